@@ -1,0 +1,188 @@
+/* model.c — the built-in model specs (cnn, cnn-wide, dcgan 64/32) and the shape,
+ * parameter-offset and FLOP bookkeeping shared by both network backends.
+ * Invariant: offsets follow PyTorch's state_dict order for the same model. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pitstop/nn.h"
+
+static const char *kind_name(enum pit_layer_kind k) {
+  static const char *n[] = {"conv", "deconv", "linear", "maxpool", "batchnorm",
+                            "relu", "leakyrelu", "tanh", "sigmoid"};
+  return n[k];
+}
+
+int pit_model_spec_finish(struct pit_model_spec *m, int in_c, int in_h, int in_w, struct pit_err *e) {
+  int c = in_c, h = in_h, w = in_w;
+  size_t p = 0, s = 0;
+  int i = 0;
+  m->in_c = in_c;
+  m->in_h = in_h;
+  m->in_w = in_w;
+  m->flops_fwd = 0;
+  for (i = 0; i < m->n; i++) {
+    struct pit_layer_spec *L = &m->layer[i];
+    L->in_c = c;
+    L->in_h = h;
+    L->in_w = w;
+    L->w_off = L->b_off = p;
+    L->w_len = L->b_len = 0;
+    L->s_off = s;
+    L->flops_fwd = 0;
+    switch (L->kind) {
+    case PIT_L_CONV:
+      h = (h + 2 * L->pad - L->k) / L->stride + 1;
+      w = (w + 2 * L->pad - L->k) / L->stride + 1;
+      if (L->in_h + 2 * L->pad < L->k || L->in_w + 2 * L->pad < L->k)
+        goto bad;
+      L->w_len = (size_t)L->out_c * c * L->k * L->k;
+      L->flops_fwd = 2.0 * L->w_len * h * w;
+      c = L->out_c;
+      break;
+    case PIT_L_DECONV:
+      h = (h - 1) * L->stride - 2 * L->pad + L->k;
+      w = (w - 1) * L->stride - 2 * L->pad + L->k;
+      if (h <= 0 || w <= 0)
+        goto bad;
+      L->w_len = (size_t)c * L->out_c * L->k * L->k;
+      L->flops_fwd = 2.0 * L->w_len * L->in_h * L->in_w;
+      c = L->out_c;
+      break;
+    case PIT_L_LINEAR:
+      L->w_len = (size_t)L->out_c * c * h * w;
+      L->flops_fwd = 2.0 * L->w_len;
+      c = L->out_c;
+      h = w = 1;
+      break;
+    case PIT_L_MAXPOOL:
+      if (h < L->k || w < L->k)
+        goto bad;
+      h = (h - L->k) / L->stride + 1;
+      w = (w - L->k) / L->stride + 1;
+      break;
+    case PIT_L_BATCHNORM:
+      L->w_len = (size_t)c;
+      L->b_len = (size_t)c;
+      s += 2 * (size_t)c;
+      break;
+    default:
+      break;
+    }
+    if (L->kind == PIT_L_CONV || L->kind == PIT_L_DECONV || L->kind == PIT_L_LINEAR)
+      L->b_len = L->bias ? (size_t)L->out_c : 0;
+    L->b_off = L->w_off + L->w_len;
+    p += L->w_len + L->b_len;
+    L->o_c = c;
+    L->o_h = h;
+    L->o_w = w;
+    m->flops_fwd += L->flops_fwd;
+  }
+  m->out_c = c;
+  m->out_h = h;
+  m->out_w = w;
+  m->nparams = p;
+  m->nstate = s;
+  return 0;
+bad:
+  return pit_err_set(e, PIT_EARG,
+                     "model '%s' cannot take %dx%dx%d input: layer %d (%s) would have no output",
+                     m->name, in_c, in_h, in_w, i + 1, kind_name(m->layer[i].kind));
+}
+
+static struct pit_layer_spec conv(int oc, int k, int s, int p, int bias) {
+  return (struct pit_layer_spec){.kind = PIT_L_CONV, .out_c = oc, .k = k, .stride = s, .pad = p, .bias = bias};
+}
+static struct pit_layer_spec deconv(int oc, int k, int s, int p) {
+  return (struct pit_layer_spec){.kind = PIT_L_DECONV, .out_c = oc, .k = k, .stride = s, .pad = p};
+}
+static struct pit_layer_spec lin(int oc) {
+  return (struct pit_layer_spec){.kind = PIT_L_LINEAR, .out_c = oc, .bias = 1};
+}
+static struct pit_layer_spec simple(enum pit_layer_kind k) {
+  return (struct pit_layer_spec){.kind = k, .alpha = 0.2f};
+}
+static struct pit_layer_spec pool2(void) {
+  return (struct pit_layer_spec){.kind = PIT_L_MAXPOOL, .k = 2, .stride = 2};
+}
+
+int pit_model_is_gan(const char *name) { return strcmp(name, "dcgan") == 0; }
+
+int pit_model_build(const char *name, int channels, int image_size, int classes, int nz,
+                    struct pit_model_spec *gen, struct pit_model_spec *disc, struct pit_err *e) {
+  memset(gen, 0, sizeof *gen);
+  snprintf(gen->name, sizeof gen->name, "%s", name);
+  struct pit_layer_spec *L = gen->layer;
+  int n = 0;
+  if (strcmp(name, "cnn") == 0 || strcmp(name, "cnn-wide") == 0) {
+    int wide = name[3] == '-';
+    L[n++] = conv(wide ? 64 : 6, 5, 1, 0, 1);
+    L[n++] = simple(PIT_L_RELU);
+    L[n++] = pool2();
+    L[n++] = conv(16, 5, 1, 0, 1);
+    L[n++] = simple(PIT_L_RELU);
+    L[n++] = pool2();
+    L[n++] = lin(120);
+    L[n++] = simple(PIT_L_RELU);
+    L[n++] = lin(84);
+    L[n++] = simple(PIT_L_RELU);
+    L[n++] = lin(classes);
+    gen->n = n;
+    int rc = pit_model_spec_finish(gen, channels, image_size, image_size, e);
+    if (rc) {
+      pit_err_set(e, PIT_EARG, "model '%s' cannot take %dx%d images (needs at least 12x12)", name,
+                  image_size, image_size);
+      return rc;
+    }
+    return 0;
+  }
+  if (strcmp(name, "dcgan") == 0) {
+    if (image_size != 64 && image_size != 32)
+      return pit_err_set(e, PIT_EARG, "model 'dcgan' takes 64x64 or 32x32 images, not %dx%d",
+                         image_size, image_size);
+    if (!disc)
+      return pit_err_set(e, PIT_EARG, "dcgan needs a discriminator spec");
+    const int ngf = 64, ndf = 64;
+    int mult = image_size == 64 ? 8 : 4;
+    /* generator: (nz,1,1) → (channels, size, size) */
+    L[n++] = deconv(ngf * mult, 4, 1, 0);
+    L[n++] = simple(PIT_L_BATCHNORM);
+    L[n++] = simple(PIT_L_RELU);
+    for (int m = mult / 2; m >= 1; m /= 2) {
+      L[n++] = deconv(ngf * m, 4, 2, 1);
+      L[n++] = simple(PIT_L_BATCHNORM);
+      L[n++] = simple(PIT_L_RELU);
+    }
+    L[n++] = deconv(channels, 4, 2, 1);
+    L[n++] = simple(PIT_L_TANH);
+    gen->n = n;
+    snprintf(gen->name, sizeof gen->name, "dcgan-g");
+    int rc = pit_model_spec_finish(gen, nz, 1, 1, e);
+    if (rc)
+      return rc;
+    /* discriminator: (channels, size, size) → (1,1,1) */
+    memset(disc, 0, sizeof *disc);
+    snprintf(disc->name, sizeof disc->name, "dcgan-d");
+    struct pit_layer_spec *D = disc->layer;
+    int d = 0;
+    D[d++] = conv(ndf, 4, 2, 1, 0);
+    D[d++] = simple(PIT_L_LEAKYRELU);
+    for (int m = 2; m <= mult; m *= 2) {
+      D[d++] = conv(ndf * m, 4, 2, 1, 0);
+      D[d++] = simple(PIT_L_BATCHNORM);
+      D[d++] = simple(PIT_L_LEAKYRELU);
+    }
+    D[d++] = conv(1, 4, 1, 0, 0);
+    D[d++] = simple(PIT_L_SIGMOID);
+    disc->n = d;
+    rc = pit_model_spec_finish(disc, channels, image_size, image_size, e);
+    if (rc)
+      return rc;
+    if (gen->out_h != image_size || disc->out_h != 1)
+      return pit_err_set(e, PIT_EARG, "dcgan shapes do not match %d", image_size);
+    return 0;
+  }
+  pit_err_set(e, PIT_ENOTFOUND, "unknown model '%s'", name);
+  pit_err_hint(e, "models: cnn, cnn-wide, dcgan");
+  return PIT_ENOTFOUND;
+}

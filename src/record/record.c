@@ -1,0 +1,489 @@
+/* record.c — struct pit_record: JSON Lines formatting (hand-written, hot path)
+ * and parsing (cJSON). Absent fields are NaN / -1 / NULL and are not written. */
+#include "pitstop/record.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *type_names[PIT_REC_NTYPES] = {
+    "none", "init", "iter", "validation", "checkpoint", "epoch", "node", "decision", "end"};
+
+const char *pit_rec_type_name(enum pit_rec_type t) {
+  return (t >= 0 && t < PIT_REC_NTYPES) ? type_names[t] : "none";
+}
+
+enum pit_rec_type pit_rec_type_parse(const char *name) {
+  for (int i = 1; i < PIT_REC_NTYPES; i++)
+    if (strcmp(name, type_names[i]) == 0)
+      return (enum pit_rec_type)i;
+  return PIT_REC_NONE;
+}
+
+void pit_record_init(struct pit_record *r) {
+  memset(r, 0, sizeof *r);
+  r->type = PIT_REC_NONE;
+  r->rank = -1;
+  r->t = NAN;
+  r->epoch = r->iter = r->step = r->batch = -1;
+  r->step_s = r->data_s = NAN;
+  r->loss = NAN;
+  r->init_s = r->rdzv_s = NAN;
+  r->ranks = r->nodes = -1;
+  r->val_s = r->ckpt_s = r->epoch_s = r->total_s = NAN;
+  r->accuracy = NAN;
+  r->bytes = -1;
+  r->price_h = NAN;
+}
+
+void pit_record_release(struct pit_record *r) {
+  free(r->compute_s);
+  free(r->wait_s);
+  free(r->config);
+  free(r->path);
+  free(r->detail);
+  pit_record_init(r);
+}
+
+int pit_record_set_ranks(struct pit_record *r, int n) {
+  free(r->compute_s);
+  free(r->wait_s);
+  r->compute_s = r->wait_s = NULL;
+  r->nranks = 0;
+  if (n <= 0)
+    return 0;
+  r->compute_s = malloc(sizeof(double) * (size_t)n);
+  r->wait_s = malloc(sizeof(double) * (size_t)n);
+  if (!r->compute_s || !r->wait_s) {
+    free(r->compute_s);
+    free(r->wait_s);
+    r->compute_s = r->wait_s = NULL;
+    return PIT_ENOMEM;
+  }
+  for (int i = 0; i < n; i++)
+    r->compute_s[i] = r->wait_s[i] = NAN;
+  r->nranks = n;
+  return 0;
+}
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+int pit_record_copy(struct pit_record *dst, const struct pit_record *src) {
+  *dst = *src;
+  dst->compute_s = dst->wait_s = NULL;
+  dst->nranks = 0;
+  dst->config = dup_or_null(src->config);
+  dst->path = dup_or_null(src->path);
+  dst->detail = dup_or_null(src->detail);
+  if (pit_record_set_ranks(dst, src->nranks))
+    return PIT_ENOMEM;
+  if (src->nranks) {
+    memcpy(dst->compute_s, src->compute_s, sizeof(double) * (size_t)src->nranks);
+    memcpy(dst->wait_s, src->wait_s, sizeof(double) * (size_t)src->nranks);
+  }
+  return 0;
+}
+
+/* ---------- formatting ---------- */
+
+struct sb {
+  char **buf;
+  size_t *cap;
+  size_t len;
+  int oom;
+};
+
+static void sb_reserve(struct sb *b, size_t more) {
+  if (b->len + more + 1 <= *b->cap)
+    return;
+  size_t nc = *b->cap ? *b->cap : 256;
+  while (nc < b->len + more + 1)
+    nc *= 2;
+  char *nb = realloc(*b->buf, nc);
+  if (!nb) {
+    b->oom = 1;
+    return;
+  }
+  *b->buf = nb;
+  *b->cap = nc;
+}
+
+static void sb_printf(struct sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(struct sb *b, const char *fmt, ...) {
+  if (b->oom)
+    return;
+  for (;;) {
+    size_t room = *b->cap - b->len;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = *b->buf ? vsnprintf(*b->buf + b->len, room, fmt, ap) : -1;
+    va_end(ap);
+    if (n >= 0 && (size_t)n < room) {
+      b->len += (size_t)n;
+      return;
+    }
+    sb_reserve(b, n > 0 ? (size_t)n + 1 : 256);
+    if (b->oom)
+      return;
+  }
+}
+
+static void sb_str(struct sb *b, const char *s) {
+  sb_printf(b, "\"");
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      sb_printf(b, "\\%c", *p);
+    else if (*p < 0x20)
+      sb_printf(b, "\\u%04x", *p);
+    else
+      sb_printf(b, "%c", *p);
+  }
+  sb_printf(b, "\"");
+}
+
+static void num(struct sb *b, const char *key, double v) {
+  if (!isnan(v))
+    sb_printf(b, ",\"%s\":%.9g", key, v);
+}
+static void inum(struct sb *b, const char *key, int64_t v) {
+  if (v >= 0)
+    sb_printf(b, ",\"%s\":%lld", key, (long long)v);
+}
+static void str(struct sb *b, const char *key, const char *v) {
+  if (v && *v) {
+    sb_printf(b, ",\"%s\":", key);
+    sb_str(b, v);
+  }
+}
+static void raw(struct sb *b, const char *key, const char *json) {
+  if (json && *json)
+    sb_printf(b, ",\"%s\":%s", key, json);
+}
+static void arr(struct sb *b, const char *key, const double *v, int n) {
+  if (n <= 0)
+    return;
+  sb_printf(b, ",\"%s\":[", key);
+  for (int i = 0; i < n; i++) {
+    if (isnan(v[i]))
+      sb_printf(b, "%snull", i ? "," : "");
+    else
+      sb_printf(b, "%s%.9g", i ? "," : "", v[i]);
+  }
+  sb_printf(b, "]");
+}
+
+int pit_record_format(const struct pit_record *r, char **buf, size_t *cap) {
+  struct sb b = {buf, cap, 0, 0};
+  sb_reserve(&b, 256);
+  sb_printf(&b, "{\"type\":\"%s\",\"run\":", pit_rec_type_name(r->type));
+  sb_str(&b, r->run);
+  sb_printf(&b, ",\"gen\":%d", r->gen);
+  num(&b, "t", r->t);
+  inum(&b, "rank", r->rank);
+  inum(&b, "epoch", r->epoch);
+  inum(&b, "iter", r->iter);
+  inum(&b, "step", r->step);
+  inum(&b, "batch", r->batch);
+  num(&b, "step_s", r->step_s);
+  num(&b, "data_s", r->data_s);
+  arr(&b, "compute_s", r->compute_s, r->nranks);
+  arr(&b, "wait_s", r->wait_s, r->nranks);
+  if (r->nlosses > 0) {
+    sb_printf(&b, ",\"loss\":{");
+    for (int i = 0; i < r->nlosses && i < PIT_MAX_LOSSES; i++) {
+      sb_printf(&b, "%s", i ? "," : "");
+      sb_str(&b, r->loss_name[i]);
+      if (isnan(r->loss_val[i]))
+        sb_printf(&b, ":null");
+      else
+        sb_printf(&b, ":%.9g", r->loss_val[i]);
+    }
+    sb_printf(&b, "}");
+  } else {
+    num(&b, "loss", r->loss);
+  }
+  num(&b, "init_s", r->init_s);
+  num(&b, "rdzv_s", r->rdzv_s);
+  inum(&b, "ranks", r->ranks);
+  inum(&b, "nodes", r->nodes);
+  raw(&b, "config", r->config);
+  num(&b, "val_s", r->val_s);
+  num(&b, "ckpt_s", r->ckpt_s);
+  num(&b, "epoch_s", r->epoch_s);
+  num(&b, "total_s", r->total_s);
+  num(&b, "accuracy", r->accuracy);
+  str(&b, "path", r->path);
+  inum(&b, "bytes", r->bytes);
+  str(&b, "action", r->action);
+  str(&b, "node", r->node);
+  str(&b, "itype", r->itype);
+  num(&b, "price_h", r->price_h);
+  raw(&b, "detail", r->detail);
+  sb_printf(&b, "}\n");
+  if (b.oom)
+    return PIT_ENOMEM;
+  return (int)b.len;
+}
+
+/* ---------- parsing ---------- */
+
+static int get_num(const cJSON *o, const char *k, double *out, struct pit_err *e) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
+  if (!it || cJSON_IsNull(it))
+    return 0;
+  if (!cJSON_IsNumber(it))
+    return pit_err_set(e, PIT_EFORMAT, "field \"%s\" is not a number", k);
+  *out = it->valuedouble;
+  return 0;
+}
+
+static int get_int(const cJSON *o, const char *k, int64_t *out, struct pit_err *e) {
+  double v = NAN;
+  int rc = get_num(o, k, &v, e);
+  if (rc)
+    return rc;
+  if (isnan(v))
+    return 0;
+  if (v < 0 || v > 9.007199254740992e15 || v != floor(v))
+    return pit_err_set(e, PIT_EFORMAT, "field \"%s\" is not a non-negative integer", k);
+  *out = (int64_t)v;
+  return 0;
+}
+
+static int get_str(const cJSON *o, const char *k, char *dst, size_t cap, struct pit_err *e) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
+  if (!it || cJSON_IsNull(it))
+    return 0;
+  if (!cJSON_IsString(it))
+    return pit_err_set(e, PIT_EFORMAT, "field \"%s\" is not a string", k);
+  snprintf(dst, cap, "%s", it->valuestring);
+  return 0;
+}
+
+static int get_dup(const cJSON *o, const char *k, char **dst, int as_json, struct pit_err *e) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
+  if (!it || cJSON_IsNull(it))
+    return 0;
+  if (as_json) {
+    *dst = cJSON_PrintUnformatted(it);
+  } else {
+    if (!cJSON_IsString(it))
+      return pit_err_set(e, PIT_EFORMAT, "field \"%s\" is not a string", k);
+    *dst = strdup(it->valuestring);
+  }
+  return *dst ? 0 : pit_err_set(e, PIT_ENOMEM, "out of memory");
+}
+
+static int get_arrays(const cJSON *o, struct pit_record *r, struct pit_err *e) {
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "compute_s");
+  const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "wait_s");
+  if (!c && !w)
+    return 0;
+  if ((c && !cJSON_IsArray(c)) || (w && !cJSON_IsArray(w)))
+    return pit_err_set(e, PIT_EFORMAT, "\"compute_s\" and \"wait_s\" must be arrays");
+  int nc = c ? cJSON_GetArraySize(c) : 0, nw = w ? cJSON_GetArraySize(w) : 0;
+  if (c && w && nc != nw)
+    return pit_err_set(e, PIT_EFORMAT, "\"compute_s\" has %d entries but \"wait_s\" has %d", nc, nw);
+  int n = nc > nw ? nc : nw;
+  if (n > 1 << 20)
+    return pit_err_set(e, PIT_EFORMAT, "too many ranks (%d)", n);
+  if (pit_record_set_ranks(r, n))
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  for (int pass = 0; pass < 2; pass++) {
+    const cJSON *a = pass ? w : c;
+    double *dst = pass ? r->wait_s : r->compute_s;
+    if (!a)
+      continue;
+    int i = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, a) {
+      if (cJSON_IsNumber(it))
+        dst[i] = it->valuedouble;
+      else if (!cJSON_IsNull(it))
+        return pit_err_set(e, PIT_EFORMAT, "\"%s\" holds a non-number", pass ? "wait_s" : "compute_s");
+      i++;
+    }
+  }
+  return 0;
+}
+
+static int get_loss(const cJSON *o, struct pit_record *r, struct pit_err *e) {
+  const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "loss");
+  if (!l || cJSON_IsNull(l))
+    return 0;
+  if (cJSON_IsNumber(l)) {
+    r->loss = l->valuedouble;
+    return 0;
+  }
+  if (!cJSON_IsObject(l))
+    return pit_err_set(e, PIT_EFORMAT, "field \"loss\" is neither a number nor an object");
+  const cJSON *it;
+  cJSON_ArrayForEach(it, l) {
+    if (r->nlosses >= PIT_MAX_LOSSES)
+      return pit_err_set(e, PIT_EFORMAT, "more than %d named losses", PIT_MAX_LOSSES);
+    if (!cJSON_IsNumber(it) && !cJSON_IsNull(it))
+      return pit_err_set(e, PIT_EFORMAT, "loss \"%s\" is not a number", it->string);
+    snprintf(r->loss_name[r->nlosses], sizeof r->loss_name[0], "%s", it->string);
+    r->loss_val[r->nlosses] = cJSON_IsNumber(it) ? it->valuedouble : NAN;
+    r->nlosses++;
+  }
+  return 0;
+}
+
+int pit_record_parse(struct pit_record *r, const char *line, size_t len, struct pit_err *e) {
+  pit_record_release(r);
+  cJSON *o = cJSON_ParseWithLength(line, len);
+  if (!o)
+    return pit_err_set(e, PIT_EFORMAT, "not valid JSON");
+  int rc = 0;
+  if (!cJSON_IsObject(o)) {
+    rc = pit_err_set(e, PIT_EFORMAT, "not a JSON object");
+    goto out;
+  }
+  const cJSON *ty = cJSON_GetObjectItemCaseSensitive(o, "type");
+  if (!cJSON_IsString(ty) || (r->type = pit_rec_type_parse(ty->valuestring)) == PIT_REC_NONE) {
+    rc = pit_err_set(e, PIT_EFORMAT, "missing or unknown \"type\"");
+    goto out;
+  }
+  int64_t gen = 0, rank = -1, ranks = -1, nodes = -1;
+  if ((rc = get_str(o, "run", r->run, sizeof r->run, e)) || (rc = get_int(o, "gen", &gen, e)) ||
+      (rc = get_num(o, "t", &r->t, e)) || (rc = get_int(o, "rank", &rank, e)) ||
+      (rc = get_int(o, "epoch", &r->epoch, e)) || (rc = get_int(o, "iter", &r->iter, e)) ||
+      (rc = get_int(o, "step", &r->step, e)) || (rc = get_int(o, "batch", &r->batch, e)) ||
+      (rc = get_num(o, "step_s", &r->step_s, e)) || (rc = get_num(o, "data_s", &r->data_s, e)) ||
+      (rc = get_arrays(o, r, e)) || (rc = get_loss(o, r, e)) ||
+      (rc = get_num(o, "init_s", &r->init_s, e)) || (rc = get_num(o, "rdzv_s", &r->rdzv_s, e)) ||
+      (rc = get_int(o, "ranks", &ranks, e)) || (rc = get_int(o, "nodes", &nodes, e)) ||
+      (rc = get_dup(o, "config", &r->config, 1, e)) || (rc = get_num(o, "val_s", &r->val_s, e)) ||
+      (rc = get_num(o, "ckpt_s", &r->ckpt_s, e)) || (rc = get_num(o, "epoch_s", &r->epoch_s, e)) ||
+      (rc = get_num(o, "total_s", &r->total_s, e)) ||
+      (rc = get_num(o, "accuracy", &r->accuracy, e)) || (rc = get_dup(o, "path", &r->path, 0, e)) ||
+      (rc = get_int(o, "bytes", &r->bytes, e)) ||
+      (rc = get_str(o, "action", r->action, sizeof r->action, e)) ||
+      (rc = get_str(o, "node", r->node, sizeof r->node, e)) ||
+      (rc = get_str(o, "itype", r->itype, sizeof r->itype, e)) ||
+      (rc = get_num(o, "price_h", &r->price_h, e)) || (rc = get_dup(o, "detail", &r->detail, 1, e)))
+    goto out;
+  if (gen > 1000000000 || rank > 1000000000 || ranks > 1000000000 || nodes > 1000000000) {
+    rc = pit_err_set(e, PIT_EFORMAT, "integer field out of range");
+    goto out;
+  }
+  r->gen = (int)gen;
+  r->rank = (int)rank;
+  r->ranks = (int)ranks;
+  r->nodes = (int)nodes;
+out:
+  cJSON_Delete(o);
+  if (rc) {
+    struct pit_err keep;
+    if (e)
+      keep = *e;
+    pit_record_release(r);
+    if (e)
+      *e = keep;
+  }
+  return rc;
+}
+
+/* ---------- sinks ---------- */
+
+int pit_events_open(struct pit_events *ev, const char *path, struct pit_err *e) {
+  memset(ev, 0, sizeof *ev);
+  if (strcmp(path, "-") == 0) {
+    ev->fp = stdout;
+  } else {
+    ev->fp = fopen(path, "w");
+    if (!ev->fp)
+      return pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
+    ev->owns_fp = 1;
+  }
+  ev->path = strdup(path);
+  return ev->path ? 0 : pit_err_set(e, PIT_ENOMEM, "out of memory");
+}
+
+int pit_events_write(struct pit_events *ev, const struct pit_record *r, struct pit_err *e) {
+  if (!ev->fp)
+    return 0;
+  int n = pit_record_format(r, &ev->buf, &ev->cap);
+  if (n < 0)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  if (fwrite(ev->buf, 1, (size_t)n, ev->fp) != (size_t)n)
+    return pit_err_errno(e, PIT_EIO, "cannot write '%s'", ev->path);
+  return 0;
+}
+
+int pit_events_flush(struct pit_events *ev, struct pit_err *e) {
+  if (ev->fp && fflush(ev->fp) != 0)
+    return pit_err_errno(e, PIT_EIO, "cannot write '%s'", ev->path);
+  return 0;
+}
+
+void pit_events_release(struct pit_events *ev) {
+  if (ev->fp) {
+    if (ev->owns_fp)
+      fclose(ev->fp);
+    else
+      fflush(ev->fp);
+  }
+  free(ev->buf);
+  free(ev->path);
+  memset(ev, 0, sizeof *ev);
+}
+
+/* ---------- reader ---------- */
+
+int pit_record_reader_open(struct pit_record_reader *rd, const char *path, struct pit_err *e) {
+  memset(rd, 0, sizeof *rd);
+  if (strcmp(path, "-") == 0) {
+    rd->fp = stdin;
+  } else {
+    rd->fp = fopen(path, "rb");
+    if (!rd->fp)
+      return pit_err_errno(e, PIT_EIO, "cannot open '%s'", path);
+    rd->owns_fp = 1;
+  }
+  rd->path = strdup(path);
+  return rd->path ? 0 : pit_err_set(e, PIT_ENOMEM, "out of memory");
+}
+
+int pit_record_reader_next(struct pit_record_reader *rd, struct pit_record *r, struct pit_err *e) {
+  for (;;) {
+    ssize_t n = getline(&rd->line, &rd->cap, rd->fp);
+    if (n < 0) {
+      if (ferror(rd->fp))
+        return pit_err_errno(e, PIT_EIO, "cannot read '%s'", rd->path);
+      return 0;
+    }
+    rd->lineno++;
+    size_t len = (size_t)n;
+    while (len && (rd->line[len - 1] == '\n' || rd->line[len - 1] == '\r'))
+      len--;
+    const char *p = rd->line;
+    size_t skip = 0;
+    while (skip < len && (p[skip] == ' ' || p[skip] == '\t'))
+      skip++;
+    if (skip == len) {
+      rd->skipped++;
+      continue;
+    }
+    if (p[skip] != '{') {
+      rd->skipped++;
+      continue;
+    }
+    struct pit_err le;
+    pit_err_clear(&le);
+    if (pit_record_parse(r, p + skip, len - skip, &le) != 0)
+      return pit_err_set(e, PIT_EFORMAT, "%s:%ld: %s", rd->path, rd->lineno, le.msg);
+    return 1;
+  }
+}
+
+void pit_record_reader_release(struct pit_record_reader *rd) {
+  if (rd->fp && rd->owns_fp)
+    fclose(rd->fp);
+  free(rd->line);
+  free(rd->path);
+  memset(rd, 0, sizeof *rd);
+}

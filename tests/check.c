@@ -1,0 +1,34 @@
+/* check.c — see check.h. */
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int check_failures = 0;
+int check_count = 0;
+
+int check_done(void) {
+  if (check_failures) {
+    fprintf(stderr, "%d of %d checks failed\n", check_failures, check_count);
+    return 1;
+  }
+  if (check_count == 0) {
+    fprintf(stderr, "no checks ran\n");
+    return 1;
+  }
+  printf("%d checks passed\n", check_count);
+  return 0;
+}
+
+const char *check_tmpdir(void) {
+  static char dir[256];
+  if (!dir[0]) {
+    const char *base = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/pit-test-XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(dir)) {
+      perror("mkdtemp");
+      exit(1);
+    }
+  }
+  return dir;
+}

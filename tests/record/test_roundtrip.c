@@ -1,0 +1,91 @@
+/* test_roundtrip.c — records survive format → parse unchanged; malformed lines
+ * are rejected with file:line; absent fields stay absent. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "pitstop/record.h"
+
+static void roundtrip_iter(void) {
+  struct pit_record r, q;
+  pit_record_init(&r);
+  pit_record_init(&q);
+  r.type = PIT_REC_ITER;
+  snprintf(r.run, sizeof r.run, "run-\"1\"");
+  r.gen = 2;
+  r.t = 12.345678901;
+  r.epoch = 1;
+  r.iter = 7;
+  r.step = 107;
+  r.batch = 64;
+  r.step_s = 0.0123456789;
+  r.data_s = 0.0001;
+  pit_record_set_ranks(&r, 3);
+  for (int i = 0; i < 3; i++) {
+    r.compute_s[i] = 0.01 * (i + 1);
+    r.wait_s[i] = 0.002 * i;
+  }
+  r.nlosses = 2;
+  strcpy(r.loss_name[0], "d");
+  strcpy(r.loss_name[1], "g");
+  r.loss_val[0] = 1.25;
+  r.loss_val[1] = 0.5;
+  char *buf = NULL;
+  size_t cap = 0;
+  int n = pit_record_format(&r, &buf, &cap);
+  CHECK(n > 0 && buf[n - 1] == '\n', "format returned %d", n);
+  struct pit_err e = {0};
+  CHECK(pit_record_parse(&q, buf, (size_t)n - 1, &e) == 0, "parse: %s", e.msg);
+  CHECK(q.type == PIT_REC_ITER && strcmp(q.run, r.run) == 0 && q.gen == 2, "header");
+  CHECK(q.epoch == 1 && q.iter == 7 && q.step == 107 && q.batch == 64, "counters");
+  CHECK(q.nranks == 3 && fabs(q.compute_s[2] - 0.03) < 1e-12 && fabs(q.wait_s[1] - 0.002) < 1e-12, "ranks");
+  CHECK(fabs(q.step_s - r.step_s) < 1e-12 && fabs(q.t - r.t) < 1e-8, "times");
+  CHECK(q.nlosses == 2 && strcmp(q.loss_name[1], "g") == 0 && q.loss_val[0] == 1.25, "losses");
+  CHECK(isnan(q.loss) && isnan(q.accuracy) && q.bytes == -1 && q.config == NULL, "absent stays absent");
+  pit_record_release(&r);
+  pit_record_release(&q);
+  free(buf);
+}
+
+static void malformed(void) {
+  const char *bad[] = {"{", "[1,2]", "{\"type\":\"nope\"}", "{\"type\":\"iter\",\"step_s\":\"x\"}",
+                       "{\"type\":\"iter\",\"compute_s\":[1],\"wait_s\":[1,2]}",
+                       "{\"type\":\"iter\",\"step\":-3}", "{\"type\":\"iter\",\"loss\":[1]}"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    struct pit_record r;
+    pit_record_init(&r);
+    struct pit_err e = {0};
+    CHECK(pit_record_parse(&r, bad[i], strlen(bad[i]), &e) == PIT_EFORMAT && e.msg[0], "accepted %s", bad[i]);
+    pit_record_release(&r);
+  }
+}
+
+static void reader_names_line(void) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/ev.jsonl", check_tmpdir());
+  FILE *f = fopen(path, "w");
+  fputs("{\"type\":\"init\",\"run\":\"a\",\"gen\":0,\"t\":0,\"init_s\":1.5,\"config\":{\"model\":\"cnn\"}}\n", f);
+  fputs("not a record\n\n", f);
+  fputs("{\"type\":\"iter\",\"run\":\"a\",\"gen\":0,\"t\":1,\"step_s\":nan}\n", f);
+  fclose(f);
+  struct pit_record_reader rd;
+  struct pit_err e = {0};
+  CHECK(pit_record_reader_open(&rd, path, &e) == 0, "open");
+  struct pit_record r;
+  pit_record_init(&r);
+  CHECK(pit_record_reader_next(&rd, &r, &e) == 1 && r.type == PIT_REC_INIT && r.init_s == 1.5, "first");
+  CHECK(r.config && strstr(r.config, "cnn"), "config kept as JSON");
+  int rc = pit_record_reader_next(&rd, &r, &e);
+  CHECK(rc == PIT_EFORMAT && strstr(e.msg, "ev.jsonl:4:"), "error names line 4: %s", e.msg);
+  CHECK(rd.skipped == 2, "skipped %ld", rd.skipped);
+  pit_record_release(&r);
+  pit_record_reader_release(&rd);
+}
+
+int main(void) {
+  roundtrip_iter();
+  malformed();
+  reader_names_line();
+  return check_done();
+}
