@@ -1,0 +1,86 @@
+/* pitstop/data.h — datasets and the sampler.
+ *
+ * A dataset is held in memory as float images (N, C, H, W), already normalised
+ * as the model wants (classifiers: (x/255 - mean)/std per dataset; GANs: [-1, 1]),
+ * and int32 labels (N) (-1 for unlabelled images).
+ *
+ * The sampler defines the sequence of GLOBAL batches: for epoch e, a permutation
+ * of [0, N) drawn from (seed, e); global batch b of epoch e is positions
+ * [b*B, min((b+1)*B, N)) of that permutation (the last batch may be short, or
+ * dropped with drop_last). A rank takes the slice of the global batch given by
+ * its share. Nothing depends on the number of ranks, so state saved at one world
+ * size restores at another and the sequence of global batches is unchanged.
+ */
+#ifndef PITSTOP_DATA_H
+#define PITSTOP_DATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pitstop/util.h"
+
+struct pit_dataset {
+  char name[64];       /* "fashion-mnist", "cifar10", "images", "synthetic" */
+  int64_t n;           /* number of samples */
+  int c, h, w;         /* sample shape */
+  int classes;         /* 0 if unlabelled */
+  float *x;            /* (n, c, h, w); NULL for synthetic (generated on demand) */
+  int32_t *y;          /* (n) */
+  uint64_t synth_seed; /* synthetic: sample i is a deterministic function of (seed, i) */
+};
+
+enum pit_data_norm { PIT_NORM_CLASSIFIER, PIT_NORM_GAN };
+
+struct pit_data_opts {
+  const char *kind;      /* "fashion-mnist" | "cifar10" | "images" | "synthetic" */
+  const char *dir;       /* data directory (default per kind; fashion-mnist: /usr/share/datasets/fashion-mnist) */
+  int train;             /* 1: training split, 0: test split (images/synthetic: same data) */
+  int image_size;        /* resize to this size (0: native). fashion-mnist 28 → 32 pads/resizes as asked */
+  int channels;          /* 0: native; 1 or 3 to convert */
+  enum pit_data_norm norm;
+  int64_t synth_n;       /* synthetic: number of samples (default 50000 train / 10000 test) */
+  int synth_classes;     /* synthetic: classes (default 10) */
+  uint64_t seed;
+  int64_t limit;         /* >0: keep only the first `limit` samples */
+};
+
+int pit_dataset_load(struct pit_dataset *ds, const struct pit_data_opts *o, struct pit_err *e);
+void pit_dataset_release(struct pit_dataset *ds);
+/* Copies samples idx[0..n) into x (n, c, h, w) and labels into y (n) (y may be NULL). */
+int pit_dataset_gather(const struct pit_dataset *ds, const int64_t *idx, int n, float *x,
+                       int32_t *y);
+
+struct pit_sampler_state {
+  uint64_t seed;
+  int64_t epoch;       /* current epoch, 0-based */
+  int64_t batch;       /* next global batch index within the epoch */
+  int64_t global_batch;/* B */
+  int64_t n;           /* dataset size the permutation is over */
+  int drop_last;
+};
+
+struct pit_sampler {
+  struct pit_sampler_state st;
+  int64_t *perm;       /* (n) permutation of the current epoch */
+  int64_t perm_epoch;  /* epoch perm was drawn for */
+};
+
+int pit_sampler_init(struct pit_sampler *s, int64_t n, int64_t global_batch, uint64_t seed,
+                     int drop_last, struct pit_err *e);
+void pit_sampler_release(struct pit_sampler *s);
+int64_t pit_sampler_batches_per_epoch(const struct pit_sampler *s);
+/* Next global batch: *idx points into the permutation (valid until the next call),
+ * *count is its size (≤ B), *epoch/*batch say which batch it is. Advances the state;
+ * moves to the next epoch after the last batch. */
+void pit_sampler_next(struct pit_sampler *s, const int64_t **idx, int64_t *count, int64_t *epoch,
+                      int64_t *batch);
+/* A rank's slice of a global batch of `count` samples given integer shares that
+ * sum to count: [*off, *off + *len). shares: (nranks). */
+void pit_shares_slice(const int64_t *shares, int nranks, int rank, int64_t *off, int64_t *len);
+/* Splits count samples into nranks shares proportional to weights (≥0, not all 0),
+ * largest-remainder rounding, every rank ≥ 1 if count ≥ nranks. */
+void pit_shares_split(int64_t count, const double *weights, int nranks, int64_t *shares);
+/* Save/restore: state only (the permutation is re-derived from seed and epoch). */
+int pit_sampler_restore(struct pit_sampler *s, const struct pit_sampler_state *st, struct pit_err *e);
+
+#endif
