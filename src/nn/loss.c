@@ -1,0 +1,78 @@
+/* loss.c — cross-entropy over logits, binary cross-entropy over probabilities,
+ * and top-1 counting, with PyTorch's semantics. Values are computed in double:
+ * the returned value is the SUM over the batch divided by denom, and the gradient
+ * is d(value)/d(input), so that ranks using denom = global batch add up exactly.
+ *   xent: loss_b = logsumexp(z_b) - z_b[label_b]  (max-shifted, stable);
+ *         dz_b = (softmax(z_b) - onehot(label_b)) / denom.
+ *         A label outside [0, K) makes the value NaN (its row's gradient is 0).
+ *   bce:  loss_b = -(t*max(log p_b, -100) + (1-t)*max(log(1-p_b), -100));
+ *         dp_b = (p_b - t) / max(p_b (1 - p_b), 1e-12) / denom  (PyTorch's backward). */
+#include <math.h>
+
+#include "pitstop/nn.h"
+
+double pit_loss_xent(const float *logits, const int32_t *labels, int B, int K, double denom,
+                     float *dlogits) {
+  double total = 0;
+  for (int b = 0; b < B; b++) {
+    const float *z = logits + (size_t)b * K;
+    float *dz = dlogits ? dlogits + (size_t)b * K : NULL;
+    const int lab = labels[b];
+    if (lab < 0 || lab >= K) {
+      total = NAN;
+      if (dz)
+        for (int k = 0; k < K; k++)
+          dz[k] = 0.0f;
+      continue;
+    }
+    double mx = z[0];
+    for (int k = 1; k < K; k++)
+      if (z[k] > mx)
+        mx = z[k];
+    double s = 0;
+    for (int k = 0; k < K; k++)
+      s += exp((double)z[k] - mx);
+    const double lse = mx + log(s);
+    total += lse - z[lab];
+    if (dz) {
+      for (int k = 0; k < K; k++)
+        dz[k] = (float)(exp((double)z[k] - lse) / denom);
+      dz[lab] = (float)((exp((double)z[lab] - lse) - 1.0) / denom);
+    }
+  }
+  return total / denom;
+}
+
+double pit_loss_bce(const float *p, float target, int B, double denom, float *dp) {
+  const double t = target;
+  double total = 0;
+  for (int b = 0; b < B; b++) {
+    const double x = p[b];
+    double lp = log(x), l1p = log(1.0 - x);
+    if (lp < -100.0)
+      lp = -100.0;
+    if (l1p < -100.0)
+      l1p = -100.0;
+    total += -(t * lp + (1.0 - t) * l1p);
+    if (dp) {
+      double d = x * (1.0 - x);
+      if (d < 1e-12)
+        d = 1e-12;
+      dp[b] = (float)((x - t) / d / denom);
+    }
+  }
+  return total / denom;
+}
+
+int pit_count_correct(const float *logits, const int32_t *labels, int B, int K) {
+  int correct = 0;
+  for (int b = 0; b < B; b++) {
+    const float *z = logits + (size_t)b * K;
+    int best = 0;
+    for (int k = 1; k < K; k++)
+      if (z[k] > z[best])
+        best = k;
+    correct += best == labels[b];
+  }
+  return correct;
+}
