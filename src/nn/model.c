@@ -130,7 +130,7 @@ int pit_model_build(const char *name, int channels, int image_size, int classes,
     gen->n = n;
     int rc = pit_model_spec_finish(gen, channels, image_size, image_size, e);
     if (rc) {
-      pit_err_set(e, PIT_EARG, "model '%s' cannot take %dx%d images (needs at least 12x12)", name,
+      pit_err_set(e, PIT_EARG, "model '%s' cannot take %dx%d images (needs at least 16x16)", name,
                   image_size, image_size);
       return rc;
     }
