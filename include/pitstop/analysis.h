@@ -1,0 +1,172 @@
+/* pitstop/analysis.h — statistics over iteration records (docs/analysis.md).
+ *
+ * Layers, each usable alone:
+ *  1. numbers: descriptive statistics with a stated quantile definition,
+ *     MSER-m warm-up truncation, batch-means 95% interval, Student t quantiles;
+ *  2. configurations: the fields of a run's init record config (model, batch,
+ *     ranks, nodes, itype, threads, any other key) used to group runs;
+ *  3. runs: struct pit_series collects one or more runs' records (fed one
+ *     record at a time, from the store or from JSON Lines), and
+ *     pit_series_summarize() turns it into a struct pit_summary: the steady
+ *     state (warm-up and non-paramount iterations dropped), the PIT time t_p
+ *     with its interval, per-rank imbalance, totals and shares, and the
+ *     per-epoch quantities the prediction T = T_start + T_init + N_iter·t_p +
+ *     N_epoch·(T_val + T_epoch_end) + N_ckpt·T_ckpt needs.
+ *
+ * Invariants: functions never print or exit; absent values are NaN (doubles)
+ * or -1 (counts that could not be determined); NaN inputs are skipped.
+ */
+#ifndef PITSTOP_ANALYSIS_H
+#define PITSTOP_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pitstop/record.h"
+#include "pitstop/util.h"
+
+/* ---------------- 1. numbers ---------------- */
+
+/* Quantile p in [0,1] of sorted x[0..n-1] (no NaN), Hyndman & Fan type 7 (the
+ * default of R and NumPy): h = (n-1)p, q = x[floor h] + (h - floor h)(x[floor h + 1] - x[floor h]).
+ * NaN if n == 0. */
+double pit_quantile_sorted(const double *x, size_t n, double p);
+
+struct pit_stats {
+  int64_t n;                 /* values counted (NaN skipped) */
+  double sum, mean, median;  /* NaN when n == 0 */
+  double sd;                 /* sample standard deviation (n-1 divisor); NaN when n < 2 */
+  double min, max, p5, p95;  /* type-7 quantiles */
+};
+/* Statistics of x (need not be sorted; not modified). PIT_ENOMEM only. */
+int pit_stats_compute(struct pit_stats *st, const double *x, size_t n);
+void pit_stats_clear(struct pit_stats *st);
+
+/* MSER-m truncation (White 1997; m = 5 is MSER-5): the series is cut into
+ * k = n/m batch means Z_j (a trailing partial batch is ignored) and the number
+ * of leading batches d in [0, k/2] minimising
+ *     MSER(d) = Σ_{j>d} (Z_j − mean(Z_{d+1..k}))² / (k − d)²
+ * is chosen (smallest d on ties). Returns the number of observations to drop,
+ * m·d; 0 when k < 4 (too short to tell). NaN values must not be present. */
+size_t pit_mser(const double *x, size_t n, size_t m);
+#define PIT_MSER_BATCH 5
+
+/* Student t quantile: the p-quantile (0 < p < 1) of t with df >= 1 degrees of
+ * freedom (inverse of the regularised incomplete beta; accurate to ~1e-10). */
+double pit_t_quantile(double p, int df);
+
+/* 95% interval for the mean of an autocorrelated series by batch means:
+ * k = PIT_BM_BATCHES batches of b = floor(n/k) consecutive observations when
+ * n >= 2k; otherwise k = floor(n/2) batches of 2; the n − k·b leading
+ * observations left over belong to no batch. mean = mean of all n values; the
+ * half-width is t_{0.975, k−1} · sd(batch means) / sqrt(k). Fewer than 4
+ * observations: lo = hi = NaN, nbatches = 0. */
+#define PIT_BM_BATCHES 20
+struct pit_interval {
+  double mean, lo, hi, half;
+  int64_t n;
+  int nbatches;
+  int64_t batch_size;
+};
+int pit_batch_means(const double *x, size_t n, struct pit_interval *ci);
+
+/* ---------------- 2. configurations ---------------- */
+
+/* The configuration fields pitstop groups by, from an init record: config JSON
+ * keys "model", "batch" (or "batch_size"), "threads", "itype" (or
+ * "instance_type"), "data"; "ranks" and "nodes" from the record's own fields
+ * (else from the config). Absent: "" / -1. */
+struct pit_config {
+  char model[PIT_NAME_MAX];
+  char itype[PIT_NAME_MAX];
+  char data[PIT_NAME_MAX];
+  int64_t batch;
+  int ranks, nodes, threads;
+};
+void pit_config_clear(struct pit_config *c);
+void pit_config_from_record(struct pit_config *c, const struct pit_record *init);
+/* Canonical text "model=cnn batch=64 ranks=2 nodes=1 itype=- threads=1" (the
+ * configurations.key of the store). */
+void pit_config_key(const struct pit_config *c, char *buf, size_t n);
+/* Value of one grouping field as text ("-" if absent): the struct fields above
+ * by name, or any other top-level key of the config JSON (numbers printed %g). */
+void pit_config_field(const struct pit_config *c, const char *config_json, const char *field, char *buf,
+                      size_t n);
+
+/* ---------------- 3. runs ---------------- */
+
+/* Flags of one iteration (why it is not paramount). */
+enum {
+  PIT_IT_EPOCH_EDGE = 1,   /* first or last iteration seen in its (gen, epoch) */
+  PIT_IT_NEAR_EVENT = 2,   /* next to a validation or checkpoint record */
+  PIT_IT_RESUME = 4,       /* first iteration of a generation > 0 (after a resume) */
+  PIT_IT_WARMUP = 8,       /* dropped by MSER-5 */
+  PIT_IT_OTHER_RANK = 16   /* one rank's view of a rank other than the series' rank */
+};
+
+struct pit_series_iter {
+  int64_t step, epoch, iter, batch;
+  int gen, rank, run;      /* run: index into pit_series.runs */
+  int flags;
+  double step_s, data_s, t;
+  int nranks;
+  int64_t ranks_off;       /* offset into pit_series.compute_s / wait_s */
+};
+
+struct pit_series_run {
+  char name[PIT_NAME_MAX];
+  char *config;            /* JSON text of the first init record; owned; may be NULL */
+  struct pit_config cfg;
+  double end_total_s;      /* sum of end records' total_s (NaN if none) */
+  double last_t;           /* largest t seen */
+  int64_t first_iter;      /* index of this run's first iteration in pit_series.it */
+};
+
+/* One or more runs' records, kept in arrival order. Feed every record of a
+ * run before the next run's (the store and JSON Lines files both do). */
+struct pit_series {
+  struct pit_series_run *runs;
+  int nruns, caprun;
+  struct pit_series_iter *it;
+  int64_t nit, capit;
+  double *compute_s, *wait_s;  /* per-rank times of all iterations, concatenated */
+  int64_t nrank_vals, caprank;
+  /* durations of the other record kinds, NaN-free */
+  double *init_s, *rdzv_s, *epoch_s, *val_s, *ckpt_s;
+  int64_t ninit, nrdzv, nepoch, nval, nckpt;
+  int64_t capinit, caprdzv, capepoch, capval, capckpt;
+  int pending_event;       /* a validation/checkpoint arrived after the last iteration */
+};
+void pit_series_init(struct pit_series *s);
+void pit_series_release(struct pit_series *s);
+int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_err *e);
+
+struct pit_summary {
+  int nruns;
+  int64_t iters;                 /* iteration records (of the series' rank) */
+  struct pit_stats step, data, epoch, validation, init, rdzv, checkpoint;
+  /* steady state */
+  int64_t non_paramount;         /* epoch edges, near validation/checkpoint, after resume */
+  int64_t warmup;                /* dropped by MSER-5 (summed over runs and generations) */
+  struct pit_interval tp;        /* PIT time t_p: mean of the remaining step_s, 95% batch-means interval */
+  /* prediction inputs (per-epoch and per-event costs) */
+  double iters_per_epoch;        /* largest iter+1 seen in an epoch (NaN if no epochs) */
+  double epoch_edge_extra_s;     /* mean step_s of epoch-edge iterations − t_p (NaN if none) */
+  /* per-rank imbalance (from compute_s/wait_s arrays, or from one-rank records) */
+  int nranks;
+  int slow_rank;                 /* rank with the largest mean compute_s; -1 if unknown */
+  double slow_compute_s;         /* its mean compute_s */
+  double median_rank_compute_s;  /* median over ranks of mean compute_s */
+  double slow_excess;            /* slow_compute_s / fastest rank's mean − 1 (0.25 = 25% slower) */
+  double wait_share;             /* Σ wait_s / Σ (compute_s + wait_s) over ranks and iterations */
+  double *rank_compute_s, *rank_wait_s; /* (nranks) means; owned */
+  /* totals and shares (of total_s) */
+  double total_s;                /* Σ over runs of the end record's total_s, else of the last t */
+  double init_share, epoch_share, validation_share, checkpoint_share;
+};
+void pit_summary_release(struct pit_summary *sm);
+/* Computes the summary of everything fed to s. The series' flags are updated
+ * (warm-up and paramount marks). PIT_ENOTFOUND if s holds no record at all. */
+int pit_series_summarize(struct pit_series *s, struct pit_summary *sm, struct pit_err *e);
+
+#endif

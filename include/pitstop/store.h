@@ -1,0 +1,89 @@
+/* pitstop/store.h — the SQLite store of iteration records (docs/store.md).
+ *
+ * One database file (default ./pitstop.db) holds every record of every run, in
+ * typed tables (runs, configurations, inits, iterations, iteration_ranks,
+ * epochs, validations, checkpoints, nodes, decisions, ends). The schema is
+ * versioned (PRAGMA user_version) and brought up to date by migrations applied
+ * in order inside one transaction; a database of a newer schema than this
+ * build knows is refused and never modified.
+ *
+ * Writing: pit_store_add() inserts through prepared statements inside a
+ * transaction that is committed every `batch` records (pit_store_set_batch)
+ * and at pit_store_close(). Invariant: the store is never half-written — a
+ * failing add rolls back the whole open transaction (every record added since
+ * the last commit) and puts the handle in a failed state in which further adds
+ * return PIT_ESTATE; committed records are untouched.
+ *
+ * Reading: pit_store_runs() lists runs; a cursor gives a run's records back as
+ * struct pit_record in the order they were added.
+ */
+#ifndef PITSTOP_STORE_H
+#define PITSTOP_STORE_H
+
+#include <stdint.h>
+
+#include "pitstop/record.h"
+#include "pitstop/util.h"
+
+#define PIT_STORE_DEFAULT_PATH "pitstop.db"
+/* Schema version this build writes (PRAGMA user_version). */
+#define PIT_STORE_SCHEMA_VERSION 1
+/* Records per transaction unless pit_store_set_batch() says otherwise. */
+#define PIT_STORE_DEFAULT_BATCH 50000
+
+struct pit_store;
+
+/* Opens (creating if missing) the database at path and migrates it to the
+ * current schema. Errors: "cannot open 'path': ...", "'path': schema version N
+ * is newer than this pitstop (M)". */
+int pit_store_open(struct pit_store **s, const char *path, struct pit_err *e);
+/* Like pit_store_open, but a missing file is an error (PIT_ENOTFOUND,
+ * "cannot open 'path': No such file or directory", with a hint). For readers. */
+int pit_store_open_existing(struct pit_store **s, const char *path, struct pit_err *e);
+/* Records per transaction; 0 = one transaction until pit_store_close (all or
+ * nothing). */
+void pit_store_set_batch(struct pit_store *s, long n);
+/* Free text stored in runs.source for runs first seen from now on
+ * (e.g. "train", "parse:log.txt"). Copied. */
+int pit_store_set_source(struct pit_store *s, const char *source, struct pit_err *e);
+
+/* Inserts one record (any type). Records of a run not yet in the store create
+ * the run; an init record sets the run's configuration. */
+int pit_store_add(struct pit_store *s, const struct pit_record *r, struct pit_err *e);
+/* Commits the open transaction now. */
+int pit_store_commit(struct pit_store *s, struct pit_err *e);
+/* Commits and closes; frees s (also on error). NULL is allowed. */
+int pit_store_close(struct pit_store *s, struct pit_err *e);
+/* Rolls back the open transaction and closes; frees s. NULL is allowed. */
+void pit_store_abort(struct pit_store *s);
+
+/* Schema version of the open database. */
+int pit_store_schema_version(struct pit_store *s);
+
+/* ---- reading ---- */
+struct pit_store_run {
+  char name[PIT_NAME_MAX];  /* the records' "run" */
+  char created[32];         /* UTC, ISO 8601, when the store first saw the run */
+  char *source;             /* owned; may be NULL */
+  char *config;             /* JSON object text from the init record; owned; may be NULL */
+  char model[PIT_NAME_MAX]; /* configuration fields ("" / -1 if unknown) */
+  char itype[PIT_NAME_MAX];
+  int64_t batch;
+  int ranks, nodes, threads;
+  int64_t niters;           /* iteration records stored */
+};
+/* All runs, in the order they were first stored. *runs is malloc'd; free with
+ * pit_store_runs_free. */
+int pit_store_runs(struct pit_store *s, struct pit_store_run **runs, int *n, struct pit_err *e);
+void pit_store_runs_free(struct pit_store_run *runs, int n);
+
+struct pit_store_cursor;
+/* A run's records in insertion order. PIT_ENOTFOUND if the run is not stored. */
+int pit_store_cursor_open(struct pit_store *s, const char *run, struct pit_store_cursor **c,
+                          struct pit_err *e);
+/* Returns 1 with a record in r (r initialised by the caller; released and
+ * refilled), 0 at the end, negative on error. */
+int pit_store_cursor_next(struct pit_store_cursor *c, struct pit_record *r, struct pit_err *e);
+void pit_store_cursor_free(struct pit_store_cursor *c);
+
+#endif

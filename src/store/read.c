@@ -1,0 +1,292 @@
+/* read.c — reading the store back: the list of runs, and a cursor that yields
+ * a run's records as struct pit_record in the order they were added.
+ *
+ * Invariant: the cursor merges one ordered query per record table on `seq`
+ * (each table's rows for a run are in seq order through its (run_id, seq)
+ * index), so records come back in add order whatever their type. Iteration
+ * rows are joined with their per-rank rows (consecutive, ordered by rank).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "store/store_impl.h"
+
+static void col_text(sqlite3_stmt *st, int i, char *dst, size_t n) {
+  const unsigned char *t = sqlite3_column_text(st, i);
+  snprintf(dst, n, "%s", t ? (const char *)t : "");
+}
+static char *col_dup(sqlite3_stmt *st, int i) {
+  const unsigned char *t = sqlite3_column_text(st, i);
+  return t ? strdup((const char *)t) : NULL;
+}
+static double col_f(sqlite3_stmt *st, int i) {
+  return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+static int64_t col_i(sqlite3_stmt *st, int i) {
+  return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, i);
+}
+
+int pit_store_runs(struct pit_store *s, struct pit_store_run **runs, int *n, struct pit_err *e) {
+  *runs = NULL;
+  *n = 0;
+  static const char *sql =
+      "SELECT r.name, r.created, r.source, r.config, r.model, r.itype, r.batch, r.ranks, r.nodes,"
+      " r.threads, (SELECT count(*) FROM iterations i WHERE i.run_id = r.id) FROM runs r ORDER BY r.id";
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+    return pit_store_dberr(s, e, "listing runs");
+  int cap = 0, rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (*n == cap) {
+      cap = cap ? 2 * cap : 16;
+      struct pit_store_run *nr = realloc(*runs, sizeof **runs * (size_t)cap);
+      if (!nr) {
+        sqlite3_finalize(st);
+        pit_store_runs_free(*runs, *n);
+        *runs = NULL;
+        *n = 0;
+        return pit_err_set(e, PIT_ENOMEM, "listing runs: out of memory");
+      }
+      *runs = nr;
+    }
+    struct pit_store_run *r = &(*runs)[(*n)++];
+    memset(r, 0, sizeof *r);
+    col_text(st, 0, r->name, sizeof r->name);
+    col_text(st, 1, r->created, sizeof r->created);
+    r->source = col_dup(st, 2);
+    r->config = col_dup(st, 3);
+    col_text(st, 4, r->model, sizeof r->model);
+    col_text(st, 5, r->itype, sizeof r->itype);
+    r->batch = col_i(st, 6);
+    r->ranks = (int)col_i(st, 7);
+    r->nodes = (int)col_i(st, 8);
+    r->threads = (int)col_i(st, 9);
+    r->niters = sqlite3_column_int64(st, 10);
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    pit_store_runs_free(*runs, *n);
+    *runs = NULL;
+    *n = 0;
+    return pit_store_dberr(s, e, "listing runs");
+  }
+  return 0;
+}
+
+void pit_store_runs_free(struct pit_store_run *runs, int n) {
+  for (int i = 0; i < n; i++) {
+    free(runs[i].source);
+    free(runs[i].config);
+  }
+  free(runs);
+}
+
+/* ---- cursor ---- */
+
+enum { Q_INIT, Q_ITER, Q_EPOCH, Q_VAL, Q_CKPT, Q_NODE, Q_DEC, Q_END, Q_COUNT };
+
+static const char *cursor_sql[Q_COUNT] = {
+    [Q_INIT] = "SELECT seq, gen, t, rank, init_s, rdzv_s, ranks, nodes, config FROM inits"
+               " WHERE run_id = ? ORDER BY seq",
+    [Q_ITER] = "SELECT i.seq, i.gen, i.t, i.rank, i.epoch, i.iter, i.step, i.batch, i.step_s, i.data_s,"
+               " i.nranks, i.loss, i.losses, x.rank, x.compute_s, x.wait_s FROM iterations i"
+               " LEFT JOIN iteration_ranks x ON x.seq = i.seq WHERE i.run_id = ? ORDER BY i.seq, x.rank",
+    [Q_EPOCH] = "SELECT seq, gen, t, rank, epoch, epoch_s FROM epochs WHERE run_id = ? ORDER BY seq",
+    [Q_VAL] = "SELECT seq, gen, t, rank, epoch, step, val_s, accuracy FROM validations"
+              " WHERE run_id = ? ORDER BY seq",
+    [Q_CKPT] = "SELECT seq, gen, t, rank, epoch, step, ckpt_s, path, bytes FROM checkpoints"
+               " WHERE run_id = ? ORDER BY seq",
+    [Q_NODE] = "SELECT seq, gen, t, rank, action, node, itype, price_h FROM nodes WHERE run_id = ? ORDER BY seq",
+    [Q_DEC] = "SELECT seq, gen, t, rank, detail FROM decisions WHERE run_id = ? ORDER BY seq",
+    [Q_END] = "SELECT seq, gen, t, rank, total_s FROM ends WHERE run_id = ? ORDER BY seq",
+};
+
+struct pit_store_cursor {
+  struct pit_store *s;
+  char run[PIT_NAME_MAX];
+  sqlite3_stmt *q[Q_COUNT];
+  int has_row[Q_COUNT];   /* 1: q[i] is positioned on a row not yet consumed */
+  int64_t head[Q_COUNT];  /* seq of that row */
+};
+
+static int advance(struct pit_store_cursor *c, int i, struct pit_err *e) {
+  int rc = sqlite3_step(c->q[i]);
+  if (rc == SQLITE_ROW) {
+    c->has_row[i] = 1;
+    c->head[i] = sqlite3_column_int64(c->q[i], 0);
+    return 0;
+  }
+  c->has_row[i] = 0;
+  if (rc != SQLITE_DONE)
+    return pit_store_dberr(c->s, e, "reading records");
+  return 0;
+}
+
+int pit_store_cursor_open(struct pit_store *s, const char *run, struct pit_store_cursor **out,
+                          struct pit_err *e) {
+  *out = NULL;
+  sqlite3_stmt *find = NULL;
+  if (sqlite3_prepare_v2(s->db, "SELECT id FROM runs WHERE name = ?", -1, &find, NULL) != SQLITE_OK)
+    return pit_store_dberr(s, e, "finding run");
+  sqlite3_bind_text(find, 1, run, -1, SQLITE_STATIC);
+  int rc = sqlite3_step(find);
+  int64_t rid = rc == SQLITE_ROW ? sqlite3_column_int64(find, 0) : -1;
+  sqlite3_finalize(find);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    return pit_store_dberr(s, e, "finding run");
+  if (rid < 0)
+    return pit_err_set(e, PIT_ENOTFOUND, "'%s': no run named '%s'", s->path, run);
+  struct pit_store_cursor *c = calloc(1, sizeof *c);
+  if (!c)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  c->s = s;
+  snprintf(c->run, sizeof c->run, "%s", run);
+  for (int i = 0; i < Q_COUNT; i++) {
+    if (sqlite3_prepare_v2(s->db, cursor_sql[i], -1, &c->q[i], NULL) != SQLITE_OK) {
+      rc = pit_store_dberr(s, e, "reading records");
+      pit_store_cursor_free(c);
+      return rc;
+    }
+    sqlite3_bind_int64(c->q[i], 1, rid);
+    if ((rc = advance(c, i, e))) {
+      pit_store_cursor_free(c);
+      return rc;
+    }
+  }
+  *out = c;
+  return 0;
+}
+
+static void head_fields(sqlite3_stmt *st, struct pit_record *r) {
+  r->gen = (int)sqlite3_column_int(st, 1);
+  r->t = col_f(st, 2);
+  r->rank = (int)col_i(st, 3);
+}
+
+static int losses_from_json(struct pit_record *r, const char *text, struct pit_err *e) {
+  cJSON *o = cJSON_Parse(text);
+  if (!cJSON_IsObject(o)) {
+    cJSON_Delete(o);
+    return pit_err_set(e, PIT_EFORMAT, "run '%s': stored losses are not a JSON object", r->run);
+  }
+  const cJSON *it;
+  cJSON_ArrayForEach(it, o) {
+    if (r->nlosses >= PIT_MAX_LOSSES)
+      break;
+    snprintf(r->loss_name[r->nlosses], sizeof r->loss_name[0], "%s", it->string ? it->string : "");
+    r->loss_val[r->nlosses] = cJSON_IsNumber(it) ? it->valuedouble : NAN;
+    r->nlosses++;
+  }
+  cJSON_Delete(o);
+  return 0;
+}
+
+/* Reads the iteration at the head of Q_ITER (and its rank rows), advancing past them. */
+static int read_iter(struct pit_store_cursor *c, struct pit_record *r, struct pit_err *e) {
+  sqlite3_stmt *st = c->q[Q_ITER];
+  int64_t seq = c->head[Q_ITER];
+  r->type = PIT_REC_ITER;
+  head_fields(st, r);
+  r->epoch = col_i(st, 4);
+  r->iter = col_i(st, 5);
+  r->step = col_i(st, 6);
+  r->batch = col_i(st, 7);
+  r->step_s = col_f(st, 8);
+  r->data_s = col_f(st, 9);
+  int nranks = sqlite3_column_int(st, 10);
+  r->loss = col_f(st, 11);
+  int rc;
+  if (sqlite3_column_type(st, 12) != SQLITE_NULL &&
+      (rc = losses_from_json(r, (const char *)sqlite3_column_text(st, 12), e)))
+    return rc;
+  if (nranks > 0 && pit_record_set_ranks(r, nranks))
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  for (;;) {
+    if (sqlite3_column_type(st, 13) != SQLITE_NULL) {
+      int64_t k = sqlite3_column_int64(st, 13);
+      if (k >= 0 && k < nranks) {
+        r->compute_s[k] = col_f(st, 14);
+        r->wait_s[k] = col_f(st, 15);
+      }
+    }
+    if ((rc = advance(c, Q_ITER, e)))
+      return rc;
+    if (!c->has_row[Q_ITER] || c->head[Q_ITER] != seq)
+      return 0;
+  }
+}
+
+int pit_store_cursor_next(struct pit_store_cursor *c, struct pit_record *r, struct pit_err *e) {
+  int best = -1;
+  for (int i = 0; i < Q_COUNT; i++)
+    if (c->has_row[i] && (best < 0 || c->head[i] < c->head[best]))
+      best = i;
+  if (best < 0)
+    return 0;
+  pit_record_release(r);
+  snprintf(r->run, sizeof r->run, "%s", c->run);
+  sqlite3_stmt *st = c->q[best];
+  if (best == Q_ITER) {
+    int rc = read_iter(c, r, e);
+    return rc ? rc : 1;
+  }
+  head_fields(st, r);
+  switch (best) {
+  case Q_INIT:
+    r->type = PIT_REC_INIT;
+    r->init_s = col_f(st, 4);
+    r->rdzv_s = col_f(st, 5);
+    r->ranks = (int)col_i(st, 6);
+    r->nodes = (int)col_i(st, 7);
+    r->config = col_dup(st, 8);
+    break;
+  case Q_EPOCH:
+    r->type = PIT_REC_EPOCH;
+    r->epoch = col_i(st, 4);
+    r->epoch_s = col_f(st, 5);
+    break;
+  case Q_VAL:
+    r->type = PIT_REC_VALIDATION;
+    r->epoch = col_i(st, 4);
+    r->step = col_i(st, 5);
+    r->val_s = col_f(st, 6);
+    r->accuracy = col_f(st, 7);
+    break;
+  case Q_CKPT:
+    r->type = PIT_REC_CHECKPOINT;
+    r->epoch = col_i(st, 4);
+    r->step = col_i(st, 5);
+    r->ckpt_s = col_f(st, 6);
+    r->path = col_dup(st, 7);
+    r->bytes = col_i(st, 8);
+    break;
+  case Q_NODE:
+    r->type = PIT_REC_NODE;
+    col_text(st, 4, r->action, sizeof r->action);
+    col_text(st, 5, r->node, sizeof r->node);
+    col_text(st, 6, r->itype, sizeof r->itype);
+    r->price_h = col_f(st, 7);
+    break;
+  case Q_DEC:
+    r->type = PIT_REC_DECISION;
+    r->detail = col_dup(st, 4);
+    break;
+  case Q_END:
+    r->type = PIT_REC_END;
+    r->total_s = col_f(st, 4);
+    break;
+  }
+  int rc = advance(c, best, e);
+  return rc ? rc : 1;
+}
+
+void pit_store_cursor_free(struct pit_store_cursor *c) {
+  if (!c)
+    return;
+  for (int i = 0; i < Q_COUNT; i++)
+    sqlite3_finalize(c->q[i]);
+  free(c);
+}

@@ -1,0 +1,176 @@
+/* schema.c — the store's schema as an ordered list of migrations.
+ *
+ * Invariants: migration k brings a database from user_version k-1 to k; pending
+ * migrations run in order inside ONE transaction that also records each in the
+ * `migrations` table and sets PRAGMA user_version, so a database is always at a
+ * version some build wrote, never in between. A database whose user_version is
+ * larger than PIT_STORE_SCHEMA_VERSION is refused before anything is written.
+ * Never edit a migration that has shipped: append a new one.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/store_impl.h"
+
+struct migration {
+  int version;
+  const char *description;
+  const char *sql;
+};
+
+/* Every record table carries `seq` (the store-wide order in which records were
+ * added: it is the rowid, so reading a run back in order is a merge on seq),
+ * run_id, gen, t and rank (NULL unless the record is one rank's view). */
+static const struct migration migrations[] = {
+    {1, "initial schema: runs, configurations, records by type, per-rank times",
+     "CREATE TABLE migrations(version INTEGER PRIMARY KEY, applied TEXT NOT NULL,"
+     "  description TEXT NOT NULL);"
+     "CREATE TABLE configurations(id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,"
+     "  model TEXT, batch INTEGER, ranks INTEGER, nodes INTEGER, itype TEXT, threads INTEGER);"
+     "CREATE TABLE runs(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created TEXT NOT NULL,"
+     "  source TEXT, config TEXT, configuration_id INTEGER REFERENCES configurations(id),"
+     "  model TEXT, batch INTEGER, ranks INTEGER, nodes INTEGER, itype TEXT, threads INTEGER);"
+     "CREATE TABLE inits(seq INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),"
+     "  gen INTEGER NOT NULL, t REAL, rank INTEGER, init_s REAL CHECK(init_s >= 0), rdzv_s REAL,"
+     "  ranks INTEGER, nodes INTEGER, config TEXT);"
+     "CREATE TABLE iterations(seq INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),"
+     "  gen INTEGER NOT NULL, t REAL, rank INTEGER, epoch INTEGER, iter INTEGER, step INTEGER,"
+     "  batch INTEGER, step_s REAL CHECK(step_s >= 0), data_s REAL, nranks INTEGER NOT NULL,"
+     "  loss REAL, losses TEXT);"
+     "CREATE TABLE iteration_ranks(seq INTEGER NOT NULL REFERENCES iterations(seq),"
+     "  rank INTEGER NOT NULL, compute_s REAL CHECK(compute_s >= 0), wait_s REAL CHECK(wait_s >= 0),"
+     "  PRIMARY KEY(seq, rank)) WITHOUT ROWID;"
+     "CREATE TABLE epochs(seq INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),"
+     "  gen INTEGER NOT NULL, t REAL, rank INTEGER, epoch INTEGER, epoch_s REAL);"
+     "CREATE TABLE validations(seq INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),"
+     "  gen INTEGER NOT NULL, t REAL, rank INTEGER, epoch INTEGER, step INTEGER, val_s REAL,"
+     "  accuracy REAL);"
+     "CREATE TABLE checkpoints(seq INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),"
+     "  gen INTEGER NOT NULL, t REAL, rank INTEGER, epoch INTEGER, step INTEGER, ckpt_s REAL,"
+     "  path TEXT, bytes INTEGER);"
+     "CREATE TABLE nodes(seq INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),"
+     "  gen INTEGER NOT NULL, t REAL, rank INTEGER, action TEXT, node TEXT, itype TEXT,"
+     "  price_h REAL);"
+     "CREATE TABLE decisions(seq INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),"
+     "  gen INTEGER NOT NULL, t REAL, rank INTEGER, detail TEXT);"
+     "CREATE TABLE ends(seq INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),"
+     "  gen INTEGER NOT NULL, t REAL, rank INTEGER, total_s REAL);"
+     "CREATE INDEX iterations_run ON iterations(run_id, seq);"
+     "CREATE INDEX inits_run ON inits(run_id, seq);"
+     "CREATE INDEX epochs_run ON epochs(run_id, seq);"
+     "CREATE INDEX validations_run ON validations(run_id, seq);"
+     "CREATE INDEX checkpoints_run ON checkpoints(run_id, seq);"
+     "CREATE INDEX nodes_run ON nodes(run_id, seq);"
+     "CREATE INDEX decisions_run ON decisions(run_id, seq);"
+     "CREATE INDEX ends_run ON ends(run_id, seq);"
+     /* The per-rank times as the issue names them: run, step, rank, compute_s, wait_s. */
+     "CREATE VIEW iteration_rank_times AS SELECT r.name AS run, i.gen, i.step, x.rank,"
+     "  x.compute_s, x.wait_s FROM iteration_ranks x JOIN iterations i ON i.seq = x.seq"
+     "  JOIN runs r ON r.id = i.run_id;"},
+};
+#define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
+
+static int read_version(struct pit_store *s, int *v, struct pit_err *e) {
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+    return pit_store_dberr(s, e, "reading schema version");
+  int rc = sqlite3_step(st);
+  if (rc != SQLITE_ROW) {
+    sqlite3_finalize(st);
+    return pit_store_dberr(s, e, "reading schema version");
+  }
+  *v = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  return 0;
+}
+
+static int newer(struct pit_store *s, int v, struct pit_err *e) {
+  pit_err_set(e, PIT_ESTATE, "'%s': schema version %d is newer than this pitstop (%d)", s->path, v,
+              PIT_STORE_SCHEMA_VERSION);
+  pit_err_hint(e, "use a newer pitstop for this database, or another --db file");
+  return PIT_ESTATE;
+}
+
+int pit_store_migrate(struct pit_store *s, struct pit_err *e) {
+  int v, rc;
+  if ((rc = read_version(s, &v, e)))
+    return rc;
+  if (v > PIT_STORE_SCHEMA_VERSION)
+    return newer(s, v, e);
+  if (v == PIT_STORE_SCHEMA_VERSION) {
+    s->version = v;
+    return 0;
+  }
+  /* IMMEDIATE: take the write lock first, then re-read (another process may
+   * have migrated meanwhile). */
+  if ((rc = pit_store_exec(s, "BEGIN IMMEDIATE", e)))
+    return rc;
+  if ((rc = read_version(s, &v, e)))
+    goto fail;
+  if (v > PIT_STORE_SCHEMA_VERSION) {
+    rc = newer(s, v, e);
+    goto fail;
+  }
+  char now[32];
+  time_t tt = time(NULL);
+  struct tm tm;
+  gmtime_r(&tt, &tm);
+  strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  for (int i = 0; i < NMIGRATIONS; i++) {
+    const struct migration *m = &migrations[i];
+    if (m->version <= v)
+      continue;
+    char ctx[64];
+    snprintf(ctx, sizeof ctx, "migration %d", m->version);
+    if (sqlite3_exec(s->db, m->sql, NULL, NULL, NULL) != SQLITE_OK) {
+      rc = pit_store_dberr(s, e, ctx);
+      goto fail;
+    }
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "INSERT INTO migrations(version, applied, description) VALUES(?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+      rc = pit_store_dberr(s, e, ctx);
+      goto fail;
+    }
+    sqlite3_bind_int(st, 1, m->version);
+    sqlite3_bind_text(st, 2, now, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, m->description, -1, SQLITE_STATIC);
+    int src = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (src != SQLITE_DONE) {
+      rc = pit_store_dberr(s, e, ctx);
+      goto fail;
+    }
+    char pragma[64];
+    snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", m->version);
+    if ((rc = pit_store_exec(s, pragma, e)))
+      goto fail;
+  }
+  if ((rc = pit_store_exec(s, "COMMIT", e)))
+    goto fail;
+  s->version = PIT_STORE_SCHEMA_VERSION;
+  return 0;
+fail:
+  sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+  return rc;
+}
+
+int pit_store_max_seq(struct pit_store *s, int64_t *out, struct pit_err *e) {
+  static const char *sql =
+      "SELECT max(m) FROM (SELECT max(seq) AS m FROM inits UNION ALL SELECT max(seq) FROM iterations"
+      " UNION ALL SELECT max(seq) FROM epochs UNION ALL SELECT max(seq) FROM validations"
+      " UNION ALL SELECT max(seq) FROM checkpoints UNION ALL SELECT max(seq) FROM nodes"
+      " UNION ALL SELECT max(seq) FROM decisions UNION ALL SELECT max(seq) FROM ends)";
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+    return pit_store_dberr(s, e, "reading sequence");
+  int rc = sqlite3_step(st);
+  if (rc != SQLITE_ROW) {
+    sqlite3_finalize(st);
+    return pit_store_dberr(s, e, "reading sequence");
+  }
+  *out = sqlite3_column_int64(st, 0); /* NULL → 0 */
+  sqlite3_finalize(st);
+  return 0;
+}

@@ -1,0 +1,466 @@
+/* store.c — opening the store and writing records into it (see store.h).
+ *
+ * Invariants: every write happens inside a transaction the store opened
+ * (BEGIN on the first add after a commit); the transaction is committed every
+ * s->batch records and at close; any error while adding rolls the open
+ * transaction back, clears the caches that may name rolled-back rows (run id,
+ * sequence), and marks the handle failed. Records are numbered (seq) in add
+ * order across all tables, so a run reads back in the order it was written.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "pitstop/analysis.h"
+#include "store/store_impl.h"
+
+static const char *stmt_sql[ST_COUNT] = {
+    [ST_RUN_FIND] = "SELECT id FROM runs WHERE name = ?",
+    [ST_RUN_NEW] = "INSERT INTO runs(name, created, source) VALUES(?,?,?)",
+    [ST_RUN_CONFIG] = "UPDATE runs SET config = ?, configuration_id = ?, model = ?, batch = ?, ranks = ?,"
+                      " nodes = ?, itype = ?, threads = ? WHERE id = ?",
+    [ST_CONF_NEW] = "INSERT OR IGNORE INTO configurations(key, model, batch, ranks, nodes, itype, threads)"
+                    " VALUES(?,?,?,?,?,?,?)",
+    [ST_CONF_FIND] = "SELECT id FROM configurations WHERE key = ?",
+    [ST_INIT] = "INSERT INTO inits(seq, run_id, gen, t, rank, init_s, rdzv_s, ranks, nodes, config)"
+                " VALUES(?,?,?,?,?,?,?,?,?,?)",
+    [ST_ITER] = "INSERT INTO iterations(seq, run_id, gen, t, rank, epoch, iter, step, batch, step_s,"
+                " data_s, nranks, loss, losses) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_ITER_RANK] = "INSERT INTO iteration_ranks(seq, rank, compute_s, wait_s) VALUES(?,?,?,?)",
+    [ST_EPOCH] = "INSERT INTO epochs(seq, run_id, gen, t, rank, epoch, epoch_s) VALUES(?,?,?,?,?,?,?)",
+    [ST_VALIDATION] = "INSERT INTO validations(seq, run_id, gen, t, rank, epoch, step, val_s, accuracy)"
+                      " VALUES(?,?,?,?,?,?,?,?,?)",
+    [ST_CHECKPOINT] = "INSERT INTO checkpoints(seq, run_id, gen, t, rank, epoch, step, ckpt_s, path, bytes)"
+                      " VALUES(?,?,?,?,?,?,?,?,?,?)",
+    [ST_NODE] = "INSERT INTO nodes(seq, run_id, gen, t, rank, action, node, itype, price_h)"
+                " VALUES(?,?,?,?,?,?,?,?,?)",
+    [ST_DECISION] = "INSERT INTO decisions(seq, run_id, gen, t, rank, detail) VALUES(?,?,?,?,?,?)",
+    [ST_END] = "INSERT INTO ends(seq, run_id, gen, t, rank, total_s) VALUES(?,?,?,?,?,?)",
+};
+
+int pit_store_dberr(struct pit_store *s, struct pit_err *e, const char *context) {
+  const char *m = s->db ? sqlite3_errmsg(s->db) : "out of memory";
+  return pit_err_set(e, PIT_ELIB, "'%s': %s: %s", s->path, context, m);
+}
+
+int pit_store_exec(struct pit_store *s, const char *sql, struct pit_err *e) {
+  if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    return pit_store_dberr(s, e, sql);
+  return 0;
+}
+
+static void free_handle(struct pit_store *s) {
+  if (!s)
+    return;
+  for (int i = 0; i < ST_COUNT; i++)
+    sqlite3_finalize(s->st[i]);
+  if (s->db)
+    sqlite3_close(s->db);
+  free(s->path);
+  free(s->source);
+  free(s);
+}
+
+static int open_common(struct pit_store **out, const char *path, int create, struct pit_err *e) {
+  *out = NULL;
+  struct stat sb;
+  if (!create && stat(path, &sb) != 0) {
+    int rc = pit_err_errno(e, PIT_ENOTFOUND, "cannot open '%s'", path);
+    pit_err_hint(e, "give the database with --db PATH, or fill one with 'pitstop train --db' or "
+                    "'pitstop parse --db'");
+    return rc;
+  }
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+    return pit_err_set(e, PIT_EARG, "cannot open '%s': is a directory", path);
+  struct pit_store *s = calloc(1, sizeof *s);
+  if (!s || !(s->path = strdup(path))) {
+    free(s);
+    return pit_err_set(e, PIT_ENOMEM, "cannot open '%s': out of memory", path);
+  }
+  s->batch = PIT_STORE_DEFAULT_BATCH;
+  s->last_run_id = -1;
+  int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+  if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+    pit_err_set(e, PIT_EIO, "cannot open '%s': %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    free_handle(s);
+    return PIT_EIO;
+  }
+  sqlite3_extended_result_codes(s->db, 1);
+  sqlite3_busy_timeout(s->db, 5000);
+  /* Check the schema version before writing anything (a newer database is
+   * never touched, not even its journal mode). */
+  int rc = pit_store_migrate(s, e);
+  if (rc) {
+    if (strstr(e ? e->msg : "", "file is not a database"))
+      pit_err_set(e, PIT_EFORMAT, "cannot open '%s': not a pitstop database (file is not a database)", path);
+    free_handle(s);
+    return rc;
+  }
+  /* WAL: readers never block the writer; NORMAL sync is durable at each
+   * checkpoint and never corrupts (a crash loses at most the last commits). */
+  if ((rc = pit_store_exec(s, "PRAGMA journal_mode=WAL", e)) ||
+      (rc = pit_store_exec(s, "PRAGMA synchronous=NORMAL", e)) ||
+      (rc = pit_store_exec(s, "PRAGMA cache_size=-32768", e)) ||
+      (rc = pit_store_max_seq(s, &s->seq, e))) {
+    free_handle(s);
+    return rc;
+  }
+  for (int i = 0; i < ST_COUNT; i++) {
+    if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK) {
+      rc = pit_store_dberr(s, e, "preparing statements");
+      free_handle(s);
+      return rc;
+    }
+  }
+  *out = s;
+  return 0;
+}
+
+int pit_store_open(struct pit_store **s, const char *path, struct pit_err *e) {
+  return open_common(s, path, 1, e);
+}
+
+int pit_store_open_existing(struct pit_store **s, const char *path, struct pit_err *e) {
+  return open_common(s, path, 0, e);
+}
+
+void pit_store_set_batch(struct pit_store *s, long n) { s->batch = n < 0 ? 0 : n; }
+
+int pit_store_set_source(struct pit_store *s, const char *source, struct pit_err *e) {
+  char *c = source ? strdup(source) : NULL;
+  if (source && !c)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  free(s->source);
+  s->source = c;
+  return 0;
+}
+
+int pit_store_schema_version(struct pit_store *s) { return s->version; }
+
+/* ---- writing ---- */
+
+static void rollback(struct pit_store *s) {
+  for (int i = 0; i < ST_COUNT; i++)
+    sqlite3_reset(s->st[i]);
+  if (s->in_tx)
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+  s->in_tx = 0;
+  s->pending = 0;
+  s->last_run_id = -1;
+  s->last_run[0] = 0;
+  int64_t q;
+  if (pit_store_max_seq(s, &q, NULL) == 0)
+    s->seq = q;
+  s->failed = 1;
+}
+
+int pit_store_commit(struct pit_store *s, struct pit_err *e) {
+  if (!s->in_tx)
+    return 0;
+  if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+    int rc = pit_store_dberr(s, e, "commit");
+    rollback(s);
+    return rc;
+  }
+  s->in_tx = 0;
+  s->pending = 0;
+  return 0;
+}
+
+static void bind_f(sqlite3_stmt *st, int i, double v) {
+  if (isnan(v))
+    sqlite3_bind_null(st, i);
+  else
+    sqlite3_bind_double(st, i, v);
+}
+static void bind_i(sqlite3_stmt *st, int i, int64_t v) {
+  if (v < 0)
+    sqlite3_bind_null(st, i);
+  else
+    sqlite3_bind_int64(st, i, v);
+}
+static void bind_s(sqlite3_stmt *st, int i, const char *v) {
+  if (!v || !*v)
+    sqlite3_bind_null(st, i);
+  else
+    sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+}
+
+/* Steps a bound INSERT/UPDATE; 0 or an error naming the record. */
+static int run_stmt(struct pit_store *s, sqlite3_stmt *st, const struct pit_record *r, struct pit_err *e) {
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  sqlite3_clear_bindings(st);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+    char ctx[160];
+    snprintf(ctx, sizeof ctx, "storing %s record of run '%s'", pit_rec_type_name(r->type), r->run);
+    return pit_store_dberr(s, e, ctx);
+  }
+  return 0;
+}
+
+static int find_id(struct pit_store *s, sqlite3_stmt *st, int64_t *id, struct pit_err *e) {
+  int rc = sqlite3_step(st);
+  *id = -1;
+  if (rc == SQLITE_ROW)
+    *id = sqlite3_column_int64(st, 0);
+  sqlite3_reset(st);
+  sqlite3_clear_bindings(st);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    return pit_store_dberr(s, e, "lookup");
+  return 0;
+}
+
+static int run_id(struct pit_store *s, const struct pit_record *r, int64_t *id, struct pit_err *e) {
+  if (s->last_run_id >= 0 && strcmp(s->last_run, r->run) == 0) {
+    *id = s->last_run_id;
+    return 0;
+  }
+  int rc;
+  sqlite3_bind_text(s->st[ST_RUN_FIND], 1, r->run, -1, SQLITE_STATIC);
+  if ((rc = find_id(s, s->st[ST_RUN_FIND], id, e)))
+    return rc;
+  if (*id < 0) {
+    char now[32];
+    time_t tt = time(NULL);
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    sqlite3_stmt *st = s->st[ST_RUN_NEW];
+    sqlite3_bind_text(st, 1, r->run, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, now, -1, SQLITE_TRANSIENT);
+    bind_s(st, 3, s->source);
+    if ((rc = run_stmt(s, st, r, e)))
+      return rc;
+    *id = sqlite3_last_insert_rowid(s->db);
+  }
+  snprintf(s->last_run, sizeof s->last_run, "%s", r->run);
+  s->last_run_id = *id;
+  return 0;
+}
+
+/* An init record fixes the run's configuration (configurations row + runs columns). */
+static int set_config(struct pit_store *s, int64_t rid, const struct pit_record *r, struct pit_err *e) {
+  struct pit_config c;
+  pit_config_from_record(&c, r);
+  char key[512];
+  pit_config_key(&c, key, sizeof key);
+  sqlite3_stmt *st = s->st[ST_CONF_NEW];
+  int rc;
+  sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+  bind_s(st, 2, c.model);
+  bind_i(st, 3, c.batch);
+  bind_i(st, 4, c.ranks);
+  bind_i(st, 5, c.nodes);
+  bind_s(st, 6, c.itype);
+  bind_i(st, 7, c.threads);
+  if ((rc = run_stmt(s, st, r, e)))
+    return rc;
+  int64_t cid;
+  sqlite3_bind_text(s->st[ST_CONF_FIND], 1, key, -1, SQLITE_STATIC);
+  if ((rc = find_id(s, s->st[ST_CONF_FIND], &cid, e)))
+    return rc;
+  st = s->st[ST_RUN_CONFIG];
+  bind_s(st, 1, r->config);
+  sqlite3_bind_int64(st, 2, cid);
+  bind_s(st, 3, c.model);
+  bind_i(st, 4, c.batch);
+  bind_i(st, 5, c.ranks);
+  bind_i(st, 6, c.nodes);
+  bind_s(st, 7, c.itype);
+  bind_i(st, 8, c.threads);
+  sqlite3_bind_int64(st, 9, rid);
+  return run_stmt(s, st, r, e);
+}
+
+/* The columns every record table starts with: seq, run_id, gen, t, rank. */
+static void bind_head(sqlite3_stmt *st, int64_t seq, int64_t rid, const struct pit_record *r) {
+  sqlite3_bind_int64(st, 1, seq);
+  sqlite3_bind_int64(st, 2, rid);
+  sqlite3_bind_int(st, 3, r->gen);
+  bind_f(st, 4, r->t);
+  bind_i(st, 5, r->rank);
+}
+
+static int check_record(const struct pit_record *r, struct pit_err *e) {
+  if (r->type <= PIT_REC_NONE || r->type >= PIT_REC_NTYPES)
+    return pit_err_set(e, PIT_EARG, "store: record of unknown type %d", (int)r->type);
+  if (!r->run[0])
+    return pit_err_set(e, PIT_EARG, "store: %s record without a run id", pit_rec_type_name(r->type));
+  if (r->nranks < 0 || (r->nranks > 0 && (!r->compute_s || !r->wait_s)))
+    return pit_err_set(e, PIT_EARG, "store: %s record of run '%s' has inconsistent per-rank arrays",
+                       pit_rec_type_name(r->type), r->run);
+  return 0;
+}
+
+static int add_one(struct pit_store *s, const struct pit_record *r, struct pit_err *e) {
+  int64_t rid;
+  int rc;
+  if ((rc = run_id(s, r, &rid, e)))
+    return rc;
+  int64_t seq = s->seq + 1;
+  sqlite3_stmt *st;
+  switch (r->type) {
+  case PIT_REC_INIT:
+    st = s->st[ST_INIT];
+    bind_head(st, seq, rid, r);
+    bind_f(st, 6, r->init_s);
+    bind_f(st, 7, r->rdzv_s);
+    bind_i(st, 8, r->ranks);
+    bind_i(st, 9, r->nodes);
+    bind_s(st, 10, r->config);
+    if ((rc = run_stmt(s, st, r, e)) || (rc = set_config(s, rid, r, e)))
+      return rc;
+    break;
+  case PIT_REC_ITER: {
+    st = s->st[ST_ITER];
+    bind_head(st, seq, rid, r);
+    bind_i(st, 6, r->epoch);
+    bind_i(st, 7, r->iter);
+    bind_i(st, 8, r->step);
+    bind_i(st, 9, r->batch);
+    bind_f(st, 10, r->step_s);
+    bind_f(st, 11, r->data_s);
+    sqlite3_bind_int(st, 12, r->nranks);
+    char losses[PIT_MAX_LOSSES * 48 + 4];
+    if (r->nlosses > 0) {
+      size_t n = 0;
+      n += (size_t)snprintf(losses + n, sizeof losses - n, "{");
+      for (int i = 0; i < r->nlosses && i < PIT_MAX_LOSSES; i++) {
+        /* loss names come from records: plain identifiers (the record parser
+         * bounds them to 15 bytes); quote characters are dropped. */
+        char name[16];
+        size_t k = 0;
+        for (const char *p = r->loss_name[i]; *p && k < sizeof name - 1; p++)
+          if (*p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+            name[k++] = *p;
+        name[k] = 0;
+        if (isnan(r->loss_val[i]) || isinf(r->loss_val[i]))
+          n += (size_t)snprintf(losses + n, sizeof losses - n, "%s\"%s\":null", i ? "," : "", name);
+        else
+          n += (size_t)snprintf(losses + n, sizeof losses - n, "%s\"%s\":%.17g", i ? "," : "", name,
+                                r->loss_val[i]);
+      }
+      snprintf(losses + n, sizeof losses - n, "}");
+      sqlite3_bind_text(st, 14, losses, -1, SQLITE_STATIC);
+      sqlite3_bind_null(st, 13);
+    } else {
+      bind_f(st, 13, r->loss);
+      sqlite3_bind_null(st, 14);
+    }
+    if ((rc = run_stmt(s, st, r, e)))
+      return rc;
+    st = s->st[ST_ITER_RANK];
+    for (int k = 0; k < r->nranks; k++) {
+      sqlite3_bind_int64(st, 1, seq);
+      sqlite3_bind_int(st, 2, k);
+      bind_f(st, 3, r->compute_s[k]);
+      bind_f(st, 4, r->wait_s[k]);
+      if ((rc = run_stmt(s, st, r, e)))
+        return rc;
+    }
+    break;
+  }
+  case PIT_REC_EPOCH:
+    st = s->st[ST_EPOCH];
+    bind_head(st, seq, rid, r);
+    bind_i(st, 6, r->epoch);
+    bind_f(st, 7, r->epoch_s);
+    if ((rc = run_stmt(s, st, r, e)))
+      return rc;
+    break;
+  case PIT_REC_VALIDATION:
+    st = s->st[ST_VALIDATION];
+    bind_head(st, seq, rid, r);
+    bind_i(st, 6, r->epoch);
+    bind_i(st, 7, r->step);
+    bind_f(st, 8, r->val_s);
+    bind_f(st, 9, r->accuracy);
+    if ((rc = run_stmt(s, st, r, e)))
+      return rc;
+    break;
+  case PIT_REC_CHECKPOINT:
+    st = s->st[ST_CHECKPOINT];
+    bind_head(st, seq, rid, r);
+    bind_i(st, 6, r->epoch);
+    bind_i(st, 7, r->step);
+    bind_f(st, 8, r->ckpt_s);
+    bind_s(st, 9, r->path);
+    bind_i(st, 10, r->bytes);
+    if ((rc = run_stmt(s, st, r, e)))
+      return rc;
+    break;
+  case PIT_REC_NODE:
+    st = s->st[ST_NODE];
+    bind_head(st, seq, rid, r);
+    bind_s(st, 6, r->action);
+    bind_s(st, 7, r->node);
+    bind_s(st, 8, r->itype);
+    bind_f(st, 9, r->price_h);
+    if ((rc = run_stmt(s, st, r, e)))
+      return rc;
+    break;
+  case PIT_REC_DECISION:
+    st = s->st[ST_DECISION];
+    bind_head(st, seq, rid, r);
+    bind_s(st, 6, r->detail);
+    if ((rc = run_stmt(s, st, r, e)))
+      return rc;
+    break;
+  case PIT_REC_END:
+    st = s->st[ST_END];
+    bind_head(st, seq, rid, r);
+    bind_f(st, 6, r->total_s);
+    if ((rc = run_stmt(s, st, r, e)))
+      return rc;
+    break;
+  default:
+    return pit_err_set(e, PIT_EARG, "store: record of unknown type");
+  }
+  s->seq = seq;
+  return 0;
+}
+
+int pit_store_add(struct pit_store *s, const struct pit_record *r, struct pit_err *e) {
+  if (s->failed)
+    return pit_err_set(e, PIT_ESTATE, "'%s': an earlier error rolled back the open transaction; "
+                                      "nothing more is stored through this handle", s->path);
+  int rc = check_record(r, e);
+  if (!rc && !s->in_tx) {
+    if ((rc = pit_store_exec(s, "BEGIN", e)) == 0)
+      s->in_tx = 1;
+  }
+  if (!rc)
+    rc = add_one(s, r, e);
+  if (rc) {
+    rollback(s);
+    return rc;
+  }
+  s->pending++;
+  if (s->batch > 0 && s->pending >= s->batch)
+    return pit_store_commit(s, e);
+  return 0;
+}
+
+int pit_store_close(struct pit_store *s, struct pit_err *e) {
+  if (!s)
+    return 0;
+  int rc = s->failed ? 0 : pit_store_commit(s, e);
+  if (!rc && !s->failed) {
+    /* Fold the WAL back into the database so the file alone is complete. */
+    sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+  }
+  free_handle(s);
+  return rc;
+}
+
+void pit_store_abort(struct pit_store *s) {
+  if (!s)
+    return;
+  if (s->in_tx)
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+  free_handle(s);
+}
