@@ -1,0 +1,804 @@
+/* fast_net.c — the FAST network backend: every layer on oneDNN 2.6 primitives.
+ *
+ * For each batch size seen, a plan is built: a list of forward steps and a list
+ * of backward steps (oneDNN primitives with their arguments, plus a few plain-C
+ * steps: gradient accumulation, BatchNorm running-stat update). oneDNN picks the
+ * activation layouts (format_tag_any) and they stay blocked between layers; a
+ * reorder is inserted only where two neighbours disagree. Parameters stay in the
+ * plain PyTorch layout of nn.h (net->params): weights are reordered into the
+ * layouts the forward / backward-data primitives want at every train forward /
+ * backward, and parameter gradients are computed in oneDNN's layout, reordered
+ * to plain and ADDED into net->grads.
+ * Invariants: the network boundary is plain NCHW (or (B, K) for a linear output);
+ * plans are cached per batch size (at most FAST_MAX_PLANS, least recently used
+ * evicted); backward uses the plan and activations of the last TRAIN forward.
+ * Element-wise activations run in place on their input except after another
+ * element-wise layer (their backward reads their own output).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl_debug.h>
+
+#include "nn/fast_impl.h"
+#include "nn/net_impl.h"
+
+#define FAST_MAX_PLANS 3
+#define FAST_MAX_STEPS 320
+#define FAST_MAX_OBJS 640
+
+enum step_type { S_PRIM, S_ACCUM, S_BNRUN };
+enum step_flag {
+  F_TRAIN = 1,  /* forward: only in train mode */
+  F_EVAL = 2,   /* forward: only in eval mode */
+  F_PG = 4,     /* backward: only when parameter gradients are wanted */
+  F_DX = 8      /* backward: only when the caller wants dx */
+};
+
+struct step {
+  int type, flags;
+  dnnl_primitive_t p;
+  int nargs;
+  dnnl_exec_arg_t args[8];
+  /* S_ACCUM: dst[i] += src[i]; S_BNRUN: running stats (dst=mean, dst2=var) from (src, src2) */
+  float *dst, *dst2;
+  const float *src, *src2;
+  size_t n;
+  double count; /* S_BNRUN: elements per channel in the batch */
+};
+
+struct plan {
+  int batch;
+  uint64_t used;
+  struct step fwd[FAST_MAX_STEPS], bwd[FAST_MAX_STEPS];
+  int nfwd, nbwd;
+  dnnl_memory_t x, y, dy, dx; /* x, dy, dx: plain, user handles; y: plain output */
+  dnnl_primitive_t prims[FAST_MAX_OBJS];
+  dnnl_memory_t mems[FAST_MAX_OBJS];
+  int nprims, nmems;
+};
+
+struct fast {
+  dnnl_engine_t eng;
+  dnnl_stream_t strm;
+  struct plan *plans[FAST_MAX_PLANS];
+  struct plan *last; /* plan of the last train forward, NULL if the last forward was eval */
+  uint64_t clock;
+  /* the direct-C path (small nets), NULL when oneDNN runs everything */
+  struct pit_fast_direct *direct;
+};
+
+#define DN(call)                                                                          \
+  do {                                                                                    \
+    dnnl_status_t s_ = (call);                                                            \
+    if (s_ != dnnl_success)                                                               \
+      return pit_err_set(e, PIT_ELIB, "src/nn/fast_net.c:%d: oneDNN call failed: %s", __LINE__, \
+                         dnnl_status2str(s_));                                            \
+  } while (0)
+
+/* ---- plan object bookkeeping ---- */
+
+static int keep_mem(struct plan *p, const dnnl_memory_desc_t *md, void *handle, dnnl_memory_t *out,
+                    dnnl_engine_t eng, struct pit_err *e) {
+  if (p->nmems >= FAST_MAX_OBJS)
+    return pit_err_set(e, PIT_ESTATE, "src/nn/fast_net.c: too many oneDNN memories in one plan");
+  DN(dnnl_memory_create(out, md, eng, handle));
+  p->mems[p->nmems++] = *out;
+  return 0;
+}
+
+/* Creates a primitive from an operation descriptor (op may be NULL for pd given). */
+static int keep_prim(struct plan *p, const_dnnl_primitive_desc_t pd, dnnl_primitive_t *out,
+                     struct pit_err *e) {
+  if (p->nprims >= FAST_MAX_OBJS)
+    return pit_err_set(e, PIT_ESTATE, "src/nn/fast_net.c: too many oneDNN primitives in one plan");
+  DN(dnnl_primitive_create(out, pd));
+  p->prims[p->nprims++] = *out;
+  return 0;
+}
+
+static struct step *add_step(struct step *list, int *n, int flags, struct pit_err *e) {
+  if (*n >= FAST_MAX_STEPS) {
+    pit_err_set(e, PIT_ESTATE, "src/nn/fast_net.c: too many steps in one plan");
+    return NULL;
+  }
+  struct step *s = &list[(*n)++];
+  memset(s, 0, sizeof *s);
+  s->type = S_PRIM;
+  s->flags = flags;
+  return s;
+}
+
+static void arg(struct step *s, int a, dnnl_memory_t m) {
+  s->args[s->nargs].arg = a;
+  s->args[s->nargs].memory = m;
+  s->nargs++;
+}
+
+static const dnnl_memory_desc_t *mem_md(dnnl_memory_t m) {
+  const dnnl_memory_desc_t *md = NULL;
+  dnnl_memory_get_memory_desc(m, &md);
+  return md;
+}
+
+static float *mem_ptr(dnnl_memory_t m) {
+  void *h = NULL;
+  dnnl_memory_get_data_handle(m, &h);
+  return h;
+}
+
+/* *out = `from` if it already has layout `want`, else a new memory of layout `want`
+ * filled by a reorder step appended to list. */
+static int convert(struct fast *f, struct plan *p, struct step *list, int *n, int flags,
+                   dnnl_memory_t from, const dnnl_memory_desc_t *want, dnnl_memory_t *out,
+                   struct pit_err *e) {
+  if (dnnl_memory_desc_equal(mem_md(from), want)) {
+    *out = from;
+    return 0;
+  }
+  int rc = keep_mem(p, want, DNNL_MEMORY_ALLOCATE, out, f->eng, e);
+  if (rc)
+    return rc;
+  dnnl_primitive_desc_t pd;
+  DN(dnnl_reorder_primitive_desc_create(&pd, mem_md(from), f->eng, want, f->eng, NULL));
+  dnnl_primitive_t prim;
+  rc = keep_prim(p, pd, &prim, e);
+  dnnl_primitive_desc_destroy(pd);
+  if (rc)
+    return rc;
+  struct step *s = add_step(list, n, flags, e);
+  if (!s)
+    return e->code;
+  s->p = prim;
+  arg(s, DNNL_ARG_FROM, from);
+  arg(s, DNNL_ARG_TO, *out);
+  return 0;
+}
+
+/* Gradient `g` (a memory of oneDNN's layout) → plain `user_md` → added into grads+off. */
+static int accumulate(struct fast *f, struct plan *p, dnnl_memory_t g, const dnnl_memory_desc_t *user_md,
+                      float *dst, size_t n, struct pit_err *e) {
+  dnnl_memory_t plain;
+  int rc = convert(f, p, p->bwd, &p->nbwd, F_PG, g, user_md, &plain, e);
+  if (rc)
+    return rc;
+  struct step *s = add_step(p->bwd, &p->nbwd, F_PG, e);
+  if (!s)
+    return e->code;
+  s->type = S_ACCUM;
+  s->dst = dst;
+  s->src = mem_ptr(plain);
+  s->n = n;
+  return 0;
+}
+
+static const dnnl_memory_desc_t *q(const_dnnl_primitive_desc_t pd, int argk) {
+  return dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, argk);
+}
+
+static void md_tag(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag) {
+  dnnl_memory_desc_init_by_tag(md, nd, dims, dnnl_f32, tag);
+}
+
+/* ---- one layer kind at a time; each appends forward steps now and returns,
+ * through *bw, what its backward needs (built in a second pass, last layer first). ---- */
+
+struct lstate {
+  /* forward */
+  dnnl_primitive_desc_t fpd, fpd_inf;
+  dnnl_memory_t src, dst, ws, mean, var;
+  dnnl_memory_t w_user, w_fwd, b_user;
+  dnnl_memory_desc_t w_user_md;
+};
+
+static int build_weighted_fwd(struct fast *f, struct plan *p, struct pit_net *net, int i,
+                              dnnl_memory_t *cur, struct lstate *ls, struct pit_err *e) {
+  const struct pit_layer_spec *L = &net->spec.layer[i];
+  const int B = p->batch;
+  dnnl_memory_desc_t src_any, w_any, b_md, dst_any;
+  dnnl_dims_t st = {L->stride, L->stride}, pad = {L->pad, L->pad};
+  const dnnl_memory_desc_t *cmd = mem_md(*cur);
+  dnnl_primitive_desc_t pd = NULL;
+  if (L->kind == PIT_L_LINEAR) {
+    int four = cmd->ndims == 4;
+    dnnl_dims_t wd = {L->out_c, L->in_c, L->in_h, L->in_w};
+    if (!four)
+      wd[1] = L->in_c * L->in_h * L->in_w;
+    md_tag(&ls->w_user_md, four ? 4 : 2, wd, four ? dnnl_oihw : dnnl_oi);
+    md_tag(&w_any, four ? 4 : 2, wd, dnnl_format_tag_any);
+    dnnl_dims_t dd = {B, L->out_c};
+    md_tag(&dst_any, 2, dd, dnnl_format_tag_any);
+    dnnl_dims_t bd = {L->out_c};
+    md_tag(&b_md, 1, bd, dnnl_x);
+    dnnl_inner_product_desc_t d;
+    /* try the current layout first, to avoid a reorder */
+    DN(dnnl_inner_product_forward_desc_init(&d, dnnl_forward_training, cmd, &w_any,
+                                            L->bias ? &b_md : NULL, &dst_any));
+    if (dnnl_primitive_desc_create(&pd, &d, NULL, f->eng, NULL) != dnnl_success) {
+      dnnl_dims_t sd = {B, L->in_c, L->in_h, L->in_w};
+      if (!four)
+        sd[1] = wd[1];
+      md_tag(&src_any, four ? 4 : 2, sd, dnnl_format_tag_any);
+      DN(dnnl_inner_product_forward_desc_init(&d, dnnl_forward_training, &src_any, &w_any,
+                                              L->bias ? &b_md : NULL, &dst_any));
+      DN(dnnl_primitive_desc_create(&pd, &d, NULL, f->eng, NULL));
+    }
+  } else {
+    int deconv = L->kind == PIT_L_DECONV;
+    dnnl_dims_t sd = {B, L->in_c, L->in_h, L->in_w}, dd = {B, L->o_c, L->o_h, L->o_w};
+    dnnl_dims_t wd = {L->out_c, L->in_c, L->k, L->k};
+    md_tag(&ls->w_user_md, 4, wd, deconv ? dnnl_iohw : dnnl_oihw);
+    md_tag(&src_any, 4, sd, dnnl_format_tag_any);
+    md_tag(&dst_any, 4, dd, dnnl_format_tag_any);
+    md_tag(&w_any, 4, wd, dnnl_format_tag_any);
+    dnnl_dims_t bd = {L->out_c};
+    md_tag(&b_md, 1, bd, dnnl_x);
+    dnnl_convolution_desc_t d;
+    if (deconv)
+      DN(dnnl_deconvolution_forward_desc_init(&d, dnnl_forward_training, dnnl_deconvolution_direct,
+                                              &src_any, &w_any, L->bias ? &b_md : NULL, &dst_any,
+                                              st, pad, pad));
+    else
+      DN(dnnl_convolution_forward_desc_init(&d, dnnl_forward_training, dnnl_convolution_direct,
+                                            &src_any, &w_any, L->bias ? &b_md : NULL, &dst_any, st,
+                                            pad, pad));
+    DN(dnnl_primitive_desc_create(&pd, &d, NULL, f->eng, NULL));
+  }
+  ls->fpd = pd;
+  int rc;
+  if ((rc = convert(f, p, p->fwd, &p->nfwd, 0, *cur, q(pd, DNNL_ARG_SRC), &ls->src, e)))
+    return rc;
+  if ((rc = keep_mem(p, &ls->w_user_md, net->params + L->w_off, &ls->w_user, f->eng, e)))
+    return rc;
+  if ((rc = convert(f, p, p->fwd, &p->nfwd, 0, ls->w_user, q(pd, DNNL_ARG_WEIGHTS), &ls->w_fwd, e)))
+    return rc;
+  if (L->bias) {
+    dnnl_dims_t bd = {L->out_c};
+    md_tag(&b_md, 1, bd, dnnl_x);
+    if ((rc = keep_mem(p, &b_md, net->params + L->b_off, &ls->b_user, f->eng, e)))
+      return rc;
+  }
+  if ((rc = keep_mem(p, q(pd, DNNL_ARG_DST), DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
+    return rc;
+  dnnl_primitive_t prim;
+  if ((rc = keep_prim(p, pd, &prim, e)))
+    return rc;
+  struct step *s = add_step(p->fwd, &p->nfwd, 0, e);
+  if (!s)
+    return e->code;
+  s->p = prim;
+  arg(s, DNNL_ARG_SRC, ls->src);
+  arg(s, DNNL_ARG_WEIGHTS, ls->w_fwd);
+  if (L->bias)
+    arg(s, DNNL_ARG_BIAS, ls->b_user);
+  arg(s, DNNL_ARG_DST, ls->dst);
+  *cur = ls->dst;
+  return 0;
+}
+
+/* Backward of conv / deconv / linear. *cur: the diff of this layer's output. */
+static int build_weighted_bwd(struct fast *f, struct plan *p, struct pit_net *net, int i,
+                              dnnl_memory_t *cur, struct lstate *ls, struct pit_err *e) {
+  const struct pit_layer_spec *L = &net->spec.layer[i];
+  dnnl_dims_t st = {L->stride, L->stride}, pad = {L->pad, L->pad};
+  const dnnl_memory_desc_t *smd = mem_md(ls->src), *dmd = mem_md(ls->dst);
+  dnnl_memory_desc_t dsrc_any, dw_any, ddst_any, db_md;
+  dsrc_any = *smd;
+  ddst_any = *dmd;
+  dnnl_memory_desc_init_by_tag(&dsrc_any, smd->ndims, smd->dims, dnnl_f32, dnnl_format_tag_any);
+  dnnl_memory_desc_init_by_tag(&ddst_any, dmd->ndims, dmd->dims, dnnl_f32, dnnl_format_tag_any);
+  dnnl_memory_desc_init_by_tag(&dw_any, ls->w_user_md.ndims, ls->w_user_md.dims, dnnl_f32,
+                               dnnl_format_tag_any);
+  dnnl_dims_t bd = {L->out_c};
+  md_tag(&db_md, 1, bd, dnnl_x);
+  dnnl_primitive_desc_t dpd = NULL, wpd = NULL;
+  int rc;
+  /* backward data */
+  if (L->kind == PIT_L_LINEAR) {
+    dnnl_inner_product_desc_t d;
+    DN(dnnl_inner_product_backward_data_desc_init(&d, &dsrc_any, &dw_any, &ddst_any));
+    DN(dnnl_primitive_desc_create(&dpd, &d, NULL, f->eng, ls->fpd));
+  } else {
+    dnnl_convolution_desc_t d;
+    if (L->kind == PIT_L_DECONV)
+      DN(dnnl_deconvolution_backward_data_desc_init(&d, dnnl_deconvolution_direct, &dsrc_any,
+                                                    &dw_any, &ddst_any, st, pad, pad));
+    else
+      DN(dnnl_convolution_backward_data_desc_init(&d, dnnl_convolution_direct, &dsrc_any, &dw_any,
+                                                  &ddst_any, st, pad, pad));
+    DN(dnnl_primitive_desc_create(&dpd, &d, NULL, f->eng, ls->fpd));
+  }
+  /* backward weights: same src and diff_dst layouts if oneDNN agrees */
+  const dnnl_memory_desc_t *want_ddst = q(dpd, DNNL_ARG_DIFF_DST);
+  for (int attempt = 0; attempt < 2 && !wpd; attempt++) {
+    const dnnl_memory_desc_t *s_md = attempt ? &dsrc_any : smd;
+    const dnnl_memory_desc_t *g_md = attempt ? &ddst_any : want_ddst;
+    dnnl_status_t st2;
+    if (L->kind == PIT_L_LINEAR) {
+      dnnl_inner_product_desc_t d;
+      DN(dnnl_inner_product_backward_weights_desc_init(&d, s_md, &dw_any, L->bias ? &db_md : NULL,
+                                                       g_md));
+      st2 = dnnl_primitive_desc_create(&wpd, &d, NULL, f->eng, ls->fpd);
+    } else {
+      dnnl_convolution_desc_t d;
+      if (L->kind == PIT_L_DECONV)
+        DN(dnnl_deconvolution_backward_weights_desc_init(&d, dnnl_deconvolution_direct, s_md,
+                                                         &dw_any, L->bias ? &db_md : NULL, g_md,
+                                                         st, pad, pad));
+      else
+        DN(dnnl_convolution_backward_weights_desc_init(&d, dnnl_convolution_direct, s_md, &dw_any,
+                                                       L->bias ? &db_md : NULL, g_md, st, pad, pad));
+      st2 = dnnl_primitive_desc_create(&wpd, &d, NULL, f->eng, ls->fpd);
+    }
+    if (st2 != dnnl_success) {
+      wpd = NULL;
+      if (attempt)
+        DN(st2);
+    }
+  }
+  dnnl_memory_t ddst, ddst_w, src_w, w_bwd, dsrc, dw, db = NULL;
+  if ((rc = convert(f, p, p->bwd, &p->nbwd, 0, *cur, want_ddst, &ddst, e)))
+    goto out;
+  /* weights gradient */
+  if ((rc = convert(f, p, p->bwd, &p->nbwd, F_PG, ddst, q(wpd, DNNL_ARG_DIFF_DST), &ddst_w, e)))
+    goto out;
+  if ((rc = convert(f, p, p->bwd, &p->nbwd, F_PG, ls->src, q(wpd, DNNL_ARG_SRC), &src_w, e)))
+    goto out;
+  if ((rc = keep_mem(p, q(wpd, DNNL_ARG_DIFF_WEIGHTS), DNNL_MEMORY_ALLOCATE, &dw, f->eng, e)))
+    goto out;
+  if (L->bias && (rc = keep_mem(p, &db_md, DNNL_MEMORY_ALLOCATE, &db, f->eng, e)))
+    goto out;
+  dnnl_primitive_t prim;
+  if ((rc = keep_prim(p, wpd, &prim, e)))
+    goto out;
+  struct step *s = add_step(p->bwd, &p->nbwd, F_PG, e);
+  if (!s) {
+    rc = e->code;
+    goto out;
+  }
+  s->p = prim;
+  arg(s, DNNL_ARG_SRC, src_w);
+  arg(s, DNNL_ARG_DIFF_DST, ddst_w);
+  arg(s, DNNL_ARG_DIFF_WEIGHTS, dw);
+  if (db)
+    arg(s, DNNL_ARG_DIFF_BIAS, db);
+  if ((rc = accumulate(f, p, dw, &ls->w_user_md, net->grads + L->w_off, L->w_len, e)))
+    goto out;
+  if (db && (rc = accumulate(f, p, db, &db_md, net->grads + L->b_off, L->b_len, e)))
+    goto out;
+  /* data gradient */
+  int fl = i == 0 ? F_DX : 0;
+  if ((rc = convert(f, p, p->bwd, &p->nbwd, fl, ls->w_user, q(dpd, DNNL_ARG_WEIGHTS), &w_bwd, e)))
+    goto out;
+  if ((rc = keep_mem(p, q(dpd, DNNL_ARG_DIFF_SRC), DNNL_MEMORY_ALLOCATE, &dsrc, f->eng, e)))
+    goto out;
+  if ((rc = keep_prim(p, dpd, &prim, e)))
+    goto out;
+  if (!(s = add_step(p->bwd, &p->nbwd, fl, e))) {
+    rc = e->code;
+    goto out;
+  }
+  s->p = prim;
+  arg(s, DNNL_ARG_DIFF_DST, ddst);
+  arg(s, DNNL_ARG_WEIGHTS, w_bwd);
+  arg(s, DNNL_ARG_DIFF_SRC, dsrc);
+  *cur = dsrc;
+out:
+  dnnl_primitive_desc_destroy(dpd);
+  if (wpd)
+    dnnl_primitive_desc_destroy(wpd);
+  return rc;
+}
+
+static dnnl_alg_kind_t elt_alg(enum pit_layer_kind k) {
+  switch (k) {
+  case PIT_L_TANH:
+    return dnnl_eltwise_tanh_use_dst_for_bwd;
+  case PIT_L_SIGMOID:
+    return dnnl_eltwise_logistic_use_dst_for_bwd;
+  default:
+    return dnnl_eltwise_relu_use_dst_for_bwd; /* relu, leaky relu (alpha) */
+  }
+}
+
+static int is_elt(enum pit_layer_kind k) {
+  return k == PIT_L_RELU || k == PIT_L_LEAKYRELU || k == PIT_L_TANH || k == PIT_L_SIGMOID;
+}
+
+static int build_simple_fwd(struct fast *f, struct plan *p, struct pit_net *net, int i,
+                            dnnl_memory_t *cur, struct lstate *ls, struct pit_err *e) {
+  const struct pit_layer_spec *L = &net->spec.layer[i];
+  const dnnl_memory_desc_t *cmd = mem_md(*cur);
+  int rc;
+  dnnl_primitive_t prim;
+  struct step *s;
+  ls->src = *cur;
+  if (is_elt(L->kind)) {
+    dnnl_eltwise_desc_t d;
+    float alpha = L->kind == PIT_L_LEAKYRELU ? L->alpha : 0.0f;
+    DN(dnnl_eltwise_forward_desc_init(&d, dnnl_forward_training, elt_alg(L->kind), cmd, alpha, 0.0f));
+    DN(dnnl_primitive_desc_create(&ls->fpd, &d, NULL, f->eng, NULL));
+    int inplace = i > 0 && !is_elt(net->spec.layer[i - 1].kind);
+    if (inplace)
+      ls->dst = *cur;
+    else if ((rc = keep_mem(p, cmd, DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
+      return rc;
+    if ((rc = keep_prim(p, ls->fpd, &prim, e)))
+      return rc;
+    if (!(s = add_step(p->fwd, &p->nfwd, 0, e)))
+      return e->code;
+    s->p = prim;
+    arg(s, DNNL_ARG_SRC, ls->src);
+    arg(s, DNNL_ARG_DST, ls->dst);
+  } else if (L->kind == PIT_L_MAXPOOL) {
+    dnnl_pooling_v2_desc_t d;
+    dnnl_dims_t dd = {p->batch, L->o_c, L->o_h, L->o_w}, st = {L->stride, L->stride},
+                k = {L->k, L->k}, dil = {0, 0}, pad = {0, 0};
+    dnnl_memory_desc_t dst_any;
+    md_tag(&dst_any, 4, dd, dnnl_format_tag_any);
+    DN(dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_training, dnnl_pooling_max, cmd, &dst_any,
+                                         st, k, dil, pad, pad));
+    DN(dnnl_primitive_desc_create(&ls->fpd, &d, NULL, f->eng, NULL));
+    if ((rc = keep_mem(p, q(ls->fpd, DNNL_ARG_DST), DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
+      return rc;
+    if ((rc = keep_mem(p, q(ls->fpd, DNNL_ARG_WORKSPACE), DNNL_MEMORY_ALLOCATE, &ls->ws, f->eng, e)))
+      return rc;
+    if ((rc = keep_prim(p, ls->fpd, &prim, e)))
+      return rc;
+    if (!(s = add_step(p->fwd, &p->nfwd, 0, e)))
+      return e->code;
+    s->p = prim;
+    arg(s, DNNL_ARG_SRC, ls->src);
+    arg(s, DNNL_ARG_DST, ls->dst);
+    arg(s, DNNL_ARG_WORKSPACE, ls->ws);
+  } else if (L->kind == PIT_L_BATCHNORM) {
+    dnnl_batch_normalization_desc_t d;
+    const float eps = 1e-5f;
+    DN(dnnl_batch_normalization_forward_desc_init(&d, dnnl_forward_training, cmd, eps,
+                                                  dnnl_use_scaleshift));
+    DN(dnnl_primitive_desc_create(&ls->fpd, &d, NULL, f->eng, NULL));
+    DN(dnnl_batch_normalization_forward_desc_init(&d, dnnl_forward_inference, cmd, eps,
+                                                  dnnl_use_scaleshift | dnnl_use_global_stats));
+    DN(dnnl_primitive_desc_create(&ls->fpd_inf, &d, NULL, f->eng, NULL));
+    dnnl_memory_desc_t ss_md, c_md;
+    dnnl_dims_t ssd = {2, L->in_c}, cd = {L->in_c};
+    md_tag(&ss_md, 2, ssd, dnnl_nc);
+    md_tag(&c_md, 1, cd, dnnl_x);
+    dnnl_memory_t ss, rmean, rvar;
+    /* gamma then beta are contiguous in params: exactly oneDNN's (2, C) scale-shift */
+    if ((rc = keep_mem(p, &ss_md, net->params + L->w_off, &ss, f->eng, e)) ||
+        (rc = keep_mem(p, &c_md, DNNL_MEMORY_ALLOCATE, &ls->mean, f->eng, e)) ||
+        (rc = keep_mem(p, &c_md, DNNL_MEMORY_ALLOCATE, &ls->var, f->eng, e)) ||
+        (rc = keep_mem(p, &c_md, net->state + L->s_off, &rmean, f->eng, e)) ||
+        (rc = keep_mem(p, &c_md, net->state + L->s_off + L->in_c, &rvar, f->eng, e)) ||
+        (rc = keep_mem(p, cmd, DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
+      return rc;
+    ls->w_user = ss;
+    if ((rc = keep_prim(p, ls->fpd, &prim, e)))
+      return rc;
+    if (!(s = add_step(p->fwd, &p->nfwd, F_TRAIN, e)))
+      return e->code;
+    s->p = prim;
+    arg(s, DNNL_ARG_SRC, ls->src);
+    arg(s, DNNL_ARG_SCALE_SHIFT, ss);
+    arg(s, DNNL_ARG_MEAN, ls->mean);
+    arg(s, DNNL_ARG_VARIANCE, ls->var);
+    arg(s, DNNL_ARG_DST, ls->dst);
+    if (!(s = add_step(p->fwd, &p->nfwd, F_TRAIN, e)))
+      return e->code;
+    s->type = S_BNRUN;
+    s->dst = mem_ptr(rmean);
+    s->dst2 = mem_ptr(rvar);
+    s->src = mem_ptr(ls->mean);
+    s->src2 = mem_ptr(ls->var);
+    s->n = (size_t)L->in_c;
+    s->count = (double)p->batch * L->in_h * L->in_w;
+    if ((rc = keep_prim(p, ls->fpd_inf, &prim, e)))
+      return rc;
+    if (!(s = add_step(p->fwd, &p->nfwd, F_EVAL, e)))
+      return e->code;
+    s->p = prim;
+    arg(s, DNNL_ARG_SRC, ls->src);
+    arg(s, DNNL_ARG_SCALE_SHIFT, ss);
+    arg(s, DNNL_ARG_MEAN, rmean);
+    arg(s, DNNL_ARG_VARIANCE, rvar);
+    arg(s, DNNL_ARG_DST, ls->dst);
+  } else {
+    return pit_err_set(e, PIT_EARG, "src/nn/fast_net.c: layer kind %d not supported", (int)L->kind);
+  }
+  *cur = ls->dst;
+  return 0;
+}
+
+static int build_simple_bwd(struct fast *f, struct plan *p, struct pit_net *net, int i,
+                            dnnl_memory_t *cur, struct lstate *ls, struct pit_err *e) {
+  const struct pit_layer_spec *L = &net->spec.layer[i];
+  const dnnl_memory_desc_t *smd = mem_md(ls->src), *dmd = mem_md(ls->dst);
+  dnnl_primitive_desc_t pd = NULL;
+  int fl = i == 0 ? F_DX : 0;
+  int rc;
+  if (is_elt(L->kind)) {
+    dnnl_eltwise_desc_t d;
+    float alpha = L->kind == PIT_L_LEAKYRELU ? L->alpha : 0.0f;
+    DN(dnnl_eltwise_backward_desc_init(&d, elt_alg(L->kind), dmd, dmd, alpha, 0.0f));
+  DN(dnnl_primitive_desc_create(&pd, &d, NULL, f->eng, ls->fpd));
+  } else if (L->kind == PIT_L_MAXPOOL) {
+    dnnl_pooling_v2_desc_t d;
+    dnnl_dims_t st = {L->stride, L->stride}, k = {L->k, L->k}, dil = {0, 0}, pad = {0, 0};
+    DN(dnnl_pooling_v2_backward_desc_init(&d, dnnl_pooling_max, smd, dmd, st, k, dil, pad, pad));
+    DN(dnnl_primitive_desc_create(&pd, &d, NULL, f->eng, ls->fpd));
+  } else {
+    dnnl_batch_normalization_desc_t d;
+    DN(dnnl_batch_normalization_backward_desc_init(&d, dnnl_backward, smd, smd, 1e-5f,
+                                                   dnnl_use_scaleshift));
+    DN(dnnl_primitive_desc_create(&pd, &d, NULL, f->eng, ls->fpd));
+    fl = 0;
+  }
+  dnnl_memory_t ddst, dsrc, dss = NULL;
+  dnnl_primitive_t prim;
+  struct step *s;
+  if ((rc = convert(f, p, p->bwd, &p->nbwd, fl, *cur, q(pd, DNNL_ARG_DIFF_DST), &ddst, e)))
+    goto out;
+  if ((rc = keep_mem(p, q(pd, DNNL_ARG_DIFF_SRC), DNNL_MEMORY_ALLOCATE, &dsrc, f->eng, e)))
+    goto out;
+  if ((rc = keep_prim(p, pd, &prim, e)))
+    goto out;
+  if (!(s = add_step(p->bwd, &p->nbwd, fl, e))) {
+    rc = e->code;
+    goto out;
+  }
+  s->p = prim;
+  arg(s, DNNL_ARG_DIFF_DST, ddst);
+  arg(s, DNNL_ARG_DIFF_SRC, dsrc);
+  if (is_elt(L->kind)) {
+    arg(s, DNNL_ARG_DST, ls->dst);
+  } else if (L->kind == PIT_L_MAXPOOL) {
+    arg(s, DNNL_ARG_WORKSPACE, ls->ws);
+  } else {
+    if ((rc = keep_mem(p, q(pd, DNNL_ARG_DIFF_SCALE_SHIFT), DNNL_MEMORY_ALLOCATE, &dss, f->eng, e)))
+      goto out;
+    arg(s, DNNL_ARG_SRC, ls->src);
+    arg(s, DNNL_ARG_MEAN, ls->mean);
+    arg(s, DNNL_ARG_VARIANCE, ls->var);
+    arg(s, DNNL_ARG_SCALE_SHIFT, ls->w_user);
+    arg(s, DNNL_ARG_DIFF_SCALE_SHIFT, dss);
+    struct step *a = add_step(p->bwd, &p->nbwd, F_PG, e);
+    if (!a) {
+      rc = e->code;
+      goto out;
+    }
+    a->type = S_ACCUM;
+    a->dst = net->grads + L->w_off;
+    a->src = mem_ptr(dss);
+    a->n = 2 * (size_t)L->in_c;
+  }
+  *cur = dsrc;
+out:
+  dnnl_primitive_desc_destroy(pd);
+  return rc;
+}
+
+static void plan_free(struct plan *p) {
+  if (!p)
+    return;
+  for (int i = 0; i < p->nprims; i++)
+    dnnl_primitive_destroy(p->prims[i]);
+  for (int i = 0; i < p->nmems; i++)
+    dnnl_memory_destroy(p->mems[i]);
+  free(p);
+}
+
+static int plain_md(dnnl_memory_desc_t *md, int B, int c, int h, int w, int nd) {
+  dnnl_dims_t d = {B, c, h, w};
+  if (nd == 2)
+    return dnnl_memory_desc_init_by_tag(md, 2, d, dnnl_f32, dnnl_nc);
+  return dnnl_memory_desc_init_by_tag(md, 4, d, dnnl_f32, dnnl_nchw);
+}
+
+static int plan_build(struct fast *f, struct pit_net *net, int B, struct plan **out,
+                      struct pit_err *e) {
+  const struct pit_model_spec *m = &net->spec;
+  struct plan *p = calloc(1, sizeof *p);
+  struct lstate *ls = calloc((size_t)m->n, sizeof *ls);
+  if (!p || !ls) {
+    free(p);
+    free(ls);
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  }
+  p->batch = B;
+  int rc = 0;
+  dnnl_memory_desc_t md;
+  plain_md(&md, B, m->in_c, m->in_h, m->in_w, 4);
+  dnnl_memory_t cur;
+  if ((rc = keep_mem(p, &md, DNNL_MEMORY_NONE, &p->x, f->eng, e)))
+    goto fail;
+  cur = p->x;
+  for (int i = 0; i < m->n && !rc; i++) {
+    enum pit_layer_kind k = m->layer[i].kind;
+    if (k == PIT_L_CONV || k == PIT_L_DECONV || k == PIT_L_LINEAR)
+      rc = build_weighted_fwd(f, p, net, i, &cur, &ls[i], e);
+    else
+      rc = build_simple_fwd(f, p, net, i, &cur, &ls[i], e);
+  }
+  if (rc)
+    goto fail;
+  /* plain output */
+  const dnnl_memory_desc_t *lmd = mem_md(cur);
+  plain_md(&md, B, m->out_c, m->out_h, m->out_w, lmd->ndims);
+  if ((rc = convert(f, p, p->fwd, &p->nfwd, 0, cur, &md, &p->y, e)))
+    goto fail;
+  if ((rc = keep_mem(p, &md, DNNL_MEMORY_NONE, &p->dy, f->eng, e)))
+    goto fail;
+  cur = p->dy;
+  for (int i = m->n - 1; i >= 0 && !rc; i--) {
+    enum pit_layer_kind k = m->layer[i].kind;
+    if (k == PIT_L_CONV || k == PIT_L_DECONV || k == PIT_L_LINEAR)
+      rc = build_weighted_bwd(f, p, net, i, &cur, &ls[i], e);
+    else
+      rc = build_simple_bwd(f, p, net, i, &cur, &ls[i], e);
+  }
+  if (rc)
+    goto fail;
+  plain_md(&md, B, m->in_c, m->in_h, m->in_w, 4);
+  if ((rc = keep_mem(p, &md, DNNL_MEMORY_NONE, &p->dx, f->eng, e)))
+    goto fail;
+  {
+    /* always a reorder (possibly a plain copy) into the caller's dx */
+    dnnl_primitive_desc_t pd;
+    dnnl_primitive_t prim;
+    struct step *s;
+    DN(dnnl_reorder_primitive_desc_create(&pd, mem_md(cur), f->eng, &md, f->eng, NULL));
+    rc = keep_prim(p, pd, &prim, e);
+    dnnl_primitive_desc_destroy(pd);
+    if (rc)
+      goto fail;
+    if (!(s = add_step(p->bwd, &p->nbwd, F_DX, e))) {
+      rc = e->code;
+      goto fail;
+    }
+    s->p = prim;
+    arg(s, DNNL_ARG_FROM, cur);
+    arg(s, DNNL_ARG_TO, p->dx);
+  }
+fail:
+  for (int i = 0; i < m->n; i++) {
+    if (ls[i].fpd)
+      dnnl_primitive_desc_destroy(ls[i].fpd);
+    if (ls[i].fpd_inf)
+      dnnl_primitive_desc_destroy(ls[i].fpd_inf);
+  }
+  free(ls);
+  if (rc) {
+    plan_free(p);
+    return rc;
+  }
+  *out = p;
+  return 0;
+}
+
+/* ---- execution ---- */
+
+static int run_steps(struct fast *f, struct step *list, int n, int skip, struct pit_err *e) {
+  for (int i = 0; i < n; i++) {
+    struct step *s = &list[i];
+    if (s->flags & skip)
+      continue;
+    if (s->type == S_PRIM) {
+      DN(dnnl_primitive_execute(s->p, f->strm, s->nargs, s->args));
+    } else if (s->type == S_ACCUM) {
+      float *restrict d = s->dst;
+      const float *restrict a = s->src;
+      size_t n2 = s->n;
+      for (size_t j = 0; j < n2; j++)
+        d[j] += a[j];
+    } else { /* S_BNRUN: PyTorch momentum 0.1, unbiased running variance */
+      const double mom = 0.1;
+      double unb = s->count > 1 ? s->count / (s->count - 1) : 1.0;
+      for (size_t j = 0; j < s->n; j++) {
+        s->dst[j] = (float)((1 - mom) * s->dst[j] + mom * s->src[j]);
+        s->dst2[j] = (float)((1 - mom) * s->dst2[j] + mom * s->src2[j] * unb);
+      }
+    }
+  }
+  return 0;
+}
+
+static int fast_create(struct pit_net *net, struct pit_err *e) {
+  struct fast *f = calloc(1, sizeof *f);
+  if (!f)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  net->impl = f;
+  DN(dnnl_engine_create(&f->eng, dnnl_cpu, 0));
+  DN(dnnl_stream_create(&f->strm, f->eng, dnnl_stream_default_flags));
+  int rc = pit_fast_direct_create(net, &f->direct, e);
+  if (rc)
+    return rc;
+  if (f->direct)
+    return 0;
+  /* build the plan for the max batch now: errors surface at creation */
+  return plan_build(f, net, net->max_batch, &f->plans[0], e);
+}
+
+static void fast_destroy(struct pit_net *net) {
+  struct fast *f = net->impl;
+  if (!f)
+    return;
+  for (int i = 0; i < FAST_MAX_PLANS; i++)
+    plan_free(f->plans[i]);
+  pit_fast_direct_free(f->direct);
+  if (f->strm)
+    dnnl_stream_destroy(f->strm);
+  if (f->eng)
+    dnnl_engine_destroy(f->eng);
+  free(f);
+  net->impl = NULL;
+}
+
+static int get_plan(struct fast *f, struct pit_net *net, int B, struct plan **out, struct pit_err *e) {
+  int victim = 0;
+  for (int i = 0; i < FAST_MAX_PLANS; i++) {
+    if (f->plans[i] && f->plans[i]->batch == B) {
+      f->plans[i]->used = ++f->clock;
+      *out = f->plans[i];
+      return 0;
+    }
+    if (!f->plans[i])
+      victim = i;
+    else if (f->plans[victim] && f->plans[i]->used < f->plans[victim]->used)
+      victim = i;
+  }
+  if (f->plans[victim] == f->last)
+    f->last = NULL;
+  plan_free(f->plans[victim]);
+  f->plans[victim] = NULL;
+  int rc = plan_build(f, net, B, &f->plans[victim], e);
+  if (rc)
+    return rc;
+  f->plans[victim]->used = ++f->clock;
+  *out = f->plans[victim];
+  return 0;
+}
+
+static int fast_forward(struct pit_net *net, const float *x, int batch, int train, const float **y,
+                        struct pit_err *e) {
+  struct fast *f = net->impl;
+  if (f->direct)
+    return pit_fast_direct_forward(f->direct, net, x, batch, train, y, e);
+  struct plan *p;
+  int rc = get_plan(f, net, batch, &p, e);
+  if (rc)
+    return rc;
+  f->last = NULL;
+  DN(dnnl_memory_set_data_handle(p->x, (void *)x));
+  if ((rc = run_steps(f, p->fwd, p->nfwd, train ? F_EVAL : F_TRAIN, e)))
+    return rc;
+  DN(dnnl_stream_wait(f->strm));
+  if (train)
+    f->last = p;
+  *y = mem_ptr(p->y);
+  return 0;
+}
+
+static int fast_backward(struct pit_net *net, const float *dy, float *dx, int param_grads,
+                         struct pit_err *e) {
+  struct fast *f = net->impl;
+  if (f->direct)
+    return pit_fast_direct_backward(f->direct, net, dy, dx, param_grads, e);
+  struct plan *p = f->last;
+  if (!p)
+    return pit_err_set(e, PIT_ESTATE, "backward needs a train forward first (fast backend)");
+  DN(dnnl_memory_set_data_handle(p->dy, (void *)dy));
+  if (dx)
+    DN(dnnl_memory_set_data_handle(p->dx, dx));
+  int skip = (param_grads ? 0 : F_PG) | (dx ? 0 : F_DX);
+  int rc = run_steps(f, p->bwd, p->nbwd, skip, e);
+  if (rc)
+    return rc;
+  DN(dnnl_stream_wait(f->strm));
+  return 0;
+}
+
+const struct pit_net_backend pit_net_backend_fast = {fast_create, fast_destroy, fast_forward,
+                                                     fast_backward, NULL};
