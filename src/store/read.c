@@ -3,8 +3,9 @@
  *
  * Invariant: the cursor merges one ordered query per record table on `seq`
  * (each table's rows for a run are in seq order through its (run_id, seq)
- * index), so records come back in add order whatever their type. Iteration
- * rows are joined with their per-rank rows (consecutive, ordered by rank).
+ * index; iterations through the run's seq range), so records come back in
+ * add order whatever their type. Per-rank times are decoded from their
+ * big-endian float64 BLOBs.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -32,13 +33,16 @@ static int64_t col_i(sqlite3_stmt *st, int i) {
 int pit_store_runs(struct pit_store *s, struct pit_store_run **runs, int *n, struct pit_err *e) {
   *runs = NULL;
   *n = 0;
+  int rc = pit_store_commit(s, e); /* what this handle added is readable */
+  if (rc)
+    return rc;
   static const char *sql =
       "SELECT r.name, r.created, r.source, r.config, r.model, r.itype, r.batch, r.ranks, r.nodes,"
       " r.threads, (SELECT count(*) FROM iterations i WHERE i.run_id = r.id) FROM runs r ORDER BY r.id";
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
     return pit_store_dberr(s, e, "listing runs");
-  int cap = 0, rc;
+  int cap = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     if (*n == cap) {
       cap = cap ? 2 * cap : 16;
@@ -91,9 +95,10 @@ enum { Q_INIT, Q_ITER, Q_EPOCH, Q_VAL, Q_CKPT, Q_NODE, Q_DEC, Q_END, Q_COUNT };
 static const char *cursor_sql[Q_COUNT] = {
     [Q_INIT] = "SELECT seq, gen, t, rank, init_s, rdzv_s, ranks, nodes, config FROM inits"
                " WHERE run_id = ? ORDER BY seq",
-    [Q_ITER] = "SELECT i.seq, i.gen, i.t, i.rank, i.epoch, i.iter, i.step, i.batch, i.step_s, i.data_s,"
-               " i.nranks, i.loss, i.losses, x.rank, x.compute_s, x.wait_s FROM iterations i"
-               " LEFT JOIN iteration_ranks x ON x.seq = i.seq WHERE i.run_id = ? ORDER BY i.seq, x.rank",
+    [Q_ITER] = "SELECT seq, gen, t, rank, epoch, iter, step, batch, step_s, data_s, nranks, loss, losses,"
+               " compute_s, wait_s FROM iterations WHERE run_id = ?1 AND seq BETWEEN"
+               " (SELECT first_seq FROM runs WHERE id = ?1) AND (SELECT last_seq FROM runs WHERE id = ?1)"
+               " ORDER BY seq",
     [Q_EPOCH] = "SELECT seq, gen, t, rank, epoch, epoch_s FROM epochs WHERE run_id = ? ORDER BY seq",
     [Q_VAL] = "SELECT seq, gen, t, rank, epoch, step, val_s, accuracy FROM validations"
               " WHERE run_id = ? ORDER BY seq",
@@ -128,11 +133,14 @@ static int advance(struct pit_store_cursor *c, int i, struct pit_err *e) {
 int pit_store_cursor_open(struct pit_store *s, const char *run, struct pit_store_cursor **out,
                           struct pit_err *e) {
   *out = NULL;
+  int rc = pit_store_commit(s, e); /* what this handle added is readable */
+  if (rc)
+    return rc;
   sqlite3_stmt *find = NULL;
   if (sqlite3_prepare_v2(s->db, "SELECT id FROM runs WHERE name = ?", -1, &find, NULL) != SQLITE_OK)
     return pit_store_dberr(s, e, "finding run");
   sqlite3_bind_text(find, 1, run, -1, SQLITE_STATIC);
-  int rc = sqlite3_step(find);
+  rc = sqlite3_step(find);
   int64_t rid = rc == SQLITE_ROW ? sqlite3_column_int64(find, 0) : -1;
   sqlite3_finalize(find);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -184,10 +192,25 @@ static int losses_from_json(struct pit_record *r, const char *text, struct pit_e
   return 0;
 }
 
-/* Reads the iteration at the head of Q_ITER (and its rank rows), advancing past them. */
+static int unpack_f64(double *out, int n, sqlite3_stmt *st, int col) {
+  if (sqlite3_column_type(st, col) == SQLITE_NULL)
+    return 0;
+  const unsigned char *b = sqlite3_column_blob(st, col);
+  int nb = sqlite3_column_bytes(st, col);
+  if (nb != 8 * n || !b)
+    return -1;
+  for (int i = 0; i < n; i++) {
+    uint64_t u = 0;
+    for (int k = 0; k < 8; k++)
+      u = (u << 8) | b[8 * i + k];
+    memcpy(&out[i], &u, 8);
+  }
+  return 0;
+}
+
+/* Reads the iteration at the head of Q_ITER and advances past it. */
 static int read_iter(struct pit_store_cursor *c, struct pit_record *r, struct pit_err *e) {
   sqlite3_stmt *st = c->q[Q_ITER];
-  int64_t seq = c->head[Q_ITER];
   r->type = PIT_REC_ITER;
   head_fields(st, r);
   r->epoch = col_i(st, 4);
@@ -202,21 +225,15 @@ static int read_iter(struct pit_store_cursor *c, struct pit_record *r, struct pi
   if (sqlite3_column_type(st, 12) != SQLITE_NULL &&
       (rc = losses_from_json(r, (const char *)sqlite3_column_text(st, 12), e)))
     return rc;
+  if (nranks < 0 || nranks > 1000000)
+    return pit_err_set(e, PIT_EFORMAT, "'%s': run '%s': stored rank count %d is invalid", c->s->path, c->run,
+                       nranks);
   if (nranks > 0 && pit_record_set_ranks(r, nranks))
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
-  for (;;) {
-    if (sqlite3_column_type(st, 13) != SQLITE_NULL) {
-      int64_t k = sqlite3_column_int64(st, 13);
-      if (k >= 0 && k < nranks) {
-        r->compute_s[k] = col_f(st, 14);
-        r->wait_s[k] = col_f(st, 15);
-      }
-    }
-    if ((rc = advance(c, Q_ITER, e)))
-      return rc;
-    if (!c->has_row[Q_ITER] || c->head[Q_ITER] != seq)
-      return 0;
-  }
+  if (unpack_f64(r->compute_s, nranks, st, 13) || unpack_f64(r->wait_s, nranks, st, 14))
+    return pit_err_set(e, PIT_EFORMAT, "'%s': run '%s': stored per-rank times do not match %d ranks",
+                       c->s->path, c->run, nranks);
+  return advance(c, Q_ITER, e);
 }
 
 int pit_store_cursor_next(struct pit_store_cursor *c, struct pit_record *r, struct pit_err *e) {

@@ -28,8 +28,9 @@ static const char *stmt_sql[ST_COUNT] = {
     [ST_INIT] = "INSERT INTO inits(seq, run_id, gen, t, rank, init_s, rdzv_s, ranks, nodes, config)"
                 " VALUES(?,?,?,?,?,?,?,?,?,?)",
     [ST_ITER] = "INSERT INTO iterations(seq, run_id, gen, t, rank, epoch, iter, step, batch, step_s,"
-                " data_s, nranks, loss, losses) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_ITER_RANK] = "INSERT INTO iteration_ranks(seq, rank, compute_s, wait_s) VALUES(?,?,?,?)",
+                " data_s, nranks, loss, losses, compute_s, wait_s) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_RUN_RANGE] = "UPDATE runs SET first_seq = min(coalesce(first_seq, ?1), ?1),"
+                     " last_seq = max(coalesce(last_seq, ?2), ?2) WHERE id = ?3",
     [ST_EPOCH] = "INSERT INTO epochs(seq, run_id, gen, t, rank, epoch, epoch_s) VALUES(?,?,?,?,?,?,?)",
     [ST_VALIDATION] = "INSERT INTO validations(seq, run_id, gen, t, rank, epoch, step, val_s, accuracy)"
                       " VALUES(?,?,?,?,?,?,?,?,?)",
@@ -57,10 +58,13 @@ static void free_handle(struct pit_store *s) {
     return;
   for (int i = 0; i < ST_COUNT; i++)
     sqlite3_finalize(s->st[i]);
+  sqlite3_finalize(s->multi);
   if (s->db)
     sqlite3_close(s->db);
   free(s->path);
   free(s->source);
+  free(s->rowbytes);
+  free(s->touched);
   free(s);
 }
 
@@ -82,7 +86,7 @@ static int open_common(struct pit_store **out, const char *path, int create, str
   }
   s->batch = PIT_STORE_DEFAULT_BATCH;
   s->last_run_id = -1;
-  int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
   if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
     pit_err_set(e, PIT_EIO, "cannot open '%s': %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
     free_handle(s);
@@ -145,10 +149,15 @@ int pit_store_schema_version(struct pit_store *s) { return s->version; }
 static void rollback(struct pit_store *s) {
   for (int i = 0; i < ST_COUNT; i++)
     sqlite3_reset(s->st[i]);
+  if (s->multi)
+    sqlite3_reset(s->multi);
   if (s->in_tx)
     sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
   s->in_tx = 0;
   s->pending = 0;
+  s->ntouched = 0;
+  s->nrows = 0;
+  s->nrowbytes = 0;
   s->last_run_id = -1;
   s->last_run[0] = 0;
   int64_t q;
@@ -160,6 +169,25 @@ static void rollback(struct pit_store *s) {
 int pit_store_commit(struct pit_store *s, struct pit_err *e) {
   if (!s->in_tx)
     return 0;
+  int frc = pit_store_flush_iters(s, e);
+  if (frc) {
+    rollback(s);
+    return frc;
+  }
+  for (int i = 0; i < s->ntouched; i++) {
+    sqlite3_stmt *st = s->st[ST_RUN_RANGE];
+    sqlite3_bind_int64(st, 1, s->touched[i].lo);
+    sqlite3_bind_int64(st, 2, s->touched[i].hi);
+    sqlite3_bind_int64(st, 3, s->touched[i].run_id);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+      rc = pit_store_dberr(s, e, "commit");
+      rollback(s);
+      return rc;
+    }
+  }
+  s->ntouched = 0;
   if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
     int rc = pit_store_dberr(s, e, "commit");
     rollback(s);
@@ -167,6 +195,28 @@ int pit_store_commit(struct pit_store *s, struct pit_err *e) {
   }
   s->in_tx = 0;
   s->pending = 0;
+  return 0;
+}
+
+static int touch_run(struct pit_store *s, int64_t rid, int64_t seq, struct pit_err *e) {
+  for (int i = s->ntouched - 1; i >= 0; i--) {
+    if (s->touched[i].run_id == rid) {
+      if (seq < s->touched[i].lo)
+        s->touched[i].lo = seq;
+      if (seq > s->touched[i].hi)
+        s->touched[i].hi = seq;
+      return 0;
+    }
+  }
+  if (s->ntouched == s->captouched) {
+    int cap = s->captouched ? 2 * s->captouched : 8;
+    struct pit_touched *t = realloc(s->touched, sizeof *t * (size_t)cap);
+    if (!t)
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
+    s->touched = t;
+    s->captouched = cap;
+  }
+  s->touched[s->ntouched++] = (struct pit_touched){rid, seq, seq};
   return 0;
 }
 
@@ -315,55 +365,10 @@ static int add_one(struct pit_store *s, const struct pit_record *r, struct pit_e
     if ((rc = run_stmt(s, st, r, e)) || (rc = set_config(s, rid, r, e)))
       return rc;
     break;
-  case PIT_REC_ITER: {
-    st = s->st[ST_ITER];
-    bind_head(st, seq, rid, r);
-    bind_i(st, 6, r->epoch);
-    bind_i(st, 7, r->iter);
-    bind_i(st, 8, r->step);
-    bind_i(st, 9, r->batch);
-    bind_f(st, 10, r->step_s);
-    bind_f(st, 11, r->data_s);
-    sqlite3_bind_int(st, 12, r->nranks);
-    char losses[PIT_MAX_LOSSES * 48 + 4];
-    if (r->nlosses > 0) {
-      size_t n = 0;
-      n += (size_t)snprintf(losses + n, sizeof losses - n, "{");
-      for (int i = 0; i < r->nlosses && i < PIT_MAX_LOSSES; i++) {
-        /* loss names come from records: plain identifiers (the record parser
-         * bounds them to 15 bytes); quote characters are dropped. */
-        char name[16];
-        size_t k = 0;
-        for (const char *p = r->loss_name[i]; *p && k < sizeof name - 1; p++)
-          if (*p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
-            name[k++] = *p;
-        name[k] = 0;
-        if (isnan(r->loss_val[i]) || isinf(r->loss_val[i]))
-          n += (size_t)snprintf(losses + n, sizeof losses - n, "%s\"%s\":null", i ? "," : "", name);
-        else
-          n += (size_t)snprintf(losses + n, sizeof losses - n, "%s\"%s\":%.17g", i ? "," : "", name,
-                                r->loss_val[i]);
-      }
-      snprintf(losses + n, sizeof losses - n, "}");
-      sqlite3_bind_text(st, 14, losses, -1, SQLITE_STATIC);
-      sqlite3_bind_null(st, 13);
-    } else {
-      bind_f(st, 13, r->loss);
-      sqlite3_bind_null(st, 14);
-    }
-    if ((rc = run_stmt(s, st, r, e)))
+  case PIT_REC_ITER:
+    if ((rc = pit_store_queue_iter(s, r, rid, seq, e)) || (rc = touch_run(s, rid, seq, e)))
       return rc;
-    st = s->st[ST_ITER_RANK];
-    for (int k = 0; k < r->nranks; k++) {
-      sqlite3_bind_int64(st, 1, seq);
-      sqlite3_bind_int(st, 2, k);
-      bind_f(st, 3, r->compute_s[k]);
-      bind_f(st, 4, r->wait_s[k]);
-      if ((rc = run_stmt(s, st, r, e)))
-        return rc;
-    }
     break;
-  }
   case PIT_REC_EPOCH:
     st = s->st[ST_EPOCH];
     bind_head(st, seq, rid, r);
@@ -430,8 +435,13 @@ int pit_store_add(struct pit_store *s, const struct pit_record *r, struct pit_er
                                       "nothing more is stored through this handle", s->path);
   int rc = check_record(r, e);
   if (!rc && !s->in_tx) {
-    if ((rc = pit_store_exec(s, "BEGIN", e)) == 0)
+    /* IMMEDIATE: hold the write lock from the start, then number records after
+     * the largest seq (another process may have written since). */
+    if ((rc = pit_store_exec(s, "BEGIN IMMEDIATE", e)) == 0) {
       s->in_tx = 1;
+      s->tx_start = pit_now();
+      rc = pit_store_max_seq(s, &s->seq, e);
+    }
   }
   if (!rc)
     rc = add_one(s, r, e);
@@ -440,7 +450,8 @@ int pit_store_add(struct pit_store *s, const struct pit_record *r, struct pit_er
     return rc;
   }
   s->pending++;
-  if (s->batch > 0 && s->pending >= s->batch)
+  if ((s->batch > 0 && s->pending >= s->batch) ||
+      (s->batch > 0 && pit_now() - s->tx_start >= PIT_STORE_COMMIT_SECONDS))
     return pit_store_commit(s, e);
   return 0;
 }
