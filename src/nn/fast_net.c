@@ -178,6 +178,13 @@ static const dnnl_memory_desc_t *q(const_dnnl_primitive_desc_t pd, int argk) {
   return dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, argk);
 }
 
+static int is_ref_impl(const_dnnl_primitive_desc_t pd) {
+  const char *name = NULL;
+  if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) != dnnl_success || !name)
+    return 0;
+  return strncmp(name, "ref", 3) == 0;
+}
+
 static void md_tag(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag) {
   dnnl_memory_desc_init_by_tag(md, nd, dims, dnnl_f32, tag);
 }
@@ -336,6 +343,10 @@ static int build_weighted_bwd(struct fast *f, struct plan *p, struct pit_net *ne
       wpd = NULL;
       if (attempt)
         DN(st2);
+    } else if (attempt == 0 && is_ref_impl(wpd)) {
+      /* oneDNN's reference kernel is 100x slower than a reorder + jit kernel */
+      dnnl_primitive_desc_destroy(wpd);
+      wpd = NULL;
     }
   }
   dnnl_memory_t ddst, ddst_w, src_w, w_bwd, dsrc, dw, db = NULL;
