@@ -118,12 +118,20 @@ struct pit_series_run {
   char *config;            /* JSON text of the first init record; owned; may be NULL */
   struct pit_config cfg;
   double end_total_s;      /* sum of end records' total_s (NaN if none) */
-  double last_t;           /* largest t seen */
-  int64_t first_iter;      /* index of this run's first iteration in pit_series.it */
+  double last_t;           /* largest t seen (NaN if none) */
+};
+
+/* A duration from a non-iteration record. */
+struct pit_series_event {
+  enum pit_rec_type type;  /* PIT_REC_INIT, _VALIDATION, _CHECKPOINT or _EPOCH */
+  int run, rank;
+  double v;                /* init_s, val_s, ckpt_s or epoch_s (NaN if absent) */
+  double rdzv_s;           /* init only */
 };
 
 /* One or more runs' records, kept in arrival order. Feed every record of a
- * run before the next run's (the store and JSON Lines files both do). */
+ * run before the next run's (the store and the CLI's per-run reading do);
+ * pit_series_append() concatenates whole series (runs into a group). */
 struct pit_series {
   struct pit_series_run *runs;
   int nruns, caprun;
@@ -131,15 +139,15 @@ struct pit_series {
   int64_t nit, capit;
   double *compute_s, *wait_s;  /* per-rank times of all iterations, concatenated */
   int64_t nrank_vals, caprank;
-  /* durations of the other record kinds, NaN-free */
-  double *init_s, *rdzv_s, *epoch_s, *val_s, *ckpt_s;
-  int64_t ninit, nrdzv, nepoch, nval, nckpt;
-  int64_t capinit, caprdzv, capepoch, capval, capckpt;
+  struct pit_series_event *ev;
+  int64_t nev, capev;
   int pending_event;       /* a validation/checkpoint arrived after the last iteration */
 };
 void pit_series_init(struct pit_series *s);
 void pit_series_release(struct pit_series *s);
 int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_err *e);
+/* Appends a copy of every run of src to dst. */
+int pit_series_append(struct pit_series *dst, const struct pit_series *src, struct pit_err *e);
 
 struct pit_summary {
   int nruns;
@@ -160,8 +168,10 @@ struct pit_summary {
   double slow_excess;            /* slow_compute_s / fastest rank's mean − 1 (0.25 = 25% slower) */
   double wait_share;             /* Σ wait_s / Σ (compute_s + wait_s) over ranks and iterations */
   double *rank_compute_s, *rank_wait_s; /* (nranks) means; owned */
-  /* totals and shares (of total_s) */
+  /* totals and shares (of total_s); the sums count records of rank -1 or 0
+   * only, so one-line-per-rank foreign logs are not counted once per rank */
   double total_s;                /* Σ over runs of the end record's total_s, else of the last t */
+  double init_total_s, epoch_total_s, validation_total_s, checkpoint_total_s;
   double init_share, epoch_share, validation_share, checkpoint_share;
 };
 void pit_summary_release(struct pit_summary *sm);

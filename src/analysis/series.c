@@ -1,0 +1,184 @@
+/* series.c — struct pit_series: the facts of one or more runs the statistics
+ * need, collected record by record (iterations with their per-rank times,
+ * durations of init/validation/checkpoint/epoch records, run totals).
+ * Invariants: iterations and events stay in arrival order; an iteration next
+ * to a validation or checkpoint record of its run is flagged PIT_IT_NEAR_EVENT
+ * (both neighbours: which one's step_s holds the pause is not known); arrays
+ * are owned and grow geometrically. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pitstop/analysis.h"
+
+void pit_series_init(struct pit_series *s) { memset(s, 0, sizeof *s); }
+
+void pit_series_release(struct pit_series *s) {
+  for (int i = 0; i < s->nruns; i++)
+    free(s->runs[i].config);
+  free(s->runs);
+  free(s->it);
+  free(s->compute_s);
+  free(s->wait_s);
+  free(s->ev);
+  pit_series_init(s);
+}
+
+static int grow(void **p, int64_t *cap, int64_t need, size_t elem) {
+  if (need <= *cap)
+    return 0;
+  int64_t c = *cap ? *cap : 64;
+  while (c < need)
+    c *= 2;
+  void *q = realloc(*p, (size_t)c * elem);
+  if (!q)
+    return PIT_ENOMEM;
+  *p = q;
+  *cap = c;
+  return 0;
+}
+
+static int run_index(struct pit_series *s, const char *name, struct pit_err *e) {
+  if (s->nruns > 0 && strcmp(s->runs[s->nruns - 1].name, name) == 0)
+    return s->nruns - 1;
+  for (int i = 0; i < s->nruns; i++)
+    if (strcmp(s->runs[i].name, name) == 0)
+      return i;
+  if (s->nruns == s->caprun) {
+    int c = s->caprun ? 2 * s->caprun : 8;
+    struct pit_series_run *r = realloc(s->runs, sizeof *r * (size_t)c);
+    if (!r)
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
+    s->runs = r;
+    s->caprun = c;
+  }
+  struct pit_series_run *r = &s->runs[s->nruns];
+  memset(r, 0, sizeof *r);
+  snprintf(r->name, sizeof r->name, "%s", name);
+  pit_config_clear(&r->cfg);
+  r->end_total_s = NAN;
+  r->last_t = NAN;
+  s->pending_event = 0;
+  return s->nruns++;
+}
+
+static int add_event(struct pit_series *s, const struct pit_record *r, int run, double v, struct pit_err *e) {
+  if (grow((void **)&s->ev, &s->capev, s->nev + 1, sizeof *s->ev))
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  s->ev[s->nev++] = (struct pit_series_event){r->type, run, r->rank, v, r->rdzv_s};
+  return 0;
+}
+
+int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_err *e) {
+  int run = run_index(s, r->run, e);
+  if (run < 0)
+    return run;
+  struct pit_series_run *ru = &s->runs[run];
+  if (!isnan(r->t) && (isnan(ru->last_t) || r->t > ru->last_t))
+    ru->last_t = r->t;
+  switch (r->type) {
+  case PIT_REC_ITER: {
+    int64_t oldcap = s->caprank;
+    if (grow((void **)&s->it, &s->capit, s->nit + 1, sizeof *s->it) ||
+        grow((void **)&s->compute_s, &s->caprank, s->nrank_vals + r->nranks, sizeof(double)))
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
+    if (s->caprank != oldcap) { /* wait_s has compute_s's capacity */
+      double *w = realloc(s->wait_s, sizeof(double) * (size_t)s->caprank);
+      if (!w)
+        return pit_err_set(e, PIT_ENOMEM, "out of memory");
+      s->wait_s = w;
+    }
+    struct pit_series_iter *it = &s->it[s->nit++];
+    it->step = r->step;
+    it->epoch = r->epoch;
+    it->iter = r->iter;
+    it->batch = r->batch;
+    it->gen = r->gen;
+    it->rank = r->rank;
+    it->run = run;
+    it->flags = s->pending_event ? PIT_IT_NEAR_EVENT : 0;
+    s->pending_event = 0;
+    it->step_s = r->step_s;
+    it->data_s = r->data_s;
+    it->t = r->t;
+    it->nranks = r->nranks;
+    it->ranks_off = s->nrank_vals;
+    for (int k = 0; k < r->nranks; k++) {
+      s->compute_s[s->nrank_vals + k] = r->compute_s[k];
+      s->wait_s[s->nrank_vals + k] = r->wait_s[k];
+    }
+    s->nrank_vals += r->nranks;
+    return 0;
+  }
+  case PIT_REC_INIT:
+    if (!ru->config && r->config) {
+      ru->config = strdup(r->config);
+      if (!ru->config)
+        return pit_err_set(e, PIT_ENOMEM, "out of memory");
+      pit_config_from_record(&ru->cfg, r);
+    } else if (!ru->config && ru->cfg.ranks < 0) {
+      pit_config_from_record(&ru->cfg, r);
+    }
+    return add_event(s, r, run, r->init_s, e);
+  case PIT_REC_VALIDATION:
+  case PIT_REC_CHECKPOINT:
+    if (s->nit > 0 && s->it[s->nit - 1].run == run)
+      s->it[s->nit - 1].flags |= PIT_IT_NEAR_EVENT;
+    s->pending_event = 1;
+    return add_event(s, r, run, r->type == PIT_REC_VALIDATION ? r->val_s : r->ckpt_s, e);
+  case PIT_REC_EPOCH:
+    return add_event(s, r, run, r->epoch_s, e);
+  case PIT_REC_END:
+    if (!isnan(r->total_s))
+      ru->end_total_s = isnan(ru->end_total_s) ? r->total_s : ru->end_total_s + r->total_s;
+    return 0;
+  default:
+    return 0; /* node and decision records carry no durations */
+  }
+}
+
+int pit_series_append(struct pit_series *d, const struct pit_series *src, struct pit_err *e) {
+  int base = d->nruns;
+  for (int i = 0; i < src->nruns; i++) {
+    if (d->nruns == d->caprun) {
+      int c = d->caprun ? 2 * d->caprun : 8;
+      struct pit_series_run *r = realloc(d->runs, sizeof *r * (size_t)c);
+      if (!r)
+        return pit_err_set(e, PIT_ENOMEM, "out of memory");
+      d->runs = r;
+      d->caprun = c;
+    }
+    d->runs[d->nruns] = src->runs[i];
+    d->runs[d->nruns].config = src->runs[i].config ? strdup(src->runs[i].config) : NULL;
+    d->nruns++;
+  }
+  int64_t roff = d->nrank_vals;
+  if (grow((void **)&d->it, &d->capit, d->nit + src->nit, sizeof *d->it) ||
+      grow((void **)&d->ev, &d->capev, d->nev + src->nev, sizeof *d->ev) ||
+      grow((void **)&d->compute_s, &d->caprank, d->nrank_vals + src->nrank_vals, sizeof(double)))
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  if (d->caprank > 0) { /* wait_s has compute_s's capacity */
+    double *w = realloc(d->wait_s, sizeof(double) * (size_t)d->caprank);
+    if (!w)
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
+    d->wait_s = w;
+  }
+  for (int64_t i = 0; i < src->nit; i++) {
+    struct pit_series_iter it = src->it[i];
+    it.run += base;
+    it.ranks_off += roff;
+    d->it[d->nit++] = it;
+  }
+  for (int64_t i = 0; i < src->nev; i++) {
+    struct pit_series_event ev = src->ev[i];
+    ev.run += base;
+    d->ev[d->nev++] = ev;
+  }
+  if (src->nrank_vals > 0) {
+    memcpy(d->compute_s + roff, src->compute_s, sizeof(double) * (size_t)src->nrank_vals);
+    memcpy(d->wait_s + roff, src->wait_s, sizeof(double) * (size_t)src->nrank_vals);
+  }
+  d->nrank_vals += src->nrank_vals;
+  d->pending_event = 0;
+  return 0;
+}
