@@ -124,6 +124,10 @@ int pit_store_migrate(struct pit_store *s, struct pit_err *e) {
     s->version = v;
     return 0;
   }
+  /* A new database gets 16 KiB pages (measured 2-6% faster bulk inserts than
+   * the 4 KiB default, interleaved A/B; docs/store.md). No effect once the file has pages. */
+  if (v == 0 && (rc = pit_store_exec(s, "PRAGMA page_size=16384", e)))
+    return rc;
   /* IMMEDIATE: take the write lock first, then re-read (another process may
    * have migrated meanwhile). */
   if ((rc = pit_store_exec(s, "BEGIN IMMEDIATE", e)))
