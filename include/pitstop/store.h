@@ -52,7 +52,8 @@ int pit_store_set_source(struct pit_store *s, const char *source, struct pit_err
 int pit_store_add(struct pit_store *s, const struct pit_record *r, struct pit_err *e);
 /* Commits the open transaction now. */
 int pit_store_commit(struct pit_store *s, struct pit_err *e);
-/* Commits and closes; frees s (also on error). NULL is allowed. */
+/* Commits and closes; frees s (also on error). NULL is allowed. After a failed
+ * add it returns PIT_ESTATE (the records since the last commit are not stored). */
 int pit_store_close(struct pit_store *s, struct pit_err *e);
 /* Rolls back the open transaction and closes; frees s. NULL is allowed. */
 void pit_store_abort(struct pit_store *s);

@@ -547,8 +547,8 @@ int pit_cmd_summary(int argc, char **argv) {
       usage(stdout);
       return 0;
     default:
-      usage(stderr);
-      return pit_cli_usage("summary: unknown option or missing value: '%s'", argv[optind - 1]);
+      return pit_cli_usage("summary: unknown option or missing value: '%s' (see 'pitstop summary --help')",
+                           argv[optind - 1]);
     }
   }
   if (db && nevents)

@@ -459,7 +459,10 @@ int pit_store_add(struct pit_store *s, const struct pit_record *r, struct pit_er
 int pit_store_close(struct pit_store *s, struct pit_err *e) {
   if (!s)
     return 0;
-  int rc = s->failed ? 0 : pit_store_commit(s, e);
+  int rc = s->failed ? pit_err_set(e, PIT_ESTATE, "'%s': an earlier error rolled back the last transaction; "
+                                                  "records added since the last commit are not stored",
+                                    s->path)
+                     : pit_store_commit(s, e);
   if (!rc && !s->failed) {
     /* Fold the WAL back into the database so the file alone is complete. */
     sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);

@@ -314,7 +314,7 @@ static void failure_rolls_back(void) {
       struct pit_err e2 = {0};
       iter_rec(&r, "r", 9);
       CHECK(pit_store_add(s, &r, &e2) == PIT_ESTATE, "add after failure refused");
-      CHECK(pit_store_close(s, &e2) == 0, "close after failure");
+      CHECK(pit_store_close(s, &e2) == PIT_ESTATE && strstr(e2.msg, "rolled back"), "close after failure says so");
     }
     CHECK(rc < 0 && strstr(e.msg, "injected failure"), "batch %d: failure reported: rc %d %s", batch, rc, e.msg);
     /* batch 0: all or nothing; batch 4: the first 4 records were committed
