@@ -38,7 +38,8 @@ int pit_store_runs(struct pit_store *s, struct pit_store_run **runs, int *n, str
     return rc;
   static const char *sql =
       "SELECT r.name, r.created, r.source, r.config, r.model, r.itype, r.batch, r.ranks, r.nodes,"
-      " r.threads, (SELECT count(*) FROM iterations i WHERE i.run_id = r.id) FROM runs r ORDER BY r.id";
+      " r.threads, (SELECT count(*) FROM iterations i WHERE i.seq BETWEEN r.first_seq AND r.last_seq"
+      " AND i.run_id = r.id) FROM runs r ORDER BY r.id";
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
     return pit_store_dberr(s, e, "listing runs");
