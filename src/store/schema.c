@@ -20,20 +20,27 @@ struct migration {
 };
 
 /* SQL expression: element k.rank of BLOB column i.<col> (big-endian IEEE-754
- * float64s) as a REAL, exactly; NULL for NaN/absent. h = the 16 hex digits,
- * d1..d16 their values; exponent = 11 bits after the sign, mantissa = 52 bits. */
-#define HEXD(j) "instr('0123456789ABCDEF', substr(h," #j ",1))-1 AS d" #j
-#define MANT                                                                                     \
-  "(d4*281474976710656+d5*17592186044416+d6*1099511627776+d7*68719476736+d8*4294967296+"         \
-  "d9*268435456+d10*16777216+d11*1048576+d12*65536+d13*4096+d14*256+d15*16+d16)"
-#define EXPO "((d1 % 8)*256 + d2*16 + d3)"
+ * float64s) as a REAL, exactly; NULL for NaN/absent. Byte j is found by its
+ * position in the 256-byte BLOB 00..FF (instr on BLOBs compares bytes); the
+ * exponent is the 11 bits after the sign, the mantissa the last 52 bits. */
+#define BYTES256                                                                                 \
+  "X'"\
+  "000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F202122232425262728292A2B2C2D2E2F"\
+  "303132333435363738393A3B3C3D3E3F404142434445464748494A4B4C4D4E4F505152535455565758595A5B5C5D5E5F"\
+  "606162636465666768696A6B6C6D6E6F707172737475767778797A7B7C7D7E7F808182838485868788898A8B8C8D8E8F"\
+  "909192939495969798999A9B9C9D9E9FA0A1A2A3A4A5A6A7A8A9AAABACADAEAFB0B1B2B3B4B5B6B7B8B9BABBBCBDBEBF"\
+  "C0C1C2C3C4C5C6C7C8C9CACBCCCDCECFD0D1D2D3D4D5D6D7D8D9DADBDCDDDEDFE0E1E2E3E4E5E6E7E8E9EAEBECEDEEEF"\
+  "F0F1F2F3F4F5F6F7F8F9FAFBFCFDFEFF" "'"
+#define BYTE(col, j) "(instr(" BYTES256 ", substr(i." col ", 8*k.rank+" #j ", 1))-1)"
+#define EXPO(col) "((" BYTE(col, 1) " % 128)*16 + " BYTE(col, 2) "/16)"
+#define MANT(col)                                                                                \
+  "((" BYTE(col, 2) " % 16)*281474976710656 + " BYTE(col, 3) "*1099511627776 + " BYTE(col, 4)      \
+  "*4294967296 + " BYTE(col, 5) "*16777216 + " BYTE(col, 6) "*65536 + " BYTE(col, 7) "*256 + "     \
+  BYTE(col, 8) ")"
 #define DECODE_F64(col)                                                                          \
-  "(SELECT CASE WHEN n < 16 OR " EXPO " = 2047 THEN NULL ELSE (CASE WHEN d1 >= 8 THEN -1.0 ELSE" \
-  " 1.0 END) * (CASE WHEN " EXPO " = 0 THEN " MANT " * pow(2, -1074) ELSE (4503599627370496 + "  \
-  MANT ") * pow(2, " EXPO " - 1075) END) END FROM (SELECT length(h) AS n, " HEXD(1) ", "         \
-  HEXD(2) ", " HEXD(3) ", " HEXD(4) ", " HEXD(5) ", " HEXD(6) ", " HEXD(7) ", " HEXD(8) ", "     \
-  HEXD(9) ", " HEXD(10) ", " HEXD(11) ", " HEXD(12) ", " HEXD(13) ", " HEXD(14) ", " HEXD(15)    \
-  ", " HEXD(16) " FROM (SELECT hex(substr(i." col ", 8*k.rank+1, 8)) AS h)))"
+  "(CASE WHEN length(substr(i." col ", 8*k.rank+1, 8)) < 8 OR " EXPO(col) " = 2047 THEN NULL"    \
+  " ELSE (CASE WHEN " BYTE(col, 1) " >= 128 THEN -1.0 ELSE 1.0 END) * pow(2, max(" EXPO(col)      \
+  ", 1) - 1075) * (" MANT(col) " + CASE WHEN " EXPO(col) " = 0 THEN 0 ELSE 4503599627370496 END) END)"
 
 /* Every record table carries `seq` (the store-wide order in which records were
  * added: it is the rowid, so reading a run back in order is a merge on seq),
