@@ -93,7 +93,7 @@ static int open_common(struct pit_store **out, const char *path, int create, str
     return PIT_EIO;
   }
   sqlite3_extended_result_codes(s->db, 1);
-  sqlite3_busy_timeout(s->db, 5000);
+  sqlite3_busy_timeout(s->db, 60000); /* another writer's transaction: wait, do not fail */
   /* Check the schema version before writing anything (a newer database is
    * never touched, not even its journal mode). */
   int rc = pit_store_migrate(s, e);
