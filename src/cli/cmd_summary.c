@@ -469,15 +469,15 @@ static void table(FILE *f, struct item *items, int n, const char *title) {
             secs(b[3], 32, s->step.min), secs(b[4], 32, s->step.max), secs(b[5], 32, s->step.p5),
             secs(b[6], 32, s->step.p95), (long long)s->warmup, tp);
   }
-  fprintf(f, "\n%s — other times (mean, count), run totals and shares\n", title);
+  fprintf(f, "\n%s — other times: mean (count); run time and its shares\n", title);
   fprintf(f, "%-*s %16s %16s %16s %9s %6s %6s %6s  %s\n", w, "", "epoch", "validation", "init", "total", "init",
           "epochs", "valid.", "slowest rank (compute)");
   for (int i = 0; i < n; i++) {
     const struct pit_summary *s = &items[i].sum;
     char ep[40], va[40], in[40], slow[96];
-    snprintf(ep, sizeof ep, "%s ×%lld", secs(b[0], 32, s->epoch.mean), (long long)s->epoch.n);
-    snprintf(va, sizeof va, "%s ×%lld", secs(b[1], 32, s->validation.mean), (long long)s->validation.n);
-    snprintf(in, sizeof in, "%s ×%lld", secs(b[2], 32, s->init.mean), (long long)s->init.n);
+    snprintf(ep, sizeof ep, "%s (%lld)", secs(b[0], 32, s->epoch.mean), (long long)s->epoch.n);
+    snprintf(va, sizeof va, "%s (%lld)", secs(b[1], 32, s->validation.mean), (long long)s->validation.n);
+    snprintf(in, sizeof in, "%s (%lld)", secs(b[2], 32, s->init.mean), (long long)s->init.n);
     if (s->slow_rank < 0)
       snprintf(slow, sizeof slow, "-");
     else if (s->nranks == 1)
@@ -635,7 +635,12 @@ int pit_cmd_summary(int argc, char **argv) {
         csv_item(stdout, &c.groups[i], 1);
     } else {
       table(stdout, c.runs, c.nruns, "runs");
-      table(stdout, c.groups, c.ngroups, "configurations");
+      char gtitle[600];
+      if (group_spec)
+        snprintf(gtitle, sizeof gtitle, "groups by %s", group_spec);
+      else
+        snprintf(gtitle, sizeof gtitle, "configurations");
+      table(stdout, c.groups, c.ngroups, gtitle);
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
       fprintf(stderr, "pitstop: cannot write the summary to standard output\n");
