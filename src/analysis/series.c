@@ -74,7 +74,7 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
   if (run < 0)
     return run;
   struct pit_series_run *ru = &s->runs[run];
-  if (!isnan(r->t) && (isnan(ru->last_t) || r->t > ru->last_t))
+  if (isfinite(r->t) && (isnan(ru->last_t) || r->t > ru->last_t))
     ru->last_t = r->t;
   switch (r->type) {
   case PIT_REC_ITER: {
@@ -129,7 +129,7 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
   case PIT_REC_EPOCH:
     return add_event(s, r, run, r->epoch_s, e);
   case PIT_REC_END:
-    if (!isnan(r->total_s))
+    if (isfinite(r->total_s))
       ru->end_total_s = isnan(ru->end_total_s) ? r->total_s : ru->end_total_s + r->total_s;
     return 0;
   default:

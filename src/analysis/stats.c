@@ -1,7 +1,7 @@
 /* stats.c — descriptive statistics: count, sum, mean, median, sample standard
  * deviation, min, max, p5, p95. Quantiles are Hyndman & Fan type 7 (linear
  * interpolation between order statistics; R's and NumPy's default).
- * Invariant: NaN inputs are skipped; the input array is never modified. */
+ * Invariant: NaN and infinite inputs are skipped (a time of inf is garbage); the input array is never modified. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +39,7 @@ int pit_stats_compute(struct pit_stats *st, const double *x, size_t n) {
     return PIT_ENOMEM;
   size_t m = 0;
   for (size_t i = 0; i < n; i++)
-    if (!isnan(x[i]))
+    if (isfinite(x[i]))
       v[m++] = x[i];
   if (m > 0) {
     qsort(v, m, sizeof *v, cmp_double);

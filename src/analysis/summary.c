@@ -72,7 +72,7 @@ static int64_t mark_warmup(struct pit_series *s, double *keep, int64_t *nkeep, i
     double *seg = keep + *nkeep;
     for (; j < s->nit && s->it[j].run == run && s->it[j].gen == gen; j++) {
       const struct pit_series_iter *it = &s->it[j];
-      if (it->flags || isnan(it->step_s))
+      if (it->flags || !isfinite(it->step_s))
         continue;
       idx[n] = j;
       seg[n++] = it->step_s;
@@ -127,20 +127,20 @@ static int imbalance(const struct pit_series *s, struct pit_summary *sm) {
         continue;
       for (int k = 0; k < it->nranks; k++) {
         double c = s->compute_s[it->ranks_off + k], w = s->wait_s[it->ranks_off + k];
-        if (!isnan(c)) {
+        if (isfinite(c)) {
           sc[k] += c;
           nc[k]++;
         }
-        if (!isnan(w)) {
+        if (isfinite(w)) {
           sw[k] += w;
           nw[k]++;
         }
-        if (!isnan(c) && !isnan(w)) {
+        if (isfinite(c) && isfinite(w)) {
           tot_c += c;
           tot_w += w;
         }
       }
-    } else if (it->rank >= 0 && !isnan(it->step_s) &&
+    } else if (it->rank >= 0 && isfinite(it->step_s) &&
                !(it->flags & (PIT_IT_EPOCH_EDGE | PIT_IT_NEAR_EVENT | PIT_IT_RESUME))) {
       sc[it->rank] += it->step_s;
       nc[it->rank]++;
@@ -213,7 +213,7 @@ int pit_series_summarize(struct pit_series *s, struct pit_summary *sm, struct pi
     b[m++] = it->data_s;
     if (it->flags)
       sm->non_paramount++;
-    if ((it->flags & PIT_IT_EPOCH_EDGE) && !isnan(it->step_s)) {
+    if ((it->flags & PIT_IT_EPOCH_EDGE) && isfinite(it->step_s)) {
       edge_sum += it->step_s;
       edges++;
     }
@@ -246,7 +246,7 @@ int pit_series_summarize(struct pit_series *s, struct pit_summary *sm, struct pi
       if (s->ev[i].type != kinds[k])
         continue;
       vals[c++] = s->ev[i].v;
-      if (s->ev[i].rank <= 0 && !isnan(s->ev[i].v)) {
+      if (s->ev[i].rank <= 0 && isfinite(s->ev[i].v)) {
         sum += s->ev[i].v;
         any = 1;
       }
