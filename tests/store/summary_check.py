@@ -1,11 +1,13 @@
 #!/usr/bin/python3
-"""summary_check.py RECORDS.jsonl SUMMARY.json [--group-by F,F...]
+"""summary_check.py RECORDS.jsonl SUMMARY.json [--group-by F,F...] [--rel TOL]
 
 The independent side of the round trip of issue 4: recomputes from the JSON
 Lines records, with the Python standard library only and following the
 definitions in docs/analysis.md (not pitstop's code), every figure that
 `pitstop summary --format json` printed, and compares them (relative 1e-9).
-Exits 0 if all agree, 1 with the differences otherwise."""
+Exits 0 if all agree, 1 with the differences otherwise. --rel: the relative
+tolerance (default 1e-9; a store written from full-precision doubles while the
+JSON Lines file holds 9 significant digits needs ~1e-6)."""
 import json
 import math
 import statistics
@@ -224,6 +226,11 @@ def compare(path, want, got, errs):
 def main():
     args = sys.argv[1:]
     fields = DEFAULT_GROUP.split(",")
+    global REL
+    if "--rel" in args:
+        i = args.index("--rel")
+        REL = float(args[i + 1])
+        del args[i:i + 2]
     if "--group-by" in args:
         i = args.index("--group-by")
         fields = args[i + 1].split(",")
