@@ -16,8 +16,8 @@ One iteration = forward, loss, backward, optimizer step:
   dcgan: D on real (target 1) and on G(z).detach() (target 0), Adam step of D,
          then D(G(z)) with target 1, Adam step of G (lr 2e-4, betas 0.5/0.999).
 --threads sets torch.set_num_threads (OpenMP); --blas-threads sets OpenBLAS's pool
-(OPENBLAS_NUM_THREADS must be set before torch loads: this script re-executes
-itself with it when needed).
+and --blas-core its kernels (OPENBLAS_NUM_THREADS / OPENBLAS_CORETYPE must be set
+before torch loads: this script re-executes itself with them when needed).
 """
 import argparse
 import gzip
@@ -32,6 +32,10 @@ def parse():
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--blas-threads", type=int, default=1)
+    ap.add_argument("--blas-core", default="",
+                    help="OPENBLAS_CORETYPE for torch's OpenBLAS (empty: autodetect; on this "
+                         "KVM CPU autodetection falls back to Prescott/SSE3 kernels, so "
+                         "SkylakeX is PyTorch's best setting)")
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--data", default="synthetic", choices=["synthetic", "fashion-mnist"])
@@ -45,12 +49,17 @@ def parse():
 
 
 args = parse()
-# OpenBLAS reads its thread count when the library loads: set it before importing torch.
-want = str(args.blas_threads)
-if os.environ.get("OPENBLAS_NUM_THREADS") != want or "OPENBLAS_CORETYPE" in os.environ:
+# OpenBLAS reads its thread count and kernel choice when the library loads: set
+# them before importing torch (re-executing once if the environment differs).
+env_want = {"OPENBLAS_NUM_THREADS": str(args.blas_threads)}
+if args.blas_core:
+    env_want["OPENBLAS_CORETYPE"] = args.blas_core
+if any(os.environ.get(k) != v for k, v in env_want.items()) or (
+        not args.blas_core and "OPENBLAS_CORETYPE" in os.environ):
     env = dict(os.environ)
-    env["OPENBLAS_NUM_THREADS"] = want
-    env.pop("OPENBLAS_CORETYPE", None)  # it pins OpenBLAS to AVX2 kernels
+    env.update(env_want)
+    if not args.blas_core:
+        env.pop("OPENBLAS_CORETYPE", None)
     os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
 import numpy as np  # noqa: E402
@@ -208,7 +217,8 @@ def main():
     meas = step_times[args.warmup:]
     med = sorted(meas)[len(meas) // 2]
     print(f"model={args.model} batch={B} threads={args.threads} omp={torch.get_num_threads()} "
-          f"blas={os.environ.get('OPENBLAS_NUM_THREADS')} iters={args.iters} "
+          f"blas={os.environ.get('OPENBLAS_NUM_THREADS')} "
+          f"blas_core={os.environ.get('OPENBLAS_CORETYPE', 'auto')} iters={args.iters} "
           f"sps={B * len(meas) / sum(meas):.2f} step_ms_median={1e3 * med:.4f}", flush=True)
 
 
