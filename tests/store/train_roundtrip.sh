@@ -16,7 +16,7 @@ if [[ "$help" == *"not part of this build"* ]]; then
 fi
 "$PITSTOP" train --model cnn --data synthetic --max-iters 60 --events "$tmp/ev.jsonl" --db "$tmp/d.db" \
   > "$tmp/train.out" 2> "$tmp/train.err" || { cat "$tmp/train.err"; exit 1; }
-test "$(grep -c '"type":"iter"' "$tmp/ev.jsonl")" -eq 60
+test "$(grep -cE '"type" *: *"iter"' "$tmp/ev.jsonl")" -eq 60
 "$PITSTOP" summary --db "$tmp/d.db" --format json > "$tmp/db.json"
 "$PITSTOP" summary --events "$tmp/ev.jsonl" --format json > "$tmp/ev.json"
 # the file holds times to 9 significant digits, the store what train measured
