@@ -29,7 +29,7 @@
 #define FAST_MAX_STEPS 320
 #define FAST_MAX_OBJS 640
 
-enum step_type { S_PRIM, S_ACCUM, S_BNRUN };
+enum step_type { S_PRIM, S_ACCUM, S_BNRUN, S_POOLF, S_POOLB };
 enum step_flag {
   F_TRAIN = 1,  /* forward: only in train mode */
   F_EVAL = 2,   /* forward: only in eval mode */
@@ -47,6 +47,8 @@ struct step {
   const float *src, *src2;
   size_t n;
   double count; /* S_BNRUN: elements per channel in the batch */
+  /* S_POOLF: args[0..2] = src, dst, idx memories; S_POOLB: diff_dst, idx, diff_src */
+  struct pit_fast_pool pool;
 };
 
 struct plan {
@@ -193,6 +195,9 @@ static void md_tag(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_
  * through *bw, what its backward needs (built in a second pass, last layer first). ---- */
 
 struct lstate {
+  int fused_relu;         /* ReLU folded into the max pooling that follows it */
+  int custom_pool;        /* max pooling by fast_pool.c */
+  struct pit_fast_pool pool;
   /* forward */
   dnnl_primitive_desc_t fpd, fpd_inf;
   dnnl_memory_t src, dst, ws, mean, var;
@@ -591,6 +596,73 @@ out:
   return rc;
 }
 
+/* Channel block of a layout fast_pool.c handles (16, 8, 1 = plain NCHW), else 0. */
+static int pool_blk(const dnnl_memory_desc_t *md) {
+  static const struct {
+    dnnl_format_tag_t tag;
+    int blk;
+  } t[] = {{dnnl_nChw16c, 16}, {dnnl_nChw8c, 8}, {dnnl_nchw, 1}};
+  if (md->ndims != 4 || md->data_type != dnnl_f32)
+    return 0;
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    dnnl_memory_desc_t m;
+    if (dnnl_memory_desc_init_by_tag(&m, 4, md->dims, dnnl_f32, t[i].tag) == dnnl_success &&
+        dnnl_memory_desc_equal(&m, md))
+      return t[i].blk;
+  }
+  return 0;
+}
+
+static int build_pool_fwd(struct fast *f, struct plan *p, struct pit_net *net, int i,
+                          dnnl_memory_t *cur, struct lstate *ls, int relu, struct pit_err *e) {
+  const struct pit_layer_spec *L = &net->spec.layer[i];
+  const dnnl_memory_desc_t *smd = mem_md(*cur);
+  int blk = pool_blk(smd), rc;
+  dnnl_memory_desc_t dmd, imd;
+  dnnl_dims_t dd = {p->batch, L->o_c, L->o_h, L->o_w};
+  dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32,
+                               blk == 16 ? dnnl_nChw16c : blk == 8 ? dnnl_nChw8c : dnnl_nchw);
+  ls->custom_pool = 1;
+  ls->pool = (struct pit_fast_pool){.n = p->batch, .cb = (int)(smd->padded_dims[1] / blk), .blk = blk,
+                                    .h = L->in_h, .w = L->in_w, .oh = L->o_h, .ow = L->o_w,
+                                    .k = L->k, .s = L->stride, .relu = relu};
+  dnnl_dims_t id = {(dnnl_dim_t)dnnl_memory_desc_get_size(&dmd) / (dnnl_dim_t)sizeof(float)};
+  dnnl_memory_desc_init_by_tag(&imd, 1, id, dnnl_u8, dnnl_x);
+  ls->src = *cur;
+  if ((rc = keep_mem(p, &dmd, DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)) ||
+      (rc = keep_mem(p, &imd, DNNL_MEMORY_ALLOCATE, &ls->ws, f->eng, e)))
+    return rc;
+  struct step *s = add_step(p->fwd, &p->nfwd, 0, e);
+  if (!s)
+    return e->code;
+  s->type = S_POOLF;
+  s->pool = ls->pool;
+  arg(s, DNNL_ARG_SRC, ls->src);
+  arg(s, DNNL_ARG_DST, ls->dst);
+  arg(s, DNNL_ARG_WORKSPACE, ls->ws);
+  *cur = ls->dst;
+  return 0;
+}
+
+static int build_pool_bwd(struct fast *f, struct plan *p, int i, dnnl_memory_t *cur,
+                          struct lstate *ls, struct pit_err *e) {
+  int fl = i == 0 ? F_DX : 0, rc;
+  dnnl_memory_t ddst, dsrc;
+  if ((rc = convert(f, p, p->bwd, &p->nbwd, fl, *cur, mem_md(ls->dst), &ddst, e)) ||
+      (rc = keep_mem(p, mem_md(ls->src), DNNL_MEMORY_ALLOCATE, &dsrc, f->eng, e)))
+    return rc;
+  struct step *s = add_step(p->bwd, &p->nbwd, fl, e);
+  if (!s)
+    return e->code;
+  s->type = S_POOLB;
+  s->pool = ls->pool;
+  arg(s, DNNL_ARG_DIFF_DST, ddst);
+  arg(s, DNNL_ARG_WORKSPACE, ls->ws);
+  arg(s, DNNL_ARG_DIFF_SRC, dsrc);
+  *cur = dsrc;
+  return 0;
+}
+
 static void plan_free(struct plan *p) {
   if (!p)
     return;
@@ -628,7 +700,13 @@ static int plan_build(struct fast *f, struct pit_net *net, int B, struct plan **
   cur = p->x;
   for (int i = 0; i < m->n && !rc; i++) {
     enum pit_layer_kind k = m->layer[i].kind;
-    if (k == PIT_L_CONV || k == PIT_L_DECONV || k == PIT_L_LINEAR)
+    if (k == PIT_L_RELU && i + 1 < m->n && m->layer[i + 1].kind == PIT_L_MAXPOOL &&
+        pool_blk(mem_md(cur))) {
+      ls[i].fused_relu = 1; /* the pooling below applies it */
+      ls[i].src = ls[i].dst = cur;
+    } else if (k == PIT_L_MAXPOOL && pool_blk(mem_md(cur)))
+      rc = build_pool_fwd(f, p, net, i, &cur, &ls[i], i > 0 && ls[i - 1].fused_relu, e);
+    else if (k == PIT_L_CONV || k == PIT_L_DECONV || k == PIT_L_LINEAR)
       rc = build_weighted_fwd(f, p, net, i, &cur, &ls[i], e);
     else
       rc = build_simple_fwd(f, p, net, i, &cur, &ls[i], e);
@@ -645,7 +723,11 @@ static int plan_build(struct fast *f, struct pit_net *net, int B, struct plan **
   cur = p->dy;
   for (int i = m->n - 1; i >= 0 && !rc; i--) {
     enum pit_layer_kind k = m->layer[i].kind;
-    if (k == PIT_L_CONV || k == PIT_L_DECONV || k == PIT_L_LINEAR)
+    if (ls[i].fused_relu)
+      continue; /* its gradient was applied by the pooling's backward */
+    if (ls[i].custom_pool)
+      rc = build_pool_bwd(f, p, i, &cur, &ls[i], e);
+    else if (k == PIT_L_CONV || k == PIT_L_DECONV || k == PIT_L_LINEAR)
       rc = build_weighted_bwd(f, p, net, i, &cur, &ls[i], e);
     else
       rc = build_simple_bwd(f, p, net, i, &cur, &ls[i], e);
@@ -704,6 +786,12 @@ static int run_steps(struct fast *f, struct step *list, int n, int skip, struct 
       size_t n2 = s->n;
       for (size_t j = 0; j < n2; j++)
         d[j] += a[j];
+    } else if (s->type == S_POOLF) {
+      pit_fast_pool_fwd(&s->pool, mem_ptr(s->args[0].memory), mem_ptr(s->args[1].memory),
+                        (uint8_t *)mem_ptr(s->args[2].memory));
+    } else if (s->type == S_POOLB) {
+      pit_fast_pool_bwd(&s->pool, mem_ptr(s->args[0].memory),
+                        (const uint8_t *)mem_ptr(s->args[1].memory), mem_ptr(s->args[2].memory));
     } else { /* S_BNRUN: PyTorch momentum 0.1, unbiased running variance */
       const double mom = 0.1;
       double unb = s->count > 1 ? s->count / (s->count - 1) : 1.0;
