@@ -281,6 +281,34 @@ static void series_summary(void) {
   CHECK_NEAR(sm.tp.mean, 0.02, 1e-12, "t_p of rank 0");
   pit_summary_release(&sm);
   pit_series_release(&s);
+  /* a checkpoint in the middle of an epoch: both neighbours are set aside */
+  pit_series_init(&s);
+  for (int i = 0; i < 50; i++) {
+    pit_record_release(&r);
+    r.type = PIT_REC_ITER;
+    snprintf(r.run, sizeof r.run, "c");
+    r.epoch = 0;
+    r.iter = i;
+    r.step = i;
+    r.step_s = i == 25 ? 0.5 : 0.01;
+    pit_series_add(&s, &r, &e);
+    if (i == 24) {
+      pit_record_release(&r);
+      r.type = PIT_REC_CHECKPOINT;
+      snprintf(r.run, sizeof r.run, "c");
+      r.ckpt_s = 0.4;
+      pit_series_add(&s, &r, &e);
+    }
+  }
+  pit_record_release(&r);
+  CHECK(pit_series_summarize(&s, &sm, &e) == 0, "checkpoint series");
+  CHECK((s.it[24].flags & PIT_IT_NEAR_EVENT) && (s.it[25].flags & PIT_IT_NEAR_EVENT) && !(s.it[23].flags & PIT_IT_NEAR_EVENT) &&
+            !(s.it[26].flags & PIT_IT_NEAR_EVENT),
+        "neighbours of the checkpoint");
+  CHECK(sm.non_paramount == 4 && sm.checkpoint.n == 1, "edges + checkpoint neighbours: %lld", (long long)sm.non_paramount);
+  CHECK_NEAR(sm.tp.mean, 0.01, 1e-15, "the slow step next to the checkpoint is not in t_p");
+  pit_summary_release(&sm);
+  pit_series_release(&s);
   pit_series_init(&s);
   CHECK(pit_series_summarize(&s, &sm, &e) == PIT_ENOTFOUND, "empty series");
 }
