@@ -37,6 +37,12 @@ enum step_flag {
   F_DX = 8      /* backward: only when the caller wants dx */
 };
 
+/* Backward slots: data gradients alternate between PING and PONG layer by layer
+ * (a layer reads its input gradient from one and writes its output gradient to the
+ * other); CONV holds a diff_dst reordered for the layer, WCONV a second reorder
+ * for the weights-gradient primitive, SCONV a reordered forward source. */
+enum { SLOT_PING, SLOT_PONG, SLOT_CONV, SLOT_WCONV, SLOT_SCONV, SLOT_N };
+
 struct step {
   int type, flags;
   dnnl_primitive_t p;
@@ -60,6 +66,12 @@ struct plan {
   dnnl_primitive_t prims[FAST_MAX_OBJS];
   dnnl_memory_t mems[FAST_MAX_OBJS];
   int nprims, nmems;
+  /* Backward scratch shared between layers: memories bound to slots, each slot one
+   * buffer as large as its largest user (see SLOT_*). */
+  dnnl_memory_t slot_mem[FAST_MAX_OBJS];
+  int slot_of[FAST_MAX_OBJS], nslot_mem;
+  size_t slot_size[SLOT_N];
+  void *slot_buf[SLOT_N];
 };
 
 struct fast {
@@ -101,6 +113,37 @@ static int keep_prim(struct plan *p, const_dnnl_primitive_desc_t pd, dnnl_primit
   return 0;
 }
 
+/* A memory whose buffer is backward slot `slot` (bound when the plan is complete). */
+static int slot_mem(struct plan *p, const dnnl_memory_desc_t *md, int slot, dnnl_memory_t *out,
+                    dnnl_engine_t eng, struct pit_err *e) {
+  if (slot < 0)
+    return keep_mem(p, md, DNNL_MEMORY_ALLOCATE, out, eng, e);
+  int rc = keep_mem(p, md, DNNL_MEMORY_NONE, out, eng, e);
+  if (rc)
+    return rc;
+  if (p->nslot_mem >= FAST_MAX_OBJS)
+    return pit_err_set(e, PIT_ESTATE, "src/nn/fast_net.c: too many slot memories in one plan");
+  p->slot_mem[p->nslot_mem] = *out;
+  p->slot_of[p->nslot_mem++] = slot;
+  size_t sz = dnnl_memory_desc_get_size(md);
+  if (sz > p->slot_size[slot])
+    p->slot_size[slot] = sz;
+  return 0;
+}
+
+static int slot_bind(struct plan *p, struct pit_err *e) {
+  for (int i = 0; i < SLOT_N; i++) {
+    if (!p->slot_size[i])
+      continue;
+    p->slot_buf[i] = aligned_alloc(64, (p->slot_size[i] + 63) / 64 * 64);
+    if (!p->slot_buf[i])
+      return pit_err_set(e, PIT_ENOMEM, "out of memory (%zu bytes of backward scratch)", p->slot_size[i]);
+  }
+  for (int i = 0; i < p->nslot_mem; i++)
+    DN(dnnl_memory_set_data_handle(p->slot_mem[i], p->slot_buf[p->slot_of[i]]));
+  return 0;
+}
+
 static struct step *add_step(struct step *list, int *n, int flags, struct pit_err *e) {
   if (*n >= FAST_MAX_STEPS) {
     pit_err_set(e, PIT_ESTATE, "src/nn/fast_net.c: too many steps in one plan");
@@ -135,12 +178,12 @@ static float *mem_ptr(dnnl_memory_t m) {
  * filled by a reorder step appended to list. */
 static int convert(struct fast *f, struct plan *p, struct step *list, int *n, int flags,
                    dnnl_memory_t from, const dnnl_memory_desc_t *want, dnnl_memory_t *out,
-                   struct pit_err *e) {
+                   int slot, struct pit_err *e) {
   if (dnnl_memory_desc_equal(mem_md(from), want)) {
     *out = from;
     return 0;
   }
-  int rc = keep_mem(p, want, DNNL_MEMORY_ALLOCATE, out, f->eng, e);
+  int rc = slot_mem(p, want, slot, out, f->eng, e);
   if (rc)
     return rc;
   dnnl_primitive_desc_t pd;
@@ -163,7 +206,7 @@ static int convert(struct fast *f, struct plan *p, struct step *list, int *n, in
 static int accumulate(struct fast *f, struct plan *p, dnnl_memory_t g, const dnnl_memory_desc_t *user_md,
                       float *dst, size_t n, struct pit_err *e) {
   dnnl_memory_t plain;
-  int rc = convert(f, p, p->bwd, &p->nbwd, F_PG, g, user_md, &plain, e);
+  int rc = convert(f, p, p->bwd, &p->nbwd, F_PG, g, user_md, &plain, -1, e);
   if (rc)
     return rc;
   struct step *s = add_step(p->bwd, &p->nbwd, F_PG, e);
@@ -260,11 +303,11 @@ static int build_weighted_fwd(struct fast *f, struct plan *p, struct pit_net *ne
   }
   ls->fpd = pd;
   int rc;
-  if ((rc = convert(f, p, p->fwd, &p->nfwd, 0, *cur, q(pd, DNNL_ARG_SRC), &ls->src, e)))
+  if ((rc = convert(f, p, p->fwd, &p->nfwd, 0, *cur, q(pd, DNNL_ARG_SRC), &ls->src, -1, e)))
     return rc;
   if ((rc = keep_mem(p, &ls->w_user_md, net->params + L->w_off, &ls->w_user, f->eng, e)))
     return rc;
-  if ((rc = convert(f, p, p->fwd, &p->nfwd, 0, ls->w_user, q(pd, DNNL_ARG_WEIGHTS), &ls->w_fwd, e)))
+  if ((rc = convert(f, p, p->fwd, &p->nfwd, 0, ls->w_user, q(pd, DNNL_ARG_WEIGHTS), &ls->w_fwd, -1, e)))
     return rc;
   if (L->bias) {
     dnnl_dims_t bd = {L->out_c};
@@ -291,8 +334,16 @@ static int build_weighted_fwd(struct fast *f, struct plan *p, struct pit_net *ne
 }
 
 /* Backward of conv / deconv / linear. *cur: the diff of this layer's output. */
+/* The ping-pong slot for a layer's data gradient, given where its input gradient
+ * lives (updated: the output becomes the next layer's input). */
+static int next_slot(int *cur_slot) {
+  *cur_slot = *cur_slot == SLOT_PING ? SLOT_PONG : SLOT_PING;
+  return *cur_slot;
+}
+
 static int build_weighted_bwd(struct fast *f, struct plan *p, struct pit_net *net, int i,
-                              dnnl_memory_t *cur, struct lstate *ls, struct pit_err *e) {
+                              dnnl_memory_t *cur, int *cur_slot, struct lstate *ls,
+                              struct pit_err *e) {
   const struct pit_layer_spec *L = &net->spec.layer[i];
   dnnl_dims_t st = {L->stride, L->stride}, pad = {L->pad, L->pad};
   const dnnl_memory_desc_t *smd = mem_md(ls->src), *dmd = mem_md(ls->dst);
@@ -355,12 +406,12 @@ static int build_weighted_bwd(struct fast *f, struct plan *p, struct pit_net *ne
     }
   }
   dnnl_memory_t ddst, ddst_w, src_w, w_bwd, dsrc, dw, db = NULL;
-  if ((rc = convert(f, p, p->bwd, &p->nbwd, 0, *cur, want_ddst, &ddst, e)))
+  if ((rc = convert(f, p, p->bwd, &p->nbwd, 0, *cur, want_ddst, &ddst, SLOT_CONV, e)))
     goto out;
   /* weights gradient */
-  if ((rc = convert(f, p, p->bwd, &p->nbwd, F_PG, ddst, q(wpd, DNNL_ARG_DIFF_DST), &ddst_w, e)))
+  if ((rc = convert(f, p, p->bwd, &p->nbwd, F_PG, ddst, q(wpd, DNNL_ARG_DIFF_DST), &ddst_w, SLOT_WCONV, e)))
     goto out;
-  if ((rc = convert(f, p, p->bwd, &p->nbwd, F_PG, ls->src, q(wpd, DNNL_ARG_SRC), &src_w, e)))
+  if ((rc = convert(f, p, p->bwd, &p->nbwd, F_PG, ls->src, q(wpd, DNNL_ARG_SRC), &src_w, SLOT_SCONV, e)))
     goto out;
   if ((rc = keep_mem(p, q(wpd, DNNL_ARG_DIFF_WEIGHTS), DNNL_MEMORY_ALLOCATE, &dw, f->eng, e)))
     goto out;
@@ -386,9 +437,9 @@ static int build_weighted_bwd(struct fast *f, struct plan *p, struct pit_net *ne
     goto out;
   /* data gradient */
   int fl = i == 0 ? F_DX : 0;
-  if ((rc = convert(f, p, p->bwd, &p->nbwd, fl, ls->w_user, q(dpd, DNNL_ARG_WEIGHTS), &w_bwd, e)))
+  if ((rc = convert(f, p, p->bwd, &p->nbwd, fl, ls->w_user, q(dpd, DNNL_ARG_WEIGHTS), &w_bwd, -1, e)))
     goto out;
-  if ((rc = keep_mem(p, q(dpd, DNNL_ARG_DIFF_SRC), DNNL_MEMORY_ALLOCATE, &dsrc, f->eng, e)))
+  if ((rc = slot_mem(p, q(dpd, DNNL_ARG_DIFF_SRC), next_slot(cur_slot), &dsrc, f->eng, e)))
     goto out;
   if ((rc = keep_prim(p, dpd, &prim, e)))
     goto out;
@@ -529,7 +580,8 @@ static int build_simple_fwd(struct fast *f, struct plan *p, struct pit_net *net,
 }
 
 static int build_simple_bwd(struct fast *f, struct plan *p, struct pit_net *net, int i,
-                            dnnl_memory_t *cur, struct lstate *ls, struct pit_err *e) {
+                            dnnl_memory_t *cur, int *cur_slot, struct lstate *ls,
+                            struct pit_err *e) {
   const struct pit_layer_spec *L = &net->spec.layer[i];
   const dnnl_memory_desc_t *smd = mem_md(ls->src), *dmd = mem_md(ls->dst);
   dnnl_primitive_desc_t pd = NULL;
@@ -555,9 +607,9 @@ static int build_simple_bwd(struct fast *f, struct plan *p, struct pit_net *net,
   dnnl_memory_t ddst, dsrc, dss = NULL;
   dnnl_primitive_t prim;
   struct step *s;
-  if ((rc = convert(f, p, p->bwd, &p->nbwd, fl, *cur, q(pd, DNNL_ARG_DIFF_DST), &ddst, e)))
+  if ((rc = convert(f, p, p->bwd, &p->nbwd, fl, *cur, q(pd, DNNL_ARG_DIFF_DST), &ddst, SLOT_CONV, e)))
     goto out;
-  if ((rc = keep_mem(p, q(pd, DNNL_ARG_DIFF_SRC), DNNL_MEMORY_ALLOCATE, &dsrc, f->eng, e)))
+  if ((rc = slot_mem(p, q(pd, DNNL_ARG_DIFF_SRC), next_slot(cur_slot), &dsrc, f->eng, e)))
     goto out;
   if ((rc = keep_prim(p, pd, &prim, e)))
     goto out;
@@ -645,11 +697,11 @@ static int build_pool_fwd(struct fast *f, struct plan *p, struct pit_net *net, i
 }
 
 static int build_pool_bwd(struct fast *f, struct plan *p, int i, dnnl_memory_t *cur,
-                          struct lstate *ls, struct pit_err *e) {
+                          int *cur_slot, struct lstate *ls, struct pit_err *e) {
   int fl = i == 0 ? F_DX : 0, rc;
   dnnl_memory_t ddst, dsrc;
-  if ((rc = convert(f, p, p->bwd, &p->nbwd, fl, *cur, mem_md(ls->dst), &ddst, e)) ||
-      (rc = keep_mem(p, mem_md(ls->src), DNNL_MEMORY_ALLOCATE, &dsrc, f->eng, e)))
+  if ((rc = convert(f, p, p->bwd, &p->nbwd, fl, *cur, mem_md(ls->dst), &ddst, SLOT_CONV, e)) ||
+      (rc = slot_mem(p, mem_md(ls->src), next_slot(cur_slot), &dsrc, f->eng, e)))
     return rc;
   struct step *s = add_step(p->bwd, &p->nbwd, fl, e);
   if (!s)
@@ -670,6 +722,8 @@ static void plan_free(struct plan *p) {
     dnnl_primitive_destroy(p->prims[i]);
   for (int i = 0; i < p->nmems; i++)
     dnnl_memory_destroy(p->mems[i]);
+  for (int i = 0; i < SLOT_N; i++)
+    free(p->slot_buf[i]);
   free(p);
 }
 
@@ -716,21 +770,22 @@ static int plan_build(struct fast *f, struct pit_net *net, int B, struct plan **
   /* plain output */
   const dnnl_memory_desc_t *lmd = mem_md(cur);
   plain_md(&md, B, m->out_c, m->out_h, m->out_w, lmd->ndims);
-  if ((rc = convert(f, p, p->fwd, &p->nfwd, 0, cur, &md, &p->y, e)))
+  if ((rc = convert(f, p, p->fwd, &p->nfwd, 0, cur, &md, &p->y, -1, e)))
     goto fail;
   if ((rc = keep_mem(p, &md, DNNL_MEMORY_NONE, &p->dy, f->eng, e)))
     goto fail;
   cur = p->dy;
+  int cur_slot = SLOT_PONG; /* dy is the caller's: the last layer writes PING */
   for (int i = m->n - 1; i >= 0 && !rc; i--) {
     enum pit_layer_kind k = m->layer[i].kind;
     if (ls[i].fused_relu)
       continue; /* its gradient was applied by the pooling's backward */
     if (ls[i].custom_pool)
-      rc = build_pool_bwd(f, p, i, &cur, &ls[i], e);
+      rc = build_pool_bwd(f, p, i, &cur, &cur_slot, &ls[i], e);
     else if (k == PIT_L_CONV || k == PIT_L_DECONV || k == PIT_L_LINEAR)
-      rc = build_weighted_bwd(f, p, net, i, &cur, &ls[i], e);
+      rc = build_weighted_bwd(f, p, net, i, &cur, &cur_slot, &ls[i], e);
     else
-      rc = build_simple_bwd(f, p, net, i, &cur, &ls[i], e);
+      rc = build_simple_bwd(f, p, net, i, &cur, &cur_slot, &ls[i], e);
   }
   if (rc)
     goto fail;
@@ -755,6 +810,7 @@ static int plan_build(struct fast *f, struct pit_net *net, int B, struct plan **
     arg(s, DNNL_ARG_FROM, cur);
     arg(s, DNNL_ARG_TO, p->dx);
   }
+  rc = slot_bind(p, e);
 fail:
   for (int i = 0; i < m->n; i++) {
     if (ls[i].fpd)
