@@ -34,7 +34,8 @@ enum step_flag {
   F_TRAIN = 1,  /* forward: only in train mode */
   F_EVAL = 2,   /* forward: only in eval mode */
   F_PG = 4,     /* backward: only when parameter gradients are wanted */
-  F_DX = 8      /* backward: only when the caller wants dx */
+  F_DX = 8,     /* backward: only when the caller wants dx */
+  F_W = 16      /* weights reorder: only when the parameters changed since the last one */
 };
 
 /* Backward slots: data gradients alternate between PING and PONG layer by layer
@@ -53,6 +54,7 @@ struct step {
   const float *src, *src2;
   size_t n;
   double count; /* S_BNRUN: elements per channel in the batch */
+  uint64_t wver; /* F_W steps: parameter version last laid out (0: never) */
   /* S_POOLF: args[0..2] = src, dst, idx memories; S_POOLB: diff_dst, idx, diff_src */
   struct pit_fast_pool pool;
 };
@@ -80,6 +82,7 @@ struct fast {
   struct plan *plans[FAST_MAX_PLANS];
   struct plan *last; /* plan of the last train forward, NULL if the last forward was eval */
   uint64_t clock;
+  uint64_t wver; /* parameter version: bumped by params_changed */
   /* the direct-C path (small nets), NULL when oneDNN runs everything */
   struct pit_fast_direct *direct;
 };
@@ -240,6 +243,7 @@ static void md_tag(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_
 struct lstate {
   int fused_relu;         /* ReLU folded into the max pooling that follows it */
   int custom_pool;        /* max pooling by fast_pool.c */
+  int flat;               /* linear layer fed a plain (B, C*H*W) view of its 4-D input */
   struct pit_fast_pool pool;
   /* forward */
   dnnl_primitive_desc_t fpd, fpd_inf;
@@ -256,13 +260,30 @@ static int build_weighted_fwd(struct fast *f, struct plan *p, struct pit_net *ne
   dnnl_dims_t st = {L->stride, L->stride}, pad = {L->pad, L->pad};
   const dnnl_memory_desc_t *cmd = mem_md(*cur);
   dnnl_primitive_desc_t pd = NULL;
+  int rc;
+  if (L->kind == PIT_L_LINEAR && cmd->ndims == 4 && *cur != p->x) {
+    /* Flatten: oneDNN's inner product on a blocked 4-D source is a slow gemm path
+     * (cnn b4: 0.14 ms for 120x400); on a plain (B, C*H*W) matrix it is brgemm. */
+    dnnl_memory_desc_t m4, m2;
+    dnnl_dims_t d4 = {B, L->in_c, L->in_h, L->in_w}, d2 = {B, L->in_c * L->in_h * L->in_w};
+    md_tag(&m4, 4, d4, dnnl_nchw);
+    md_tag(&m2, 2, d2, dnnl_nc);
+    dnnl_memory_t plain, flat;
+    if ((rc = convert(f, p, p->fwd, &p->nfwd, 0, *cur, &m4, &plain, -1, e)) ||
+        (rc = keep_mem(p, &m2, mem_ptr(plain), &flat, f->eng, e)))
+      return rc;
+    ls->flat = 1;
+    *cur = flat;
+    cmd = mem_md(*cur);
+  }
   if (L->kind == PIT_L_LINEAR) {
     int four = cmd->ndims == 4;
     dnnl_dims_t wd = {L->out_c, L->in_c, L->in_h, L->in_w};
     if (!four)
       wd[1] = L->in_c * L->in_h * L->in_w;
     md_tag(&ls->w_user_md, four ? 4 : 2, wd, four ? dnnl_oihw : dnnl_oi);
-    md_tag(&w_any, four ? 4 : 2, wd, dnnl_format_tag_any);
+    /* plain weights: no reorders per iteration (measured cnn b4 +45%, b64 same) */
+    w_any = ls->w_user_md;
     dnnl_dims_t dd = {B, L->out_c};
     md_tag(&dst_any, 2, dd, dnnl_format_tag_any);
     dnnl_dims_t bd = {L->out_c};
@@ -302,13 +323,14 @@ static int build_weighted_fwd(struct fast *f, struct plan *p, struct pit_net *ne
     DN(dnnl_primitive_desc_create(&pd, &d, NULL, f->eng, NULL));
   }
   ls->fpd = pd;
-  int rc;
   if ((rc = convert(f, p, p->fwd, &p->nfwd, 0, *cur, q(pd, DNNL_ARG_SRC), &ls->src, -1, e)))
     return rc;
   if ((rc = keep_mem(p, &ls->w_user_md, net->params + L->w_off, &ls->w_user, f->eng, e)))
     return rc;
   if ((rc = convert(f, p, p->fwd, &p->nfwd, 0, ls->w_user, q(pd, DNNL_ARG_WEIGHTS), &ls->w_fwd, -1, e)))
     return rc;
+  if (ls->w_fwd != ls->w_user)
+    p->fwd[p->nfwd - 1].flags |= F_W;
   if (L->bias) {
     dnnl_dims_t bd = {L->out_c};
     md_tag(&b_md, 1, bd, dnnl_x);
@@ -354,6 +376,8 @@ static int build_weighted_bwd(struct fast *f, struct plan *p, struct pit_net *ne
   dnnl_memory_desc_init_by_tag(&ddst_any, dmd->ndims, dmd->dims, dnnl_f32, dnnl_format_tag_any);
   dnnl_memory_desc_init_by_tag(&dw_any, ls->w_user_md.ndims, ls->w_user_md.dims, dnnl_f32,
                                dnnl_format_tag_any);
+  if (L->kind == PIT_L_LINEAR)
+    dw_any = ls->w_user_md;
   dnnl_dims_t bd = {L->out_c};
   md_tag(&db_md, 1, bd, dnnl_x);
   dnnl_primitive_desc_t dpd = NULL, wpd = NULL;
@@ -405,7 +429,7 @@ static int build_weighted_bwd(struct fast *f, struct plan *p, struct pit_net *ne
       wpd = NULL;
     }
   }
-  dnnl_memory_t ddst, ddst_w, src_w, w_bwd, dsrc, dw, db = NULL;
+  dnnl_memory_t ddst, ddst_w, src_w, w_bwd, dsrc, dw, db = NULL, dsrc_exec = NULL;
   if ((rc = convert(f, p, p->bwd, &p->nbwd, 0, *cur, want_ddst, &ddst, SLOT_CONV, e)))
     goto out;
   /* weights gradient */
@@ -439,7 +463,23 @@ static int build_weighted_bwd(struct fast *f, struct plan *p, struct pit_net *ne
   int fl = i == 0 ? F_DX : 0;
   if ((rc = convert(f, p, p->bwd, &p->nbwd, fl, ls->w_user, q(dpd, DNNL_ARG_WEIGHTS), &w_bwd, -1, e)))
     goto out;
-  if ((rc = slot_mem(p, q(dpd, DNNL_ARG_DIFF_SRC), next_slot(cur_slot), &dsrc, f->eng, e)))
+  if (w_bwd != ls->w_user)
+    p->bwd[p->nbwd - 1].flags |= F_W;
+  if (ls->flat) { /* own buffer, seen by the layer below as plain (B, C, H, W) */
+    dnnl_memory_t flat;
+    dnnl_memory_desc_t m4;
+    dnnl_dims_t d4 = {p->batch, L->in_c, L->in_h, L->in_w};
+    md_tag(&m4, 4, d4, dnnl_nchw);
+    if ((rc = keep_mem(p, q(dpd, DNNL_ARG_DIFF_SRC), DNNL_MEMORY_ALLOCATE, &flat, f->eng, e)) ||
+        (rc = keep_mem(p, &m4, mem_ptr(flat), &dsrc, f->eng, e)))
+      goto out;
+    if (!dnnl_memory_desc_equal(mem_md(flat), smd)) {
+      rc = pit_err_set(e, PIT_ELIB, "src/nn/fast_net.c: inner product diff_src is not plain");
+      goto out;
+    }
+    s = NULL;
+    dsrc_exec = flat;
+  } else if ((rc = slot_mem(p, q(dpd, DNNL_ARG_DIFF_SRC), next_slot(cur_slot), &dsrc, f->eng, e)))
     goto out;
   if ((rc = keep_prim(p, dpd, &prim, e)))
     goto out;
@@ -450,7 +490,7 @@ static int build_weighted_bwd(struct fast *f, struct plan *p, struct pit_net *ne
   s->p = prim;
   arg(s, DNNL_ARG_DIFF_DST, ddst);
   arg(s, DNNL_ARG_WEIGHTS, w_bwd);
-  arg(s, DNNL_ARG_DIFF_SRC, dsrc);
+  arg(s, DNNL_ARG_DIFF_SRC, dsrc_exec ? dsrc_exec : dsrc);
   *cur = dsrc;
 out:
   dnnl_primitive_desc_destroy(dpd);
@@ -834,6 +874,11 @@ static int run_steps(struct fast *f, struct step *list, int n, int skip, struct 
     struct step *s = &list[i];
     if (s->flags & skip)
       continue;
+    if (s->flags & F_W) { /* a weights reorder: only after the parameters changed */
+      if (s->wver == f->wver)
+        continue;
+      s->wver = f->wver;
+    }
     if (s->type == S_PRIM) {
       DN(dnnl_primitive_execute(s->p, f->strm, s->nargs, s->args));
     } else if (s->type == S_ACCUM) {
@@ -865,6 +910,7 @@ static int fast_create(struct pit_net *net, struct pit_err *e) {
   if (!f)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   net->impl = f;
+  f->wver = 1; /* plans start at 0: their first pass lays the weights out */
   DN(dnnl_engine_create(&f->eng, dnnl_cpu, 0));
   DN(dnnl_stream_create(&f->strm, f->eng, dnnl_stream_default_flags));
   int rc = pit_fast_direct_create(net, &f->direct, e);
@@ -955,5 +1001,10 @@ static int fast_backward(struct pit_net *net, const float *dy, float *dx, int pa
   return 0;
 }
 
+static void fast_params_changed(struct pit_net *net) {
+  struct fast *f = net->impl;
+  f->wver++;
+}
+
 const struct pit_net_backend pit_net_backend_fast = {fast_create, fast_destroy, fast_forward,
-                                                     fast_backward, NULL};
+                                                     fast_backward, fast_params_changed};
