@@ -83,8 +83,6 @@ struct fast {
   struct plan *last; /* plan of the last train forward, NULL if the last forward was eval */
   uint64_t clock;
   uint64_t wver; /* parameter version: bumped by params_changed */
-  /* the direct-C path (small nets), NULL when oneDNN runs everything */
-  struct pit_fast_direct *direct;
 };
 
 #define DN(call)                                                                          \
@@ -913,11 +911,6 @@ static int fast_create(struct pit_net *net, struct pit_err *e) {
   f->wver = 1; /* plans start at 0: their first pass lays the weights out */
   DN(dnnl_engine_create(&f->eng, dnnl_cpu, 0));
   DN(dnnl_stream_create(&f->strm, f->eng, dnnl_stream_default_flags));
-  int rc = pit_fast_direct_create(net, &f->direct, e);
-  if (rc)
-    return rc;
-  if (f->direct)
-    return 0;
   /* build the plan for the max batch now: errors surface at creation */
   return plan_build(f, net, net->max_batch, &f->plans[0], e);
 }
@@ -928,7 +921,6 @@ static void fast_destroy(struct pit_net *net) {
     return;
   for (int i = 0; i < FAST_MAX_PLANS; i++)
     plan_free(f->plans[i]);
-  pit_fast_direct_free(f->direct);
   if (f->strm)
     dnnl_stream_destroy(f->strm);
   if (f->eng)
@@ -965,8 +957,6 @@ static int get_plan(struct fast *f, struct pit_net *net, int B, struct plan **ou
 static int fast_forward(struct pit_net *net, const float *x, int batch, int train, const float **y,
                         struct pit_err *e) {
   struct fast *f = net->impl;
-  if (f->direct)
-    return pit_fast_direct_forward(f->direct, net, x, batch, train, y, e);
   struct plan *p;
   int rc = get_plan(f, net, batch, &p, e);
   if (rc)
@@ -985,8 +975,6 @@ static int fast_forward(struct pit_net *net, const float *x, int batch, int trai
 static int fast_backward(struct pit_net *net, const float *dy, float *dx, int param_grads,
                          struct pit_err *e) {
   struct fast *f = net->impl;
-  if (f->direct)
-    return pit_fast_direct_backward(f->direct, net, dy, dx, param_grads, e);
   struct plan *p = f->last;
   if (!p)
     return pit_err_set(e, PIT_ESTATE, "backward needs a train forward first (fast backend)");

@@ -121,10 +121,52 @@ static void run_case(const char *label, const struct pit_model_spec *m, int b1, 
   pit_net_free(fast);
 }
 
+/* Layer combinations the built-in models do not have: pooling straight on the
+ * plain input (1-lane layout, overlapping 3x3/2 windows), on 8-channel blocks,
+ * after a LeakyReLU (no fusion), a linear layer on the raw input, two
+ * element-wise layers in a row (no in-place), a linear layer with a 4-D input. */
+static void odd_specs(void) {
+  struct pit_err e = {0};
+  struct pit_model_spec m;
+  memset(&m, 0, sizeof m);
+  snprintf(m.name, sizeof m.name, "odd-a");
+  struct pit_layer_spec *L = m.layer;
+  int n = 0;
+  L[n++] = (struct pit_layer_spec){.kind = PIT_L_MAXPOOL, .k = 3, .stride = 2};
+  L[n++] = (struct pit_layer_spec){.kind = PIT_L_CONV, .out_c = 8, .k = 3, .stride = 1, .pad = 1, .bias = 1};
+  L[n++] = (struct pit_layer_spec){.kind = PIT_L_RELU};
+  L[n++] = (struct pit_layer_spec){.kind = PIT_L_MAXPOOL, .k = 2, .stride = 2};
+  L[n++] = (struct pit_layer_spec){.kind = PIT_L_CONV, .out_c = 32, .k = 3, .stride = 1, .pad = 1, .bias = 1};
+  L[n++] = (struct pit_layer_spec){.kind = PIT_L_LEAKYRELU, .alpha = 0.1f};
+  L[n++] = (struct pit_layer_spec){.kind = PIT_L_MAXPOOL, .k = 3, .stride = 1};
+  L[n++] = (struct pit_layer_spec){.kind = PIT_L_BATCHNORM};
+  L[n++] = (struct pit_layer_spec){.kind = PIT_L_LINEAR, .out_c = 20, .bias = 1};
+  L[n++] = (struct pit_layer_spec){.kind = PIT_L_TANH};
+  L[n++] = (struct pit_layer_spec){.kind = PIT_L_SIGMOID};
+  L[n++] = (struct pit_layer_spec){.kind = PIT_L_LINEAR, .out_c = 5, .bias = 0};
+  m.n = n;
+  if (pit_model_spec_finish(&m, 3, 19, 19, &e) == 0)
+    run_case("odd-a", &m, 3, 2, 0);
+  else
+    CHECK(0, "odd-a spec: %s", e.msg);
+  memset(&m, 0, sizeof m);
+  snprintf(m.name, sizeof m.name, "odd-b");
+  n = 0;
+  L[n++] = (struct pit_layer_spec){.kind = PIT_L_LINEAR, .out_c = 12, .bias = 1};
+  L[n++] = (struct pit_layer_spec){.kind = PIT_L_RELU};
+  L[n++] = (struct pit_layer_spec){.kind = PIT_L_LINEAR, .out_c = 3, .bias = 1};
+  m.n = n;
+  if (pit_model_spec_finish(&m, 2, 3, 3, &e) == 0)
+    run_case("odd-b", &m, 4, 1, 0);
+  else
+    CHECK(0, "odd-b spec: %s", e.msg);
+}
+
 int main(void) {
   struct pit_err e = {0};
   struct pit_model_spec g, d;
   pit_nn_set_threads(2);
+  odd_specs();
   if (pit_model_build("cnn", 3, 32, 10, 0, &g, NULL, &e) == 0)
     run_case("cnn 3x32x32", &g, 4, 3, 0);
   else
