@@ -162,11 +162,54 @@ static void odd_specs(void) {
     CHECK(0, "odd-b spec: %s", e.msg);
 }
 
+/* Same thread count, same inputs: the fast backend's outputs and gradients are
+ * bitwise identical between two nets (and so between runs). */
+static void determinism(void) {
+  struct pit_err e = {0};
+  struct pit_model_spec g, d;
+  if (pit_model_build("dcgan", 3, 32, 0, 100, &g, &d, &e)) {
+    CHECK(0, "build dcgan: %s", e.msg);
+    return;
+  }
+  const int B = 4;
+  size_t in_n = (size_t)d.in_c * d.in_h * d.in_w * B;
+  float *x = malloc(in_n * sizeof(float)), *dx[2], *gr[2], dy[4] = {0.3f, -0.2f, 0.1f, 0.4f};
+  struct pit_rng r;
+  pit_rng_seed(&r, 3);
+  fill(x, in_n, &r, 1.0);
+  struct pit_net *n[2] = {NULL, NULL};
+  for (int k = 0; k < 2; k++) {
+    dx[k] = malloc(in_n * sizeof(float));
+    gr[k] = NULL;
+    if (pit_net_create(&n[k], &d, B, PIT_BACKEND_FAST, &e)) {
+      CHECK(0, "fast create: %s", e.msg);
+      continue;
+    }
+    pit_init_dcgan(&d, pit_net_params(n[k]), 2);
+    pit_net_params_changed(n[k]);
+    pit_net_zero_grad(n[k]);
+    const float *y;
+    if (pit_net_forward(n[k], x, B, 1, &y, &e) || pit_net_backward(n[k], dy, dx[k], 1, &e))
+      CHECK(0, "fast pass: %s", e.msg);
+    gr[k] = pit_net_grads(n[k]);
+  }
+  if (gr[0] && gr[1]) {
+    CHECK(memcmp(gr[0], gr[1], d.nparams * sizeof(float)) == 0, "gradients differ between runs");
+    CHECK(memcmp(dx[0], dx[1], in_n * sizeof(float)) == 0, "dx differs between runs");
+  }
+  for (int k = 0; k < 2; k++) {
+    pit_net_free(n[k]);
+    free(dx[k]);
+  }
+  free(x);
+}
+
 int main(void) {
   struct pit_err e = {0};
   struct pit_model_spec g, d;
   pit_nn_set_threads(2);
   odd_specs();
+  determinism();
   if (pit_model_build("cnn", 3, 32, 10, 0, &g, NULL, &e) == 0)
     run_case("cnn 3x32x32", &g, 4, 3, 0);
   else
