@@ -285,9 +285,15 @@ static void json_item(FILE *f, const struct ctx *c, const struct item *it, int i
     fputs("},", f);
   }
   fputs("\"config\":{\"model\":", f);
-  jstr(f, it->cfg.model);
+  if (it->cfg.model[0])
+    jstr(f, it->cfg.model);
+  else
+    fputs("null", f);
   fputs(",\"itype\":", f);
-  jstr(f, it->cfg.itype);
+  if (it->cfg.itype[0])
+    jstr(f, it->cfg.itype);
+  else
+    fputs("null", f);
   fputc(',', f);
   jint_or_null(f, "batch", it->cfg.batch);
   jint_or_null(f, "ranks", it->cfg.ranks);

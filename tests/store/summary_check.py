@@ -89,7 +89,7 @@ def batch_means(x):
 def config_of(rec):
     c = rec.get("config") or {}
     g = lambda *ks: next((c[k] for k in ks if k in c), None)
-    cfg = {"model": g("model") or "", "itype": g("itype", "instance_type") or "", "batch": g("batch", "batch_size"),
+    cfg = {"model": g("model") or None, "itype": g("itype", "instance_type") or None, "batch": g("batch", "batch_size"),
            "threads": g("threads"), "ranks": g("ranks"), "nodes": g("nodes")}
     if rec.get("ranks") is not None:
         cfg["ranks"] = rec["ranks"]
@@ -251,14 +251,16 @@ def main():
     got_runs = {o["name"]: o for o in got if o["kind"] == "run"}
     got_groups = {o["name"]: o for o in got if o["kind"] == "group"}
     errs = []
-    groups, gorder = {}, []
+    groups, gorder, gcfg = {}, [], {}
     for name in order:
         if name not in got_runs:
             errs.append(f"run {name}: missing")
             continue
-        compare(f"run {name}", summarize([(name, runs[name])]), got_runs[name], errs)
         init = next((r for r in runs[name] if r["type"] == "init"), {})
         cfg, raw = config_of(init)
+        want = summarize([(name, runs[name])])
+        want["config"] = cfg
+        compare(f"run {name}", want, got_runs[name], errs)
         vals = []
         for f in fields:
             v = cfg.get(f) if f in cfg else raw.get(f)
@@ -267,12 +269,15 @@ def main():
         if gname not in groups:
             groups[gname] = []
             gorder.append(gname)
+            gcfg[gname] = cfg
         groups[gname].append((name, runs[name]))
     for g in gorder:
         if g not in got_groups:
             errs.append(f"group '{g}': missing (have {list(got_groups)})")
             continue
-        compare(f"group '{g}'", summarize(groups[g]), got_groups[g], errs)
+        want = summarize(groups[g])
+        want["config"] = gcfg[g]  # the group's first run's
+        compare(f"group '{g}'", want, got_groups[g], errs)
     if len(got_runs) != len(order) or len(got_groups) != len(groups):
         errs.append(f"pitstop printed {len(got_runs)} runs and {len(got_groups)} groups, "
                     f"want {len(order)} and {len(groups)}")
