@@ -5,10 +5,14 @@
  * steps: gradient accumulation, BatchNorm running-stat update). oneDNN picks the
  * activation layouts (format_tag_any) and they stay blocked between layers; a
  * reorder is inserted only where two neighbours disagree. Parameters stay in the
- * plain PyTorch layout of nn.h (net->params): weights are reordered into the
- * layouts the forward / backward-data primitives want at every train forward /
- * backward, and parameter gradients are computed in oneDNN's layout, reordered
- * to plain and ADDED into net->grads.
+ * plain PyTorch layout of nn.h (net->params): conv/deconv weights are reordered
+ * into the layouts the forward / backward-data primitives want on the first pass
+ * after pit_net_params_changed (so callers MUST call it after changing params);
+ * linear layers use the plain weights directly; BN scale/shift and biases are read
+ * in place. Parameter gradients are computed in oneDNN's layout, reordered to
+ * plain and ADDED into net->grads.
+ * Max pooling, with a ReLU right before it fused in, runs in fast_pool.c; a linear
+ * layer fed a 4-D tensor reads a plain (B, C*H*W) copy of it.
  * Invariants: the network boundary is plain NCHW (or (B, K) for a linear output);
  * plans are cached per batch size (at most FAST_MAX_PLANS, least recently used
  * evicted); backward uses the plan and activations of the last TRAIN forward.
