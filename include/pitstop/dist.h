@@ -58,4 +58,19 @@ int pit_dist_barrier(struct pit_dist *d, struct pit_err *e);
 /* 64-bit checksum of buf on every rank; returns 1 if all ranks agree. */
 int pit_dist_same(struct pit_dist *d, const void *buf, size_t bytes, int *same, struct pit_err *e);
 
+/* Additions (same module). pit_dist_init with force=1: initialise MPI even
+ * without a launcher (an MPI singleton); pit_dist_init also honours PIT_DIST_MPI=1. */
+int pit_dist_init_force(struct pit_dist *d, int *argc, char ***argv, int force,
+                        struct pit_err *e);
+/* Gradient bucket size in bytes (default 4 MiB, or PIT_DIST_BUCKET_MB from the
+ * environment); every rank must use the same. Not during a reduction. */
+int pit_dist_set_bucket_bytes(struct pit_dist *d, size_t bytes, struct pit_err *e);
+/* all_wait[r] returned by pit_dist_grads_end for step k is rank r's wait of
+ * step k-1 (0 on the first step): a step's wait is only known once its
+ * reduction has completed. This rank's own wait of the step that just ended: */
+double pit_dist_last_wait(const struct pit_dist *d);
+/* Every rank's wait of the step that just ended (one extra collective, e.g.
+ * after the last step). */
+int pit_dist_allgather_last_wait(struct pit_dist *d, double *all_wait, struct pit_err *e);
+
 #endif

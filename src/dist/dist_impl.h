@@ -1,0 +1,39 @@
+/* dist_impl.h — private state of struct pit_dist (the `impl` pointer).
+ *
+ * Invariants: impl is NULL when no MPI is in use (size 1, no launcher); then
+ * every collective is a local no-op. With MPI, `grad` carries only the gradient
+ * buckets and the timing exchange (started in the same order on every rank:
+ * buckets from last to first, the timing buffer last), `ctl` every blocking
+ * collective, so the two streams never interleave on one communicator.
+ * `wait_acc` is the time blocked in MPI since the last timing send.
+ */
+#ifndef PIT_DIST_IMPL_H
+#define PIT_DIST_IMPL_H
+
+#include <mpi.h>
+
+#include "pitstop/dist.h"
+
+struct pit_dist_impl {
+  MPI_Comm grad;           /* gradient buckets + timings (nonblocking) */
+  MPI_Comm ctl;            /* bcast, barrier, small collectives (blocking) */
+  size_t bucket_elems;     /* floats per bucket (PIT_DIST_BUCKET_MB, default 4 MiB) */
+  /* reduction in flight (between grads_begin and grads_end) */
+  int active;
+  float *grads;
+  size_t n;
+  size_t nbuckets;
+  size_t *ready;           /* ready floats per bucket */
+  MPI_Request *req;        /* nbuckets + 1 (timings) */
+  size_t next;             /* buckets >= next have been started (start order: last first) */
+  size_t cap;              /* allocated buckets */
+  double *tbuf;            /* 2*size doubles: [compute_0..compute_{s-1}, wait_0..wait_{s-1}] */
+  double wait_acc;         /* blocked in MPI since the previous timing send */
+  double wait_prev;        /* this rank's wait of the previous step (sent with the next) */
+  double wait_last;        /* this rank's wait of the step that just ended */
+};
+
+/* MPI return code rc of `what` → pit_err (PIT_ELIB) naming the call, rank and host. */
+int pit_dist_mpi_err(struct pit_dist *d, int rc, const char *what, struct pit_err *e);
+
+#endif
