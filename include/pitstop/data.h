@@ -27,14 +27,16 @@ struct pit_dataset {
   float *x;            /* (n, c, h, w); NULL for synthetic (generated on demand) */
   int32_t *y;          /* (n) */
   uint64_t synth_seed; /* synthetic: sample i is a deterministic function of (seed, i) */
+  void *priv;          /* synthetic: private tables (class templates, noise); NULL otherwise */
 };
 
 enum pit_data_norm { PIT_NORM_CLASSIFIER, PIT_NORM_GAN };
 
 struct pit_data_opts {
-  const char *kind;      /* "fashion-mnist" | "cifar10" | "images" | "synthetic" */
+  const char *kind;      /* "fashion-mnist" | "mnist" | "cifar10" | "images" | "synthetic" */
   const char *dir;       /* data directory (default per kind; fashion-mnist: /usr/share/datasets/fashion-mnist) */
-  int train;             /* 1: training split, 0: test split (images/synthetic: same data) */
+  int train;             /* 1: training split, 0: test split (images: same data;
+                            synthetic: same classes, different samples) */
   int image_size;        /* resize to this size (0: native). fashion-mnist 28 → 32 pads/resizes as asked */
   int channels;          /* 0: native; 1 or 3 to convert */
   enum pit_data_norm norm;
@@ -70,7 +72,7 @@ int pit_sampler_init(struct pit_sampler *s, int64_t n, int64_t global_batch, uin
 void pit_sampler_release(struct pit_sampler *s);
 int64_t pit_sampler_batches_per_epoch(const struct pit_sampler *s);
 /* Next global batch: *idx points into the permutation (valid until the next call),
- * *count is its size (≤ B), *epoch/*batch say which batch it is. Advances the state;
+ * *count is its size (≤ B), *epoch and *batch say which batch it is. Advances the state;
  * moves to the next epoch after the last batch. */
 void pit_sampler_next(struct pit_sampler *s, const int64_t **idx, int64_t *count, int64_t *epoch,
                       int64_t *batch);

@@ -1,0 +1,124 @@
+/* dataset.c — pit_dataset_load dispatch (option checks, default directories,
+ * per-dataset normalisation constants), allocation, gather, release.
+ *
+ * Invariants: after a successful load, x holds n·c·h·w normalised floats (NULL
+ * for synthetic, generated on demand by gather) and y holds n labels in
+ * [0, classes) (-1 when classes == 0). After a failed load ds is empty.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/data_impl.h"
+
+int pit__dataset_alloc(struct pit_dataset *ds, int64_t n, int c, int h, int w, const char *what,
+                       struct pit_err *e) {
+  size_t per = (size_t)c * h * w;
+  if (n <= 0 || per == 0 || (uint64_t)n > SIZE_MAX / sizeof(float) / per)
+    return pit_err_set(e, PIT_EFORMAT, "%s: impossible dataset size (%lld samples of %dx%dx%d)",
+                       what, (long long)n, c, h, w);
+  ds->x = malloc(sizeof(float) * per * (size_t)n);
+  ds->y = malloc(sizeof(int32_t) * (size_t)n);
+  if (!ds->x || !ds->y) {
+    free(ds->x);
+    free(ds->y);
+    ds->x = NULL;
+    ds->y = NULL;
+    return pit_err_set(e, PIT_ENOMEM, "%s: out of memory for %lld samples of %dx%dx%d (%.1f MB)",
+                       what, (long long)n, c, h, w, (double)n * per * 4 / 1e6);
+  }
+  ds->n = n;
+  ds->c = c;
+  ds->h = h;
+  ds->w = w;
+  return 0;
+}
+
+static int check_opts(const struct pit_data_opts *o, struct pit_err *e) {
+  if (!o->kind || !*o->kind)
+    return pit_err_set(e, PIT_EARG, "no dataset given (expected fashion-mnist, mnist, cifar10, "
+                                    "images or synthetic)");
+  if (o->image_size < 0 || o->image_size > 4096)
+    return pit_err_set(e, PIT_EARG, "image size %d out of range (0 = native, up to 4096)",
+                       o->image_size);
+  if (o->channels != 0 && o->channels != 1 && o->channels != 3)
+    return pit_err_set(e, PIT_EARG, "channels must be 1 or 3 (0 = native), not %d", o->channels);
+  if (o->limit < 0)
+    return pit_err_set(e, PIT_EARG, "sample limit must be >= 0 (0 = all), not %lld",
+                       (long long)o->limit);
+  if (o->synth_n < 0)
+    return pit_err_set(e, PIT_EARG, "synthetic sample count must be >= 0 (0 = default), not %lld",
+                       (long long)o->synth_n);
+  if (o->synth_classes < 0 || o->synth_classes > 1000)
+    return pit_err_set(e, PIT_EARG, "synthetic classes must be 1..1000 (0 = 10), not %d",
+                       o->synth_classes);
+  if (o->norm != PIT_NORM_CLASSIFIER && o->norm != PIT_NORM_GAN)
+    return pit_err_set(e, PIT_EARG, "unknown normalisation %d", (int)o->norm);
+  return 0;
+}
+
+int pit_dataset_load(struct pit_dataset *ds, const struct pit_data_opts *o, struct pit_err *e) {
+  memset(ds, 0, sizeof *ds);
+  pit_err_clear(e);
+  int rc = check_opts(o, e);
+  if (rc)
+    return rc;
+  static const float half[3] = {0.5f, 0.5f, 0.5f};
+  const char *k = o->kind;
+  if (!strcmp(k, "fashion-mnist") || !strcmp(k, "mnist")) {
+    int fashion = k[0] == 'f';
+    static const float fm[3] = {0.2860f}, fs[3] = {0.3530f};
+    static const float mm[3] = {0.1307f}, ms[3] = {0.3081f};
+    const float *mean = o->norm == PIT_NORM_GAN ? half : fashion ? fm : mm;
+    const float *std = o->norm == PIT_NORM_GAN ? half : fashion ? fs : ms;
+    const char *dir = o->dir && *o->dir ? o->dir
+                      : fashion         ? "/usr/share/datasets/fashion-mnist"
+                                        : "/usr/share/datasets/mnist";
+    rc = pit__idx_load(ds, o, dir, mean, std, e);
+  } else if (!strcmp(k, "cifar10")) {
+    rc = pit__cifar_load(ds, o, o->dir && *o->dir ? o->dir : "/usr/share/datasets/cifar10", e);
+  } else if (!strcmp(k, "images")) {
+    rc = pit__images_load(ds, o, o->dir && *o->dir ? o->dir : "/usr/share/datasets/celeba", e);
+  } else if (!strcmp(k, "synthetic")) {
+    rc = pit__synth_load(ds, o, e);
+  } else {
+    return pit_err_set(e, PIT_EARG, "unknown dataset '%s' (expected fashion-mnist, mnist, "
+                                    "cifar10, images or synthetic)", k);
+  }
+  if (rc) {
+    pit_dataset_release(ds);
+    return rc;
+  }
+  snprintf(ds->name, sizeof ds->name, "%s", k);
+  return 0;
+}
+
+void pit_dataset_release(struct pit_dataset *ds) {
+  if (!ds)
+    return;
+  pit__synth_release(ds);
+  free(ds->x);
+  free(ds->y);
+  memset(ds, 0, sizeof *ds);
+}
+
+int pit_dataset_gather(const struct pit_dataset *ds, const int64_t *idx, int n, float *x,
+                       int32_t *y) {
+  if (n < 0 || (n > 0 && (!idx || !x)))
+    return PIT_EARG;
+  for (int i = 0; i < n; i++)
+    if (idx[i] < 0 || idx[i] >= ds->n)
+      return PIT_EARG;
+  if (!ds->x) {
+    if (!ds->priv)
+      return PIT_ESTATE;
+    pit__synth_gather(ds, idx, n, x, y);
+    return 0;
+  }
+  size_t per = (size_t)ds->c * ds->h * ds->w;
+  for (int i = 0; i < n; i++) {
+    memcpy(x + (size_t)i * per, ds->x + (size_t)idx[i] * per, sizeof(float) * per);
+    if (y)
+      y[i] = ds->y[idx[i]];
+  }
+  return 0;
+}

@@ -1,0 +1,156 @@
+/* idx.c — MNIST / Fashion-MNIST in IDX format, gzip-compressed (read through
+ * zlib's gzopen/gzread, which also reads an uncompressed file transparently).
+ *
+ * Files in dir: {train,t10k}-images-idx3-ubyte.gz and {train,t10k}-labels-idx1-ubyte.gz
+ * (the uncompressed name without .gz is used when the .gz is absent).
+ * IDX: big-endian u32 magic (0x00000803 images with 3 dims, 0x00000801 labels with
+ * 1 dim), then u32 dims, then the u8 data, row-major. Images (n, h, w) are one
+ * channel. Labels must be 0..9 and the two files must hold the same count.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "data/data_impl.h"
+
+static gzFile open_idx(const char *dir, const char *base, char *path, size_t cap,
+                       struct pit_err *e) {
+  snprintf(path, cap, "%s/%s.gz", dir, base);
+  if (access(path, F_OK) != 0) {
+    char raw[4096];
+    snprintf(raw, sizeof raw, "%s/%s", dir, base);
+    if (access(raw, F_OK) == 0)
+      snprintf(path, cap, "%s", raw);
+  }
+  gzFile gz = gzopen(path, "rb");
+  if (!gz) {
+    if (errno == 0)
+      errno = ENOMEM;
+    pit_err_errno(e, errno == ENOENT ? PIT_ENOTFOUND : PIT_EIO, "cannot open '%s'", path);
+    if (errno == ENOENT)
+      pit_err_hint(e, "the directory must hold the four IDX files (train-images-idx3-ubyte.gz, "
+                      "train-labels-idx1-ubyte.gz, t10k-...); give the data directory");
+    return NULL;
+  }
+  gzbuffer(gz, 1 << 17);
+  return gz;
+}
+
+/* Reads exactly n bytes or fails naming the file. */
+static int read_exact(gzFile gz, void *buf, size_t n, const char *path, const char *what,
+                      struct pit_err *e) {
+  size_t got = 0;
+  while (got < n) {
+    size_t want = n - got > (1u << 30) ? (1u << 30) : n - got;
+    int r = gzread(gz, (char *)buf + got, (unsigned)want);
+    if (r <= 0)
+      break;
+    got += (size_t)r;
+  }
+  if (got == n)
+    return 0;
+  int zerr = Z_OK;
+  const char *msg = gzerror(gz, &zerr);
+  if (zerr == Z_ERRNO)
+    return pit_err_errno(e, PIT_EIO, "cannot read '%s'", path);
+  if (zerr != Z_OK && zerr != Z_BUF_ERROR)
+    return pit_err_set(e, PIT_EFORMAT, "'%s': corrupt gzip data reading %s (%s)", path, what, msg);
+  return pit_err_set(e, PIT_EFORMAT,
+                     "'%s': truncated: fewer bytes than the header says (%s: got %zu of %zu)",
+                     path, what, got, n);
+}
+
+static uint32_t be32(const unsigned char *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+int pit__idx_load(struct pit_dataset *ds, const struct pit_data_opts *o, const char *dir,
+                  const float *mean, const float *std, struct pit_err *e) {
+  const char *split = o->train ? "train" : "t10k";
+  char ipath[4096], lpath[4096], base[64];
+  unsigned char hdr[16];
+  uint8_t *labels = NULL, *buf = NULL;
+  gzFile gi = NULL, gl = NULL;
+  struct pit__conv cv = {0};
+  int rc;
+
+  snprintf(base, sizeof base, "%s-labels-idx1-ubyte", split);
+  if (!(gl = open_idx(dir, base, lpath, sizeof lpath, e)))
+    return e ? e->code : PIT_EIO;
+  snprintf(base, sizeof base, "%s-images-idx3-ubyte", split);
+  if (!(gi = open_idx(dir, base, ipath, sizeof ipath, e))) {
+    gzclose(gl);
+    return e ? e->code : PIT_EIO;
+  }
+  if ((rc = read_exact(gl, hdr, 8, lpath, "the IDX header", e)))
+    goto out;
+  if (be32(hdr) != 0x00000801) {
+    rc = pit_err_set(e, PIT_EFORMAT, "'%s': not an IDX label file (magic 0x%08x, expected "
+                     "0x00000801)", lpath, be32(hdr));
+    goto out;
+  }
+  uint32_t nl = be32(hdr + 4);
+  if ((rc = read_exact(gi, hdr, 16, ipath, "the IDX header", e)))
+    goto out;
+  if (be32(hdr) != 0x00000803) {
+    rc = pit_err_set(e, PIT_EFORMAT, "'%s': not an IDX image file (magic 0x%08x, expected "
+                     "0x00000803)", ipath, be32(hdr));
+    goto out;
+  }
+  uint32_t ni = be32(hdr + 4), h = be32(hdr + 8), w = be32(hdr + 12);
+  if (ni != nl) {
+    rc = pit_err_set(e, PIT_EFORMAT, "'%s' holds %u images but '%s' holds %u labels", ipath, ni,
+                     lpath, nl);
+    goto out;
+  }
+  if (ni == 0 || h == 0 || w == 0 || h > 4096 || w > 4096 || ni > (1u << 30)) {
+    rc = pit_err_set(e, PIT_EFORMAT, "'%s': implausible IDX dimensions %u x %u x %u", ipath, ni, h,
+                     w);
+    goto out;
+  }
+  int64_t n = ni;
+  if (o->limit > 0 && o->limit < n)
+    n = o->limit;
+  if (!(labels = malloc((size_t)n))) {
+    rc = pit_err_set(e, PIT_ENOMEM, "'%s': out of memory", lpath);
+    goto out;
+  }
+  if ((rc = read_exact(gl, labels, (size_t)n, lpath, "the labels", e)))
+    goto out;
+  for (int64_t i = 0; i < n; i++)
+    if (labels[i] > 9) {
+      rc = pit_err_set(e, PIT_EFORMAT, "'%s': label %u of sample %lld is out of range 0..9",
+                       lpath, labels[i], (long long)i);
+      goto out;
+    }
+  if ((rc = pit__conv_init(&cv, 1, (int)h, (int)w, 1, o->channels, o->image_size, mean, std, e)))
+    goto out;
+  if ((rc = pit__dataset_alloc(ds, n, cv.c, cv.h, cv.w, ipath, e)))
+    goto out;
+  ds->classes = 10;
+  for (int64_t i = 0; i < n; i++)
+    ds->y[i] = labels[i];
+  /* images in chunks, converted straight into ds->x */
+  size_t per = (size_t)h * w, chunk = 4096, out_per = (size_t)cv.c * cv.h * cv.w;
+  if (!(buf = malloc(per * chunk))) {
+    rc = pit_err_set(e, PIT_ENOMEM, "'%s': out of memory", ipath);
+    goto out;
+  }
+  for (int64_t i0 = 0; i0 < n; i0 += (int64_t)chunk) {
+    size_t m = (size_t)(n - i0) < chunk ? (size_t)(n - i0) : chunk;
+    if ((rc = read_exact(gi, buf, per * m, ipath, "the images", e)))
+      goto out;
+    for (size_t j = 0; j < m; j++)
+      pit__conv_sample(&cv, buf + j * per, ds->x + (size_t)(i0 + (int64_t)j) * out_per);
+  }
+out:
+  pit__conv_release(&cv);
+  free(buf);
+  free(labels);
+  gzclose(gi);
+  gzclose(gl);
+  return rc;
+}
