@@ -65,12 +65,13 @@ int pit_dist_init_force(struct pit_dist *d, int *argc, char ***argv, int force,
 /* Gradient bucket size in bytes (default 4 MiB, or PIT_DIST_BUCKET_MB from the
  * environment); every rank must use the same. Not during a reduction. */
 int pit_dist_set_bucket_bytes(struct pit_dist *d, size_t bytes, struct pit_err *e);
-/* all_wait[r] returned by pit_dist_grads_end for step k is rank r's wait of
- * step k-1 (0 on the first step): a step's wait is only known once its
- * reduction has completed. This rank's own wait of the step that just ended: */
+/* all_wait[r] returned by gradient reduction k (pit_dist_grads_end or
+ * pit_dist_allreduce_grads) is rank r's wait of reduction k-1 of this struct
+ * (0 for the first): a reduction's wait is only known once it has completed
+ * (docs/mpi.md). This rank's own wait of the reduction that just ended: */
 double pit_dist_last_wait(const struct pit_dist *d);
-/* Every rank's wait of the step that just ended (one extra collective, e.g.
- * after the last step). */
+/* Every rank's wait of the reduction that just ended (one extra collective,
+ * e.g. after the last step). */
 int pit_dist_allgather_last_wait(struct pit_dist *d, double *all_wait, struct pit_err *e);
 
 #endif

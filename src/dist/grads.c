@@ -9,12 +9,13 @@
  * buffer (2*size doubles, this rank's slots filled, zeros elsewhere, summed),
  * and completes everything with one MPI_Waitall: no extra round trip.
  *
- * Timings: wait of a step = time this rank spent blocked in MPI between
+ * Timings: wait of a reduction = time this rank spent blocked in MPI between
  * grads_begin and the return of grads_end (MPI_Testall in grads_ready, any
  * blocking pit_dist_* call in between, the final MPI_Waitall). It is known only
- * after the exchange completes, so all_wait[r] of step k is rank r's wait of
- * step k-1 (0 on the first step); pit_dist_last_wait gives this rank's own wait
- * of step k and pit_dist_allgather_last_wait every rank's (one extra call).
+ * after the exchange completes, so all_wait[r] returned by reduction k is rank
+ * r's wait of reduction k-1 of this struct pit_dist (0 for the first);
+ * pit_dist_last_wait gives this rank's own wait of reduction k and
+ * pit_dist_allgather_last_wait every rank's (one extra call).
  */
 #include "dist/dist_impl.h"
 
