@@ -1,0 +1,829 @@
+/* plot.c — charts (PNG or SVG) drawn by gnuplot from summarized runs:
+ * steps (one run, step time per iteration by epoch), batch (a time against
+ * global batch per configuration), scaling (speedup and efficiency against
+ * ranks), cost (samples per dollar per configuration). docs/plot.md.
+ *
+ * How: the data go to files in a private temporary directory, a gnuplot
+ * script that reads them is written there, gnuplot runs on it as a child
+ * (argv array, no shell), and the picture it wrote is copied to the output
+ * atomically. Invariants: every text taken from the runs (names, models,
+ * instance types) or from the user (title) reaches the script only as a
+ * single-quoted gnuplot string, in which gnuplot substitutes nothing; the
+ * output is complete or absent; the temporary directory is removed. */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pitstop/report.h"
+
+#define MAX_SERIES 64   /* lines (configurations, epochs) per chart */
+#define MAX_POINTS 256  /* distinct x values per chart */
+
+void pit_plot_opts_init(struct pit_plot_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->kind = PIT_PLOT_STEPS;
+  o->metric = PIT_METRIC_TP;
+}
+
+int pit_plot_kind_parse(const char *s, enum pit_plot_kind *k) {
+  static const char *names[] = {"steps", "batch", "scaling", "cost"};
+  for (int i = 0; i < 4; i++)
+    if (strcmp(s, names[i]) == 0) {
+      *k = (enum pit_plot_kind)i;
+      return 0;
+    }
+  return PIT_EARG;
+}
+
+int pit_plot_metric_parse(const char *s, enum pit_plot_metric *m) {
+  static const char *names[] = {"tp", "sample", "total"};
+  for (int i = 0; i < 3; i++)
+    if (strcmp(s, names[i]) == 0) {
+      *m = (enum pit_plot_metric)i;
+      return 0;
+    }
+  return PIT_EARG;
+}
+
+/* ---- gnuplot text ---- */
+
+/* Writes s as a parenthesised gnuplot string expression: single-quoted parts
+ * (quotes doubled; no substitution happens inside them) joined by "\n" where
+ * s has a newline; other control characters become spaces. */
+static void gp_str(FILE *f, const char *s) {
+  fputs("('", f);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '\n')
+      fputs("' . \"\\n\" . '", f);
+    else if (*p == '\'')
+      fputs("''", f);
+    else if (*p < 0x20 || *p == 0x7f)
+      fputc(' ', f);
+    else
+      fputc(*p, f);
+  }
+  fputs("')", f);
+}
+
+/* A readable unit for values up to vmax seconds: factor and name. */
+static double time_unit(double vmax, const char **name) {
+  if (!(vmax < 1)) {
+    *name = "s";
+    return 1;
+  }
+  if (vmax >= 1e-3) {
+    *name = "ms";
+    return 1e3;
+  }
+  *name = "µs";
+  return 1e6;
+}
+
+/* Appends ", " (unless buf is empty) and the formatted text, truncating. */
+static void label_add(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void label_add(char *buf, size_t n, const char *fmt, ...) {
+  size_t off = strlen(buf);
+  if (off && off + 2 < n) {
+    memcpy(buf + off, ", ", 3);
+    off += 2;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + off, n - off, fmt, ap);
+  va_end(ap);
+}
+
+/* "cnn, batch 64, 2 ranks, 1 node, c5.xlarge, 4 threads" without the fields
+ * named in skip ("batch", "ranks", "nodes", "itype") and without absent ones. */
+static void config_label(const struct pit_config *c, const char *skip, char *buf, size_t n) {
+  buf[0] = '\0';
+  if (c->model[0])
+    label_add(buf, n, "%s", c->model);
+  if (c->batch > 0 && !strstr(skip, "batch"))
+    label_add(buf, n, "batch %lld", (long long)c->batch);
+  if (c->ranks > 0 && !strstr(skip, "ranks"))
+    label_add(buf, n, "%d rank%s", c->ranks, c->ranks == 1 ? "" : "s");
+  if (c->nodes > 0 && !strstr(skip, "nodes"))
+    label_add(buf, n, "%d node%s", c->nodes, c->nodes == 1 ? "" : "s");
+  if (c->itype[0] && !strstr(skip, "itype"))
+    label_add(buf, n, "%s", c->itype);
+  if (c->threads > 0)
+    label_add(buf, n, "%d thread%s", c->threads, c->threads == 1 ? "" : "s");
+  if (!buf[0])
+    snprintf(buf, n, "(no configuration recorded)");
+}
+
+/* Configurations equal in every field except those named in skip. */
+static int same_config(const struct pit_config *a, const struct pit_config *b, const char *skip) {
+  if (strcmp(a->model, b->model) || strcmp(a->itype, b->itype) || a->threads != b->threads)
+    return 0;
+  if (!strstr(skip, "batch") && a->batch != b->batch)
+    return 0;
+  if (!strstr(skip, "ranks") && a->ranks != b->ranks)
+    return 0;
+  if (!strstr(skip, "nodes") && a->nodes != b->nodes)
+    return 0;
+  return 1;
+}
+
+/* ---- the temporary directory and the gnuplot run ---- */
+
+struct gp {
+  char dir[512];
+  char script[600], out[600];
+  FILE *f;          /* the script */
+  int svg;
+  const char *title;
+};
+
+static FILE *gp_data(struct gp *g, int idx, struct pit_err *e) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/d%d.dat", g->dir, idx);
+  FILE *f = fopen(path, "w");
+  if (!f)
+    pit_err_errno(e, PIT_EIO, "cannot create '%s'", path);
+  return f;
+}
+
+/* Writes ", '<dir>/dN.dat'" style data references. */
+static void gp_dataref(struct gp *g, int idx) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/d%d.dat", g->dir, idx);
+  gp_str(g->f, path);
+}
+
+static int gp_close_data(FILE *d, struct gp *g, struct pit_err *e) {
+  if (fflush(d) != 0 || ferror(d)) {
+    fclose(d);
+    return pit_err_errno(e, PIT_EIO, "cannot write data in '%s'", g->dir);
+  }
+  fclose(d);
+  return 0;
+}
+
+static void gp_cleanup(struct gp *g) {
+  if (g->f)
+    fclose(g->f);
+  g->f = NULL;
+  if (!g->dir[0])
+    return;
+  DIR *d = opendir(g->dir);
+  if (d) {
+    struct dirent *de;
+    char path[1024];
+    while ((de = readdir(d)) != NULL) {
+      if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+        continue;
+      snprintf(path, sizeof path, "%s/%s", g->dir, de->d_name);
+      unlink(path);
+    }
+    closedir(d);
+  }
+  rmdir(g->dir);
+  g->dir[0] = '\0';
+}
+
+static int gp_open(struct gp *g, const struct pit_plot_opts *o, int svg, const char *title, struct pit_err *e) {
+  memset(g, 0, sizeof *g);
+  g->svg = svg;
+  const char *tmp = getenv("TMPDIR");
+  snprintf(g->dir, sizeof g->dir, "%s/pitstop-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(g->dir)) {
+    int rc = pit_err_errno(e, PIT_EIO, "cannot create a temporary directory '%s'", g->dir);
+    g->dir[0] = '\0';
+    return rc;
+  }
+  snprintf(g->script, sizeof g->script, "%s/plot.gp", g->dir);
+  snprintf(g->out, sizeof g->out, "%s/out.%s", g->dir, g->svg ? "svg" : "png");
+  g->f = fopen(g->script, "w");
+  if (!g->f)
+    return pit_err_errno(e, PIT_EIO, "cannot create '%s'", g->script);
+  int w = o->width > 0 ? o->width : 1000, h = o->height > 0 ? o->height : 600;
+  if (g->svg)
+    fprintf(g->f, "set terminal svg size %d,%d noenhanced font 'Sans,12' background '#ffffff'\n", w, h);
+  else
+    fprintf(g->f, "set terminal pngcairo size %d,%d noenhanced font 'Sans,11' background '#ffffff'\n", w, h);
+  fputs("set output ", g->f);
+  gp_str(g->f, g->out);
+  fputs("\nset encoding utf8\nset grid lc rgb '#d8d8d8'\nset border lc rgb '#404040'\n", g->f);
+  /* distinguishable colours on white (Tableau 10), cycled for more lines */
+  static const char *colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                  "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+  for (int i = 0; i < 10; i++)
+    fprintf(g->f, "set linetype %d lc rgb '%s' lw 2 pt 7\n", i + 1, colours[i]);
+  fputs("set linetype cycle 10\n", g->f);
+  g->title = o->title ? o->title : title;
+  fputs("set title ", g->f);
+  gp_str(g->f, g->title);
+  fputs(" font ',13'\n", g->f);
+  return 0;
+}
+
+/* Runs gnuplot on the script and copies its picture to o->out atomically. */
+static int gp_run(struct gp *g, const struct pit_plot_opts *o, struct pit_err *e) {
+  if (fflush(g->f) != 0 || ferror(g->f))
+    return pit_err_errno(e, PIT_EIO, "cannot write '%s'", g->script);
+  fclose(g->f);
+  g->f = NULL;
+  const char *prog = o->gnuplot;
+  if (!prog)
+    prog = getenv("PIT_GNUPLOT");
+  if (!prog || !*prog)
+    prog = "gnuplot";
+  char *argv[] = {(char *)prog, g->script, NULL};
+  char tail[1024];
+  int status = 0;
+  int rc = pit_child_run(argv, 1, &status, tail, sizeof tail, e);
+  if (rc == PIT_ENOTFOUND) {
+    pit_err_hint(e, "charts are drawn by gnuplot: install it (Debian: apt-get install gnuplot-nox) or set PIT_GNUPLOT");
+    return rc;
+  }
+  if (rc)
+    return rc;
+  /* last non-empty line of gnuplot's messages */
+  size_t len = strlen(tail);
+  while (len && (tail[len - 1] == '\n' || tail[len - 1] == ' '))
+    tail[--len] = '\0';
+  const char *last = strrchr(tail, '\n');
+  last = last ? last + 1 : tail;
+  if (status != 0)
+    return pit_err_set(e, PIT_ELIB, "gnuplot failed (exit status %d)%s%s", status, *last ? ": " : "", last);
+  FILE *f = fopen(g->out, "rb");
+  if (!f)
+    return pit_err_set(e, PIT_ELIB, "gnuplot wrote no picture%s%s", *last ? ": " : "", last);
+  char *data = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (n == cap) {
+      cap = cap ? 2 * cap : 1 << 16;
+      char *d = realloc(data, cap);
+      if (!d) {
+        free(data);
+        fclose(f);
+        return pit_err_set(e, PIT_ENOMEM, "out of memory");
+      }
+      data = d;
+    }
+    size_t k = fread(data + n, 1, cap - n, f);
+    n += k;
+    if (k == 0)
+      break;
+  }
+  fclose(f);
+  if (n == 0)
+    rc = pit_err_set(e, PIT_ELIB, "gnuplot wrote an empty picture%s%s", *last ? ": " : "", last);
+  else
+    rc = pit_file_write_atomic(o->out, data, n, e);
+  free(data);
+  return rc;
+}
+
+/* ---- steps: one run, step time per iteration, one line per epoch ---- */
+
+static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err *e) {
+  const struct pit_report_run *run = &rs->runs[0];
+  const struct pit_series *s = &run->series;
+  const struct pit_summary *sm = &run->sum;
+  int64_t epochs[MAX_SERIES];
+  int nep = 0, byepoch = 1;
+  double vmax = 0, xmax = 0;
+  int64_t nshown = 0;
+  for (int64_t i = 0; i < s->nit; i++) {
+    const struct pit_series_iter *it = &s->it[i];
+    if ((it->flags & PIT_IT_OTHER_RANK) || isnan(it->step_s))
+      continue;
+    nshown++;
+    if (it->step_s > vmax)
+      vmax = it->step_s;
+    if (it->epoch < 0 || it->iter < 0)
+      byepoch = 0;
+    int k = 0;
+    while (k < nep && epochs[k] != it->epoch)
+      k++;
+    if (k == nep && nep < MAX_SERIES)
+      epochs[nep++] = it->epoch;
+  }
+  if (nshown == 0)
+    return pit_err_set(e, PIT_ENOTFOUND, "run '%s' has no iteration with a step time", run->name);
+  if (nep == MAX_SERIES)
+    byepoch = 0; /* too many epochs for one line each: plot against the global step */
+  const char *unit;
+  double f = time_unit(isnan(sm->tp.mean) ? vmax : sm->tp.mean * 2, &unit);
+  FILE *d = gp_data(g, 0, e);
+  if (!d)
+    return PIT_EIO;
+  /* d0: blocks of "x y" per epoch (or one block); d1: the iterations set aside */
+  for (int k = 0; k < (byepoch ? nep : 1); k++) {
+    for (int64_t i = 0; i < s->nit; i++) {
+      const struct pit_series_iter *it = &s->it[i];
+      if ((it->flags & PIT_IT_OTHER_RANK) || isnan(it->step_s) || (byepoch && it->epoch != epochs[k]))
+        continue;
+      double x = byepoch ? (double)it->iter : (double)(it->step >= 0 ? it->step : i);
+      if (x > xmax)
+        xmax = x;
+      fprintf(d, "%.17g %.9g\n", x, it->step_s * f);
+    }
+    fputs("\n\n", d);
+  }
+  int rc = gp_close_data(d, g, e);
+  if (rc)
+    return rc;
+  if (!(d = gp_data(g, 1, e)))
+    return PIT_EIO;
+  int64_t aside = 0;
+  for (int64_t i = 0; i < s->nit; i++) {
+    const struct pit_series_iter *it = &s->it[i];
+    if ((it->flags & PIT_IT_OTHER_RANK) || isnan(it->step_s) || !(it->flags & ~PIT_IT_OTHER_RANK))
+      continue;
+    double x = byepoch ? (double)it->iter : (double)(it->step >= 0 ? it->step : i);
+    fprintf(d, "%.17g %.9g\n", x, it->step_s * f);
+    aside++;
+  }
+  if (aside == 0)
+    fputs("NaN NaN\n", d);
+  if ((rc = gp_close_data(d, g, e)))
+    return rc;
+
+  FILE *o = g->f;
+  char lab[256];
+  fprintf(o, "set xlabel '%s'\n", byepoch ? "iteration within the epoch" : "iteration (global step)");
+  fprintf(o, "set ylabel 'step time per iteration [%s]'\n", unit);
+  fprintf(o, "set xrange [0:%.17g]\nset yrange [0:*]\n", xmax > 0 ? xmax : 1);
+  fputs("set key inside right top opaque box\nset style fill transparent solid 0.25 noborder\n", o);
+  int usepal = byepoch && nep > 10;
+  if (usepal) {
+    fprintf(o, "set palette defined (0 '#1f77b4', 1 '#2ca02c', 2 '#ff7f0e', 3 '#d62728')\n"
+               "set cbrange [%lld:%lld]\nset cblabel 'epoch'\n",
+            (long long)epochs[0], (long long)epochs[nep - 1] > (long long)epochs[0] ? (long long)epochs[nep - 1]
+                                                                                  : (long long)epochs[0] + 1);
+  }
+  fputs("plot ", o);
+  int first = 1;
+  if (!isnan(sm->tp.lo) && !isnan(sm->tp.hi)) {
+    fprintf(o, "'+' using 1:(%.9g):(%.9g) with filledcurves lc rgb '#888888' title '95%% interval of t_p', ",
+            sm->tp.lo * f, sm->tp.hi * f);
+  }
+  for (int k = 0; k < (byepoch ? nep : 1); k++) {
+    fputs(first ? "" : ", ", o);
+    first = 0;
+    gp_dataref(g, 0);
+    fprintf(o, " index %d using 1:2", k);
+    if (usepal)
+      fprintf(o, ":(%lld) with lines lw 1.5 lc palette %s", (long long)epochs[k], k ? "notitle" : "title 'epochs (colour)'");
+    else if (byepoch)
+      fprintf(o, " with lines lw 1.5 title 'epoch %lld'", (long long)epochs[k]);
+    else
+      fputs(" with lines lw 1.5 lc rgb '#1f77b4' title 'step time'", o);
+  }
+  fputs(", ", o);
+  gp_dataref(g, 1);
+  fprintf(o, " using 1:2 with points pt 6 ps 0.8 lc rgb '#000000' title 'set aside (%lld: warm-up, epoch edges, near validation)'",
+          (long long)aside);
+  if (!isnan(sm->tp.mean)) {
+    if (!isnan(sm->tp.half))
+      snprintf(lab, sizeof lab, "t_p = %.4g ± %.2g %s (95%%, %lld steady iterations)", sm->tp.mean * f,
+               sm->tp.half * f, unit, (long long)sm->tp.n);
+    else
+      snprintf(lab, sizeof lab, "t_p = %.4g %s (%lld steady iterations)", sm->tp.mean * f, unit, (long long)sm->tp.n);
+    fprintf(o, ", %.9g with lines dt 2 lw 2.5 lc rgb '#000000' title ", sm->tp.mean * f);
+    gp_str(o, lab);
+  }
+  fputc('\n', o);
+  return 0;
+}
+
+/* ---- batch: a time against global batch size, one line per configuration ---- */
+
+static double metric_of(const struct pit_report_run *r, enum pit_plot_metric m) {
+  switch (m) {
+  case PIT_METRIC_TP:
+    return r->sum.tp.mean;
+  case PIT_METRIC_SAMPLE:
+    return r->cfg.batch > 0 ? r->sum.tp.mean / (double)r->cfg.batch : NAN;
+  case PIT_METRIC_TOTAL:
+    return r->sum.total_s;
+  }
+  return NAN;
+}
+
+struct point {            /* one x of one line: values over repeated runs */
+  int series;
+  double x;
+  double sum, sumsq;
+  int n;
+};
+
+static struct point *point_of(struct point *pts, int *npts, int series, double x) {
+  for (int i = 0; i < *npts; i++)
+    if (pts[i].series == series && pts[i].x == x)
+      return &pts[i];
+  if (*npts == MAX_POINTS)
+    return NULL;
+  struct point *p = &pts[(*npts)++];
+  memset(p, 0, sizeof *p);
+  p->series = series;
+  p->x = x;
+  return p;
+}
+
+static int cmp_point(const void *a, const void *b) {
+  const struct point *p = a, *q = b;
+  if (p->series != q->series)
+    return p->series - q->series;
+  return (p->x > q->x) - (p->x < q->x);
+}
+
+static double pt_mean(const struct point *p) { return p->sum / p->n; }
+static double pt_sd(const struct point *p) {
+  if (p->n < 2)
+    return 0;
+  double m = pt_mean(p), v = (p->sumsq - p->n * m * m) / (p->n - 1);
+  return v > 0 ? sqrt(v) : 0;
+}
+
+/* Groups runs into lines (configurations equal but for skip) and points
+ * (x from xof), accumulating y from yof. Returns the number of runs used. */
+static int collect(const struct pit_runset *rs, const char *skip, double (*xof)(const struct pit_report_run *),
+                   double (*yof)(const struct pit_report_run *, enum pit_plot_metric), enum pit_plot_metric m,
+                   const struct pit_config **lines, int *nlines, struct point *pts, int *npts,
+                   struct pit_err *e) {
+  int used = 0;
+  *nlines = *npts = 0;
+  for (int i = 0; i < rs->n; i++) {
+    const struct pit_report_run *r = &rs->runs[i];
+    double x = xof(r), y = yof(r, m);
+    if (!(x > 0) || isnan(y) || isinf(y))
+      continue;
+    int l = 0;
+    while (l < *nlines && !same_config(lines[l], &r->cfg, skip))
+      l++;
+    if (l == *nlines) {
+      if (l == MAX_SERIES)
+        return pit_err_set(e, PIT_EARG, "more than %d configurations for one chart; choose runs with --run",
+                           MAX_SERIES);
+      lines[(*nlines)++] = &r->cfg;
+    }
+    struct point *p = point_of(pts, npts, l, x);
+    if (!p)
+      return pit_err_set(e, PIT_EARG, "more than %d points for one chart; choose runs with --run", MAX_POINTS);
+    p->sum += y;
+    p->sumsq += y * y;
+    p->n++;
+    used++;
+  }
+  qsort(pts, (size_t)*npts, sizeof *pts, cmp_point);
+  return used;
+}
+
+static double x_batch(const struct pit_report_run *r) { return (double)r->cfg.batch; }
+static double x_ranks(const struct pit_report_run *r) { return (double)r->cfg.ranks; }
+
+/* "set xtics (16, 64, 256)" over the distinct x values; a log2 axis when they span 8x or more. */
+static void xtics_of(FILE *o, const struct point *pts, int npts) {
+  double xs[MAX_POINTS];
+  int nx = 0;
+  double lo = INFINITY, hi = 0;
+  for (int i = 0; i < npts; i++) {
+    int k = 0;
+    while (k < nx && xs[k] != pts[i].x)
+      k++;
+    if (k == nx)
+      xs[nx++] = pts[i].x;
+    lo = fmin(lo, pts[i].x);
+    hi = fmax(hi, pts[i].x);
+  }
+  if (hi >= 8 * lo) {
+    fprintf(o, "set logscale x 2\nset xrange [%.17g:%.17g]\n", lo / 1.25, hi * 1.25);
+  } else {
+    double pad = hi > lo ? (hi - lo) * 0.08 : (lo > 1 ? 1 : 0.5);
+    fprintf(o, "set xrange [%.17g:%.17g]\n", lo - pad, hi + pad);
+  }
+  if (nx <= 24) {
+    fputs("set xtics (", o);
+    for (int k = 0; k < nx; k++)
+      fprintf(o, "%s%.17g", k ? ", " : "", xs[k]);
+    fputs(")\n", o);
+  }
+}
+
+static int write_points(struct gp *g, const struct point *pts, int npts, int nlines, double f,
+                        struct pit_err *e) {
+  FILE *d = gp_data(g, 0, e);
+  if (!d)
+    return PIT_EIO;
+  for (int l = 0; l < nlines; l++) {
+    for (int i = 0; i < npts; i++)
+      if (pts[i].series == l)
+        fprintf(d, "%.17g %.9g %.9g %d\n", pts[i].x, pt_mean(&pts[i]) * f, pt_sd(&pts[i]) * f, pts[i].n);
+    fputs("\n\n", d);
+  }
+  return gp_close_data(d, g, e);
+}
+
+static int plot_batch(struct gp *g, const struct pit_runset *rs, enum pit_plot_metric m, struct pit_err *e) {
+  const struct pit_config *lines[MAX_SERIES];
+  struct point pts[MAX_POINTS];
+  int nlines, npts;
+  int used = collect(rs, "batch", x_batch, metric_of, m, lines, &nlines, pts, &npts, e);
+  if (used < 0)
+    return used;
+  if (used == 0)
+    return pit_err_set(e, PIT_ENOTFOUND, "batch chart: no run has both a batch size and a %s",
+                       m == PIT_METRIC_TOTAL ? "total time" : "PIT time (too few iterations?)");
+  double vmax = 0;
+  int maxrep = 0;
+  for (int i = 0; i < npts; i++) {
+    vmax = fmax(vmax, pt_mean(&pts[i]) + pt_sd(&pts[i]));
+    maxrep = pts[i].n > maxrep ? pts[i].n : maxrep;
+  }
+  const char *unit;
+  double f = time_unit(vmax, &unit);
+  int rc = write_points(g, pts, npts, nlines, f, e);
+  if (rc)
+    return rc;
+  FILE *o = g->f;
+  static const char *what[] = {"t_p, steady-state time per iteration", "time per sample (t_p / global batch)",
+                               "total run time"};
+  fputs("set xlabel 'global batch size [samples per iteration]'\n", o);
+  fprintf(o, "set ylabel '%s [%s]'\n", what[m], unit);
+  fprintf(o, "set yrange [0:*]\nset key below box\nset bars 2\nset bmargin %d\n", 5 + (nlines + 1) / 2);
+  xtics_of(o, pts, npts);
+  char sub[128];
+  snprintf(sub, sizeof sub, "points: mean over %s; bars: ±1 sd over repeats", maxrep > 1 ? "repeated runs" : "runs (one run each: no bars)");
+  fputs("set label 1 ", o);
+  gp_str(o, sub);
+  fputs(" at graph 0.01, graph 0.97 left front font ',10'\n", o);
+  fputs("plot ", o);
+  for (int l = 0; l < nlines; l++) {
+    char lab[256];
+    config_label(lines[l], "batch", lab, sizeof lab);
+    fputs(l ? ", " : "", o);
+    gp_dataref(g, 0);
+    fprintf(o, " index %d using 1:2:3 with yerrorlines lw 2 pt 7 ps 1.2 title ", l);
+    gp_str(o, lab);
+  }
+  fputc('\n', o);
+  return 0;
+}
+
+/* ---- scaling: speedup and parallel efficiency against ranks ---- */
+
+/* Throughput of a run: samples (or iterations, without a batch size) per second at t_p. */
+static double throughput(const struct pit_report_run *r, enum pit_plot_metric m) {
+  (void)m;
+  double tp = r->sum.tp.mean;
+  if (!(tp > 0))
+    return NAN;
+  return (r->cfg.batch > 0 ? (double)r->cfg.batch : 1) / tp;
+}
+
+static int plot_scaling(struct gp *g, const struct pit_runset *rs, struct pit_err *e) {
+  const struct pit_config *lines[MAX_SERIES];
+  struct point pts[MAX_POINTS];
+  int nlines, npts;
+  int used = collect(rs, "ranks nodes", x_ranks, throughput, PIT_METRIC_TP, lines, &nlines, pts, &npts, e);
+  if (used < 0)
+    return used;
+  if (used == 0)
+    return pit_err_set(e, PIT_ENOTFOUND, "scaling chart: no run has both a rank count and a PIT time");
+  FILE *d = gp_data(g, 0, e);
+  if (!d)
+    return PIT_EIO;
+  double base_ranks_first = -1, smax = 1, rmax = 1;
+  for (int l = 0; l < nlines; l++) {
+    const struct point *base = NULL;
+    for (int i = 0; i < npts; i++)
+      if (pts[i].series == l && (!base || pts[i].x < base->x))
+        base = &pts[i];
+    if (base_ranks_first < 0)
+      base_ranks_first = base->x;
+    for (int i = 0; i < npts; i++) {
+      if (pts[i].series != l)
+        continue;
+      double sp = pt_mean(&pts[i]) / pt_mean(base);
+      double eff = 100 * sp / (pts[i].x / base->x);
+      smax = fmax(smax, sp);
+      rmax = fmax(rmax, pts[i].x);
+      fprintf(d, "%.17g %.9g %.9g %.9g %d\n", pts[i].x, sp, eff, pt_mean(&pts[i]), pts[i].n);
+    }
+    fputs("\n\n", d);
+  }
+  int rc = gp_close_data(d, g, e);
+  if (rc)
+    return rc;
+  FILE *o = g->f;
+  fputs("set multiplot layout 1,2 title ", o);
+  gp_str(o, g->title);
+  fprintf(o, " font ',13'\nunset title\nset bmargin %d\n", 5 + nlines + 1);
+  fputs("set xlabel 'ranks (processes)'\nset key below box\n", o);
+  xtics_of(o, pts, npts);
+  if (base_ranks_first > 0)
+    fprintf(o, "set ylabel 'speedup over %g rank%s [x]'\n", base_ranks_first, base_ranks_first == 1 ? "" : "s");
+  fprintf(o, "set yrange [0:%.9g]\n", fmax(smax, rmax / (base_ranks_first > 0 ? base_ranks_first : 1)) * 1.1);
+  fputs("plot ", o);
+  for (int l = 0; l < nlines; l++) {
+    char lab[256];
+    config_label(lines[l], "ranks nodes", lab, sizeof lab);
+    fputs(l ? ", " : "", o);
+    gp_dataref(g, 0);
+    fprintf(o, " index %d using 1:2 with linespoints lw 2 pt 7 ps 1.2 lc %d title ", l, l + 1);
+    gp_str(o, lab);
+  }
+  fprintf(o, ", x / %.17g with lines dt 2 lc rgb '#000000' title 'ideal (linear)'\n",
+          base_ranks_first > 0 ? base_ranks_first : 1);
+  fputs("set ylabel 'parallel efficiency [%]'\nset yrange [0:115]\nset key below box\nplot ", o);
+  for (int l = 0; l < nlines; l++) {
+    fputs(l ? ", " : "", o);
+    gp_dataref(g, 0);
+    fprintf(o, " index %d using 1:3 with linespoints lw 2 pt 7 ps 1.2 lc %d notitle", l, l + 1);
+  }
+  fputs(", 100 with lines dt 2 lc rgb '#000000' title 'ideal (100%)'\nunset multiplot\n", o);
+  return 0;
+}
+
+/* ---- cost: samples per dollar per configuration ---- */
+
+struct bar {
+  char label[256];
+  double v, lo, hi;   /* samples per dollar and its range from t_p's interval */
+};
+
+static int cmp_bar(const void *a, const void *b) {
+  const struct bar *p = a, *q = b;
+  return (p->v < q->v) - (p->v > q->v);
+}
+
+static int plot_cost(struct gp *g, const struct pit_runset *rs, const struct pit_plot_opts *opt, struct pit_err *e) {
+  if (!opt->catalog)
+    return pit_err_set(e, PIT_EARG, "cost chart: no price catalog given");
+  struct pit_series grp[MAX_SERIES];
+  struct pit_config cfgs[MAX_SERIES];
+  int ng = 0, rc = 0;
+  for (int i = 0; i < rs->n && !rc; i++) {
+    const struct pit_report_run *r = &rs->runs[i];
+    struct pit_config c = r->cfg;
+    if (!c.itype[0]) {
+      if (!opt->itype)
+        rc = pit_err_set(e, PIT_EARG, "cost chart: run '%s' names no instance type", r->name);
+      else
+        snprintf(c.itype, sizeof c.itype, "%s", opt->itype);
+      if (rc) {
+        pit_err_hint(e, "price such runs as one catalog type with --itype NAME (or train with --itype)");
+        break;
+      }
+    }
+    if (!pit_catalog_find(opt->catalog, c.itype)) {
+      rc = pit_err_set(e, PIT_ENOTFOUND, "cost chart: instance type '%s' (run '%s') is not in the catalog", c.itype,
+                       r->name);
+      break;
+    }
+    if (c.batch < 1) {
+      rc = pit_err_set(e, PIT_EARG, "cost chart: run '%s' has no global batch size", r->name);
+      break;
+    }
+    int k = 0;
+    while (k < ng && !same_config(&cfgs[k], &c, ""))
+      k++;
+    if (k == ng) {
+      if (ng == MAX_SERIES) {
+        rc = pit_err_set(e, PIT_EARG, "more than %d configurations for one chart; choose runs with --run", MAX_SERIES);
+        break;
+      }
+      cfgs[ng] = c;
+      pit_series_init(&grp[ng++]);
+    }
+    rc = pit_series_append(&grp[k], &r->series, e);
+  }
+  struct bar bars[MAX_SERIES];
+  int nb = 0;
+  for (int k = 0; k < ng && !rc; k++) {
+    struct pit_summary sm;
+    memset(&sm, 0, sizeof sm);
+    rc = pit_series_summarize(&grp[k], &sm, e);
+    if (rc)
+      break;
+    if (sm.tp.mean > 0) {
+      const struct pit_itype *t = pit_catalog_find(opt->catalog, cfgs[k].itype);
+      double nodes = cfgs[k].nodes > 0 ? cfgs[k].nodes : 1;
+      double per = 3600.0 * (double)cfgs[k].batch / (nodes * t->price_h);
+      struct bar *b = &bars[nb++];
+      b->v = per / sm.tp.mean;
+      b->lo = sm.tp.hi > 0 ? per / sm.tp.hi : b->v;
+      b->hi = sm.tp.lo > 0 ? per / sm.tp.lo : b->v;
+      char cl[200];
+      config_label(&cfgs[k], "itype nodes", cl, sizeof cl);
+      snprintf(b->label, sizeof b->label, "%s x%g: %s", cfgs[k].itype, nodes, cl);
+    }
+    pit_summary_release(&sm);
+  }
+  for (int k = 0; k < ng; k++)
+    pit_series_release(&grp[k]);
+  if (rc)
+    return rc;
+  if (nb == 0)
+    return pit_err_set(e, PIT_ENOTFOUND, "cost chart: no run has a PIT time (too few iterations?)");
+  qsort(bars, (size_t)nb, sizeof *bars, cmp_bar);
+  /* horizontal bars, the cheapest configuration on top: d0 rows "y value lo hi" */
+  FILE *d = gp_data(g, 0, e);
+  if (!d)
+    return PIT_EIO;
+  double vmax = 0;
+  for (int k = 0; k < nb; k++) {
+    fprintf(d, "%d %.9g %.9g %.9g\n", nb - 1 - k, bars[k].v, bars[k].lo, bars[k].hi);
+    vmax = fmax(vmax, bars[k].hi);
+  }
+  if ((rc = gp_close_data(d, g, e)))
+    return rc;
+  FILE *o = g->f;
+  fputs("set xlabel ", o);
+  gp_str(o, "samples per US$ = 3600 x global batch / (t_p x nodes x on-demand price per hour)\n"
+            "higher is cheaper; black bars: 95% interval of t_p");
+  fputs("\nunset key\nset rmargin 6\n", o);
+  fprintf(o, "set yrange [-0.6:%.1f]\nset xrange [0:%.9g]\nset format x '%%.1s%%c'\n", nb - 0.4, vmax * 1.2);
+  fputs("set style fill solid 0.6 border -1\nset grid xtics noytics\n", o);
+  fputs("set ytics nomirror (", o);
+  for (int k = 0; k < nb; k++) {
+    fputs(k ? ", " : "", o);
+    gp_str(o, bars[k].label);
+    fprintf(o, " %d", nb - 1 - k);
+  }
+  fputs(")\nplot ", o);
+  gp_dataref(g, 0);
+  fputs(" using (0):1:(0):2:($1-0.3):($1+0.3) with boxxyerror lc rgb '#4c72b0' title 'samples per dollar', ", o);
+  gp_dataref(g, 0);
+  fputs(" using 2:1:3:4 with xerrorbars lc rgb '#000000' pt 0 notitle, ", o);
+  gp_dataref(g, 0);
+  fputs(" using 4:1:(gprintf('%.1s%c', $2)) with labels left offset 1,0 notitle\n", o);
+  return 0;
+}
+
+int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct pit_err *e) {
+  if (!o->out || !*o->out)
+    return pit_err_set(e, PIT_EARG, "no output file given");
+  size_t n = strlen(o->out);
+  int svg;
+  if (n > 4 && strcasecmp(o->out + n - 4, ".svg") == 0)
+    svg = 1;
+  else if (n > 4 && strcasecmp(o->out + n - 4, ".png") == 0)
+    svg = 0;
+  else
+    return pit_err_set(e, PIT_EARG, "'%s': the output must end in .png or .svg", o->out);
+  if (rs->n == 0)
+    return pit_err_set(e, PIT_ENOTFOUND, "no runs to plot");
+  if (o->kind == PIT_PLOT_STEPS && rs->n > 1) {
+    char names[200] = "";
+    size_t off = 0;
+    for (int i = 0; i < rs->n && off < sizeof names - 1; i++)
+      off += (size_t)snprintf(names + off, sizeof names - off, "%s'%s'", i ? ", " : "", rs->runs[i].name);
+    pit_err_set(e, PIT_EARG, "the steps chart shows one run, and there are %d: %s", rs->n, names);
+    pit_err_hint(e, "choose one with --run ID");
+    return PIT_EARG;
+  }
+  char title[512];
+  char cl[256];
+  switch (o->kind) {
+  case PIT_PLOT_STEPS:
+    config_label(&rs->runs[0].cfg, "", cl, sizeof cl);
+    snprintf(title, sizeof title, "Step time per iteration, run %s\n%s", rs->runs[0].name, cl);
+    break;
+  case PIT_PLOT_BATCH:
+    snprintf(title, sizeof title, "%s against global batch size",
+             o->metric == PIT_METRIC_TOTAL ? "Total run time" : o->metric == PIT_METRIC_SAMPLE ? "Time per sample" : "Time per iteration (t_p)");
+    break;
+  case PIT_PLOT_SCALING:
+    snprintf(title, sizeof title, "Scaling with ranks: speedup (left) and parallel efficiency (right)\n"
+                                  "throughput = global batch / t_p, relative to the fewest ranks measured");
+    break;
+  case PIT_PLOT_COST:
+    snprintf(title, sizeof title, "Samples per dollar by configuration");
+    break;
+  }
+  struct gp g;
+  int rc = gp_open(&g, o, svg, title, e);
+  if (!rc) {
+    switch (o->kind) {
+    case PIT_PLOT_STEPS:
+      rc = plot_steps(&g, rs, e);
+      break;
+    case PIT_PLOT_BATCH:
+      rc = plot_batch(&g, rs, o->metric, e);
+      break;
+    case PIT_PLOT_SCALING:
+      rc = plot_scaling(&g, rs, e);
+      break;
+    case PIT_PLOT_COST:
+      rc = plot_cost(&g, rs, o, e);
+      break;
+    }
+  }
+  if (!rc)
+    rc = gp_run(&g, o, e);
+  gp_cleanup(&g);
+  return rc;
+}
