@@ -25,6 +25,7 @@ struct pit_dist_impl {
   size_t nbuckets;
   size_t *ready;           /* ready floats per bucket */
   MPI_Request *req;        /* nbuckets + 1 (timings) */
+  size_t readies;          /* grads_ready calls in this reduction */
   size_t next;             /* buckets >= next have been started (start order: last first) */
   size_t cap;              /* allocated buckets */
   double *tbuf;            /* 2*size doubles: [compute_0..compute_{s-1}, wait_0..wait_{s-1}] */

@@ -8,6 +8,11 @@
  * grads_ready pattern. grads_end starts whatever is left, then the timing
  * buffer (2*size doubles, this rank's slots filled, zeros elsewhere, summed),
  * and completes everything with one MPI_Waitall: no extra round trip.
+ * When grads_ready was not called at all in a reduction (no overlap wanted),
+ * grads_end instead starts the timing buffer first and reduces the whole array
+ * with blocking MPI_Allreduce (Open MPI's tuned algorithms beat the nonblocking
+ * ones), then waits for the timings. So in one reduction either every rank
+ * calls grads_ready or none does (same code on every rank guarantees it).
  *
  * Timings: wait of a reduction = time this rank spent blocked in MPI between
  * grads_begin and the return of grads_end (MPI_Testall in grads_ready, any
@@ -61,6 +66,7 @@ int pit_dist_grads_begin(struct pit_dist *d, float *grads, size_t n, struct pit_
   im->n = n;
   im->nbuckets = nb;
   im->next = nb;
+  im->readies = 0;
   im->wait_acc = 0;
   im->active = 1;
   return 0;
@@ -85,6 +91,7 @@ int pit_dist_grads_ready(struct pit_dist *d, size_t off, size_t len, struct pit_
   if (off > im->n || len > im->n - off)
     return pit_err_set(e, PIT_EARG, "dist: ready range [%zu, %zu) outside the %zu gradients",
                        off, off + len, im->n);
+  im->readies++;
   size_t end = off + len;
   while (off < end) {
     size_t b = off / im->bucket_elems;
@@ -118,20 +125,34 @@ int pit_dist_grads_end(struct pit_dist *d, double compute_s, double *all_compute
   }
   if (!im->active)
     return pit_err_set(e, PIT_ESTATE, "dist: grads_end without grads_begin");
-  int rc = 0;
-  while (im->next > 0 && rc == 0)
-    rc = start_bucket(d, im, e);
-  if (rc == 0) {
-    int s = d->size;
-    memset(im->tbuf, 0, 2 * (size_t)s * sizeof *im->tbuf);
-    im->tbuf[d->rank] = compute_s;
-    im->tbuf[s + d->rank] = im->wait_prev;
+  int s = d->size, rc = 0;
+  memset(im->tbuf, 0, 2 * (size_t)s * sizeof *im->tbuf);
+  im->tbuf[d->rank] = compute_s;
+  im->tbuf[s + d->rank] = im->wait_prev;
+  double t = pit_now();
+  if (im->readies == 0) {
+    /* no overlap: timings in flight while the whole array is reduced blocking */
     rc = MPI_Iallreduce(MPI_IN_PLACE, im->tbuf, 2 * s, MPI_DOUBLE, MPI_SUM, im->grad,
                         &im->req[im->nbuckets]);
     if (rc != MPI_SUCCESS)
       rc = pit_dist_mpi_err(d, rc, "MPI_Iallreduce (timings)", e);
+    const size_t chunk = (size_t)1 << 30;
+    for (size_t off = 0; off < im->n && rc == 0; off += chunk) {
+      size_t len = im->n - off < chunk ? im->n - off : chunk;
+      rc = MPI_Allreduce(MPI_IN_PLACE, im->grads + off, (int)len, MPI_FLOAT, MPI_SUM, im->grad);
+      if (rc != MPI_SUCCESS)
+        rc = pit_dist_mpi_err(d, rc, "MPI_Allreduce (gradients)", e);
+    }
+  } else {
+    while (im->next > 0 && rc == 0)
+      rc = start_bucket(d, im, e);
+    if (rc == 0) {
+      rc = MPI_Iallreduce(MPI_IN_PLACE, im->tbuf, 2 * s, MPI_DOUBLE, MPI_SUM, im->grad,
+                          &im->req[im->nbuckets]);
+      if (rc != MPI_SUCCESS)
+        rc = pit_dist_mpi_err(d, rc, "MPI_Iallreduce (timings)", e);
+    }
   }
-  double t = pit_now();
   int wrc = MPI_Waitall((int)(im->nbuckets + 1), im->req, MPI_STATUSES_IGNORE);
   im->wait_acc += pit_now() - t;
   im->active = 0;

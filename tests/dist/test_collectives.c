@@ -226,42 +226,57 @@ static int loop(int stall) {
   }
 }
 
-static int bench(double mib, int reps) {
+/* mean and min seconds of reps timed calls of kind k (0: pit_dist_allreduce_grads,
+ * 1: grads_begin + one grads_ready + grads_end (bucketed Iallreduce), 2: one
+ * MPI_Allreduce of the whole array), after 2 untimed ones */
+static int bench_one(int k, float *g, size_t n, int reps, double *mean, double *min) {
   struct pit_err e = {0};
-  size_t n = (size_t)(mib * (1 << 20)) / sizeof(float);
-  float *g = calloc(n, sizeof *g);
-  double ac[256], aw[256], best = 1e30, sum = 0;
-  if (D.size > 256)
-    return 2;
+  double ac[256], aw[256];
+  *mean = 0;
+  *min = 1e30;
   for (int i = -2; i < reps; i++) {
     pit_dist_barrier(&D, &e);
     double t = pit_now();
-    if (pit_dist_allreduce_grads(&D, g, n, 0, ac, aw, &e) < 0) {
+    int rc = 0;
+    if (k == 0)
+      rc = pit_dist_allreduce_grads(&D, g, n, 0, ac, aw, &e);
+    else if (k == 1) {
+      rc = pit_dist_grads_begin(&D, g, n, &e);
+      if (rc == 0)
+        rc = pit_dist_grads_ready(&D, 0, n, &e);
+      if (rc == 0)
+        rc = pit_dist_grads_end(&D, 0, ac, aw, &e);
+    } else if (D.impl) {
+      MPI_Allreduce(MPI_IN_PLACE, g, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    }
+    if (rc < 0) {
       fprintf(stderr, "test_collectives: %s\n", e.msg);
       return 1;
     }
     t = pit_now() - t;
     if (i >= 0) {
-      sum += t;
-      best = t < best ? t : best;
+      *mean += t / reps;
+      *min = t < *min ? t : *min;
     }
   }
-  /* reference: one blocking MPI_Allreduce of the whole array */
-  double rbest = 1e30, rsum = 0;
-  for (int i = -2; i < reps && D.impl; i++) {
-    pit_dist_barrier(&D, &e);
-    double t = pit_now();
-    MPI_Allreduce(MPI_IN_PLACE, g, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    t = pit_now() - t;
-    if (i >= 0) {
-      rsum += t;
-      rbest = t < rbest ? t : rbest;
-    }
-  }
+  return 0;
+}
+
+static int bench(double mib, int reps) {
+  size_t n = (size_t)(mib * (1 << 20)) / sizeof(float);
+  float *g = calloc(n, sizeof *g);
+  if (D.size > 256 || !g)
+    return 2;
+  double mean[3], min[3];
+  for (int k = 0; k < 3; k++)
+    if (bench_one(k, g, n, reps, &mean[k], &min[k]))
+      return 1;
   if (D.rank == 0)
-    printf("allreduce %.2f MiB (%zu floats) ranks %d: pit_dist mean %.3f ms min %.3f ms; "
-           "one MPI_Allreduce mean %.3f ms min %.3f ms (%d reps)\n",
-           mib, n, D.size, 1e3 * sum / reps, 1e3 * best, 1e3 * rsum / reps, 1e3 * rbest, reps);
+    printf("allreduce %.2f MiB (%zu floats) ranks %d, mean/min ms over %d: "
+           "pit_dist_allreduce_grads %.3f/%.3f; begin+ready+end (4 MiB Iallreduce buckets) "
+           "%.3f/%.3f; one MPI_Allreduce %.3f/%.3f\n",
+           mib, n, D.size, reps, 1e3 * mean[0], 1e3 * min[0], 1e3 * mean[1], 1e3 * min[1],
+           1e3 * mean[2], 1e3 * min[2]);
   free(g);
   return 0;
 }
