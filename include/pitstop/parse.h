@@ -1,0 +1,94 @@
+/* pitstop/parse.h — translating training logs into pitstop records (docs/parse.md).
+ *
+ * A parser reads a log line by line and turns every line it knows into a
+ * struct pit_record (or folds it into the record it repeats), in the order of
+ * the log. Line kinds are recognised per line (format AUTO) or restricted to one
+ * family: pitstop's own JSON Lines and `PITSTOP {json}` lines, seed 004's
+ * SageMaker log lines, seed 002's CSV, the DCGAN course-run variants, and the
+ * `[PI-INFO]` lines of the Paramount Iterations C library.
+ *
+ * Invariants: the parser never crashes and never allocates per line for log
+ * lines (JSON lines go through pit_record_parse); a line it does not know is
+ * skipped and counted; a known line that is malformed (e.g. "It. time: abc") is
+ * reported as "file:line: reason" and counted, and parsing goes on. Records are
+ * handed to the caller's emit callback; the parser owns them (copy what you keep).
+ */
+#ifndef PITSTOP_PARSE_H
+#define PITSTOP_PARSE_H
+
+#include <stddef.h>
+
+#include "pitstop/record.h"
+#include "pitstop/util.h"
+
+enum pit_parse_format {
+  PIT_PARSE_AUTO = 0,  /* every family, decided per line */
+  PIT_PARSE_JSONL,     /* {json} records and PITSTOP {json} lines */
+  PIT_PARSE_SAGEMAKER, /* seed 004 */
+  PIT_PARSE_CSV,       /* seed 002: header total,t0,...,tN then rows */
+  PIT_PARSE_DCGAN,     /* the DCGAN course-run variants */
+  PIT_PARSE_PI,        /* [PI-INFO] lines */
+  PIT_PARSE_NFORMATS
+};
+
+/* "auto", "jsonl", "sagemaker", "csv", "dcgan", "pi" -> 0 and *f; else PIT_EARG. */
+int pit_parse_format_from_name(const char *name, enum pit_parse_format *f);
+const char *pit_parse_format_name(enum pit_parse_format f);
+
+/* What happened to the lines of one input. Every line is exactly one of
+ * records+merged+info (known), skipped or malformed. */
+struct pit_parse_stats {
+  long lines;      /* lines read (a last line without '\n' counts) */
+  long known;      /* lines understood */
+  long skipped;    /* blank or unknown lines */
+  long malformed;  /* known lines that could not be read */
+  long merged;     /* known lines folded into the record of the line before (same iteration) */
+  long records;    /* records emitted (one CSV row gives several) */
+  long nul_lines;  /* lines holding a NUL byte (a binary file has many) */
+};
+
+/* Called for each record, in log order. A non-zero return stops parsing and is
+ * returned by the parser (set e). */
+typedef int (*pit_parse_emit_fn)(void *ctx, const struct pit_record *r, struct pit_err *e);
+/* Called for each malformed line with "file:line: reason" in e->msg. */
+typedef void (*pit_parse_warn_fn)(void *ctx, const struct pit_err *e);
+
+struct pit_parser;
+
+/* run: run id given to records that carry none (JSON records keep their own
+ * unless force_run); file: name used in messages. */
+int pit_parser_new(struct pit_parser **p, enum pit_parse_format f, const char *run, int force_run,
+                   const char *file, pit_parse_emit_fn emit, pit_parse_warn_fn warn, void *ctx,
+                   struct pit_err *e);
+/* One line, without its '\n' (a trailing '\r' is ignored). Returns 0, or the
+ * emit callback's error. Malformed lines are not errors (they go to warn). */
+int pit_parser_line(struct pit_parser *p, const char *line, size_t len, struct pit_err *e);
+/* Emits the record still held for merging. Call once at the end. */
+int pit_parser_finish(struct pit_parser *p, struct pit_err *e);
+const struct pit_parse_stats *pit_parser_stats(const struct pit_parser *p);
+void pit_parser_free(struct pit_parser *p);
+
+/* Parses a whole file ("-" = stdin) in big reads, any line length. Fills
+ * *stats. Errors: cannot open/read (PIT_EIO), or the emit callback's error.
+ * A file with nothing usable is NOT an error here; the caller decides (see
+ * stats.known - stats.merged). */
+int pit_parse_file(const char *path, enum pit_parse_format f, const char *run, int force_run,
+                   pit_parse_emit_fn emit, pit_parse_warn_fn warn, void *ctx,
+                   struct pit_parse_stats *stats, struct pit_err *e);
+
+/* Default run id of a log file: its base name without the extension, cut to
+ * PIT_NAME_MAX-1 bytes ("-" gives "stdin"). */
+void pit_parse_run_name(const char *path, char *out, size_t cap);
+
+/* ---- fast JSON Lines output (same bytes as pit_record_format) ---- */
+
+/* Upper bound of the bytes pit_parse_json() writes for r. */
+size_t pit_parse_json_bound(const struct pit_record *r);
+/* Writes r as one JSON line (with '\n') into out, which has room for
+ * pit_parse_json_bound(r) bytes; returns the bytes written. */
+size_t pit_parse_json(const struct pit_record *r, char *out);
+/* "%.9g" of v into out (>= 32 bytes), without printf in the common range;
+ * returns the length. Identical to snprintf("%.9g"). */
+int pit_parse_g9(double v, char *out);
+
+#endif

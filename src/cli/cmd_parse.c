@@ -1,0 +1,272 @@
+/* cmd_parse.c — `pitstop parse FILE...`: training logs to records (docs/parse.md),
+ * as JSON Lines on stdout, into a file (--out, written atomically) or into the
+ * store (--db, one run per input file, one transaction).
+ *
+ * Invariants: a per-file summary and every malformed line ("file:line: reason")
+ * go to stderr; a file that is missing, unreadable or holds nothing usable makes
+ * the exit status 1, and then --out and --db write nothing at all.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "pitstop/parse.h"
+#include "pitstop/store.h"
+
+#define OUT_CAP (1u << 20)
+#define MAX_WARN 20
+
+struct sink {
+  FILE *fp;                 /* stdout or the atomic file; NULL with --db */
+  const char *fname;        /* for messages */
+  char *buf;
+  size_t len;
+  struct pit_store *db;
+  long warned;              /* malformed lines shown for the current file */
+  int quiet;
+  int broken;               /* writing a record failed: the output cannot be trusted */
+};
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: pitstop parse [--format F] [--run ID] [--out FILE | --db PATH] [--quiet] FILE...\n"
+          "\n"
+          "Reads training logs (\"-\" = stdin) and writes one record per iteration, epoch,\n"
+          "validation, init and end they report (docs/parse.md lists every line kind).\n"
+          "\n"
+          "  --format F   auto (default: decided per line), jsonl, sagemaker, csv, dcgan, pi\n"
+          "  --run ID     run id of every record (default: the file's name without extension)\n"
+          "  --out FILE   write JSON Lines to FILE (atomically) instead of stdout\n"
+          "  --db PATH    store the records in the SQLite store at PATH, a run per file\n"
+          "  --quiet      no per-file summary on stderr (malformed lines are still reported)\n");
+}
+
+static int drain(struct sink *s, struct pit_err *e) {
+  if (s->len && fwrite(s->buf, 1, s->len, s->fp) != s->len)
+    return pit_err_errno(e, PIT_EIO, "cannot write '%s'", s->fname);
+  s->len = 0;
+  return 0;
+}
+
+static int emit_one(struct sink *s, const struct pit_record *r, struct pit_err *e) {
+  if (s->db)
+    return pit_store_add(s->db, r, e);
+  size_t need = pit_parse_json_bound(r);
+  if (s->len + need > OUT_CAP) {
+    int rc = drain(s, e);
+    if (rc)
+      return rc;
+  }
+  if (need > OUT_CAP) { /* a record bigger than the buffer (huge config) */
+    char *tmp = malloc(need);
+    if (!tmp)
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
+    size_t n = pit_parse_json(r, tmp);
+    size_t w = fwrite(tmp, 1, n, s->fp);
+    free(tmp);
+    return w == n ? 0 : pit_err_errno(e, PIT_EIO, "cannot write '%s'", s->fname);
+  }
+  s->len += pit_parse_json(r, s->buf + s->len);
+  return 0;
+}
+
+static int emit(void *ctx, const struct pit_record *r, struct pit_err *e) {
+  struct sink *s = ctx;
+  int rc = emit_one(s, r, e);
+  if (rc)
+    s->broken = 1;
+  return rc;
+}
+
+static void warn(void *ctx, const struct pit_err *w) {
+  struct sink *s = ctx;
+  if (++s->warned <= MAX_WARN)
+    fprintf(stderr, "pitstop: %s\n", w->msg);
+}
+
+/* Why a file gave nothing usable, as one message. */
+static void nothing_usable(const char *path, const struct pit_parse_stats *st, struct pit_err *e) {
+  if (st->lines == 0)
+    pit_err_set(e, PIT_EFORMAT, "'%s' is empty: nothing to parse", path);
+  else if (st->nul_lines * 4 >= st->lines)
+    pit_err_set(e, PIT_EFORMAT, "'%s' looks like a binary file (%ld of %ld lines hold NUL bytes): no records",
+                path, st->nul_lines, st->lines);
+  else if (st->malformed > 0)
+    pit_err_set(e, PIT_EFORMAT, "'%s': no records: %ld malformed lines, %ld skipped", path,
+                st->malformed, st->skipped);
+  else
+    pit_err_set(e, PIT_EFORMAT, "'%s': no training-log lines found (%ld lines skipped)", path,
+                st->skipped);
+  pit_err_hint(e, "docs/parse.md lists the formats pitstop parse reads; --format forces one");
+}
+
+/* --db: the file's run must be new (checked also against runs this command made). */
+static int run_is_new(struct pit_store *db, const char *run, char **made, int nmade, struct pit_err *e) {
+  for (int i = 0; i < nmade; i++)
+    if (strcmp(made[i], run) == 0)
+      goto taken;
+  struct pit_store_run *runs = NULL;
+  int n = 0;
+  int rc = pit_store_runs(db, &runs, &n, e);
+  if (rc)
+    return rc;
+  size_t l = strlen(run);
+  int hit = 0;
+  for (int i = 0; i < n && !hit; i++)
+    hit = strcmp(runs[i].name, run) == 0 ||
+          (strncmp(runs[i].name, run, l) == 0 && runs[i].name[l] == '.'); /* CSV rows: run.k */
+  pit_store_runs_free(runs, n);
+  if (!hit)
+    return 0;
+taken:
+  pit_err_set(e, PIT_EARG, "run '%s' is already in the store", run);
+  pit_err_hint(e, "give another id with --run ID");
+  return PIT_EARG;
+}
+
+int pit_cmd_parse(int argc, char **argv) {
+  static const struct option opts[] = {{"format", required_argument, 0, 'f'},
+                                       {"run", required_argument, 0, 'r'},
+                                       {"out", required_argument, 0, 'o'},
+                                       {"db", required_argument, 0, 'd'},
+                                       {"quiet", no_argument, 0, 'q'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+  enum pit_parse_format fmt = PIT_PARSE_AUTO;
+  const char *run = NULL, *out = NULL, *dbpath = NULL;
+  int quiet = 0, c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    switch (c) {
+    case 'f':
+      if (pit_parse_format_from_name(optarg, &fmt))
+        return pit_cli_usage("parse: unknown --format '%s' (auto, jsonl, sagemaker, csv, dcgan, pi)", optarg);
+      break;
+    case 'r':
+      if (!*optarg || strlen(optarg) >= PIT_NAME_MAX)
+        return pit_cli_usage("parse: --run needs an id of 1 to %d bytes", PIT_NAME_MAX - 1);
+      run = optarg;
+      break;
+    case 'o':
+      out = optarg;
+      break;
+    case 'd':
+      dbpath = optarg;
+      break;
+    case 'q':
+      quiet = 1;
+      break;
+    case 'h':
+      usage(stdout);
+      return 0;
+    default:
+      usage(stderr);
+      return pit_cli_usage("parse: bad option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind >= argc) {
+    usage(stderr);
+    return pit_cli_usage("parse: no input file");
+  }
+  if (out && dbpath)
+    return pit_cli_usage("parse: give --out or --db, not both");
+
+  struct pit_err e = {0};
+  struct sink s = {.fp = stdout, .fname = "stdout", .quiet = quiet};
+  struct pit_atomic_file af = {0};
+  if (dbpath) {
+    s.fp = NULL;
+    if (pit_store_open(&s.db, dbpath, &e))
+      return pit_cli_fail(&e);
+    pit_store_set_batch(s.db, 0); /* all or nothing */
+  } else {
+    if (!(s.buf = malloc(OUT_CAP))) {
+      pit_err_set(&e, PIT_ENOMEM, "out of memory");
+      return pit_cli_fail(&e);
+    }
+    if (out) {
+      if (pit_atomic_open(&af, out, &e)) {
+        free(s.buf);
+        return pit_cli_fail(&e);
+      }
+      s.fp = af.fp;
+      s.fname = out;
+    }
+  }
+
+  int failed = 0, fatal = 0;
+  int nfiles = argc - optind;
+  char **made = calloc((size_t)nfiles, sizeof *made);
+  int nmade = 0;
+  for (int i = optind; i < argc && !fatal; i++) {
+    const char *path = argv[i];
+    char runid[PIT_NAME_MAX];
+    if (run)
+      snprintf(runid, sizeof runid, "%s", run);
+    else
+      pit_parse_run_name(path, runid, sizeof runid);
+    pit_err_clear(&e);
+    if (s.db) {
+      char src[PIT_NAME_MAX + 512];
+      snprintf(src, sizeof src, "parse:%s", path);
+      if (run_is_new(s.db, runid, made, nmade, &e) || pit_store_set_source(s.db, src, &e)) {
+        pit_cli_fail(&e);
+        failed = 1;
+        continue;
+      }
+    }
+    struct pit_parse_stats st = {0};
+    s.warned = 0;
+    int rc = pit_parse_file(path, fmt, runid, run != NULL, emit, warn, &s, &st, &e);
+    if (s.warned > MAX_WARN)
+      fprintf(stderr, "pitstop: %s: %ld more malformed lines not shown\n", path, s.warned - MAX_WARN);
+    if (rc) {
+      pit_cli_fail(&e);
+      failed = 1;
+      fatal = s.broken; /* a failed store add or write ends everything; a bad input does not */
+      continue;
+    }
+    if (made)
+      made[nmade++] = strdup(runid);
+    if (!quiet)
+      fprintf(stderr, "pitstop parse: %s: %ld lines, %ld records, %ld skipped, %ld malformed (%ld known, %ld merged)\n",
+              path, st.lines, st.records, st.skipped, st.malformed, st.known, st.merged);
+    if (st.records == 0) {
+      nothing_usable(path, &st, &e);
+      pit_cli_fail(&e);
+      failed = 1;
+    }
+  }
+  for (int i = 0; i < nmade; i++)
+    free(made[i]);
+  free(made);
+
+  int rc = 0;
+  if (s.db) {
+    if (failed) {
+      pit_store_abort(s.db);
+      fprintf(stderr, "pitstop: nothing stored in '%s'\n", dbpath);
+    } else if (pit_store_close(s.db, &e)) {
+      rc = pit_cli_fail(&e);
+    }
+  } else {
+    if (!fatal && drain(&s, &e))
+      rc = pit_cli_fail(&e);
+    if (out) {
+      if (failed || rc) {
+        pit_atomic_abort(&af);
+        fprintf(stderr, "pitstop: '%s' not written\n", out);
+      } else if (pit_atomic_commit(&af, &e)) {
+        rc = pit_cli_fail(&e);
+      }
+    } else if (fflush(stdout) != 0) {
+      pit_err_errno(&e, PIT_EIO, "cannot write to stdout");
+      rc = pit_cli_fail(&e);
+    }
+    free(s.buf);
+  }
+  return failed || rc ? 1 : 0;
+}

@@ -1,0 +1,495 @@
+/* parse.c — the log parser's core: line dispatch (tag prefixes, PITSTOP marker),
+ * merging of lines that repeat one iteration, step numbering, statistics, and
+ * reading whole files in big blocks (any line length, NUL bytes, CRLF, a last
+ * line without '\n'). Formats: parse_{json,dcgan,sagemaker,csv,pi}.c.
+ *
+ * Invariants: every line ends in exactly one of known/skipped/malformed; no
+ * allocation per log line; the held record is emitted before any later one, so
+ * records come out in log order.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "record/parse_impl.h"
+
+static const char *format_names[PIT_PARSE_NFORMATS] = {"auto", "jsonl", "sagemaker",
+                                                       "csv",  "dcgan", "pi"};
+
+int pit_parse_format_from_name(const char *name, enum pit_parse_format *f) {
+  for (int i = 0; i < PIT_PARSE_NFORMATS; i++)
+    if (strcmp(name, format_names[i]) == 0) {
+      *f = (enum pit_parse_format)i;
+      return 0;
+    }
+  return PIT_EARG;
+}
+
+const char *pit_parse_format_name(enum pit_parse_format f) {
+  return (f >= 0 && f < PIT_PARSE_NFORMATS) ? format_names[f] : "auto";
+}
+
+void pit_parse_run_name(const char *path, char *out, size_t cap) {
+  if (strcmp(path, "-") == 0) {
+    snprintf(out, cap, "stdin");
+    return;
+  }
+  const char *b = strrchr(path, '/');
+  b = b ? b + 1 : path;
+  size_t n = strlen(b);
+  const char *dot = strrchr(b, '.');
+  if (dot && dot != b)
+    n = (size_t)(dot - b);
+  if (n == 0) {
+    b = "log";
+    n = 3;
+  }
+  if (n >= cap)
+    n = cap - 1;
+  if (n >= PIT_NAME_MAX)
+    n = PIT_NAME_MAX - 1;
+  memcpy(out, b, n);
+  out[n] = 0;
+}
+
+/* ---------- numbers ---------- */
+
+static const double exact_p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+int pit_pl_f64(const char **pp, const char *end, double *out, int *ndig) {
+  const char *s = *pp, *start = s;
+  int neg = 0;
+  if (s < end && (*s == '-' || *s == '+'))
+    neg = *s++ == '-';
+  uint64_t m = 0;
+  int sig = 0, digits = 0, exp10 = 0, exact = 1;
+  while (s < end && pl_isdigit(*s)) {
+    digits++;
+    if (m == 0 && *s == '0') {
+      s++;
+      continue;
+    }
+    if (sig < 19) {
+      m = m * 10 + (uint64_t)(*s - '0');
+      sig++;
+    } else {
+      exp10++;
+      exact = 0;
+    }
+    s++;
+  }
+  if (s < end && *s == '.') {
+    s++;
+    while (s < end && pl_isdigit(*s)) {
+      digits++;
+      if (m == 0 && *s == '0') {
+        exp10--;
+        s++;
+        continue;
+      }
+      if (sig < 19) {
+        m = m * 10 + (uint64_t)(*s - '0');
+        sig++;
+        exp10--;
+      } else {
+        exact = 0;
+      }
+      s++;
+    }
+  }
+  if (digits == 0)
+    return 0;
+  if (s < end && (*s == 'e' || *s == 'E')) {
+    const char *q = s + 1;
+    int eneg = 0;
+    if (q < end && (*q == '-' || *q == '+'))
+      eneg = *q++ == '-';
+    int ev = 0, en = 0;
+    while (q < end && pl_isdigit(*q)) {
+      if (ev < 100000)
+        ev = ev * 10 + (*q - '0');
+      q++;
+      en++;
+    }
+    if (en == 0)
+      return 0;
+    exp10 += eneg ? -ev : ev;
+    s = q;
+  }
+  double v;
+  if (m == 0) {
+    v = 0;
+  } else if (exact && m < (1ULL << 53) && exp10 >= -22 && exp10 <= 22) {
+    v = (double)m;
+    v = exp10 < 0 ? v / exact_p10[-exp10] : v * exact_p10[exp10];
+  } else { /* rare: hand it to strtod */
+    char buf[512];
+    size_t n = (size_t)(s - start);
+    if (n >= sizeof buf)
+      return 0;
+    memcpy(buf, start, n);
+    buf[n] = 0;
+    char *ep;
+    errno = 0;
+    v = strtod(buf, &ep);
+    if (*ep || errno == ERANGE || !isfinite(v))
+      return 0;
+    neg = 0;
+  }
+  *out = neg ? -v : v;
+  *ndig = sig ? sig : 1;
+  *pp = s;
+  return 1;
+}
+
+int pit_pl_bad(struct pit_parser *p, const char *what, const char *at, const char *end) {
+  if (!at || at >= end) {
+    snprintf(p->reason, sizeof p->reason, "missing %s", what);
+    return PL_BAD;
+  }
+  char text[32];
+  size_t n = 0;
+  for (const char *q = at; q < end && n < 24; q++)
+    text[n++] = (*q >= 0x20 && *q < 0x7f) ? *q : '?';
+  text[n] = 0;
+  snprintf(p->reason, sizeof p->reason, "bad %s: '%s%s'", what, text, (end - at) > 24 ? "..." : "");
+  return PL_BAD;
+}
+
+/* ---------- records ---------- */
+
+void pit_pl_new(struct pit_parser *p, enum pit_rec_type t, int rank) {
+  pit_record_init(&p->cur);
+  p->cur.type = t;
+  p->cur.rank = rank;
+  memcpy(p->cur.run, p->run, sizeof p->run);
+}
+
+struct pit_pl_rank *pit_pl_rank(struct pit_parser *p, int rank) {
+  if (rank < -1 || rank > 1000000)
+    return NULL;
+  int i = rank + 1;
+  if (i >= p->nranks) {
+    int n = p->nranks ? p->nranks : 8;
+    while (n <= i)
+      n *= 2;
+    struct pit_pl_rank *nr = realloc(p->ranks, sizeof *nr * (size_t)n);
+    if (!nr)
+      return NULL;
+    for (int k = p->nranks; k < n; k++)
+      nr[k] = (struct pit_pl_rank){-1, 0};
+    p->ranks = nr;
+    p->nranks = n;
+  }
+  return &p->ranks[i];
+}
+
+int pit_pl_emit(struct pit_parser *p, struct pit_record *r, struct pit_err *e) {
+  int rc = p->emit ? p->emit(p->ctx, r, e) : 0;
+  if (rc)
+    return rc < 0 ? rc : PIT_ESTATE;
+  p->st.records++;
+  return 0;
+}
+
+int pit_pl_flush(struct pit_parser *p, struct pit_err *e) {
+  if (!p->have_pend)
+    return 0;
+  p->have_pend = 0;
+  return pit_pl_emit(p, &p->pend, e);
+}
+
+static int take_time(double *dst, int *dst_digits, double v, int digits) {
+  if (isnan(v) || (!isnan(*dst) && digits <= *dst_digits))
+    return 0;
+  *dst = v;
+  *dst_digits = digits;
+  return 1;
+}
+
+int pit_pl_put(struct pit_parser *p, enum pit_pl_kind kind, int digits, struct pit_err *e) {
+  struct pit_record *r = &p->cur, *q = &p->pend;
+  unsigned bit = 1u << kind;
+  if (p->have_pend && !(p->pend_kinds & bit) && q->type == r->type) {
+    if (kind == K_DC_ITIME && q->type == PIT_REC_ITER) { /* the precise twin of the line before */
+      take_time(&q->step_s, &p->pend_digits, r->step_s, digits);
+      p->pend_kinds |= bit;
+      return PL_MERGED;
+    }
+    int same = q->rank == r->rank && q->epoch >= 0 && q->epoch == r->epoch &&
+               (q->type == PIT_REC_EPOCH || (q->type == PIT_REC_ITER && q->iter >= 0 && q->iter == r->iter));
+    if (same) {
+      if (isnan(q->t))
+        q->t = r->t;
+      if (q->type == PIT_REC_ITER) {
+        take_time(&q->step_s, &p->pend_digits, r->step_s, digits);
+        if (q->nlosses == 0 && isnan(q->loss)) {
+          q->loss = r->loss;
+          q->nlosses = r->nlosses;
+          memcpy(q->loss_name, r->loss_name, sizeof q->loss_name);
+          memcpy(q->loss_val, r->loss_val, sizeof q->loss_val);
+        }
+        if (q->batch < 0)
+          q->batch = r->batch;
+      } else {
+        take_time(&q->epoch_s, &p->pend_digits, r->epoch_s, digits);
+      }
+      p->pend_kinds |= bit;
+      return PL_MERGED;
+    }
+  }
+  int rc = pit_pl_flush(p, e);
+  if (rc)
+    return rc;
+  if (r->type == PIT_REC_ITER && r->step < 0) {
+    struct pit_pl_rank *rs = pit_pl_rank(p, r->rank);
+    if (!rs)
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
+    if (rs->per_epoch > 0 && r->epoch >= 0 && r->iter >= 0)
+      r->step = r->epoch * rs->per_epoch + r->iter;
+    else
+      r->step = rs->next_step;
+    rs->next_step = r->step + 1;
+  }
+  *q = *r;
+  p->have_pend = 1;
+  p->pend_kinds = bit;
+  p->pend_digits = digits;
+  return PL_RECORD;
+}
+
+/* ---------- lines ---------- */
+
+int pit_parser_new(struct pit_parser **pp, enum pit_parse_format f, const char *run, int force_run,
+                   const char *file, pit_parse_emit_fn emit, pit_parse_warn_fn warn, void *ctx,
+                   struct pit_err *e) {
+  struct pit_parser *p = calloc(1, sizeof *p);
+  if (!p || !(p->file = strdup(file ? file : "-"))) {
+    free(p);
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  }
+  p->fmt = f;
+  snprintf(p->run, sizeof p->run, "%s", run ? run : "");
+  p->force_run = force_run;
+  p->emit = emit;
+  p->warn = warn;
+  p->ctx = ctx;
+  pit_record_init(&p->cur);
+  pit_record_init(&p->pend);
+  pit_record_init(&p->json);
+  p->batch_per_rank = -1;
+  p->world = -1;
+  *pp = p;
+  return 0;
+}
+
+void pit_parser_free(struct pit_parser *p) {
+  if (!p)
+    return;
+  pit_record_release(&p->json);
+  free(p->ranks);
+  free(p->file);
+  free(p);
+}
+
+const struct pit_parse_stats *pit_parser_stats(const struct pit_parser *p) { return &p->st; }
+
+int pit_parser_finish(struct pit_parser *p, struct pit_err *e) { return pit_pl_flush(p, e); }
+
+/* Strips tags before the text: "[MO833] ", mpirun's "[1,0]<stdout>:" (not [PI-INFO]). */
+static const char *strip_tags(const char *s, const char *end) {
+  for (int k = 0; k < 4 && s < end && *s == '['; k++) {
+    const char *q = s + 1;
+    while (q < end && q - s <= 33 &&
+           ((*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || pl_isdigit(*q) || *q == '_' ||
+            *q == '-' || *q == '.' || *q == ','))
+      q++;
+    if (q >= end || *q != ']' || q == s + 1 || q - s > 33)
+      break;
+    if (q - s == 8 && memcmp(s + 1, "PI-INFO", 7) == 0)
+      break;
+    q++;
+    if (!PL_LIT(&q, end, "<stdout>:"))
+      PL_LIT(&q, end, "<stderr>:");
+    pl_ws(&q, end);
+    s = q;
+  }
+  return s;
+}
+
+/* "PITSTOP {" within the first 256 bytes, at the start or after a separator. */
+static const char *find_marker(const char *s, const char *end) {
+  const char *lim = end - s > 256 ? s + 256 : end;
+  for (const char *q = s; q < lim; q++) {
+    q = memchr(q, 'P', (size_t)(lim - q));
+    if (!q)
+      return NULL;
+    if ((q == s || strchr(" \t:]>|", q[-1])) && end - q >= 8 && memcmp(q, "PITSTOP ", 8) == 0) {
+      const char *j = q + 8;
+      pl_ws(&j, end);
+      if (j < end && *j == '{')
+        return j;
+    }
+  }
+  return NULL;
+}
+
+static int allows(const struct pit_parser *p, enum pit_parse_format f) {
+  return p->fmt == PIT_PARSE_AUTO || p->fmt == f;
+}
+
+static int dispatch(struct pit_parser *p, const char *s, const char *end, struct pit_err *e) {
+  int v = PL_UNKNOWN;
+  char c = *s;
+  if (c == '{') {
+    if (allows(p, PIT_PARSE_JSONL))
+      return pit_pl_json(p, s, end, 0, e);
+    return PL_UNKNOWN;
+  }
+  if (c == '[' && end - s > 10 && memcmp(s, "[PI-INFO] ", 10) == 0)
+    return allows(p, PIT_PARSE_PI) ? pit_pl_pi(p, s + 10, end, e) : PL_UNKNOWN;
+  if (allows(p, PIT_PARSE_DCGAN) && (v = pit_pl_dcgan(p, s, end, e)) != PL_UNKNOWN)
+    return v;
+  if (allows(p, PIT_PARSE_SAGEMAKER) && (v = pit_pl_sagemaker(p, s, end, e)) != PL_UNKNOWN)
+    return v;
+  if (allows(p, PIT_PARSE_CSV) && (v = pit_pl_csv(p, s, end, e)) != PL_UNKNOWN)
+    return v;
+  if (allows(p, PIT_PARSE_JSONL)) {
+    const char *j = find_marker(s, end);
+    if (j)
+      return pit_pl_json(p, j, end, 1, e);
+  }
+  return PL_UNKNOWN;
+}
+
+int pit_parser_line(struct pit_parser *p, const char *line, size_t len, struct pit_err *e) {
+  p->st.lines++;
+  if (len && line[len - 1] == '\r')
+    len--;
+  if (len && memchr(line, 0, len))
+    p->st.nul_lines++;
+  const char *end = line + len, *s = line;
+  pl_ws(&s, end);
+  if (s < end && *s == '[')
+    s = strip_tags(s, end);
+  int v = s < end ? dispatch(p, s, end, e) : PL_UNKNOWN;
+  switch (v) {
+  case PL_UNKNOWN:
+    p->st.skipped++;
+    return 0;
+  case PL_MERGED:
+    p->st.merged++;
+    /* fall through */
+  case PL_INFO:
+  case PL_RECORD:
+    p->st.known++;
+    return 0;
+  case PL_BAD: {
+    p->st.malformed++;
+    if (p->warn) {
+      struct pit_err w;
+      pit_err_clear(&w);
+      pit_err_set(&w, PIT_EFORMAT, "%s:%ld: %s%s", p->file, p->st.lines, p->reason,
+                  p->partial ? " (last line has no newline: truncated?)" : "");
+      p->warn(p->ctx, &w);
+    }
+    return 0;
+  }
+  default:
+    return v; /* an emit error */
+  }
+}
+
+/* ---------- files ---------- */
+
+#define READ_BLOCK (4u << 20)
+#define MAX_LINE (1u << 30)
+
+int pit_parse_file(const char *path, enum pit_parse_format f, const char *run, int force_run,
+                   pit_parse_emit_fn emit, pit_parse_warn_fn warn, void *ctx,
+                   struct pit_parse_stats *stats, struct pit_err *e) {
+  int stdin_ = strcmp(path, "-") == 0;
+  int fd = stdin_ ? 0 : open(path, O_RDONLY);
+  if (fd < 0)
+    return pit_err_errno(e, errno == ENOENT ? PIT_ENOTFOUND : PIT_EIO, "cannot open '%s'", path);
+  struct stat sb;
+  if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    if (!stdin_)
+      close(fd);
+    return pit_err_set(e, PIT_EIO, "cannot read '%s': it is a directory", path);
+  }
+  char runbuf[PIT_NAME_MAX];
+  if (!run) {
+    pit_parse_run_name(path, runbuf, sizeof runbuf);
+    run = runbuf;
+  }
+  struct pit_parser *p = NULL;
+  int rc = pit_parser_new(&p, f, run, force_run, stdin_ ? "<stdin>" : path, emit, warn, ctx, e);
+  size_t cap = READ_BLOCK, have = 0, searched = 0;
+  char *buf = rc ? NULL : malloc(cap);
+  if (!rc && !buf)
+    rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
+  int eof = 0;
+  while (!rc && !eof) {
+    if (have == cap) { /* one line fills the buffer: grow it */
+      if (cap >= MAX_LINE) {
+        rc = pit_err_set(e, PIT_EFORMAT, "%s:%ld: line longer than %u bytes", path, p->st.lines + 1,
+                         MAX_LINE);
+        break;
+      }
+      char *nb = realloc(buf, cap * 2);
+      if (!nb) {
+        rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
+        break;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    ssize_t n = read(fd, buf + have, cap - have);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      rc = pit_err_errno(e, PIT_EIO, "cannot read '%s'", path);
+      break;
+    }
+    if (n == 0)
+      eof = 1;
+    have += (size_t)n;
+    size_t start = 0;
+    for (;;) {
+      char *nl = memchr(buf + searched, '\n', have - searched);
+      if (!nl)
+        break;
+      size_t at = (size_t)(nl - buf);
+      if ((rc = pit_parser_line(p, buf + start, at - start, e)))
+        break;
+      start = searched = at + 1;
+    }
+    if (rc)
+      break;
+    if (eof && start < have) {
+      p->partial = 1;
+      rc = pit_parser_line(p, buf + start, have - start, e);
+      start = have;
+    }
+    memmove(buf, buf + start, have - start);
+    have -= start;
+    searched = have;
+  }
+  if (!rc)
+    rc = pit_parser_finish(p, e);
+  if (stats && p)
+    *stats = p->st;
+  pit_parser_free(p);
+  free(buf);
+  if (!stdin_)
+    close(fd);
+  return rc;
+}

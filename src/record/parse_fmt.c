@@ -1,0 +1,257 @@
+/* parse_fmt.c — fast JSON Lines output for `pitstop parse`: the same bytes as
+ * pit_record_format (record.c), written with memcpy and a printf-free "%.9g".
+ *
+ * Invariant: pit_parse_g9(v) == snprintf("%.9g", v) for every double. The fast
+ * path scales |v| in [1e-5, 1e15) by an exact power of ten in long double
+ * (error < 1e-10 on a 9-digit integer) and rounds; a value whose rounding is
+ * within 1e-6 of a tie, or outside that range, goes to snprintf. Tested
+ * against snprintf in tests/record/test_parse_fmt.c.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pitstop/parse.h"
+
+static const double P10D[21] = {1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0,  1e1,
+                                 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,
+                                 1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+static const long double P10L[14] = {1e0L, 1e1L, 1e2L, 1e3L,  1e4L,  1e5L,  1e6L,
+                                     1e7L, 1e8L, 1e9L, 1e10L, 1e11L, 1e12L, 1e13L};
+
+static int slow_g9(double v, char *out) { return snprintf(out, 32, "%.9g", v); }
+
+int pit_parse_g9(double v, char *out) {
+  double a = fabs(v);
+  if (!(a >= 1e-5 && a < 1e15))
+    return slow_g9(v, out);
+  int k = 0; /* largest k with a >= P10D[k]; decimal exponent e = k - 5 */
+  while (k < 20 && a >= P10D[k + 1])
+    k++;
+  int e = k - 5, sh = 8 - e; /* sh in [-6, 13] */
+  long double sc = sh >= 0 ? (long double)a * P10L[sh] : (long double)a / P10L[-sh];
+  if (sc < 1e8L || sc >= 1e9L)
+    return slow_g9(v, out);
+  long double fl = floorl(sc), fr = sc - fl;
+  if (fabsl(fr - 0.5L) < 1e-6L)
+    return slow_g9(v, out);
+  uint64_t m = (uint64_t)fl + (fr > 0.5L);
+  if (m == 1000000000u) {
+    m = 100000000u;
+    e++;
+  }
+  char d[9];
+  for (int i = 8; i >= 0; i--) {
+    d[i] = (char)('0' + m % 10);
+    m /= 10;
+  }
+  int nd = 9;
+  while (nd > 1 && d[nd - 1] == '0')
+    nd--;
+  char *o = out;
+  if (v < 0)
+    *o++ = '-';
+  if (e < -4 || e >= 9) {
+    *o++ = d[0];
+    if (nd > 1) {
+      *o++ = '.';
+      memcpy(o, d + 1, (size_t)nd - 1);
+      o += nd - 1;
+    }
+    int x = e < 0 ? -e : e;
+    *o++ = 'e';
+    *o++ = e < 0 ? '-' : '+';
+    *o++ = (char)('0' + x / 10);
+    *o++ = (char)('0' + x % 10);
+  } else if (e >= 0) {
+    memcpy(o, d, (size_t)e + 1);
+    o += e + 1;
+    if (nd > e + 1) {
+      *o++ = '.';
+      memcpy(o, d + e + 1, (size_t)(nd - e - 1));
+      o += nd - e - 1;
+    }
+  } else {
+    *o++ = '0';
+    *o++ = '.';
+    for (int i = 0; i < -e - 1; i++)
+      *o++ = '0';
+    memcpy(o, d, (size_t)nd);
+    o += nd;
+  }
+  *o = 0;
+  return (int)(o - out);
+}
+
+/* ---- writer ---- */
+
+static char *put_i64(char *o, long long v) {
+  char t[24];
+  int n = 0;
+  unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+  do {
+    t[n++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0)
+    *o++ = '-';
+  while (n)
+    *o++ = t[--n];
+  return o;
+}
+
+static char *put_str(char *o, const char *s) {
+  static const char hex[] = "0123456789abcdef";
+  *o++ = '"';
+  for (const unsigned char *q = (const unsigned char *)s; *q; q++) {
+    if (*q == '"' || *q == '\\') {
+      *o++ = '\\';
+      *o++ = (char)*q;
+    } else if (*q < 0x20) {
+      memcpy(o, "\\u00", 4);
+      o[4] = hex[*q >> 4];
+      o[5] = hex[*q & 15];
+      o += 6;
+    } else {
+      *o++ = (char)*q;
+    }
+  }
+  *o++ = '"';
+  return o;
+}
+
+/* ,"key": */
+static char *put_key(char *o, const char *key, size_t n) {
+  *o++ = ',';
+  *o++ = '"';
+  memcpy(o, key, n);
+  o += n;
+  *o++ = '"';
+  *o++ = ':';
+  return o;
+}
+#define KEY(o, k) put_key(o, k, sizeof(k) - 1)
+
+static char *put_num(char *o, const char *key, size_t n, double v) {
+  if (isnan(v))
+    return o;
+  o = put_key(o, key, n);
+  return o + pit_parse_g9(v, o);
+}
+#define NUM(o, k, v) put_num(o, k, sizeof(k) - 1, v)
+
+static char *put_int(char *o, const char *key, size_t n, int64_t v) {
+  if (v < 0)
+    return o;
+  o = put_key(o, key, n);
+  return put_i64(o, (long long)v);
+}
+#define INT(o, k, v) put_int(o, k, sizeof(k) - 1, v)
+
+static char *put_sfield(char *o, const char *key, size_t n, const char *v) {
+  if (!v || !*v)
+    return o;
+  return put_str(put_key(o, key, n), v);
+}
+#define STR(o, k, v) put_sfield(o, k, sizeof(k) - 1, v)
+
+static char *put_raw(char *o, const char *key, size_t n, const char *json) {
+  if (!json || !*json)
+    return o;
+  o = put_key(o, key, n);
+  size_t l = strlen(json);
+  memcpy(o, json, l);
+  return o + l;
+}
+#define RAW(o, k, v) put_raw(o, k, sizeof(k) - 1, v)
+
+static char *put_val(char *o, double v) {
+  if (isnan(v)) {
+    memcpy(o, "null", 4);
+    return o + 4;
+  }
+  return o + pit_parse_g9(v, o);
+}
+
+static char *put_arr(char *o, const char *key, size_t n, const double *v, int len) {
+  if (len <= 0)
+    return o;
+  o = put_key(o, key, n);
+  *o++ = '[';
+  for (int i = 0; i < len; i++) {
+    if (i)
+      *o++ = ',';
+    o = put_val(o, v[i]);
+  }
+  *o++ = ']';
+  return o;
+}
+#define ARR(o, k, v, n) put_arr(o, k, sizeof(k) - 1, v, n)
+
+static size_t slen(const char *s) { return s ? strlen(s) : 0; }
+
+size_t pit_parse_json_bound(const struct pit_record *r) {
+  return 4096 + (size_t)(r->nranks > 0 ? r->nranks : 0) * 2 * 34 + slen(r->config) +
+         slen(r->detail) + 6 * slen(r->path);
+}
+
+size_t pit_parse_json(const struct pit_record *r, char *out) {
+  char *o = out;
+  const char *tn = pit_rec_type_name(r->type);
+  memcpy(o, "{\"type\":\"", 9);
+  o += 9;
+  size_t tl = strlen(tn);
+  memcpy(o, tn, tl);
+  o += tl;
+  memcpy(o, "\",\"run\":", 8);
+  o = put_str(o + 8, r->run);
+  o = put_i64(KEY(o, "gen"), r->gen);
+  o = NUM(o, "t", r->t);
+  o = INT(o, "rank", r->rank);
+  o = INT(o, "epoch", r->epoch);
+  o = INT(o, "iter", r->iter);
+  o = INT(o, "step", r->step);
+  o = INT(o, "batch", r->batch);
+  o = NUM(o, "step_s", r->step_s);
+  o = NUM(o, "data_s", r->data_s);
+  o = ARR(o, "compute_s", r->compute_s, r->nranks);
+  o = ARR(o, "wait_s", r->wait_s, r->nranks);
+  if (r->nlosses > 0) {
+    o = KEY(o, "loss");
+    *o++ = '{';
+    for (int i = 0; i < r->nlosses && i < PIT_MAX_LOSSES; i++) {
+      if (i)
+        *o++ = ',';
+      char name[sizeof r->loss_name[0] + 1];
+      memcpy(name, r->loss_name[i], sizeof r->loss_name[0]);
+      name[sizeof r->loss_name[0]] = 0;
+      o = put_str(o, name);
+      *o++ = ':';
+      o = put_val(o, r->loss_val[i]);
+    }
+    *o++ = '}';
+  } else {
+    o = NUM(o, "loss", r->loss);
+  }
+  o = NUM(o, "init_s", r->init_s);
+  o = NUM(o, "rdzv_s", r->rdzv_s);
+  o = INT(o, "ranks", r->ranks);
+  o = INT(o, "nodes", r->nodes);
+  o = RAW(o, "config", r->config);
+  o = NUM(o, "val_s", r->val_s);
+  o = NUM(o, "ckpt_s", r->ckpt_s);
+  o = NUM(o, "epoch_s", r->epoch_s);
+  o = NUM(o, "total_s", r->total_s);
+  o = NUM(o, "accuracy", r->accuracy);
+  o = STR(o, "path", r->path);
+  o = INT(o, "bytes", r->bytes);
+  o = STR(o, "action", r->action);
+  o = STR(o, "node", r->node);
+  o = STR(o, "itype", r->itype);
+  o = NUM(o, "price_h", r->price_h);
+  o = RAW(o, "detail", r->detail);
+  *o++ = '}';
+  *o++ = '\n';
+  return (size_t)(o - out);
+}

@@ -1,0 +1,171 @@
+/* parse_impl.h — internals shared by the log parsers (src/record/parse*.c).
+ *
+ * A line is matched by hand with a cursor (no regex): each family's function
+ * gets the line after its tag prefix and returns one PL_* verdict. A family
+ * claims a line only once the line's distinctive prefix matched; after that a
+ * mismatch is PL_BAD (malformed) with p->reason set. Records are built in
+ * p->cur and handed to pit_pl_put(), which folds a line repeating the held
+ * record's iteration into it or emits the held record and holds the new one.
+ */
+#ifndef PIT_RECORD_PARSE_IMPL_H
+#define PIT_RECORD_PARSE_IMPL_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "pitstop/parse.h"
+
+enum pit_pl_verdict { PL_UNKNOWN = 0, PL_INFO, PL_RECORD, PL_MERGED, PL_BAD };
+
+/* Line kinds that may describe the same iteration or epoch (merging only joins different kinds). */
+enum pit_pl_kind {
+  K_JSON = 0,
+  K_DC_BRACKET,    /* [epoch: e/N][iteration: i/L][rank: r] ... iteration time: Xs */
+  K_DC_COLON,      /* Rank: r, Epoch: e, iteration: i/L, It. time: Xs, Elapsed time: Y s */
+  K_DC_CSV,        /* Rank,r,Epoch,e,Iteration,i,It. time,X,Elapsed time,Y */
+  K_DC_ITIME,      /* Iteration time: X */
+  K_DC_TOOK,       /* [rank: r] Epoch e took: X seconds */
+  K_DC_CSV_EPOCH,  /* Rank,r,Epoch,e,Epoch time,X,Elapsed time,Y */
+  K_OTHER
+};
+
+struct pit_pl_rank {
+  int64_t per_epoch;  /* iterations per epoch, -1 unknown */
+  int64_t next_step;  /* step of the next new iteration when per_epoch is unknown */
+};
+
+struct pit_parser {
+  enum pit_parse_format fmt;
+  char run[PIT_NAME_MAX];
+  int force_run;
+  char *file;
+  pit_parse_emit_fn emit;
+  pit_parse_warn_fn warn;
+  void *ctx;
+  struct pit_parse_stats st;
+  char reason[256];
+
+  struct pit_record cur;   /* the record being built */
+  struct pit_record pend;  /* the record held for merging */
+  struct pit_record json;  /* records read from JSON lines (own their arrays/strings) */
+  int partial;             /* the line being parsed is a last line without '\n' */
+  int have_pend;
+  unsigned pend_kinds;     /* bit per enum pit_pl_kind merged into pend */
+  int pend_digits;         /* significant digits of pend's main time */
+  int cur_digits;
+
+  struct pit_pl_rank *ranks; /* index rank+1 (0: all ranks) */
+  int nranks;
+
+  /* DCGAN context */
+  int64_t batch_per_rank;  /* Namespace(batch_size=B */
+  int world;               /* Rank: r. World Size: W */
+  /* SageMaker context */
+  int64_t sm_epoch;
+  int have_rt;
+  double rt_first, rt_last;
+  /* CSV context */
+  int csv_cols;            /* columns of the header, 0 before one */
+  long csv_row;
+};
+
+/* ---- cursor matching ---- */
+
+static inline int pl_lit(const char **p, const char *end, const char *s, size_t n) {
+  if ((size_t)(end - *p) < n || memcmp(*p, s, n) != 0)
+    return 0;
+  *p += n;
+  return 1;
+}
+#define PL_LIT(p, end, s) pl_lit(p, end, s, sizeof(s) - 1)
+
+static inline void pl_ws(const char **p, const char *end) {
+  while (*p < end && (**p == ' ' || **p == '\t'))
+    (*p)++;
+}
+
+static inline int pl_isdigit(char c) { return c >= '0' && c <= '9'; }
+
+/* Non-negative integer of at most 15 digits. */
+static inline int pl_i64(const char **p, const char *end, int64_t *out) {
+  const char *s = *p;
+  int64_t v = 0;
+  int n = 0;
+  while (s < end && pl_isdigit(*s)) {
+    if (++n > 15)
+      return 0;
+    v = v * 10 + (*s++ - '0');
+  }
+  if (n == 0)
+    return 0;
+  *p = s;
+  *out = v;
+  return 1;
+}
+
+/* First occurrence of needle (n bytes) in [s, end), or NULL. */
+static inline const char *pl_find(const char *s, const char *end, const char *needle, size_t n) {
+  while ((size_t)(end - s) >= n) {
+    const char *q = memchr(s, needle[0], (size_t)(end - s) - n + 1);
+    if (!q)
+      return NULL;
+    if (memcmp(q, needle, n) == 0)
+      return q;
+    s = q + 1;
+  }
+  return NULL;
+}
+#define PL_FIND(s, end, lit) pl_find(s, end, lit, sizeof(lit) - 1)
+
+/* A decimal number ([+-]d[.d][e[+-]d]), finite; *ndig = significant digits written. */
+int pit_pl_f64(const char **p, const char *end, double *out, int *ndig);
+/* Same, also requiring v >= 0 (durations, times). */
+static inline int pl_time(const char **p, const char *end, double *out, int *ndig) {
+  return pit_pl_f64(p, end, out, ndig) && *out >= 0;
+}
+
+/* Inside a family function with p, s, end in scope: a value that must follow. */
+#define PL_NEED_INT(var, what)            \
+  do {                                    \
+    if (!pl_i64(&s, end, &(var)))         \
+      return pit_pl_bad(p, what, s, end); \
+  } while (0)
+#define PL_NEED_TIME(var, dig, what)      \
+  do {                                    \
+    if (!pl_time(&s, end, &(var), &(dig))) \
+      return pit_pl_bad(p, what, s, end); \
+  } while (0)
+#define PL_NEED_LIT(str, what)            \
+  do {                                    \
+    if (!PL_LIT(&s, end, str))            \
+      return pit_pl_bad(p, what, s, end); \
+  } while (0)
+
+/* Sets p->reason ("bad <what>: '<text>'", text cut at 24 bytes) and returns PL_BAD. */
+int pit_pl_bad(struct pit_parser *p, const char *what, const char *at, const char *end);
+
+/* Fresh p->cur of type t for rank (-1: all ranks), run set, gen 0. */
+void pit_pl_new(struct pit_parser *p, enum pit_rec_type t, int rank);
+/* Rank state (created on first use); NULL when rank is out of range (> 1e6). */
+struct pit_pl_rank *pit_pl_rank(struct pit_parser *p, int rank);
+/* Folds p->cur into the held record if it repeats it (same iteration/epoch and
+ * rank, a kind not merged yet), else emits the held record and holds p->cur.
+ * digits: significant digits of p->cur's main time. Returns PL_RECORD,
+ * PL_MERGED, or a negative emit error. */
+int pit_pl_put(struct pit_parser *p, enum pit_pl_kind kind, int digits, struct pit_err *e);
+/* Emits the held record (if any) now. */
+int pit_pl_flush(struct pit_parser *p, struct pit_err *e);
+/* Emits r directly (after the held record), counting it. */
+int pit_pl_emit(struct pit_parser *p, struct pit_record *r, struct pit_err *e);
+
+/* Families: each returns a PL_* verdict or a negative error. */
+/* marked: the line carried the PITSTOP marker (then any failure is malformed;
+ * a bare {...} line that fails and names no "type" is unknown). */
+int pit_pl_json(struct pit_parser *p, const char *s, const char *end, int marked, struct pit_err *e);
+int pit_pl_dcgan(struct pit_parser *p, const char *s, const char *end, struct pit_err *e);
+int pit_pl_sagemaker(struct pit_parser *p, const char *s, const char *end, struct pit_err *e);
+int pit_pl_csv(struct pit_parser *p, const char *s, const char *end, struct pit_err *e);
+int pit_pl_pi(struct pit_parser *p, const char *s, const char *end, struct pit_err *e);
+
+#endif
