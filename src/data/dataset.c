@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "data/data_impl.h"
 
@@ -16,6 +17,16 @@ int pit__dataset_alloc(struct pit_dataset *ds, int64_t n, int c, int h, int w, c
   if (n <= 0 || per == 0 || (uint64_t)n > SIZE_MAX / sizeof(float) / per)
     return pit_err_set(e, PIT_EFORMAT, "%s: impossible dataset size (%lld samples of %dx%dx%d)",
                        what, (long long)n, c, h, w);
+  /* Refuse what cannot fit in memory instead of being killed while filling it. */
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  double need = (double)n * per * sizeof(float);
+  if (pages > 0 && psize > 0 && need > 0.9 * (double)pages * psize) {
+    pit_err_set(e, PIT_ENOMEM, "%s: %lld samples of %dx%dx%d need %.1f GB, more than this "
+                "machine's memory (%.1f GB)", what, (long long)n, c, h, w, need / 1e9,
+                (double)pages * psize / 1e9);
+    pit_err_hint(e, "keep fewer samples (a sample limit) or use a smaller image size");
+    return PIT_ENOMEM;
+  }
   ds->x = malloc(sizeof(float) * per * (size_t)n);
   ds->y = malloc(sizeof(int32_t) * (size_t)n);
   if (!ds->x || !ds->y) {
