@@ -1,0 +1,169 @@
+/* test_parse_fmt.c — the fast output of `pitstop parse` is byte-identical to the
+ * reference: pit_parse_g9 == snprintf("%.9g") over millions of doubles (random
+ * bits, log-like decimals, ties, powers of ten, edges), and pit_parse_json ==
+ * pit_record_format over random records of every type. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "pitstop/parse.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+static uint64_t next(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+static double unif(void) { return (double)(next() >> 11) / 9007199254740992.0; }
+
+static int bad_g9 = 0;
+static void g9_one(double v) {
+  char a[64], b[64];
+  int n = pit_parse_g9(v, a);
+  snprintf(b, sizeof b, "%.9g", v);
+  if ((strcmp(a, b) != 0 || n != (int)strlen(b)) && bad_g9++ < 10)
+    CHECK(0, "g9(%.17g) = '%s', printf '%s'", v, a, b);
+  check_count++;
+}
+
+static void test_g9(void) {
+  double edges[] = {0.0, -0.0, 1e-5, 9.99999999e-6, 1e15, 999999999999999.9, 1e-3, 1e-4, 0.1, 1, 10,
+                    100000000, 999999999, 999999999.5, 9999999995, 0.5, 1.5, 2.5, 123456789.5, 1e300,
+                    -1e-300, 5e-324, INFINITY, -INFINITY, 1068.8312153816223, 2.577510118484497,
+                    0.45841264724731445, 4.9937, 1e9, 1e8, 99999999.95, 0.000123456789};
+  for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+    g9_one(edges[i]);
+    g9_one(-edges[i]);
+    g9_one(nextafter(edges[i], 0));
+    g9_one(nextafter(edges[i], INFINITY));
+  }
+  for (int e = -20; e <= 20; e++) /* powers of ten and their neighbours */
+    for (int k = -3; k <= 3; k++) {
+      double v = pow(10, e);
+      for (int j = 0; j < abs(k); j++)
+        v = nextafter(v, k < 0 ? 0 : INFINITY);
+      g9_one(v);
+    }
+  for (int i = 0; i < 1000000; i++) { /* random bit patterns in range and out */
+    uint64_t bits = next();
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    if (isnan(v))
+      continue;
+    g9_one(v);
+    g9_one(ldexp(unif(), (int)(next() % 110) - 60));
+  }
+  for (int i = 0; i < 500000; i++) { /* decimals as logs print them, and 9-digit ties */
+    double m = (double)(next() % 100000000000ULL);
+    int sc = (int)(next() % 16);
+    g9_one(m / pow(10, sc));
+    double t = ((double)(next() % 1000000000ULL) + 0.5) * pow(10, (int)(next() % 12) - 8);
+    g9_one(t);
+  }
+}
+
+static double rnd_time(void) {
+  switch (next() % 5) {
+  case 0:
+    return NAN;
+  case 1:
+    return unif() * 10;
+  case 2:
+    return floor(unif() * 1e6) / 1e4;
+  case 3:
+    return unif() * 1e-7;
+  default:
+    return ldexp(unif(), (int)(next() % 80) - 40);
+  }
+}
+static int64_t rnd_int(void) { return next() % 3 == 0 ? -1 : (int64_t)(next() % 100000); }
+
+static void rnd_str(char *s, size_t cap) {
+  static const char alpha[] = "abcXYZ09_-. \"\\\t\n\x01\xc3\xa9/";
+  size_t n = next() % (cap < 12 ? cap : 12);
+  for (size_t i = 0; i < n; i++)
+    s[i] = alpha[next() % (sizeof alpha - 1)];
+  s[n] = 0;
+}
+
+static void test_json(void) {
+  char *ref = NULL;
+  size_t cap = 0;
+  int bad = 0;
+  for (int i = 0; i < 20000; i++) {
+    struct pit_record r;
+    pit_record_init(&r);
+    r.type = (enum pit_rec_type)(1 + next() % (PIT_REC_NTYPES - 1));
+    rnd_str(r.run, sizeof r.run);
+    r.gen = (int)(next() % 5);
+    r.t = rnd_time();
+    r.rank = (int)rnd_int();
+    r.epoch = rnd_int();
+    r.iter = rnd_int();
+    r.step = rnd_int();
+    r.batch = rnd_int();
+    r.step_s = rnd_time();
+    r.data_s = rnd_time();
+    if (next() % 3 == 0) {
+      int n = 1 + (int)(next() % 4);
+      pit_record_set_ranks(&r, n);
+      for (int k = 0; k < n; k++) {
+        r.compute_s[k] = rnd_time();
+        r.wait_s[k] = rnd_time();
+      }
+    }
+    if (next() % 2) {
+      r.nlosses = (int)(next() % 3);
+      for (int k = 0; k < r.nlosses; k++) {
+        rnd_str(r.loss_name[k], sizeof r.loss_name[0]);
+        r.loss_val[k] = rnd_time();
+      }
+    } else {
+      r.loss = rnd_time();
+    }
+    r.init_s = rnd_time();
+    r.rdzv_s = rnd_time();
+    r.ranks = (int)rnd_int();
+    r.nodes = (int)rnd_int();
+    if (next() % 4 == 0)
+      r.config = strdup("{\"model\":\"cnn\",\"batch\":64}");
+    r.val_s = rnd_time();
+    r.ckpt_s = rnd_time();
+    r.epoch_s = rnd_time();
+    r.total_s = rnd_time();
+    r.accuracy = rnd_time();
+    if (next() % 4 == 0) {
+      char p[32];
+      rnd_str(p, sizeof p);
+      r.path = strdup(p);
+    }
+    r.bytes = rnd_int();
+    rnd_str(r.action, sizeof r.action);
+    rnd_str(r.node, sizeof r.node);
+    rnd_str(r.itype, sizeof r.itype);
+    r.price_h = rnd_time();
+    if (next() % 8 == 0)
+      r.detail = strdup("{\"why\":\"cheaper\"}");
+    int n = pit_record_format(&r, &ref, &cap);
+    size_t bound = pit_parse_json_bound(&r);
+    char *fast = malloc(bound);
+    size_t m = pit_parse_json(&r, fast);
+    CHECK(m <= bound, "bound %zu < %zu", bound, m);
+    if ((n < 0 || (size_t)n != m || memcmp(ref, fast, m) != 0) && bad++ < 5)
+      CHECK(0, "record %d differs:\n ref  %.*s fast %.*s", i, n, ref, (int)m, fast);
+    check_count++;
+    free(fast);
+    pit_record_release(&r);
+  }
+  free(ref);
+}
+
+int main(void) {
+  test_g9();
+  test_json();
+  return check_done();
+}
