@@ -143,7 +143,7 @@ assert ranks == 2 and nodes == 2, "init record: ranks %r nodes %r" % (ranks, nod
 iters = [r for r in recs if r.get("type") == "iter"]
 assert len(iters) == 20, "%d iter records" % len(iters)
 print("pitstop train across 2 hosts: init ranks %d nodes %d hosts %s, %d iter records"
-      % (ranks, nodes, cfg.get("hosts"), len(iters)))
+      % (ranks, nodes, cfg.get("hosts", cfg.get("host")), len(iters)))
 PY
 else
   echo "pitstop train not built: train across hosts not run"

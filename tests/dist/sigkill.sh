@@ -2,7 +2,8 @@
 # sigkill.sh — a rank killed with SIGKILL ends the whole job: mpirun exits
 # non-zero within 10 s with a message naming the rank and its host, whether the
 # survivors are busy in reductions (--loop) or blocked in one waiting for the
-# dead rank (--stall). Runs `pitstop train` when it is built, and always the
+# dead rank (--stall); and a rank exiting with an error without MPI_Finalize
+# (--exit) ends the job too. Runs `pitstop train` when it is built, and always the
 # small test program.
 set -euo pipefail
 : "${PIT_SOURCE_DIR:?}" "${PIT_BINARY_DIR:?}"
@@ -70,6 +71,16 @@ run_case() {
 bin=$PIT_BINARY_DIR/test_dist_collectives
 run_case loop "$tmp/loop.out" "looping rank 1" "$bin" --loop
 run_case stall "$tmp/stall.out" "looping rank 1" "$bin" --stall
+# a rank that exits with an error without MPI_Finalize (what `pitstop train`
+# does on an error) also ends the job, while rank 0 is in a reduction
+rc=0
+timeout 10 "${MPIRUN[@]}" -np 2 "$bin" --exit > "$tmp/exit.out" 2>&1 || rc=$?
+if ((rc == 0 || rc == 124)); then
+  cat "$tmp/exit.out"; echo "FAIL exit: status $rc (124: still running after 10 s)"; exit 1
+fi
+grep -qE "Exit code: +3" "$tmp/exit.out" || { cat "$tmp/exit.out"; echo "FAIL exit: no exit code 3 reported"; exit 1; }
+echo "exit: rank 1 exit(3) without MPI_Finalize ends the job with status $rc"
+
 if pitstop_train_built; then
   run_case train "$tmp/ev.jsonl" '"type" *: *"iter"' "$PITSTOP" train --model cnn --data synthetic \
     --max-iters 1000000 --batch-size 32 --quiet --events "$tmp/ev.jsonl"

@@ -7,6 +7,8 @@
  *   --loop            allreduce a 1M-float gradient forever (sigkill.sh)
  *   --stall           the same, but ranks >= 1 stop after one step and sleep, so
  *                     rank 0 is blocked in the reduction (sigkill.sh)
+ *   --exit            the same, but ranks >= 1 exit(3) after one step without
+ *                     MPI_Finalize, as `pitstop train` does on an error (sigkill.sh)
  *   --bench MIB REPS  time the blocking gradient allreduce of MIB MiB (rank 0 prints)
  */
 #include <math.h>
@@ -204,7 +206,7 @@ static void test_init(void) {
   fflush(stdout);
 }
 
-static int loop(int stall) {
+static int loop(int stall, int quit) {
   struct pit_err e = {0};
   size_t n = 1 << 20;
   float *g = calloc(n, sizeof *g);
@@ -219,6 +221,8 @@ static int loop(int stall) {
     if (it == 0) {
       printf("looping rank %d pid %ld\n", D.rank, (long)getpid());
       fflush(stdout);
+      if (quit && D.rank > 0)
+        exit(3);
       if (stall && D.rank > 0)
         for (;;)
           pause();
@@ -289,9 +293,11 @@ int main(int argc, char **argv) {
   }
   int rc = -1;
   if (argc >= 2 && strcmp(argv[1], "--loop") == 0)
-    rc = loop(0);
+    rc = loop(0, 0);
   else if (argc >= 2 && strcmp(argv[1], "--stall") == 0)
-    rc = loop(1);
+    rc = loop(1, 0);
+  else if (argc >= 2 && strcmp(argv[1], "--exit") == 0)
+    rc = loop(0, 1);
   else if (argc >= 4 && strcmp(argv[1], "--bench") == 0)
     rc = bench(atof(argv[2]), atoi(argv[3]));
   if (rc >= 0) {

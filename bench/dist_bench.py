@@ -1,0 +1,72 @@
+"""dist_bench.py — shared by bench/scaling and bench/hetero: run `pitstop train`
+alone or under mpirun (this machine's MPI settings), and read throughput and
+per-rank compute/wait shares from its iter records.
+
+Throughput = sum(batch) / sum(step_s) over the iter records after `skip`
+warm-up iterations (step_s is rank 0's wall time of the whole iteration,
+reduction included). Shares: sum(compute_s[r]) / sum(step_s) and
+sum(wait_s[r]) / sum(step_s) over the same records.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+MPI_ENV = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_oob_tcp_if_include": "lo", "OMPI_MCA_btl_tcp_if_include": "lo",
+    "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
+}
+MPIRUN = ["mpirun", "--oversubscribe", "--mca", "btl_vader_single_copy_mechanism", "none"]
+
+
+def find_pitstop(arg):
+    here = os.path.dirname(os.path.abspath(__file__))
+    for p in [arg, os.environ.get("PITSTOP"), os.path.join(here, "..", "build", "pitstop")]:
+        if p and os.access(p, os.X_OK):
+            return os.path.abspath(p)
+    sys.exit("pitstop binary not found: pass --pitstop PATH or set PITSTOP")
+
+
+def env():
+    e = dict(os.environ)
+    e.pop("OPENBLAS_CORETYPE", None)   # holds OpenBLAS to AVX2 (BENCHMARKING.md)
+    e.update(MPI_ENV)
+    return e
+
+
+def train(pitstop, args, ranks=1, wrap=None, timeout=900):
+    """Runs pitstop train with args; ranks > 1 under mpirun -np ranks. wrap: a
+    command prefix put before pitstop (inside mpirun). Returns the records."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ev = os.path.join(tmp, "ev.jsonl")
+        cmd = (wrap or []) + [pitstop, "train"] + args + ["--events", ev, "--quiet"]
+        if ranks > 1:
+            cmd = MPIRUN + ["-np", str(ranks)] + cmd
+        p = subprocess.run(cmd, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=timeout)
+        if p.returncode != 0:
+            sys.exit("failed (%d): %s\n%s" % (p.returncode, " ".join(cmd), p.stderr[-3000:]))
+        return [json.loads(l) for l in open(ev) if l.strip()]
+
+
+def summarise(recs, skip):
+    it = [r for r in recs if r.get("type") == "iter"][skip:]
+    if not it:
+        sys.exit("no iter records after %d warm-up iterations" % skip)
+    step = sum(r["step_s"] for r in it)
+    n = len(it[0]["compute_s"])
+    comp = [sum(r["compute_s"][k] or 0 for r in it) / step for k in range(n)]
+    wait = [sum(r["wait_s"][k] or 0 for r in it) / step for k in range(n)]
+    return {"ips": sum(r["batch"] for r in it) / step, "iters": len(it), "compute": comp,
+            "wait": wait, "step_s": step / len(it)}
+
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2])
+
+
+def pct(v):
+    return "/".join("%.0f%%" % (100 * x) for x in v)
