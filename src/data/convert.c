@@ -120,7 +120,10 @@ void pit__conv_release(struct pit__conv *cv) {
   cv->wx = cv->wy = cv->tmp = cv->plane = NULL;
 }
 
-/* Raw bytes → cv->plane (c, h0, w0) in [0,1], channels converted. */
+/* Channels that are computed: a grey source gives one plane, copied at the end. */
+static int computed_channels(const struct pit__conv *cv) { return cv->c0 == 1 ? 1 : cv->c; }
+
+/* Raw bytes → cv->plane (computed channels, h0, w0) in [0,1], RGB → grey converted. */
 static void to_plane(struct pit__conv *cv, const uint8_t *src) {
   size_t hw = (size_t)cv->h0 * cv->w0;
   const float k = 1.0f / 255.0f;
@@ -131,8 +134,8 @@ static void to_plane(struct pit__conv *cv, const uint8_t *src) {
     }
     return;
   }
-  for (int ch = 0; ch < cv->c; ch++) {
-    const uint8_t *q = src + (size_t)(cv->c0 == 1 ? 0 : ch) * cv->cstride;
+  for (int ch = 0; ch < computed_channels(cv); ch++) {
+    const uint8_t *q = src + (size_t)ch * cv->cstride;
     float *d = cv->plane + ch * hw;
     for (size_t p = 0; p < hw; p++)
       d[p] = q[p * cv->pstride] * k;
@@ -152,7 +155,7 @@ void pit__conv_sample(struct pit__conv *cv, const uint8_t *src, float *dst) {
     return;
   }
   to_plane(cv, src);
-  int c = cv->c, h = cv->h, w = cv->w;
+  int c = computed_channels(cv), h = cv->h, w = cv->w;
   if (!cv->s) {
     memcpy(dst, cv->plane, sizeof(float) * c * hw0);
   } else {
@@ -193,4 +196,6 @@ void pit__conv_sample(struct pit__conv *cv, const uint8_t *src, float *dst) {
     for (size_t p = 0; p < hw; p++)
       d[p] = (d[p] - m) * is;
   }
+  for (int ch = c; ch < cv->c; ch++) /* grey → RGB: same plane, same constants */
+    memcpy(dst + ch * hw, dst, sizeof(float) * hw);
 }

@@ -164,6 +164,13 @@ static void test_resize(void) {
           v += w2[i][a] * w2[j][b] * dn[a * 4 + b] / 255.0;
       CHECK_NEAR(ds.x[i * 2 + j], 2 * v - 1, 1e-5, "downsampled pixel");
     }
+  float grey[4];
+  memcpy(grey, ds.x, sizeof grey);
+  pit_dataset_release(&ds);
+  o.channels = 3; /* resized grey copied to every channel */
+  CHECK(pit_dataset_load(&ds, &o, &e) == 0 && ds.c == 3, "load 3 channels: %s", e.msg);
+  for (int ch = 0; ch < 3; ch++)
+    CHECK(!memcmp(ds.x + ch * 4, grey, sizeof grey), "channel %d = resized grey", ch);
   pit_dataset_release(&ds);
 }
 
