@@ -1,0 +1,257 @@
+/* cmd_sweep.c — `pitstop sweep`: runs a grid of trainings (ranks × global
+ * batch × repeats) through mpirun, every run stored under the id
+ * "<sweep>-r<R>-b<B>-<repeat>"; or exports a sweep's stored runs
+ * (--export seed002-csv). Grid and export logic: src/sweep/. A failed cell is
+ * reported and the sweep goes on; the exit status is 1 if any cell failed. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "pitstop/store.h"
+#include "pitstop/sweep.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: pitstop sweep --ranks R[,R...] --batch-size B[,B...] --model M --data D\n"
+          "                     (--epochs N | --max-iters N) [--repeat K] [--threads T] [--itype NAME]\n"
+          "                     [--data-dir DIR] [--hostfile FILE] [--db PATH] [--id ID] [--dry-run]\n"
+          "                     [--mpirun PATH] [--mpirun-arg ARG]... [--train-cmd PATH] [--train-arg ARG]...\n"
+          "       pitstop sweep --export seed002-csv --out FILE|DIR [--db PATH] [--id ID]\n"
+          "\n"
+          "Runs `mpirun -np R pitstop train ... --db PATH --run ID-rR-bB-K` for every rank count R,\n"
+          "global batch B and repeat K (every configuration once, then again), storing every run.\n"
+          "A failed run is reported and the sweep goes on; exit status 1 if any failed.\n"
+          "\n"
+          "  --ranks, --batch-size  comma-separated values (the batch is global, across ranks)\n"
+          "  --repeat K         runs per configuration (default 1)\n"
+          "  --id ID            sweep id, prefix of every run id (default sweep-YYYYMMDD-HHMMSS, UTC)\n"
+          "  --db PATH          the store (default ./%s)\n"
+          "  --dry-run          print the commands, run nothing\n"
+          "  --mpirun PATH      the launcher (default mpirun); --mpirun-arg adds an argument before the program\n"
+          "  --train-cmd PATH   the program run as `PATH train ...` (default: this pitstop, or $PIT_SWEEP_TRAIN_CMD)\n"
+          "  --train-arg ARG    an extra argument for train (repeatable)\n"
+          "  --export seed002-csv  write seed 002's CSV (total time, then each rank's epoch-0 time) of the\n"
+          "                     sweep --id (or of every stored run); a directory gets one file per configuration\n",
+          PIT_STORE_DEFAULT_PATH);
+}
+
+/* Prints one argument so that a POSIX shell reads it back unchanged. */
+static void print_quoted(FILE *f, const char *s) {
+  int plain = *s != '\0';
+  for (const char *p = s; *p && plain; p++)
+    plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%", *p) != NULL;
+  if (plain) {
+    fputs(s, f);
+    return;
+  }
+  fputc('\'', f);
+  for (; *s; s++) {
+    if (*s == '\'')
+      fputs("'\\''", f);
+    else
+      fputc(*s, f);
+  }
+  fputc('\'', f);
+}
+
+static int export(const char *kind, const char *out, const char *db, const char *id) {
+  if (strcmp(kind, "seed002-csv") != 0)
+    return pit_cli_usage("sweep: --export knows seed002-csv (not '%s')", kind);
+  if (!out)
+    return pit_cli_usage("sweep: --export needs --out FILE|DIR");
+  struct pit_err e = {0};
+  int nfiles = 0;
+  if (pit_sweep_export_seed002(db, id, out, &nfiles, &e))
+    return pit_cli_fail(&e);
+  fprintf(stderr, "pitstop: wrote %d file%s (%s)\n", nfiles, nfiles == 1 ? "" : "s", out);
+  return 0;
+}
+
+int pit_cmd_sweep(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"ranks", required_argument, 0, 'R'},      {"batch-size", required_argument, 0, 'B'},
+      {"model", required_argument, 0, 'm'},      {"data", required_argument, 0, 'D'},
+      {"data-dir", required_argument, 0, 'd'},   {"epochs", required_argument, 0, 'E'},
+      {"max-iters", required_argument, 0, 'I'},  {"repeat", required_argument, 0, 'k'},
+      {"threads", required_argument, 0, 'T'},    {"itype", required_argument, 0, 'y'},
+      {"hostfile", required_argument, 0, 'H'},   {"db", required_argument, 0, 'b'},
+      {"id", required_argument, 0, 'i'},         {"dry-run", no_argument, 0, 'n'},
+      {"mpirun", required_argument, 0, 'M'},     {"mpirun-arg", required_argument, 0, 'a'},
+      {"train-cmd", required_argument, 0, 't'},  {"train-arg", required_argument, 0, 'A'},
+      {"export", required_argument, 0, 'x'},     {"out", required_argument, 0, 'o'},
+      {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+  struct pit_sweep_spec sp;
+  pit_sweep_spec_init(&sp);
+  struct pit_err e = {0};
+  const char *exp = NULL, *out = NULL, *id = NULL;
+  int dry = 0;
+  int64_t v, vals[PIT_SWEEP_MAX_VALUES];
+  int nv;
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    switch (c) {
+    case 'R':
+      if (pit_sweep_parse_list(optarg, vals, &nv, "--ranks", &e))
+        return pit_cli_usage("sweep: %s", e.msg);
+      for (int i = 0; i < nv; i++) {
+        if (vals[i] > 100000)
+          return pit_cli_usage("sweep: --ranks: %lld is too many", (long long)vals[i]);
+        sp.ranks[i] = (int)vals[i];
+      }
+      sp.nranks = nv;
+      break;
+    case 'B':
+      if (pit_sweep_parse_list(optarg, sp.batch, &sp.nbatch, "--batch-size", &e))
+        return pit_cli_usage("sweep: %s", e.msg);
+      break;
+    case 'm':
+      sp.model = optarg;
+      break;
+    case 'D':
+      sp.data = optarg;
+      break;
+    case 'd':
+      sp.data_dir = optarg;
+      break;
+    case 'E':
+    case 'I':
+    case 'k':
+    case 'T':
+      if (pit_parse_i64(optarg, &v) || v < 1 || v > 1000000000)
+        return pit_cli_usage("sweep: --%s must be a positive integer (not '%s')",
+                             c == 'E' ? "epochs" : c == 'I' ? "max-iters" : c == 'k' ? "repeat" : "threads", optarg);
+      if (c == 'E')
+        sp.epochs = v;
+      else if (c == 'I')
+        sp.max_iters = v;
+      else if (c == 'k')
+        sp.repeat = (int)(v > 10000 ? 10001 : v);
+      else
+        sp.threads = (int)(v > 4096 ? 4096 : v);
+      break;
+    case 'y':
+      sp.itype = optarg;
+      break;
+    case 'H':
+      sp.hostfile = optarg;
+      break;
+    case 'b':
+      sp.db = optarg;
+      break;
+    case 'i':
+      id = optarg;
+      break;
+    case 'n':
+      dry = 1;
+      break;
+    case 'M':
+      sp.mpirun = optarg;
+      break;
+    case 'a':
+    case 'A':
+      if ((c == 'a' ? sp.nmpirun_args : sp.ntrain_args) == PIT_SWEEP_MAX_EXTRA)
+        return pit_cli_usage("sweep: at most %d --%s options", PIT_SWEEP_MAX_EXTRA, c == 'a' ? "mpirun-arg" : "train-arg");
+      if (c == 'a')
+        sp.mpirun_args[sp.nmpirun_args++] = optarg;
+      else
+        sp.train_args[sp.ntrain_args++] = optarg;
+      break;
+    case 't':
+      sp.train_cmd = optarg;
+      break;
+    case 'x':
+      exp = optarg;
+      break;
+    case 'o':
+      out = optarg;
+      break;
+    case 'h':
+      usage(stdout);
+      return 0;
+    default:
+      return pit_cli_usage("sweep: unknown option or missing value: '%s' (see 'pitstop sweep --help')",
+                           argv[optind - 1]);
+    }
+  }
+  if (optind < argc)
+    return pit_cli_usage("sweep: unexpected argument '%s'", argv[optind]);
+  if (!sp.db)
+    sp.db = PIT_STORE_DEFAULT_PATH;
+  if (exp)
+    return export(exp, out, sp.db, id);
+  if (out)
+    return pit_cli_usage("sweep: --out belongs to --export");
+
+  if (id) {
+    snprintf(sp.id, sizeof sp.id, "%s", id);
+  } else {
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(sp.id, sizeof sp.id, "sweep-%Y%m%d-%H%M%S", &tm);
+  }
+  char self[4096];
+  if (strcmp(sp.train_cmd, "pitstop") == 0) { /* not given: $PIT_SWEEP_TRAIN_CMD, else this very program */
+    const char *env = getenv("PIT_SWEEP_TRAIN_CMD");
+    ssize_t n;
+    if (env && *env)
+      sp.train_cmd = env;
+    else if ((n = readlink("/proc/self/exe", self, sizeof self - 1)) > 0) {
+      self[n] = '\0';
+      sp.train_cmd = self;
+    }
+  }
+  struct pit_sweep_cell *cells;
+  int ncells;
+  if (pit_sweep_plan(&sp, &cells, &ncells, &e))
+    return e.code == PIT_EARG ? pit_cli_usage("sweep: %s", e.msg) : pit_cli_fail(&e);
+  if (dry) {
+    for (int i = 0; i < ncells; i++) {
+      for (int k = 0; k < cells[i].argc; k++) {
+        if (k)
+          fputc(' ', stdout);
+        print_quoted(stdout, cells[i].argv[k]);
+      }
+      fputc('\n', stdout);
+    }
+    pit_sweep_cells_free(cells, ncells);
+    return fflush(stdout) == 0 ? 0 : 1;
+  }
+  int failed = 0, rc = 0;
+  char failures[1024] = "";
+  for (int i = 0; i < ncells; i++) {
+    int status = 0;
+    double t0 = pit_now();
+    if (pit_sweep_cell_run(&cells[i], &status, &e)) {
+      rc = pit_cli_fail(&e); /* the launcher itself cannot run: no later cell could either */
+      break;
+    }
+    double dt = pit_now() - t0;
+    if (status == 0) {
+      fprintf(stderr, "pitstop: sweep %s [%d/%d] %s: ok (%.1f s)\n", sp.id, i + 1, ncells, cells[i].run, dt);
+    } else {
+      failed++;
+      size_t off = strlen(failures);
+      if (off < sizeof failures - 80)
+        snprintf(failures + off, sizeof failures - off, "%s%s", off ? ", " : "", cells[i].run);
+      fprintf(stderr, "pitstop: sweep %s [%d/%d] %s: FAILED (%s %d, %.1f s); going on\n", sp.id, i + 1, ncells,
+              cells[i].run, status > 128 ? "signal" : "exit status", status > 128 ? status - 128 : status, dt);
+    }
+  }
+  if (!rc) {
+    if (failed) {
+      fprintf(stderr, "pitstop: sweep %s: %d of %d runs failed: %s\n", sp.id, failed, ncells, failures);
+      rc = 1;
+    } else {
+      fprintf(stderr, "pitstop: sweep %s: %d runs stored in %s\n", sp.id, ncells, sp.db);
+    }
+  }
+  pit_sweep_cells_free(cells, ncells);
+  return rc;
+}
