@@ -102,28 +102,34 @@ static void nothing_usable(const char *path, const struct pit_parse_stats *st, s
   pit_err_hint(e, "docs/parse.md lists the formats pitstop parse reads; --format forces one");
 }
 
-/* --db: the file's run must be new (checked also against runs this command made). */
-static int run_is_new(struct pit_store *db, const char *run, char **made, int nmade, struct pit_err *e) {
-  for (int i = 0; i < nmade; i++)
-    if (strcmp(made[i], run) == 0)
-      goto taken;
+/* --db: every file's run must be new, in the store and among the files (with
+ * --run all files make one run). Checked before anything is added: reading the
+ * run list commits the store's open transaction. */
+static int runs_are_new(struct pit_store *db, char **ids, int n, int one_run, struct pit_err *e) {
   struct pit_store_run *runs = NULL;
-  int n = 0;
-  int rc = pit_store_runs(db, &runs, &n, e);
+  int nr = 0;
+  int rc = pit_store_runs(db, &runs, &nr, e);
   if (rc)
     return rc;
-  size_t l = strlen(run);
-  int hit = 0;
-  for (int i = 0; i < n && !hit; i++)
-    hit = strcmp(runs[i].name, run) == 0 ||
-          (strncmp(runs[i].name, run, l) == 0 && runs[i].name[l] == '.'); /* CSV rows: run.k */
-  pit_store_runs_free(runs, n);
-  if (!hit)
-    return 0;
-taken:
-  pit_err_set(e, PIT_EARG, "run '%s' is already in the store", run);
-  pit_err_hint(e, "give another id with --run ID");
-  return PIT_EARG;
+  const char *taken = NULL;
+  for (int i = 0; i < n && !taken; i++) {
+    size_t l = strlen(ids[i]);
+    for (int k = 0; k < nr && !taken; k++)
+      if (strcmp(runs[k].name, ids[i]) == 0 ||
+          (strncmp(runs[k].name, ids[i], l) == 0 && runs[k].name[l] == '.')) /* CSV rows: run.k */
+        taken = ids[i];
+    for (int k = 0; k < i && !taken && !one_run; k++)
+      if (strcmp(ids[k], ids[i]) == 0)
+        taken = ids[i];
+  }
+  if (taken) {
+    pit_err_set(e, PIT_EARG, "run '%s' is already in the store%s", taken,
+                one_run ? "" : " or given by two files");
+    pit_err_hint(e, "give another id with --run ID");
+    rc = PIT_EARG;
+  }
+  pit_store_runs_free(runs, nr);
+  return rc;
 }
 
 int pit_cmd_parse(int argc, char **argv) {
@@ -199,23 +205,35 @@ int pit_cmd_parse(int argc, char **argv) {
 
   int failed = 0, fatal = 0;
   int nfiles = argc - optind;
-  char **made = calloc((size_t)nfiles, sizeof *made);
-  int nmade = 0;
+  char (*ids)[PIT_NAME_MAX] = calloc((size_t)nfiles, PIT_NAME_MAX);
+  char **idp = calloc((size_t)nfiles, sizeof *idp);
+  if (!ids || !idp) {
+    pit_err_set(&e, PIT_ENOMEM, "out of memory");
+    fatal = failed = 1;
+    pit_cli_fail(&e);
+  }
+  for (int i = 0; i < nfiles && !fatal; i++) {
+    if (run)
+      snprintf(ids[i], PIT_NAME_MAX, "%s", run);
+    else
+      pit_parse_run_name(argv[optind + i], ids[i], PIT_NAME_MAX);
+    idp[i] = ids[i];
+  }
+  if (s.db && !fatal && runs_are_new(s.db, idp, nfiles, run != NULL, &e)) {
+    pit_cli_fail(&e);
+    fatal = failed = 1;
+  }
   for (int i = optind; i < argc && !fatal; i++) {
     const char *path = argv[i];
-    char runid[PIT_NAME_MAX];
-    if (run)
-      snprintf(runid, sizeof runid, "%s", run);
-    else
-      pit_parse_run_name(path, runid, sizeof runid);
+    const char *runid = ids[i - optind];
     pit_err_clear(&e);
     if (s.db) {
       char src[PIT_NAME_MAX + 512];
       snprintf(src, sizeof src, "parse:%s", path);
-      if (run_is_new(s.db, runid, made, nmade, &e) || pit_store_set_source(s.db, src, &e)) {
+      if (pit_store_set_source(s.db, src, &e)) {
         pit_cli_fail(&e);
-        failed = 1;
-        continue;
+        failed = fatal = 1;
+        break;
       }
     }
     struct pit_parse_stats st = {0};
@@ -229,8 +247,6 @@ int pit_cmd_parse(int argc, char **argv) {
       fatal = s.broken; /* a failed store add or write ends everything; a bad input does not */
       continue;
     }
-    if (made)
-      made[nmade++] = strdup(runid);
     if (!quiet)
       fprintf(stderr, "pitstop parse: %s: %ld lines, %ld records, %ld skipped, %ld malformed (%ld known, %ld merged)\n",
               path, st.lines, st.records, st.skipped, st.malformed, st.known, st.merged);
@@ -240,9 +256,8 @@ int pit_cmd_parse(int argc, char **argv) {
       failed = 1;
     }
   }
-  for (int i = 0; i < nmade; i++)
-    free(made[i]);
-  free(made);
+  free(ids);
+  free(idp);
 
   int rc = 0;
   if (s.db) {
