@@ -101,6 +101,8 @@ struct pit_events {
   char *path;
 };
 int pit_events_open(struct pit_events *ev, const char *path, struct pit_err *e); /* "-" = stdout */
+/* append=1: keep what the file holds and add after it (a resumed run). */
+int pit_events_open_mode(struct pit_events *ev, const char *path, int append, struct pit_err *e);
 int pit_events_write(struct pit_events *ev, const struct pit_record *r, struct pit_err *e);
 int pit_events_flush(struct pit_events *ev, struct pit_err *e);
 void pit_events_release(struct pit_events *ev);

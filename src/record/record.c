@@ -390,11 +390,15 @@ out:
 /* ---------- sinks ---------- */
 
 int pit_events_open(struct pit_events *ev, const char *path, struct pit_err *e) {
+  return pit_events_open_mode(ev, path, 0, e);
+}
+
+int pit_events_open_mode(struct pit_events *ev, const char *path, int append, struct pit_err *e) {
   memset(ev, 0, sizeof *ev);
   if (strcmp(path, "-") == 0) {
     ev->fp = stdout;
   } else {
-    ev->fp = fopen(path, "w");
+    ev->fp = fopen(path, append ? "a" : "w");
     if (!ev->fp)
       return pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
     ev->owns_fp = 1;

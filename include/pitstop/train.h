@@ -1,0 +1,120 @@
+/* pitstop/train.h — the training loop behind `pitstop train`.
+ *
+ * One call trains a built-in model (cnn, cnn-wide: classifiers; dcgan: a GAN)
+ * data-parallel over the ranks of a struct pit_dist (one rank without MPI):
+ *   - rank 0's initial parameters are broadcast; each iteration every rank takes
+ *     its share of ONE global batch drawn by a shared sampler (data.h), so the
+ *     sequence of global batches does not depend on the number of ranks;
+ *   - the loss is scaled by 1/global batch and gradients are SUM-reduced, which
+ *     weights each rank's gradient by its share;
+ *   - every iteration yields an `iter` record with every rank's compute and wait
+ *     time (they ride on the gradient reduction); rank 0 writes the records to a
+ *     JSON Lines sink and/or the store.
+ * Checkpoints hold parameters, BatchNorm state, optimizer state, sampler state,
+ * step, run id, generation and a checksum; they are written atomically by rank 0
+ * and restore at any world size (the elastic protocol of DESIGN.md). A stop
+ * request (pit_train_request_stop, e.g. from SIGUSR1) makes all ranks agree on
+ * the next iteration boundary, checkpoint and return normally.
+ * Invariants: all ranks hold bit-identical parameters after every update; for a
+ * given seed, thread count and world size the run is deterministic.
+ */
+#ifndef PITSTOP_TRAIN_H
+#define PITSTOP_TRAIN_H
+
+#include <stdint.h>
+
+#include "pitstop/dist.h"
+#include "pitstop/nn.h"
+#include "pitstop/record.h"
+#include "pitstop/util.h"
+
+struct pit_train_opts {
+  const char *model;          /* "cnn" | "cnn-wide" | "dcgan" */
+  const char *data;           /* "fashion-mnist" | "cifar10" | "images" | "synthetic" */
+  const char *data_dir;       /* NULL: the kind's default */
+  int64_t batch;              /* GLOBAL batch; 0: the model's default (classifiers 8, dcgan 64) */
+  int64_t epochs;             /* > 0; with max_iters set and epochs 0: until max_iters */
+  int64_t max_iters;          /* > 0: stop after this many iterations in all (0: none) */
+  double lr;                  /* <= 0: the model's default (cnn: SGD 0.005, Adam 1e-3; dcgan: Adam 2e-4) */
+  const char *optimizer;      /* NULL: default; "sgd" | "adam" */
+  double momentum;            /* SGD momentum, < 0: 0.9 */
+  const char *lr_schedule;    /* NULL: default (classifiers cosine, dcgan constant);
+                                 "constant" | "cosine" (lr·½(1+cos(π·step/total)) over the
+                                 planned iterations, so a resumed run follows the same curve) */
+  uint64_t seed;
+  int threads;                /* per rank; 0: cores / ranks on this node */
+  int image_size;             /* 0: data's own (dcgan: 64) */
+  int64_t limit;              /* > 0: first `limit` training samples only */
+  int validate;               /* classifiers: test accuracy after each epoch */
+  const char *events;         /* JSON Lines path, "-" stdout, NULL none */
+  const char *db;             /* SQLite store path, NULL none */
+  const char *run;            /* run id, NULL: generated */
+  const char *itype;          /* instance-type label for the init record's config, NULL none */
+  const char *out;            /* directory for checkpoints and sample grids, NULL: none */
+  int64_t checkpoint_every;   /* iterations between checkpoints (needs out), 0: only at the end */
+  const char *resume;         /* checkpoint to resume from, NULL none */
+  int64_t sample_interval;    /* GAN: sample grid every N iterations (needs out), 0: end only */
+  const char *batch_shares;   /* "equal" | "auto" | "w1,w2,..." */
+  int rebalance_every;        /* auto shares: rebalance every K iterations */
+  int64_t check_sync;         /* > 0: compare parameter checksums across ranks every N iterations */
+  enum pit_backend backend;
+  int progress;               /* live progress line on stderr (rank 0) */
+  double t_process_start;     /* pit_now() at process start (for init_s) */
+};
+
+struct pit_train_result {
+  char run[PIT_NAME_MAX];
+  int gen;
+  int64_t steps;              /* iterations done, in all generations */
+  int64_t epochs_done;
+  int64_t samples;            /* samples trained on in this generation */
+  double train_s;             /* this generation: first iteration to the end */
+  double accuracy;            /* last test accuracy, NaN if none */
+  double loss;                /* last iteration's loss (GAN: D loss) */
+  double loss_g;              /* GAN: last G loss, NaN otherwise */
+  int stopped;                /* 1: stopped on request (checkpoint written) */
+  char checkpoint[1024];      /* last checkpoint written, "" if none */
+  char samples_png[1024];     /* GAN: last sample grid written, "" if none */
+};
+
+void pit_train_opts_init(struct pit_train_opts *o);
+/* Validates options (before anything is loaded): model, data, batch, shares, paths. */
+int pit_train_check(const struct pit_train_opts *o, struct pit_err *e);
+int pit_train_run(const struct pit_train_opts *o, struct pit_dist *d, struct pit_train_result *res,
+                  struct pit_err *e);
+/* Async-signal-safe: asks the running training to stop at the next iteration
+ * boundary (after a checkpoint if out is set). */
+void pit_train_request_stop(void);
+
+/* ---- checkpoints (checkpoint.c) ---- */
+struct pit_ckpt_meta {
+  char run[PIT_NAME_MAX];
+  char model[32];
+  int gen;
+  int64_t step;
+  double t;                   /* record time at the checkpoint */
+  int in_c, image_size, classes;
+  struct {
+    uint64_t seed;
+    int64_t epoch, batch, global_batch, n;
+    int drop_last;
+  } sampler;
+};
+/* nets/optims: 1 (classifier) or 2 (GAN: generator then discriminator). */
+int pit_ckpt_save(const char *path, const struct pit_ckpt_meta *m, struct pit_net *const *nets,
+                  const struct pit_optim *optims, int n, int64_t *bytes, struct pit_err *e);
+/* Reads a whole checkpoint into memory (blob, *len) after checking magic,
+ * length and checksum. */
+int pit_ckpt_read(const char *path, unsigned char **blob, size_t *len, struct pit_err *e);
+/* Restores from a blob read by pit_ckpt_read; checks that shapes match. */
+int pit_ckpt_load(const unsigned char *blob, size_t len, const char *path, struct pit_ckpt_meta *m,
+                  struct pit_net *const *nets, struct pit_optim *optims, int n, struct pit_err *e);
+/* Meta only (to learn the model before building it). */
+int pit_ckpt_peek(const unsigned char *blob, size_t len, const char *path, struct pit_ckpt_meta *m,
+                  struct pit_err *e);
+
+/* ---- sample grid (grid.c): images (n, c, h, w) in [-1, 1] → PNG, atomically ---- */
+int pit_png_grid_write(const char *path, const float *img, int n, int c, int h, int w, int ncols,
+                       struct pit_err *e);
+
+#endif

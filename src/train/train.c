@@ -1,0 +1,635 @@
+/* train.c — set-up, the iteration loop and tear-down of `pitstop train`
+ * (contract in include/pitstop/train.h).
+ *
+ * Order of a generation: resume blob (rank 0 reads, broadcasts) → threads →
+ * data → model and nets → parameters (init or checkpoint; rank 0's broadcast) →
+ * sampler (restored from the checkpoint) → sinks → `init` record → iterations.
+ * After each iteration: `iter` record; every K: rebalance shares, checksums,
+ * checkpoint, GAN sample grid; at an epoch end: `validation` and `epoch`
+ * records. A stop request ends the loop at an iteration boundary every rank
+ * agreed on (it rides on the loss reduction), after a checkpoint.
+ */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "train/train_impl.h"
+
+static volatile sig_atomic_t stop_requested;
+
+void pit_train_request_stop(void) { stop_requested = 1; }
+
+void pit_train_opts_init(struct pit_train_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->model = "cnn";
+  o->data = "fashion-mnist";
+  o->batch = 0; /* the model's default */
+  o->epochs = 1;
+  o->lr = -1;
+  o->momentum = -1;
+  o->seed = 1;
+  o->validate = 1;
+  o->batch_shares = "equal";
+  o->rebalance_every = 20;
+  o->backend = PIT_BACKEND_FAST;
+  o->t_process_start = pit_now();
+}
+
+static int known(const char *s, const char *const *list) {
+  for (; *list; list++)
+    if (strcmp(s, *list) == 0)
+      return 1;
+  return 0;
+}
+
+int pit_train_check(const struct pit_train_opts *o, struct pit_err *e) {
+  static const char *const models[] = {"cnn", "cnn-wide", "dcgan", NULL};
+  static const char *const datas[] = {"fashion-mnist", "cifar10", "images", "synthetic", NULL};
+  if (!o->model || !known(o->model, models)) {
+    pit_err_set(e, PIT_EARG, "unknown model '%s'", o->model ? o->model : "");
+    pit_err_hint(e, "models: cnn, cnn-wide, dcgan");
+    return PIT_EARG;
+  }
+  if (!o->data || !known(o->data, datas)) {
+    pit_err_set(e, PIT_EARG, "unknown data '%s'", o->data ? o->data : "");
+    pit_err_hint(e, "data: fashion-mnist, cifar10, images (with --data-dir), synthetic");
+    return PIT_EARG;
+  }
+  if (o->batch < 0)
+    return pit_err_set(e, PIT_EARG, "--batch-size must be a positive number, not %lld",
+                       (long long)o->batch);
+  if (o->batch > 1 << 20)
+    return pit_err_set(e, PIT_EARG, "--batch-size %lld is too large", (long long)o->batch);
+  if (o->epochs < 0 || o->max_iters < 0)
+    return pit_err_set(e, PIT_EARG, "--epochs and --max-iters must not be negative");
+  if (o->epochs == 0 && o->max_iters == 0)
+    return pit_err_set(e, PIT_EARG, "nothing to do: --epochs 0 and no --max-iters");
+  if (!isfinite(o->lr) || (o->lr > 0 && o->lr > 100))
+    return pit_err_set(e, PIT_EARG, "--lr %g is not a usable learning rate", o->lr);
+  if (o->lr_schedule && strcmp(o->lr_schedule, "constant") != 0 && strcmp(o->lr_schedule, "cosine") != 0)
+    return pit_err_set(e, PIT_EARG, "unknown --lr-schedule '%s' (constant or cosine)", o->lr_schedule);
+  if (o->optimizer && strcmp(o->optimizer, "sgd") != 0 && strcmp(o->optimizer, "adam") != 0)
+    return pit_err_set(e, PIT_EARG, "unknown optimizer '%s' (sgd or adam)", o->optimizer);
+  if (o->threads < 0 || o->threads > 1024)
+    return pit_err_set(e, PIT_EARG, "--threads must be between 0 (automatic) and 1024");
+  if (o->image_size < 0 || o->image_size > 4096)
+    return pit_err_set(e, PIT_EARG, "--image-size must be between 0 (native) and 4096");
+  if (o->checkpoint_every < 0 || o->sample_interval < 0 || o->check_sync < 0 ||
+      o->rebalance_every <= 0 || o->limit < 0)
+    return pit_err_set(e, PIT_EARG, "interval options must be positive numbers");
+  if (o->checkpoint_every > 0 && !o->out)
+    return pit_err_set(e, PIT_EARG, "--checkpoint-every needs --out DIR (where checkpoints go)");
+  if (strcmp(o->data, "images") == 0 && !o->data_dir)
+    return pit_err_set(e, PIT_EARG, "--data images needs --data-dir DIR (a folder of PNG/JPEG files)");
+  if (!pit_model_is_gan(o->model) && strcmp(o->data, "images") == 0)
+    return pit_err_set(e, PIT_EARG, "model '%s' is a classifier and needs labels; an image folder has none",
+                       o->model);
+  return 0;
+}
+
+/* ---------- set-up ---------- */
+
+static int default_threads(const struct pit_dist *d) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  if (n < 1)
+    n = 1;
+  int per = (int)(n / (d->local_size > 0 ? d->local_size : 1));
+  return per > 0 ? per : 1;
+}
+
+static int load_data(struct trainer *t, struct pit_err *e) {
+  const struct pit_train_opts *o = t->o;
+  struct pit_data_opts dopt;
+  memset(&dopt, 0, sizeof dopt);
+  dopt.kind = o->data;
+  dopt.dir = o->data_dir;
+  dopt.train = 1;
+  dopt.norm = t->gan ? PIT_NORM_GAN : PIT_NORM_CLASSIFIER;
+  dopt.seed = t->seed;
+  dopt.limit = o->limit;
+  dopt.image_size = o->image_size;
+  if (t->gan && dopt.image_size == 0)
+    dopt.image_size = 64;
+  if (strcmp(o->data, "synthetic") == 0) {
+    dopt.channels = 3;
+    if (dopt.image_size == 0)
+      dopt.image_size = 32; /* CIFAR-10's shape */
+  }
+  int rc = pit_dataset_load(&t->train, &dopt, e);
+  if (rc < 0)
+    return rc;
+  if (t->train.n <= 0)
+    return pit_err_set(e, PIT_EFORMAT, "dataset '%s' holds no samples", t->train.name);
+  if (t->train.h != t->train.w)
+    return pit_err_set(e, PIT_EARG, "dataset '%s' has %dx%d images; pitstop's models take square images",
+                       t->train.name, t->train.h, t->train.w);
+  if (!t->gan) {
+    if (t->train.classes < 2)
+      return pit_err_set(e, PIT_EARG, "dataset '%s' has no class labels; model '%s' is a classifier",
+                         t->train.name, o->model);
+    if (o->validate) {
+      dopt.train = 0;
+      dopt.limit = 0;
+      if ((rc = pit_dataset_load(&t->test, &dopt, e)) < 0)
+        return rc;
+      if (t->test.c != t->train.c || t->test.h != t->train.h || t->test.w != t->train.w)
+        return pit_err_set(e, PIT_EFORMAT, "test and training images of '%s' differ in shape",
+                           t->train.name);
+    }
+  }
+  t->classes = t->train.classes;
+  t->in_c = t->train.c;
+  t->size = t->train.h;
+  t->sample_floats = (size_t)t->train.c * t->train.h * t->train.w;
+  return 0;
+}
+
+static int build_model(struct trainer *t, struct pit_err *e) {
+  const struct pit_train_opts *o = t->o;
+  int rc = pit_model_build(o->model, t->in_c, t->size, t->classes, PIT_NZ, &t->spec[0], &t->spec[1], e);
+  if (rc < 0) {
+    char keep[sizeof e->msg];
+    snprintf(keep, sizeof keep, "%s", e->msg);
+    pit_err_set(e, rc, "%s (data '%s' gives %dx%dx%d)", keep, o->data, t->in_c, t->size, t->size);
+    if (t->gan)
+      pit_err_hint(e, "--image-size 32 or 64 resizes the images");
+    return rc;
+  }
+  t->nnets = t->gan ? 2 : 1;
+  int64_t maxb = t->B;
+  for (int i = 0; i < t->nnets; i++)
+    if ((rc = pit_net_create(&t->net[i], &t->spec[i], (int)maxb, o->backend, e)) < 0)
+      return rc;
+  if (t->gan) {
+    pit_init_dcgan(&t->spec[0], pit_net_params(t->net[0]), t->seed);
+    pit_init_dcgan(&t->spec[1], pit_net_params(t->net[1]), t->seed + 1);
+  } else {
+    pit_init_default(&t->spec[0], pit_net_params(t->net[0]), t->seed);
+  }
+  for (int i = 0; i < t->nnets; i++)
+    pit_init_state(&t->spec[i], pit_net_state(t->net[i]));
+
+  const char *optname = o->optimizer ? o->optimizer : t->gan ? "adam" : "sgd";
+  enum pit_optim_kind kind = strcmp(optname, "adam") == 0 ? PIT_OPT_ADAM : PIT_OPT_SGD;
+  double lr = o->lr > 0 ? o->lr : kind == PIT_OPT_ADAM ? (t->gan ? 2e-4 : 1e-3) : 0.005;
+  for (int i = 0; i < t->nnets; i++) {
+    if ((rc = pit_optim_init(&t->opt[i], kind, t->spec[i].nparams, lr, e)) < 0)
+      return rc;
+    if (kind == PIT_OPT_SGD)
+      t->opt[i].momentum = o->momentum >= 0 ? o->momentum : 0.9;
+    if (t->gan) /* the DCGAN example's betas */
+      t->opt[i].beta1 = 0.5;
+  }
+  return 0;
+}
+
+static int alloc_buffers(struct trainer *t, struct pit_err *e) {
+  size_t B = (size_t)t->B, n = (size_t)t->d->size;
+  t->x = malloc(sizeof(float) * B * t->sample_floats);
+  t->y = malloc(sizeof(int32_t) * B);
+  t->gidx = malloc(sizeof(int64_t) * B);
+  t->dout = malloc(sizeof(float) * B * (size_t)(t->classes > 1 ? t->classes : 1));
+  t->all_c = calloc(n, sizeof(double));
+  t->all_w = calloc(n, sizeof(double));
+  t->sum_c = calloc(n, sizeof(double));
+  t->sum_w = calloc(n, sizeof(double));
+  int ok = t->x && t->y && t->gidx && t->dout && t->all_c && t->all_w && t->sum_c && t->sum_w;
+  if (t->gan) {
+    t->z = malloc(sizeof(float) * B * PIT_NZ);
+    t->fake = malloc(sizeof(float) * B * t->sample_floats);
+    t->dfake = malloc(sizeof(float) * B * t->sample_floats);
+    ok = ok && t->z && t->fake && t->dfake;
+  }
+  return ok ? 0 : pit_err_set(e, PIT_ENOMEM, "out of memory (batch %lld)", (long long)t->B);
+}
+
+static void trainer_release(struct trainer *t) {
+  for (int i = 0; i < 2; i++) {
+    pit_net_free(t->net[i]);
+    pit_optim_release(&t->opt[i]);
+  }
+  pit_dataset_release(&t->train);
+  pit_dataset_release(&t->test);
+  pit_sampler_release(&t->smp);
+  free(t->weights);
+  free(t->shares);
+  free(t->win_c);
+  free(t->win_n);
+  free(t->x);
+  free(t->y);
+  free(t->z);
+  free(t->fake);
+  free(t->dfake);
+  free(t->dout);
+  free(t->gidx);
+  free(t->all_c);
+  free(t->all_w);
+  free(t->sum_c);
+  free(t->sum_w);
+  pit_record_release(&t->rec);
+}
+
+/* Rank 0 reads the checkpoint and broadcasts it (no shared file system needed). */
+static int read_resume(struct trainer *t, unsigned char **blob, size_t *len, struct pit_err *e) {
+  struct pit_dist *d = t->d;
+  uint64_t n = 0;
+  int rc = 0;
+  if (d->rank == 0) {
+    rc = pit_ckpt_read(t->o->resume, blob, len, e);
+    n = rc < 0 ? 0 : *len;
+  }
+  if (d->size > 1) {
+    int r2 = pit_dist_bcast(d, &n, sizeof n, e);
+    if (r2 < 0)
+      return r2;
+    if (n == 0)
+      return rc < 0 ? rc : pit_err_set(e, PIT_EIO, "rank 0 could not read '%s'", t->o->resume);
+    if (d->rank != 0) {
+      *blob = malloc(n);
+      *len = n;
+      if (!*blob)
+        return pit_err_set(e, PIT_ENOMEM, "out of memory");
+    }
+    if ((r2 = pit_dist_bcast(d, *blob, n, e)) < 0)
+      return r2;
+  }
+  return rc;
+}
+
+static char *config_json(struct trainer *t) {
+  const struct pit_train_opts *o = t->o;
+  cJSON *c = cJSON_CreateObject();
+  cJSON_AddStringToObject(c, "model", o->model);
+  cJSON_AddStringToObject(c, "data", o->data);
+  cJSON_AddNumberToObject(c, "batch", (double)t->B);
+  cJSON_AddNumberToObject(c, "threads", o->threads > 0 ? o->threads : default_threads(t->d));
+  cJSON_AddNumberToObject(c, "ranks", t->d->size);
+  cJSON_AddNumberToObject(c, "nodes", t->d->nodes);
+  if (o->itype)
+    cJSON_AddStringToObject(c, "itype", o->itype);
+  cJSON_AddStringToObject(c, "optimizer", t->opt[0].kind == PIT_OPT_ADAM ? "adam" : "sgd");
+  cJSON_AddNumberToObject(c, "lr", t->opt[0].lr);
+  cJSON_AddStringToObject(c, "lr_schedule", o->lr_schedule ? o->lr_schedule : t->gan ? "constant" : "cosine");
+  cJSON_AddNumberToObject(c, "image_size", t->size);
+  cJSON_AddNumberToObject(c, "channels", t->in_c);
+  cJSON_AddNumberToObject(c, "samples", (double)t->train.n);
+  cJSON_AddStringToObject(c, "shares", o->batch_shares ? o->batch_shares : "equal");
+  cJSON_AddStringToObject(c, "backend", o->backend == PIT_BACKEND_REF ? "ref" : "fast");
+  cJSON_AddNumberToObject(c, "seed", (double)o->seed);
+  cJSON_AddStringToObject(c, "host", t->d->host);
+  char *s = cJSON_PrintUnformatted(c);
+  cJSON_Delete(c);
+  return s;
+}
+
+static int out_path(struct trainer *t, char *buf, size_t n, const char *name, struct pit_err *e) {
+  if ((size_t)snprintf(buf, n, "%s/%s", t->outdir, name) >= n)
+    return pit_err_set(e, PIT_EARG, "--out path too long");
+  return 0;
+}
+
+static int checkpoint(struct trainer *t, struct pit_train_result *res, struct pit_err *e) {
+  if (!t->o->out || t->d->rank != 0)
+    return 0;
+  char path[1024];
+  int rc = out_path(t, path, sizeof path, "checkpoint.pit", e);
+  if (rc < 0)
+    return rc;
+  double t0 = pit_now();
+  struct pit_ckpt_meta m;
+  memset(&m, 0, sizeof m);
+  snprintf(m.run, sizeof m.run, "%s", t->run);
+  snprintf(m.model, sizeof m.model, "%s", t->o->model);
+  m.gen = t->gen;
+  m.step = t->step;
+  m.t = tr_time(t);
+  m.in_c = t->in_c;
+  m.image_size = t->size;
+  m.classes = t->classes;
+  m.sampler.seed = t->smp.st.seed;
+  m.sampler.epoch = t->smp.st.epoch;
+  m.sampler.batch = t->smp.st.batch;
+  m.sampler.global_batch = t->smp.st.global_batch;
+  m.sampler.n = t->smp.st.n;
+  m.sampler.drop_last = t->smp.st.drop_last;
+  int64_t bytes = 0;
+  if ((rc = pit_ckpt_save(path, &m, t->net, t->opt, t->nnets, &bytes, e)) < 0)
+    return rc;
+  struct pit_record *r = &t->rec;
+  pit_record_release(r);
+  r->type = PIT_REC_CHECKPOINT;
+  r->ckpt_s = pit_now() - t0;
+  r->path = strdup(path);
+  r->bytes = bytes;
+  r->step = t->step;
+  snprintf(res->checkpoint, sizeof res->checkpoint, "%s", path);
+  return tr_emit(t, r, e);
+}
+
+static int sample_grid(struct trainer *t, struct pit_train_result *res, int final, struct pit_err *e) {
+  if (!t->gan || !t->outdir[0] || t->d->rank != 0)
+    return 0;
+  char name[64], path[1024];
+  if (final)
+    snprintf(name, sizeof name, "samples_final.png");
+  else
+    snprintf(name, sizeof name, "samples_step%06lld.png", (long long)t->step);
+  int rc = out_path(t, path, sizeof path, name, e);
+  if (rc == 0)
+    rc = tr_sample_grid(t, path, e);
+  if (rc == 0)
+    snprintf(res->samples_png, sizeof res->samples_png, "%s", path);
+  return rc;
+}
+
+static int emit_init(struct trainer *t, struct pit_err *e) {
+  struct pit_record *r = &t->rec;
+  pit_record_release(r);
+  r->type = PIT_REC_INIT;
+  r->init_s = pit_now() - t->o->t_process_start;
+  r->rdzv_s = t->d->init_wait_s;
+  r->ranks = t->d->size;
+  r->nodes = t->d->nodes;
+  r->config = config_json(t);
+  return tr_emit(t, r, e);
+}
+
+static int emit_iter(struct trainer *t, int64_t epoch, int64_t iter, int64_t count, double step_s,
+                     double data_s, double loss, double loss_g, struct pit_err *e) {
+  if (t->d->rank != 0)
+    return 0;
+  struct pit_record *r = &t->rec;
+  pit_record_release(r);
+  r->type = PIT_REC_ITER;
+  r->epoch = epoch;
+  r->iter = iter;
+  r->step = t->step - 1;
+  r->batch = count;
+  r->step_s = step_s;
+  r->data_s = data_s;
+  if (pit_record_set_ranks(r, t->d->size) < 0)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  for (int k = 0; k < t->d->size; k++) {
+    r->compute_s[k] = t->sum_c[k];
+    r->wait_s[k] = t->sum_w[k];
+  }
+  if (t->gan) {
+    r->nlosses = 2;
+    snprintf(r->loss_name[0], sizeof r->loss_name[0], "d");
+    snprintf(r->loss_name[1], sizeof r->loss_name[1], "g");
+    r->loss_val[0] = loss;
+    r->loss_val[1] = loss_g;
+  } else {
+    r->loss = loss;
+  }
+  return tr_emit(t, r, e);
+}
+
+static void make_run_id(struct trainer *t) {
+  if (t->o->run) {
+    snprintf(t->run, sizeof t->run, "%s", t->o->run);
+    return;
+  }
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  char ts[32];
+  strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", &tm);
+  snprintf(t->run, sizeof t->run, "%s-%s-%ld", t->o->model, ts, (long)getpid());
+}
+
+/* ---------- the run ---------- */
+
+static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *e) {
+  const struct pit_train_opts *o = t->o;
+  struct pit_dist *d = t->d;
+  int rc = pit_train_check(o, e);
+  if (rc < 0)
+    return rc;
+  t->gan = pit_model_is_gan(o->model);
+  t->seed = o->seed;
+  /* defaults measured on Fashion-MNIST (docs/train.md): classifiers batch 8, SGD lr 0.005
+   * momentum 0.9, cosine schedule; dcgan the PyTorch example's Adam 2e-4, batch 64 */
+  t->B = o->batch > 0 ? o->batch : t->gan ? 64 : 8;
+  t->epochs = o->epochs;
+  t->t_gen0 = o->t_process_start;
+  make_run_id(t);
+  if (d->size > 1 && (rc = pit_dist_bcast(d, t->run, sizeof t->run, e)) < 0)
+    return rc;
+
+  unsigned char *blob = NULL;
+  size_t blen = 0;
+  struct pit_ckpt_meta meta;
+  if (o->resume) {
+    if ((rc = read_resume(t, &blob, &blen, e)) < 0 ||
+        (rc = pit_ckpt_peek(blob, blen, o->resume, &meta, e)) < 0) {
+      free(blob);
+      return rc;
+    }
+    if (strcmp(meta.model, o->model) != 0) {
+      free(blob);
+      return pit_err_set(e, PIT_EARG, "'%s' is a checkpoint of model '%s', not '%s'", o->resume,
+                         meta.model, o->model);
+    }
+    if (meta.sampler.global_batch != t->B) {
+      free(blob);
+      pit_err_set(e, PIT_EARG, "'%s' was trained with global batch %lld, not %lld", o->resume,
+                  (long long)meta.sampler.global_batch, (long long)t->B);
+      pit_err_hint(e, "a resumed run keeps its global batch; pass --batch-size %lld",
+                   (long long)meta.sampler.global_batch);
+      return PIT_EARG;
+    }
+    if (!o->run)
+      snprintf(t->run, sizeof t->run, "%s", meta.run);
+    t->gen = meta.gen + 1;
+  }
+  /* checkpoints go to --out; a GAN's sample grids to --out or else runs/<run> */
+  if (o->out)
+    snprintf(t->outdir, sizeof t->outdir, "%s", o->out);
+  else if (t->gan)
+    snprintf(t->outdir, sizeof t->outdir, "runs/%s", t->run);
+  if (t->outdir[0] && d->rank == 0 && (rc = pit_mkdir_p(t->outdir, e)) < 0) {
+    free(blob);
+    return rc;
+  }
+
+  pit_nn_set_threads(o->threads > 0 ? o->threads : default_threads(d));
+  if ((rc = load_data(t, e)) < 0 || (rc = build_model(t, e)) < 0) {
+    free(blob);
+    return rc;
+  }
+  if ((rc = pit_sampler_init(&t->smp, t->train.n, t->B, t->seed, 0, e)) < 0) {
+    free(blob);
+    return rc;
+  }
+  if (o->resume) {
+    rc = pit_ckpt_load(blob, blen, o->resume, &meta, t->net, t->opt, t->nnets, e);
+    free(blob);
+    if (rc < 0)
+      return rc;
+    if (meta.sampler.n != t->train.n)
+      return pit_err_set(e, PIT_EARG, "'%s' was trained on %lld samples, this data has %lld", o->resume,
+                         (long long)meta.sampler.n, (long long)t->train.n);
+    struct pit_sampler_state st = {meta.sampler.seed, meta.sampler.epoch, meta.sampler.batch,
+                                   meta.sampler.global_batch, meta.sampler.n, meta.sampler.drop_last};
+    if ((rc = pit_sampler_restore(&t->smp, &st, e)) < 0)
+      return rc;
+    t->step = meta.step;
+    t->t_off = meta.t;
+  }
+  /* every rank starts from rank 0's parameters and BatchNorm state */
+  for (int i = 0; i < t->nnets && d->size > 1; i++) {
+    if ((rc = pit_dist_bcast(d, pit_net_params(t->net[i]), t->spec[i].nparams * sizeof(float), e)) < 0 ||
+        (rc = pit_dist_bcast(d, pit_net_state(t->net[i]), t->spec[i].nstate * sizeof(float), e)) < 0)
+      return rc;
+    pit_net_params_changed(t->net[i]);
+  }
+  if ((rc = tr_shares_init(t, e)) < 0 || (rc = alloc_buffers(t, e)) < 0)
+    return rc;
+  if ((rc = tr_sinks_open(t, o->resume != NULL, e)) < 0)
+    return rc;
+  if ((rc = emit_init(t, e)) < 0)
+    return rc;
+
+  snprintf(res->run, sizeof res->run, "%s", t->run);
+  res->gen = t->gen;
+  res->accuracy = NAN;
+  res->loss = res->loss_g = NAN;
+  t->step0 = t->step;
+  t->epoch_iters = pit_sampler_batches_per_epoch(&t->smp);
+  t->t_first = pit_now();
+  double t_epoch0 = t->t_first;
+  int last_ckpt_step = -1, stop = 0;
+  int64_t ep = t->smp.st.epoch, it = 0;
+  const char *sched = o->lr_schedule ? o->lr_schedule : t->gan ? "constant" : "cosine";
+  int cosine = strcmp(sched, "cosine") == 0;
+  int64_t planned = t->epochs > 0 ? t->epochs * t->epoch_iters : o->max_iters;
+  if (o->max_iters > 0 && o->max_iters < planned)
+    planned = o->max_iters;
+  double lr0[2] = {t->opt[0].lr, t->opt[1].lr};
+  for (;;) {
+    if (t->epochs > 0 && t->smp.st.epoch >= t->epochs)
+      break;
+    if (o->max_iters > 0 && t->step >= o->max_iters)
+      break;
+    const int64_t *idx;
+    int64_t count;
+    double t0 = pit_now(), data_s = 0, loss = NAN, loss_g = NAN;
+    pit_sampler_next(&t->smp, &idx, &count, &ep, &it);
+    if (cosine && planned > 0)
+      for (int i = 0; i < t->nnets; i++)
+        t->opt[i].lr = lr0[i] * 0.5 * (1.0 + cos(3.14159265358979323846 * (double)t->step / (double)planned));
+    if (t->gan)
+      rc = tr_step_gan(t, idx, count, &loss, &loss_g, &data_s, stop_requested, &stop, e);
+    else
+      rc = tr_step_classifier(t, idx, count, &loss, &data_s, stop_requested, &stop, e);
+    if (rc < 0)
+      return rc;
+    double step_s = pit_now() - t0;
+    t->step++;
+    t->samples += count;
+    if (!isfinite(loss) || (t->gan && !isfinite(loss_g)))
+      return pit_err_set(e, PIT_ESTATE, "the loss diverged (not a finite number) at step %lld",
+                         (long long)t->step - 1);
+    res->loss = loss;
+    res->loss_g = loss_g;
+    if ((rc = emit_iter(t, ep, it, count, step_s, data_s, loss, loss_g, e)) < 0)
+      return rc;
+    tr_shares_observe(t, t->sum_c);
+    if (o->check_sync > 0 && t->step % o->check_sync == 0) {
+      for (int i = 0; i < t->nnets; i++) {
+        int same = 1;
+        if ((rc = pit_dist_same(d, pit_net_params(t->net[i]), t->spec[i].nparams * sizeof(float), &same,
+                                e)) < 0)
+          return rc;
+        if (!same)
+          return pit_err_set(e, PIT_ESTATE, "ranks hold different parameters after step %lld",
+                             (long long)t->step - 1);
+      }
+    }
+    if (o->checkpoint_every > 0 && t->step % o->checkpoint_every == 0) {
+      if ((rc = checkpoint(t, res, e)) < 0)
+        return rc;
+      last_ckpt_step = (int)t->step;
+    }
+    if (o->sample_interval > 0 && t->step % o->sample_interval == 0 &&
+        (rc = sample_grid(t, res, 0, e)) < 0)
+      return rc;
+    tr_progress(t, ep, it, loss, 0);
+    if (it == t->epoch_iters - 1) { /* epoch end */
+      double epoch_s = pit_now() - t_epoch0;
+      struct pit_record *r = &t->rec;
+      if (!t->gan && o->validate) {
+        double v0 = pit_now(), acc;
+        if ((rc = tr_validate(t, &acc, e)) < 0)
+          return rc;
+        pit_record_release(r);
+        r->type = PIT_REC_VALIDATION;
+        r->epoch = ep;
+        r->step = t->step - 1;
+        r->val_s = pit_now() - v0;
+        r->accuracy = acc;
+        res->accuracy = acc;
+        if ((rc = tr_emit(t, r, e)) < 0)
+          return rc;
+      }
+      pit_record_release(r);
+      r->type = PIT_REC_EPOCH;
+      r->epoch = ep;
+      r->step = t->step - 1;
+      r->epoch_s = epoch_s;
+      if ((rc = tr_emit(t, r, e)) < 0)
+        return rc;
+      res->epochs_done++;
+      if (o->progress && d->rank == 0) {
+        tr_progress(t, ep, it, NAN, 1);
+        if (isfinite(res->accuracy) && !t->gan)
+          fprintf(stderr, "epoch %lld: test accuracy %.4f (%.1f s)\n", (long long)ep + 1, res->accuracy,
+                  epoch_s);
+      }
+      t_epoch0 = pit_now();
+    }
+    if (stop) {
+      res->stopped = 1;
+      break;
+    }
+  }
+  res->steps = t->step;
+  res->samples = t->samples;
+  res->train_s = pit_now() - t->t_first;
+  if (o->out && last_ckpt_step != (int)t->step && (rc = checkpoint(t, res, e)) < 0)
+    return rc;
+  if ((rc = sample_grid(t, res, 1, e)) < 0)
+    return rc;
+  if (o->progress && d->rank == 0 && it != t->epoch_iters - 1)
+    tr_progress(t, ep, it, NAN, 1);
+  struct pit_record *r = &t->rec;
+  pit_record_release(r);
+  r->type = PIT_REC_END;
+  r->step = t->step;
+  r->total_s = tr_time(t);
+  return tr_emit(t, r, e);
+}
+
+int pit_train_run(const struct pit_train_opts *o, struct pit_dist *d, struct pit_train_result *res,
+                  struct pit_err *e) {
+  struct trainer t;
+  memset(&t, 0, sizeof t);
+  memset(res, 0, sizeof *res);
+  t.o = o;
+  t.d = d;
+  pit_record_init(&t.rec);
+  int rc = run(&t, res, e);
+  struct pit_err e2;
+  int rc2 = tr_sinks_close(&t, rc == 0, rc == 0 ? e : &e2);
+  if (rc == 0)
+    rc = rc2;
+  trainer_release(&t);
+  return rc;
+}

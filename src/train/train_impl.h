@@ -1,0 +1,100 @@
+/* train_impl.h — private state of one training run, shared by the files of the
+ * train module (train.c: set-up and the loop; step.c: one iteration of a
+ * classifier or a GAN and validation; emit.c: records, store and progress line;
+ * shares.c: batch shares). Not installed. */
+#ifndef PIT_TRAIN_IMPL_H
+#define PIT_TRAIN_IMPL_H
+
+#include "pitstop/data.h"
+#include "pitstop/store.h"
+#include "pitstop/train.h"
+
+#define PIT_NZ 100          /* DCGAN latent size */
+#define PIT_GRID_N 64       /* samples in a GAN grid (8 x 8) */
+
+struct trainer {
+  const struct pit_train_opts *o;
+  struct pit_dist *d;
+  int gan;
+  char run[PIT_NAME_MAX];
+  char outdir[1024];              /* --out, or runs/<run> for a GAN's samples; "" none */
+  int gen;
+  uint64_t seed;
+
+  struct pit_model_spec spec[2]; /* classifier: [0]; GAN: [0] generator, [1] discriminator */
+  struct pit_net *net[2];
+  struct pit_optim opt[2];
+  int nnets;
+  int classes, in_c, size;       /* data shape the model was built for */
+
+  struct pit_dataset train, test;
+  struct pit_sampler smp;
+  int64_t B;                      /* global batch */
+  int64_t epochs;                 /* epochs to run (0: until max_iters) */
+
+  /* batch shares */
+  int auto_shares;
+  double *weights;                /* (size) relative speed weights */
+  int64_t *shares;                /* (size) samples of the current global batch per rank */
+  double *win_c;                  /* (size) auto: compute seconds summed over the window */
+  double *win_n;                  /* (size) auto: samples summed over the window */
+  int win_k;
+
+  /* buffers */
+  size_t sample_floats;           /* c*h*w */
+  float *x;                       /* (B, C, H, W) this rank's real samples */
+  int32_t *y;                     /* (B) labels */
+  float *z;                       /* (B, nz) GAN noise */
+  float *fake;                    /* (B, C, H, W) generated images */
+  float *dfake;                   /* (B, C, H, W) gradient w.r.t. fake */
+  float *dout;                    /* (B, K) or (B) loss gradient */
+  int64_t *gidx;                  /* (B) global sample indexes of this rank's slice */
+  double *all_c, *all_w;          /* (size) every rank's compute / wait of a reduction */
+  double *sum_c, *sum_w;          /* (size) summed over an iteration's reductions */
+
+  /* progress */
+  int64_t step;                   /* iterations done, in all generations */
+  int64_t step0;                  /* step at the start of this generation */
+  double t_gen0;                  /* pit_now() at generation start */
+  double t_off;                   /* record time of the generation start */
+  double t_first;                 /* pit_now() at the first iteration */
+  int64_t samples;                /* this generation */
+
+  /* sinks (rank 0) */
+  int have_ev;
+  struct pit_events ev;
+  struct pit_store *store;
+  struct pit_record rec;
+  double last_draw;
+  double last_flush;
+  double loss_ema;
+  int64_t epoch_iters;           /* iterations per epoch */
+};
+
+/* emit.c */
+double tr_time(const struct trainer *t);
+int tr_emit(struct trainer *t, struct pit_record *r, struct pit_err *e);
+int tr_sinks_open(struct trainer *t, int append, struct pit_err *e);
+int tr_sinks_close(struct trainer *t, int ok, struct pit_err *e);
+void tr_progress(struct trainer *t, int64_t epoch, int64_t iter, double loss, int final);
+
+/* shares.c */
+int tr_shares_init(struct trainer *t, struct pit_err *e);
+/* Shares of a global batch of `count` samples for this iteration. */
+void tr_shares_for(struct trainer *t, int64_t count);
+/* After an iteration: feed every rank's compute time; rebalance if due. */
+void tr_shares_observe(struct trainer *t, const double *all_compute);
+
+/* step.c: one iteration. On return *loss (and *loss_g for a GAN) are the
+ * global losses, t->sum_c / t->sum_w every rank's compute and wait. stop_in is
+ * this rank's stop request; *stop_out is 1 if any rank asked to stop. */
+int tr_step_classifier(struct trainer *t, const int64_t *idx, int64_t count, double *loss,
+                       double *data_s, int stop_in, int *stop_out, struct pit_err *e);
+int tr_step_gan(struct trainer *t, const int64_t *idx, int64_t count, double *loss_d,
+                double *loss_g, double *data_s, int stop_in, int *stop_out, struct pit_err *e);
+/* Test accuracy over the whole test set, split among ranks. */
+int tr_validate(struct trainer *t, double *acc, struct pit_err *e);
+/* GAN: generator on the fixed grid noise → PNG in out. */
+int tr_sample_grid(struct trainer *t, const char *path, struct pit_err *e);
+
+#endif
