@@ -2,10 +2,11 @@
 alone or under mpirun (this machine's MPI settings), and read throughput and
 per-rank compute/wait shares from its iter records.
 
-Throughput = sum(batch) / sum(step_s) over the iter records after `skip`
-warm-up iterations (step_s is rank 0's wall time of the whole iteration,
-reduction included). Shares: sum(compute_s[r]) / sum(step_s) and
-sum(wait_s[r]) / sum(step_s) over the same records.
+Throughput = samples of the iterations after the first `skip` (warm-up) divided
+by the wall time they took (difference of the records' `t`, rank 0's clock), so
+time outside step_s (data, records, CPU-quota throttling between steps) counts.
+Shares: sum(compute_s[r]) / sum(step_s) and sum(wait_s[r]) / sum(step_s) over
+the same records.
 """
 import json
 import os
@@ -45,21 +46,23 @@ def train(pitstop, args, ranks=1, wrap=None, timeout=900):
         if ranks > 1:
             cmd = MPIRUN + ["-np", str(ranks)] + cmd
         p = subprocess.run(cmd, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, timeout=timeout)
+                           text=True, timeout=timeout, cwd=tmp)  # GAN sample grids land in tmp
         if p.returncode != 0:
             sys.exit("failed (%d): %s\n%s" % (p.returncode, " ".join(cmd), p.stderr[-3000:]))
         return [json.loads(l) for l in open(ev) if l.strip()]
 
 
 def summarise(recs, skip):
-    it = [r for r in recs if r.get("type") == "iter"][skip:]
-    if not it:
-        sys.exit("no iter records after %d warm-up iterations" % skip)
+    it = [r for r in recs if r.get("type") == "iter"]
+    if len(it) < skip + 2:
+        sys.exit("%d iter records: too few after %d warm-up iterations" % (len(it), skip))
+    wall = it[-1]["t"] - it[skip]["t"]
+    it = it[skip + 1:]
     step = sum(r["step_s"] for r in it)
     n = len(it[0]["compute_s"])
     comp = [sum(r["compute_s"][k] or 0 for r in it) / step for k in range(n)]
     wait = [sum(r["wait_s"][k] or 0 for r in it) / step for k in range(n)]
-    return {"ips": sum(r["batch"] for r in it) / step, "iters": len(it), "compute": comp,
+    return {"ips": sum(r["batch"] for r in it) / wall, "iters": len(it), "compute": comp,
             "wait": wait, "step_s": step / len(it)}
 
 

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """bench/hetero — one slow rank: rank 1 runs in a cgroup held to half a core
-(cgroup v1 cpu.cfs_quota_us = 50% of the period; this machine has no cgroup v2
-cpu.max), rank 0 has a full core. Prints, one line each:
+(cgroup v1 cpu.cfs_quota_us = 50% of a 10 ms period; this machine has no
+cgroup v2 cpu.max), rank 0 has a full core. Caveat of the emulation: Open MPI
+polls while it waits, so time the slow rank spends waiting in a reduction eats
+its quota (a really slower machine would lose nothing by waiting). Prints, one line each:
   - the standalone throughputs of a full-core and a half-core process at the
     equal per-rank batch, and their sum (the ideal for the pair);
   - `--batch-shares equal` and `--batch-shares auto` on 2 ranks: throughput,
@@ -11,7 +13,7 @@ Target: auto >= 90% of the sum. Runs are interleaved (equal, auto, ...) and
 medians reported. Needs root (cgroups).
 
 usage: bench/hetero/hetero.py [--pitstop PATH] [--model M] [--batch B] [--iters N]
-       [--reps N] [--quota 0.5] [--rebalance-every K]
+       [--reps N] [--quota 0.5] [--period-us 10000] [--rebalance-every K]
 """
 import argparse
 import os
@@ -24,13 +26,13 @@ import dist_bench as db  # noqa: E402
 class Cgroup:
     """A cgroup v1 cpu group limited to `quota` cores; removed on exit."""
 
-    def __init__(self, quota):
+    def __init__(self, quota, period_us):
         self.path = "/sys/fs/cgroup/cpu/pit-hetero-%d" % os.getpid()
         os.mkdir(self.path)
         with open(os.path.join(self.path, "cpu.cfs_period_us"), "w") as f:
-            f.write("100000")
+            f.write(str(period_us))
         with open(os.path.join(self.path, "cpu.cfs_quota_us"), "w") as f:
-            f.write(str(int(quota * 100000)))
+            f.write(str(int(quota * period_us)))
 
     def wrap(self, rank=None):
         """Command prefix moving the process (only world rank `rank` if given) into the group."""
@@ -62,6 +64,10 @@ def main():
     ap.add_argument("--iters", type=int, default=120)
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--quota", type=float, default=0.5, help="cores for the slow rank")
+    ap.add_argument("--period-us", type=int, default=10000,
+                    help="CFS period: short, so the slow rank is slow rather than paused for "
+                    "long stretches (a 100 ms period stops it for 50 ms at a time, often "
+                    "inside a reduction)")
     ap.add_argument("--rebalance-every", type=int, default=10)
     a = ap.parse_args()
     if os.geteuid() != 0:
@@ -71,7 +77,7 @@ def main():
     base = ["--model", a.model, "--data", "synthetic", "--threads", "1", "--no-validation",
             "--max-iters", str(a.iters)]
     half = a.batch // 2
-    with Cgroup(a.quota) as cg:
+    with Cgroup(a.quota, a.period_us) as cg:
         alone = {"full": [], "slow": []}
         two = {"equal": [], "auto": []}
         for _ in range(a.reps):
