@@ -21,8 +21,8 @@ static const char USAGE[] =
     "  --data fashion-mnist|cifar10|images|synthetic   dataset (default fashion-mnist)\n"
     "  --data-dir DIR               dataset directory (default: the kind's own)\n"
     "  --batch-size B               GLOBAL batch, over all ranks (default: cnn 8, dcgan 64)\n"
-    "  --epochs E                   epochs (default 1; 0 with --max-iters: until then)\n"
-    "  --max-iters N                stop after N iterations in all\n"
+    "  --epochs E                   epochs (default 1)\n"
+    "  --max-iters N                stop after N iterations in all (alone: whatever epochs it takes)\n"
     "  --lr X  --optimizer sgd|adam  --momentum M   (cnn: sgd 0.005 m 0.9; dcgan: adam 2e-4 b1 0.5)\n"
     "  --lr-schedule constant|cosine   (default: cnn cosine over the planned iterations, dcgan constant)\n"
     "  --seed S                     seed of initialisation, shuffling and noise (default 1)\n"
@@ -82,7 +82,7 @@ int pit_cmd_train(int argc, char **argv) {
       {"lr-schedule", required_argument, 0, O_SCHED},
       {"quiet", no_argument, 0, O_QUIET},             {"help", no_argument, 0, O_HELP},
       {0, 0, 0, 0}};
-  int quiet = 0, c;
+  int quiet = 0, epochs_set = 0, c;
   int64_t v;
   opterr = 0;
   optind = 1;
@@ -97,7 +97,7 @@ int pit_cmd_train(int argc, char **argv) {
       if (o.batch <= 0)
         return pit_cli_usage("--batch-size must be a positive number, not '%s'", optarg);
       break;
-    case O_EPOCHS: if (num("epochs", optarg, &o.epochs)) return 2; break;
+    case O_EPOCHS: if (num("epochs", optarg, &o.epochs)) return 2; epochs_set = 1; break;
     case O_MAXIT: if (num("max-iters", optarg, &o.max_iters)) return 2; break;
     case O_LR:
       if (pit_parse_f64(optarg, &o.lr) < 0 || !(o.lr > 0))
@@ -145,6 +145,8 @@ int pit_cmd_train(int argc, char **argv) {
   }
   if (optind < argc)
     return pit_cli_usage("train: unexpected argument '%s'", argv[optind]);
+  if (o.max_iters > 0 && !epochs_set)
+    o.epochs = 0; /* --max-iters alone: as many epochs as it takes */
 
   struct pit_err err;
   pit_err_clear(&err);
