@@ -10,6 +10,9 @@
  *   --exit            the same, but ranks >= 1 exit(3) after one step without
  *                     MPI_Finalize, as `pitstop train` does on an error (sigkill.sh)
  *   --bench MIB REPS  time the blocking gradient allreduce of MIB MiB (rank 0 prints)
+ *   --overlap MIB MS REPS  a stand-in backward pass of MS ms of arithmetic in 8
+ *                     layers, last first, then the reduction: without grads_ready
+ *                     calls and with one per layer (rank 0 prints both)
  */
 #include <math.h>
 #include <stdlib.h>
@@ -285,6 +288,50 @@ static int bench(double mib, int reps) {
   return 0;
 }
 
+/* ms milliseconds of arithmetic (not sleep: Open MPI progresses only in calls) */
+static double spin(double ms) {
+  double t = pit_now(), x = 1.0;
+  while (pit_now() - t < ms * 1e-3)
+    for (int i = 0; i < 1000; i++)
+      x = x * 1.0000001 + 1e-9;
+  return x;
+}
+
+static int overlap(double mib, double ms, int reps) {
+  struct pit_err e = {0};
+  size_t n = (size_t)(mib * (1 << 20)) / sizeof(float);
+  float *g = calloc(n, sizeof *g);
+  double ac[256], aw[256], tot[2] = {0, 0}, sink = 0;
+  if (D.size > 256 || !g)
+    return 2;
+  const int L = 8;
+  for (int i = -2; i < reps; i++)
+    for (int k = 0; k < 2; k++) {
+      pit_dist_barrier(&D, &e);
+      double t = pit_now();
+      int rc = pit_dist_grads_begin(&D, g, n, &e);
+      for (int l = L - 1; l >= 0 && rc == 0; l--) {
+        sink += spin(ms / L);
+        if (k == 1)
+          rc = pit_dist_grads_ready(&D, n * (size_t)l / L, n * (size_t)(l + 1) / L - n * (size_t)l / L, &e);
+      }
+      if (rc == 0)
+        rc = pit_dist_grads_end(&D, 0, ac, aw, &e);
+      if (rc < 0) {
+        fprintf(stderr, "test_collectives: %s\n", e.msg);
+        return 1;
+      }
+      if (i >= 0)
+        tot[k] += (pit_now() - t) / reps;
+    }
+  if (D.rank == 0)
+    printf("backward %.0f ms + reduction of %.2f MiB, ranks %d, mean over %d: no overlap %.2f ms, "
+           "grads_ready per layer %.2f ms (%s)\n", ms, mib, D.size, reps, 1e3 * tot[0],
+           1e3 * tot[1], sink > 0 ? "ok" : "?");
+  free(g);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   struct pit_err e = {0};
   if (pit_dist_init(&D, &argc, &argv, &e) < 0) {
@@ -300,6 +347,8 @@ int main(int argc, char **argv) {
     rc = loop(0, 1);
   else if (argc >= 4 && strcmp(argv[1], "--bench") == 0)
     rc = bench(atof(argv[2]), atoi(argv[3]));
+  else if (argc >= 5 && strcmp(argv[1], "--overlap") == 0)
+    rc = overlap(atof(argv[2]), atof(argv[3]), atoi(argv[4]));
   if (rc >= 0) {
     pit_dist_release(&D);
     return rc;
