@@ -355,7 +355,7 @@ static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err 
   fprintf(o, "set xlabel '%s'\n", byepoch ? "iteration within the epoch" : "iteration (global step)");
   fprintf(o, "set ylabel 'step time per iteration [%s]'\n", unit);
   fprintf(o, "set xrange [0:%.17g]\nset yrange [0:*]\n", xmax > 0 ? xmax : 1);
-  fputs("set key inside right top opaque box\nset style fill transparent solid 0.25 noborder\n", o);
+  fputs("set key inside right top opaque box\n", o);
   int usepal = byepoch && nep > 10;
   if (usepal) {
     fprintf(o, "set palette defined (0 '#1f77b4', 1 '#2ca02c', 2 '#ff7f0e', 3 '#d62728')\n"
@@ -366,7 +366,7 @@ static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err 
   fputs("plot ", o);
   int first = 1;
   if (!isnan(sm->tp.lo) && !isnan(sm->tp.hi)) {
-    fprintf(o, "'+' using 1:(%.9g):(%.9g) with filledcurves lc rgb '#888888' title '95%% interval of t_p', ",
+    fprintf(o, "'+' using 1:(%.9g):(%.9g) with filledcurves fs transparent solid 0.25 noborder lc rgb '#888888' title '95%% interval of t_p', ",
             sm->tp.lo * f, sm->tp.hi * f);
   }
   for (int k = 0; k < (byepoch ? nep : 1); k++) {
@@ -374,8 +374,11 @@ static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err 
     first = 0;
     gp_dataref(g, 0);
     fprintf(o, " index %d using 1:2", k);
-    if (usepal)
-      fprintf(o, ":(%lld) with lines lw 1.5 lc palette %s", (long long)epochs[k], k ? "notitle" : "title 'epochs (colour)'");
+    if (usepal && k)
+      fprintf(o, ":(%lld) with lines lw 1.5 lc palette notitle", (long long)epochs[k]);
+    else if (usepal)
+      fprintf(o, ":(%lld) with lines lw 1.5 lc palette title 'epochs %lld to %lld: colour scale at the right'",
+              (long long)epochs[k], (long long)epochs[0], (long long)epochs[nep - 1]);
     else if (byepoch)
       fprintf(o, " with lines lw 1.5 title 'epoch %lld'", (long long)epochs[k]);
     else
