@@ -134,7 +134,10 @@ int pit__idx_load(struct pit_dataset *ds, const struct pit_data_opts *o, const c
   for (int64_t i = 0; i < n; i++)
     ds->y[i] = labels[i];
   /* images in chunks, converted straight into ds->x */
-  size_t per = (size_t)h * w, chunk = 4096, out_per = (size_t)cv.c * cv.h * cv.w;
+  /* read in chunks of at most 4096 images and 16 MB */
+  size_t per = (size_t)h * w, out_per = (size_t)cv.c * cv.h * cv.w;
+  size_t chunk = ((size_t)16 << 20) / per;
+  chunk = chunk < 1 ? 1 : chunk > 4096 ? 4096 : chunk;
   if (!(buf = malloc(per * chunk))) {
     rc = pit_err_set(e, PIT_ENOMEM, "'%s': out of memory", ipath);
     goto out;

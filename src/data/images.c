@@ -24,7 +24,7 @@
 
 #include "data/data_impl.h"
 
-#define MAX_SIDE 16384
+#define MAX_SIDE 8192 /* a larger image is refused, not decoded */
 
 struct list {
   char **v;

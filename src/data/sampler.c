@@ -83,6 +83,15 @@ void pit_sampler_next(struct pit_sampler *s, const int64_t **idx, int64_t *count
                       int64_t *batch) {
   struct pit_sampler_state *st = &s->st;
   int64_t bpe = pit_sampler_batches_per_epoch(s);
+  if (!s->perm || bpe <= 0) { /* not initialised: an empty batch */
+    *idx = NULL;
+    *count = 0;
+    if (epoch)
+      *epoch = st->epoch;
+    if (batch)
+      *batch = st->batch;
+    return;
+  }
   if (st->batch >= bpe) { /* a state that was not normalised (e.g. hand-made) */
     st->epoch++;
     st->batch = 0;
