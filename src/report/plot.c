@@ -25,6 +25,17 @@
 #define MAX_SERIES 64   /* lines (configurations, epochs) per chart */
 #define MAX_POINTS 256  /* distinct x values per chart */
 
+/* A chart in the making: its private directory and gnuplot script. */
+struct gp {
+  char dir[512];
+  char script[600], out[600];
+  FILE *f;          /* the script */
+  int svg;
+  const char *title;
+  int own_title;    /* the title is pitstop's (not --title): details may be added */
+  char title_now[800]; /* the title as last set in the script */
+};
+
 void pit_plot_opts_init(struct pit_plot_opts *o) {
   memset(o, 0, sizeof *o);
   o->kind = PIT_PLOT_STEPS;
@@ -103,7 +114,7 @@ static void label_add(char *buf, size_t n, const char *fmt, ...) {
  * named in skip ("batch", "ranks", "nodes", "itype") and without absent ones. */
 static void config_label(const struct pit_config *c, const char *skip, char *buf, size_t n) {
   buf[0] = '\0';
-  if (c->model[0])
+  if (c->model[0] && !strstr(skip, "model"))
     label_add(buf, n, "%s", c->model);
   if (c->batch > 0 && !strstr(skip, "batch"))
     label_add(buf, n, "batch %lld", (long long)c->batch);
@@ -113,10 +124,50 @@ static void config_label(const struct pit_config *c, const char *skip, char *buf
     label_add(buf, n, "%d node%s", c->nodes, c->nodes == 1 ? "" : "s");
   if (c->itype[0] && !strstr(skip, "itype"))
     label_add(buf, n, "%s", c->itype);
-  if (c->threads > 0)
+  if (c->threads > 0 && !strstr(skip, "threads"))
     label_add(buf, n, "%d thread%s", c->threads, c->threads == 1 ? "" : "s");
   if (!buf[0])
     snprintf(buf, n, "(no configuration recorded)");
+}
+
+/* Splits the lines' labels: fields equal on every line go to common (shown
+ * once, under the title), the others to each line's legend entry; skip names
+ * fields shown on the x axis. One line keeps its whole label in the legend. */
+static void split_labels(struct gp *g, const struct pit_config *const *lines, int n, const char *skip,
+                         char (*lab)[256]) {
+  static const char *fields[] = {"model", "batch", "ranks", "nodes", "itype", "threads"};
+  char varying[128], common_skip[128];
+  snprintf(varying, sizeof varying, "%s", skip);
+  snprintf(common_skip, sizeof common_skip, "%s", skip);
+  for (int f = 0; f < 6; f++) {
+    int same = 1;
+    for (int l = 1; l < n && same; l++) {
+      const struct pit_config *a = lines[0], *b = lines[l];
+      switch (f) {
+      case 0: same = strcmp(a->model, b->model) == 0; break;
+      case 1: same = a->batch == b->batch; break;
+      case 2: same = a->ranks == b->ranks; break;
+      case 3: same = a->nodes == b->nodes; break;
+      case 4: same = strcmp(a->itype, b->itype) == 0; break;
+      default: same = a->threads == b->threads; break;
+      }
+    }
+    char *dst = same && n > 1 ? varying : common_skip; /* a common field is skipped in the legend */
+    size_t off = strlen(dst);
+    snprintf(dst + off, 128 - off, " %s", fields[f]);
+  }
+  for (int l = 0; l < n; l++)
+    config_label(lines[l], varying, lab[l], sizeof lab[l]);
+  if (n > 1 && g->own_title) {
+    char common[256];
+    config_label(lines[0], common_skip, common, sizeof common);
+    if (strcmp(common, "(no configuration recorded)") != 0) {
+      snprintf(g->title_now, sizeof g->title_now, "%s\nall lines: %s", g->title, common);
+      fputs("set title ", g->f);
+      gp_str(g->f, g->title_now);
+      fputs(" font ',13'\n", g->f);
+    }
+  }
 }
 
 /* Configurations equal in every field except those named in skip. */
@@ -134,13 +185,6 @@ static int same_config(const struct pit_config *a, const struct pit_config *b, c
 
 /* ---- the temporary directory and the gnuplot run ---- */
 
-struct gp {
-  char dir[512];
-  char script[600], out[600];
-  FILE *f;          /* the script */
-  int svg;
-  const char *title;
-};
 
 static FILE *gp_data(struct gp *g, int idx, struct pit_err *e) {
   char path[600];
@@ -219,6 +263,8 @@ static int gp_open(struct gp *g, const struct pit_plot_opts *o, int svg, const c
     fprintf(g->f, "set linetype %d lc rgb '%s' lw 2 pt 7\n", i + 1, colours[i]);
   fputs("set linetype cycle 10\n", g->f);
   g->title = o->title ? o->title : title;
+  g->own_title = !o->title;
+  snprintf(g->title_now, sizeof g->title_now, "%s", g->title);
   fputs("set title ", g->f);
   gp_str(g->f, g->title);
   fputs(" font ',13'\n", g->f);
@@ -562,14 +608,14 @@ static int plot_batch(struct gp *g, const struct pit_runset *rs, enum pit_plot_m
   fputs("set label 1 ", o);
   gp_str(o, sub);
   fputs(" at graph 0.01, graph 0.97 left front font ',10'\n", o);
+  char lab[MAX_SERIES][256];
+  split_labels(g, lines, nlines, "batch", lab);
   fputs("plot ", o);
   for (int l = 0; l < nlines; l++) {
-    char lab[256];
-    config_label(lines[l], "batch", lab, sizeof lab);
     fputs(l ? ", " : "", o);
     gp_dataref(g, 0);
     fprintf(o, " index %d using 1:2:3 with yerrorlines lw 2 pt 7 ps 1.2 title ", l);
-    gp_str(o, lab);
+    gp_str(o, lab[l]);
   }
   fputc('\n', o);
   return 0;
@@ -621,8 +667,10 @@ static int plot_scaling(struct gp *g, const struct pit_runset *rs, struct pit_er
   if (rc)
     return rc;
   FILE *o = g->f;
+  char lab[MAX_SERIES][256];
+  split_labels(g, lines, nlines, "ranks nodes", lab); /* may extend the title: read back below */
   fputs("set multiplot layout 1,2 title ", o);
-  gp_str(o, g->title);
+  gp_str(o, g->title_now);
   fprintf(o, " font ',13'\nunset title\nset bmargin %d\n", 5 + nlines + 1);
   fputs("set xlabel 'ranks (processes)'\nset key below box\n", o);
   xtics_of(o, pts, npts);
@@ -631,12 +679,10 @@ static int plot_scaling(struct gp *g, const struct pit_runset *rs, struct pit_er
   fprintf(o, "set yrange [0:%.9g]\n", fmax(smax, rmax / (base_ranks_first > 0 ? base_ranks_first : 1)) * 1.1);
   fputs("plot ", o);
   for (int l = 0; l < nlines; l++) {
-    char lab[256];
-    config_label(lines[l], "ranks nodes", lab, sizeof lab);
     fputs(l ? ", " : "", o);
     gp_dataref(g, 0);
     fprintf(o, " index %d using 1:2 with linespoints lw 2 pt 7 ps 1.2 lc %d title ", l, l + 1);
-    gp_str(o, lab);
+    gp_str(o, lab[l]);
   }
   fprintf(o, ", x / %.17g with lines dt 2 lc rgb '#000000' title 'ideal (linear)'\n",
           base_ranks_first > 0 ? base_ranks_first : 1);
