@@ -461,10 +461,10 @@ static double metric_of(const struct pit_report_run *r, enum pit_plot_metric m) 
   return NAN;
 }
 
-struct point {            /* one x of one line: values over repeated runs */
+struct point {            /* one x of one line: statistics over its runs (the repeats) */
   int series;
   double x;
-  double sum, sumsq;
+  struct pit_stats st;    /* from the analysis module */
   int n;
 };
 
@@ -488,44 +488,62 @@ static int cmp_point(const void *a, const void *b) {
   return (p->x > q->x) - (p->x < q->x);
 }
 
-static double pt_mean(const struct point *p) { return p->sum / p->n; }
-static double pt_sd(const struct point *p) {
-  if (p->n < 2)
-    return 0;
-  double m = pt_mean(p), v = (p->sumsq - p->n * m * m) / (p->n - 1);
-  return v > 0 ? sqrt(v) : 0;
-}
+static double pt_mean(const struct point *p) { return p->st.mean; }
+/* Sample standard deviation over the repeats; 0 for a single run (no bar). */
+static double pt_sd(const struct point *p) { return isnan(p->st.sd) ? 0 : p->st.sd; }
 
 /* Groups runs into lines (configurations equal but for skip) and points
- * (x from xof), accumulating y from yof. Returns the number of runs used. */
+ * (x from xof) with the statistics of y from yof over each point's runs.
+ * Returns the number of runs used, or a negative error. */
 static int collect(const struct pit_runset *rs, const char *skip, double (*xof)(const struct pit_report_run *),
                    double (*yof)(const struct pit_report_run *, enum pit_plot_metric), enum pit_plot_metric m,
                    const struct pit_config **lines, int *nlines, struct point *pts, int *npts,
                    struct pit_err *e) {
-  int used = 0;
+  int used = 0, rc = 0;
   *nlines = *npts = 0;
-  for (int i = 0; i < rs->n; i++) {
+  double *ys = malloc(sizeof *ys * (size_t)(rs->n + 1)), *vals = malloc(sizeof *vals * (size_t)(rs->n + 1));
+  int *at = malloc(sizeof *at * (size_t)(rs->n + 1));  /* point of each run (-1: not used) */
+  if (!ys || !vals || !at)
+    rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
+  for (int i = 0; i < rs->n && !rc; i++) {
     const struct pit_report_run *r = &rs->runs[i];
-    double x = xof(r), y = yof(r, m);
-    if (!(x > 0) || isnan(y) || isinf(y))
+    double x = xof(r);
+    ys[i] = yof(r, m);
+    at[i] = -1;
+    if (!(x > 0) || isnan(ys[i]) || isinf(ys[i]))
       continue;
     int l = 0;
     while (l < *nlines && !same_config(lines[l], &r->cfg, skip))
       l++;
     if (l == *nlines) {
-      if (l == MAX_SERIES)
-        return pit_err_set(e, PIT_EARG, "more than %d configurations for one chart; choose runs with --run",
-                           MAX_SERIES);
+      if (l == MAX_SERIES) {
+        rc = pit_err_set(e, PIT_EARG, "more than %d configurations for one chart; choose runs with --run", MAX_SERIES);
+        break;
+      }
       lines[(*nlines)++] = &r->cfg;
     }
     struct point *p = point_of(pts, npts, l, x);
-    if (!p)
-      return pit_err_set(e, PIT_EARG, "more than %d points for one chart; choose runs with --run", MAX_POINTS);
-    p->sum += y;
-    p->sumsq += y * y;
+    if (!p) {
+      rc = pit_err_set(e, PIT_EARG, "more than %d points for one chart; choose runs with --run", MAX_POINTS);
+      break;
+    }
+    at[i] = (int)(p - pts);
     p->n++;
     used++;
   }
+  for (int k = 0; k < *npts && !rc; k++) {
+    size_t nv = 0;
+    for (int i = 0; i < rs->n; i++)
+      if (at[i] == k)
+        vals[nv++] = ys[i];
+    if (pit_stats_compute(&pts[k].st, vals, nv))
+      rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
+  }
+  free(ys);
+  free(vals);
+  free(at);
+  if (rc)
+    return rc;
   qsort(pts, (size_t)*npts, sizeof *pts, cmp_point);
   return used;
 }
