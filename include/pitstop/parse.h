@@ -80,6 +80,10 @@ int pit_parse_file(const char *path, enum pit_parse_format f, const char *run, i
  * PIT_NAME_MAX-1 bytes ("-" gives "stdin"). */
 void pit_parse_run_name(const char *path, char *out, size_t cap);
 
+/* Parses one JSON record with the same result as pit_record_parse (record or
+ * error), by a hand-written fast path for the common shape and cJSON otherwise. */
+int pit_parse_json_record(struct pit_record *r, const char *line, size_t len, struct pit_err *e);
+
 /* ---- fast JSON Lines output (same bytes as pit_record_format) ---- */
 
 /* Upper bound of the bytes pit_parse_json() writes for r. */

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,49 +64,57 @@ static const double exact_p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
+#if LDBL_MANT_DIG == 64
+static const long double exact_p10l[28] = {
+    1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,  1e10L, 1e11L, 1e12L, 1e13L,
+    1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+#endif
+
+/* SWAR: 8 ASCII digits at p (first digit in the lowest byte) → their value. */
+static inline int all_digits8(uint64_t v) {
+  return (((v & 0xF0F0F0F0F0F0F0F0ULL) | (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ==
+          0x3333333333333333ULL);
+}
+static inline uint64_t value8(uint64_t v) {
+  v = ((v & 0x0F0F0F0F0F0F0F0FULL) * 2561) >> 8;
+  v = ((v & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;
+  return ((v & 0x0000FFFF0000FFFFULL) * 42949672960001ULL) >> 32;
+}
+static inline const char *skip_digits(const char *s, const char *end) {
+  uint64_t v;
+  while (end - s >= 8 && (memcpy(&v, s, 8), all_digits8(v)))
+    s += 8;
+  while (s < end && pl_isdigit(*s))
+    s++;
+  return s;
+}
+static inline uint64_t accumulate(uint64_t m, const char *p, const char *e) {
+  uint64_t v;
+  for (; e - p >= 8; p += 8) {
+    memcpy(&v, p, 8);
+    m = m * 100000000u + value8(v);
+  }
+  for (; p < e; p++)
+    m = m * 10 + (uint64_t)(*p - '0');
+  return m;
+}
+
 int pit_pl_f64(const char **pp, const char *end, double *out, int *ndig) {
   const char *s = *pp, *start = s;
   int neg = 0;
   if (s < end && (*s == '-' || *s == '+'))
     neg = *s++ == '-';
-  uint64_t m = 0;
-  int sig = 0, digits = 0, exp10 = 0, exact = 1;
-  while (s < end && pl_isdigit(*s)) {
-    digits++;
-    if (m == 0 && *s == '0') {
-      s++;
-      continue;
-    }
-    if (sig < 19) {
-      m = m * 10 + (uint64_t)(*s - '0');
-      sig++;
-    } else {
-      exp10++;
-      exact = 0;
-    }
-    s++;
-  }
+  const char *ip = s, *ie = skip_digits(s, end), *fp = ie, *fe = ie;
+  s = ie;
   if (s < end && *s == '.') {
-    s++;
-    while (s < end && pl_isdigit(*s)) {
-      digits++;
-      if (m == 0 && *s == '0') {
-        exp10--;
-        s++;
-        continue;
-      }
-      if (sig < 19) {
-        m = m * 10 + (uint64_t)(*s - '0');
-        sig++;
-        exp10--;
-      } else {
-        exact = 0;
-      }
-      s++;
-    }
+    fp = s + 1;
+    fe = skip_digits(fp, end);
+    s = fe;
   }
+  int digits = (int)((ie - ip) + (fe - fp));
   if (digits == 0)
     return 0;
+  int exp10 = -(int)(fe - fp);
   if (s < end && (*s == 'e' || *s == 'E')) {
     const char *q = s + 1;
     int eneg = 0;
@@ -123,13 +132,38 @@ int pit_pl_f64(const char **pp, const char *end, double *out, int *ndig) {
     exp10 += eneg ? -ev : ev;
     s = q;
   }
+  int lead = 0; /* leading zeros: not significant */
+  for (const char *q = ip; q < fe && (*q == '0' || *q == '.'); q++)
+    lead += *q == '0';
+  int sig = digits - lead, exact = digits <= 19;
+  uint64_t m = exact ? accumulate(accumulate(0, ip, ie), fp, fe) : 0;
+  if (!exact && sig == 0)
+    exact = 1; /* many zeros: the value is 0 */
   double v;
-  if (m == 0) {
+  if (!exact) {
+    goto slow;
+  } else if (m == 0) {
     v = 0;
   } else if (exact && m < (1ULL << 53) && exp10 >= -22 && exp10 <= 22) {
     v = (double)m;
     v = exp10 < 0 ? v / exact_p10[-exp10] : v * exact_p10[exp10];
-  } else { /* rare: hand it to strtod */
+  }
+#if LDBL_MANT_DIG == 64
+  else if (exact && exp10 >= -27 && exp10 <= 27 && m >= (1ULL << 53)) {
+    /* 17-19 digits (Python's repr): one operation in 64-bit long double on exact
+     * operands, then rounded to double; correct unless the long double lies
+     * within 1 of its unit of a halfway point between doubles (then strtod). */
+    long double x = exp10 < 0 ? (long double)m / exact_p10l[-exp10] : (long double)m * exact_p10l[exp10];
+    uint64_t mant;
+    memcpy(&mant, &x, sizeof mant);
+    unsigned low = (unsigned)(mant & 0x7ff);
+    if (low >= 0x3ff && low <= 0x401)
+      goto slow;
+    v = (double)x;
+  }
+#endif
+  else {
+  slow: /* rare: hand it to strtod */
     char buf[512];
     size_t n = (size_t)(s - start);
     if (n >= sizeof buf)

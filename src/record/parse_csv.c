@@ -79,7 +79,19 @@ static int row(struct pit_parser *p, const char *s, const char *end, struct pit_
 int pit_pl_csv(struct pit_parser *p, const char *s, const char *end, struct pit_err *e) {
   if (*s == 't')
     return header(p, s, end);
-  if (p->csv_cols > 0 && (pl_isdigit(*s) || *s == ',' || *s == '.'))
-    return row(p, s, end, e);
-  return PL_UNKNOWN;
+  if (p->csv_cols == 0 || !(pl_isdigit(*s) || *s == ',' || *s == '.'))
+    return PL_UNKNOWN;
+  /* a row: no blanks inside, as many commas as the header (or one more, trailing) */
+  const char *e2 = end;
+  while (e2 > s && (e2[-1] == ' ' || e2[-1] == '\t'))
+    e2--;
+  int commas = 0;
+  for (const char *q = s; q < e2; q++) {
+    if (*q == ' ' || *q == '\t')
+      return PL_UNKNOWN;
+    commas += *q == ',';
+  }
+  if (commas != p->csv_cols - 1 && commas != p->csv_cols)
+    return PL_UNKNOWN;
+  return row(p, s, end, e);
 }

@@ -1,14 +1,327 @@
 /* parse_json.c — the JSON family of `pitstop parse`: pitstop's own JSON Lines
  * ({...} at the line start) and `PITSTOP {json}` lines inside any program's
- * output. The object is read by pit_record_parse (docs/records.md).
+ * output (docs/records.md).
+ *
+ * A record is read by a hand-written fast path for the common shape (flat
+ * object, known keys once each, plain ASCII strings without escapes, strict JSON
+ * numbers, compute_s/wait_s arrays, loss as number or object); anything else
+ * (config/detail/path objects, escapes, unknown or repeated keys, a value the
+ * checks would reject) is handed whole to pit_record_parse (cJSON), so the
+ * result — record or error message — is always pit_record_parse's.
  *
  * Invariant: a marked line or a bare object naming a "type" that fails to parse
  * is malformed; a bare {...} line without "type" is someone else's JSON (unknown).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "record/parse_impl.h"
+
+enum { FAST_OK = 0, FAST_NO = 1 };
+
+static void ws(const char **s, const char *end) {
+  while (*s < end && (**s == ' ' || **s == '\t' || **s == '\n' || **s == '\r'))
+    (*s)++;
+}
+
+/* A strict JSON number (at most 25 characters) or null (NaN). */
+static int jnum(const char **sp, const char *end, double *out) {
+  const char *s = *sp;
+  if (end - s >= 4 && memcmp(s, "null", 4) == 0) {
+    *out = NAN;
+    *sp = s + 4;
+    return 1;
+  }
+  const char *q = s;
+  if (q < end && *q == '-')
+    q++;
+  if (q >= end || !pl_isdigit(*q) || (*q == '0' && q + 1 < end && pl_isdigit(q[1])))
+    return 0;
+  while (q < end && pl_isdigit(*q))
+    q++;
+  if (q < end && *q == '.') {
+    q++;
+    if (q >= end || !pl_isdigit(*q))
+      return 0;
+    while (q < end && pl_isdigit(*q))
+      q++;
+  }
+  if (q < end && (*q == 'e' || *q == 'E')) {
+    q++;
+    if (q < end && (*q == '+' || *q == '-'))
+      q++;
+    if (q >= end || !pl_isdigit(*q))
+      return 0;
+    while (q < end && pl_isdigit(*q))
+      q++;
+  }
+  int dig;
+  if (q - s > 25 || !pit_pl_f64(&s, q, out, &dig) || s != q)
+    return 0;
+  *sp = q;
+  return 1;
+}
+
+/* A string of printable ASCII without escapes; p, n point into the line. */
+static int jstr(const char **sp, const char *end, const char **p, size_t *n) {
+  const char *s = *sp;
+  if (s >= end || *s != '"')
+    return 0;
+  const char *q = ++s;
+  while (q < end && *q != '"') {
+    if (*q == '\\' || (unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f)
+      return 0;
+    q++;
+  }
+  if (q >= end)
+    return 0;
+  *p = s;
+  *n = (size_t)(q - s);
+  *sp = q + 1;
+  return 1;
+}
+
+static void copy_str(char *dst, size_t cap, const char *p, size_t n) {
+  if (n >= cap)
+    n = cap - 1;
+  memcpy(dst, p, n);
+  dst[n] = 0;
+}
+
+/* get_int's checks: absent (null), or a non-negative integer below 2^53 (and max). */
+static int jint(const char **s, const char *end, int64_t *out, double max) {
+  double v;
+  if (!jnum(s, end, &v))
+    return 0;
+  if (isnan(v))
+    return 1;
+  if (v < 0 || v > 9.007199254740992e15 || v != floor(v) || v > max)
+    return 0;
+  *out = (int64_t)v;
+  return 1;
+}
+
+/* [num|null, ...] into a scratch array of at most cap entries. */
+static int jarr(const char **sp, const char *end, double *v, int cap, int *n) {
+  const char *s = *sp;
+  if (s >= end || *s != '[')
+    return 0;
+  s++;
+  ws(&s, end);
+  *n = 0;
+  if (s < end && *s == ']') {
+    *sp = s + 1;
+    return 1;
+  }
+  for (;;) {
+    if (*n >= cap || !jnum(&s, end, &v[*n]))
+      return 0;
+    (*n)++;
+    ws(&s, end);
+    if (s < end && *s == ',') {
+      s++;
+      ws(&s, end);
+      continue;
+    }
+    if (s < end && *s == ']') {
+      *sp = s + 1;
+      return 1;
+    }
+    return 0;
+  }
+}
+
+#define FAST_MAX_RANKS 64
+
+/* Key ids in the order of the record's fields; a bit each to refuse repeats. */
+enum key { K_TYPE, K_RUN, K_GEN, K_T, K_RANK, K_EPOCH, K_ITER, K_STEP, K_BATCH, K_STEP_S, K_DATA_S,
+           K_COMPUTE, K_WAIT, K_LOSS, K_INIT_S, K_RDZV_S, K_RANKS, K_NODES, K_VAL_S, K_CKPT_S,
+           K_EPOCH_S, K_TOTAL_S, K_ACC, K_BYTES, K_ACTION, K_NODE, K_ITYPE, K_PRICE, K_NKEYS };
+static const char *const key_names[K_NKEYS] = {
+    "type",   "run",    "gen",     "t",       "rank",     "epoch",  "iter",   "step",   "batch",  "step_s",
+    "data_s", "compute_s", "wait_s", "loss",  "init_s",   "rdzv_s", "ranks",  "nodes",  "val_s",  "ckpt_s",
+    "epoch_s", "total_s", "accuracy", "bytes", "action", "node",   "itype",  "price_h"};
+
+static const unsigned char key_len[K_NKEYS] = {4, 3, 3, 1, 4, 5, 4, 4, 5, 6, 6, 9, 6, 4,
+                                               6, 6, 5, 5, 5, 6, 7, 7, 8, 5, 6, 4, 5, 7};
+
+static int key_id(const char *p, size_t n) {
+  for (int k = 0; k < K_NKEYS; k++)
+    if (key_len[k] == n && key_names[k][0] == p[0] && memcmp(key_names[k], p, n) == 0)
+      return k;
+  return -1;
+}
+
+static int fast_loss(const char **sp, const char *end, struct pit_record *r) {
+  const char *s = *sp;
+  if (s < end && *s != '{') {
+    if (!jnum(&s, end, &r->loss))
+      return 0;
+    *sp = s;
+    return 1;
+  }
+  s++;
+  ws(&s, end);
+  if (s < end && *s == '}') {
+    *sp = s + 1;
+    return 1;
+  }
+  for (;;) {
+    const char *kp;
+    size_t kn;
+    if (r->nlosses >= PIT_MAX_LOSSES || !jstr(&s, end, &kp, &kn))
+      return 0;
+    for (int i = 0; i < r->nlosses; i++) /* cJSON keeps repeated names; leave those to it */
+      if (strncmp(r->loss_name[i], kp, kn) == 0 && r->loss_name[i][kn < 16 ? kn : 15] == 0)
+        return 0;
+    ws(&s, end);
+    if (s >= end || *s++ != ':')
+      return 0;
+    ws(&s, end);
+    copy_str(r->loss_name[r->nlosses], sizeof r->loss_name[0], kp, kn);
+    if (!jnum(&s, end, &r->loss_val[r->nlosses]))
+      return 0;
+    r->nlosses++;
+    ws(&s, end);
+    if (s < end && *s == ',') {
+      s++;
+      ws(&s, end);
+      continue;
+    }
+    if (s < end && *s == '}') {
+      *sp = s + 1;
+      return 1;
+    }
+    return 0;
+  }
+}
+
+/* The fast path: FAST_OK with *r filled, or FAST_NO (r in any state). The
+ * per-rank arrays are given back to set_arrays. */
+static int fast_fields(struct pit_record *r, const char *s, const char *end, double *comp, int *ncp,
+                       double *wait, int *nwp) {
+  int nc = -1, nw = -1;
+  unsigned seen = 0;
+  int64_t gen = 0, rank = -1, ranks = -1, nodes = -1;
+  ws(&s, end);
+  if (s >= end || *s++ != '{')
+    return FAST_NO;
+  ws(&s, end);
+  if (s < end && *s == '}')
+    return FAST_NO;
+  for (;;) {
+    const char *kp, *vp;
+    size_t kn, vn;
+    if (!jstr(&s, end, &kp, &kn) || kn == 0)
+      return FAST_NO;
+    int k = key_id(kp, kn);
+    if (k < 0 || (seen & (1u << k)))
+      return FAST_NO;
+    seen |= 1u << k;
+    ws(&s, end);
+    if (s >= end || *s++ != ':')
+      return FAST_NO;
+    ws(&s, end);
+    int ok;
+    switch (k) {
+    case K_TYPE:
+      ok = jstr(&s, end, &vp, &vn) && vn < 16;
+      if (ok) {
+        char t[16];
+        copy_str(t, sizeof t, vp, vn);
+        ok = (r->type = pit_rec_type_parse(t)) != PIT_REC_NONE;
+      }
+      break;
+    case K_RUN:
+    case K_ACTION:
+    case K_NODE:
+    case K_ITYPE:
+      ok = jstr(&s, end, &vp, &vn);
+      if (ok)
+        copy_str(k == K_RUN ? r->run : k == K_ACTION ? r->action : k == K_NODE ? r->node : r->itype,
+                 k == K_ACTION ? sizeof r->action : sizeof r->run, vp, vn);
+      break;
+    case K_GEN:    ok = jint(&s, end, &gen, 1e9); break;
+    case K_RANK:   ok = jint(&s, end, &rank, 1e9); break;
+    case K_RANKS:  ok = jint(&s, end, &ranks, 1e9); break;
+    case K_NODES:  ok = jint(&s, end, &nodes, 1e9); break;
+    case K_EPOCH:  ok = jint(&s, end, &r->epoch, 1e300); break;
+    case K_ITER:   ok = jint(&s, end, &r->iter, 1e300); break;
+    case K_STEP:   ok = jint(&s, end, &r->step, 1e300); break;
+    case K_BATCH:  ok = jint(&s, end, &r->batch, 1e300); break;
+    case K_BYTES:  ok = jint(&s, end, &r->bytes, 1e300); break;
+    case K_T:      ok = jnum(&s, end, &r->t); break;
+    case K_STEP_S: ok = jnum(&s, end, &r->step_s); break;
+    case K_DATA_S: ok = jnum(&s, end, &r->data_s); break;
+    case K_INIT_S: ok = jnum(&s, end, &r->init_s); break;
+    case K_RDZV_S: ok = jnum(&s, end, &r->rdzv_s); break;
+    case K_VAL_S:  ok = jnum(&s, end, &r->val_s); break;
+    case K_CKPT_S: ok = jnum(&s, end, &r->ckpt_s); break;
+    case K_EPOCH_S: ok = jnum(&s, end, &r->epoch_s); break;
+    case K_TOTAL_S: ok = jnum(&s, end, &r->total_s); break;
+    case K_ACC:    ok = jnum(&s, end, &r->accuracy); break;
+    case K_PRICE:  ok = jnum(&s, end, &r->price_h); break;
+    case K_COMPUTE: ok = jarr(&s, end, comp, FAST_MAX_RANKS, &nc); break;
+    case K_WAIT:   ok = jarr(&s, end, wait, FAST_MAX_RANKS, &nw); break;
+    case K_LOSS:   ok = fast_loss(&s, end, r); break;
+    default:       ok = 0; break;
+    }
+    if (!ok)
+      return FAST_NO;
+    ws(&s, end);
+    if (s < end && *s == ',') {
+      s++;
+      ws(&s, end);
+      continue;
+    }
+    if (s < end && *s == '}') {
+      s++;
+      break;
+    }
+    return FAST_NO;
+  }
+  ws(&s, end);
+  if (s != end || !(seen & (1u << K_TYPE)) || (nc >= 0 && nw >= 0 && nc != nw))
+    return FAST_NO;
+  *ncp = nc;
+  *nwp = nw;
+  r->gen = (int)gen;
+  r->rank = (int)rank;
+  r->ranks = (int)ranks;
+  r->nodes = (int)nodes;
+  return FAST_OK;
+}
+
+/* Reads one record by the fast path; the arrays of the record read before are
+ * reused when the rank count is the same (no allocation per line). */
+static int fast_record(struct pit_record *r, const char *s, const char *end) {
+  double comp[FAST_MAX_RANKS], wait[FAST_MAX_RANKS];
+  double *oc = r->compute_s, *ow = r->wait_s;
+  int keep = r->nranks, nc = -1, nw = -1;
+  r->compute_s = r->wait_s = NULL;
+  r->nranks = 0;
+  pit_record_release(r);
+  int rc = fast_fields(r, s, end, comp, &nc, wait, &nw);
+  int n = nc > nw ? nc : nw;
+  if (rc == FAST_OK && n > 0) {
+    if (keep == n) {
+      r->compute_s = oc;
+      r->wait_s = ow;
+      r->nranks = n;
+      oc = ow = NULL;
+    } else if (pit_record_set_ranks(r, n)) {
+      rc = FAST_NO;
+    }
+    for (int i = 0; i < n && rc == FAST_OK; i++) {
+      r->compute_s[i] = i < nc ? comp[i] : NAN;
+      r->wait_s[i] = i < nw ? wait[i] : NAN;
+    }
+  }
+  free(oc);
+  free(ow);
+  return rc;
+}
 
 static int names_type(const char *s, const char *end) {
   return PL_FIND(s, end, "\"type\"") != NULL;
@@ -17,19 +330,26 @@ static int names_type(const char *s, const char *end) {
 int pit_pl_json(struct pit_parser *p, const char *s, const char *end, int marked, struct pit_err *e) {
   while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
     end--;
-  struct pit_err le;
-  pit_err_clear(&le);
-  if (pit_record_parse(&p->json, s, (size_t)(end - s), &le) != 0) {
-    if (!marked && !names_type(s, end))
-      return PL_UNKNOWN;
-    snprintf(p->reason, sizeof p->reason, "%.200s", le.msg);
-    return PL_BAD;
+  if (fast_record(&p->json, s, end) != FAST_OK) {
+    struct pit_err le;
+    pit_err_clear(&le);
+    if (pit_record_parse(&p->json, s, (size_t)(end - s), &le) != 0) {
+      if (!marked && !names_type(s, end))
+        return PL_UNKNOWN;
+      snprintf(p->reason, sizeof p->reason, "%.200s", le.msg);
+      return PL_BAD;
+    }
   }
   if (p->force_run || !p->json.run[0])
     memcpy(p->json.run, p->run, sizeof p->run);
   int rc = pit_pl_flush(p, e);
   if (!rc)
     rc = pit_pl_emit(p, &p->json, e);
-  pit_record_release(&p->json);
   return rc ? rc : PL_RECORD;
+}
+
+int pit_parse_json_record(struct pit_record *r, const char *s, size_t len, struct pit_err *e) {
+  if (fast_record(r, s, s + len) == FAST_OK)
+    return 0;
+  return pit_record_parse(r, s, len, e);
 }

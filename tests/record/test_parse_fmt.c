@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "pitstop/parse.h"
+#include "record/parse_impl.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 static uint64_t next(void) {
@@ -162,7 +163,39 @@ static void test_json(void) {
   free(ref);
 }
 
+/* The log-number reader gives strtod's double for every decimal (1-20 digits, as
+ * Python's repr and %f print them, exponents, leading zeros). */
+static void test_f64(void) {
+  int bad = 0;
+  char buf[64];
+  for (int i = 0; i < 2000000; i++) {
+    int nd = 1 + (int)(next() % 20), point = (int)(next() % (nd + 1)), n = 0;
+    if (next() % 4 == 0)
+      buf[n++] = '-';
+    if (next() % 8 == 0)
+      buf[n++] = '0';
+    for (int k = 0; k < nd; k++) {
+      if (k == point && k > 0)
+        buf[n++] = '.';
+      buf[n++] = (char)('0' + next() % 10);
+    }
+    if (next() % 5 == 0)
+      n += snprintf(buf + n, sizeof buf - (size_t)n, "e%d", (int)(next() % 50) - 25);
+    if (i % 3 == 0) /* the shortest repr of a random double */
+      n = snprintf(buf, sizeof buf, "%.17g", ldexp(unif(), (int)(next() % 40) - 20));
+    buf[n] = 0;
+    const char *s = buf;
+    double v = 0, ref = strtod(buf, NULL);
+    int dig = 0;
+    int ok = pit_pl_f64(&s, buf + n, &v, &dig);
+    if ((!ok || s != buf + n || memcmp(&v, &ref, sizeof v) != 0) && bad++ < 10)
+      CHECK(0, "pit_pl_f64('%s') = %.17g (ok %d), strtod %.17g", buf, v, ok, ref);
+    check_count++;
+  }
+}
+
 int main(void) {
+  test_f64();
   test_g9();
   test_json();
   return check_done();
