@@ -332,6 +332,13 @@ static int gp_run(struct gp *g, const struct pit_plot_opts *o, struct pit_err *e
 
 /* ---- steps: one run, step time per iteration, one line per epoch ---- */
 
+#define STEPS_MAX_POINTS 1500  /* per line; beyond, lines show medians of consecutive iterations */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err *e) {
   const struct pit_report_run *run = &rs->runs[0];
   const struct pit_series *s = &run->series;
@@ -361,22 +368,45 @@ static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err 
     byepoch = 0; /* too many epochs for one line each: plot against the global step */
   const char *unit;
   double f = time_unit(isnan(sm->tp.mean) ? vmax : sm->tp.mean * 2, &unit);
-  FILE *d = gp_data(g, 0, e);
-  if (!d)
-    return PIT_EIO;
+  /* More iterations in a line than the picture has pixels: each point of the
+   * line is the median of `bin` consecutive iterations. */
+  int64_t most = 0;
+  for (int k = 0; k < (byepoch ? nep : 1); k++) {
+    int64_t c = 0;
+    for (int64_t i = 0; i < s->nit; i++)
+      c += !(s->it[i].flags & PIT_IT_OTHER_RANK) && !isnan(s->it[i].step_s) && (!byepoch || s->it[i].epoch == epochs[k]);
+    most = c > most ? c : most;
+  }
+  int64_t bin = most > STEPS_MAX_POINTS ? (most + STEPS_MAX_POINTS - 1) / STEPS_MAX_POINTS : 1;
+  double *ys = malloc(sizeof *ys * (size_t)bin);
+  FILE *d = ys ? gp_data(g, 0, e) : NULL;
+  if (!d) {
+    free(ys);
+    return ys ? PIT_EIO : pit_err_set(e, PIT_ENOMEM, "out of memory");
+  }
   /* d0: blocks of "x y" per epoch (or one block); d1: the iterations set aside */
   for (int k = 0; k < (byepoch ? nep : 1); k++) {
-    for (int64_t i = 0; i < s->nit; i++) {
-      const struct pit_series_iter *it = &s->it[i];
-      if ((it->flags & PIT_IT_OTHER_RANK) || isnan(it->step_s) || (byepoch && it->epoch != epochs[k]))
+    int64_t nb = 0;
+    double x0 = 0;
+    for (int64_t i = 0; i <= s->nit; i++) {
+      const struct pit_series_iter *it = i < s->nit ? &s->it[i] : NULL;
+      if (it && ((it->flags & PIT_IT_OTHER_RANK) || isnan(it->step_s) || (byepoch && it->epoch != epochs[k])))
         continue;
-      double x = byepoch ? (double)it->iter : (double)(it->step >= 0 ? it->step : i);
-      if (x > xmax)
-        xmax = x;
-      fprintf(d, "%.17g %.9g\n", x, it->step_s * f);
+      if (it) {
+        double x = byepoch ? (double)it->iter : (double)(it->step >= 0 ? it->step : i);
+        xmax = fmax(xmax, x);
+        x0 = nb ? x0 : x;
+        ys[nb++] = it->step_s * f;
+      }
+      if (nb && (nb == bin || !it)) { /* a full bin, or the last partial one */
+        qsort(ys, (size_t)nb, sizeof *ys, cmp_double);
+        fprintf(d, "%.17g %.9g\n", x0 + (double)(nb - 1) / 2 * (bin > 1), pit_quantile_sorted(ys, (size_t)nb, 0.5));
+        nb = 0;
+      }
     }
     fputs("\n\n", d);
   }
+  free(ys);
   int rc = gp_close_data(d, g, e);
   if (rc)
     return rc;
@@ -399,7 +429,10 @@ static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err 
   FILE *o = g->f;
   char lab[256];
   fprintf(o, "set xlabel '%s'\n", byepoch ? "iteration within the epoch" : "iteration (global step)");
-  fprintf(o, "set ylabel 'step time per iteration [%s]'\n", unit);
+  if (bin > 1)
+    fprintf(o, "set ylabel 'step time per iteration [%s], median of every %lld iterations'\n", unit, (long long)bin);
+  else
+    fprintf(o, "set ylabel 'step time per iteration [%s]'\n", unit);
   fprintf(o, "set xrange [0:%.17g]\nset yrange [0:*]\n", xmax > 0 ? xmax : 1);
   fputs("set key inside right top opaque box\n", o);
   int usepal = byepoch && nep > 10;
