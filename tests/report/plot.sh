@@ -49,6 +49,10 @@ grep -qF ">2 ranks, c5.xlarge<" "$T/batch.svg" && grep -qF "all lines: cnn, 1 no
 grep -qF "ideal (linear)" "$T/scaling.svg" && ok "scaling legend" || bad "scaling legend"
 grep -qF "t_p = " "$T/steps.svg" && ok "steps shows t_p" || bad "steps shows t_p"
 
+# a long epoch is drawn as medians of consecutive iterations, and says so
+"$PY" "$SRC/tests/report/fixture.py" "$T/long.jsonl" --ranks 1 --batch 16 --repeat 1 --itype c5.xlarge --epochs 1 --iters 3100
+"$P" plot --kind steps --events "$T/long.jsonl" --out "$T/long.svg" 2>"$T/err" && grep -qF "median of every 3 iterations" "$T/long.svg" \
+  && ok "long epoch binned" || bad "long epoch: $(cat "$T/err")"
 # a title with quotes and gnuplot's substitution characters arrives verbatim (no command substitution)
 "$P" plot --kind batch --events "$T/f.jsonl" --title "it's \`touch $T/pwned\` @x \"q\"" --out "$T/t.svg" 2>"$T/err" || bad "odd title: $(cat "$T/err")"
 [ ! -e "$T/pwned" ] && grep -qF "it's \`touch" "$T/t.svg" && ok "title quoted" || bad "title not quoted verbatim"
