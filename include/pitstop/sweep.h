@@ -52,7 +52,9 @@ struct pit_sweep_cell {
   int rep;
   char **argv;        /* NULL-terminated; owned */
   int argc;
+  int stored;         /* set by pit_sweep_stored: PIT_SWEEP_ABSENT, _COMPLETE or _PARTIAL */
 };
+enum { PIT_SWEEP_ABSENT = 0, PIT_SWEEP_COMPLETE = 1, PIT_SWEEP_PARTIAL = 2 };
 /* The cells in the order they run: repeat-major (every configuration once,
  * then again), so slow drift of the machine affects all configurations alike. */
 int pit_sweep_plan(const struct pit_sweep_spec *s, struct pit_sweep_cell **cells, int *n, struct pit_err *e);
@@ -60,6 +62,11 @@ void pit_sweep_cells_free(struct pit_sweep_cell *cells, int n);
 /* Runs one cell and waits: *status is the launcher's exit status (128 + signal
  * if killed); 0 when it ran at all, PIT_ENOTFOUND when the launcher cannot be started. */
 int pit_sweep_cell_run(const struct pit_sweep_cell *c, int *status, struct pit_err *e);
+/* Marks each cell by what the store db already holds of its run: nothing, a
+ * complete run (it has an end record), or a partial one (records but no end:
+ * an interrupted attempt). A missing store holds nothing. */
+int pit_sweep_stored(const char *db, struct pit_sweep_cell *cells, int n, struct pit_err *e);
+
 /* ---- exports ---- */
 
 /* Seed 002's CSV: per configuration (nodes, ranks per node, global batch) a

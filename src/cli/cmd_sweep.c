@@ -18,7 +18,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: pitstop sweep --ranks R[,R...] --batch-size B[,B...] --model M --data D\n"
           "                     (--epochs N | --max-iters N) [--repeat K] [--threads T] [--itype NAME]\n"
-          "                     [--data-dir DIR] [--hostfile FILE] [--db PATH] [--id ID] [--dry-run]\n"
+          "                     [--data-dir DIR] [--hostfile FILE] [--db PATH] [--id ID] [--dry-run] [--skip-done]\n"
           "                     [--mpirun PATH] [--mpirun-arg ARG]... [--train-cmd PATH] [--train-arg ARG]...\n"
           "       pitstop sweep --export seed002-csv --out FILE|DIR [--db PATH] [--id ID]\n"
           "\n"
@@ -31,6 +31,7 @@ static void usage(FILE *f) {
           "  --id ID            sweep id, prefix of every run id (default sweep-YYYYMMDD-HHMMSS, UTC)\n"
           "  --db PATH          the store (default ./%s)\n"
           "  --dry-run          print the commands, run nothing\n"
+          "  --skip-done        skip runs the store already holds complete (resume a sweep with the same --id)\n"
           "  --mpirun PATH      the launcher (default mpirun); --mpirun-arg adds an argument before the program\n"
           "  --train-cmd PATH   the program run as `PATH train ...` (default: this pitstop, or $PIT_SWEEP_TRAIN_CMD)\n"
           "  --train-arg ARG    an extra argument for train (repeatable)\n"
@@ -58,6 +59,13 @@ static void print_quoted(FILE *f, const char *s) {
   fputc('\'', f);
 }
 
+/* Appends run to the comma-separated list of failed runs (truncated when long). */
+static void note_failure(char *list, size_t cap, const char *run) {
+  size_t off = strlen(list);
+  if (off + 80 < cap)
+    snprintf(list + off, cap - off, "%s%s", off ? ", " : "", run);
+}
+
 static int export(const char *kind, const char *out, const char *db, const char *id) {
   if (strcmp(kind, "seed002-csv") != 0)
     return pit_cli_usage("sweep: --export knows seed002-csv (not '%s')", kind);
@@ -83,12 +91,13 @@ int pit_cmd_sweep(int argc, char **argv) {
       {"mpirun", required_argument, 0, 'M'},     {"mpirun-arg", required_argument, 0, 'a'},
       {"train-cmd", required_argument, 0, 't'},  {"train-arg", required_argument, 0, 'A'},
       {"export", required_argument, 0, 'x'},     {"out", required_argument, 0, 'o'},
-      {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+      {"skip-done", no_argument, 0, 's'},        {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
   struct pit_sweep_spec sp;
   pit_sweep_spec_init(&sp);
   struct pit_err e = {0};
   const char *exp = NULL, *out = NULL, *id = NULL;
-  int dry = 0;
+  int dry = 0, skip_done = 0;
   int64_t v, vals[PIT_SWEEP_MAX_VALUES];
   int nv;
   optind = 1;
@@ -149,6 +158,9 @@ int pit_cmd_sweep(int argc, char **argv) {
       break;
     case 'n':
       dry = 1;
+      break;
+    case 's':
+      skip_done = 1;
       break;
     case 'M':
       sp.mpirun = optarg;
@@ -223,10 +235,34 @@ int pit_cmd_sweep(int argc, char **argv) {
     pit_sweep_cells_free(cells, ncells);
     return fflush(stdout) == 0 ? 0 : 1;
   }
-  int failed = 0, rc = 0;
+  if (pit_sweep_stored(sp.db, cells, ncells, &e)) {
+    pit_sweep_cells_free(cells, ncells);
+    return pit_cli_fail(&e);
+  }
+  int failed = 0, rc = 0, skipped = 0;
   char failures[1024] = "";
+  for (int i = 0; i < ncells && !skip_done; i++)
+    if (cells[i].stored != PIT_SWEEP_ABSENT) {
+      fprintf(stderr, "pitstop: sweep %s: run %s is already in '%s' (running it again would mix two attempts)\n"
+                      "pitstop: hint: --skip-done completes the sweep, or choose another --id\n",
+              sp.id, cells[i].run, sp.db);
+      pit_sweep_cells_free(cells, ncells);
+      return 1;
+    }
   for (int i = 0; i < ncells; i++) {
     int status = 0;
+    if (cells[i].stored == PIT_SWEEP_COMPLETE) {
+      fprintf(stderr, "pitstop: sweep %s [%d/%d] %s: already stored, skipped\n", sp.id, i + 1, ncells, cells[i].run);
+      skipped++;
+      continue;
+    }
+    if (cells[i].stored == PIT_SWEEP_PARTIAL) {
+      failed++;
+      note_failure(failures, sizeof failures, cells[i].run);
+      fprintf(stderr, "pitstop: sweep %s [%d/%d] %s: FAILED: an interrupted earlier attempt is stored (no end "
+                      "record); not run again\n", sp.id, i + 1, ncells, cells[i].run);
+      continue;
+    }
     double t0 = pit_now();
     if (pit_sweep_cell_run(&cells[i], &status, &e)) {
       rc = pit_cli_fail(&e); /* the launcher itself cannot run: no later cell could either */
@@ -237,9 +273,7 @@ int pit_cmd_sweep(int argc, char **argv) {
       fprintf(stderr, "pitstop: sweep %s [%d/%d] %s: ok (%.1f s)\n", sp.id, i + 1, ncells, cells[i].run, dt);
     } else {
       failed++;
-      size_t off = strlen(failures);
-      if (off < sizeof failures - 80)
-        snprintf(failures + off, sizeof failures - off, "%s%s", off ? ", " : "", cells[i].run);
+      note_failure(failures, sizeof failures, cells[i].run);
       fprintf(stderr, "pitstop: sweep %s [%d/%d] %s: FAILED (%s %d, %.1f s); going on\n", sp.id, i + 1, ncells,
               cells[i].run, status > 128 ? "signal" : "exit status", status > 128 ? status - 128 : status, dt);
     }
@@ -249,7 +283,8 @@ int pit_cmd_sweep(int argc, char **argv) {
       fprintf(stderr, "pitstop: sweep %s: %d of %d runs failed: %s\n", sp.id, failed, ncells, failures);
       rc = 1;
     } else {
-      fprintf(stderr, "pitstop: sweep %s: %d runs stored in %s\n", sp.id, ncells, sp.db);
+      fprintf(stderr, "pitstop: sweep %s: %d runs stored in %s%s\n", sp.id, ncells - skipped, sp.db,
+              skipped ? " (the others were already there)" : "");
     }
   }
   pit_sweep_cells_free(cells, ncells);

@@ -4,12 +4,15 @@
  *     --batch-size B (--epochs N | --max-iters N) [--threads T] [--itype X]
  *     --db PATH --run <id>-r<R>-b<B>-<rep> --quiet [train args]
  * Invariant: no value is ever interpreted by a shell; cells come repeat-major. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pitstop/report.h"
+#include "pitstop/store.h"
 #include "pitstop/sweep.h"
 
 void pit_sweep_spec_init(struct pit_sweep_spec *s) {
@@ -171,5 +174,43 @@ int pit_sweep_cell_run(const struct pit_sweep_cell *c, int *status, struct pit_e
   int rc = pit_child_run(c->argv, 0, status, NULL, 0, e);
   if (rc == PIT_ENOTFOUND)
     pit_err_hint(e, "the launcher is '%s' (change it with --mpirun PATH)", c->argv[0]);
+  return rc;
+}
+
+int pit_sweep_stored(const char *db, struct pit_sweep_cell *cells, int n, struct pit_err *e) {
+  for (int i = 0; i < n; i++)
+    cells[i].stored = PIT_SWEEP_ABSENT;
+  if (access(db, F_OK) != 0)
+    return errno == ENOENT ? 0 : pit_err_errno(e, PIT_EIO, "cannot open '%s'", db);
+  struct pit_store *s;
+  int rc = pit_store_open_existing(&s, db, e);
+  if (rc)
+    return rc;
+  struct pit_store_run *runs = NULL;
+  int nr = 0;
+  rc = pit_store_runs(s, &runs, &nr, e);
+  struct pit_record r;
+  pit_record_init(&r);
+  for (int i = 0; i < n && !rc; i++) {
+    int k = 0;
+    while (k < nr && strcmp(runs[k].name, cells[i].run) != 0)
+      k++;
+    if (k == nr)
+      continue;
+    cells[i].stored = PIT_SWEEP_PARTIAL;
+    struct pit_store_cursor *cur;
+    if ((rc = pit_store_cursor_open(s, cells[i].run, &cur, e)) != 0)
+      break;
+    int got;
+    while ((got = pit_store_cursor_next(cur, &r, e)) == 1)
+      if (r.type == PIT_REC_END)
+        cells[i].stored = PIT_SWEEP_COMPLETE;
+    pit_store_cursor_free(cur);
+    if (got < 0)
+      rc = got;
+  }
+  pit_record_release(&r);
+  pit_store_runs_free(runs, nr);
+  pit_store_close(s, NULL);
   return rc;
 }

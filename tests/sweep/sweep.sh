@@ -58,6 +58,18 @@ FAKE_LOG= "$P" sweep --ranks 2 --batch-size 32 --model cnn --data synthetic --ep
 "$P" sweep --export seed002-csv --db s.db --id nope --out exp 2>err.txt
 [ $? = 1 ] && grep -q "no run of sweep 'nope'" err.txt && ok "unknown sweep id" || bad "unknown id: $(cat err.txt)"
 
+# the same id again is refused; --skip-done completes the sweep and leaves an interrupted run alone
+FAKE_PARTIAL_RUN=t3-r2-b16-0 "$P" sweep --ranks 1,2 --batch-size 16 --model cnn --data synthetic --max-iters 20 --id t3 \
+  --db s.db --mpirun "$MPI" --train-cmd "$TR" 2>err.txt
+[ $? = 1 ] && grep -q "t3-r2-b16-0: FAILED (exit status 4" err.txt && ok "interrupted run reported" || bad "partial: $(cat err.txt)"
+"$P" sweep --ranks 1,2,4 --batch-size 16 --model cnn --data synthetic --max-iters 20 --id t3 --db s.db --mpirun "$MPI" --train-cmd "$TR" 2>err.txt
+[ $? = 1 ] && grep -q "run t3-r1-b16-0 is already in 's.db'" err.txt && ok "same id refused" || bad "same id: $(cat err.txt)"
+"$P" sweep --ranks 1,2,4 --batch-size 16 --model cnn --data synthetic --max-iters 20 --id t3 --db s.db --mpirun "$MPI" --train-cmd "$TR" --skip-done 2>err.txt
+rc=$?
+if [ $rc = 1 ] && grep -q "t3-r1-b16-0: already stored, skipped" err.txt && grep -q "t3-r2-b16-0: FAILED: an interrupted earlier attempt" err.txt \
+   && grep -q "t3-r4-b16-0: ok" err.txt; then ok "--skip-done"; else bad "--skip-done rc=$rc: $(cat err.txt)"; fi
+[ "$("$P" summary --db s.db --format csv | grep -c '^run,t3-')" = 3 ] && ok "3 runs of t3" || bad "t3 runs"
+
 # bad options and a missing launcher
 "$P" sweep --batch-size 16 --model cnn --data synthetic --max-iters 5 --dry-run 2>err.txt
 [ $? = 2 ] && grep -q -- "--ranks" err.txt && ok "missing --ranks" || bad "missing ranks: $(cat err.txt)"
