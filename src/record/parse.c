@@ -163,7 +163,7 @@ int pit_pl_f64(const char **pp, const char *end, double *out, int *ndig) {
   }
 #endif
   else {
-  slow: /* rare: hand it to strtod */
+  slow:; /* rare: hand it to strtod */
     char buf[512];
     size_t n = (size_t)(s - start);
     if (n >= sizeof buf)
