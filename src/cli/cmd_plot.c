@@ -6,10 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "pitstop/report.h"
 #include "pitstop/store.h"
+
+#ifndef PIT_CATALOG_DIR /* where `cmake --install` puts catalogs/ (set in CMakeLists.txt) */
+#define PIT_CATALOG_DIR "/usr/local/share/pitstop/catalogs"
+#endif
 
 #define MAX_EVENT_FILES 64
 #define MAX_RUNS 256
@@ -31,11 +36,12 @@ static void usage(FILE *f) {
           "  --events FILE     read JSON Lines records instead (repeatable)\n"
           "  --run ID          only this run (repeatable; the steps chart needs exactly one run)\n"
           "  --metric M        batch chart: tp (time per iteration, default), sample (per sample), total\n"
-          "  --catalog FILE    cost chart: instance types and prices (default ./catalogs/aws.tsv)\n"
+          "  --catalog FILE    cost chart: instance types and prices (default ./catalogs/aws.tsv,\n"
+          "                    else %s/aws.tsv)\n"
           "  --itype NAME      cost chart: instance type of runs that record none\n"
           "  --title TEXT      replaces the default title\n"
           "  --size WxH        picture size in pixels (default 1000x600)\n",
-          PIT_STORE_DEFAULT_PATH);
+          PIT_STORE_DEFAULT_PATH, PIT_CATALOG_DIR);
 }
 
 int pit_cmd_plot(int argc, char **argv) {
@@ -118,8 +124,11 @@ int pit_cmd_plot(int argc, char **argv) {
   pit_runset_init(&rs);
   int rc = 0;
   if (po.kind == PIT_PLOT_COST) {
+    /* default: ./catalogs/aws.tsv (a source tree), else the installed copy */
+    if (!catalog && access("catalogs/aws.tsv", F_OK) != 0)
+      catalog = PIT_CATALOG_DIR "/aws.tsv";
     rc = pit_catalog_load(&cat, catalog ? catalog : "catalogs/aws.tsv", &e);
-    if (rc && !catalog)
+    if (rc == PIT_ENOTFOUND)
       pit_err_hint(&e, "give the price catalog with --catalog FILE (the source tree has catalogs/aws.tsv)");
     po.catalog = &cat;
   }

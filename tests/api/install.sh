@@ -16,6 +16,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/pit-install-XXXXXX")
 trap 'rm -rf "$T"' EXIT
 fail=0
 cmake --install "$B" --prefix "$T/prefix" >"$T/install.log" 2>&1 || { echo "FAIL: install: $(tail -5 "$T/install.log")"; exit 1; }
+[ -f "$T/prefix/share/pitstop/catalogs/aws.tsv" ] || { echo "FAIL: price catalog not installed"; fail=1; }
 pc=$(find "$T/prefix" -name pitstop.pc | head -1)
 [ -n "$pc" ] || { echo "FAIL: no pitstop.pc installed"; exit 1; }
 [ -f "$T/prefix/include/pitstop/pitstop.h" ] || { echo "FAIL: header not installed"; exit 1; }
