@@ -1,6 +1,8 @@
 /* convert.c — the one per-sample pipeline every reader uses:
- *   raw bytes (c0, h0, w0), CHW or HWC → [0,1] floats → channel conversion →
- *   resize (shorter side to s, centre crop s×s) → (x - mean) / std.
+ *   raw bytes (c0, h0, w0), CHW or HWC → /255 → resize (shorter side to s,
+ *   centre crop s×s) → channel conversion → (x - mean) / std.
+ * (Resizing and the RGB → grey luma are both linear, so their order only moves
+ * float rounding; resizing first does it on one layout for every source.)
  *
  * The resize reproduces torchvision's Resize(s) + CenterCrop(s) on a float tensor
  * with bilinear interpolation and antialias=True: separable, each output pixel
@@ -82,10 +84,6 @@ int pit__conv_init(struct pit__conv *cv, int c0, int h0, int w0, int chw, int c,
     for (int v = 0; v < 256; v++)
       cv->lut[ch][v] = ((float)v / 255.0f - cv->mean[ch]) / cv->std[ch];
   }
-  int planes = cv->c < c0 ? c0 : cv->c;
-  cv->plane = malloc(sizeof(float) * (size_t)planes * h0 * w0);
-  if (!cv->plane)
-    return pit_err_set(e, PIT_ENOMEM, "out of memory converting %dx%d images", h0, w0);
   if (s) {
     /* torchvision Resize(s): shorter side → s, longer → floor(s·long/short). */
     int rh, rw;
@@ -97,8 +95,9 @@ int pit__conv_init(struct pit__conv *cv, int c0, int h0, int w0, int chw, int c,
       rh = (int)((int64_t)s * h0 / w0);
     }
     int top = (int)nearbyint((rh - s) / 2.0), left = (int)nearbyint((rw - s) / 2.0);
-    cv->tmp = malloc(sizeof(float) * (size_t)cv->c * h0 * s);
-    if (!cv->tmp || filter_table(w0, rw, left, s, &cv->x0, &cv->xn, &cv->wx, &cv->maxkx) ||
+    cv->tmp = malloc(sizeof(float) * (size_t)c0 * s * w0);
+    cv->plane = malloc(sizeof(float) * (size_t)c0 * s * s);
+    if (!cv->tmp || !cv->plane || filter_table(w0, rw, left, s, &cv->x0, &cv->xn, &cv->wx, &cv->maxkx) ||
         filter_table(h0, rh, top, s, &cv->y0, &cv->yn, &cv->wy, &cv->maxky)) {
       pit__conv_release(cv);
       return pit_err_set(e, PIT_ENOMEM, "out of memory resizing %dx%d images", h0, w0);
@@ -123,28 +122,50 @@ void pit__conv_release(struct pit__conv *cv) {
 /* Channels that are computed: a grey source gives one plane, copied at the end. */
 static int computed_channels(const struct pit__conv *cv) { return cv->c0 == 1 ? 1 : cv->c; }
 
-/* Raw bytes → cv->plane (computed channels, h0, w0) in [0,1], RGB → grey converted. */
-static void to_plane(struct pit__conv *cv, const uint8_t *src) {
-  size_t hw = (size_t)cv->h0 * cv->w0;
+/* Resize all c0 source channels: raw bytes → out (c0, h, w) in [0,1].
+ * Vertical first, on whole source rows (a CHW row of one channel, or an HWC row
+ * of all channels interleaved): contiguous, so it vectorises, and the
+ * horizontal pass then runs on the h output rows only. */
+static void resize(struct pit__conv *cv, const uint8_t *src, float *out) {
+  int chw = cv->pstride == 1, c0 = cv->c0, h = cv->h, w = cv->w;
+  int groups = chw ? c0 : 1;
+  size_t len = chw ? (size_t)cv->w0 : (size_t)cv->w0 * c0; /* floats per row */
   const float k = 1.0f / 255.0f;
-  if (cv->c == 1 && cv->c0 == 3) {
-    for (size_t p = 0; p < hw; p++) {
-      const uint8_t *q = src + p * cv->pstride;
-      cv->plane[p] = (0.299f * q[0] + 0.587f * q[cv->cstride] + 0.114f * q[2 * cv->cstride]) * k;
+  for (int g = 0; g < groups; g++) {
+    const uint8_t *base = src + (size_t)g * cv->cstride * chw;
+    for (int i = 0; i < h; i++) {
+      const float *wt = cv->wy + (size_t)i * cv->maxky;
+      float *restrict o = cv->tmp + ((size_t)g * h + i) * len;
+      for (size_t x = 0; x < len; x++)
+        o[x] = 0;
+      for (int j = 0; j < cv->yn[i]; j++) {
+        const uint8_t *restrict row = base + (size_t)(cv->y0[i] + j) * len;
+        float wj = wt[j] * k;
+        for (size_t x = 0; x < len; x++)
+          o[x] += wj * (float)row[x];
+      }
     }
-    return;
   }
-  for (int ch = 0; ch < computed_channels(cv); ch++) {
-    const uint8_t *q = src + (size_t)ch * cv->cstride;
-    float *d = cv->plane + ch * hw;
-    for (size_t p = 0; p < hw; p++)
-      d[p] = q[p * cv->pstride] * k;
-  }
+  for (int ch = 0; ch < c0; ch++)
+    for (int i = 0; i < h; i++) {
+      const float *line = chw ? cv->tmp + ((size_t)ch * h + i) * len : cv->tmp + (size_t)i * len + ch;
+      int ps = chw ? 1 : c0;
+      float *o = out + ((size_t)ch * h + i) * w;
+      for (int x = 0; x < w; x++) {
+        const float *wt = cv->wx + (size_t)x * cv->maxkx;
+        const float *p = line + (size_t)cv->x0[x] * ps;
+        float acc = 0;
+        for (int j = 0; j < cv->xn[x]; j++)
+          acc += wt[j] * p[(size_t)j * ps];
+        o[x] = acc;
+      }
+    }
 }
 
 void pit__conv_sample(struct pit__conv *cv, const uint8_t *src, float *dst) {
-  size_t hw0 = (size_t)cv->h0 * cv->w0;
-  if (!cv->s && !(cv->c == 1 && cv->c0 == 3)) { /* lookup only */
+  size_t hw0 = (size_t)cv->h0 * cv->w0, hw = (size_t)cv->h * cv->w;
+  int luma = cv->c == 1 && cv->c0 == 3;
+  if (!cv->s && !luma) { /* lookup only */
     for (int ch = 0; ch < cv->c; ch++) {
       const uint8_t *q = src + (size_t)(cv->c0 == 1 ? 0 : ch) * cv->cstride;
       const float *lut = cv->lut[ch];
@@ -154,42 +175,20 @@ void pit__conv_sample(struct pit__conv *cv, const uint8_t *src, float *dst) {
     }
     return;
   }
-  to_plane(cv, src);
-  int c = computed_channels(cv), h = cv->h, w = cv->w;
-  if (!cv->s) {
-    memcpy(dst, cv->plane, sizeof(float) * c * hw0);
+  if (!cv->s) { /* RGB → grey at native size */
+    for (size_t p = 0; p < hw0; p++) {
+      const uint8_t *q = src + p * cv->pstride;
+      dst[p] = (0.299f * q[0] + 0.587f * q[cv->cstride] + 0.114f * q[2 * cv->cstride]) / 255.0f;
+    }
+  } else if (luma) { /* resize the three channels, then grey (both linear: they commute) */
+    resize(cv, src, cv->plane);
+    const float *r = cv->plane, *g = r + hw, *b = g + hw;
+    for (size_t p = 0; p < hw; p++)
+      dst[p] = 0.299f * r[p] + 0.587f * g[p] + 0.114f * b[p];
   } else {
-    /* horizontal: plane (c, h0, w0) → tmp (c, h0, w) */
-    for (int r = 0; r < c * cv->h0; r++) {
-      const float *in = cv->plane + (size_t)r * cv->w0;
-      float *out = cv->tmp + (size_t)r * w;
-      for (int i = 0; i < w; i++) {
-        const float *wt = cv->wx + (size_t)i * cv->maxkx;
-        const float *p = in + cv->x0[i];
-        float acc = 0;
-        for (int j = 0; j < cv->xn[i]; j++)
-          acc += wt[j] * p[j];
-        out[i] = acc;
-      }
-    }
-    /* vertical: tmp (c, h0, w) → dst (c, h, w) */
-    for (int ch = 0; ch < c; ch++) {
-      const float *in = cv->tmp + (size_t)ch * cv->h0 * w;
-      float *out = dst + (size_t)ch * h * w;
-      for (int i = 0; i < h; i++) {
-        const float *wt = cv->wy + (size_t)i * cv->maxky;
-        float *o = out + (size_t)i * w;
-        for (int x = 0; x < w; x++)
-          o[x] = 0;
-        for (int j = 0; j < cv->yn[i]; j++) {
-          const float *p = in + (size_t)(cv->y0[i] + j) * w;
-          for (int x = 0; x < w; x++)
-            o[x] += wt[j] * p[x];
-        }
-      }
-    }
+    resize(cv, src, dst);
   }
-  size_t hw = (size_t)h * w;
+  int c = computed_channels(cv);
   for (int ch = 0; ch < c; ch++) {
     float m = cv->mean[ch], is = 1.0f / cv->std[ch];
     float *d = dst + ch * hw;

@@ -44,8 +44,8 @@ struct pit__conv {
   int maxkx, maxky;
   int *x0, *xn, *y0, *yn;
   float *wx, *wy;
-  float *tmp;       /* (c0', h0, w) scratch */
-  float *plane;     /* (c, h0, w0) scratch */
+  float *tmp;       /* (c0, h, w0) scratch: rows resized, columns not yet */
+  float *plane;     /* (c0, h, w) scratch: resized before RGB → grey */
 };
 
 /* Sets up conversion from (c0, h0, w0) bytes to (c, s, s) normalised floats
