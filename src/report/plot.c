@@ -185,7 +185,6 @@ static int same_config(const struct pit_config *a, const struct pit_config *b, c
 
 /* ---- the temporary directory and the gnuplot run ---- */
 
-
 static FILE *gp_data(struct gp *g, int idx, struct pit_err *e) {
   char path[600];
   snprintf(path, sizeof path, "%s/d%d.dat", g->dir, idx);
@@ -195,7 +194,7 @@ static FILE *gp_data(struct gp *g, int idx, struct pit_err *e) {
   return f;
 }
 
-/* Writes ", '<dir>/dN.dat'" style data references. */
+/* Writes the quoted path of data file idx into the script. */
 static void gp_dataref(struct gp *g, int idx) {
   char path[600];
   snprintf(path, sizeof path, "%s/d%d.dat", g->dir, idx);
