@@ -54,7 +54,10 @@ int pit_init(const char *run, const char *config_json);
 int pit_init_to(const char *run, const char *config_json, const char *dest);
 
 /* Records from now on are this rank's own view ("rank": r) — for programs
- * where every process reports (default: records cover the whole job). */
+ * where every process reports. Default: taken from the launcher's environment
+ * when the job has several processes ($PITSTOP_RANK, or Open MPI's
+ * OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/PMI_SIZE, torchrun's RANK/WORLD_SIZE);
+ * otherwise -1, records cover the whole job. -1 restores that. */
 int pit_set_rank(int rank);
 /* Overrides the global batch of the following iterations (samples per step). */
 int pit_set_batch(long long batch);

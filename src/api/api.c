@@ -120,6 +120,28 @@ static int take_config(const char *config_json) {
   return 0;
 }
 
+/* A process of a job of several (Open MPI, MPICH/PMI, torchrun) reports its
+ * own view: its rank from the launcher's environment, and the job's size as
+ * ranks unless the config says. PITSTOP_RANK overrides. */
+static void detect_rank(void) {
+  static const char *vars[][2] = {{"PITSTOP_RANK", NULL},
+                                  {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                  {"PMI_RANK", "PMI_SIZE"},
+                                  {"RANK", "WORLD_SIZE"}};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    const char *r = getenv(vars[i][0]), *n = vars[i][1] ? getenv(vars[i][1]) : NULL;
+    int64_t rank, size = -1;
+    if (!r || pit_parse_i64(r, &rank) || rank < 0 || rank > 1000000)
+      continue;
+    if (vars[i][1] && (!n || pit_parse_i64(n, &size) || size < 2 || rank >= size))
+      continue; /* a job of one process: records cover it all */
+    S.rank = (int)rank;
+    if (size > 1 && S.ranks < 1)
+      S.ranks = (int)size;
+    return;
+  }
+}
+
 int pit_init_to(const char *run, const char *config_json, const char *dest) {
   pthread_mutex_lock(&lock);
   int rc = 0;
@@ -164,6 +186,7 @@ int pit_init_to(const char *run, const char *config_json, const char *dest) {
   int64_t g;
   S.gen = gen && pit_parse_i64(gen, &g) == 0 && g >= 0 && g < 1000000 ? (int)g : 0;
   S.rank = -1;
+  detect_rank();
   S.t0 = pit_now();
   S.epoch_begin = NAN;
   S.active = 1;

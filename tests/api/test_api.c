@@ -111,6 +111,24 @@ int main(void) {
   for (int i = 0; i < n; i++)
     pit_record_release(&r[i]);
 
+  /* a process of a 4-process Open MPI job reports as its rank, the job's size as ranks */
+  setenv("OMPI_COMM_WORLD_RANK", "2", 1);
+  setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
+  char path2[600];
+  snprintf(path2, sizeof path2, "%s/mpi.jsonl", check_tmpdir());
+  CHECK(pit_init_to("mpi", NULL, path2) == 0 && pit_iter_begin() == 0 && pit_iter_end(1) == 0 && pit_finish() == 0,
+        "mpi session: %s", pit_last_error());
+  setenv("OMPI_COMM_WORLD_SIZE", "1", 1); /* one process: the records cover the job */
+  CHECK(pit_init_to("one", NULL, path2) == 0 && pit_iter_begin() == 0 && pit_iter_end(1) == 0 && pit_finish() == 0,
+        "one-process session");
+  unsetenv("OMPI_COMM_WORLD_RANK");
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+  n = read_all(path2, r, 32);
+  CHECK(n == 6 && r[0].rank == 2 && r[0].ranks == 4 && r[1].rank == 2 && r[3].rank == -1 && r[4].rank == -1,
+        "ranks from the environment: n=%d", n);
+  for (int i = 0; i < n; i++)
+    pit_record_release(&r[i]);
+
   /* a new session appends to the same file */
   CHECK(pit_init_to("second", NULL, path) == 0 && pit_finish() == 0, "second session");
   n = read_all(path, r, 32);
