@@ -7,9 +7,24 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "data/data_impl.h"
+
+/* Large buffers are 2 MB aligned and advised to use transparent huge pages:
+ * filling 2.5 GB in 4 kB pages spent 4.7 s in the kernel (page faults). */
+static void *alloc_big(size_t bytes) {
+  if (bytes < ((size_t)64 << 20))
+    return malloc(bytes);
+  void *p = NULL;
+  if (posix_memalign(&p, (size_t)2 << 20, bytes) != 0)
+    return NULL;
+#ifdef MADV_HUGEPAGE
+  madvise(p, bytes, MADV_HUGEPAGE); /* advice only: failure changes nothing */
+#endif
+  return p;
+}
 
 int pit__dataset_alloc(struct pit_dataset *ds, int64_t n, int c, int h, int w, const char *what,
                        struct pit_err *e) {
@@ -27,7 +42,7 @@ int pit__dataset_alloc(struct pit_dataset *ds, int64_t n, int c, int h, int w, c
     pit_err_hint(e, "keep fewer samples (a sample limit) or use a smaller image size");
     return PIT_ENOMEM;
   }
-  ds->x = malloc(sizeof(float) * per * (size_t)n);
+  ds->x = alloc_big(sizeof(float) * per * (size_t)n);
   ds->y = malloc(sizeof(int32_t) * (size_t)n);
   if (!ds->x || !ds->y) {
     free(ds->x);
