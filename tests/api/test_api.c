@@ -5,6 +5,7 @@
  * checkpoint, end; rank when set); calls out of order, a bad run id or config,
  * and an unwritable destination return error codes and write nothing. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,12 @@ static int read_all(const char *path, struct pit_record *recs, int max) {
   }
   pit_record_reader_release(&rd);
   return n;
+}
+
+static void *validations(void *arg) {
+  for (int i = 0; i < 500; i++)
+    *(int *)arg += pit_validation(0.5, 0.001) != 0;
+  return NULL;
 }
 
 static void busy(double secs) {
@@ -128,6 +135,23 @@ int main(void) {
         "ranks from the environment: n=%d", n);
   for (int i = 0; i < n; i++)
     pit_record_release(&r[i]);
+
+  /* calls from two threads never tear a record: iterations in one, validations in the other */
+  snprintf(path2, sizeof path2, "%s/threads.jsonl", check_tmpdir());
+  CHECK(pit_init_to("threads", NULL, path2) == 0, "threads session");
+  pthread_t th;
+  int bad = 0, bad_val = 0;
+  CHECK(pthread_create(&th, NULL, validations, &bad_val) == 0, "thread");
+  for (int i = 0; i < 500; i++)
+    bad += pit_iter_begin() != 0 || pit_iter_end(i) != 0;
+  pthread_join(th, NULL);
+  CHECK(bad == 0 && bad_val == 0 && pit_finish() == 0, "no call failed (%d, %d)", bad, bad_val);
+  struct pit_record *many = calloc(1100, sizeof *many);
+  n = read_all(path2, many, 1100);
+  CHECK(n == 1002, "1002 whole records, got %d", n);
+  for (int i = 0; i < n; i++)
+    pit_record_release(&many[i]);
+  free(many);
 
   /* a new session appends to the same file */
   CHECK(pit_init_to("second", NULL, path) == 0 && pit_finish() == 0, "second session");
