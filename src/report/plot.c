@@ -651,10 +651,12 @@ static int plot_batch(struct gp *g, const struct pit_runset *rs, enum pit_plot_m
                                "total run time"};
   fputs("set xlabel 'global batch size [samples per iteration]'\n", o);
   fprintf(o, "set ylabel '%s [%s]'\n", what[m], unit);
-  fprintf(o, "set yrange [0:*]\nset key below box\nset bars 2\nset bmargin %d\n", 5 + (nlines + 1) / 2);
+  fprintf(o, "set yrange [0:*]\nset offsets 0, 0, graph 0.1, 0\nset key below box\nset bars 2\nset bmargin %d\n",
+          5 + (nlines + 1) / 2);
   xtics_of(o, pts, npts);
   char sub[128];
-  snprintf(sub, sizeof sub, "points: mean over %s; bars: ±1 sd over repeats", maxrep > 1 ? "repeated runs" : "runs (one run each: no bars)");
+  snprintf(sub, sizeof sub, "%s", maxrep > 1 ? "points: mean over the repeated runs; bars: ±1 sd over the repeats"
+                                             : "one run per point (no repeats, so no error bars)");
   fputs("set label 1 ", o);
   gp_str(o, sub);
   fputs(" at graph 0.01, graph 0.97 left front font ',10'\n", o);
