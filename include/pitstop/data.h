@@ -48,7 +48,8 @@ struct pit_data_opts {
 
 int pit_dataset_load(struct pit_dataset *ds, const struct pit_data_opts *o, struct pit_err *e);
 void pit_dataset_release(struct pit_dataset *ds);
-/* Copies samples idx[0..n) into x (n, c, h, w) and labels into y (n) (y may be NULL). */
+/* Copies samples idx[0..n) into x (n, c, h, w) and labels into y (n) (y may be NULL).
+ * Returns PIT_EARG for an index outside [0, n). Reads ds only: threads may gather at once. */
 int pit_dataset_gather(const struct pit_dataset *ds, const int64_t *idx, int n, float *x,
                        int32_t *y);
 
@@ -82,7 +83,8 @@ void pit_shares_slice(const int64_t *shares, int nranks, int rank, int64_t *off,
 /* Splits count samples into nranks shares proportional to weights (≥0, not all 0),
  * largest-remainder rounding, every rank ≥ 1 if count ≥ nranks. */
 void pit_shares_split(int64_t count, const double *weights, int nranks, int64_t *shares);
-/* Save/restore: state only (the permutation is re-derived from seed and epoch). */
+/* Save/restore: state only (the permutation is re-derived from seed and epoch).
+ * s: initialised for the current dataset (its n must equal st->n, else PIT_ESTATE) or zeroed. */
 int pit_sampler_restore(struct pit_sampler *s, const struct pit_sampler_state *st, struct pit_err *e);
 
 #endif
