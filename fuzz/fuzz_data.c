@@ -43,11 +43,17 @@ static void clear(void) {
   }
 }
 
+static void cleanup(void) { /* at exit: the scratch directory goes */
+  clear();
+  rmdir(dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!dir[0]) {
     snprintf(dir, sizeof dir, "/tmp/pit-fuzz-data-XXXXXX");
     if (!mkdtemp(dir))
       abort();
+    atexit(cleanup);
   }
   if (size < 2)
     return 0;
