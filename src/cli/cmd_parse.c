@@ -7,6 +7,7 @@
  * the exit status 1, and then --out and --db write nothing at all.
  */
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ struct sink {
   long warned;              /* malformed lines shown for the current file */
   int quiet;
   int broken;               /* writing a record failed: the output cannot be trusted */
+  struct writer *w;         /* JSON output thread (NULL with --db) */
 };
 
 static void usage(FILE *f) {
@@ -72,9 +74,138 @@ static int emit_one(struct sink *s, const struct pit_record *r, struct pit_err *
   return 0;
 }
 
+/* ---- JSON output on a second thread: the parser hands records over in
+ * batches; the writer formats and writes them in order. ---- */
+
+#define BATCH_RECS 4096
+#define NBATCH 4
+
+struct batch {
+  struct pit_record r[BATCH_RECS];
+  unsigned char deep[BATCH_RECS]; /* r[i] owns arrays/strings (a deep copy) */
+  int n;
+};
+
+struct writer {
+  pthread_t th;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  struct batch *b;          /* NBATCH batches */
+  int filled[NBATCH];       /* handed to the writer, not yet written */
+  int prod, cons, done, failed;
+  struct pit_err e;
+  struct sink *s;
+};
+
+static int owns(const struct pit_record *r) {
+  return r->compute_s || r->wait_s || r->config || r->path || r->detail;
+}
+
+static void *writer_main(void *arg) {
+  struct writer *w = arg;
+  for (;;) {
+    pthread_mutex_lock(&w->mu);
+    while (!w->filled[w->cons] && !w->done)
+      pthread_cond_wait(&w->cv, &w->mu);
+    if (!w->filled[w->cons]) {
+      pthread_mutex_unlock(&w->mu);
+      return NULL;
+    }
+    int failed = w->failed;
+    pthread_mutex_unlock(&w->mu);
+    struct batch *b = &w->b[w->cons];
+    struct pit_err e = {0};
+    int rc = 0;
+    for (int i = 0; i < b->n; i++) {
+      if (!failed && !rc)
+        rc = emit_one(w->s, &b->r[i], &e);
+      if (b->deep[i])
+        pit_record_release(&b->r[i]);
+    }
+    b->n = 0;
+    pthread_mutex_lock(&w->mu);
+    if (rc && !w->failed) {
+      w->failed = 1;
+      w->e = e;
+    }
+    w->filled[w->cons] = 0;
+    w->cons = (w->cons + 1) % NBATCH;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+  }
+}
+
+/* Hands the producer's batch to the writer and waits for the next one to be free. */
+static int writer_push(struct writer *w, struct pit_err *e) {
+  pthread_mutex_lock(&w->mu);
+  w->filled[w->prod] = 1;
+  w->prod = (w->prod + 1) % NBATCH;
+  pthread_cond_broadcast(&w->cv);
+  while (w->filled[w->prod] && !w->failed)
+    pthread_cond_wait(&w->cv, &w->mu);
+  int failed = w->failed;
+  if (failed && e)
+    *e = w->e;
+  pthread_mutex_unlock(&w->mu);
+  return failed ? PIT_EIO : 0;
+}
+
+static int writer_start(struct writer *w, struct sink *s, struct pit_err *e) {
+  memset(w, 0, sizeof *w);
+  w->s = s;
+  w->b = calloc(NBATCH, sizeof *w->b);
+  if (!w->b)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  pthread_mutex_init(&w->mu, NULL);
+  pthread_cond_init(&w->cv, NULL);
+  if (pthread_create(&w->th, NULL, writer_main, w) != 0) {
+    free(w->b);
+    w->b = NULL;
+    return pit_err_set(e, PIT_ELIB, "cannot start the output thread");
+  }
+  return 0;
+}
+
+/* Writes what is left and stops the thread; returns the first write error. */
+static int writer_finish(struct writer *w, struct pit_err *e) {
+  if (!w->b)
+    return 0;
+  int rc = w->b[w->prod].n ? writer_push(w, e) : 0;
+  pthread_mutex_lock(&w->mu);
+  w->done = 1;
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  pthread_join(w->th, NULL);
+  if (!rc && w->failed) {
+    *e = w->e;
+    rc = PIT_EIO;
+  }
+  for (int k = 0; k < NBATCH; k++) /* batches never handed over after a failure */
+    for (int i = 0; i < w->b[k].n; i++)
+      if (w->b[k].deep[i])
+        pit_record_release(&w->b[k].r[i]);
+  pthread_mutex_destroy(&w->mu);
+  pthread_cond_destroy(&w->cv);
+  free(w->b);
+  w->b = NULL;
+  return rc;
+}
+
 static int emit(void *ctx, const struct pit_record *r, struct pit_err *e) {
   struct sink *s = ctx;
-  int rc = emit_one(s, r, e);
+  int rc;
+  if (s->w) {
+    struct batch *b = &s->w->b[s->w->prod];
+    int i = b->n;
+    b->deep[i] = (unsigned char)owns(r);
+    if (!b->deep[i])
+      b->r[i] = *r;
+    else if (pit_record_copy(&b->r[i], r))
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
+    rc = ++b->n == BATCH_RECS ? writer_push(s->w, e) : 0;
+  } else {
+    rc = emit_one(s, r, e);
+  }
   if (rc)
     s->broken = 1;
   return rc;
@@ -183,6 +314,7 @@ int pit_cmd_parse(int argc, char **argv) {
   struct pit_err e = {0};
   struct sink s = {.fp = stdout, .fname = "stdout", .quiet = quiet};
   struct pit_atomic_file af = {0};
+  struct writer wr = {0};
   if (dbpath) {
     s.fp = NULL;
     if (pit_store_open(&s.db, dbpath, &e))
@@ -201,6 +333,8 @@ int pit_cmd_parse(int argc, char **argv) {
       s.fp = af.fp;
       s.fname = out;
     }
+    if (writer_start(&wr, &s, &e) == 0) /* else: format on this thread */
+      s.w = &wr;
   }
 
   int failed = 0, fatal = 0;
@@ -268,6 +402,10 @@ int pit_cmd_parse(int argc, char **argv) {
       rc = pit_cli_fail(&e);
     }
   } else {
+    if (s.w && writer_finish(s.w, &e) && !fatal) {
+      rc = pit_cli_fail(&e);
+      fatal = 1;
+    }
     if (!fatal && drain(&s, &e))
       rc = pit_cli_fail(&e);
     if (out) {

@@ -407,7 +407,7 @@ int pit_parser_line(struct pit_parser *p, const char *line, size_t len, struct p
   p->st.lines++;
   if (len && line[len - 1] == '\r')
     len--;
-  if (len && memchr(line, 0, len))
+  if (!p->nul_counted && len && memchr(line, 0, len))
     p->st.nul_lines++;
   const char *end = line + len, *s = line;
   pl_ws(&s, end);
@@ -470,7 +470,7 @@ int pit_parse_file(const char *path, enum pit_parse_format f, const char *run, i
   char *buf = rc ? NULL : malloc(cap);
   if (!rc && !buf)
     rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
-  int eof = 0;
+  int eof = 0, buf_nul = 0;
   while (!rc && !eof) {
     if (have == cap) { /* one line fills the buffer: grow it */
       if (cap >= MAX_LINE) {
@@ -495,6 +495,9 @@ int pit_parse_file(const char *path, enum pit_parse_format f, const char *run, i
     }
     if (n == 0)
       eof = 1;
+    /* lines are checked for NUL bytes one by one only while the buffer may hold one */
+    buf_nul |= n > 0 && memchr(buf + have, 0, (size_t)n) != NULL;
+    p->nul_counted = !buf_nul;
     have += (size_t)n;
     size_t start = 0;
     for (;;) {
@@ -516,6 +519,8 @@ int pit_parse_file(const char *path, enum pit_parse_format f, const char *run, i
     memmove(buf, buf + start, have - start);
     have -= start;
     searched = have;
+    if (have == 0)
+      buf_nul = 0;
   }
   if (!rc)
     rc = pit_parser_finish(p, e);

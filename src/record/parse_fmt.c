@@ -102,17 +102,23 @@ int pit_parse_g9(double v, char *out) {
 
 static char *put_i64(char *o, long long v) {
   char t[24];
-  int n = 0;
+  int n = 24;
   unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-  do {
-    t[n++] = (char)('0' + u % 10);
-    u /= 10;
-  } while (u);
+  while (u >= 100) { /* two digits at a time, from the right */
+    n -= 2;
+    memcpy(t + n, PAIRS + 2 * (u % 100), 2);
+    u /= 100;
+  }
+  if (u >= 10) {
+    n -= 2;
+    memcpy(t + n, PAIRS + 2 * u, 2);
+  } else {
+    t[--n] = (char)('0' + u);
+  }
   if (v < 0)
     *o++ = '-';
-  while (n)
-    *o++ = t[--n];
-  return o;
+  memcpy(o, t + n, (size_t)(24 - n));
+  return o + (24 - n);
 }
 
 static char *put_str(char *o, const char *s) {

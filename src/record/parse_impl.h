@@ -50,6 +50,7 @@ struct pit_parser {
   struct pit_record pend;  /* the record held for merging */
   struct pit_record json;  /* records read from JSON lines (own their arrays/strings) */
   int partial;             /* the line being parsed is a last line without '\n' */
+  int nul_counted;         /* the caller counts lines with NUL bytes (pit_parse_file does, per block) */
   int have_pend;
   unsigned pend_kinds;     /* bit per enum pit_pl_kind merged into pend */
   int pend_digits;         /* significant digits of pend's main time */

@@ -100,4 +100,16 @@ if "$PITSTOP" parse --db new.db dcgan.out 2> err.txt; then fail "newer schema sh
 grep -q "schema version 99 is newer" err.txt || fail "newer schema message: $(cat err.txt)"
 test "$(sha256sum new.db)" = "$before" || fail "newer-schema store modified"
 test -z "$(ls new.db-* 2>/dev/null)" || fail "journal files left next to new.db"
+# a full disk: the write error is reported, exit non-zero
+if [[ -w /dev/full ]]; then
+  if "$PITSTOP" parse big.log > /dev/full 2> err.txt; then fail "writing to /dev/full should fail"; fi
+  grep -q "pitstop: cannot write" err.txt || fail "write error message: $(cat err.txt)"
+fi
+# many records: order and content through the output thread equal the one-by-one --db path
+for i in $(seq 1 3000); do sed -n 5,10p dcgan.out; done > many.out
+"$PITSTOP" parse --quiet many.out > many.jsonl || fail "many.out"
+test "$(wc -l < many.jsonl)" -eq 9000 || fail "many.out: 3 iterations x 3000 expected, got $(wc -l < many.jsonl)"
+test "$(grep -c '"step_s":1.39204836' many.jsonl)" -eq 3000 || fail "many.out: merged twins"
+awk -F'"iter":' '{ split($2, a, ","); if (a[1] != (NR - 1) % 3) { print "iter " a[1] " at " NR; exit 1 } }' many.jsonl \
+  || fail "many.out: records out of order"
 echo "parse_cli: ok"
