@@ -77,12 +77,15 @@ static int emit_one(struct sink *s, const struct pit_record *r, struct pit_err *
 /* ---- JSON output on a second thread: the parser hands records over in
  * batches; the writer formats and writes them in order. ---- */
 
-#define BATCH_RECS 4096
+#define BATCH_RECS 1024
 #define NBATCH 4
+
+#define INLINE_RANKS 8
 
 struct batch {
   struct pit_record r[BATCH_RECS];
   unsigned char deep[BATCH_RECS]; /* r[i] owns arrays/strings (a deep copy) */
+  double arr[BATCH_RECS][2 * INLINE_RANKS]; /* compute_s/wait_s of small records, no malloc */
   int n;
 };
 
@@ -198,10 +201,17 @@ static int emit(void *ctx, const struct pit_record *r, struct pit_err *e) {
     struct batch *b = &s->w->b[s->w->prod];
     int i = b->n;
     b->deep[i] = (unsigned char)owns(r);
-    if (!b->deep[i])
+    if (b->deep[i] && !r->config && !r->path && !r->detail && r->nranks <= INLINE_RANKS) {
+      b->r[i] = *r; /* per-rank arrays copied into the batch */
+      b->r[i].compute_s = r->compute_s ? memcpy(b->arr[i], r->compute_s, sizeof(double) * (size_t)r->nranks) : NULL;
+      b->r[i].wait_s =
+          r->wait_s ? memcpy(b->arr[i] + INLINE_RANKS, r->wait_s, sizeof(double) * (size_t)r->nranks) : NULL;
+      b->deep[i] = 0;
+    } else if (!b->deep[i]) {
       b->r[i] = *r;
-    else if (pit_record_copy(&b->r[i], r))
+    } else if (pit_record_copy(&b->r[i], r)) {
       return pit_err_set(e, PIT_ENOMEM, "out of memory");
+    }
     rc = ++b->n == BATCH_RECS ? writer_push(s->w, e) : 0;
   } else {
     rc = emit_one(s, r, e);

@@ -200,10 +200,10 @@ int pit_pl_bad(struct pit_parser *p, const char *what, const char *at, const cha
 /* ---------- records ---------- */
 
 void pit_pl_new(struct pit_parser *p, enum pit_rec_type t, int rank) {
-  pit_record_init(&p->cur);
-  p->cur.type = t;
-  p->cur.rank = rank;
-  memcpy(p->cur.run, p->run, sizeof p->run);
+  pit_record_init(p->cur);
+  p->cur->type = t;
+  p->cur->rank = rank;
+  memcpy(p->cur->run, p->run, sizeof p->run);
 }
 
 struct pit_pl_rank *pit_pl_rank(struct pit_parser *p, int rank) {
@@ -237,7 +237,7 @@ int pit_pl_flush(struct pit_parser *p, struct pit_err *e) {
   if (!p->have_pend)
     return 0;
   p->have_pend = 0;
-  return pit_pl_emit(p, &p->pend, e);
+  return pit_pl_emit(p, p->pend, e);
 }
 
 static int take_time(double *dst, int *dst_digits, double v, int digits) {
@@ -249,7 +249,7 @@ static int take_time(double *dst, int *dst_digits, double v, int digits) {
 }
 
 int pit_pl_put(struct pit_parser *p, enum pit_pl_kind kind, int digits, struct pit_err *e) {
-  struct pit_record *r = &p->cur, *q = &p->pend;
+  struct pit_record *r = p->cur, *q = p->pend;
   unsigned bit = 1u << kind;
   if (p->have_pend && !(p->pend_kinds & bit) && q->type == r->type) {
     if (kind == K_DC_ITIME && q->type == PIT_REC_ITER) { /* the precise twin of the line before */
@@ -292,7 +292,8 @@ int pit_pl_put(struct pit_parser *p, enum pit_pl_kind kind, int digits, struct p
       r->step = rs->next_step;
     rs->next_step = r->step + 1;
   }
-  *q = *r;
+  p->pend = r; /* hold the new record: swap the slots */
+  p->cur = q;
   p->have_pend = 1;
   p->pend_kinds = bit;
   p->pend_digits = digits;
@@ -315,8 +316,10 @@ int pit_parser_new(struct pit_parser **pp, enum pit_parse_format f, const char *
   p->emit = emit;
   p->warn = warn;
   p->ctx = ctx;
-  pit_record_init(&p->cur);
-  pit_record_init(&p->pend);
+  p->cur = &p->slot[0];
+  p->pend = &p->slot[1];
+  pit_record_init(p->cur);
+  pit_record_init(p->pend);
   pit_record_init(&p->json);
   p->batch_per_rank = -1;
   p->world = -1;

@@ -62,16 +62,16 @@ static int row(struct pit_parser *p, const char *s, const char *end, struct pit_
   long k = ++p->csv_row;
   for (int i = 1; i < n && !rc; i++) {
     pit_pl_new(p, PIT_REC_EPOCH, i - 1);
-    snprintf(p->cur.run, sizeof p->cur.run, "%.42s.%ld", p->run, k);
-    p->cur.epoch = 0;
-    p->cur.epoch_s = v[i];
-    rc = pit_pl_emit(p, &p->cur, e);
+    snprintf(p->cur->run, sizeof p->cur->run, "%.42s.%ld", p->run, k);
+    p->cur->epoch = 0;
+    p->cur->epoch_s = v[i];
+    rc = pit_pl_emit(p, p->cur, e);
   }
   if (!rc && !isnan(v[0])) {
     pit_pl_new(p, PIT_REC_END, -1);
-    snprintf(p->cur.run, sizeof p->cur.run, "%.42s.%ld", p->run, k);
-    p->cur.total_s = v[0];
-    rc = pit_pl_emit(p, &p->cur, e);
+    snprintf(p->cur->run, sizeof p->cur->run, "%.42s.%ld", p->run, k);
+    p->cur->total_s = v[0];
+    rc = pit_pl_emit(p, p->cur, e);
   }
   return rc ? rc : PL_RECORD;
 }

@@ -20,7 +20,7 @@ static int rank_ok(struct pit_parser *p, int64_t r, const char *at, const char *
 
 static void set_batch(struct pit_parser *p) {
   if (p->batch_per_rank > 0 && p->world > 0)
-    p->cur.batch = p->batch_per_rank * p->world;
+    p->cur->batch = p->batch_per_rank * p->world;
 }
 
 /* p->cur (an iter record of rank r begun by the caller) gets epoch, iteration,
@@ -28,14 +28,14 @@ static void set_batch(struct pit_parser *p) {
 static int put_iter(struct pit_parser *p, int64_t ep, int64_t it, int64_t L, double x,
                     enum pit_pl_kind kind, int dig, struct pit_err *e) {
   if (L > 0) {
-    struct pit_pl_rank *rs = pit_pl_rank(p, p->cur.rank);
+    struct pit_pl_rank *rs = pit_pl_rank(p, p->cur->rank);
     if (!rs)
       return pit_err_set(e, PIT_ENOMEM, "out of memory");
     rs->per_epoch = L;
   }
-  p->cur.epoch = ep;
-  p->cur.iter = it;
-  p->cur.step_s = x;
+  p->cur->epoch = ep;
+  p->cur->iter = it;
+  p->cur->step_s = x;
   set_batch(p);
   return pit_pl_put(p, kind, dig, e);
 }
@@ -55,8 +55,8 @@ static int bracket(struct pit_parser *p, const char *s, const char *end, struct 
     PL_NEED_LIT(" took: ", "text after epoch");
     PL_NEED_TIME(x, dig, "epoch time");
     pit_pl_new(p, PIT_REC_EPOCH, (int)r);
-    p->cur.epoch = ep;
-    p->cur.epoch_s = x;
+    p->cur->epoch = ep;
+    p->cur->epoch_s = x;
     return pit_pl_put(p, K_DC_TOOK, dig, e);
   }
   if (!PL_LIT(&s, end, "[epoch: "))
@@ -80,11 +80,11 @@ static int bracket(struct pit_parser *p, const char *s, const char *end, struct 
   int ldig;
   if (PL_LIT(&s, end, "Loss_D: ") && pit_pl_f64(&s, end, &ld, &ldig) && PL_LIT(&s, end, ", Loss_G: ") &&
       pit_pl_f64(&s, end, &lg, &ldig)) {
-    p->cur.nlosses = 2;
-    memcpy(p->cur.loss_name[0], "d", 2);
-    memcpy(p->cur.loss_name[1], "g", 2);
-    p->cur.loss_val[0] = ld;
-    p->cur.loss_val[1] = lg;
+    p->cur->nlosses = 2;
+    memcpy(p->cur->loss_name[0], "d", 2);
+    memcpy(p->cur->loss_name[1], "g", 2);
+    p->cur->loss_val[0] = ld;
+    p->cur->loss_val[1] = lg;
   }
   const char *t = PL_FIND(s, end, "iteration time: ");
   if (!t)
@@ -114,8 +114,8 @@ static int rank_colon(struct pit_parser *p, const char *s, const char *end, stru
       return PL_BAD;
     PL_NEED_TIME(x, dig, "initialize time");
     pit_pl_new(p, PIT_REC_INIT, (int)r);
-    p->cur.init_s = x;
-    p->cur.ranks = p->world;
+    p->cur->init_s = x;
+    p->cur->ranks = p->world;
     return pit_pl_put(p, K_OTHER, dig, e);
   }
   if (!PL_LIT(&s, end, ", Epoch: "))
@@ -136,7 +136,7 @@ static int rank_colon(struct pit_parser *p, const char *s, const char *end, stru
   pit_pl_new(p, PIT_REC_ITER, (int)r);
   if (PL_LIT(&s, end, ", Elapsed time: ")) {
     PL_NEED_TIME(y, d2, "Elapsed time");
-    p->cur.t = y;
+    p->cur->t = y;
   }
   return put_iter(p, ep, it, L, x, K_DC_COLON, dig, e);
 }
@@ -155,8 +155,8 @@ static int rank_csv(struct pit_parser *p, const char *s, const char *end, struct
     pl_ws(&s, end);
     PL_NEED_TIME(x, dig, "Initialization Time");
     pit_pl_new(p, PIT_REC_INIT, (int)r);
-    p->cur.init_s = x;
-    p->cur.ranks = p->world;
+    p->cur->init_s = x;
+    p->cur->ranks = p->world;
     return pit_pl_put(p, K_OTHER, dig, e);
   }
   if (!PL_LIT(&s, end, "Epoch,"))
@@ -170,10 +170,10 @@ static int rank_csv(struct pit_parser *p, const char *s, const char *end, struct
     pit_pl_new(p, PIT_REC_EPOCH, (int)r);
     if (PL_LIT(&s, end, ",Elapsed time,")) {
       PL_NEED_TIME(y, d2, "Elapsed time");
-      p->cur.t = y;
+      p->cur->t = y;
     }
-    p->cur.epoch = ep;
-    p->cur.epoch_s = x;
+    p->cur->epoch = ep;
+    p->cur->epoch_s = x;
     return pit_pl_put(p, K_DC_CSV_EPOCH, dig, e);
   }
   PL_NEED_LIT("Iteration,", "text after epoch");
@@ -183,7 +183,7 @@ static int rank_csv(struct pit_parser *p, const char *s, const char *end, struct
   pit_pl_new(p, PIT_REC_ITER, (int)r);
   if (PL_LIT(&s, end, ",Elapsed time,")) {
     PL_NEED_TIME(y, d2, "Elapsed time");
-    p->cur.t = y;
+    p->cur->t = y;
   }
   return put_iter(p, ep, it, -1, x, K_DC_CSV, dig, e);
 }
@@ -205,7 +205,7 @@ int pit_pl_dcgan(struct pit_parser *p, const char *s, const char *end, struct pi
       return PL_UNKNOWN;
     PL_NEED_TIME(x, dig, "Iteration time");
     pit_pl_new(p, PIT_REC_ITER, -1);
-    p->cur.step_s = x;
+    p->cur->step_s = x;
     return pit_pl_put(p, K_DC_ITIME, dig, e);
   case 'N': {
     if (!PL_LIT(&s, end, "Namespace("))

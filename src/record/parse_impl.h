@@ -4,7 +4,7 @@
  * gets the line after its tag prefix and returns one PL_* verdict. A family
  * claims a line only once the line's distinctive prefix matched; after that a
  * mismatch is PL_BAD (malformed) with p->reason set. Records are built in
- * p->cur and handed to pit_pl_put(), which folds a line repeating the held
+ * *p->cur and handed to pit_pl_put(), which folds a line repeating the held
  * record's iteration into it or emits the held record and holds the new one.
  */
 #ifndef PIT_RECORD_PARSE_IMPL_H
@@ -46,8 +46,9 @@ struct pit_parser {
   struct pit_parse_stats st;
   char reason[256];
 
-  struct pit_record cur;   /* the record being built */
-  struct pit_record pend;  /* the record held for merging */
+  struct pit_record slot[2]; /* cur and pend point into it; holding cur swaps them (no copy) */
+  struct pit_record *cur;  /* the record being built */
+  struct pit_record *pend; /* the record held for merging */
   struct pit_record json;  /* records read from JSON lines (own their arrays/strings) */
   int partial;             /* the line being parsed is a last line without '\n' */
   int nul_counted;         /* the caller counts lines with NUL bytes (pit_parse_file does, per block) */

@@ -3,7 +3,7 @@
  * output (docs/records.md).
  *
  * A record is read by a hand-written fast path for the common shape (flat
- * object, known keys once each, plain ASCII strings without escapes, strict JSON
+ * object, known keys once each, plain ASCII strings without escapes, short
  * numbers, compute_s/wait_s arrays, loss as number or object); anything else
  * (config/detail/path objects, escapes, unknown or repeated keys, a value the
  * checks would reject) is handed whole to pit_record_parse (cJSON), so the
@@ -25,41 +25,25 @@ static void ws(const char **s, const char *end) {
     (*s)++;
 }
 
-/* A strict JSON number (at most 25 characters) or null (NaN). */
+/* A number as cJSON reads it (starting with '-' or a digit, strtod's syntax;
+ * at most 25 characters), or null (NaN). Whatever cJSON would read differently
+ * fails here and goes to pit_record_parse. */
 static int jnum(const char **sp, const char *end, double *out) {
   const char *s = *sp;
-  if (end - s >= 4 && memcmp(s, "null", 4) == 0) {
-    *out = NAN;
-    *sp = s + 4;
-    return 1;
-  }
-  const char *q = s;
-  if (q < end && *q == '-')
-    q++;
-  if (q >= end || !pl_isdigit(*q) || (*q == '0' && q + 1 < end && pl_isdigit(q[1])))
+  if (s < end && *s == 'n') {
+    if (end - s >= 4 && memcmp(s, "null", 4) == 0) {
+      *out = NAN;
+      *sp = s + 4;
+      return 1;
+    }
     return 0;
-  while (q < end && pl_isdigit(*q))
-    q++;
-  if (q < end && *q == '.') {
-    q++;
-    if (q >= end || !pl_isdigit(*q))
-      return 0;
-    while (q < end && pl_isdigit(*q))
-      q++;
   }
-  if (q < end && (*q == 'e' || *q == 'E')) {
-    q++;
-    if (q < end && (*q == '+' || *q == '-'))
-      q++;
-    if (q >= end || !pl_isdigit(*q))
-      return 0;
-    while (q < end && pl_isdigit(*q))
-      q++;
-  }
+  if (s >= end || (*s != '-' && !pl_isdigit(*s)))
+    return 0;
   int dig;
-  if (q - s > 25 || !pit_pl_f64(&s, q, out, &dig) || s != q)
+  if (!pit_pl_f64(&s, end, out, &dig) || s - *sp > 25)
     return 0;
-  *sp = q;
+  *sp = s;
   return 1;
 }
 

@@ -28,7 +28,7 @@ int pit_pl_pi(struct pit_parser *p, const char *s, const char *end, struct pit_e
     PL_NEED_LIT(",", "separator");
     PL_NEED_TIME(x, dig, "init time");
     pit_pl_new(p, PIT_REC_INIT, (int)r);
-    p->cur.init_s = x;
+    p->cur->init_s = x;
     return pit_pl_put(p, K_OTHER, dig, e);
   }
   if (PL_LIT(&s, end, "Paramount Iteration,")) {
@@ -41,9 +41,9 @@ int pit_pl_pi(struct pit_parser *p, const char *s, const char *end, struct pit_e
     PL_NEED_LIT(",", "separator");
     PL_NEED_TIME(x, dig, "iteration time");
     pit_pl_new(p, PIT_REC_ITER, (int)r);
-    p->cur.iter = p->cur.step = i;
-    p->cur.t = t;
-    p->cur.step_s = x;
+    p->cur->iter = p->cur->step = i;
+    p->cur->t = t;
+    p->cur->step_s = x;
     return pit_pl_put(p, K_OTHER, dig, e);
   }
   if (PL_LIT(&s, end, "Paramount Iteration: Rank=")) {
@@ -56,8 +56,8 @@ int pit_pl_pi(struct pit_parser *p, const char *s, const char *end, struct pit_e
     PL_NEED_LIT("Time of iteration=", "text after iteration");
     PL_NEED_TIME(x, dig, "Time of iteration");
     pit_pl_new(p, PIT_REC_ITER, (int)r);
-    p->cur.iter = p->cur.step = i;
-    p->cur.step_s = x;
+    p->cur->iter = p->cur->step = i;
+    p->cur->step_s = x;
     return pit_pl_put(p, K_OTHER, dig, e);
   }
   if (PL_LIT(&s, end, "PI avg,")) {
@@ -80,7 +80,7 @@ int pit_pl_pi(struct pit_parser *p, const char *s, const char *end, struct pit_e
   if (PL_LIT(&s, end, "Total time,")) {
     PL_NEED_TIME(x, dig, "total time");
     pit_pl_new(p, PIT_REC_END, -1);
-    p->cur.total_s = x;
+    p->cur->total_s = x;
     return pit_pl_put(p, K_OTHER, dig, e);
   }
   return PL_UNKNOWN;

@@ -15,7 +15,7 @@
 static void base(struct pit_parser *p, enum pit_rec_type t) {
   pit_pl_new(p, t, -1);
   if (p->have_rt)
-    p->cur.t = p->rt_last - p->rt_first;
+    p->cur->t = p->rt_last - p->rt_first;
 }
 
 static int label(struct pit_parser *p, const char *s, const char *end, struct pit_err *e) {
@@ -52,21 +52,21 @@ static int label(struct pit_parser *p, const char *s, const char *end, struct pi
     return PL_INFO;
   case PIT_REC_INIT:
     base(p, t);
-    p->cur.init_s = x;
+    p->cur->init_s = x;
     break;
   case PIT_REC_VALIDATION:
     base(p, t);
-    p->cur.val_s = x;
-    p->cur.epoch = p->sm_epoch;
+    p->cur->val_s = x;
+    p->cur->epoch = p->sm_epoch;
     break;
   case PIT_REC_EPOCH:
     base(p, t);
-    p->cur.epoch_s = x;
-    p->cur.epoch = p->sm_epoch++;
+    p->cur->epoch_s = x;
+    p->cur->epoch = p->sm_epoch++;
     break;
   default:
     base(p, t);
-    p->cur.total_s = x;
+    p->cur->total_s = x;
     break;
   }
   return pit_pl_put(p, K_OTHER, dig, e);
@@ -83,9 +83,9 @@ static int steps(struct pit_parser *p, const char *s, const char *end, struct pi
   pl_ws(&s, end);
   PL_NEED_TIME(x, dig, "step time");
   base(p, PIT_REC_ITER);
-  p->cur.epoch = p->sm_epoch;
-  p->cur.iter = i;
-  p->cur.step_s = x;
+  p->cur->epoch = p->sm_epoch;
+  p->cur->iter = i;
+  p->cur->step_s = x;
   return pit_pl_put(p, K_OTHER, dig, e);
 }
 
