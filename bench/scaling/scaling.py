@@ -6,7 +6,7 @@ machine drifts. One line per case: median throughput of each, the ratio, and
 the shares of rank 0's step time each rank spent computing and waiting (from the
 iter records; see docs/mpi.md for what wait means).
 
-usage: bench/scaling/scaling.py [--pitstop PATH] [--reps N] [--iters N]
+usage: bench/scaling/scaling.py [--pitstop PATH] [--reps N] [--nice N] [--iters N]
 """
 import argparse
 import os
@@ -26,7 +26,10 @@ def main():
     ap.add_argument("--pitstop")
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--iters", type=int, default=0, help="iterations per run (0: per case)")
+    ap.add_argument("--nice", type=int, default=0,
+                    help="niceness for every run (negative: ahead of other work on a busy machine)")
     a = ap.parse_args()
+    db.NICE = a.nice
     pit = db.find_pitstop(a.pitstop)
     for name, args, b, iters in CASES:
         iters = a.iters or iters
