@@ -280,7 +280,7 @@ static int bench(double mib, int reps) {
       return 1;
   if (D.rank == 0)
     printf("allreduce %.2f MiB (%zu floats) ranks %d, mean/min ms over %d: "
-           "pit_dist_allreduce_grads %.3f/%.3f; begin+ready+end (4 MiB Iallreduce buckets) "
+           "pit_dist_allreduce_grads %.3f/%.3f; begin+ready+end (Iallreduce buckets) "
            "%.3f/%.3f; one MPI_Allreduce %.3f/%.3f\n",
            mib, n, D.size, reps, 1e3 * mean[0], 1e3 * min[0], 1e3 * mean[1], 1e3 * min[1],
            1e3 * mean[2], 1e3 * min[2]);
