@@ -68,6 +68,10 @@ static const double exact_p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
 static const long double exact_p10l[28] = {
     1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,  1e10L, 1e11L, 1e12L, 1e13L,
     1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+static const long double inv_p10l[28] = {
+    1e-0L,  1e-1L,  1e-2L,  1e-3L,  1e-4L,  1e-5L,  1e-6L,  1e-7L,  1e-8L,  1e-9L,
+    1e-10L, 1e-11L, 1e-12L, 1e-13L, 1e-14L, 1e-15L, 1e-16L, 1e-17L, 1e-18L, 1e-19L,
+    1e-20L, 1e-21L, 1e-22L, 1e-23L, 1e-24L, 1e-25L, 1e-26L, 1e-27L};
 #endif
 
 /* SWAR: 8 ASCII digits at p (first digit in the lowest byte) → their value. */
@@ -144,22 +148,27 @@ int pit_pl_f64(const char **pp, const char *end, double *out, int *ndig) {
     goto slow;
   } else if (m == 0) {
     v = 0;
-  } else if (exact && m < (1ULL << 53) && exp10 >= -22 && exp10 <= 22) {
-    v = (double)m;
-    v = exp10 < 0 ? v / exact_p10[-exp10] : v * exact_p10[exp10];
+  } else if (m < (1ULL << 53) && exp10 >= 0 && exp10 <= 22) {
+    v = (double)m * exact_p10[exp10]; /* exact operands, one rounding */
   }
 #if LDBL_MANT_DIG == 64
-  else if (exact && exp10 >= -27 && exp10 <= 27 && m >= (1ULL << 53)) {
-    /* 17-19 digits (Python's repr): one operation in 64-bit long double on exact
-     * operands, then rounded to double; correct unless the long double lies
-     * within 1 of its unit of a halfway point between doubles (then strtod). */
-    long double x = exp10 < 0 ? (long double)m / exact_p10l[-exp10] : (long double)m * exact_p10l[exp10];
+  else if (exp10 >= -27 && exp10 <= 27) {
+    /* In 64-bit long double: m exactly times 10^exp10 (exact) or 10^-k (rounded),
+     * so x is within 2 units of its last place of the true value; rounded to
+     * double it is correct unless a halfway point between doubles lies within
+     * 3 units of x (its 11 extra bits near 0x400): then strtod. A multiply, not
+     * a divide: this is the hot path for log numbers like 2.577510118484497. */
+    long double x = exp10 < 0 ? (long double)m * inv_p10l[-exp10] : (long double)m * exact_p10l[exp10];
     uint64_t mant;
     memcpy(&mant, &x, sizeof mant);
     unsigned low = (unsigned)(mant & 0x7ff);
-    if (low >= 0x3ff && low <= 0x401)
+    if (low >= 0x400 - 3 && low <= 0x400 + 3)
       goto slow;
     v = (double)x;
+  }
+#else
+  else if (m < (1ULL << 53) && exp10 >= -22 && exp10 < 0) {
+    v = (double)m / exact_p10[-exp10]; /* exact operands, one rounding */
   }
 #endif
   else {

@@ -30,8 +30,17 @@ static int slow_g9(double v, char *out) { return snprintf(out, 32, "%.9g", v); }
 
 int pit_parse_g9(double v, char *out) {
   double a = fabs(v);
-  if (!(a >= 1e-5 && a < 1e15))
+  if (!(a >= 1e-5 && a < 1e15)) {
+    if (v == 0) { /* "0" or "-0" */
+      int n = 0;
+      if (signbit(v))
+        out[n++] = '-';
+      out[n++] = '0';
+      out[n] = 0;
+      return n;
+    }
     return slow_g9(v, out);
+  }
   /* largest k with a >= P10D[k] (decimal exponent e = k - 5), from the binary exponent */
   uint64_t bits;
   memcpy(&bits, &a, sizeof bits);

@@ -86,6 +86,21 @@ static int jint(const char **s, const char *end, int64_t *out, double max) {
   return 1;
 }
 
+/* After a value: 1 at a ',' (skipped, more follow), 2 at the closer (skipped), 0 otherwise. */
+static int next_item(const char **sp, const char *end, char closer) {
+  const char *s = *sp;
+  ws(&s, end);
+  if (s < end && (*s == ',' || *s == closer)) {
+    int more = *s == ',';
+    s++;
+    if (more)
+      ws(&s, end);
+    *sp = s;
+    return more ? 1 : 2;
+  }
+  return 0;
+}
+
 /* [num|null, ...] into a scratch array of at most cap entries. */
 static int jarr(const char **sp, const char *end, double *v, int cap, int *n) {
   const char *s = *sp;
@@ -102,17 +117,11 @@ static int jarr(const char **sp, const char *end, double *v, int cap, int *n) {
     if (*n >= cap || !jnum(&s, end, &v[*n]))
       return 0;
     (*n)++;
-    ws(&s, end);
-    if (s < end && *s == ',') {
-      s++;
-      ws(&s, end);
-      continue;
+    int k = next_item(&s, end, ']');
+    if (k != 1) {
+      *sp = s;
+      return k == 2;
     }
-    if (s < end && *s == ']') {
-      *sp = s + 1;
-      return 1;
-    }
-    return 0;
   }
 }
 
@@ -167,17 +176,11 @@ static int fast_loss(const char **sp, const char *end, struct pit_record *r) {
     if (!jnum(&s, end, &r->loss_val[r->nlosses]))
       return 0;
     r->nlosses++;
-    ws(&s, end);
-    if (s < end && *s == ',') {
-      s++;
-      ws(&s, end);
-      continue;
+    int k = next_item(&s, end, '}');
+    if (k != 1) {
+      *sp = s;
+      return k == 2;
     }
-    if (s < end && *s == '}') {
-      *sp = s + 1;
-      return 1;
-    }
-    return 0;
   }
 }
 
@@ -251,19 +254,11 @@ static int fast_fields(struct pit_record *r, const char *s, const char *end, dou
     case K_LOSS:   ok = fast_loss(&s, end, r); break;
     default:       ok = 0; break;
     }
-    if (!ok)
+    int more = ok ? next_item(&s, end, '}') : 0;
+    if (more == 0)
       return FAST_NO;
-    ws(&s, end);
-    if (s < end && *s == ',') {
-      s++;
-      ws(&s, end);
-      continue;
-    }
-    if (s < end && *s == '}') {
-      s++;
+    if (more == 2)
       break;
-    }
-    return FAST_NO;
   }
   ws(&s, end);
   if (s != end || !(seen & (1u << K_TYPE)) || (nc >= 0 && nw >= 0 && nc != nw))
