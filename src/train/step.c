@@ -4,8 +4,9 @@
  * the loss is the SUM over its samples divided by the GLOBAL batch size, so the
  * SUM-allreduce of gradients is the gradient of the global mean loss whatever
  * the shares. The iteration's losses and the stop request are summed in one
- * small allreduce after the gradients (a rank that wants to stop makes every
- * rank stop at the same iteration boundary).
+ * small allreduce inside the (last) gradient reduction, so its time counts as
+ * wait (a rank that wants to stop makes every rank stop at the same iteration
+ * boundary).
  * GAN noise for the sample at position j of global batch `step` is drawn from an
  * RNG seeded by (seed, step, j): it does not depend on the number of ranks.
  */
@@ -16,22 +17,36 @@
 
 #include "train/train_impl.h"
 
-/* Gradient reduction of one network; adds every rank's compute/wait to sum_c/sum_w. */
-static int reduce(struct trainer *t, struct pit_net *net, double compute, struct pit_err *e) {
+/* Gradient reduction of one network, with an optional small vector v[0..nv)
+ * SUM-reduced between begin and end (losses and the stop request: the blocking
+ * call's time counts as this rank's wait). Adds every rank's compute to sum_c.
+ * The waits a reduction returns belong to the PREVIOUS reduction (dist.h): the
+ * first reduction of a step completes the pending record of the step before
+ * (unless that record was already flushed), later ones belong to this step. */
+static int reduce(struct trainer *t, struct pit_net *net, double compute, double *v, int nv,
+                  struct pit_err *e) {
   struct pit_dist *d = t->d;
   float *g = pit_net_grads(net);
   size_t n = pit_net_spec(net)->nparams;
   t->all_c[0] = compute;
   t->all_w[0] = 0;
   int rc = pit_dist_grads_begin(d, g, n, e);
+  if (rc == 0 && nv > 0 && d->size > 1)
+    rc = pit_dist_allreduce_f64(d, v, nv, 0, e);
   if (rc == 0)
     rc = pit_dist_grads_end(d, compute, t->all_c, t->all_w, e);
   if (rc < 0)
     return rc;
   for (int r = 0; r < d->size; r++) {
     t->sum_c[r] += t->all_c[r];
-    t->sum_w[r] += t->all_w[r];
+    if (t->nred > 0)
+      t->sum_w[r] += t->all_w[r];
+    else if (t->have_pending && !t->discard_carry && t->pend.wait_s)
+      t->pend.wait_s[r] += t->all_w[r];
   }
+  if (t->nred == 0)
+    t->discard_carry = 0;
+  t->nred++;
   return 0;
 }
 
@@ -40,19 +55,10 @@ static void update(struct trainer *t, int i) {
   pit_net_params_changed(t->net[i]);
 }
 
-/* Sums v[0..n) over ranks (no-op alone). */
-static int sum_small(struct trainer *t, double *v, int n, struct pit_err *e) {
-  if (t->d->size <= 1)
-    return 0;
-  double t0 = pit_now();
-  int rc = pit_dist_allreduce_f64(t->d, v, n, 0, e);
-  t->sum_w[t->d->rank] += pit_now() - t0; /* only this rank's own view; see docs/records.md */
-  return rc;
-}
-
 static void clear_sums(struct trainer *t) {
   for (int r = 0; r < t->d->size; r++)
     t->sum_c[r] = t->sum_w[r] = 0;
+  t->nred = 0;
 }
 
 /* This rank's slice of the global batch, gathered into t->x / t->y. */
@@ -88,11 +94,8 @@ int tr_step_classifier(struct trainer *t, const int64_t *idx, int64_t count, dou
     if (rc < 0)
       return rc;
   }
-  rc = reduce(t, net, pit_now() - t1, e);
-  if (rc < 0)
-    return rc;
   double v[2] = {l, stop_in ? 1.0 : 0.0};
-  rc = sum_small(t, v, 2, e);
+  rc = reduce(t, net, pit_now() - t1, v, 2, e);
   if (rc < 0)
     return rc;
   update(t, 0);
@@ -145,7 +148,7 @@ int tr_step_gan(struct trainer *t, const int64_t *idx, int64_t count, double *lo
       return rc;
   }
   double t2 = pit_now();
-  if ((rc = reduce(t, D, t2 - t1, e)) < 0)
+  if ((rc = reduce(t, D, t2 - t1, NULL, 0, e)) < 0)
     return rc;
   update(t, 1);
 
@@ -161,13 +164,10 @@ int tr_step_gan(struct trainer *t, const int64_t *idx, int64_t count, double *lo
     if ((rc = pit_net_backward(G, t->dfake, NULL, 1, e)) < 0)
       return rc;
   }
-  if ((rc = reduce(t, G, pit_now() - t3, e)) < 0)
+  double v[3] = {ld, lg, stop_in ? 1.0 : 0.0};
+  if ((rc = reduce(t, G, pit_now() - t3, v, 3, e)) < 0)
     return rc;
   update(t, 0);
-
-  double v[3] = {ld, lg, stop_in ? 1.0 : 0.0};
-  if ((rc = sum_small(t, v, 3, e)) < 0)
-    return rc;
   *loss_d = v[0];
   *loss_g = v[1];
   *stop_out = v[2] > 0;

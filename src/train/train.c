@@ -23,6 +23,8 @@
 
 static volatile sig_atomic_t stop_requested;
 
+static int flush_pending(struct trainer *t, struct pit_err *e);
+
 void pit_train_request_stop(void) { stop_requested = 1; }
 
 void pit_train_opts_init(struct pit_train_opts *o) {
@@ -233,6 +235,7 @@ static void trainer_release(struct trainer *t) {
   free(t->sum_c);
   free(t->sum_w);
   pit_record_release(&t->rec);
+  pit_record_release(&t->pend);
 }
 
 /* Rank 0 reads the checkpoint and broadcasts it (no shared file system needed). */
@@ -295,8 +298,11 @@ static int out_path(struct trainer *t, char *buf, size_t n, const char *name, st
 }
 
 static int checkpoint(struct trainer *t, struct pit_train_result *res, struct pit_err *e) {
-  if (!t->o->out || t->d->rank != 0)
+  if (!t->o->out)
     return 0;
+  int rc0 = flush_pending(t, e); /* all ranks: a collective */
+  if (rc0 < 0 || t->d->rank != 0)
+    return rc0;
   char path[1024];
   int rc = out_path(t, path, sizeof path, "checkpoint.pit", e);
   if (rc < 0)
@@ -360,11 +366,36 @@ static int emit_init(struct trainer *t, struct pit_err *e) {
   return tr_emit(t, r, e);
 }
 
+/* Iteration records wait for the wait time of their last reduction, which the
+ * next iteration's first reduction carries (dist.h): iteration k's record is
+ * written after iteration k+1's reductions, or by flush_pending. */
+static int emit_pending(struct trainer *t, struct pit_err *e) {
+  if (!t->have_pending)
+    return 0;
+  t->have_pending = 0;
+  return tr_emit(t, &t->pend, e);
+}
+
+/* Completes the pending record now (one extra collective): before records that
+ * must follow it (validation, epoch, checkpoint, end). */
+static int flush_pending(struct trainer *t, struct pit_err *e) {
+  if (!t->have_pending)
+    return 0;
+  int rc = pit_dist_allgather_last_wait(t->d, t->all_w, e);
+  if (rc < 0)
+    return rc;
+  for (int k = 0; k < t->d->size; k++)
+    t->pend.wait_s[k] += t->d->size > 1 ? t->all_w[k] : 0;
+  t->discard_carry = 1;
+  return emit_pending(t, e);
+}
+
 static int emit_iter(struct trainer *t, int64_t epoch, int64_t iter, int64_t count, double step_s,
                      double data_s, double loss, double loss_g, struct pit_err *e) {
-  if (t->d->rank != 0)
-    return 0;
-  struct pit_record *r = &t->rec;
+  int rc = emit_pending(t, e);
+  if (rc < 0)
+    return rc;
+  struct pit_record *r = &t->pend;
   pit_record_release(r);
   r->type = PIT_REC_ITER;
   r->epoch = epoch;
@@ -373,6 +404,7 @@ static int emit_iter(struct trainer *t, int64_t epoch, int64_t iter, int64_t cou
   r->batch = count;
   r->step_s = step_s;
   r->data_s = data_s;
+  r->t = tr_time(t);
   if (pit_record_set_ranks(r, t->d->size) < 0)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   for (int k = 0; k < t->d->size; k++) {
@@ -388,7 +420,8 @@ static int emit_iter(struct trainer *t, int64_t epoch, int64_t iter, int64_t cou
   } else {
     r->loss = loss;
   }
-  return tr_emit(t, r, e);
+  t->have_pending = 1;
+  return 0;
 }
 
 static void make_run_id(struct trainer *t) {
@@ -564,6 +597,8 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
     tr_progress(t, ep, it, loss, 0);
     if (it == t->epoch_iters - 1) { /* epoch end */
       double epoch_s = pit_now() - t_epoch0;
+      if ((rc = flush_pending(t, e)) < 0)
+        return rc;
       struct pit_record *r = &t->rec;
       if (!t->gan && o->validate) {
         double v0 = pit_now(), acc;
@@ -600,6 +635,8 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
       break;
     }
   }
+  if ((rc = flush_pending(t, e)) < 0)
+    return rc;
   res->steps = t->step;
   res->samples = t->samples;
   res->train_s = pit_now() - t->t_first;
@@ -625,6 +662,7 @@ int pit_train_run(const struct pit_train_opts *o, struct pit_dist *d, struct pit
   t.o = o;
   t.d = d;
   pit_record_init(&t.rec);
+  pit_record_init(&t.pend);
   int rc = run(&t, res, e);
   struct pit_err e2;
   int rc2 = tr_sinks_close(&t, rc == 0, rc == 0 ? e : &e2);

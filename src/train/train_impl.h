@@ -50,7 +50,13 @@ struct trainer {
   float *dout;                    /* (B, K) or (B) loss gradient */
   int64_t *gidx;                  /* (B) global sample indexes of this rank's slice */
   double *all_c, *all_w;          /* (size) every rank's compute / wait of a reduction */
-  double *sum_c, *sum_w;          /* (size) summed over an iteration's reductions */
+  double *sum_c, *sum_w;          /* (size) this iteration's compute, and the waits of its
+                                     reductions known so far (all but the last one's) */
+  int nred;                       /* reductions done in the current iteration */
+  int have_pending;               /* pend holds the previous iteration's record, waiting for
+                                     the wait of its last reduction (dist.h) */
+  int discard_carry;              /* pend was flushed: the next reduction's carried waits are known */
+  struct pit_record pend;
 
   /* progress */
   int64_t step;                   /* iterations done, in all generations */
