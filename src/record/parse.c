@@ -148,8 +148,9 @@ int pit_pl_f64(const char **pp, const char *end, double *out, int *ndig) {
     goto slow;
   } else if (m == 0) {
     v = 0;
-  } else if (m < (1ULL << 53) && exp10 >= 0 && exp10 <= 22) {
-    v = (double)m * exact_p10[exp10]; /* exact operands, one rounding */
+  } else if (m < (1ULL << 53) && exp10 >= -22 && exp10 <= 22) {
+    /* exact operands, one rounding (Clinger's fast path) */
+    v = exp10 < 0 ? (double)m / exact_p10[-exp10] : (double)m * exact_p10[exp10];
   }
 #if LDBL_MANT_DIG == 64
   else if (exp10 >= -27 && exp10 <= 27) {
@@ -157,7 +158,7 @@ int pit_pl_f64(const char **pp, const char *end, double *out, int *ndig) {
      * so x is within 2 units of its last place of the true value; rounded to
      * double it is correct unless a halfway point between doubles lies within
      * 3 units of x (its 11 extra bits near 0x400): then strtod. A multiply, not
-     * a divide: this is the hot path for log numbers like 2.577510118484497. */
+     * a divide: the path of 17-19 digit numbers (Python reprs like 0.45841264724731445). */
     long double x = exp10 < 0 ? (long double)m * inv_p10l[-exp10] : (long double)m * exact_p10l[exp10];
     uint64_t mant;
     memcpy(&mant, &x, sizeof mant);
@@ -165,10 +166,6 @@ int pit_pl_f64(const char **pp, const char *end, double *out, int *ndig) {
     if (low >= 0x400 - 3 && low <= 0x400 + 3)
       goto slow;
     v = (double)x;
-  }
-#else
-  else if (m < (1ULL << 53) && exp10 >= -22 && exp10 < 0) {
-    v = (double)m / exact_p10[-exp10]; /* exact operands, one rounding */
   }
 #endif
   else {
