@@ -75,8 +75,25 @@ struct pit_parser {
 /* ---- cursor matching ---- */
 
 static inline int pl_lit(const char **p, const char *end, const char *s, size_t n) {
-  if ((size_t)(end - *p) < n || memcmp(*p, s, n) != 0)
+  if ((size_t)(end - *p) < n)
     return 0;
+  if (n <= 8) { /* n is a constant where this is inlined: plain loads, no memcmp call */
+    uint64_t a = 0, b = 0;
+    memcpy(&a, *p, n);
+    memcpy(&b, s, n);
+    if (a != b)
+      return 0;
+  } else if (n <= 16) {
+    uint64_t a, b, c, d;
+    memcpy(&a, *p, 8);
+    memcpy(&b, s, 8);
+    memcpy(&c, *p + n - 8, 8);
+    memcpy(&d, s + n - 8, 8);
+    if (a != b || c != d)
+      return 0;
+  } else if (memcmp(*p, s, n) != 0) {
+    return 0;
+  }
   *p += n;
   return 1;
 }
