@@ -28,11 +28,10 @@ assert len(its) == 50, len(its)
 for r in its:
     assert len(r["compute_s"]) == 2 and len(r["wait_s"]) == 2, r
     assert all(c > 0 for c in r["compute_s"]), r
-    # a rank's parts of the step cannot exceed the step: strictly for rank 0 (step_s is
-    # rank 0's clock), within a margin for rank 1 (its step starts and ends a little apart)
-    for k, (c, w) in enumerate(zip(r["compute_s"], r["wait_s"])):
-        slack = r["step_s"] * 0.001 + 1e-5 if k == 0 else r["step_s"] * 0.05 + 1e-3
-        assert w >= 0 and c + w <= r["step_s"] + slack, r
-print("iter records: 50, each with 2 compute_s and 2 wait_s, compute + wait <= step")
+    # rank 0's parts of the step cannot exceed its step (step_s is rank 0's clock; another
+    # rank may enter a reduction before rank 0 starts the step, so only rank 0 is bounded)
+    assert all(w >= 0 for w in r["wait_s"]), r
+    assert r["compute_s"][0] + r["wait_s"][0] <= r["step_s"] * 1.001 + 1e-5, r
+print("iter records: 50, each with 2 compute_s and 2 wait_s, rank 0 compute + wait <= step")
 PYEOF
 echo "equivalence: ok"
