@@ -1,5 +1,7 @@
 /* threads.c — one thread count for every kernel library the nn module uses:
- * OpenMP (oneDNN's runtime and our own loops) and OpenBLAS's own pool.
+ * OpenMP (oneDNN's runtime and our own loops). (OpenBLAS is not linked: oneDNN's own
+ * GEMMs serve the linear layers, and OpenBLAS's thread pool spun at start-up of every
+ * pitstop command, parse and summary included.)
  * It also sets flush-to-zero / denormals-are-zero in every OpenMP thread (as
  * torch.set_flush_denormal(True)): momentum and Adam buffers of parameters whose
  * gradient is zero (dead units) decay geometrically into denormals, and on this
@@ -13,8 +15,6 @@
 
 #include "pitstop/nn.h"
 
-void openblas_set_num_threads(int num_threads); /* from libopenblas (cblas.h not needed) */
-
 static void flush_denormals(void) {
 #if defined(__SSE__)
   _mm_setcsr(_mm_getcsr() | 0x8040); /* FTZ (bit 15) | DAZ (bit 6) */
@@ -25,7 +25,6 @@ void pit_nn_set_threads(int threads) {
   if (threads < 1)
     threads = 1;
   omp_set_num_threads(threads);
-  openblas_set_num_threads(threads);
   flush_denormals(); /* threads created later inherit it */
 #pragma omp parallel num_threads(threads)
   flush_denormals();
