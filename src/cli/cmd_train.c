@@ -39,7 +39,7 @@ static const char USAGE[] =
     "  --resume CKPT                continue from a checkpoint (any number of ranks)\n"
     "  --sample-interval N          dcgan: sample grid every N iterations\n"
     "  --batch-shares equal|auto|w1,w2,...   split of the global batch among ranks\n"
-    "  --rebalance-every K          auto shares: rebalance every K iterations (default 20)\n"
+    "  --rebalance-every K          auto shares: rebalance every K iterations (default 10)\n"
     "  --check-sync N               compare parameter checksums across ranks every N iterations\n"
     "  --backend fast|ref           kernels: oneDNN (fast) or the plain C reference\n"
     "  --quiet                      no progress line\n";

@@ -71,7 +71,7 @@ void tr_shares_observe(struct trainer *t, const double *all_compute) {
     t->win_c[r] += all_compute[r];
     t->win_n[r] += (double)t->shares[r];
   }
-  if (++t->win_k < (t->o->rebalance_every > 0 ? t->o->rebalance_every : 20))
+  if (++t->win_k < (t->o->rebalance_every > 0 ? t->o->rebalance_every : 10))
     return;
   double total = 0;
   for (int r = 0; r < n; r++)

@@ -38,7 +38,7 @@ void pit_train_opts_init(struct pit_train_opts *o) {
   o->seed = 1;
   o->validate = 1;
   o->batch_shares = "equal";
-  o->rebalance_every = 20;
+  o->rebalance_every = 10;
   o->backend = PIT_BACKEND_FAST;
   o->t_process_start = pit_now();
 }
