@@ -432,7 +432,36 @@ static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err 
     fprintf(o, "set ylabel 'step time per iteration [%s], median of every %lld iterations'\n", unit, (long long)bin);
   else
     fprintf(o, "set ylabel 'step time per iteration [%s]'\n", unit);
-  fprintf(o, "set xrange [0:%.17g]\nset yrange [0:*]\n", xmax > 0 ? xmax : 1);
+  /* A few slow iterations (the first, a checkpoint) must not flatten the steady
+   * state: the y axis stops at 3x the 99th percentile of the steady iterations and
+   * a note counts the iterations above it. */
+  double ytop = NAN;
+  int64_t above = 0;
+  {
+    int64_t ns = 0;
+    double *st = malloc(sizeof *st * (size_t)s->nit);
+    for (int64_t i = 0; st && i < s->nit; i++)
+      if (s->it[i].flags == 0 && !isnan(s->it[i].step_s))
+        st[ns++] = s->it[i].step_s;
+    if (st && ns >= 10) {
+      qsort(st, (size_t)ns, sizeof *st, cmp_double);
+      double cap = 3 * pit_quantile_sorted(st, (size_t)ns, 0.99);
+      if (vmax > cap) {
+        ytop = cap;
+        for (int64_t i = 0; i < s->nit; i++)
+          above += !(s->it[i].flags & PIT_IT_OTHER_RANK) && s->it[i].step_s > cap;
+      }
+    }
+    free(st);
+  }
+  fprintf(o, "set xrange [0:%.17g]\n", xmax > 0 ? xmax : 1);
+  if (isnan(ytop)) {
+    fputs("set yrange [0:*]\n", o);
+  } else {
+    fprintf(o, "set yrange [0:%.9g]\n", ytop * f);
+    fprintf(o, "set label 1 '%lld iteration%s above the top of the chart (slowest %.4g %s)' at graph 0.01, graph 0.04 left front\n",
+            (long long)above, above == 1 ? "" : "s", vmax * f, unit);
+  }
   fputs("set key inside right top opaque box\n", o);
   int usepal = byepoch && nep > 10;
   if (usepal) {
@@ -843,8 +872,8 @@ static int plot_cost(struct gp *g, const struct pit_runset *rs, const struct pit
     return rc;
   FILE *o = g->f;
   fputs("set xlabel ", o);
-  gp_str(o, "samples per US$ = 3600 x global batch / (t_p x nodes x on-demand price per hour)\n"
-            "higher is cheaper; black bars: 95% interval of t_p");
+  gp_str(o, "samples per US$ = 3600 x global batch / (t_p x nodes x price per hour)\n"
+            "(on-demand prices; higher is cheaper; black bars: 95% interval of t_p)");
   fputs("\nunset key\nset rmargin 6\n", o);
   fprintf(o, "set yrange [-0.6:%.1f]\nset xrange [0:%.9g]\nset format x '%%.1s%%c'\n", nb - 0.4, vmax * 1.2);
   fputs("set style fill solid 0.6 border -1\nset grid xtics noytics\n", o);
