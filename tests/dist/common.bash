@@ -6,7 +6,7 @@ export OMPI_MCA_btl_tcp_if_include=${OMPI_MCA_btl_tcp_if_include:-lo}
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_MCA_rmaps_base_oversubscribe=1
 # sanitizer builds: Open MPI's own allocations are not ours to report
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 MPIRUN=(mpirun --oversubscribe --mca btl_vader_single_copy_mechanism none)
 
 # pitstop_train_built: true when `$PITSTOP train` exists in this build.
