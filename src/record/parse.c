@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -84,23 +85,18 @@ static inline uint64_t value8(uint64_t v) {
   v = ((v & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;
   return ((v & 0x0000FFFF0000FFFFULL) * 42949672960001ULL) >> 32;
 }
-static inline const char *skip_digits(const char *s, const char *end) {
-  uint64_t v;
-  while (end - s >= 8 && (memcpy(&v, s, 8), all_digits8(v)))
+/* Digits from s on, accumulated into *m (wrapping past 19 digits: the caller
+ * counts them and then ignores m); returns the end of the digits. */
+static inline const char *scan_digits(const char *s, const char *end, uint64_t *m) {
+  uint64_t v, acc = *m;
+  while (end - s >= 8 && (memcpy(&v, s, 8), all_digits8(v))) {
+    acc = acc * 100000000u + value8(v);
     s += 8;
-  while (s < end && pl_isdigit(*s))
-    s++;
-  return s;
-}
-static inline uint64_t accumulate(uint64_t m, const char *p, const char *e) {
-  uint64_t v;
-  for (; e - p >= 8; p += 8) {
-    memcpy(&v, p, 8);
-    m = m * 100000000u + value8(v);
   }
-  for (; p < e; p++)
-    m = m * 10 + (uint64_t)(*p - '0');
-  return m;
+  while (s < end && pl_isdigit(*s))
+    acc = acc * 10 + (uint64_t)(*s++ - '0');
+  *m = acc;
+  return s;
 }
 
 int pit_pl_f64(const char **pp, const char *end, double *out, int *ndig) {
@@ -108,11 +104,12 @@ int pit_pl_f64(const char **pp, const char *end, double *out, int *ndig) {
   int neg = 0;
   if (s < end && (*s == '-' || *s == '+'))
     neg = *s++ == '-';
-  const char *ip = s, *ie = skip_digits(s, end), *fp = ie, *fe = ie;
+  uint64_t m = 0; /* one pass: the digits are scanned and accumulated together */
+  const char *ip = s, *ie = scan_digits(s, end, &m), *fp = ie, *fe = ie;
   s = ie;
   if (s < end && *s == '.') {
     fp = s + 1;
-    fe = skip_digits(fp, end);
+    fe = scan_digits(fp, end, &m);
     s = fe;
   }
   int digits = (int)((ie - ip) + (fe - fp));
@@ -140,7 +137,8 @@ int pit_pl_f64(const char **pp, const char *end, double *out, int *ndig) {
   for (const char *q = ip; q < fe && (*q == '0' || *q == '.'); q++)
     lead += *q == '0';
   int sig = digits - lead, exact = digits <= 19;
-  uint64_t m = exact ? accumulate(accumulate(0, ip, ie), fp, fe) : 0;
+  if (!exact)
+    m = 0;
   if (!exact && sig == 0)
     exact = 1; /* many zeros: the value is 0 */
   double v;

@@ -167,7 +167,7 @@ static void test_json(void) {
  * Python's repr and %f print them, exponents, leading zeros). */
 static void test_f64(void) {
   int bad = 0;
-  char buf[64];
+  char buf[128];
   for (int i = 0; i < 2000000; i++) {
     int nd = 1 + (int)(next() % 20), point = (int)(next() % (nd + 1)), n = 0;
     if (next() % 4 == 0)
@@ -184,12 +184,22 @@ static void test_f64(void) {
     if (i % 3 == 0) /* the shortest repr of a random double */
       n = snprintf(buf, sizeof buf, "%.17g", ldexp(unif(), (int)(next() % 40) - 20));
     buf[n] = 0;
-    const char *s = buf;
     double v = 0, ref = strtod(buf, NULL);
+    int sig = 0, seen = 0; /* significant digits: the mantissa's digits after its leading zeros */
+    for (const char *q = buf; *q && *q != 'e'; q++)
+      if (*q >= '0' && *q <= '9' && (seen |= *q != '0'))
+        sig++;
+    /* at the end of the line (read from a padded copy) and followed by more text (read in place) */
+    static const char *const tails[] = {"", "s, Loss_G: 0.1234, D(x): 0.5879", ",Elapsed time,12.5"};
+    const char *tail = tails[i % 3];
+    size_t tl = strlen(tail);
+    memcpy(buf + n, tail, tl + 1);
+    const char *s = buf;
     int dig = 0;
-    int ok = pit_pl_f64(&s, buf + n, &v, &dig);
-    if ((!ok || s != buf + n || memcmp(&v, &ref, sizeof v) != 0) && bad++ < 10)
-      CHECK(0, "pit_pl_f64('%s') = %.17g (ok %d), strtod %.17g", buf, v, ok, ref);
+    int ok = pit_pl_f64(&s, buf + n + tl, &v, &dig);
+    if ((!ok || s != buf + n || memcmp(&v, &ref, sizeof v) != 0 || dig != (sig ? sig : 1)) && bad++ < 10)
+      CHECK(0, "pit_pl_f64('%.*s') = %.17g (ok %d, %d digits), strtod %.17g (%d digits)", n, buf, v, ok, dig,
+            ref, sig);
     check_count++;
   }
 }
