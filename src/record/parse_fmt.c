@@ -45,11 +45,10 @@ int pit_parse_g9(double v, char *out) {
   uint64_t bits;
   memcpy(&bits, &a, sizeof bits);
   int e2 = (int)(bits >> 52) - 1023; /* a in [2^e2, 2^(e2+1)), e2 in [-17, 49] */
-  int k = ((e2 * 1233) >> 12) + 5;   /* floor(e2 * log10(2)) + 5: k or k - 1 */
+  int k = ((e2 * 1233) >> 12) + 5;   /* floor(e2 * log10(2)) + 5: k or k - 1, at most 19 */
   if (k < 0)
-    k = 0;
-  while (k < 20 && a >= P10D[k + 1])
-    k++;
+    k = 0;                           /* k is 0 then (a >= 1e-5) */
+  k += a >= P10D[k + 1];             /* no loop: a branch here is mispredicted half the time */
   int e = k - 5, sh = 8 - e; /* sh in [-6, 13] */
   double sc = sh >= 0 ? a * P10[sh] : a / P10[-sh];
   if (sc < 1e8 || sc >= 1e9)
@@ -62,16 +61,21 @@ int pit_parse_g9(double v, char *out) {
     m = 100000000u;
     e++;
   }
-  char d[9]; /* the 9 digits: one, then four pairs from a table */
+  char d[24] = {0}; /* the 9 digits: one, then four pairs from a table; padding for fixed-size copies */
   uint32_t hi = (uint32_t)(m / 10000), lo = (uint32_t)(m % 10000);
   d[0] = (char)('0' + hi / 10000);
   memcpy(d + 1, PAIRS + 2 * (hi / 100 % 100), 2);
   memcpy(d + 3, PAIRS + 2 * (hi % 100), 2);
   memcpy(d + 5, PAIRS + 2 * (lo / 100), 2);
   memcpy(d + 7, PAIRS + 2 * (lo % 100), 2);
-  int nd = 9;
-  while (nd > 1 && d[nd - 1] == '0')
-    nd--;
+  uint64_t z; /* d[1..8] with '0' bytes zeroed: its top zero bytes are the trailing zeros */
+  memcpy(&z, d + 1, 8);
+  z ^= 0x3030303030303030ULL;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  int nd = z ? 9 - (__builtin_clzll(z) >> 3) : 1;
+#else
+  int nd = z ? 9 - (__builtin_ctzll(z) >> 3) : 1;
+#endif
   char *o = out;
   if (v < 0)
     *o++ = '-';
@@ -87,20 +91,15 @@ int pit_parse_g9(double v, char *out) {
     *o++ = e < 0 ? '-' : '+';
     *o++ = (char)('0' + x / 10);
     *o++ = (char)('0' + x % 10);
-  } else if (e >= 0) {
-    memcpy(o, d, (size_t)e + 1);
-    o += e + 1;
-    if (nd > e + 1) {
-      *o++ = '.';
-      memcpy(o, d + e + 1, (size_t)(nd - e - 1));
-      o += nd - e - 1;
-    }
+  } else if (e >= 0) { /* fixed-size copies (out has 32 bytes), the length chosen after */
+    memcpy(o, d, 16);
+    o[e + 1] = '.';
+    memcpy(o + e + 2, d + e + 1, 8);
+    o += nd > e + 1 ? nd + 1 : e + 1;
   } else {
-    *o++ = '0';
-    *o++ = '.';
-    for (int i = 0; i < -e - 1; i++)
-      *o++ = '0';
-    memcpy(o, d, (size_t)nd);
+    memcpy(o, "0.000000", 8);
+    o += 1 - e;
+    memcpy(o, d, 16);
     o += nd;
   }
   *o = 0;
