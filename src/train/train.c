@@ -538,7 +538,8 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   t->epoch_iters = pit_sampler_batches_per_epoch(&t->smp);
   t->t_first = pit_now();
   double t_epoch0 = t->t_first;
-  int last_ckpt_step = -1, stop = 0;
+  int64_t last_ckpt_step = -1;
+  int stop = 0;
   int64_t ep = t->smp.st.epoch, it = 0;
   const char *sched = o->lr_schedule ? o->lr_schedule : t->gan ? "constant" : "cosine";
   int cosine = strcmp(sched, "cosine") == 0;
@@ -589,7 +590,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
     if (o->checkpoint_every > 0 && t->step % o->checkpoint_every == 0) {
       if ((rc = checkpoint(t, res, e)) < 0)
         return rc;
-      last_ckpt_step = (int)t->step;
+      last_ckpt_step = t->step;
     }
     if (o->sample_interval > 0 && t->step % o->sample_interval == 0 &&
         (rc = sample_grid(t, res, 0, e)) < 0)
@@ -640,7 +641,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   res->steps = t->step;
   res->samples = t->samples;
   res->train_s = pit_now() - t->t_first;
-  if (o->out && last_ckpt_step != (int)t->step && (rc = checkpoint(t, res, e)) < 0)
+  if (o->out && last_ckpt_step != t->step && (rc = checkpoint(t, res, e)) < 0)
     return rc;
   if ((rc = sample_grid(t, res, 1, e)) < 0)
     return rc;
