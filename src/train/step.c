@@ -71,16 +71,39 @@ static int take_slice(struct trainer *t, const int64_t *idx, int64_t count, int6
   return 0;
 }
 
-int tr_step_classifier(struct trainer *t, const int64_t *idx, int64_t count, double *loss,
-                       double *data_s, int stop_in, int *stop_out, struct pit_err *e) {
+static void noise_for(struct trainer *t, int64_t first, int64_t n, float *z) {
+  for (int64_t j = 0; j < n; j++) {
+    uint64_t key[3] = {t->seed, (uint64_t)t->step, (uint64_t)(first + j)};
+    struct pit_rng r;
+    pit_rng_seed(&r, pit_hash64(key, sizeof key, 0x6e6f697365ULL));
+    for (int k = 0; k < PIT_NZ; k++)
+      z[j * PIT_NZ + k] = (float)pit_rng_normal(&r);
+  }
+}
+
+/* Starts an iteration: clears the sums, gathers this rank's slice (and, for a
+ * GAN, its noise); *t1 = when compute starts, *data_s = the time it took. */
+static int begin_step(struct trainer *t, const int64_t *idx, int64_t count, int64_t *off, int64_t *len,
+                      int noise, double *t1, double *data_s, struct pit_err *e) {
   clear_sums(t);
   double t0 = pit_now();
-  int64_t off, len;
-  int rc = take_slice(t, idx, count, &off, &len, e);
+  int rc = take_slice(t, idx, count, off, len, e);
   if (rc < 0)
     return rc;
-  double t1 = pit_now();
-  *data_s = t1 - t0;
+  if (noise)
+    noise_for(t, *off, *len, t->z); // (len, nz, 1, 1)
+  *t1 = pit_now();
+  *data_s = *t1 - t0;
+  return 0;
+}
+
+int tr_step_classifier(struct trainer *t, const int64_t *idx, int64_t count, double *loss,
+                       double *data_s, int stop_in, int *stop_out, struct pit_err *e) {
+  int64_t off, len;
+  double t1;
+  int rc = begin_step(t, idx, count, &off, &len, 0, &t1, data_s, e);
+  if (rc < 0)
+    return rc;
   struct pit_net *net = t->net[0];
   pit_net_zero_grad(net);
   double l = 0;
@@ -104,27 +127,13 @@ int tr_step_classifier(struct trainer *t, const int64_t *idx, int64_t count, dou
   return 0;
 }
 
-static void noise_for(struct trainer *t, int64_t first, int64_t n, float *z) {
-  for (int64_t j = 0; j < n; j++) {
-    uint64_t key[3] = {t->seed, (uint64_t)t->step, (uint64_t)(first + j)};
-    struct pit_rng r;
-    pit_rng_seed(&r, pit_hash64(key, sizeof key, 0x6e6f697365ULL));
-    for (int k = 0; k < PIT_NZ; k++)
-      z[j * PIT_NZ + k] = (float)pit_rng_normal(&r);
-  }
-}
-
 int tr_step_gan(struct trainer *t, const int64_t *idx, int64_t count, double *loss_d,
                 double *loss_g, double *data_s, int stop_in, int *stop_out, struct pit_err *e) {
-  clear_sums(t);
-  double t0 = pit_now();
   int64_t off, len;
-  int rc = take_slice(t, idx, count, &off, &len, e);
+  double t1;
+  int rc = begin_step(t, idx, count, &off, &len, 1, &t1, data_s, e);
   if (rc < 0)
     return rc;
-  noise_for(t, off, len, t->z); // (len, nz, 1, 1)
-  double t1 = pit_now();
-  *data_s = t1 - t0;
   struct pit_net *G = t->net[0], *D = t->net[1];
   const size_t img = t->sample_floats;
   const float *p, *fake;
