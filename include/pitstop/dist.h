@@ -64,6 +64,8 @@ int pit_dist_init_force(struct pit_dist *d, int *argc, char ***argv, int force,
                         struct pit_err *e);
 /* Gradient bucket size in bytes (default 4 MiB, or PIT_DIST_BUCKET_MB from the
  * environment); every rank must use the same. Not during a reduction. */
+/* Host name of a rank (learned at start-up), NULL if rank is out of range. */
+const char *pit_dist_host_of(const struct pit_dist *d, int rank);
 int pit_dist_set_bucket_bytes(struct pit_dist *d, size_t bytes, struct pit_err *e);
 /* all_wait[r] returned by gradient reduction k (pit_dist_grads_end or
  * pit_dist_allreduce_grads) is rank r's wait of reduction k-1 of this struct

@@ -74,7 +74,7 @@ static int learn_nodes(struct pit_dist *d, struct pit_dist_impl *im, struct pit_
     }
   d->node = first[d->rank];
   d->nodes = nodes;
-  free(all);
+  im->hosts = all; /* kept: pit_dist_host_of */
   free(first);
   return 0;
 }
@@ -148,6 +148,15 @@ int pit_dist_init_force(struct pit_dist *d, int *argc, char ***argv, int force,
   return 0;
 }
 
+const char *pit_dist_host_of(const struct pit_dist *d, int rank) {
+  const struct pit_dist_impl *im = d->impl;
+  if (rank < 0 || rank >= d->size)
+    return NULL;
+  if (!im || !im->hosts)
+    return d->host;
+  return im->hosts + (size_t)rank * sizeof d->host;
+}
+
 int pit_dist_init(struct pit_dist *d, int *argc, char ***argv, struct pit_err *e) {
   return pit_dist_init_force(d, argc, argv, 0, e);
 }
@@ -162,6 +171,7 @@ void pit_dist_release(struct pit_dist *d) {
     free(im->ready);
     free(im->req);
     free(im->tbuf);
+    free(im->hosts);
     if (im->grad != MPI_COMM_NULL)
       MPI_Comm_free(&im->grad);
     if (im->ctl != MPI_COMM_NULL)

@@ -18,6 +18,7 @@ struct pit_dist_impl {
   MPI_Comm grad;           /* gradient buckets + timings (nonblocking) */
   MPI_Comm ctl;            /* bcast, barrier, small collectives (blocking) */
   size_t bucket_elems;     /* floats per bucket (PIT_DIST_BUCKET_MB, default 4 MiB) */
+  char *hosts;             /* size x sizeof host: every rank's host name, by rank */
   /* reduction in flight (between grads_begin and grads_end) */
   int active;
   float *grads;

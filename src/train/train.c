@@ -286,6 +286,9 @@ static char *config_json(struct trainer *t) {
   cJSON_AddStringToObject(c, "backend", o->backend == PIT_BACKEND_REF ? "ref" : "fast");
   cJSON_AddNumberToObject(c, "seed", (double)o->seed);
   cJSON_AddStringToObject(c, "host", t->d->host);
+  cJSON *hosts = cJSON_AddArrayToObject(c, "hosts"); /* by rank: which node a slow rank is on */
+  for (int r = 0; r < t->d->size; r++)
+    cJSON_AddItemToArray(hosts, cJSON_CreateString(pit_dist_host_of(t->d, r)));
   char *s = cJSON_PrintUnformatted(c);
   cJSON_Delete(c);
   return s;

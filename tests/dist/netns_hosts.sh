@@ -140,6 +140,9 @@ if isinstance(cfg, str):
     cfg = json.loads(cfg)
 ranks, nodes = cfg.get("ranks"), cfg.get("nodes")
 assert ranks == 2 and nodes == 2, "init record: ranks %r nodes %r" % (ranks, nodes)
+assert len(set(cfg.get("hosts", []))) == 2, "init record: hosts %r" % cfg.get("hosts")
+iters = [r for r in recs if r.get("type") == "iter"]
+assert all(len(r["compute_s"]) == 2 and len(r["wait_s"]) == 2 for r in iters)
 iters = [r for r in recs if r.get("type") == "iter"]
 assert len(iters) == 20, "%d iter records" % len(iters)
 print("pitstop train across 2 hosts: init ranks %d nodes %d hosts %s, %d iter records"
