@@ -62,6 +62,28 @@ n=$(grep -c '"iter"' "$T/s.jsonl")
 $CKPT compare "$T/a2/checkpoint.pit" "$T/s/checkpoint.pit" 1e-5 || fail "stopped+resumed run differs from the uninterrupted one"
 echo "stopped by SIGUSR1 after $n iterations, resumed to 45: same parameters"
 
+# the same under mpirun: SIGUSR1 to mpirun is forwarded to both ranks, which agree on the
+# step, checkpoint and exit 0; the run is finished on 1 rank with the uninterrupted result
+(
+  export ASAN_OPTIONS="${asan_keep:+$asan_keep:}detect_leaks=0"
+  exec "${MPIRUN[@]}" -np 2 "$PITSTOP" "${common[@]}" --max-iters 45 --out "$T/m" --events "$T/m.jsonl" \
+    --backend ref > "$T/m.txt" 2>&1
+) & # exec: the signal goes to mpirun itself
+mpid=$!
+for _ in $(seq 1 400); do
+  k=$(grep -c '"iter"' "$T/m.jsonl" 2> /dev/null || true)
+  [ "${k:-0}" -ge 3 ] && break
+  sleep 0.05
+done
+kill -USR1 $mpid
+wait $mpid || fail "mpirun stopped by SIGUSR1 exited non-zero: $(cat "$T/m.txt")"
+grep -q "stopped on request" "$T/m.txt" || fail "no stop message under mpirun: $(cat "$T/m.txt")"
+n=$(grep -c '"iter"' "$T/m.jsonl")
+[ "$n" -lt 45 ] || fail "SIGUSR1 did not stop the MPI run ($n iterations)"
+"$PITSTOP" "${common[@]}" --max-iters 45 --out "$T/m" --resume "$T/m/checkpoint.pit" --backend ref > /dev/null
+$CKPT compare "$T/a2/checkpoint.pit" "$T/m/checkpoint.pit" 1e-4 || fail "2 ranks stopped by SIGUSR1 + 1 rank resumed differs"
+echo "mpirun stopped by SIGUSR1 after $n iterations on 2 ranks, resumed on 1 to 45: same parameters"
+
 # a corrupted checkpoint is refused with its name, and nothing is trained
 printf 'garbage' | dd of="$T/step20.pit" bs=1 seek=100 conv=notrunc 2> /dev/null
 if "$PITSTOP" "${c2[@]}" --max-iters 45 --resume "$T/step20.pit" 2> "$T/err.txt"; then
