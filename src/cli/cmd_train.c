@@ -152,11 +152,12 @@ int pit_cmd_train(int argc, char **argv) {
   pit_err_clear(&err);
   if (pit_train_check(&o, &err) < 0) /* before MPI: a typo fails fast, once per rank */
     return pit_cli_fail(&err);
+  signal(SIGUSR1, on_usr1); /* before start-up: an early stop request must not kill the rank */
   struct pit_dist d;
   if (pit_dist_init(&d, &argc, &argv, &err) < 0)
     return pit_cli_fail(&err);
   o.progress = !quiet && d.rank == 0 && isatty(2);
-  signal(SIGUSR1, on_usr1);
+  signal(SIGUSR1, on_usr1); /* again, in case MPI start-up installed its own */
 
   struct pit_train_result res;
   int rc = pit_train_run(&o, &d, &res, &err);
