@@ -460,7 +460,7 @@ static void table(FILE *f, struct item *items, int n, const char *title) {
           "p5", "p95", "warmup", "t_p [95% interval]");
   for (int i = 0; i < n; i++) {
     const struct pit_summary *s = &items[i].sum;
-    char tp[96];
+    char tp[160];
     if (isnan(s->tp.mean))
       snprintf(tp, sizeof tp, "-");
     else if (isnan(s->tp.lo))
@@ -480,7 +480,7 @@ static void table(FILE *f, struct item *items, int n, const char *title) {
           "epochs", "valid.", "slowest rank (compute)");
   for (int i = 0; i < n; i++) {
     const struct pit_summary *s = &items[i].sum;
-    char ep[40], va[40], in[40], slow[96];
+    char ep[64], va[64], in[64], slow[192];
     snprintf(ep, sizeof ep, "%s (%lld)", secs(b[0], 32, s->epoch.mean), (long long)s->epoch.n);
     snprintf(va, sizeof va, "%s (%lld)", secs(b[1], 32, s->validation.mean), (long long)s->validation.n);
     snprintf(in, sizeof in, "%s (%lld)", secs(b[2], 32, s->init.mean), (long long)s->init.n);

@@ -19,7 +19,7 @@ static int need_rank(struct pit_parser *p, const char **sp, const char *end, int
 }
 
 int pit_pl_pi(struct pit_parser *p, const char *s, const char *end, struct pit_err *e) {
-  int64_t r, i;
+  int64_t r = 0, i = 0; /* set before use; zeroed for GCC -O3 -Wmaybe-uninitialized */
   double x, t;
   int dig, d2;
   if (PL_LIT(&s, end, "Init time,")) {

@@ -242,8 +242,8 @@ static int parse_header(const unsigned char *blob, size_t len, const char *path,
 
 int pit_ckpt_peek(const unsigned char *blob, size_t len, const char *path, struct pit_ckpt_meta *m,
                   struct pit_err *e) {
-  cJSON *h;
-  size_t off;
+  cJSON *h = NULL;
+  size_t off = 0;
   int rc = parse_header(blob, len, path, &h, &off, e);
   if (rc < 0)
     return rc;
@@ -254,8 +254,8 @@ int pit_ckpt_peek(const unsigned char *blob, size_t len, const char *path, struc
 
 int pit_ckpt_load(const unsigned char *blob, size_t len, const char *path, struct pit_ckpt_meta *m,
                   struct pit_net *const *nets, struct pit_optim *optims, int n, struct pit_err *e) {
-  cJSON *h;
-  size_t off;
+  cJSON *h = NULL;
+  size_t off = 0;
   int rc = parse_header(blob, len, path, &h, &off, e);
   if (rc < 0)
     return rc;
