@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """bench/hetero — one slow rank: rank 1 runs in a cgroup held to half a core
-(cgroup v1 cpu.cfs_quota_us = 50% of a 10 ms period; this machine has no
-cgroup v2 cpu.max), rank 0 has a full core. Caveat of the emulation: Open MPI
+(cgroup v1 cpu.cfs_quota_us = 50% of a 2 ms period; this machine has no
+cgroup v2 cpu.max; a 10 ms period made the slow rank's 30 ms steps take either
+~21 or ~30 ms by where they fell in the period, a jitter a really slower machine
+does not have), rank 0 has a full core. Caveat of the emulation: Open MPI
 polls while it waits, so time the slow rank spends waiting in a reduction eats
 its quota (a really slower machine would lose nothing by waiting). Prints, one line each:
   - the standalone throughputs of a full-core and a half-core process at the
@@ -15,7 +17,7 @@ printed for the whole run after 5 warm-up iterations. Runs are interleaved (equa
 medians reported. Needs root (cgroups).
 
 usage: bench/hetero/hetero.py [--pitstop PATH] [--model M] [--batch B] [--iters N]
-       [--reps N] [--nice N] [--quota 0.5] [--period-us 10000] [--rebalance-every K]
+       [--reps N] [--nice N] [--quota 0.5] [--period-us 2000] [--rebalance-every K]
 """
 import argparse
 import os
@@ -66,7 +68,7 @@ def main():
     ap.add_argument("--iters", type=int, default=160)
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--quota", type=float, default=0.5, help="cores for the slow rank")
-    ap.add_argument("--period-us", type=int, default=10000,
+    ap.add_argument("--period-us", type=int, default=2000,
                     help="CFS period: short, so the slow rank is slow rather than paused for "
                     "long stretches (a 100 ms period stops it for 50 ms at a time, often "
                     "inside a reduction)")

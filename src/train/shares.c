@@ -2,10 +2,17 @@
  *
  *   equal      every rank the same share (±1 sample);
  *   w1,w2,...  fixed relative weights, one per rank;
- *   auto       starts equal; every K iterations each rank's speed is measured as
- *              samples / compute seconds over the last K iterations and the
- *              weights become those speeds, so every rank finishes its part at
- *              about the same time.
+ *   auto       starts equal; every K iterations each rank's speed is estimated as
+ *              samples / compute seconds, summed over the iterations since the last
+ *              rebalance plus half the sums before it (older windows fade by half
+ *              each time), and the shares proportional to those speeds are taken
+ *              only if they shorten the predicted step (max over ranks of share /
+ *              speed) by at least PIT_SHARES_MIN_GAIN. Why the damping: a step on a
+ *              new local batch size builds new oneDNN primitives (measured: 50–65 ms
+ *              extra on a half-core rank with a 30 ms step), so chasing measurement
+ *              noise with ±2-sample changes every K iterations cost more than it won.
+ *              The first step on new shares is left out of the estimate (it holds
+ *              that build).
  * Invariant: every rank computes the same shares — the inputs (weights, every
  * rank's compute time from the gradient reduction) are identical on all ranks,
  * and pit_shares_split is deterministic. Shares always sum to the global batch.
@@ -14,7 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "train/train_impl.h"
+
+/* auto: a rebalance must shorten the predicted step by this fraction to be taken */
+#define PIT_SHARES_MIN_GAIN 0.03
+#define PIT_SHARES_MAX_RANKS_STACK 64
 
 int tr_shares_init(struct trainer *t, struct pit_err *e) {
   int n = t->d->size;
@@ -22,7 +35,8 @@ int tr_shares_init(struct trainer *t, struct pit_err *e) {
   t->shares = calloc((size_t)n, sizeof(int64_t));
   t->win_c = calloc((size_t)n, sizeof(double));
   t->win_n = calloc((size_t)n, sizeof(double));
-  if (!t->weights || !t->shares || !t->win_c || !t->win_n)
+  t->cand = calloc(2 * (size_t)n, sizeof(int64_t)); /* new shares, then the current ones */
+  if (!t->weights || !t->shares || !t->win_c || !t->win_n || !t->cand)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   for (int r = 0; r < n; r++)
     t->weights[r] = 1.0;
@@ -63,25 +77,93 @@ void tr_shares_for(struct trainer *t, int64_t count) {
   pit_shares_split(count, t->weights, t->d->size, t->shares);
 }
 
+/* Predicted compute time of a step: the slowest rank's share / speed. */
+static double predicted_step(const int64_t *shares, const double *speed, int n) {
+  double worst = 0;
+  for (int r = 0; r < n; r++) {
+    double c = (double)shares[r] / speed[r];
+    if (c > worst)
+      worst = c;
+  }
+  return worst;
+}
+
+/* The decision record of a rebalance (rank 0; written after the pending iter
+ * record). t->cand holds the new shares, then the old ones; times in seconds. */
+static void note_decision(struct trainer *t, double t_old, double t_new, int n) {
+  cJSON *o = cJSON_CreateObject(), *sh = cJSON_CreateArray(), *prev = cJSON_CreateArray(),
+        *spd = cJSON_CreateArray();
+  if (!o || !sh || !prev || !spd) {
+    cJSON_Delete(o);
+    cJSON_Delete(sh);
+    cJSON_Delete(prev);
+    cJSON_Delete(spd);
+    return; /* out of memory: the record is lost, training goes on */
+  }
+  cJSON_AddStringToObject(o, "what", "batch_shares");
+  cJSON_AddNumberToObject(o, "step", (double)t->step);
+  for (int r = 0; r < n; r++) {
+    cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)t->cand[r]));
+    cJSON_AddItemToArray(prev, cJSON_CreateNumber((double)t->cand[n + r]));
+    cJSON_AddItemToArray(spd, cJSON_CreateNumber(round(t->win_n[r] / t->win_c[r] * 10) / 10));
+  }
+  cJSON_AddItemToObject(o, "shares", sh);
+  cJSON_AddItemToObject(o, "previous", prev);
+  cJSON_AddItemToObject(o, "speed_sps", spd);
+  cJSON_AddNumberToObject(o, "predicted_step_s", round(t_new * 1e6) / 1e6);
+  cJSON_AddNumberToObject(o, "previous_predicted_step_s", round(t_old * 1e6) / 1e6);
+  char why[160];
+  snprintf(why, sizeof why,
+           "auto: shares proportional to the measured speeds predict a %.1f%% shorter step (threshold %.0f%%)",
+           100 * (1 - t_new / t_old), 100 * PIT_SHARES_MIN_GAIN);
+  cJSON_AddStringToObject(o, "why", why);
+  free(t->dec_detail);
+  t->dec_detail = cJSON_PrintUnformatted(o);
+  t->dec_t = tr_time(t);
+  cJSON_Delete(o);
+}
+
 void tr_shares_observe(struct trainer *t, const double *all_compute) {
   if (!t->auto_shares || t->d->size < 2)
     return;
   int n = t->d->size;
+  if (t->win_skip) {
+    t->win_skip = 0;
+    return;
+  }
   for (int r = 0; r < n; r++) {
     t->win_c[r] += all_compute[r];
     t->win_n[r] += (double)t->shares[r];
   }
   if (++t->win_k < (t->o->rebalance_every > 0 ? t->o->rebalance_every : 10))
     return;
-  double total = 0;
-  for (int r = 0; r < n; r++)
-    if (t->win_c[r] > 0 && t->win_n[r] > 0)
-      total += t->win_n[r] / t->win_c[r];
-  if (total > 0)
-    for (int r = 0; r < n; r++)
-      if (t->win_c[r] > 0 && t->win_n[r] > 0)
-        t->weights[r] = (t->win_n[r] / t->win_c[r]) / total;
-  memset(t->win_c, 0, sizeof(double) * (size_t)n);
-  memset(t->win_n, 0, sizeof(double) * (size_t)n);
   t->win_k = 0;
+  double speed[PIT_SHARES_MAX_RANKS_STACK], *sp = speed, total = 0;
+  if (n > PIT_SHARES_MAX_RANKS_STACK && !(sp = malloc(sizeof(double) * (size_t)n)))
+    return; /* out of memory: keep the shares */
+  int ok = 1;
+  for (int r = 0; r < n; r++) {
+    ok &= t->win_c[r] > 0 && t->win_n[r] > 0;
+    sp[r] = ok ? t->win_n[r] / t->win_c[r] : 0;
+    total += sp[r];
+  }
+  if (ok && total > 0) {
+    for (int r = 0; r < n; r++)
+      sp[r] /= total; /* relative speeds: the weights a rebalance would set */
+    pit_shares_split(t->B, sp, n, t->cand);
+    pit_shares_split(t->B, t->weights, n, t->cand + n);
+    double t_new = predicted_step(t->cand, sp, n), t_old = predicted_step(t->cand + n, sp, n);
+    if (t_new < (1 - PIT_SHARES_MIN_GAIN) * t_old) {
+      memcpy(t->weights, sp, sizeof(double) * (size_t)n);
+      t->win_skip = 1;
+      if (t->d->rank == 0)
+        note_decision(t, t_old / total, t_new / total, n);
+    }
+  }
+  for (int r = 0; r < n; r++) { /* older windows fade */
+    t->win_c[r] *= 0.5;
+    t->win_n[r] *= 0.5;
+  }
+  if (sp != speed)
+    free(sp);
 }

@@ -223,6 +223,8 @@ static void trainer_release(struct trainer *t) {
   free(t->shares);
   free(t->win_c);
   free(t->win_n);
+  free(t->cand);
+  free(t->dec_detail);
   free(t->x);
   free(t->y);
   free(t->z);
@@ -376,7 +378,18 @@ static int emit_pending(struct trainer *t, struct pit_err *e) {
   if (!t->have_pending)
     return 0;
   t->have_pending = 0;
-  return tr_emit(t, &t->pend, e);
+  int rc = tr_emit(t, &t->pend, e);
+  if (rc == 0 && t->dec_detail) { /* a rebalance taken after that iteration */
+    struct pit_record d;
+    pit_record_init(&d);
+    d.type = PIT_REC_DECISION;
+    d.t = t->dec_t;
+    d.detail = t->dec_detail;
+    t->dec_detail = NULL;
+    rc = tr_emit(t, &d, e);
+    pit_record_release(&d);
+  }
+  return rc;
 }
 
 /* Completes the pending record now (one extra collective): before records that
