@@ -3,16 +3,17 @@
  *   equal      every rank the same share (±1 sample);
  *   w1,w2,...  fixed relative weights, one per rank;
  *   auto       starts equal; every K iterations each rank's speed is estimated as
- *              samples / compute seconds, summed over the iterations since the last
- *              rebalance plus half the sums before it (older windows fade by half
- *              each time), and the shares proportional to those speeds are taken
+ *              samples / compute seconds, summed over the last window of K
+ *              iterations plus half the sums before it (older windows fade by half
+ *              each time, rebalanced or not), and the shares proportional to those speeds are taken
  *              only if they shorten the predicted step (max over ranks of share /
  *              speed) by at least PIT_SHARES_MIN_GAIN. Why the damping: a step on a
  *              new local batch size builds new oneDNN primitives (measured: 50–65 ms
- *              extra on a half-core rank with a 30 ms step), so chasing measurement
+ *              extra on a half-core rank with a 30 ms step; the run's first step, which
+ *              builds them all, took 53 / 198 ms against 5 ms later), so chasing measurement
  *              noise with ±2-sample changes every K iterations cost more than it won.
- *              The first step on new shares is left out of the estimate (it holds
- *              that build).
+ *              The run's first step and the first step on new shares are left out
+ *              of the estimate (they hold those builds).
  * Invariant: every rank computes the same shares — the inputs (weights, every
  * rank's compute time from the gradient reduction) are identical on all ranks,
  * and pit_shares_split is deterministic. Shares always sum to the global batch.
@@ -27,7 +28,6 @@
 
 /* auto: a rebalance must shorten the predicted step by this fraction to be taken */
 #define PIT_SHARES_MIN_GAIN 0.03
-#define PIT_SHARES_MAX_RANKS_STACK 64
 
 int tr_shares_init(struct trainer *t, struct pit_err *e) {
   int n = t->d->size;
@@ -36,7 +36,8 @@ int tr_shares_init(struct trainer *t, struct pit_err *e) {
   t->win_c = calloc((size_t)n, sizeof(double));
   t->win_n = calloc((size_t)n, sizeof(double));
   t->cand = calloc(2 * (size_t)n, sizeof(int64_t)); /* new shares, then the current ones */
-  if (!t->weights || !t->shares || !t->win_c || !t->win_n || !t->cand)
+  t->speed = calloc((size_t)n, sizeof(double));
+  if (!t->weights || !t->shares || !t->win_c || !t->win_n || !t->cand || !t->speed)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   for (int r = 0; r < n; r++)
     t->weights[r] = 1.0;
@@ -45,6 +46,7 @@ int tr_shares_init(struct trainer *t, struct pit_err *e) {
     return 0;
   if (strcmp(s, "auto") == 0) {
     t->auto_shares = 1;
+    t->win_skip = 1; /* the first step builds every primitive: not a speed */
     return 0;
   }
   /* list of weights */
@@ -138,9 +140,7 @@ void tr_shares_observe(struct trainer *t, const double *all_compute) {
   if (++t->win_k < (t->o->rebalance_every > 0 ? t->o->rebalance_every : 10))
     return;
   t->win_k = 0;
-  double speed[PIT_SHARES_MAX_RANKS_STACK], *sp = speed, total = 0;
-  if (n > PIT_SHARES_MAX_RANKS_STACK && !(sp = malloc(sizeof(double) * (size_t)n)))
-    return; /* out of memory: keep the shares */
+  double *sp = t->speed, total = 0; /* allocated up front: every rank must take every rebalance */
   int ok = 1;
   for (int r = 0; r < n; r++) {
     ok &= t->win_c[r] > 0 && t->win_n[r] > 0;
@@ -164,6 +164,4 @@ void tr_shares_observe(struct trainer *t, const double *all_compute) {
     t->win_c[r] *= 0.5;
     t->win_n[r] *= 0.5;
   }
-  if (sp != speed)
-    free(sp);
 }

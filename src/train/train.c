@@ -224,6 +224,7 @@ static void trainer_release(struct trainer *t) {
   free(t->win_c);
   free(t->win_n);
   free(t->cand);
+  free(t->speed);
   free(t->dec_detail);
   free(t->x);
   free(t->y);

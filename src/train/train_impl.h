@@ -38,6 +38,7 @@ struct trainer {
   int64_t *shares;                /* (size) samples of the current global batch per rank */
   double *win_c;                  /* (size) auto: compute seconds summed over the window */
   double *win_n;                  /* (size) auto: samples summed over the window */
+  double *speed;                  /* (size) auto: relative speeds of a rebalance (scratch) */
   int64_t *cand;                  /* (2 size) auto: shares a rebalance would give, current shares */
   int win_k;
   int win_skip;                   /* auto: the next step runs on new shares (builds plans): not measured */
