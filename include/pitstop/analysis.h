@@ -119,6 +119,8 @@ struct pit_series_run {
   struct pit_config cfg;
   double end_total_s;      /* sum of end records' total_s (NaN if none) */
   double last_t;           /* largest t seen (NaN if none) */
+  int rebalances;          /* batch_shares decision records (--batch-shares auto) */
+  char shares[96];         /* the last one's shares, "49/15"; "" if none */
 };
 
 /* A duration from a non-iteration record. */
@@ -167,6 +169,8 @@ struct pit_summary {
   double median_rank_compute_s;  /* median over ranks of mean compute_s */
   double slow_excess;            /* slow_compute_s / fastest rank's mean − 1 (0.25 = 25% slower) */
   double wait_share;             /* Σ wait_s / Σ (compute_s + wait_s) over ranks and iterations */
+  int rebalances;                /* batch_shares decisions, summed over the runs */
+  char shares[96];               /* the last run's last shares ("49/15"), "" if none */
   double *rank_compute_s, *rank_wait_s; /* (nranks) means; owned */
   /* totals and shares (of total_s); the sums count records of rank -1 or 0
    * only, so one-line-per-rank foreign logs are not counted once per rank */

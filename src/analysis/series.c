@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "pitstop/analysis.h"
 
 void pit_series_init(struct pit_series *s) { memset(s, 0, sizeof *s); }
@@ -67,6 +69,33 @@ static int add_event(struct pit_series *s, const struct pit_record *r, int run, 
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   s->ev[s->nev++] = (struct pit_series_event){r->type, run, r->rank, v, r->rdzv_s};
   return 0;
+}
+
+/* A batch_shares decision (pitstop train --batch-shares auto): counted, its
+ * shares kept as "a/b/...". Other decisions, or details that do not parse, are
+ * left alone (a decision carries no duration). */
+static void note_shares(struct pit_series_run *ru, const char *detail) {
+  if (!detail || !strstr(detail, "\"batch_shares\""))
+    return;
+  cJSON *o = cJSON_Parse(detail);
+  const cJSON *what = cJSON_GetObjectItemCaseSensitive(o, "what");
+  const cJSON *sh = cJSON_GetObjectItemCaseSensitive(o, "shares");
+  if (cJSON_IsString(what) && strcmp(what->valuestring, "batch_shares") == 0 && cJSON_IsArray(sh)) {
+    ru->rebalances++;
+    size_t n = 0;
+    const cJSON *x;
+    ru->shares[0] = 0;
+    cJSON_ArrayForEach(x, sh) {
+      int w = snprintf(ru->shares + n, sizeof ru->shares - n, "%s%.0f", n ? "/" : "",
+                       cJSON_IsNumber(x) ? x->valuedouble : -1.0);
+      if (w < 0 || (size_t)w >= sizeof ru->shares - n) { /* too many ranks to show */
+        snprintf(ru->shares + (sizeof ru->shares - 4), 4, "...");
+        break;
+      }
+      n += (size_t)w;
+    }
+  }
+  cJSON_Delete(o);
 }
 
 int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_err *e) {
@@ -132,8 +161,11 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
     if (isfinite(r->total_s))
       ru->end_total_s = isnan(ru->end_total_s) ? r->total_s : ru->end_total_s + r->total_s;
     return 0;
+  case PIT_REC_DECISION:
+    note_shares(ru, r->detail);
+    return 0;
   default:
-    return 0; /* node and decision records carry no durations */
+    return 0; /* node records carry no durations */
   }
 }
 

@@ -184,6 +184,11 @@ int pit_series_summarize(struct pit_series *s, struct pit_summary *sm, struct pi
   sm->nruns = s->nruns;
   if (s->nruns == 0)
     return pit_err_set(e, PIT_ENOTFOUND, "no records to summarize");
+  for (int i = 0; i < s->nruns; i++) { /* batch shares: how often auto moved them, the last */
+    sm->rebalances += s->runs[i].rebalances;
+    if (s->runs[i].shares[0])
+      snprintf(sm->shares, sizeof sm->shares, "%s", s->runs[i].shares);
+  }
   /* 1. the series' rank */
   int series_rank = -2;
   for (int64_t i = 0; i < s->nit && series_rank != -1; i++)

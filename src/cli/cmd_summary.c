@@ -330,6 +330,11 @@ static void json_item(FILE *f, const struct ctx *c, const struct item *it, int i
   jnum(f, "median_rank_compute_s", s->median_rank_compute_s, 1);
   jnum(f, "slow_excess", s->slow_excess, 1);
   jnum(f, "wait_share", s->wait_share, 1);
+  fprintf(f, "\"rebalances\":%d,", s->rebalances);
+  if (s->shares[0])
+    fprintf(f, "\"batch_shares\":\"%s\",", s->shares);
+  else
+    fputs("\"batch_shares\":null,", f);
   for (int a = 0; a < 2; a++) {
     const double *v = a ? s->rank_wait_s : s->rank_compute_s;
     fprintf(f, "\"%s\":[", a ? "rank_wait_s" : "rank_compute_s");
@@ -377,6 +382,12 @@ static void csv_text(FILE *f, const char *s) {
 
 static const char *stat_names[] = {"step", "data", "epoch", "validation", "init", "rdzv", "checkpoint"};
 
+/* "4 rebalances" */
+static const char *rebal(char *b, size_t n, int k) {
+  snprintf(b, n, "%d rebalance%s", k, k == 1 ? "" : "s");
+  return b;
+}
+
 static void csv_header(FILE *f) {
   fputs("kind,name,runs,model,batch,ranks,nodes,itype,threads,iters", f);
   for (int k = 0; k < 7; k++)
@@ -385,7 +396,7 @@ static void csv_header(FILE *f) {
             stat_names[k]);
   fputs(",non_paramount,warmup,tp_mean,tp_lo,tp_hi,tp_n,tp_batches,iters_per_epoch,epoch_edge_extra_s,nranks,"
         "slow_rank,slow_compute_s,slow_excess,wait_share,total_s,init_share,epoch_share,validation_share,"
-        "checkpoint_share\n",
+        "checkpoint_share,rebalances,batch_shares\n",
         f);
 }
 
@@ -426,7 +437,7 @@ static void csv_item(FILE *f, const struct item *it, int is_group) {
   cnum(f, s->epoch_share);
   cnum(f, s->validation_share);
   cnum(f, s->checkpoint_share);
-  fputc('\n', f);
+  fprintf(f, ",%d,%s\n", s->rebalances, s->shares); /* shares: digits and '/' only */
 }
 
 /* Human-readable seconds with 4 significant digits; "-" when absent. */
@@ -489,8 +500,10 @@ static void table(FILE *f, struct item *items, int n, const char *title) {
     else if (s->nranks == 1)
       snprintf(slow, sizeof slow, "one rank");
     else
-      snprintf(slow, sizeof slow, "rank %d: %s, +%.1f%% over the fastest; wait %s", s->slow_rank,
-               secs(b[3], 32, s->slow_compute_s), 100 * s->slow_excess, pct(b[4], 32, s->wait_share));
+      snprintf(slow, sizeof slow, "rank %d: %s, +%.1f%% over the fastest; wait %s%s%s%s%s", s->slow_rank,
+               secs(b[3], 32, s->slow_compute_s), 100 * s->slow_excess, pct(b[4], 32, s->wait_share),
+               s->shares[0] ? "; shares " : "", s->shares, s->shares[0] ? " after " : "",
+               s->shares[0] ? rebal(b[5], 32, s->rebalances) : "");
     fprintf(f, "%-*.*s %16s %16s %16s %9s %6s %6s %6s  %s\n", w, w, items[i].name, ep, va, in,
             secs(b[5], 32, s->total_s), pct(b[6], 32, s->init_share), pct(b[7], 32, s->epoch_share),
             pct(b[8], 32, s->validation_share), slow);

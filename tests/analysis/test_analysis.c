@@ -219,6 +219,18 @@ static void series_summary(void) {
   r.total_s = 10.0;
   pit_series_add(&s, &r, &e);
   pit_record_release(&r);
+  /* batch-share decisions: counted, the last kept; other decisions and bad details ignored */
+  static const char *const dec[] = {
+      "{\"what\":\"batch_shares\",\"step\":10,\"shares\":[40,24],\"previous\":[32,32]}",
+      "{\"what\":\"resize\",\"shares\":[1,2]}", "{\"what\":\"batch_shares\",", "not json",
+      "{\"what\":\"batch_shares\",\"step\":21,\"shares\":[43,21],\"previous\":[40,24]}"};
+  for (size_t k = 0; k < sizeof dec / sizeof *dec; k++) {
+    r.type = PIT_REC_DECISION;
+    snprintf(r.run, sizeof r.run, "r1");
+    r.detail = strdup(dec[k]);
+    CHECK(pit_series_add(&s, &r, &e) == 0, "decision record: %s", e.msg);
+    pit_record_release(&r);
+  }
 
   struct pit_summary sm;
   CHECK(pit_series_summarize(&s, &sm, &e) == 0, "summarize: %s", e.msg);
@@ -232,6 +244,8 @@ static void series_summary(void) {
   CHECK(sm.nranks == 2 && sm.slow_rank == 1, "slow rank %d", sm.slow_rank);
   CHECK_NEAR(sm.slow_excess, 0.25, 1e-9, "rank 1 is 25% slower");
   CHECK_NEAR(sm.wait_share, 0.002 / 0.020, 1e-9, "wait share");
+  CHECK(sm.rebalances == 2 && strcmp(sm.shares, "43/21") == 0, "batch shares: %d rebalances, last '%s'",
+        sm.rebalances, sm.shares);
   CHECK_NEAR(sm.iters_per_epoch, 20, 0, "iters per epoch");
   CHECK(sm.validation.n == 3 && sm.epoch.n == 3 && sm.init.n == 1, "event counts");
   CHECK_NEAR(sm.total_s, 10.0, 0, "total from the end record");
