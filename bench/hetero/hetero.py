@@ -88,6 +88,7 @@ def main():
     with Cgroup(a.quota, a.period_us) as cg:
         alone = {"full": [], "slow": []}
         two = {"equal": [], "auto": []}
+        dec = {"equal": [], "auto": []}  # batch_shares decisions of the last repetition
         for _ in range(a.reps):
             alone["full"].append(db.summarise(db.train(pit, base + ["--batch-size", str(half)]), skip))
             alone["slow"].append(db.summarise(
@@ -98,6 +99,7 @@ def main():
                     extra += ["--rebalance-every", str(a.rebalance_every)]
                 recs = db.train(pit, base + extra, 2, wrap=cg.wrap(1))
                 two[shares].append((db.summarise(recs, skip), db.summarise(recs, early)))
+                dec[shares] = [r["detail"] for r in recs if r.get("type") == "decision"]
     full = db.median([s["ips"] for s in alone["full"]])
     slow = db.median([s["ips"] for s in alone["slow"]])
     ideal = full + slow
@@ -112,7 +114,9 @@ def main():
         print("%s 2 ranks b%d --batch-shares %-5s: %.1f samples/s = %.0f%% of the sum (last %d "
               "iters; whole run after %d: %.0f%%); slow by records: %s"
               % (a.model, a.batch, shares, ips, 100 * ips / ideal, a.iters - skip - 1, early,
-                 100 * ips_all / ideal, slow_rank(two[shares][-1][0])), flush=True)
+                 100 * ips_all / ideal, slow_rank(two[shares][-1][0])) +
+              ("; last run: %d rebalance(s), shares %s" % (len(dec[shares]),
+               "/".join(str(x) for x in dec[shares][-1]["shares"])) if dec[shares] else ""), flush=True)
 
 
 if __name__ == "__main__":
