@@ -6,9 +6,10 @@
 # is written; under auto, every decision record follows from the one before
 # (its `previous` shares are the shares then in force, the first is equal),
 # sums to the global batch and predicts a shorter step; rank 1's median share
-# over the decisions is well under half, and auto's steps over the second half
-# of the run are clearly shorter than equal's. Parameters stay identical across
-# ranks (--check-sync). Needs root and the cgroup v1 cpu controller with CFS
+# over the decisions is well under half. The step times of both are printed,
+# not asserted (tests assert behaviour, not wall-clock time; bench/hetero
+# measures the gain). Parameters stay identical across ranks (--check-sync).
+# Runs alone (RUN_SERIAL): other tests' ranks would slow rank 0 as well. Needs root and the cgroup v1 cpu controller with CFS
 # bandwidth control; exit 77 (skipped) otherwise.
 set -euo pipefail
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
@@ -67,7 +68,6 @@ ai = [r for r in au if r["type"] == "iter"]
 check(len(ai) == 80, "auto: expected 80 iter records")
 step = lambda recs: sum(r["step_s"] for r in recs[40:]) / len(recs[40:])
 eq_it = [r for r in eq if r["type"] == "iter"]
-check(step(ai) < 0.85 * step(eq_it), "auto's steps %.1f ms, equal's %.1f ms: no gain" % (1e3 * step(ai), 1e3 * step(eq_it)))
 print("auto_shares: %d decision(s), rank 1 shares %s of 64, steps %.1f ms (auto) vs %.1f ms (equal)"
       % (len(dec), r1, 1e3 * step(ai), 1e3 * step(eq_it)))
 PY
