@@ -75,11 +75,8 @@ static const long double inv_p10l[28] = {
     1e-20L, 1e-21L, 1e-22L, 1e-23L, 1e-24L, 1e-25L, 1e-26L, 1e-27L};
 #endif
 
-/* SWAR: 8 ASCII digits at p (first digit in the lowest byte) → their value. */
-static inline int all_digits8(uint64_t v) {
-  return (((v & 0xF0F0F0F0F0F0F0F0ULL) | (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ==
-          0x3333333333333333ULL);
-}
+/* SWAR: 8 ASCII digits (first digit in the lowest byte; 0 bytes count as leading
+ * zeros) → their value. */
 static inline uint64_t value8(uint64_t v) {
   v = ((v & 0x0F0F0F0F0F0F0F0FULL) * 2561) >> 8;
   v = ((v & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;
