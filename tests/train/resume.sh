@@ -44,14 +44,20 @@ assert all(b >= a for a, b in zip(ts, ts[1:])), "record times go backwards acros
 print("records: 45 steps over generations 0 and 1, epochs and short batches as uninterrupted")
 PYEOF
 
+# wait_iters FILE TRIES: until FILE holds 3 iter records (or TRIES x 50 ms passed)
+wait_iters() {
+  local k
+  for _ in $(seq 1 "$2"); do
+    k=$(grep -c '"iter"' "$1" 2> /dev/null || true)
+    [ "${k:-0}" -ge 3 ] && return 0
+    sleep 0.05
+  done
+}
+
 # SIGUSR1: stop at an agreed iteration boundary, checkpoint, exit 0, then resume to the end
 "$PITSTOP" "${common[@]}" --max-iters 45 --out "$T/s" --events "$T/s.jsonl" --backend ref > "$T/s.txt" &
 pid=$!
-for _ in $(seq 1 200); do
-  k=$(grep -c '"iter"' "$T/s.jsonl" 2> /dev/null || true)
-  [ "${k:-0}" -ge 3 ] && break
-  sleep 0.05
-done
+wait_iters "$T/s.jsonl" 200
 kill -USR1 $pid
 wait $pid || fail "the run stopped by SIGUSR1 exited non-zero"
 grep -q "stopped on request" "$T/s.txt" || fail "no stop message: $(cat "$T/s.txt")"
@@ -70,11 +76,7 @@ echo "stopped by SIGUSR1 after $n iterations, resumed to 45: same parameters"
     --backend ref > "$T/m.txt" 2>&1
 ) & # exec: the signal goes to mpirun itself
 mpid=$!
-for _ in $(seq 1 400); do
-  k=$(grep -c '"iter"' "$T/m.jsonl" 2> /dev/null || true)
-  [ "${k:-0}" -ge 3 ] && break
-  sleep 0.05
-done
+wait_iters "$T/m.jsonl" 400
 kill -USR1 $mpid
 wait $mpid || fail "mpirun stopped by SIGUSR1 exited non-zero: $(cat "$T/m.txt")"
 grep -q "stopped on request" "$T/m.txt" || fail "no stop message under mpirun: $(cat "$T/m.txt")"
