@@ -82,7 +82,31 @@ static inline uint64_t value8(uint64_t v) {
   v = ((v & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;
   return ((v & 0x0000FFFF0000FFFFULL) * 42949672960001ULL) >> 32;
 }
-static const uint64_t u_p10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+static const uint64_t u_p10[20] = {1ULL,
+                                   10ULL,
+                                   100ULL,
+                                   1000ULL,
+                                   10000ULL,
+                                   100000ULL,
+                                   1000000ULL,
+                                   10000000ULL,
+                                   100000000ULL,
+                                   1000000000ULL,
+                                   10000000000ULL,
+                                   100000000000ULL,
+                                   1000000000000ULL,
+                                   10000000000000ULL,
+                                   100000000000000ULL,
+                                   1000000000000000ULL,
+                                   10000000000000000ULL,
+                                   100000000000000000ULL,
+                                   1000000000000000000ULL,
+                                   10000000000000000000ULL};
+/* Decimal digits of m > 0: from its bit length (log10(2) ~ 1233/4096), then one compare. */
+static inline int dec_len(uint64_t m) {
+  int t = ((64 - __builtin_clzll(m)) * 1233) >> 12; /* digits - 1 or digits */
+  return t + (t < 20 && m >= u_p10[t]);
+}
 /* How many of the 8 bytes in v (first byte lowest) lead as ASCII digits: 0..8.
  * A carry out of a byte >= 0xFA only reaches later bytes, after a non-digit. */
 static inline int lead_digits8(uint64_t v) {
@@ -149,14 +173,18 @@ int pit_pl_f64(const char **pp, const char *end, double *out, int *ndig) {
     exp10 += eneg ? -ev : ev;
     s = q;
   }
-  int lead = 0; /* leading zeros: not significant */
-  for (const char *q = ip; q < fe && (*q == '0' || *q == '.'); q++)
-    lead += *q == '0';
-  int sig = digits - lead, exact = digits <= 19;
-  if (!exact)
+  /* significant digits: those after the leading zeros, i.e. m's when m is exact */
+  int sig, exact = digits <= 19;
+  if (exact) {
+    sig = m ? dec_len(m) : 0;
+  } else {
+    int lead = 0;
+    for (const char *q = ip; q < fe && (*q == '0' || *q == '.'); q++)
+      lead += *q == '0';
+    sig = digits - lead;
     m = 0;
-  if (!exact && sig == 0)
-    exact = 1; /* many zeros: the value is 0 */
+    exact = sig == 0; /* many zeros: the value is 0 */
+  }
   double v;
   if (!exact) {
     goto slow;

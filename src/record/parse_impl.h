@@ -77,6 +77,20 @@ struct pit_parser {
 static inline int pl_lit(const char **p, const char *end, const char *s, size_t n) {
   if ((size_t)(end - *p) < n)
     return 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (n < 8 && end - *p >= 8) {
+    /* n and s are constants where this is inlined: b folds to a constant, a is
+     * one 8-byte load, masked (copying n bytes of the line into a word went
+     * through the stack, and the wide reload stalled on the narrow stores) */
+    uint64_t a, b = 0;
+    memcpy(&b, s, n);
+    memcpy(&a, *p, 8);
+    if ((a & (n ? ~0ULL >> (64 - 8 * n) : 0)) != b)
+      return 0;
+    *p += n;
+    return 1;
+  }
+#endif
   if (n <= 8) { /* n is a constant where this is inlined: plain loads, no memcmp call */
     uint64_t a = 0, b = 0;
     memcpy(&a, *p, n);
