@@ -170,6 +170,37 @@ static int key_id(const char *p, size_t n, int hint) {
   return -1;
 }
 
+/* The keys with their quotes, zero-padded to 16 bytes, and masks keeping the
+ * first n bytes of two 8-byte words. */
+static const char quoted_key[K_NKEYS][16] = {
+    "\"type\"",   "\"run\"",    "\"gen\"",     "\"t\"",       "\"rank\"",     "\"epoch\"",  "\"iter\"",
+    "\"step\"",   "\"batch\"",  "\"step_s\"",  "\"data_s\"",  "\"compute_s\"", "\"wait_s\"", "\"loss\"",
+    "\"init_s\"", "\"rdzv_s\"", "\"ranks\"",   "\"nodes\"",   "\"val_s\"",    "\"ckpt_s\"", "\"epoch_s\"",
+    "\"total_s\"", "\"accuracy\"", "\"bytes\"", "\"action\"", "\"node\"",     "\"itype\"",  "\"price_h\""};
+
+static inline uint64_t word_mask(int n) { return n >= 8 ? ~0ULL : n <= 0 ? 0 : ~0ULL >> (64 - 8 * n); }
+
+/* Key k when the line continues with it in quotes (the key expected next: two
+ * compares instead of scanning the string and searching the names), else -1. */
+static inline int expected_key(const char *s, const char *end, int k) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  int n = key_len[k] + 2;
+  if (end - s < 16)
+    return -1;
+  uint64_t a0, a1, b0, b1;
+  memcpy(&a0, s, 8);
+  memcpy(&a1, s + 8, 8);
+  memcpy(&b0, quoted_key[k], 8);
+  memcpy(&b1, quoted_key[k] + 8, 8);
+  return (((a0 ^ b0) & word_mask(n)) | ((a1 ^ b1) & word_mask(n - 8))) ? -1 : k;
+#else
+  (void)s;
+  (void)end;
+  (void)k;
+  return -1;
+#endif
+}
+
 static int fast_loss(const char **sp, const char *end, struct pit_record *r) {
   const char *s = *sp;
   if (s < end && *s != '{') {
@@ -225,9 +256,14 @@ static int fast_fields(struct pit_record *r, const char *s, const char *end, dou
   for (;;) {
     const char *kp, *vp;
     size_t kn, vn;
-    if (!jstr(&s, end, &kp, &kn) || kn == 0)
-      return FAST_NO;
-    int k = key_id(kp, kn, hint);
+    int k = expected_key(s, end, hint);
+    if (k >= 0) {
+      s += key_len[k] + 2;
+    } else {
+      if (!jstr(&s, end, &kp, &kn) || kn == 0)
+        return FAST_NO;
+      k = key_id(kp, kn, hint);
+    }
     if (k < 0 || (seen & (1u << k)))
       return FAST_NO;
     hint = k + 1 == K_NKEYS ? 0 : k + 1;
