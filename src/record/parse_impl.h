@@ -50,6 +50,7 @@ struct pit_parser {
   struct pit_record *cur;  /* the record being built */
   struct pit_record *pend; /* the record held for merging */
   struct pit_record json;  /* records read from JSON lines (own their arrays/strings) */
+  unsigned char json_next_key[32]; /* parse_json.c: key id + 1 that followed each key last time, 0 unknown */
   int partial;             /* the line being parsed is a last line without '\n' */
   int nul_counted;         /* the caller counts lines with NUL bytes (pit_parse_file does, per block) */
   int have_pend;

@@ -164,6 +164,7 @@ static int jarr(const char **sp, const char *end, double *v, int cap, int *n) {
 enum key { K_TYPE, K_RUN, K_GEN, K_T, K_RANK, K_EPOCH, K_ITER, K_STEP, K_BATCH, K_STEP_S, K_DATA_S,
            K_COMPUTE, K_WAIT, K_LOSS, K_INIT_S, K_RDZV_S, K_RANKS, K_NODES, K_VAL_S, K_CKPT_S,
            K_EPOCH_S, K_TOTAL_S, K_ACC, K_BYTES, K_ACTION, K_NODE, K_ITYPE, K_PRICE, K_NKEYS };
+_Static_assert(K_NKEYS + 1 <= sizeof ((struct pit_parser *)0)->json_next_key, "json_next_key is too short");
 static const char *const key_names[K_NKEYS] = {
     "type",   "run",    "gen",     "t",       "rank",     "epoch",  "iter",   "step",   "batch",  "step_s",
     "data_s", "compute_s", "wait_s", "loss",  "init_s",   "rdzv_s", "ranks",  "nodes",  "val_s",  "ckpt_s",
@@ -172,10 +173,10 @@ static const char *const key_names[K_NKEYS] = {
 static const unsigned char key_len[K_NKEYS] = {4, 3, 3, 1, 4, 5, 4, 4, 5, 6, 6, 9, 6, 4,
                                                6, 6, 5, 5, 5, 6, 7, 7, 8, 5, 6, 4, 5, 7};
 
-/* The key's id, looked for from hint on (the id after the previous key's):
- * records written by pitstop name their keys in this order, so the first or
- * second compare matches and the branches stay predictable (a search from
- * the first key mispredicted about once per key). */
+/* The key's id, looked for from hint on (the key expected next): lines of one
+ * log name their keys in one order, so the first compare matches and the
+ * branches stay predictable (a search from the first key mispredicted about
+ * once per key). */
 static int key_id(const char *p, size_t n, int hint) {
   for (int i = 0, k = hint; i < K_NKEYS; i++, k = k + 1 == K_NKEYS ? 0 : k + 1)
     if (key_len[k] == n && memcmp(key_names[k], p, n) == 0)
@@ -254,11 +255,11 @@ static int fast_loss(const char **sp, const char *end, struct pit_record *r) {
 
 /* The fast path: FAST_OK with *r filled, or FAST_NO (r in any state). The
  * per-rank arrays are given back to set_arrays. */
-static int fast_fields(struct pit_record *r, const char *s, const char *end, double *comp, int *ncp,
-                       double *wait, int *nwp) {
+static int fast_fields(struct pit_record *r, const char *s, const char *end, unsigned char *next_key,
+                       double *comp, int *ncp, double *wait, int *nwp) {
   int nc = -1, nw = -1;
   unsigned seen = 0;
-  int hint = 0;
+  int prev = K_NKEYS; /* next_key[K_NKEYS]: the first key */
   int64_t gen = 0, rank = -1, ranks = -1, nodes = -1;
   ws(&s, end);
   if (s >= end || *s++ != '{')
@@ -269,6 +270,8 @@ static int fast_fields(struct pit_record *r, const char *s, const char *end, dou
   for (;;) {
     const char *kp, *vp;
     size_t kn, vn;
+    /* the key that followed prev on the line before (else the next id) */
+    int hint = next_key[prev] ? next_key[prev] - 1 : prev + 1 < K_NKEYS ? prev + 1 : 0;
     int k = expected_key(s, end, hint);
     if (k >= 0) {
       s += key_len[k] + 2;
@@ -279,7 +282,8 @@ static int fast_fields(struct pit_record *r, const char *s, const char *end, dou
     }
     if (k < 0 || (seen & (1u << k)))
       return FAST_NO;
-    hint = k + 1 == K_NKEYS ? 0 : k + 1;
+    next_key[prev] = (unsigned char)(k + 1);
+    prev = k;
     seen |= 1u << k;
     ws(&s, end);
     if (s >= end || *s++ != ':')
@@ -288,6 +292,12 @@ static int fast_fields(struct pit_record *r, const char *s, const char *end, dou
     int ok;
     switch (k) {
     case K_TYPE:
+      if (end - s >= 8 && memcmp(s, "\"iter\"", 6) == 0) { /* the usual one */
+        r->type = PIT_REC_ITER;
+        s += 6;
+        ok = 1;
+        break;
+      }
       ok = jstr(&s, end, &vp, &vn) && vn < 16;
       if (ok) {
         char t[16];
@@ -349,14 +359,14 @@ static int fast_fields(struct pit_record *r, const char *s, const char *end, dou
 
 /* Reads one record by the fast path; the arrays of the record read before are
  * reused when the rank count is the same (no allocation per line). */
-static int fast_record(struct pit_record *r, const char *s, const char *end) {
+static int fast_record(struct pit_record *r, const char *s, const char *end, unsigned char *next_key) {
   double comp[FAST_MAX_RANKS], wait[FAST_MAX_RANKS];
   double *oc = r->compute_s, *ow = r->wait_s;
   int keep = r->nranks, nc = -1, nw = -1;
   r->compute_s = r->wait_s = NULL;
   r->nranks = 0;
   pit_record_release(r);
-  int rc = fast_fields(r, s, end, comp, &nc, wait, &nw);
+  int rc = fast_fields(r, s, end, next_key, comp, &nc, wait, &nw);
   int n = nc > nw ? nc : nw;
   if (rc == FAST_OK && n > 0) {
     if (keep == n) {
@@ -384,7 +394,7 @@ static int names_type(const char *s, const char *end) {
 int pit_pl_json(struct pit_parser *p, const char *s, const char *end, int marked, struct pit_err *e) {
   while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
     end--;
-  if (fast_record(&p->json, s, end) != FAST_OK) {
+  if (fast_record(&p->json, s, end, p->json_next_key) != FAST_OK) {
     struct pit_err le;
     pit_err_clear(&le);
     if (pit_record_parse(&p->json, s, (size_t)(end - s), &le) != 0) {
@@ -403,7 +413,8 @@ int pit_pl_json(struct pit_parser *p, const char *s, const char *end, int marked
 }
 
 int pit_parse_json_record(struct pit_record *r, const char *s, size_t len, struct pit_err *e) {
-  if (fast_record(r, s, s + len) == FAST_OK)
+  unsigned char next_key[K_NKEYS + 1] = {0};
+  if (fast_record(r, s, s + len, next_key) == FAST_OK)
     return 0;
   return pit_record_parse(r, s, len, e);
 }
