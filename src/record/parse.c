@@ -252,10 +252,9 @@ int pit_pl_bad(struct pit_parser *p, const char *what, const char *at, const cha
 /* ---------- records ---------- */
 
 void pit_pl_new(struct pit_parser *p, enum pit_rec_type t, int rank) {
-  pit_record_init(p->cur);
+  *p->cur = p->blank; /* one copy of a record initialised once, run set */
   p->cur->type = t;
   p->cur->rank = rank;
-  memcpy(p->cur->run, p->run, sizeof p->run);
 }
 
 struct pit_pl_rank *pit_pl_rank(struct pit_parser *p, int rank) {
@@ -370,6 +369,8 @@ int pit_parser_new(struct pit_parser **pp, enum pit_parse_format f, const char *
   p->ctx = ctx;
   p->cur = &p->slot[0];
   p->pend = &p->slot[1];
+  pit_record_init(&p->blank);
+  memcpy(p->blank.run, p->run, sizeof p->run);
   pit_record_init(p->cur);
   pit_record_init(p->pend);
   pit_record_init(&p->json);

@@ -47,6 +47,7 @@ struct pit_parser {
   char reason[256];
 
   struct pit_record slot[2]; /* cur and pend point into it; holding cur swaps them (no copy) */
+  struct pit_record blank; /* pit_pl_new's starting point: initialised, run set, owns nothing */
   struct pit_record *cur;  /* the record being built */
   struct pit_record *pend; /* the record held for merging */
   struct pit_record json;  /* records read from JSON lines (own their arrays/strings) */
