@@ -201,7 +201,11 @@ static int writer_start(struct writer *w, struct sink *s, struct pit_err *e) {
 static int writer_finish(struct writer *w, struct pit_err *e) {
   if (!w->b)
     return 0;
-  int rc = w->b[w->prod].n ? writer_push(w, e) : 0;
+  /* after a failed push, b[prod] may still be the writer's: read nothing of it */
+  pthread_mutex_lock(&w->mu);
+  int failed = w->failed;
+  pthread_mutex_unlock(&w->mu);
+  int rc = !failed && w->b[w->prod].n ? writer_push(w, e) : 0;
   pthread_mutex_lock(&w->mu);
   w->done = 1;
   pthread_cond_broadcast(&w->cv);
