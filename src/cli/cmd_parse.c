@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "record/slim.h"
 #include "pitstop/parse.h"
 #include "pitstop/store.h"
 
@@ -88,12 +89,25 @@ static int emit_one(struct sink *s, const struct pit_record *r, struct pit_err *
 
 #define INLINE_RANKS 8
 
+/* How slot i of a batch holds its record: slim (sl[i]), a copy in r[i] whose
+ * per-rank arrays are in arr[i], or a deep copy in r[i] owning its arrays and
+ * strings (released after writing). */
+enum { SLOT_SLIM, SLOT_COPY, SLOT_DEEP };
+
 struct batch {
-  struct pit_record r[BATCH_RECS];
-  unsigned char deep[BATCH_RECS]; /* r[i] owns arrays/strings (a deep copy) */
+  struct pit_slim sl[BATCH_RECS];
+  struct pit_record r[BATCH_RECS]; /* touched only for records that are not slim */
+  unsigned char kind[BATCH_RECS];
   double arr[BATCH_RECS][2 * INLINE_RANKS]; /* compute_s/wait_s of small records, no malloc */
+  char run[PIT_NAME_MAX];   /* the run of the slim records */
+  int has_run;
   int n;
 };
+
+/* Whether r can travel slim in b (and then b's run is r's). */
+static int slim_fits(const struct pit_record *r, const struct batch *b) {
+  return pit_slim_fits(r) && (!b->has_run || strcmp(b->run, r->run) == 0);
+}
 
 struct writer {
   pthread_t th;
@@ -122,6 +136,8 @@ static void *writer_main(void *arg) {
    * emit()'s samples on that one load). The parser thread does not touch the
    * buffer until the join, after which the level is handed back. */
   struct sink out = w->out;
+  struct pit_record blank, rec;
+  pit_record_init(&blank);
   for (;;) {
     pthread_mutex_lock(&w->mu);
     if (!w->filled[w->cons]) {
@@ -141,12 +157,17 @@ static void *writer_main(void *arg) {
     struct pit_err e = {0};
     int rc = 0;
     for (int i = 0; i < b->n; i++) {
+      if (b->kind[i] == SLOT_SLIM) {
+        rec = blank;
+        pit_slim_get(&rec, &b->sl[i], b->run);
+      }
       if (!failed && !rc)
-        rc = emit_one(&out, &b->r[i], &e);
-      if (b->deep[i])
+        rc = emit_one(&out, b->kind[i] == SLOT_SLIM ? &rec : &b->r[i], &e);
+      if (b->kind[i] == SLOT_DEEP)
         pit_record_release(&b->r[i]);
     }
     b->n = 0;
+    b->has_run = 0;
     pthread_mutex_lock(&w->mu);
     if (rc && !w->failed) {
       w->failed = 1;
@@ -217,7 +238,7 @@ static int writer_finish(struct writer *w, struct pit_err *e) {
   }
   for (int k = 0; k < NBATCH; k++) /* batches never handed over after a failure */
     for (int i = 0; i < w->b[k].n; i++)
-      if (w->b[k].deep[i])
+      if (w->b[k].kind[i] == SLOT_DEEP)
         pit_record_release(&w->b[k].r[i]);
   pthread_mutex_destroy(&w->mu);
   pthread_cond_destroy(&w->cv);
@@ -232,17 +253,26 @@ static int emit(void *ctx, const struct pit_record *r, struct pit_err *e) {
   if (s->w) {
     struct batch *b = &s->w->b[s->w->prod];
     int i = b->n;
-    b->deep[i] = (unsigned char)owns(r);
-    if (b->deep[i] && !r->config && !r->path && !r->detail && r->nranks <= INLINE_RANKS) {
+    if (slim_fits(r, b)) {
+      if (!b->has_run) {
+        memcpy(b->run, r->run, sizeof b->run);
+        b->has_run = 1;
+      }
+      pit_slim_put(&b->sl[i], r);
+      b->kind[i] = SLOT_SLIM;
+    } else if (!owns(r)) {
+      b->r[i] = *r;
+      b->kind[i] = SLOT_COPY;
+    } else if (!r->config && !r->path && !r->detail && r->nranks <= INLINE_RANKS) {
       b->r[i] = *r; /* per-rank arrays copied into the batch */
       b->r[i].compute_s = r->compute_s ? memcpy(b->arr[i], r->compute_s, sizeof(double) * (size_t)r->nranks) : NULL;
       b->r[i].wait_s =
           r->wait_s ? memcpy(b->arr[i] + INLINE_RANKS, r->wait_s, sizeof(double) * (size_t)r->nranks) : NULL;
-      b->deep[i] = 0;
-    } else if (!b->deep[i]) {
-      b->r[i] = *r;
+      b->kind[i] = SLOT_COPY;
     } else if (pit_record_copy(&b->r[i], r)) {
       return pit_err_set(e, PIT_ENOMEM, "out of memory");
+    } else {
+      b->kind[i] = SLOT_DEEP;
     }
     rc = ++b->n == BATCH_RECS ? writer_push(s->w, e) : 0;
   } else {
