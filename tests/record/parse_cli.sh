@@ -105,11 +105,33 @@ if [[ -w /dev/full ]]; then
   if "$PITSTOP" parse big.log > /dev/full 2> err.txt; then fail "writing to /dev/full should fail"; fi
   grep -q "pitstop: cannot write" err.txt || fail "write error message: $(cat err.txt)"
 fi
-# many records: order and content through the output thread equal the one-by-one --db path
+# many records through the output thread: order and content
 for i in $(seq 1 3000); do sed -n 5,10p dcgan.out; done > many.out
 "$PITSTOP" parse --quiet many.out > many.jsonl || fail "many.out"
 test "$(wc -l < many.jsonl)" -eq 9000 || fail "many.out: 3 iterations x 3000 expected, got $(wc -l < many.jsonl)"
 test "$(grep -c '"step_s":1.39204836' many.jsonl)" -eq 3000 || fail "many.out: merged twins"
 awk -F'"iter":' '{ split($2, a, ","); if (a[1] != (NR - 1) % 3) { print "iter " a[1] " at " NR; exit 1 } }' many.jsonl \
   || fail "many.out: records out of order"
+# several runs through the output thread (records travel to it in a slim form
+# that carries its batch's run): JSON lines of runs r0, r1, r2 between DCGAN
+# lines of the file's own run, then a second file, the first not a whole number
+# of 1024-record batches: every record keeps its run and its values
+for i in $(seq 0 2499); do
+  echo "{\"type\":\"iter\",\"run\":\"r$((i % 3))\",\"gen\":0,\"step\":$i,\"step_s\":0.5,\"loss\":{\"d\":$((i % 7)).25}}"
+  sed -n 5,6p dcgan.out
+done > mixed.out
+cp dcgan.out second.out
+"$PITSTOP" parse --quiet mixed.out second.out > mixed.jsonl || fail "mixed.out second.out"
+test "$(wc -l < mixed.jsonl)" -eq 5005 || fail "mixed: 2500 + 2500 + 5 records expected, got $(wc -l < mixed.jsonl)"
+test "$(grep -c '"run":"mixed"' mixed.jsonl)" -eq 2500 || fail "mixed: records of the file's run"
+test "$(grep -c '"run":"second"' mixed.jsonl)" -eq 5 || fail "mixed: records of the second file"
+awk '/"run":"r[0-2]"/ {
+       match($0, /"run":"r[0-2]"/); r = substr($0, RSTART + 8, 1)
+       match($0, /"step":[0-9]+/); s = substr($0, RSTART + 7, RLENGTH - 7)
+       match($0, /"d":[0-9.]+/); d = substr($0, RSTART + 4, RLENGTH - 4)
+       if (s % 3 != r || d != (s % 7) ".25") { print "run r" r " step " s " d " d; exit 1 }
+       n++ }
+     END { if (n != 2500) { print n " JSON records"; exit 1 } }' mixed.jsonl || fail "mixed: a JSON record lost its run or values"
+{ "$PITSTOP" parse --quiet mixed.out; "$PITSTOP" parse --quiet second.out; } > apart.jsonl
+cmp -s mixed.jsonl apart.jsonl || fail "mixed: two files in one invocation differ from two invocations"
 echo "parse_cli: ok"
