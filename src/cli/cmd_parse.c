@@ -8,6 +8,7 @@
  */
 #include <getopt.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +96,7 @@ static int emit_one(struct sink *s, const struct pit_record *r, struct pit_err *
 enum { SLOT_SLIM, SLOT_COPY, SLOT_DEEP };
 
 struct batch {
-  struct pit_slim sl[BATCH_RECS];
+  _Alignas(64) struct pit_slim sl[BATCH_RECS]; /* two cache lines each (the ring is 64-byte aligned) */
   struct pit_record r[BATCH_RECS]; /* touched only for records that are not slim */
   unsigned char kind[BATCH_RECS];
   double arr[BATCH_RECS][2 * INLINE_RANKS]; /* compute_s/wait_s of small records, no malloc */
@@ -113,7 +114,8 @@ struct writer {
   pthread_t th;
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  struct batch *b;          /* NBATCH batches */
+  struct batch *b;          /* NBATCH batches, in mem aligned to 64 bytes */
+  void *mem;
   int filled[NBATCH];       /* handed to the writer, not yet written */
   int nfilled;              /* how many are */
   int writer_waits;         /* the writer sleeps until WAKE_AT are full (or done) */
@@ -136,8 +138,8 @@ static void *writer_main(void *arg) {
    * emit()'s samples on that one load). The parser thread does not touch the
    * buffer until the join, after which the level is handed back. */
   struct sink out = w->out;
-  struct pit_record blank, rec;
-  pit_record_init(&blank);
+  struct pit_record rec; /* slim records are rebuilt here: what they do not carry stays absent */
+  pit_record_init(&rec);
   for (;;) {
     pthread_mutex_lock(&w->mu);
     if (!w->filled[w->cons]) {
@@ -157,10 +159,8 @@ static void *writer_main(void *arg) {
     struct pit_err e = {0};
     int rc = 0;
     for (int i = 0; i < b->n; i++) {
-      if (b->kind[i] == SLOT_SLIM) {
-        rec = blank;
+      if (b->kind[i] == SLOT_SLIM)
         pit_slim_get(&rec, &b->sl[i], b->run);
-      }
       if (!failed && !rc)
         rc = emit_one(&out, b->kind[i] == SLOT_SLIM ? &rec : &b->r[i], &e);
       if (b->kind[i] == SLOT_DEEP)
@@ -205,13 +205,14 @@ static int writer_start(struct writer *w, struct sink *s, struct pit_err *e) {
   memset(w, 0, sizeof *w);
   w->s = s;
   w->out = *s; /* copied before the thread starts */
-  w->b = calloc(NBATCH, sizeof *w->b);
+  w->mem = calloc(1, NBATCH * sizeof *w->b + 64); /* calloc: pages zeroed when first touched */
+  w->b = w->mem ? (struct batch *)(((uintptr_t)w->mem + 63) & ~(uintptr_t)63) : NULL;
   if (!w->b)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   pthread_mutex_init(&w->mu, NULL);
   pthread_cond_init(&w->cv, NULL);
   if (pthread_create(&w->th, NULL, writer_main, w) != 0) {
-    free(w->b);
+    free(w->mem);
     w->b = NULL;
     return pit_err_set(e, PIT_ELIB, "cannot start the output thread");
   }
@@ -242,7 +243,7 @@ static int writer_finish(struct writer *w, struct pit_err *e) {
         pit_record_release(&w->b[k].r[i]);
   pthread_mutex_destroy(&w->mu);
   pthread_cond_destroy(&w->cv);
-  free(w->b);
+  free(w->mem);
   w->b = NULL;
   return rc;
 }

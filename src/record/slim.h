@@ -24,9 +24,11 @@ struct pit_slim {
 int pit_slim_fits(const struct pit_record *r);
 /* o := r (r fits). */
 void pit_slim_put(struct pit_slim *o, const struct pit_record *r);
-/* r, a record as pit_record_init leaves it, becomes the one o stands for, run
- * run (PIT_NAME_MAX bytes, NUL-terminated): pit_parse_json and
- * pit_record_format print it exactly as the record o was made from. */
+/* r — as pit_record_init leaves it, or as an earlier pit_slim_get left it —
+ * becomes the one o stands for, run run (PIT_NAME_MAX bytes, NUL-terminated):
+ * pit_parse_json and pit_record_format print it exactly as the record o was
+ * made from. Every field of the slim form is set; losses past o's nlosses may
+ * keep older values (neither prints them). */
 void pit_slim_get(struct pit_record *r, const struct pit_slim *o, const char *run);
 
 #endif
