@@ -92,6 +92,21 @@ static void rnd_str(char *s, size_t cap) {
   s[n] = 0;
 }
 
+/* The fields every record kind may have, random (absent now and then). */
+static void rnd_head(struct pit_record *r) {
+  r->type = (enum pit_rec_type)(1 + next() % (PIT_REC_NTYPES - 1));
+  rnd_str(r->run, sizeof r->run);
+  r->gen = (int)(next() % 5);
+  r->t = rnd_time();
+  r->rank = (int)rnd_int();
+  r->epoch = rnd_int();
+  r->iter = rnd_int();
+  r->step = rnd_int();
+  r->batch = rnd_int();
+  r->step_s = rnd_time();
+  r->data_s = rnd_time();
+}
+
 static void test_json(void) {
   char *ref = NULL;
   size_t cap = 0;
@@ -99,17 +114,7 @@ static void test_json(void) {
   for (int i = 0; i < 20000; i++) {
     struct pit_record r;
     pit_record_init(&r);
-    r.type = (enum pit_rec_type)(1 + next() % (PIT_REC_NTYPES - 1));
-    rnd_str(r.run, sizeof r.run);
-    r.gen = (int)(next() % 5);
-    r.t = rnd_time();
-    r.rank = (int)rnd_int();
-    r.epoch = rnd_int();
-    r.iter = rnd_int();
-    r.step = rnd_int();
-    r.batch = rnd_int();
-    r.step_s = rnd_time();
-    r.data_s = rnd_time();
+    rnd_head(&r);
     if (next() % 3 == 0) {
       int n = 1 + (int)(next() % 4);
       pit_record_set_ranks(&r, n);
@@ -254,17 +259,7 @@ static void test_slim(void) {
   for (int i = 0; i < 200000; i++) {
     struct pit_record r, back;
     pit_record_init(&r);
-    r.type = (enum pit_rec_type)(1 + next() % (PIT_REC_NTYPES - 1));
-    rnd_str(r.run, sizeof r.run);
-    r.gen = (int)(next() % 5);
-    r.t = rnd_time();
-    r.rank = (int)rnd_int();
-    r.epoch = rnd_int();
-    r.iter = rnd_int();
-    r.step = rnd_int();
-    r.batch = rnd_int();
-    r.step_s = rnd_time();
-    r.data_s = rnd_time();
+    rnd_head(&r);
     r.init_s = rnd_time();
     r.epoch_s = rnd_time();
     r.val_s = rnd_time();
