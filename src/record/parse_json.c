@@ -97,11 +97,9 @@ static void copy_str(char *dst, size_t cap, const char *p, size_t n) {
 static int jint(const char **s, const char *end, int64_t *out, double max) {
   /* the usual case, plain digits ("step": 12), read directly; the same value
    * and verdict as below (at most 15 digits: below 2^53) */
-  const char *p = *s, *q = p;
-  int64_t iv = 0;
-  while (q < end && pl_isdigit(*q) && q - p < 16)
-    iv = iv * 10 + (*q++ - '0');
-  if (q > p && q - p < 16 && (q >= end || (*q != '.' && *q != 'e' && *q != 'E' && !pl_isdigit(*q)))) {
+  const char *q = *s;
+  int64_t iv;
+  if (pl_i64(&q, end, &iv) && (q >= end || (*q != '.' && *q != 'e' && *q != 'E'))) {
     if ((double)iv > max)
       return 0;
     *out = iv;
@@ -160,18 +158,24 @@ static int jarr(const char **sp, const char *end, double *v, int cap, int *n) {
 
 #define FAST_MAX_RANKS 64
 
-/* Key ids in the order of the record's fields; a bit each to refuse repeats. */
-enum key { K_TYPE, K_RUN, K_GEN, K_T, K_RANK, K_EPOCH, K_ITER, K_STEP, K_BATCH, K_STEP_S, K_DATA_S,
-           K_COMPUTE, K_WAIT, K_LOSS, K_INIT_S, K_RDZV_S, K_RANKS, K_NODES, K_VAL_S, K_CKPT_S,
-           K_EPOCH_S, K_TOTAL_S, K_ACC, K_BYTES, K_ACTION, K_NODE, K_ITYPE, K_PRICE, K_NKEYS };
-_Static_assert(K_NKEYS + 1 <= sizeof ((struct pit_parser *)0)->json_next_key, "json_next_key is too short");
-static const char *const key_names[K_NKEYS] = {
-    "type",   "run",    "gen",     "t",       "rank",     "epoch",  "iter",   "step",   "batch",  "step_s",
-    "data_s", "compute_s", "wait_s", "loss",  "init_s",   "rdzv_s", "ranks",  "nodes",  "val_s",  "ckpt_s",
-    "epoch_s", "total_s", "accuracy", "bytes", "action", "node",   "itype",  "price_h"};
+/* The keys, in the order of the record's fields: their ids (a bit each to
+ * refuse repeats), lengths and quoted forms all come from this one list. */
+#define JSON_KEYS(X)                                                                                    \
+  X(TYPE, "type") X(RUN, "run") X(GEN, "gen") X(T, "t") X(RANK, "rank") X(EPOCH, "epoch") X(ITER, "iter") \
+  X(STEP, "step") X(BATCH, "batch") X(STEP_S, "step_s") X(DATA_S, "data_s") X(COMPUTE, "compute_s")       \
+  X(WAIT, "wait_s") X(LOSS, "loss") X(INIT_S, "init_s") X(RDZV_S, "rdzv_s") X(RANKS, "ranks")             \
+  X(NODES, "nodes") X(VAL_S, "val_s") X(CKPT_S, "ckpt_s") X(EPOCH_S, "epoch_s") X(TOTAL_S, "total_s")     \
+  X(ACC, "accuracy") X(BYTES, "bytes") X(ACTION, "action") X(NODE, "node") X(ITYPE, "itype")              \
+  X(PRICE, "price_h")
 
-static const unsigned char key_len[K_NKEYS] = {4, 3, 3, 1, 4, 5, 4, 4, 5, 6, 6, 9, 6, 4,
-                                               6, 6, 5, 5, 5, 6, 7, 7, 8, 5, 6, 4, 5, 7};
+#define KEY_ID(id, name) K_##id,
+enum key { JSON_KEYS(KEY_ID) K_NKEYS };
+_Static_assert(K_NKEYS + 1 <= sizeof ((struct pit_parser *)0)->json_next_key, "json_next_key is too short");
+#define KEY_LEN(id, name) sizeof(name) - 1,
+static const unsigned char key_len[K_NKEYS] = {JSON_KEYS(KEY_LEN)};
+/* each key in quotes, zero-padded to 16 bytes (two 8-byte words) */
+#define KEY_QUOTED(id, name) "\"" name "\"",
+static const char quoted_key[K_NKEYS][16] = {JSON_KEYS(KEY_QUOTED)};
 
 /* The key's id, looked for from hint on (the key expected next): lines of one
  * log name their keys in one order, so the first compare matches and the
@@ -179,18 +183,10 @@ static const unsigned char key_len[K_NKEYS] = {4, 3, 3, 1, 4, 5, 4, 4, 5, 6, 6, 
  * once per key). */
 static int key_id(const char *p, size_t n, int hint) {
   for (int i = 0, k = hint; i < K_NKEYS; i++, k = k + 1 == K_NKEYS ? 0 : k + 1)
-    if (key_len[k] == n && memcmp(key_names[k], p, n) == 0)
+    if (key_len[k] == n && memcmp(quoted_key[k] + 1, p, n) == 0)
       return k;
   return -1;
 }
-
-/* The keys with their quotes, zero-padded to 16 bytes, and masks keeping the
- * first n bytes of two 8-byte words. */
-static const char quoted_key[K_NKEYS][16] = {
-    "\"type\"",   "\"run\"",    "\"gen\"",     "\"t\"",       "\"rank\"",     "\"epoch\"",  "\"iter\"",
-    "\"step\"",   "\"batch\"",  "\"step_s\"",  "\"data_s\"",  "\"compute_s\"", "\"wait_s\"", "\"loss\"",
-    "\"init_s\"", "\"rdzv_s\"", "\"ranks\"",   "\"nodes\"",   "\"val_s\"",    "\"ckpt_s\"", "\"epoch_s\"",
-    "\"total_s\"", "\"accuracy\"", "\"bytes\"", "\"action\"", "\"node\"",     "\"itype\"",  "\"price_h\""};
 
 static inline uint64_t word_mask(int n) { return n >= 8 ? ~0ULL : n <= 0 ? 0 : ~0ULL >> (64 - 8 * n); }
 

@@ -29,21 +29,15 @@ int pit_slim_fits(const struct pit_record *r) {
   return 1;
 }
 
+/* The scalar fields the slim form carries, named alike in both structs. */
+#define SLIM_FIELDS(X)                                                                               \
+  X(t) X(step_s) X(data_s) X(loss) X(init_s) X(epoch_s) X(val_s) X(epoch) X(iter) X(step) X(batch) \
+  X(gen) X(rank) X(ranks)
+
 void pit_slim_put(struct pit_slim *o, const struct pit_record *r) {
-  o->t = r->t;
-  o->step_s = r->step_s;
-  o->data_s = r->data_s;
-  o->loss = r->loss;
-  o->init_s = r->init_s;
-  o->epoch_s = r->epoch_s;
-  o->val_s = r->val_s;
-  o->epoch = r->epoch;
-  o->iter = r->iter;
-  o->step = r->step;
-  o->batch = r->batch;
-  o->gen = r->gen;
-  o->rank = r->rank;
-  o->ranks = r->ranks;
+#define PUT(f) o->f = r->f;
+  SLIM_FIELDS(PUT)
+#undef PUT
   o->type = (unsigned char)r->type;
   o->nlosses = (unsigned char)r->nlosses;
   for (int i = 0; i < r->nlosses; i++) {
@@ -54,20 +48,9 @@ void pit_slim_put(struct pit_slim *o, const struct pit_record *r) {
 
 void pit_slim_get(struct pit_record *r, const struct pit_slim *o, const char *run) {
   memcpy(r->run, run, PIT_NAME_MAX);
-  r->t = o->t;
-  r->step_s = o->step_s;
-  r->data_s = o->data_s;
-  r->loss = o->loss;
-  r->init_s = o->init_s;
-  r->epoch_s = o->epoch_s;
-  r->val_s = o->val_s;
-  r->epoch = o->epoch;
-  r->iter = o->iter;
-  r->step = o->step;
-  r->batch = o->batch;
-  r->gen = o->gen;
-  r->rank = o->rank;
-  r->ranks = o->ranks;
+#define GET(f) r->f = o->f;
+  SLIM_FIELDS(GET)
+#undef GET
   r->type = (enum pit_rec_type)o->type;
   r->nlosses = o->nlosses;
   for (int i = 0; i < o->nlosses; i++) {
