@@ -48,6 +48,9 @@ struct pit_record {
   double *compute_s;        /* (nranks) owned by the record */
   double *wait_s;           /* (nranks) owned by the record */
   double loss;              /* scalar loss, NaN if absent or if named losses are used */
+  char samples[20];         /* "samples": digest of the step's global sample indices, 16 hex
+                             * digits of Σ pit_sample_mix(i) mod 2^64 (order-free, so an epoch's
+                             * digests add up to the whole dataset's); "" if absent */
   int nlosses;              /* named losses (GAN: "d", "g") */
   char loss_name[PIT_MAX_LOSSES][16];
   double loss_val[PIT_MAX_LOSSES];
@@ -59,6 +62,8 @@ struct pit_record {
 
   /* validation / checkpoint / epoch / end */
   double val_s, ckpt_s, epoch_s, total_s;
+  char status[16];          /* end: "done" (the job is complete), "stopped" (on request, resumable),
+                             * or another word a workload chooses; "" if absent */
   double accuracy;
   char *path;               /* checkpoint path, owned; NULL if absent */
   int64_t bytes;
@@ -83,6 +88,10 @@ int pit_record_set_ranks(struct pit_record *r, int n);
 int pit_record_copy(struct pit_record *dst, const struct pit_record *src);
 
 const char *pit_rec_type_name(enum pit_rec_type t);
+/* The per-sample term of the "samples" digest (a 64-bit finaliser of index i). */
+uint64_t pit_sample_mix(uint64_t i);
+/* Σ pit_sample_mix(idx[k]) over k < n, as 16 lower-case hex digits into out[17]. */
+void pit_samples_digest(const int64_t *idx, int64_t n, char out[17]);
 enum pit_rec_type pit_rec_type_parse(const char *name);
 
 /* Formats r as one JSON line (with trailing '\n') into buf; returns bytes written

@@ -407,8 +407,8 @@ static int flush_pending(struct trainer *t, struct pit_err *e) {
   return emit_pending(t, e);
 }
 
-static int emit_iter(struct trainer *t, int64_t epoch, int64_t iter, int64_t count, double step_s,
-                     double data_s, double loss, double loss_g, struct pit_err *e) {
+static int emit_iter(struct trainer *t, int64_t epoch, int64_t iter, const int64_t *idx, int64_t count,
+                     double step_s, double data_s, double loss, double loss_g, struct pit_err *e) {
   int rc = emit_pending(t, e);
   if (rc < 0)
     return rc;
@@ -419,6 +419,7 @@ static int emit_iter(struct trainer *t, int64_t epoch, int64_t iter, int64_t cou
   r->iter = iter;
   r->step = t->step - 1;
   r->batch = count;
+  pit_samples_digest(idx, count, r->samples);
   r->step_s = step_s;
   r->data_s = data_s;
   r->t = tr_time(t);
@@ -590,7 +591,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
                          (long long)t->step - 1);
     res->loss = loss;
     res->loss_g = loss_g;
-    if ((rc = emit_iter(t, ep, it, count, step_s, data_s, loss, loss_g, e)) < 0)
+    if ((rc = emit_iter(t, ep, it, idx, count, step_s, data_s, loss, loss_g, e)) < 0)
       return rc;
     tr_shares_observe(t, t->sum_c);
     if (o->check_sync > 0 && t->step % o->check_sync == 0) {
@@ -668,6 +669,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   pit_record_release(r);
   r->type = PIT_REC_END;
   r->step = t->step;
+  snprintf(r->status, sizeof r->status, "%s", stop ? "stopped" : "done");
   r->total_s = tr_time(t);
   return tr_emit(t, r, e);
 }
