@@ -285,6 +285,13 @@ static char *config_json(struct trainer *t) {
   cJSON_AddNumberToObject(c, "image_size", t->size);
   cJSON_AddNumberToObject(c, "channels", t->in_c);
   cJSON_AddNumberToObject(c, "samples", (double)t->train.n);
+  int64_t per_epoch = pit_sampler_batches_per_epoch(&t->smp);
+  int64_t planned = t->epochs > 0 ? t->epochs * per_epoch : o->max_iters;
+  if (o->max_iters > 0 && (planned <= 0 || o->max_iters < planned))
+    planned = o->max_iters;
+  cJSON_AddNumberToObject(c, "iters_per_epoch", (double)per_epoch);
+  if (planned > 0)
+    cJSON_AddNumberToObject(c, "planned_iters", (double)planned);
   cJSON_AddStringToObject(c, "shares", o->batch_shares ? o->batch_shares : "equal");
   cJSON_AddStringToObject(c, "backend", o->backend == PIT_BACKEND_REF ? "ref" : "fast");
   cJSON_AddNumberToObject(c, "seed", (double)o->seed);

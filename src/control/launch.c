@@ -1,0 +1,324 @@
+/* launch.c — starting one generation of the workload on a set of nodes.
+ *
+ * Two launchers:
+ *  - mpi: one `mpirun` on the head with a hostfile and one app context per
+ *    node ("-np SLOTS WRAP CMD : -np SLOTS WRAP CMD ..."), so every rank runs
+ *    inside its node (pinned to its CPUs, in its cgroup) while MPI does the
+ *    transport;
+ *  - per-node: the command once per node (through the provider's wrap), with
+ *    PITSTOP_NODE_RANK, PITSTOP_NUM_NODES, PITSTOP_NODE_IPS,
+ *    PITSTOP_MASTER_ADDR, PITSTOP_MASTER_PORT in its environment.
+ * Every process gets PITSTOP_RUN, PITSTOP_GEN, PITSTOP_CHECKPOINT_DIR and
+ * PITSTOP_RESUME. Each is started from argv (posix_spawn, own process group),
+ * stdout on a pipe the controller reads, stderr into the generation's log.
+ *
+ * Invariant: on failure nothing started is left running (the processes
+ * already spawned are killed and reaped before the error returns). */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "control/launch.h"
+
+extern char **environ;
+
+static int argv_push(struct ctl_argv *a, const char *s) {
+  if (a->n + 2 > CTL_ARGV_MAX)
+    return -1;
+  char *d = strdup(s);
+  if (!d)
+    return -1;
+  a->v[a->n++] = d;
+  a->v[a->n] = NULL;
+  return 0;
+}
+
+static void argv_free(struct ctl_argv *a) {
+  for (int i = 0; i < a->n; i++)
+    free(a->v[i]);
+  a->n = 0;
+  a->v[0] = NULL;
+}
+
+/* A TCP port free on this machine now (bound to port 0, then released). */
+static int free_port(void) {
+  int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    return 29500;
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 29500;
+  if (bind(s, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(s, (struct sockaddr *)&a, &len) == 0)
+    port = ntohs(a.sin_port);
+  close(s);
+  return port;
+}
+
+/* environ plus the given NAME=VALUE entries (which replace same-named ones). */
+static char **make_env(char *const *add, int nadd) {
+  int n = 0;
+  while (environ[n])
+    n++;
+  char **env = calloc((size_t)(n + nadd + 1), sizeof *env);
+  if (!env)
+    return NULL;
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    int replaced = 0;
+    for (int j = 0; j < nadd && !replaced; j++) {
+      size_t eq = strcspn(add[j], "=");
+      replaced = strncmp(environ[i], add[j], eq + 1) == 0;
+    }
+    if (!replaced)
+      env[k++] = environ[i];
+  }
+  for (int j = 0; j < nadd; j++)
+    env[k++] = add[j];
+  env[k] = NULL;
+  return env;
+}
+
+static int spawn_one(struct ctl_gen *g, char *const argv[], char *const *add, int nadd, int node,
+                     struct pit_err *e) {
+  if (g->nproc == CTL_PROCS_MAX)
+    return pit_err_set(e, PIT_EARG, "more than %d workload processes", CTL_PROCS_MAX);
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) < 0)
+    return pit_err_errno(e, PIT_EIO, "cannot create a pipe");
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t at;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawnattr_init(&at);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  if (g->log_fd >= 0)
+    posix_spawn_file_actions_adddup2(&fa, g->log_fd, 2);
+  posix_spawnattr_setpgroup(&at, 0);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&at, &none);
+  sigset_t dfl;
+  sigemptyset(&dfl);
+  sigaddset(&dfl, SIGUSR1);
+  sigaddset(&dfl, SIGTERM);
+  sigaddset(&dfl, SIGINT);
+  sigaddset(&dfl, SIGPIPE);
+  posix_spawnattr_setsigdefault(&at, &dfl);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  char **env = make_env(add, nadd);
+  pid_t pid = -1;
+  int rc = env ? posix_spawnp(&pid, argv[0], &fa, &at, argv, env) : ENOMEM;
+  free(env);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  close(fds[1]);
+  (void)all;
+  if (rc != 0) {
+    close(fds[0]);
+    errno = rc;
+    return pit_err_errno(e, PIT_ENOTFOUND, "cannot start '%s'", argv[0]);
+  }
+  struct ctl_proc *p = &g->proc[g->nproc++];
+  memset(p, 0, sizeof *p);
+  p->pid = pid;
+  p->fd = fds[0];
+  p->node = node;
+  p->status = -1;
+  fcntl(p->fd, F_SETFL, fcntl(p->fd, F_GETFL) | O_NONBLOCK);
+  return 0;
+}
+
+void ctl_gen_kill(struct ctl_gen *g, double grace_s) {
+  for (int i = 0; i < g->nproc; i++)
+    if (!g->proc[i].exited)
+      kill(-g->proc[i].pid, SIGTERM);
+  for (double w = 0; w < grace_s; w += 0.02) {
+    int alive = 0;
+    for (int i = 0; i < g->nproc; i++)
+      if (!g->proc[i].exited) {
+        int st;
+        pid_t r = waitpid(g->proc[i].pid, &st, WNOHANG);
+        if (r == g->proc[i].pid) {
+          g->proc[i].exited = 1;
+          g->proc[i].status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        } else {
+          alive = 1;
+        }
+      }
+    if (!alive)
+      break;
+    usleep(20000);
+  }
+  for (int i = 0; i < g->nproc; i++) {
+    kill(-g->proc[i].pid, SIGKILL); /* what is left of the group (ranks of a dead launcher too) */
+    if (!g->proc[i].exited) {
+      int st;
+      if (waitpid(g->proc[i].pid, &st, 0) == g->proc[i].pid) {
+        g->proc[i].status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      }
+      g->proc[i].exited = 1;
+    }
+  }
+}
+
+void ctl_gen_release(struct ctl_gen *g) {
+  for (int i = 0; i < g->nproc; i++)
+    if (g->proc[i].fd >= 0)
+      close(g->proc[i].fd);
+  if (g->log_fd >= 0)
+    close(g->log_fd);
+  memset(g, 0, sizeof *g);
+  g->log_fd = -1;
+}
+
+/* The workload's own argv: the user's command, or pitstop train with the run's options. */
+static int workload_argv(const struct ctl_launch *L, const struct pit_node *n, struct ctl_argv *a) {
+  const struct pit_run_opts *o = L->o;
+  if (o->cmd) {
+    for (int i = 0; o->cmd[i]; i++)
+      if (argv_push(a, o->cmd[i]) < 0)
+        return -1;
+    return 0;
+  }
+  int has_threads = 0, has_ckpt = 0;
+  if (argv_push(a, o->self_exe) < 0 || argv_push(a, "train") < 0)
+    return -1;
+  for (int i = 0; o->train_argv && o->train_argv[i]; i++) {
+    has_threads |= strcmp(o->train_argv[i], "--threads") == 0;
+    has_ckpt |= strcmp(o->train_argv[i], "--checkpoint-every") == 0;
+    if (argv_push(a, o->train_argv[i]) < 0)
+      return -1;
+  }
+  char buf[64];
+  if (!has_threads) {
+    int cpus = 1;
+    for (const char *c = n->cpus; *c; c++)
+      cpus += *c == ',';
+    int per = cpus / (n->slots > 0 ? n->slots : 1);
+    snprintf(buf, sizeof buf, "%d", per > 0 ? per : 1);
+    if (argv_push(a, "--threads") < 0 || argv_push(a, buf) < 0)
+      return -1;
+  }
+  if (!has_ckpt && (argv_push(a, "--checkpoint-every") < 0 || argv_push(a, "500") < 0))
+    return -1;
+  if (argv_push(a, "--run") < 0 || argv_push(a, o->run) < 0 || argv_push(a, "--events") < 0 ||
+      argv_push(a, "-") < 0 || argv_push(a, "--out") < 0 || argv_push(a, L->ckpt_dir) < 0 ||
+      argv_push(a, "--quiet") < 0)
+    return -1;
+  if (L->resume[0] && (argv_push(a, "--resume") < 0 || argv_push(a, L->resume) < 0))
+    return -1;
+  return 0;
+}
+
+static int push_wrap(const struct ctl_launch *L, const struct pit_node *n, struct ctl_argv *a,
+                     struct pit_err *e) {
+  const char *w[16];
+  int nw = 0;
+  int rc = L->prov->ops->wrap(L->prov, n, w, 16, &nw, e);
+  if (rc < 0)
+    return rc;
+  for (int i = 0; i < nw; i++)
+    if (argv_push(a, w[i]) < 0)
+      return pit_err_set(e, PIT_ENOMEM, "the workload's command line is too long");
+  return 0;
+}
+
+int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e) {
+  const struct pit_run_opts *o = L->o;
+  char env_run[PIT_NAME_MAX + 16], env_gen[32], env_dir[1100], env_resume[1100];
+  snprintf(env_run, sizeof env_run, "PITSTOP_RUN=%s", o->run);
+  snprintf(env_gen, sizeof env_gen, "PITSTOP_GEN=%d", L->gen);
+  snprintf(env_dir, sizeof env_dir, "PITSTOP_CHECKPOINT_DIR=%s", L->ckpt_dir);
+  snprintf(env_resume, sizeof env_resume, "PITSTOP_RESUME=%s", L->resume);
+  char *base[] = {env_run, env_gen, env_dir, env_resume};
+  struct ctl_argv a = {0};
+  int rc = 0;
+  if (o->launcher == PIT_LAUNCH_MPI) {
+    /* hostfile: one line per host with the slots of its nodes */
+    char hostfile[1100];
+    snprintf(hostfile, sizeof hostfile, "%s/hostfile.%d", L->state_dir, L->gen);
+    char text[8192] = "";
+    for (int i = 0; i < L->nnodes; i++) {
+      int seen = 0, slots = 0;
+      for (int j = 0; j < i; j++)
+        seen |= strcmp(L->nodes[j].host, L->nodes[i].host) == 0;
+      if (seen)
+        continue;
+      for (int j = i; j < L->nnodes; j++)
+        if (strcmp(L->nodes[j].host, L->nodes[i].host) == 0)
+          slots += L->nodes[j].slots;
+      size_t at = strlen(text);
+      snprintf(text + at, sizeof text - at, "%s slots=%d\n", L->nodes[i].host, slots);
+    }
+    if ((rc = pit_file_write_atomic(hostfile, text, strlen(text), e)) < 0)
+      return rc;
+    const char *head[] = {"mpirun", "--hostfile", hostfile, "--bind-to", "none", "--mca",
+                          "btl_vader_single_copy_mechanism", "none", "-x", "PITSTOP_RUN", "-x",
+                          "PITSTOP_GEN", "-x", "PITSTOP_CHECKPOINT_DIR", "-x", "PITSTOP_RESUME"};
+    for (size_t i = 0; i < sizeof head / sizeof head[0] && rc == 0; i++)
+      rc = argv_push(&a, head[i]);
+    if (rc == 0 && geteuid() == 0)
+      rc = argv_push(&a, "--allow-run-as-root");
+    for (int i = 0; i < L->nnodes && rc == 0; i++) {
+      char np[16];
+      snprintf(np, sizeof np, "%d", L->nodes[i].slots);
+      if ((i && argv_push(&a, ":") < 0) || argv_push(&a, "-np") < 0 || argv_push(&a, np) < 0 ||
+          argv_push(&a, "--host") < 0 || argv_push(&a, L->nodes[i].host) < 0) {
+        rc = -1;
+        break;
+      }
+      if ((rc = push_wrap(L, &L->nodes[i], &a, e)) < 0)
+        break;
+      rc = workload_argv(L, &L->nodes[i], &a);
+    }
+    if (rc == -1)
+      rc = pit_err_set(e, PIT_ENOMEM, "the workload's command line is too long");
+    if (rc == 0)
+      rc = spawn_one(g, a.v, base, 4, -1, e);
+    argv_free(&a);
+    return rc;
+  }
+  /* per-node */
+  char ips[4096] = "";
+  for (int i = 0; i < L->nnodes; i++) {
+    size_t at = strlen(ips);
+    snprintf(ips + at, sizeof ips - at, "%s%s", i ? "," : "", L->nodes[i].host);
+  }
+  char env_nn[64], env_ips[4200], env_maddr[200], env_mport[64];
+  snprintf(env_nn, sizeof env_nn, "PITSTOP_NUM_NODES=%d", L->nnodes);
+  snprintf(env_ips, sizeof env_ips, "PITSTOP_NODE_IPS=%s", ips);
+  snprintf(env_maddr, sizeof env_maddr, "PITSTOP_MASTER_ADDR=%s",
+           strcmp(L->nodes[0].host, "localhost") == 0 ? "127.0.0.1" : L->nodes[0].host);
+  snprintf(env_mport, sizeof env_mport, "PITSTOP_MASTER_PORT=%d", free_port());
+  for (int i = 0; i < L->nnodes && rc == 0; i++) {
+    char env_rank[64];
+    snprintf(env_rank, sizeof env_rank, "PITSTOP_NODE_RANK=%d", i);
+    char *add[] = {env_run, env_gen, env_dir, env_resume, env_nn, env_ips, env_maddr, env_mport, env_rank};
+    if ((rc = push_wrap(L, &L->nodes[i], &a, e)) < 0)
+      break;
+    if (workload_argv(L, &L->nodes[i], &a) < 0) {
+      rc = pit_err_set(e, PIT_ENOMEM, "the workload's command line is too long");
+      break;
+    }
+    rc = spawn_one(g, a.v, add, 9, i, e);
+    argv_free(&a);
+  }
+  argv_free(&a);
+  if (rc < 0)
+    ctl_gen_kill(g, 1.0);
+  return rc;
+}
