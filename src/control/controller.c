@@ -953,11 +953,11 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       double t_exit = now_t(&c);
       ge->exit_s = t_exit - c.t_stop_req;
       struct pit_members want = c.pending.act == PIT_ACT_RESIZE ? c.pending.to : c.cur;
+      c.gen++;
       if ((rc = reshape(&c, &want, e)) < 0)
         break;
       ge->nodes_s = now_t(&c) - t_exit;
       snprintf(resume, sizeof resume, "%s", c.ckpt);
-      c.gen++;
       continue;
     }
     /* failed */

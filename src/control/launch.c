@@ -274,10 +274,15 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
     if (rc == 0 && geteuid() == 0)
       rc = argv_push(&a, "--allow-run-as-root");
     for (int i = 0; i < L->nnodes && rc == 0; i++) {
-      char np[16];
+      char np[16], host[160];
+      int host_slots = 0;
+      for (int j = 0; j < L->nnodes; j++)
+        if (strcmp(L->nodes[j].host, L->nodes[i].host) == 0)
+          host_slots += L->nodes[j].slots;
       snprintf(np, sizeof np, "%d", L->nodes[i].slots);
+      snprintf(host, sizeof host, "%s:%d", L->nodes[i].host, host_slots);
       if ((i && argv_push(&a, ":") < 0) || argv_push(&a, "-np") < 0 || argv_push(&a, np) < 0 ||
-          argv_push(&a, "--host") < 0 || argv_push(&a, L->nodes[i].host) < 0) {
+          argv_push(&a, "--host") < 0 || argv_push(&a, host) < 0) {
         rc = -1;
         break;
       }
