@@ -244,8 +244,9 @@ static int tsv_line(struct loader *L, char *line, long ln, struct pit_err *e) {
     f[nf++] = tok;
   }
   if (!L->have_header && !L->legacy) {
-    if (!strcmp(f[0], "itype"))
-      return header(L, f, nf, ln, e);
+    for (int i = 0; i < nf; i++) /* a header names the itype column somewhere */
+      if (!strcmp(f[i], "itype"))
+        return header(L, f, nf, ln, e);
     L->legacy = 1; /* the old positional format */
     L->nhead = 5;
     for (int k = 0; k < NCOL; k++)
