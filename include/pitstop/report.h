@@ -76,7 +76,8 @@ struct pit_plot_opts {
   const char *gnuplot;             /* program; NULL: $PIT_GNUPLOT, else "gnuplot" from PATH */
   enum pit_plot_metric metric;     /* batch chart */
   const struct pit_catalog *catalog; /* cost chart (required there) */
-  const char *itype;               /* cost chart: instance type of runs that name none; NULL: such runs are an error */
+  const char *itype;               /* cost chart: instance type (or membership text, record.h) of runs that name none;
+                                      NULL: such runs are an error */
   double job_s;                    /* cost chart: length of the job priced (billed seconds); <= 0: 3600 */
   int width, height;               /* pixels; 0: 1000 × 600 */
 };

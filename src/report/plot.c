@@ -798,11 +798,17 @@ static int cost_members(const struct pit_report_run *r, const struct pit_plot_op
       pit_err_hint(e, "price such runs as one catalog type with --itype NAME (or train with --itype)");
       return PIT_EARG;
     }
-    snprintf(c->itype, sizeof c->itype, "%s", opt->itype);
     int nodes = c->nodes > 0 ? c->nodes : 1;
-    if (pit_membership_add(&c->members, opt->itype, nodes, c->ranks > 0 && c->ranks % nodes == 0 ? c->ranks / nodes : -1,
-                           e))
+    if (strpbrk(opt->itype, ":+")) { /* a whole membership */
+      if (pit_membership_parse(&c->members, opt->itype, e))
+        return PIT_EARG;
+      pit_membership_format(&c->members, c->itype, sizeof c->itype);
+    } else if (pit_membership_add(&c->members, opt->itype, nodes,
+                                  c->ranks > 0 && c->ranks % nodes == 0 ? c->ranks / nodes : -1, e)) {
       return PIT_EARG;
+    } else {
+      snprintf(c->itype, sizeof c->itype, "%s", opt->itype);
+    }
   }
   for (int i = 0; i < c->members.n; i++)
     if (!pit_catalog_find(opt->catalog, c->members.m[i].itype))
