@@ -27,6 +27,7 @@ enum pit_pl_kind {
   K_DC_ITIME,      /* Iteration time: X */
   K_DC_TOOK,       /* [rank: r] Epoch e took: X seconds */
   K_DC_CSV_EPOCH,  /* Rank,r,Epoch,e,Epoch time,X,Elapsed time,Y */
+  K_DC_COLON_EPOCH, /* Rank: r, Epoch: e, Epoch time: Xs, Elapsed time: Y s */
   K_OTHER
 };
 
@@ -65,6 +66,9 @@ struct pit_parser {
   /* DCGAN context */
   int64_t batch_per_rank;  /* Namespace(batch_size=B */
   int world;               /* Rank: r. World Size: W */
+  int64_t per_epoch;       /* L of the last "iteration: i/L" of any rank, -1 unknown */
+  char itype[PIT_NAME_MAX]; /* instance type given by the caller ("" unknown) */
+  char init_config[320];   /* the config an init record is emitted with (pit_pl_flush) */
   /* SageMaker context */
   int64_t sm_epoch;
   int have_rt;
