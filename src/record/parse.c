@@ -51,12 +51,7 @@ void pit_parse_run_name(const char *path, char *out, size_t cap) {
     b = "log";
     n = 3;
   }
-  if (n >= cap)
-    n = cap - 1;
-  if (n >= PIT_NAME_MAX)
-    n = PIT_NAME_MAX - 1;
-  memcpy(out, b, n);
-  out[n] = 0;
+  pl_copy_name(out, cap, b, n);
 }
 
 /* ---------- numbers ---------- */

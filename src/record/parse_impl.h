@@ -78,6 +78,16 @@ struct pit_parser {
   long csv_row;
 };
 
+/* out := the n bytes at b, cut to cap-1 and PIT_NAME_MAX-1 bytes (a run id). */
+static inline void pl_copy_name(char *out, size_t cap, const char *b, size_t n) {
+  if (n >= cap)
+    n = cap - 1;
+  if (n >= PIT_NAME_MAX)
+    n = PIT_NAME_MAX - 1;
+  memcpy(out, b, n);
+  out[n] = 0;
+}
+
 /* ---- cursor matching ---- */
 
 static inline int pl_lit(const char **p, const char *end, const char *s, size_t n) {

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pitstop/parse.h"
+#include "record/parse_impl.h"
 
 static int known(const char *cand, const char *const *names, int n) {
   for (int i = 0; i < n; i++)
@@ -105,10 +105,5 @@ void pit_parse_dir_run_name(const char *path, char *out, size_t cap) {
     pit_parse_run_name(path, out, cap);
     return;
   }
-  if (n >= cap)
-    n = cap - 1;
-  if (n >= PIT_NAME_MAX)
-    n = PIT_NAME_MAX - 1;
-  memcpy(out, b, n);
-  out[n] = 0;
+  pl_copy_name(out, cap, b, n);
 }
