@@ -169,7 +169,8 @@ struct pit_summary {
   int64_t warmup;                /* dropped by MSER-5 (summed over runs and generations) */
   struct pit_interval tp;        /* PIT time t_p: mean of the remaining step_s, 95% batch-means interval */
   /* prediction inputs (per-epoch and per-event costs) */
-  double iters_per_epoch;        /* largest iter+1 seen in an epoch (NaN if no epochs) */
+  double iters_per_epoch;        /* largest iter+1 seen in an epoch, or the iters_per_epoch an init
+                                    record's config states (pitstop parse: L of "i/L") if larger; NaN if neither */
   double epoch_edge_extra_s;     /* mean step_s of epoch-edge iterations − t_p (NaN if none) */
   /* per-rank imbalance (from compute_s/wait_s arrays, or from one-rank records) */
   int nranks;
