@@ -18,6 +18,7 @@ struct trainer {
   int gan;
   char run[PIT_NAME_MAX];
   char outdir[1024];              /* --out, or runs/<run> for a GAN's samples; "" none */
+  char resume[1024];              /* checkpoint this generation resumes from ("auto" resolved); "" none */
   int gen;
   uint64_t seed;
 
