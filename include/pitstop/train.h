@@ -125,11 +125,13 @@ int pit_ckpt_peek(const unsigned char *blob, size_t len, const char *path, struc
  * pit_atomic_sweep (util.h). One run per directory: steps order the checkpoints. */
 #define PIT_CKPT_LATEST "checkpoint.latest"
 /* Saves m's step as DIR/checkpoint-<step>.pit, then the pointer and the link, then
- * removes every other step file but the highest one below this step. path (n bytes)
- * gets the file written. A failure at any point leaves the previous checkpoint loadable. */
+ * removes every other step file but the previous one: prev_step (the step this run
+ * last saved or resumed from, known valid) if its file is there and below this step,
+ * else the highest step below this one. path (n bytes) gets the file written. A
+ * failure at any point leaves the previous checkpoint loadable. */
 int pit_ckpt_dir_save(const char *dir, const struct pit_ckpt_meta *m, struct pit_net *const *nets,
-                      const struct pit_optim *optims, int nnets, char *path, size_t n, int64_t *bytes,
-                      struct pit_err *e);
+                      const struct pit_optim *optims, int nnets, int64_t prev_step, char *path, size_t n,
+                      int64_t *bytes, struct pit_err *e);
 /* The newest VALID checkpoint in dir (magic, lengths and checksum checked) into path
  * (n bytes). Each newer one that is not valid goes to warn (may be NULL) with its path
  * and reason. Returns 0; PIT_ENOTFOUND when dir holds no checkpoint; PIT_EFORMAT when

@@ -84,8 +84,8 @@ static void step_name(char *buf, size_t n, int64_t step) {
 }
 
 int pit_ckpt_dir_save(const char *dir, const struct pit_ckpt_meta *m, struct pit_net *const *nets,
-                      const struct pit_optim *optims, int nnets, char *path, size_t n, int64_t *bytes,
-                      struct pit_err *e) {
+                      const struct pit_optim *optims, int nnets, int64_t prev_step, char *path, size_t n,
+                      int64_t *bytes, struct pit_err *e) {
   char name[64], other[4096];
   step_name(name, sizeof name, m->step);
   int rc = join(path, n, dir, name, e);
@@ -98,19 +98,19 @@ int pit_ckpt_dir_save(const char *dir, const struct pit_ckpt_meta *m, struct pit
       (rc = pit_file_write_atomic(other, line, (size_t)len, e)) < 0 ||
       (rc = join(other, sizeof other, dir, COMPAT, e)) < 0 || (rc = pit_atomic_link(path, other, e)) < 0)
     return rc;
-  /* rotation: keep this step and the highest one below it */
+  /* rotation: keep this step and the previous one (prev_step if there, else the
+   * highest below this step: a newer one skipped as corrupted is not the previous) */
   int64_t *steps;
   int ns;
   if ((rc = list_steps(dir, &steps, &ns, e)) < 0)
     return rc;
-  int kept_prev = 0;
+  int64_t keep = -1;
+  for (int i = 0; i < ns; i++)
+    if (steps[i] < m->step && (keep < 0 || steps[i] == prev_step))
+      keep = steps[i];
   for (int i = 0; i < ns && rc == 0; i++) {
-    if (steps[i] == m->step)
+    if (steps[i] == m->step || steps[i] == keep)
       continue;
-    if (steps[i] < m->step && !kept_prev) {
-      kept_prev = 1;
-      continue;
-    }
     step_name(name, sizeof name, steps[i]);
     if ((rc = join(other, sizeof other, dir, name, e)) == 0 && unlink(other) != 0 && errno != ENOENT)
       rc = pit_err_errno(e, PIT_EIO, "cannot remove old checkpoint '%s'", other);

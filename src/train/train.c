@@ -362,9 +362,11 @@ static int checkpoint(struct trainer *t, struct pit_train_result *res, struct pi
   m.sampler.n = t->smp.st.n;
   m.sampler.drop_last = t->smp.st.drop_last;
   int64_t bytes = 0;
-  int rc = pit_ckpt_dir_save(t->outdir, &m, t->net, t->opt, t->nnets, path, sizeof path, &bytes, e);
+  int rc = pit_ckpt_dir_save(t->outdir, &m, t->net, t->opt, t->nnets, t->ckpt_prev, path, sizeof path,
+                             &bytes, e);
   if (rc < 0)
     return rc;
+  t->ckpt_prev = m.step;
   struct pit_record *r = &t->rec;
   pit_record_release(r);
   r->type = PIT_REC_CHECKPOINT;
@@ -501,6 +503,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   t->B = o->batch > 0 ? o->batch : t->gan ? 64 : 8;
   t->epochs = o->epochs;
   t->t_gen0 = o->t_process_start;
+  t->ckpt_prev = -1;
   make_run_id(t);
   if (d->size > 1 && (rc = pit_dist_bcast(d, t->run, sizeof t->run, e)) < 0)
     return rc;
@@ -567,6 +570,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
     if ((rc = pit_sampler_restore(&t->smp, &st, e)) < 0)
       return rc;
     t->step = meta.step;
+    t->ckpt_prev = meta.step;
     t->t_off = meta.t;
   }
   /* every rank starts from rank 0's parameters and BatchNorm state */

@@ -23,6 +23,8 @@ grep -q "warning: .*checkpoint-000000000030.pit.*checksum" "$T/err.txt" || fail 
 grep -q "resumed" "$T/out.txt" || fail "did not resume: $(cat "$T/out.txt")"
 [ ! -e "$T/r/checkpoint-000000000040.pit.tmp.$dead" ] || fail "the dead process's temp file was not swept"
 $CKPT compare "$T/u/checkpoint.pit" "$T/r/checkpoint.pit" 1e-5 || fail "resumed from step 20 differs from the uninterrupted run"
+[ "$(cd "$T/r" && echo checkpoint-*.pit)" = "checkpoint-000000000020.pit checkpoint-000000000040.pit" ] \
+  || fail "rotation after resuming from 20 should keep 20 and 40: $(ls "$T/r")"
 # nothing there yet: a fresh start (generation 0)
 "$PITSTOP" "${c[@]}" --max-iters 5 --out "$T/new" --resume auto > "$T/out.txt"
 ! grep -q "resumed" "$T/out.txt" || fail "resumed from nothing: $(cat "$T/out.txt")"

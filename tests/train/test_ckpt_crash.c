@@ -42,7 +42,7 @@ static void fill(struct model *m, float v) {
   m->opt.t = (int64_t)v;
 }
 
-static int save(struct model *m, const char *dir, int64_t step, struct pit_err *e) {
+static int save_after(struct model *m, const char *dir, int64_t step, int64_t prev, struct pit_err *e) {
   struct pit_ckpt_meta meta;
   memset(&meta, 0, sizeof meta);
   snprintf(meta.run, sizeof meta.run, "crash");
@@ -53,7 +53,11 @@ static int save(struct model *m, const char *dir, int64_t step, struct pit_err *
   fill(m, (float)step);
   char path[1024];
   struct pit_net *nets[1] = {m->net};
-  return pit_ckpt_dir_save(dir, &meta, nets, &m->opt, 1, path, sizeof path, NULL, e);
+  return pit_ckpt_dir_save(dir, &meta, nets, &m->opt, 1, prev, path, sizeof path, NULL, e);
+}
+
+static int save(struct model *m, const char *dir, int64_t step, struct pit_err *e) {
+  return save_after(m, dir, step, -1, e);
 }
 
 /* The step whose values the checkpoint at path holds, or -1 if it does not load. */
@@ -225,6 +229,16 @@ int main(void) {
         "the pointer names the newest: '%s'", line);
   if (f)
     fclose(f);
+  /* resumed from 30 past a corrupted 40: the next save keeps 30, not the corrupted 40 */
+  snprintf(p, sizeof p, "%s/checkpoint-000000000040.pit", dir);
+  corrupt(p, -100, 0);
+  CHECK(pit_ckpt_find_latest(dir, latest, sizeof latest, NULL, NULL, &e) == 0 && loaded_step(&m, latest) == 30,
+        "previous valid: %s", e.msg);
+  CHECK(save_after(&m, dir, 50, 30, &e) == 0, "%s", e.msg);
+  snprintf(p, sizeof p, "%s/checkpoint-000000000030.pit", dir);
+  CHECK(loaded_step(&m, p) == 30, "the checkpoint resumed from is kept as the previous one");
+  snprintf(p, sizeof p, "%s/checkpoint-000000000040.pit", dir);
+  CHECK(access(p, F_OK) != 0, "the corrupted one skipped is removed");
   snprintf(dir, sizeof dir, "%s/empty", tmp);
   mkdir(dir, 0777);
   CHECK(pit_ckpt_find_latest(dir, latest, sizeof latest, NULL, NULL, &e) == PIT_ENOTFOUND, "empty: %s", e.msg);
