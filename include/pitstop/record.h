@@ -184,7 +184,7 @@ struct pit_follower {
   char *buf;                  /* bytes read, not yet consumed: [off, len); owned */
   size_t cap, len, off;
   struct pit_parser *parser;  /* owned */
-  struct pit_record *out;     /* during a call: where the parser's record goes */
+  struct pit_record *out;     /* during a call: the caller's r (borrowed), where the parser's record goes */
   int got;                    /* during a call: a record was emitted */
   struct pit_err bad;         /* during a call: a malformed line's message */
 };
