@@ -36,7 +36,7 @@ static const char USAGE[] =
     "  --itype NAME                 instance-type label for the configuration\n"
     "  --out DIR                    checkpoints and sample grids go here\n"
     "  --checkpoint-every N         checkpoint every N iterations (needs --out)\n"
-    "  --resume CKPT                continue from a checkpoint (any number of ranks)\n"
+    "  --resume CKPT|auto           continue from a checkpoint (any number of ranks); auto: the newest valid one in --out\n"
     "  --sample-interval N          dcgan: sample grid every N iterations\n"
     "  --batch-shares equal|auto|w1,w2,...   split of the global batch among ranks\n"
     "  --rebalance-every K          auto shares: rebalance every K iterations (default 10)\n"
@@ -49,9 +49,10 @@ static void on_usr1(int sig) {
   pit_train_request_stop();
 }
 
-static void print_warning(void *ctx, const char *msg) {
+/* Warnings: a checkpoint skipped by --resume auto (corrupted), more threads than CPUs. */
+static void on_warn(void *ctx, const struct pit_err *e) {
   (void)ctx;
-  fprintf(stderr, "pitstop: warning: %s\n", msg);
+  fprintf(stderr, "pitstop: warning: %s%s%s\n", e->msg, e->hint[0] ? "; " : "", e->hint);
 }
 
 static int num(const char *opt, const char *v, int64_t *out) {
@@ -155,6 +156,7 @@ int pit_cmd_train(int argc, char **argv) {
 
   struct pit_err err;
   pit_err_clear(&err);
+  o.warn = on_warn;
   if (pit_train_check(&o, &err) < 0) /* before MPI: a typo fails fast, once per rank */
     return pit_cli_fail(&err);
   signal(SIGUSR1, on_usr1); /* before start-up: an early stop request must not kill the rank */
@@ -164,7 +166,6 @@ int pit_cmd_train(int argc, char **argv) {
   o.progress = !quiet && d.rank == 0 && isatty(2);
   signal(SIGUSR1, on_usr1); /* again, in case MPI start-up installed its own */
 
-  o.warn = print_warning;
   struct pit_train_result res;
   int rc = pit_train_run(&o, &d, &res, &err);
   int status = 0;
