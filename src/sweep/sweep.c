@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pitstop/report.h"
+#include "pitstop/util.h"
 #include "pitstop/store.h"
 #include "pitstop/sweep.h"
 
