@@ -75,7 +75,7 @@ static int export(const char *kind, const char *out, const char *db, const char 
   int nfiles = 0;
   if (pit_sweep_export_seed002(db, id, out, &nfiles, &e))
     return pit_cli_fail(&e);
-  fprintf(stderr, "pitstop: wrote %d file%s (%s)\n", nfiles, nfiles == 1 ? "" : "s", out);
+  pit_cli_note("wrote %d file%s (%s)", nfiles, nfiles == 1 ? "" : "s", out);
   return 0;
 }
 
@@ -243,24 +243,24 @@ int pit_cmd_sweep(int argc, char **argv) {
   char failures[1024] = "";
   for (int i = 0; i < ncells && !skip_done; i++)
     if (cells[i].stored != PIT_SWEEP_ABSENT) {
-      fprintf(stderr, "pitstop: sweep %s: run %s is already in '%s' (running it again would mix two attempts)\n"
-                      "pitstop: hint: --skip-done completes the sweep, or choose another --id\n",
-              sp.id, cells[i].run, sp.db);
+      pit_err_set(&e, PIT_ESTATE, "sweep %s: run %s is already in '%s' (running it again would mix two attempts)",
+                  sp.id, cells[i].run, sp.db);
+      pit_err_hint(&e, "--skip-done completes the sweep, or choose another --id");
       pit_sweep_cells_free(cells, ncells);
-      return 1;
+      return pit_cli_fail(&e);
     }
   for (int i = 0; i < ncells; i++) {
     int status = 0;
     if (cells[i].stored == PIT_SWEEP_COMPLETE) {
-      fprintf(stderr, "pitstop: sweep %s [%d/%d] %s: already stored, skipped\n", sp.id, i + 1, ncells, cells[i].run);
+      pit_cli_note("sweep %s [%d/%d] %s: already stored, skipped", sp.id, i + 1, ncells, cells[i].run);
       skipped++;
       continue;
     }
     if (cells[i].stored == PIT_SWEEP_PARTIAL) {
       failed++;
       note_failure(failures, sizeof failures, cells[i].run);
-      fprintf(stderr, "pitstop: sweep %s [%d/%d] %s: FAILED: an interrupted earlier attempt is stored (no end "
-                      "record); not run again\n", sp.id, i + 1, ncells, cells[i].run);
+      pit_cli_note("sweep %s [%d/%d] %s: FAILED: an interrupted earlier attempt is stored (no end "
+                   "record); not run again", sp.id, i + 1, ncells, cells[i].run);
       continue;
     }
     double t0 = pit_now();
@@ -270,21 +270,21 @@ int pit_cmd_sweep(int argc, char **argv) {
     }
     double dt = pit_now() - t0;
     if (status == 0) {
-      fprintf(stderr, "pitstop: sweep %s [%d/%d] %s: ok (%.1f s)\n", sp.id, i + 1, ncells, cells[i].run, dt);
+      pit_cli_note("sweep %s [%d/%d] %s: ok (%.1f s)", sp.id, i + 1, ncells, cells[i].run, dt);
     } else {
       failed++;
       note_failure(failures, sizeof failures, cells[i].run);
-      fprintf(stderr, "pitstop: sweep %s [%d/%d] %s: FAILED (%s %d, %.1f s); going on\n", sp.id, i + 1, ncells,
-              cells[i].run, status > 128 ? "signal" : "exit status", status > 128 ? status - 128 : status, dt);
+      pit_cli_note("sweep %s [%d/%d] %s: FAILED (%s %d, %.1f s); going on", sp.id, i + 1, ncells,
+                   cells[i].run, status > 128 ? "signal" : "exit status", status > 128 ? status - 128 : status, dt);
     }
   }
   if (!rc) {
     if (failed) {
-      fprintf(stderr, "pitstop: sweep %s: %d of %d runs failed: %s\n", sp.id, failed, ncells, failures);
+      pit_cli_note("sweep %s: %d of %d runs failed: %s", sp.id, failed, ncells, failures);
       rc = 1;
     } else {
-      fprintf(stderr, "pitstop: sweep %s: %d runs stored in %s%s\n", sp.id, ncells - skipped, sp.db,
-              skipped ? " (the others were already there)" : "");
+      pit_cli_note("sweep %s: %d runs stored in %s%s", sp.id, ncells - skipped, sp.db,
+                   skipped ? " (the others were already there)" : "");
     }
   }
   pit_sweep_cells_free(cells, ncells);
