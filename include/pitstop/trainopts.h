@@ -135,8 +135,9 @@ int pit_train_opt_set(struct pit_train_opts *o, const struct pit_train_optdef *d
  * are malloc'd and owned by the caller (free with pit_train_argv_free). */
 int pit_train_opts_argv(const struct pit_train_opts *o, char ***argv, int *argc, struct pit_err *e);
 void pit_train_argv_free(char **argv);
-/* Writes one line per option ("  --name ARG   help (default ...)") to f, and
- * the model table. */
+/* Writes one line per option ("  --name ARG   help (default ...)") to f. */
 void pit_train_opts_help(FILE *f);
+/* Writes one line per model (name, what it is) to f. */
+void pit_train_models_help(FILE *f);
 
 #endif

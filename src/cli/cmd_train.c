@@ -19,7 +19,8 @@
 static void usage(FILE *f) {
   fputs("usage: pitstop train [options]      (data-parallel: mpirun -np N pitstop train ...)\n", f);
   pit_train_opts_help(f);
-  fputs("  --quiet                      no progress line\n", f);
+  fputs("  --quiet                      no progress line\nmodels:\n", f);
+  pit_train_models_help(f);
 }
 
 static void fmt_dur(char *buf, size_t n, double s) {

@@ -345,7 +345,9 @@ void pit_train_opts_help(FILE *f) {
       snprintf(plain, sizeof plain, " (default %s)", dv);
     fprintf(f, "  %-28s %s%s%s\n", head, d->help, plain, defs);
   }
-  fprintf(f, "models:\n");
+}
+
+void pit_train_models_help(FILE *f) {
   for (const struct pit_train_model *m = pit_train_models; m->name; m++)
     fprintf(f, "  %-28s %s\n", m->name, m->what);
 }
