@@ -52,7 +52,7 @@ const struct pit_train_optdef pit_train_optdefs[] = {
     {"model", "M", PIT_TOPT_STR, F(model), 0, 0, "cnn|cnn-wide|dcgan", PIT_TOPT_ALWAYS, "model"},
     {"data", "D", PIT_TOPT_STR, F(data), 0, 0, "fashion-mnist|cifar10|images|synthetic", PIT_TOPT_ALWAYS, "dataset"},
     {"data-dir", "DIR", PIT_TOPT_STR, F(data_dir), 0, 0, NULL, 0, "dataset directory (default: the kind's own)"},
-    {"batch-size", "B", PIT_TOPT_I64, F(batch), 1, 1 << 20, NULL, 0, "GLOBAL batch, over all ranks"},
+    {"batch-size", "B", PIT_TOPT_I64, F(batch), 1, BIG, NULL, 0, "GLOBAL batch, over all ranks"},
     {"epochs", "E", PIT_TOPT_I64, F(epochs), 0, BIG, NULL, PIT_TOPT_POSITIVE, "epochs"},
     {"max-iters", "N", PIT_TOPT_I64, F(max_iters), 0, BIG, NULL, 0,
      "stop after N iterations in all (alone: whatever epochs it takes)"},
@@ -107,11 +107,22 @@ static int is_choice(const char *s, const char *choices) {
   return 0;
 }
 
-static int range_err(const struct pit_train_optdef *d, const char *value, struct pit_err *e) {
-  if (d->kind == PIT_TOPT_F64)
-    return pit_err_set(e, PIT_EARG, "--%s expects a number in [%g, %g], not '%s'", d->name, d->min, d->max, value);
-  return pit_err_set(e, PIT_EARG, "--%s expects a whole number from %.0f to %.0f, not '%s'", d->name, d->min, d->max,
+/* value is not a number of d's kind. */
+static int number_err(const struct pit_train_optdef *d, const char *value, struct pit_err *e) {
+  return pit_err_set(e, PIT_EARG, "--%s expects a %s, not '%s'", d->name, d->kind == PIT_TOPT_F64 ? "number" : "whole number",
                      value);
+}
+
+/* value is a number outside d's range. */
+static int range_err(const struct pit_train_optdef *d, const char *value, struct pit_err *e) {
+  if (d->min > 0 && d->max >= BIG)
+    return pit_err_set(e, PIT_EARG, "--%s must be a positive number, not '%s'", d->name, value);
+  return pit_err_set(e, PIT_EARG, "--%s must be between %g and %g, not '%s'", d->name, d->min, d->max, value);
+}
+
+/* value is not one of d's choices. */
+static int choice_err(const struct pit_train_optdef *d, const char *value, struct pit_err *e) {
+  return pit_err_set(e, PIT_EARG, "unknown %s '%s' (%s)", d->name, value, d->choices);
 }
 
 int pit_train_opt_set(struct pit_train_opts *o, const struct pit_train_optdef *d, const char *value,
@@ -125,7 +136,7 @@ int pit_train_opt_set(struct pit_train_opts *o, const struct pit_train_optdef *d
     return 0;
   case PIT_TOPT_STR:
     if (d->choices && !is_choice(value, d->choices))
-      return pit_err_set(e, PIT_EARG, "--%s is %s, not '%s'", d->name, d->choices, value);
+      return choice_err(d, value, e);
     *(const char **)field = value;
     return 0;
   case PIT_TOPT_BACKEND:
@@ -134,17 +145,21 @@ int pit_train_opt_set(struct pit_train_opts *o, const struct pit_train_optdef *d
     else if (strcmp(value, "ref") == 0)
       *(enum pit_backend *)field = PIT_BACKEND_REF;
     else
-      return pit_err_set(e, PIT_EARG, "--%s is fast or ref, not '%s'", d->name, value);
+      return choice_err(d, value, e);
     return 0;
   case PIT_TOPT_F64:
-    if (pit_parse_f64(value, &x) < 0 || !(x >= d->min && x <= d->max))
+    if (pit_parse_f64(value, &x) < 0)
+      return number_err(d, value, e);
+    if (!(x >= d->min && x <= d->max))
       return range_err(d, value, e);
     *(double *)field = x;
     return 0;
   case PIT_TOPT_I64:
   case PIT_TOPT_INT:
   case PIT_TOPT_U64:
-    if (pit_parse_i64(value, &i) < 0 || (double)i < d->min || (double)i > d->max)
+    if (pit_parse_i64(value, &i) < 0)
+      return number_err(d, value, e);
+    if ((double)i < d->min || (double)i > d->max)
       return range_err(d, value, e);
     if (d->kind == PIT_TOPT_I64)
       *(int64_t *)field = i;
@@ -210,9 +225,7 @@ static int check_row(const struct pit_train_opts *o, const struct pit_train_opts
   char buf[64];
   const char *v = text_of(o, d, buf, sizeof buf);
   if (d->kind == PIT_TOPT_STR)
-    return v && d->choices && !is_choice(v, d->choices)
-               ? pit_err_set(e, PIT_EARG, "--%s is %s, not '%s'", d->name, d->choices, v)
-               : 0;
+    return v && d->choices && !is_choice(v, d->choices) ? choice_err(d, v, e) : 0;
   if (d->kind == PIT_TOPT_BACKEND)
     return 0;
   double x = num_of(o, d);
@@ -235,6 +248,8 @@ int pit_train_check(const struct pit_train_opts *o, struct pit_err *e) {
   /* batch 0 and lr/momentum < 0 mean "the model's default": not range errors */
   if (o->batch < 0)
     return pit_err_set(e, PIT_EARG, "--batch-size must be a positive number, not %lld", (long long)o->batch);
+  if (o->batch > 1 << 20)
+    return pit_err_set(e, PIT_EARG, "--batch-size %lld is too large", (long long)o->batch);
   if (!isfinite(o->lr))
     return pit_err_set(e, PIT_EARG, "--lr %g is not a usable learning rate", o->lr);
   for (const struct pit_train_optdef *d = pit_train_optdefs; d->name; d++) {
