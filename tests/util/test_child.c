@@ -69,58 +69,42 @@ static void timeout_and_kill(void) {
   CHECK(c.pid == 0 && no_children(), "reaped, nothing left");
 }
 
-/* The shell and its grandchild both ignore TERM: KILL after the grace ends both. */
-static void kill_group_ignoring_term(void) {
-  char *argv[] = {"sh", "-c", "trap '' TERM; sleep 30 & echo $!; wait", NULL};
+/* Starts `sh -c script` with stdout through a pipe and reads its first line. */
+static void start_script(struct pit_child *c, const char *script, char *line, size_t n) {
+  char *argv[] = {"sh", "-c", (char *)script, NULL};
   struct pit_child_opts o = {.argv = argv, .out = {.mode = PIT_CHILD_PIPE}};
-  struct pit_child c;
   struct pit_err e = {0};
-  CHECK(pit_child_start(&c, &o, &e) == 0, "%s", e.msg);
-  char line[64];
-  read_line(c.out_fd, line, sizeof line);
-  pid_t g = (pid_t)atoi(line);
-  CHECK(g > 0 && getpgid(g) == c.pid, "grandchild %d in the child's group", (int)g);
-  int st = -1;
-  CHECK(pit_child_kill(&c, 0.2, &st, &e) == 0, "%s", e.msg);
-  CHECK(st == 128 + SIGKILL, "the shell needed KILL: %d", st);
-  int ws = 0;
-  CHECK(waitpid(g, &ws, 0) == g && WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL, "grandchild killed");
-  CHECK(no_children(), "no zombie left");
-  pit_child_release(&c);
+  CHECK(pit_child_start(c, &o, &e) == 0, "%s", e.msg);
+  read_line(c->out_fd, line, n);
 }
 
-/* The shell leaves on TERM; its grandchild ignores TERM and still dies. */
-static void kill_group_leader_leaves(void) {
-  /* the grandchild prints its pid once it ignores TERM */
-  char *argv[] = {"sh", "-c", "sh -c 'trap \"\" TERM; echo $$; exec sleep 30' & wait", NULL};
-  struct pit_child_opts o = {.argv = argv, .out = {.mode = PIT_CHILD_PIPE}};
+/* Starts script (which prints its grandchild's pid first), kills the group
+ * with the grace given, and checks the shell's status and that the
+ * grandchild died of SIGKILL and nothing is left. */
+static void kill_group(const char *script, double grace, int leader_status) {
   struct pit_child c;
   struct pit_err e = {0};
-  CHECK(pit_child_start(&c, &o, &e) == 0, "%s", e.msg);
   char line[64];
-  read_line(c.out_fd, line, sizeof line);
+  start_script(&c, script, line, sizeof line);
   pid_t g = (pid_t)atoi(line);
-  CHECK(g > 0, "grandchild pid read: '%s'", line);
+  CHECK(g > 0 && getpgid(g) == c.pid, "grandchild %d in the child's group (%s)", (int)g, script);
   int st = -1;
-  CHECK(pit_child_kill(&c, 5, &st, &e) == 0, "%s", e.msg);
-  CHECK(st == 128 + SIGTERM, "the shell left on TERM: %d", st);
+  CHECK(pit_child_kill(&c, grace, &st, &e) == 0, "%s", e.msg);
+  CHECK(st == leader_status, "the shell's status %d, expected %d (%s)", st, leader_status, script);
   int ws = 0;
   pid_t r = waitpid(g, &ws, 0);
-  CHECK(r == g && WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL, "grandchild that ignored TERM got KILL: %d %d %#x",
-        (int)r, (int)g, ws);
-  CHECK(no_children(), "no zombie left");
+  CHECK(r == g && WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL, "grandchild got KILL: %d %d %#x (%s)", (int)r, (int)g,
+        ws, script);
+  CHECK(no_children(), "no zombie left (%s)", script);
   pit_child_release(&c);
 }
 
 /* A signal reaches the group: the sleeping grandchild dies of USR1 and the shell's trap runs. */
 static void signal_group(void) {
-  char *argv[] = {"sh", "-c", "trap 'exit 7' USR1; echo ready; while :; do sleep 30; done", NULL};
-  struct pit_child_opts o = {.argv = argv, .out = {.mode = PIT_CHILD_PIPE}};
   struct pit_child c;
   struct pit_err e = {0};
-  CHECK(pit_child_start(&c, &o, &e) == 0, "%s", e.msg);
   char line[64];
-  read_line(c.out_fd, line, sizeof line);
+  start_script(&c, "trap 'exit 7' USR1; echo ready; while :; do sleep 30; done", line, sizeof line);
   CHECK(strcmp(line, "ready") == 0, "trap installed: '%s'", line);
   CHECK(pit_child_signal(&c, SIGUSR1, &e) == 0, "%s", e.msg);
   int st = -1;
@@ -178,8 +162,11 @@ int main(void) {
   CHECK(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0, "subreaper");
   exit_status();
   timeout_and_kill();
-  kill_group_ignoring_term();
-  kill_group_leader_leaves();
+  /* the shell and its grandchild both ignore TERM: KILL after the grace ends both */
+  kill_group("trap '' TERM; sleep 30 & echo $!; wait", 0.2, 128 + SIGKILL);
+  /* the shell leaves on TERM; its grandchild (which prints its pid once it
+   * ignores TERM) still dies */
+  kill_group("sh -c 'trap \"\" TERM; echo $$; exec sleep 30' & wait", 5, 128 + SIGTERM);
   signal_group();
   env_and_files();
   run_wrapper();
