@@ -24,27 +24,17 @@
 #include <stdint.h>
 
 #include "pitstop/record.h"
-#include "pitstop/report.h"
+#include "pitstop/catalog.h"
 #include "pitstop/util.h"
 
 /* ---------------- 1. membership ---------------- */
 
-#define PIT_MEMBERS_MAX 8
-struct pit_members {
-  int n;                          /* distinct types, in the order given */
-  struct {
-    char itype[PIT_NAME_MAX];
-    int nodes;
-  } m[PIT_MEMBERS_MAX];
-};
-/* "2" (deftype × 2), "local-1:2", "local-1:1+local-0.4:1" (also ',' between
- * members). A type may appear once. PIT_EARG with a message otherwise. */
-int pit_members_parse(struct pit_members *m, const char *text, const char *deftype, struct pit_err *e);
-void pit_members_format(const struct pit_members *m, char *buf, size_t n);
-int pit_members_nodes(const struct pit_members *m);
-int pit_members_equal(const struct pit_members *a, const struct pit_members *b);
+/* struct pit_membership (record.h) as `pitstop run` takes it: TYPE:N entries
+ * joined by '+', and a count alone meaning N nodes of deftype ("2",
+ * "local-1:1+local-0.4:1", "3+local-0.4:1"). */
+int pit_run_membership_parse(struct pit_membership *m, const char *text, const char *deftype, struct pit_err *e);
 /* Nodes of type itype in m (0 if none). */
-int pit_members_count(const struct pit_members *m, const char *itype);
+int pit_membership_count(const struct pit_membership *m, const char *itype);
 
 /* ---------------- 2. providers ---------------- */
 
@@ -62,8 +52,6 @@ struct pit_node {
   double price_h;            /* from the catalog */
   double t_start, t_ready, t_stop; /* run seconds (monotonic, controller clock); NaN: not yet */
 };
-
-typedef void (*pit_warn_fn)(void *ctx, const char *msg);
 
 struct pit_provider_conf {
   const char *run;                  /* run id: nodes are named and tagged with it */
@@ -118,7 +106,7 @@ struct pit_policy {
   int nsched;
   struct {
     int64_t step;                   /* from this step on ... */
-    struct pit_members to;          /* ... this membership */
+    struct pit_membership to;          /* ... this membership */
   } sched[PIT_SCHEDULE_MAX];        /* ascending steps */
 };
 /* "fixed" | "schedule". */
@@ -132,14 +120,14 @@ struct pit_policy_state {
   int gen;
   int64_t step;                     /* iterations done so far (the next step's index) */
   int64_t total_steps;              /* the job's length; -1 unknown */
-  struct pit_members cur;
+  struct pit_membership cur;
   int nmin, nmax;                   /* bounds on the node count */
   int resizable;                    /* 0: the workload cannot checkpoint (only recommend) */
 };
 enum pit_action { PIT_ACT_KEEP = 0, PIT_ACT_RESIZE };
 struct pit_choice {
   enum pit_action act;
-  struct pit_members to;            /* RESIZE: the membership wanted */
+  struct pit_membership to;            /* RESIZE: the membership wanted */
   char reason[512];
 };
 /* Pure: the same state always gives the same choice. */
@@ -190,7 +178,7 @@ struct pit_run_opts {
   const char *provider;             /* "local" */
   const char *catalog;              /* path; NULL: catalogs/local.tsv beside the binary's source, or built-in */
   const char *deftype;              /* instance type of counts given alone */
-  struct pit_members initial;
+  struct pit_membership initial;
   int nmin, nmax;
   int ranks_per_node;
   struct pit_policy policy;

@@ -71,13 +71,13 @@ struct ui {
   int drew;
 };
 
-static void on_warn(void *ctx, const char *msg) {
+static void on_warn(void *ctx, const struct pit_err *w) {
   struct ui *u = ctx;
   if (u->drew) {
     fputs("\r\033[K", stderr);
     u->drew = 0;
   }
-  fprintf(stderr, "pitstop: %s\n", msg);
+  pit_cli_note("%s", w->msg);
 }
 
 static void fmt_secs(char *b, size_t n, double s) {
@@ -336,7 +336,7 @@ int pit_cmd_run(int argc, char **argv) {
     o.launcher = o.cmd ? PIT_LAUNCH_PER_NODE : PIT_LAUNCH_MPI;
   }
   if (rc == 0)
-    rc = pit_members_parse(&o.initial, nodes ? nodes : "1", o.deftype, &e);
+    rc = pit_run_membership_parse(&o.initial, nodes ? nodes : "1", o.deftype, &e);
   if (rc == 0 && nnodes) {
     int a = 0, b = 0;
     char tail;

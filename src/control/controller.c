@@ -51,7 +51,7 @@ struct ctl {
   int have_cat;
   struct pit_node nodes[MAX_NODES]; /* live nodes, in start order */
   int nnodes;
-  struct pit_members cur;
+  struct pit_membership cur;
   int gen;
   double t0;                        /* pit_now() of run time 0 */
   char state_dir[1024], ckpt_dir[1100], events_path[1100];
@@ -96,12 +96,13 @@ static void warn(const struct ctl *c, const char *fmt, ...) __attribute__((forma
 static void warn(const struct ctl *c, const char *fmt, ...) {
   if (!c->o->warn)
     return;
-  char buf[1024];
+  struct pit_err w;
+  pit_err_clear(&w);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  vsnprintf(w.msg, sizeof w.msg, fmt, ap);
   va_end(ap);
-  c->o->warn(c->o->ctx, buf);
+  c->o->warn(c->o->ctx, &w);
 }
 
 void pit_run_opts_init(struct pit_run_opts *o) {
@@ -209,8 +210,8 @@ static int node_record(struct ctl *c, const struct pit_node *n, const char *acti
 static int decision_record(struct ctl *c, const struct pit_choice *ch, const char *policy,
                            struct pit_err *e) {
   char from[256], to[256];
-  pit_members_format(&c->cur, from, sizeof from);
-  pit_members_format(&ch->to, to, sizeof to);
+  pit_membership_format(&c->cur, from, sizeof from);
+  pit_membership_format(&ch->to, to, sizeof to);
   cJSON *o = cJSON_CreateObject();
   if (!o)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
@@ -239,7 +240,7 @@ static int decision_record(struct ctl *c, const struct pit_choice *ch, const cha
 static int write_state(struct ctl *c, struct pit_err *e) {
   char path[1100], text[4096], mem[256];
   snprintf(path, sizeof path, "%s/state", c->state_dir);
-  pit_members_format(&c->cur, mem, sizeof mem);
+  pit_membership_format(&c->cur, mem, sizeof mem);
   int at = snprintf(text, sizeof text, "gen %d\nstep %lld\nckpt %s\nrestarts %d\nmembership %s\npgids", c->gen,
                     (long long)c->step_safe, c->ckpt[0] ? c->ckpt : "-", c->res->restarts, mem);
   for (int i = 0; c->g && i < c->g->nproc && at < (int)sizeof text - 32; i++)
@@ -353,13 +354,13 @@ static void stop_all_nodes(struct ctl *c) {
 }
 
 /* Nodes to stop and start so that the live nodes match want. */
-static int reshape(struct ctl *c, const struct pit_members *want, struct pit_err *e) {
+static int reshape(struct ctl *c, const struct pit_membership *want, struct pit_err *e) {
   int rc;
   for (int i = c->nnodes - 1; i >= 0; i--) {
     int have = 0;
     for (int j = 0; j < c->nnodes; j++)
       have += strcmp(c->nodes[j].itype, c->nodes[i].itype) == 0;
-    if (have > pit_members_count(want, c->nodes[i].itype) && (rc = stop_node_at(c, i, "stop", e)) < 0)
+    if (have > pit_membership_count(want, c->nodes[i].itype) && (rc = stop_node_at(c, i, "stop", e)) < 0)
       return rc;
   }
   for (int k = 0; k < want->n; k++) {
@@ -397,7 +398,7 @@ static void status(struct ctl *c, const char *phase, int force) {
     return;
   c->last_status = t;
   char mem[256];
-  pit_members_format(&c->cur, mem, sizeof mem);
+  pit_membership_format(&c->cur, mem, sizeof mem);
   struct pit_run_status st;
   memset(&st, 0, sizeof st);
   st.gen = c->gen;
@@ -526,7 +527,7 @@ static int decide(struct ctl *c, struct pit_err *e) {
   struct pit_choice ch;
   int rc = pit_policy_decide(&c->o->policy, &s, &ch, e);
   if (rc < 0 || ch.act != PIT_ACT_RESIZE) {
-    if (rc == 0 && !s.resizable && !pit_members_equal(&ch.to, &c->cur) && !c->pending.reason[0]) {
+    if (rc == 0 && !s.resizable && !pit_membership_equal(&ch.to, &c->cur) && !c->pending.reason[0]) {
       c->pending = ch; /* said once */
       warn(c, "%s", ch.reason);
       return decision_record(c, &ch, c->o->policy.kind == PIT_POLICY_SCHEDULE ? "schedule" : "fixed", e);
@@ -604,9 +605,8 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   L.ckpt_dir = c->ckpt_dir;
   snprintf(L.resume, sizeof L.resume, "%s", resume ? resume : "");
   ctl_gen_release(c->g);
-  char logp[1100];
-  snprintf(logp, sizeof logp, "%s/gen-%d.log", c->state_dir, c->gen);
-  c->g->log_fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  snprintf(c->g->log, sizeof c->g->log, "%s/gen-%d.log", c->state_dir, c->gen);
+  unlink(c->g->log);
   c->gen_have_offset = 0;
   c->gen_iters = 0;
   c->gen_step0 = c->step_safe;
@@ -654,14 +654,7 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
     int alive = 0, bad = -1;
     for (int i = 0; i < c->g->nproc; i++) {
       struct ctl_proc *p = &c->g->proc[i];
-      if (!p->exited) {
-        int st;
-        pid_t w = waitpid(p->pid, &st, WNOHANG);
-        if (w == p->pid) {
-          p->exited = 1;
-          p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        }
-      }
+      ctl_proc_poll(p);
       if (!p->exited || p->fd >= 0)
         alive = 1;
       if (p->exited && p->status != 0 && bad < 0)
@@ -744,7 +737,7 @@ static void gen_entry(struct ctl *c, const char *end) {
   struct pit_run_gen *g = &res->gens[res->ngens++];
   memset(g, 0, sizeof *g);
   g->gen = c->gen;
-  pit_members_format(&c->cur, g->membership, sizeof g->membership);
+  pit_membership_format(&c->cur, g->membership, sizeof g->membership);
   g->step0 = c->gen_step0;
   g->step1 = c->step_next;
   g->t0 = c->t_launch;
@@ -791,7 +784,7 @@ static int reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
     for (int j = 0; j < c->nnodes; j++)
       have += strcmp(c->nodes[j].itype, nd->itype) == 0;
     struct pit_err e2 = {0};
-    if (nd->state == PIT_NODE_READY && have < pit_members_count(&c->cur, nd->itype) &&
+    if (nd->state == PIT_NODE_READY && have < pit_membership_count(&c->cur, nd->itype) &&
         c->prov.ops->health(&c->prov, nd, &e2) == 0 && c->nnodes < MAX_NODES) {
       c->nodes[c->nnodes] = *nd;
       c->nodes[c->nnodes].t_start = now_t(c);
@@ -844,7 +837,7 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
       if (c->have_cat && !pit_catalog_find(&c->cat, o->policy.sched[s].to.m[i].itype))
         return pit_err_set(e, PIT_ENOTFOUND, "the schedule names type '%s', which the catalog '%s' lacks",
                            o->policy.sched[s].to.m[i].itype, o->catalog);
-  int n0 = pit_members_nodes(&o->initial);
+  int n0 = pit_membership_nodes(&o->initial);
   if (o->nmax > 0 && o->nmin > o->nmax)
     return pit_err_set(e, PIT_EARG, "--nnodes %d:%d: MIN is above MAX", o->nmin, o->nmax);
   if (n0 < o->nmin || (o->nmax > 0 && n0 > o->nmax))
@@ -879,7 +872,6 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
   c->g = calloc(1, sizeof *c->g);
   if (!c->g)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
-  c->g->log_fd = -1;
   return 0;
 }
 
@@ -952,7 +944,7 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       struct pit_run_gen *ge = &res->gens[res->ngens - 1];
       double t_exit = now_t(&c);
       ge->exit_s = t_exit - c.t_stop_req;
-      struct pit_members want = c.pending.act == PIT_ACT_RESIZE ? c.pending.to : c.cur;
+      struct pit_membership want = c.pending.act == PIT_ACT_RESIZE ? c.pending.to : c.cur;
       c.gen++;
       if ((rc = reshape(&c, &want, e)) < 0)
         break;

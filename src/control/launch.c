@@ -20,7 +20,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +28,6 @@
 #include <unistd.h>
 
 #include "control/launch.h"
-
-extern char **environ;
 
 static int argv_push(struct ctl_argv *a, const char *s) {
   if (a->n + 2 > CTL_ARGV_MAX)
@@ -67,78 +64,49 @@ static int free_port(void) {
   return port;
 }
 
-/* environ plus the given NAME=VALUE entries (which replace same-named ones). */
-static char **make_env(char *const *add, int nadd) {
-  int n = 0;
-  while (environ[n])
-    n++;
-  char **env = calloc((size_t)(n + nadd + 1), sizeof *env);
-  if (!env)
-    return NULL;
-  int k = 0;
-  for (int i = 0; i < n; i++) {
-    int replaced = 0;
-    for (int j = 0; j < nadd && !replaced; j++) {
-      size_t eq = strcspn(add[j], "=");
-      replaced = strncmp(environ[i], add[j], eq + 1) == 0;
-    }
-    if (!replaced)
-      env[k++] = environ[i];
-  }
-  for (int j = 0; j < nadd; j++)
-    env[k++] = add[j];
-  env[k] = NULL;
-  return env;
-}
-
 static int spawn_one(struct ctl_gen *g, char *const argv[], char *const *add, int nadd, int node,
                      struct pit_err *e) {
   if (g->nproc == CTL_PROCS_MAX)
     return pit_err_set(e, PIT_EARG, "more than %d workload processes", CTL_PROCS_MAX);
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) < 0)
-    return pit_err_errno(e, PIT_EIO, "cannot create a pipe");
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t at;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawnattr_init(&at);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  if (g->log_fd >= 0)
-    posix_spawn_file_actions_adddup2(&fa, g->log_fd, 2);
-  posix_spawnattr_setpgroup(&at, 0);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&at, &none);
-  sigset_t dfl;
-  sigemptyset(&dfl);
-  sigaddset(&dfl, SIGUSR1);
-  sigaddset(&dfl, SIGTERM);
-  sigaddset(&dfl, SIGINT);
-  sigaddset(&dfl, SIGPIPE);
-  posix_spawnattr_setsigdefault(&at, &dfl);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  char **env = make_env(add, nadd);
-  pid_t pid = -1;
-  int rc = env ? posix_spawnp(&pid, argv[0], &fa, &at, argv, env) : ENOMEM;
-  free(env);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&at);
-  close(fds[1]);
-  (void)all;
-  if (rc != 0) {
-    close(fds[0]);
-    errno = rc;
-    return pit_err_errno(e, PIT_ENOTFOUND, "cannot start '%s'", argv[0]);
-  }
-  struct ctl_proc *p = &g->proc[g->nproc++];
+  char *env[16];
+  for (int i = 0; i < nadd && i < 15; i++)
+    env[i] = add[i];
+  env[nadd < 15 ? nadd : 15] = NULL;
+  struct ctl_proc *p = &g->proc[g->nproc];
   memset(p, 0, sizeof *p);
-  p->pid = pid;
-  p->fd = fds[0];
+  pit_child_init(&p->ch);
+  struct pit_child_opts co;
+  memset(&co, 0, sizeof co);
+  co.argv = argv;
+  co.env = env;
+  co.in.mode = PIT_CHILD_NULL;
+  co.out.mode = PIT_CHILD_PIPE;
+  co.err.mode = PIT_CHILD_FILE;
+  co.err.path = g->log;
+  co.err.append = 1;
+  int rc = pit_child_start(&p->ch, &co, e);
+  if (rc < 0)
+    return rc;
+  g->nproc++;
+  p->pid = p->ch.pid;
+  p->fd = p->ch.out_fd;
+  p->ch.out_fd = -1; /* read and closed here */
   p->node = node;
   p->status = -1;
   fcntl(p->fd, F_SETFL, fcntl(p->fd, F_GETFL) | O_NONBLOCK);
+  return 0;
+}
+
+/* Reaps p if it exited (0: still running). */
+int ctl_proc_poll(struct ctl_proc *p) {
+  if (p->exited)
+    return 1;
+  int st;
+  if (pit_child_wait(&p->ch, 0, &st, NULL) == 0) {
+    p->exited = 1;
+    p->status = st;
+    return 1;
+  }
   return 0;
 }
 
@@ -149,40 +117,28 @@ void ctl_gen_kill(struct ctl_gen *g, double grace_s) {
   for (double w = 0; w < grace_s; w += 0.02) {
     int alive = 0;
     for (int i = 0; i < g->nproc; i++)
-      if (!g->proc[i].exited) {
-        int st;
-        pid_t r = waitpid(g->proc[i].pid, &st, WNOHANG);
-        if (r == g->proc[i].pid) {
-          g->proc[i].exited = 1;
-          g->proc[i].status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        } else {
-          alive = 1;
-        }
-      }
+      alive |= !ctl_proc_poll(&g->proc[i]);
     if (!alive)
       break;
     usleep(20000);
   }
   for (int i = 0; i < g->nproc; i++) {
-    kill(-g->proc[i].pid, SIGKILL); /* what is left of the group (ranks of a dead launcher too) */
-    if (!g->proc[i].exited) {
-      int st;
-      if (waitpid(g->proc[i].pid, &st, 0) == g->proc[i].pid) {
-        g->proc[i].status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-      }
-      g->proc[i].exited = 1;
-    }
+    struct ctl_proc *p = &g->proc[i];
+    int st;
+    /* what is left of the group (ranks of a dead launcher too), and the child reaped */
+    if (pit_child_kill(&p->ch, 0, &st, NULL) == 0 && !p->exited)
+      p->status = st;
+    p->exited = 1;
   }
 }
 
 void ctl_gen_release(struct ctl_gen *g) {
-  for (int i = 0; i < g->nproc; i++)
+  for (int i = 0; i < g->nproc; i++) {
     if (g->proc[i].fd >= 0)
       close(g->proc[i].fd);
-  if (g->log_fd >= 0)
-    close(g->log_fd);
+    pit_child_release(&g->proc[i].ch);
+  }
   memset(g, 0, sizeof *g);
-  g->log_fd = -1;
 }
 
 /* The workload's own argv: the user's command, or pitstop train with the run's options. */

@@ -15,7 +15,8 @@ struct ctl_argv {                 /* strings owned */
 };
 
 struct ctl_proc {
-  pid_t pid;                      /* also its process group */
+  struct pit_child ch;            /* leads its own process group; ch.out_fd: its stdout */
+  pid_t pid;                      /* ch.pid while running; kept after reaping */
   int fd;                         /* its stdout (non-blocking), -1 once closed */
   int node;                       /* per-node: index into the generation's nodes; -1: all (mpirun) */
   int exited, status;             /* status: exit code, or 128 + signal */
@@ -26,7 +27,7 @@ struct ctl_proc {
 struct ctl_gen {
   struct ctl_proc proc[CTL_PROCS_MAX];
   int nproc;
-  int log_fd;                     /* stderr of every process (the generation's log) */
+  char log[1100];                 /* stderr of every process (the generation's log) */
 };
 
 struct ctl_launch {
@@ -42,6 +43,8 @@ struct ctl_launch {
 int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e);
 /* TERM to every process group, up to grace_s, then KILL; reaps. */
 void ctl_gen_kill(struct ctl_gen *g, double grace_s);
+/* Reaps p if it exited; 1 when it has, 0 while it runs. */
+int ctl_proc_poll(struct ctl_proc *p);
 void ctl_gen_release(struct ctl_gen *g);
 
 #endif

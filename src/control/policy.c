@@ -56,7 +56,7 @@ int pit_schedule_parse(struct pit_policy *p, const char *text, const char *defty
     if (p->nsched && step <= p->sched[p->nsched - 1].step)
       return pit_err_set(e, PIT_EARG, "schedule: step %lld does not follow step %lld", (long long)step,
                          (long long)p->sched[p->nsched - 1].step);
-    int rc = pit_members_parse(&p->sched[p->nsched].to, colon + 1, deftype, e);
+    int rc = pit_run_membership_parse(&p->sched[p->nsched].to, colon + 1, deftype, e);
     if (rc < 0)
       return rc;
     p->sched[p->nsched++].step = step;
@@ -68,8 +68,8 @@ int pit_schedule_parse(struct pit_policy *p, const char *text, const char *defty
   return 0;
 }
 
-static int in_bounds(const struct pit_policy_state *s, const struct pit_members *m) {
-  int n = pit_members_nodes(m);
+static int in_bounds(const struct pit_policy_state *s, const struct pit_membership *m) {
+  int n = pit_membership_nodes(m);
   return n >= s->nmin && (s->nmax <= 0 || n <= s->nmax);
 }
 
@@ -83,19 +83,19 @@ int pit_policy_decide(const struct pit_policy *p, const struct pit_policy_state 
     snprintf(c->reason, sizeof c->reason, "fixed membership");
     return 0;
   case PIT_POLICY_SCHEDULE: {
-    const struct pit_members *want = NULL;
+    const struct pit_membership *want = NULL;
     int64_t from = -1;
     for (int i = 0; i < p->nsched && p->sched[i].step <= s->step; i++) {
       want = &p->sched[i].to;
       from = p->sched[i].step;
     }
-    if (!want || pit_members_equal(want, &s->cur)) {
+    if (!want || pit_membership_equal(want, &s->cur)) {
       snprintf(c->reason, sizeof c->reason, "schedule: keep");
       return 0;
     }
     char a[128], b[128];
-    pit_members_format(&s->cur, a, sizeof a);
-    pit_members_format(want, b, sizeof b);
+    pit_membership_format(&s->cur, a, sizeof a);
+    pit_membership_format(want, b, sizeof b);
     if (!in_bounds(s, want)) {
       snprintf(c->reason, sizeof c->reason, "schedule wants %s from step %lld, outside the node bounds: keep %s",
                b, (long long)from, a);

@@ -72,20 +72,21 @@ static void l_close(struct pit_provider *p) {
   p->impl = NULL;
 }
 
-/* cpus and quota of a local type: the catalog's columns where it has them;
- * otherwise one CPU, and a quota read from a name "local-Q" with Q < 1. */
+/* cpus and quota of a local type: the catalog's cpus and cpu_quota columns
+ * (quota in cores' worth: cpus × cpu_quota). */
 static int local_spec(struct pit_provider *p, const char *itype, int *cpus, double *quota, double *price,
                       struct pit_err *e) {
   const struct pit_itype *t = p->conf.catalog ? pit_catalog_find(p->conf.catalog, itype) : NULL;
   if (!t)
     return pit_err_set(e, PIT_ENOTFOUND, "instance type '%s' is not in the catalog", itype);
-  *cpus = t->vcpus > 0 ? t->vcpus : 1;
-  *quota = 0;
+  if (t->cpus < 1) {
+    pit_err_set(e, PIT_EARG, "instance type '%s' cannot be emulated by the local provider", itype);
+    pit_err_hint(e, "the catalog's cpus (and cpu_quota) columns say how a local type is emulated");
+    return PIT_EARG;
+  }
+  *cpus = t->cpus;
+  *quota = isnan(t->cpu_quota) || t->cpu_quota >= 1 ? 0 : t->cpu_quota * t->cpus;
   *price = t->price_h;
-  const char *d = strrchr(itype, '-');
-  double q;
-  if (d && pit_parse_f64(d + 1, &q) == 0 && q > 0 && q < *cpus)
-    *quota = q;
   return 0;
 }
 
@@ -299,8 +300,11 @@ static int l_start(struct pit_provider *p, const char *itype, struct pit_node *n
     }
   } else if (quota > 0 && !l->warned && p->conf.warn) {
     l->warned = 1;
-    p->conf.warn(p->conf.warn_ctx, "CPU quotas are unavailable here (they need root and a cgroup cpu "
-                                    "controller): slower local types run at full speed");
+    struct pit_err w;
+    pit_err_clear(&w);
+    pit_err_set(&w, PIT_ESTATE, "CPU quotas are unavailable here (they need root and a cgroup cpu controller): "
+                                "slower local types run at full speed");
+    p->conf.warn(p->conf.warn_ctx, &w);
   }
   char path[1024], text[512];
   node_path(p, n->id, path, sizeof path);

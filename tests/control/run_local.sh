@@ -23,9 +23,9 @@ cleanup() {
 }
 trap cleanup EXIT
 cat > "$T/cat.tsv" << 'CAT'
-# itype    vcpus  price_h  billing_s  min_s
-local-1    1      0.10     1          0
-local-0.4  1      0.10     1          0
+itype      vcpus  cpus  cpu_quota  price_h  billing_s  min_s
+local-1    1      1     -          0.10     1          0
+local-0.4  1      1     40%        0.10     1          0
 CAT
 common=(--model cnn --data synthetic --batch-size 32 --threads 1 --seed 5 --lr 0.01 --lr-schedule constant
         --no-validation --limit 400 --epochs 0 --backend ref)
