@@ -576,10 +576,10 @@ class Session:
         checkpoint written by then). Leaves the process group this session created."""
         total = self.now() - self._base_t
         self.emit("end", total_s=total, stop=self.stop_reason)
-        if self.stop_reason:
-            late = self.deadline is not None and time.monotonic() > self.deadline
-            print(f"pitstop: rank {self.rank} stopped after step {step} ({self.stop_reason}"
-                  f"{', past the grace period' if late else ''})", file=sys.stderr, flush=True)
         if self._own_pg and dist.is_initialized():
             dist.destroy_process_group()
+        if self.stop_reason:  # the last word before exit 0: a launcher or test may rely on it
+            late = self.deadline is not None and time.monotonic() > self.deadline
+            print(f"pitstop: rank {self.rank} stopped with {step} steps done ({self.stop_reason}"
+                  f"{', past the grace period' if late else ''})", file=sys.stderr, flush=True)
         return EXIT_OK
