@@ -15,7 +15,7 @@ Invariants that make a resized run follow the uninterrupted one:
 - BatchNorm statistics are taken over fixed groups of the global batch (--bn-groups; every rank
   runs whole groups, so the world size must divide it). Losses are sums over samples divided by the
   global batch and gradients are SUM-allreduced: the same gradients at any world size, up to
-  floating-point summation order.
+  floating-point summation order; with 1 or 2 ranks and 4 groups bit-identical (tree_sum).
 - Rank 0 checkpoints G, D, both Adam states and the next step; every rank restarts from it.
 """
 import argparse
@@ -129,19 +129,36 @@ def init_weights(m):
 
 
 # ---------------------------------------------------------------- one step
-def allreduce_grads(model, world):
-    """SUM-allreduce all gradients in one flat buffer; returns the seconds spent blocked."""
-    if world == 1:
-        return 0.0
-    grads = [p.grad for p in model.parameters()]
-    flat = torch.cat([g.reshape(-1) for g in grads])
-    t = time.perf_counter()
-    torch.distributed.all_reduce(flat)
-    w = time.perf_counter() - t
+def take_grads(model):
+    """This group's gradients as one flat buffer; the model's gradients are zeroed."""
+    flat = torch.cat([p.grad.reshape(-1) for p in model.parameters()])
+    for p in model.parameters():
+        p.grad.zero_()
+    return flat
+
+
+def tree_sum(bufs):
+    # pairwise: 4 groups sum as (g0+g1)+(g2+g3), exactly what two ranks holding g0+g1 and g2+g3
+    # get from a two-rank all_reduce, so 1 and 2 ranks give bit-identical gradients
+    while len(bufs) > 1:
+        bufs = [bufs[i] + bufs[i + 1] if i + 1 < len(bufs) else bufs[i] for i in range(0, len(bufs), 2)]
+    return bufs[0]
+
+
+def reduce_into(model, bufs, world):
+    """Sum this rank's group gradients, SUM-allreduce them over the ranks and set them as the
+    model's gradients. Returns the seconds spent blocked in the all_reduce."""
+    params = list(model.parameters())
+    flat = tree_sum(bufs) if bufs else torch.zeros(sum(p.numel() for p in params))
+    w = 0.0
+    if world > 1:
+        t = time.perf_counter()
+        torch.distributed.all_reduce(flat)
+        w = time.perf_counter() - t
     off = 0
-    for g in grads:
-        g.copy_(flat[off:off + g.numel()].view_as(g))
-        off += g.numel()
+    for p in params:
+        p.grad.copy_(flat[off:off + p.numel()].view_as(p))
+        off += p.numel()
     return w
 
 
@@ -150,10 +167,11 @@ def train_step(netG, netD, optG, optD, groups, B, world):
     Returns (errD, errG, compute_s, wait_s) with the losses summed over this rank's samples / B."""
     bce = nn.BCELoss(reduction="sum")
     compute = wait = 0.0
-    errD = errG = 0.0
+    errD, errG = [], []
     t = time.perf_counter()
-    optD.zero_grad(set_to_none=False)
-    fakes = []
+    for p in netD.parameters():
+        p.grad = torch.zeros_like(p)
+    fakes, bufs = [], []
     for x, z in groups:
         out = netD(x)
         e_real = bce(out, torch.ones_like(out)) / B
@@ -162,22 +180,26 @@ def train_step(netG, netD, optG, optD, groups, B, world):
         out = netD(fake.detach())
         e_fake = bce(out, torch.zeros_like(out)) / B
         e_fake.backward()
+        bufs.append(take_grads(netD))
         fakes.append(fake)
-        errD += e_real.item() + e_fake.item()
+        errD.append(e_real.item() + e_fake.item())
     compute += time.perf_counter() - t
-    wait += allreduce_grads(netD, world)
+    wait += reduce_into(netD, bufs, world)
     optD.step()
     t = time.perf_counter()
-    optG.zero_grad(set_to_none=False)
+    for p in netG.parameters():
+        p.grad = torch.zeros_like(p)
+    bufs = []
     for fake in fakes:
         out = netD(fake)
         e = bce(out, torch.ones_like(out)) / B
         e.backward()
-        errG += e.item()
+        bufs.append(take_grads(netG))
+        errG.append(e.item())
     compute += time.perf_counter() - t
-    wait += allreduce_grads(netG, world)
+    wait += reduce_into(netG, bufs, world)
     optG.step()
-    return errD, errG, compute, wait
+    return float(tree_sum(errD)) if errD else 0.0, float(tree_sum(errG)) if errG else 0.0, compute, wait
 
 
 # ---------------------------------------------------------------- main
