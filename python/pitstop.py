@@ -224,13 +224,17 @@ def atomic_write(path, data):
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".tmp-{os.getpid()}-", dir=d)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
         os.replace(tmp, path)
         _fsync_dir(d)
     except BaseException:
+        if fd >= 0:
+            os.close(fd)
         try:
             os.unlink(tmp)
         except OSError:
