@@ -87,3 +87,13 @@ wait_end() {
     wait "$pid" || END_RC=$?
   fi
 }
+# two_nodes_running: run generation 0 on two nodes (pids p0, p1; outputs $T/n0.*, $T/n1.*) for
+# 50 epochs and return once node 0 printed 5 iter records.
+two_nodes_running() {
+  export PITSTOP_NODE_IPS=127.0.0.1,127.0.0.1 PITSTOP_MASTER_PORT=$(free_port)
+  launch_node 0 "$T/n0" "${TINY[@]}" --epochs 50
+  p0=$LAUNCHED
+  launch_node 1 "$T/n1" "${TINY[@]}" --epochs 50
+  p1=$LAUNCHED
+  wait_iters "$T/n0.out" 5
+}

@@ -6,12 +6,7 @@
 set -euo pipefail
 . "$PIT_SOURCE_DIR/tests/protocol/common.bash"
 export PITSTOP_RUN=usr1 PITSTOP_GEN=0 PITSTOP_CHECKPOINT_DIR="$T/ck" PITSTOP_NUM_NODES=2
-export PITSTOP_NODE_IPS=127.0.0.1,127.0.0.1 PITSTOP_MASTER_PORT=$(free_port)
-launch_node 0 "$T/n0" "${TINY[@]}" --epochs 50
-p0=$LAUNCHED
-launch_node 1 "$T/n1" "${TINY[@]}" --epochs 50
-p1=$LAUNCHED
-wait_iters "$T/n0.out" 5
+two_nodes_running
 kill -USR1 -- "-$p1"
 rc0=0 rc1=0
 wait "$p0" || rc0=$?
