@@ -579,7 +579,7 @@ class Session:
         """The end record and the exit code: 0 after a finished job or an agreed stop (its
         checkpoint written by then). Leaves the process group this session created."""
         total = self.now() - self._base_t
-        self.emit("end", total_s=total, stop=self.stop_reason)
+        self.emit("end", total_s=total, status="stopped" if self.stop_reason else "done", stop=self.stop_reason)
         if self._own_pg and dist.is_initialized():
             dist.destroy_process_group()
         if self.stop_reason:  # the last word before exit 0: a launcher or test may rely on it

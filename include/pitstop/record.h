@@ -50,7 +50,7 @@ struct pit_record {
   double *compute_s;        /* (nranks) owned by the record */
   double *wait_s;           /* (nranks) owned by the record */
   double loss;              /* scalar loss, NaN if absent or if named losses are used */
-  char samples[20];         /* "samples": digest of the step's global sample indices, 16 hex
+  char samples[20];         /* "samples_digest": digest of the step's global sample indices, 16 hex
                              * digits of Σ pit_sample_mix(i) mod 2^64 (order-free, so an epoch's
                              * digests add up to the whole dataset's); "" if absent */
   int nlosses;              /* named losses (GAN: "d", "g") */
@@ -65,7 +65,8 @@ struct pit_record {
   /* validation / checkpoint / epoch / end */
   double val_s, ckpt_s, epoch_s, total_s;
   char status[16];          /* end: "done" (the job is complete), "stopped" (on request, resumable),
-                             * or another word a workload chooses; "" if absent */
+                             * or another word a workload chooses; "" if absent. An end record
+                             * with the protocol's "stop" key reads as "stopped". */
   double accuracy;
   char *path;               /* checkpoint path, owned; NULL if absent */
   int64_t bytes;

@@ -76,6 +76,7 @@ struct ctl {
   double t_launch, t_first_iter, t_stop_req;
   int stop_requested;
   char end_status[16];
+  double t_end;                     /* run seconds when the end record came; 0 before */
   double last_ckpt_s;
   double init_s;
   struct pit_choice pending;        /* the decision being carried out */
@@ -580,6 +581,9 @@ static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e)
     size_t start = 0;
     for (size_t i = p->len - (size_t)k; i < p->len; i++)
       if (p->line[i] == '\n') {
+        /* a workload that speaks the protocol (PITSTOP lines, JSON records) stops on SIGUSR1 */
+        if ((i - start >= 8 && memcmp(p->line + start, "PITSTOP ", 8) == 0) || p->line[start] == '{')
+          c->resizable = 1;
         int rc = pit_parser_line(c->parser, p->line + start, i - start, e);
         if (rc < 0)
           return rc;
@@ -613,6 +617,7 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   c->step_next = c->step_safe;
   c->stop_requested = 0;
   c->end_status[0] = 0;
+  c->t_end = 0;
   c->t_launch = now_t(c);
   c->t_first_iter = NAN;
   c->init_s = NAN;
@@ -661,6 +666,17 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
         bad = i;
     }
     double t = now_t(c);
+    if (c->end_status[0] && c->t_end == 0)
+      c->t_end = t;
+    /* after the end record the records decide, not launcher exit codes (a torchrun agent
+     * exits non-zero after a stop); launchers still there 10 s later are killed */
+    if (!failed && c->end_status[0]) {
+      if (alive && t - c->t_end > 10) {
+        ctl_gen_kill(c->g, 2.0);
+        alive = 0;
+      }
+      bad = -1;
+    }
     if (!failed && bad >= 0) {
       struct ctl_proc *p = &c->g->proc[bad];
       if (p->status > 128)

@@ -141,12 +141,43 @@ void ctl_gen_release(struct ctl_gen *g) {
   memset(g, 0, sizeof *g);
 }
 
+/* s with $PITSTOP_NAME and ${PITSTOP_NAME} replaced by the values in env
+ * ("NAME=value" entries): the command runs from argv, no shell expands them. */
+static int push_expanded(struct ctl_argv *a, const char *s, char *const *env, int nenv) {
+  char out[4096];
+  size_t k = 0;
+  for (const char *p = s; *p && k + 1 < sizeof out;) {
+    int brace = p[0] == '$' && p[1] == '{';
+    const char *name = p + (brace ? 2 : 1);
+    if (p[0] == '$' && strncmp(name, "PITSTOP_", 8) == 0) {
+      size_t n = 0;
+      while ((name[n] >= 'A' && name[n] <= 'Z') || name[n] == '_')
+        n++;
+      const char *val = NULL;
+      for (int i = 0; i < nenv && !val; i++)
+        if (strncmp(env[i], name, n) == 0 && env[i][n] == '=')
+          val = env[i] + n + 1;
+      if (val && (!brace || name[n] == '}')) {
+        k += (size_t)snprintf(out + k, sizeof out - k, "%s", val);
+        if (k >= sizeof out)
+          return -1;
+        p = name + n + (brace ? 1 : 0);
+        continue;
+      }
+    }
+    out[k++] = *p++;
+  }
+  out[k] = 0;
+  return argv_push(a, out);
+}
+
 /* The workload's own argv: the user's command, or pitstop train with the run's options. */
-static int workload_argv(const struct ctl_launch *L, const struct pit_node *n, struct ctl_argv *a) {
+static int workload_argv(const struct ctl_launch *L, const struct pit_node *n, struct ctl_argv *a,
+                         char *const *env, int nenv) {
   const struct pit_run_opts *o = L->o;
   if (o->cmd) {
     for (int i = 0; o->cmd[i]; i++)
-      if (argv_push(a, o->cmd[i]) < 0)
+      if (push_expanded(a, o->cmd[i], env, nenv) < 0)
         return -1;
     return 0;
   }
@@ -244,7 +275,7 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
       }
       if ((rc = push_wrap(L, &L->nodes[i], &a, e)) < 0)
         break;
-      rc = workload_argv(L, &L->nodes[i], &a);
+      rc = workload_argv(L, &L->nodes[i], &a, base, 4);
     }
     if (rc == -1)
       rc = pit_err_set(e, PIT_ENOMEM, "the workload's command line is too long");
@@ -271,7 +302,7 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
     char *add[] = {env_run, env_gen, env_dir, env_resume, env_nn, env_ips, env_maddr, env_mport, env_rank};
     if ((rc = push_wrap(L, &L->nodes[i], &a, e)) < 0)
       break;
-    if (workload_argv(L, &L->nodes[i], &a) < 0) {
+    if (workload_argv(L, &L->nodes[i], &a, add, 9) < 0) {
       rc = pit_err_set(e, PIT_ENOMEM, "the workload's command line is too long");
       break;
     }

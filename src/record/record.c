@@ -219,7 +219,7 @@ int pit_record_format(const struct pit_record *r, char **buf, size_t *cap) {
   } else {
     num(&b, "loss", r->loss);
   }
-  str(&b, "samples", r->samples);
+  str(&b, "samples_digest", r->samples);
   num(&b, "init_s", r->init_s);
   num(&b, "rdzv_s", r->rdzv_s);
   inum(&b, "ranks", r->ranks);
@@ -365,6 +365,7 @@ int pit_record_parse(struct pit_record *r, const char *line, size_t len, struct 
     goto out;
   }
   int64_t gen = 0, rank = -1, ranks = -1, nodes = -1;
+  char stop_reason[32] = ""; /* the protocol's end record: "stop": "SIGUSR1" after an agreed stop */
   if ((rc = get_str(o, "run", r->run, sizeof r->run, e)) || (rc = get_int(o, "gen", &gen, e)) ||
       (rc = get_num(o, "t", &r->t, e)) || (rc = get_int(o, "rank", &rank, e)) ||
       (rc = get_int(o, "epoch", &r->epoch, e)) || (rc = get_int(o, "iter", &r->iter, e)) ||
@@ -376,7 +377,8 @@ int pit_record_parse(struct pit_record *r, const char *line, size_t len, struct 
       (rc = get_dup(o, "config", &r->config, 1, e)) || (rc = get_num(o, "val_s", &r->val_s, e)) ||
       (rc = get_num(o, "ckpt_s", &r->ckpt_s, e)) || (rc = get_num(o, "epoch_s", &r->epoch_s, e)) ||
       (rc = get_num(o, "total_s", &r->total_s, e)) ||
-      (rc = get_str(o, "samples", r->samples, sizeof r->samples, e)) ||
+      (rc = get_str(o, "samples_digest", r->samples, sizeof r->samples, e)) ||
+      (rc = get_str(o, "stop", stop_reason, sizeof stop_reason, e)) ||
       (rc = get_str(o, "status", r->status, sizeof r->status, e)) ||
       (rc = get_num(o, "accuracy", &r->accuracy, e)) || (rc = get_dup(o, "path", &r->path, 0, e)) ||
       (rc = get_int(o, "bytes", &r->bytes, e)) ||
@@ -390,6 +392,8 @@ int pit_record_parse(struct pit_record *r, const char *line, size_t len, struct 
     goto out;
   }
   r->gen = (int)gen;
+  if (r->type == PIT_REC_END && stop_reason[0] && !r->status[0])
+    snprintf(r->status, sizeof r->status, "stopped");
   r->rank = (int)rank;
   r->ranks = (int)ranks;
   r->nodes = (int)nodes;

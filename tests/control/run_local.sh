@@ -45,7 +45,7 @@ ri = [x for x in r if x["type"] == "iter"]
 steps = [x["step"] for x in ri]
 assert steps == list(range(niters)), f"steps not contiguous: {steps[:5]}...{steps[-5:]} ({len(steps)})"
 for x in ri:
-    assert x["samples"] == ui[x["step"]]["samples"], f"step {x['step']}: other samples than the uninterrupted run"
+    assert x["samples_digest"] == ui[x["step"]]["samples_digest"], f"step {x['step']}: other samples than the uninterrupted run"
     assert x["run"] == "tr1"
 # each epoch's digests add up to the whole dataset's (every sample exactly once)
 M = (1 << 64) - 1
@@ -62,7 +62,7 @@ full = 0
 for ep, xs in by_epoch.items():
     if len(xs) == 13:
         full += 1
-        assert sum(int(x["samples"], 16) for x in xs) & M == whole, f"epoch {ep}: samples missing or repeated"
+        assert sum(int(x["samples_digest"], 16) for x in xs) & M == whole, f"epoch {ep}: samples missing or repeated"
 assert full >= 8, full
 gens = sorted({x["gen"] for x in ri})
 assert gens == [0, 1, 2], gens
