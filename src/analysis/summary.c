@@ -10,7 +10,8 @@
  *  2. non-paramount: first and last iteration of every (run, gen, epoch)
  *     (epoch edges), iterations next to a validation/checkpoint record, the
  *     first iteration of every generation > 0 (after a resume);
- *  3. warm-up: MSER-5 on each (run, gen)'s remaining step times, in order;
+ *  3. warm-up: pit_warmup on each (run, gen)'s remaining step times, in
+ *     order; the drift of what is left (pit_drift), weighted over segments;
  *  4. t_p = mean of what is left (all runs of the series together), with the
  *     batch-means 95% interval.
  * Invariant: pit_series_summarize recomputes every flag except
@@ -59,10 +60,13 @@ static void mark_structure(struct pit_series *s, int series_rank) {
     s->it[prev].flags |= PIT_IT_EPOCH_EDGE;
 }
 
-/* MSER-5 per (run, gen) over the paramount candidates; fills keep[] with the
- * retained step times in order. Returns the number dropped as warm-up. */
-static int64_t mark_warmup(struct pit_series *s, double *keep, int64_t *nkeep, int64_t *idx) {
-  int64_t warm = 0;
+/* pit_warmup per (run, gen) over the paramount candidates; fills keep[] with
+ * the retained step times in order, *warm with the number dropped as warm-up
+ * and *drift with the retained segments' drift weighted by their sizes. */
+static int mark_warmup(struct pit_series *s, double *keep, int64_t *nkeep, int64_t *idx, int64_t *warm,
+                       double *drift) {
+  double dsum = 0, dw = 0;
+  *warm = 0;
   *nkeep = 0;
   int64_t i = 0;
   while (i < s->nit) {
@@ -77,15 +81,23 @@ static int64_t mark_warmup(struct pit_series *s, double *keep, int64_t *nkeep, i
       idx[n] = j;
       seg[n++] = it->step_s;
     }
-    size_t d = pit_mser(seg, (size_t)n, PIT_MSER_BATCH);
+    size_t d;
+    double dr;
+    if (pit_warmup(seg, (size_t)n, &d) || pit_drift(seg + d, (size_t)n - d, &dr))
+      return PIT_ENOMEM;
     for (size_t k = 0; k < d; k++)
       s->it[idx[k]].flags |= PIT_IT_WARMUP;
     memmove(seg, seg + d, sizeof(double) * (size_t)(n - (int64_t)d));
     *nkeep += n - (int64_t)d;
-    warm += (int64_t)d;
+    *warm += (int64_t)d;
+    if (isfinite(dr)) {
+      dsum += dr * (double)(n - (int64_t)d);
+      dw += (double)(n - (int64_t)d);
+    }
     i = j;
   }
-  return warm;
+  *drift = dw > 0 ? dsum / dw : NAN;
+  return 0;
 }
 
 static int imbalance(const struct pit_series *s, struct pit_summary *sm) {
@@ -230,8 +242,7 @@ int pit_series_summarize(struct pit_series *s, struct pit_summary *sm, struct pi
     goto out;
   /* steady state and t_p */
   int64_t nkeep;
-  sm->warmup = mark_warmup(s, a, &nkeep, idx);
-  if ((rc = pit_batch_means(a, (size_t)nkeep, &sm->tp)))
+  if ((rc = mark_warmup(s, a, &nkeep, idx, &sm->warmup, &sm->drift)) || (rc = pit_batch_means(a, (size_t)nkeep, &sm->tp)))
     goto out;
   sm->epoch_edge_extra_s = edges ? edge_sum / (double)edges - sm->tp.mean : NAN;
   /* other durations */
