@@ -61,8 +61,9 @@ int pit_warmup(const double *x, size_t n, size_t *drop);
 /* Slow drift of a (steady) series: least-squares slope of its batch medians
  * (batches of 5) against the iteration index, divided by the mean — the
  * relative change of the step time per iteration (1e-4: +10% per 1,000
- * iterations). NaN when n < 20. PIT_ENOMEM only. */
-int pit_drift(const double *x, size_t n, double *drift);
+ * iterations); *se (if not NULL) its standard error, same unit. NaN when
+ * n < 20. PIT_ENOMEM only. */
+int pit_drift(const double *x, size_t n, double *drift, double *se);
 
 /* Student t quantile: the p-quantile (0 < p < 1) of t with df >= 1 degrees of
  * freedom (inverse of the regularised incomplete beta; accurate to ~1e-10). */
@@ -174,6 +175,7 @@ struct pit_summary {
   double drift;                  /* pit_drift of the retained step times, per iteration: the
                                     segments' (run, gen) drifts weighted by their sizes; NaN if
                                     no segment has 20 retained values */
+  double drift_se;               /* its standard error (the segments' in quadrature, same weights) */
   struct pit_interval tp;        /* PIT time t_p: mean of the remaining step_s, 95% batch-means interval */
   /* prediction inputs (per-epoch and per-event costs) */
   double iters_per_epoch;        /* largest iter+1 seen in an epoch (NaN if no epochs) */

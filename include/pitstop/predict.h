@@ -49,6 +49,7 @@ struct pit_predict_in {
   /* measured */
   double tp, tp_half;        /* PIT time and its 95% half-width, seconds */
   double drift;              /* relative change of the step time per iteration (pit_drift); NaN: unknown */
+  double drift_se;           /* its standard error; only |drift| − 2·drift_se (if > 0) is extrapolated */
   int64_t measured;          /* steady iterations t_p and drift came from */
   double drift_allow;        /* see PIT_PREDICT_DRIFT_ALLOW; NaN: the default */
   double iters_per_epoch;    /* iterations in one epoch (required for PIT_JOB_EPOCHS and epoch terms) */

@@ -64,8 +64,8 @@ static void mark_structure(struct pit_series *s, int series_rank) {
  * the retained step times in order, *warm with the number dropped as warm-up
  * and *drift with the retained segments' drift weighted by their sizes. */
 static int mark_warmup(struct pit_series *s, double *keep, int64_t *nkeep, int64_t *idx, int64_t *warm,
-                       double *drift) {
-  double dsum = 0, dw = 0;
+                       double *drift, double *drift_se) {
+  double dsum = 0, dw = 0, vsum = 0;
   *warm = 0;
   *nkeep = 0;
   int64_t i = 0;
@@ -82,8 +82,8 @@ static int mark_warmup(struct pit_series *s, double *keep, int64_t *nkeep, int64
       seg[n++] = it->step_s;
     }
     size_t d;
-    double dr;
-    if (pit_warmup(seg, (size_t)n, &d) || pit_drift(seg + d, (size_t)n - d, &dr))
+    double dr, se;
+    if (pit_warmup(seg, (size_t)n, &d) || pit_drift(seg + d, (size_t)n - d, &dr, &se))
       return PIT_ENOMEM;
     for (size_t k = 0; k < d; k++)
       s->it[idx[k]].flags |= PIT_IT_WARMUP;
@@ -91,12 +91,15 @@ static int mark_warmup(struct pit_series *s, double *keep, int64_t *nkeep, int64
     *nkeep += n - (int64_t)d;
     *warm += (int64_t)d;
     if (isfinite(dr)) {
-      dsum += dr * (double)(n - (int64_t)d);
-      dw += (double)(n - (int64_t)d);
+      double w = (double)(n - (int64_t)d);
+      dsum += dr * w;
+      vsum += se * se * w * w;
+      dw += w;
     }
     i = j;
   }
   *drift = dw > 0 ? dsum / dw : NAN;
+  *drift_se = dw > 0 ? sqrt(vsum) / dw : NAN;
   return 0;
 }
 
@@ -242,7 +245,7 @@ int pit_series_summarize(struct pit_series *s, struct pit_summary *sm, struct pi
     goto out;
   /* steady state and t_p */
   int64_t nkeep;
-  if ((rc = mark_warmup(s, a, &nkeep, idx, &sm->warmup, &sm->drift)) || (rc = pit_batch_means(a, (size_t)nkeep, &sm->tp)))
+  if ((rc = mark_warmup(s, a, &nkeep, idx, &sm->warmup, &sm->drift, &sm->drift_se)) || (rc = pit_batch_means(a, (size_t)nkeep, &sm->tp)))
     goto out;
   sm->epoch_edge_extra_s = edges ? edge_sum / (double)edges - sm->tp.mean : NAN;
   /* other durations */

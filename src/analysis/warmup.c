@@ -19,7 +19,8 @@
  *
  * Drift: ordinary least squares of the batch medians on the index of their
  * middle value (5j + 2), slope / mean of x — the relative change of the step
- * time per iteration. Fewer than 4 batches: NaN.
+ * time per iteration — and the slope's standard error (residual variance /
+ * Σ(dx)², over the mean too). Fewer than 4 batches: NaN.
  *
  * Invariants: pit_warmup returns a multiple of m that is at most m·(k/2);
  * neither function modifies x; allocation failure is reported, never hidden. */
@@ -100,9 +101,11 @@ int pit_warmup(const double *x, size_t n, size_t *drop) {
   return 0;
 }
 
-int pit_drift(const double *x, size_t n, double *drift) {
+int pit_drift(const double *x, size_t n, double *drift, double *se) {
   const size_t m = PIT_MSER_BATCH;
   *drift = NAN;
+  if (se)
+    *se = NAN;
   double *z;
   long kk = batch_medians(x, n, m, &z);
   if (kk < 0)
@@ -123,8 +126,16 @@ int pit_drift(const double *x, size_t n, double *drift) {
       sxy += dx * (z[j] - yb);
       sxx += dx * dx;
     }
-    if (mean > 0)
-      *drift = sxy / sxx / mean;
+    if (mean > 0) {
+      double b = sxy / sxx, rss = 0;
+      for (size_t j = 0; j < k; j++) {
+        double r = z[j] - yb - b * ((double)(m * j + 2) - xb);
+        rss += r * r;
+      }
+      *drift = b / mean;
+      if (se)
+        *se = sqrt(rss / (double)(k - 2) / sxx) / mean;
+    }
   }
   free(z);
   return 0;

@@ -11,6 +11,7 @@ int pit_cmd_parse(int argc, char **argv);
 int pit_cmd_summary(int argc, char **argv);
 int pit_cmd_plot(int argc, char **argv);
 int pit_cmd_sweep(int argc, char **argv);
+int pit_cmd_predict(int argc, char **argv);
 
 /* Prints "pitstop: <msg>" and, if any, "pitstop: hint: <hint>" to stderr; returns 1. */
 int pit_cli_fail(const struct pit_err *e);

@@ -12,6 +12,7 @@
 #pragma weak pit_cmd_summary
 #pragma weak pit_cmd_plot
 #pragma weak pit_cmd_sweep
+#pragma weak pit_cmd_predict
 
 struct command {
   const char *name;
@@ -50,6 +51,7 @@ int main(int argc, char **argv) {
       {"summary", pit_cmd_summary, "statistics per run and configuration"},
       {"plot", pit_cmd_plot, "charts (PNG/SVG) through gnuplot"},
       {"sweep", pit_cmd_sweep, "run a grid of configurations, storing every run"},
+      {"predict", pit_cmd_predict, "the whole job's time and cost from measured iterations"},
   };
   int n = (int)(sizeof cmds / sizeof cmds[0]);
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {

@@ -11,10 +11,11 @@
  * error repeats in every iteration), so half-widths add linearly, not in
  * quadrature: half = N_rem·(t_p_half + r·t_p) + Σ count·term_half, where
  * N_rem are the iterations not done yet and r, the drift allowance, is
- * drift_allow + |drift|·(measured + N_rem)/2 (drift_allow for iterations
- * nobody has timed; the measured drift extrapolated linearly from the middle
- * of the measured span to the middle of the rest). The centre is not moved
- * by the drift: a slope from a short series is mostly noise.
+ * drift_allow + d·(measured + N_rem)/2 (drift_allow for iterations nobody
+ * has timed; d the measured drift beyond its noise, max(0, |drift| −
+ * 2·drift_se), extrapolated linearly from the middle of the measured span to
+ * the middle of the rest). The centre is not moved by the drift: a slope
+ * from a short series is mostly noise. Lower ends are clamped at 0.
  *
  * A run in progress: T = elapsed_s (exact) + remaining, where remaining
  * counts the iterations, epoch ends and checkpoints not done yet (start and
@@ -47,7 +48,7 @@ static double thalf(struct pit_term t) { return isfinite(t.mean) ? val0(t.half) 
 void pit_predict_in_init(struct pit_predict_in *in) {
   memset(in, 0, sizeof *in);
   struct pit_term none = {NAN, NAN};
-  in->tp = in->tp_half = in->drift = in->drift_allow = in->iters_per_epoch = NAN;
+  in->tp = in->tp_half = in->drift = in->drift_se = in->drift_allow = in->iters_per_epoch = NAN;
   in->start = in->init = in->val = in->epoch_edge = in->ckpt = none;
   in->unit = PIT_JOB_EPOCHS;
 }
@@ -85,14 +86,16 @@ int pit_predict(const struct pit_predict_in *in, struct pit_prediction *out, str
                        (long long)out->n_iter);
 
   double allow = isfinite(in->drift_allow) ? in->drift_allow : PIT_PREDICT_DRIFT_ALLOW;
-  double d = isfinite(in->drift) ? fabs(in->drift) : 0, m = (double)(in->measured > 0 ? in->measured : 0);
+  double d = isfinite(in->drift) ? fabs(in->drift) - 2 * val0(in->drift_se) : 0, m = (double)(in->measured > 0 ? in->measured : 0);
+  if (d < 0)
+    d = 0;
   double tp = in->tp, tph = val0(in->tp_half);
   /* one epoch on its own */
   if (have_ipe) {
     double r = allow + d * (m + ipe) / 2;
     out->epoch_s = ipe * tp + tmean(in->epoch_edge);
     double h = ipe * (tph + r * tp) + thalf(in->epoch_edge);
-    out->epoch_lo = out->epoch_s - h;
+    out->epoch_lo = out->epoch_s - h > 0 ? out->epoch_s - h : 0;
     out->epoch_hi = out->epoch_s + h;
   }
   /* what remains */

@@ -29,7 +29,7 @@ int pit_steady_check(const double *x, size_t n, const struct pit_steady_opts *o,
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   size_t nr = n - st->warmup;
   pit_batch_means(x + st->warmup, nr, &st->tp);
-  if (pit_drift(x + st->warmup, nr, &st->drift))
+  if (pit_drift(x + st->warmup, nr, &st->drift, NULL))
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   double P = o->precision;
   double rel = st->tp.mean > 0 ? st->tp.half / st->tp.mean : NAN;

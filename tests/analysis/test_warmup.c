@@ -61,12 +61,12 @@ static void spikes_and_drift(void) {
     x[i] = (1.0 + 0.2 * i / (double)N) * noise(0.1);
   CHECK(pit_warmup(x, N, &d) == 0 && d == 0, "drift up is not warm-up: %zu", d);
   double dr;
-  CHECK(pit_drift(x, N, &dr) == 0, "drift");
+  CHECK(pit_drift(x, N, &dr, NULL) == 0, "drift");
   CHECK_NEAR(dr * N, 0.2 / 1.1, 0.02, "relative drift over the series");
   for (int i = 0; i < N; i++)
     x[i] = noise(0.1);
-  CHECK(pit_drift(x, N, &dr) == 0 && fabs(dr * N) < 0.02, "no drift: %g", dr * N);
-  CHECK(pit_drift(x, 19, &dr) == 0 && isnan(dr), "too short for a drift");
+  CHECK(pit_drift(x, N, &dr, NULL) == 0 && fabs(dr * N) < 0.02, "no drift: %g", dr * N);
+  CHECK(pit_drift(x, 19, &dr, NULL) == 0 && isnan(dr), "too short for a drift");
   CHECK(pit_warmup(x, 19, &d) == 0 && d == 0, "too short for a warm-up");
 }
 

@@ -26,14 +26,14 @@ def predict(i):
     terms = [(m if m is not None else 0.0, (h or 0.0) if m is not None else 0.0) for m, h in i["terms"]]
     start, init, val, edge, ckpt = terms
     allow = i["drift_allow"] if i["drift_allow"] is not None else 0.05
-    d = abs(i["drift"]) if i["drift"] is not None else 0.0
+    d = max(abs(i["drift"]) - 2 * (i["drift_se"] or 0.0), 0.0) if i["drift"] is not None else 0.0
     m = max(i["measured"], 0)
     out = {"n_iter": n_iter, "n_epoch": n_epoch, "n_ckpt": n_ckpt}
     if ipe:
         r = allow + d * (m + ipe) / 2
         e = ipe * tp + edge[0]
         h = ipe * (tph + r * tp) + edge[1]
-        out.update(epoch=e, epoch_lo=e - h, epoch_hi=e + h)
+        out.update(epoch=e, epoch_lo=max(e - h, 0.0), epoch_hi=e + h)
     else:
         out.update(epoch=None, epoch_lo=None, epoch_hi=None)
     done, el = i["done"], i["elapsed"]

@@ -102,6 +102,7 @@ static void random_jobs(const char *dir) {
     in.tp = 0.001 + urand();
     in.tp_half = urand() < 0.2 ? NAN : in.tp * 0.1 * urand();
     in.drift = urand() < 0.3 ? NAN : (urand() - 0.5) * 1e-3;
+    in.drift_se = urand() < 0.3 ? NAN : urand() * 3e-4;
     in.measured = (int64_t)(urand() * 500);
     in.drift_allow = urand() < 0.3 ? NAN : 0.1 * urand();
     in.iters_per_epoch = urand() < 0.2 ? NAN : (double)(1 + (int)(urand() * 900));
@@ -133,6 +134,8 @@ static void random_jobs(const char *dir) {
     J(in.tp_half);
     fprintf(f, ",\"drift\":");
     J(in.drift);
+    fprintf(f, ",\"drift_se\":");
+    J(in.drift_se);
     fprintf(f, ",\"measured\":%lld,\"drift_allow\":", (long long)in.measured);
     J(in.drift_allow);
     fprintf(f, ",\"ipe\":");
