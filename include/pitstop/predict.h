@@ -67,6 +67,8 @@ struct pit_predict_in {
   /* a run in progress (both 0 for a job not started) */
   int64_t done_iters;        /* iterations already done */
   double elapsed_s;          /* wall time already spent (its start and init included) */
+  double elapsed_untimed;    /* how much more elapsed_s may really be (records without a clock
+                                show only step times, not the time between them); raises hi only */
 };
 /* Defaults: everything absent (NaN terms), drift unknown, no progress. */
 void pit_predict_in_init(struct pit_predict_in *in);

@@ -170,6 +170,10 @@ int pit_cmd_predict(int argc, char **argv) {
       in.elapsed_s = isfinite(sm->total_s) ? sm->total_s : sm->step.sum + sm->init_total_s;
       if (!(in.elapsed_s > 0))
         in.elapsed_s = sm->step.sum;
+      /* without a clock (no t), only step times are known: the time between
+       * iterations is allowed up to the drift allowance of what was timed */
+      if (!isfinite(sm->total_s))
+        in.elapsed_untimed = (isfinite(allow) ? allow : PIT_PREDICT_DRIFT_ALLOW) * in.elapsed_s;
     }
     if (in.done_iters > 0 && unit == PIT_JOB_EPOCHS && isfinite(in.iters_per_epoch) &&
         in.done_iters > (int64_t)ceil(size * in.iters_per_epoch - 1e-9))

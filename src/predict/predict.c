@@ -17,9 +17,10 @@
  * the middle of the rest). The centre is not moved by the drift: a slope
  * from a short series is mostly noise. Lower ends are clamped at 0.
  *
- * A run in progress: T = elapsed_s (exact) + remaining, where remaining
+ * A run in progress: T = elapsed_s + remaining, where remaining
  * counts the iterations, epoch ends and checkpoints not done yet (start and
- * init only when nothing is done).
+ * init only when nothing is done); elapsed_s is exact unless elapsed_untimed
+ * says how much more it may have been (the upper end grows by that much).
  *
  * Worked example (tests/predict/test_predict.c checks it):
  *   t_p = 0.300 s ± 0.006, 200 measured, drift unknown, drift_allow 0.05,
@@ -121,7 +122,7 @@ int pit_predict(const struct pit_predict_in *in, struct pit_prediction *out, str
   double el = val0(in->elapsed_s);
   out->total_s = el + rem;
   out->lo = el + out->remaining_lo;
-  out->hi = el + out->remaining_hi;
+  out->hi = el + out->remaining_hi + (in->elapsed_untimed > 0 ? in->elapsed_untimed : 0);
   return 0;
 }
 

@@ -48,7 +48,7 @@ def predict(i):
         rem += start[0] + init[0]
         half += start[1] + init[1]
     out.update(remaining=rem, remaining_lo=max(rem - half, 0.0), remaining_hi=rem + half)
-    out.update(total=el + rem, lo=el + max(rem - half, 0.0), hi=el + rem + half)
+    out.update(total=el + rem, lo=el + max(rem - half, 0.0), hi=el + rem + half + max(i["untimed"], 0.0))
     return out
 
 

@@ -124,6 +124,7 @@ static void random_jobs(const char *dir) {
     if (urand() < 0.5) {
       in.done_iters = (int64_t)(urand() * (double)p.n_iter);
       in.elapsed_s = in.done_iters * in.tp * (0.5 + urand());
+      in.elapsed_untimed = urand() < 0.5 ? 0 : 0.05 * in.elapsed_s;
       CHECK(pit_predict(&in, &p, &e) == 0, "random job %d in progress: %s", k, e.msg);
     }
     /* %.17g round-trips; NaN written as null */
@@ -148,9 +149,9 @@ static void random_jobs(const char *dir) {
       J(terms[j]->half);
       fputc(']', f);
     }
-    fprintf(f, "],\"val_every_epoch\":%d,\"ckpt_every\":%lld,\"unit\":%d,\"size\":%.17g,\"done\":%lld,\"elapsed\":%.17g},",
+    fprintf(f, "],\"val_every_epoch\":%d,\"ckpt_every\":%lld,\"unit\":%d,\"size\":%.17g,\"done\":%lld,\"elapsed\":%.17g,\"untimed\":%.17g},",
             in.val_every_epoch, (long long)in.ckpt_every, (int)in.unit, in.size, (long long)in.done_iters,
-            in.elapsed_s);
+            in.elapsed_s, in.elapsed_untimed);
     fprintf(f, "\"out\":{\"n_iter\":%lld,\"n_epoch\":%lld,\"n_ckpt\":%lld,\"total\":%.17g,\"lo\":%.17g,\"hi\":%.17g,"
                "\"remaining\":%.17g,\"remaining_lo\":%.17g,\"remaining_hi\":%.17g,\"epoch\":",
             (long long)p.n_iter, (long long)p.n_epoch, (long long)p.n_ckpt, p.total_s, p.lo, p.hi, p.remaining_s,
