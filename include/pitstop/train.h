@@ -35,6 +35,9 @@ struct pit_train_opts {
   int64_t batch;              /* GLOBAL batch; 0: the model's default (classifiers 8, dcgan 64) */
   int64_t epochs;             /* > 0; with max_iters set and epochs 0: until max_iters */
   int64_t max_iters;          /* > 0: stop after this many iterations in all (0: none) */
+  double until_steady;        /* > 0: stop once pit_steady_check(P) says steady (its floor 50
+                                 iterations; the cap is max_iters, else the planned job); the end
+                                 record's detail says why ({"reason":"steady"|"cap","why":...}) */
   double lr;                  /* <= 0: the model's default (cnn: SGD 0.005, Adam 1e-3; dcgan: Adam 2e-4) */
   const char *optimizer;      /* NULL: default; "sgd" | "adam" */
   double momentum;            /* SGD momentum, < 0: 0.9 */
@@ -72,7 +75,8 @@ struct pit_train_result {
   double accuracy;            /* last test accuracy, NaN if none */
   double loss;                /* last iteration's loss (GAN: D loss) */
   double loss_g;              /* GAN: last G loss, NaN otherwise */
-  int stopped;                /* 1: stopped on request (checkpoint written) */
+  int stopped;                /* 1: stopped on request (checkpoint written); 2: by until_steady */
+  char stop_why[200];         /* stopped == 2: why ("steady: t_p half-width 1.2% <= 2% ...") */
   char checkpoint[1024];      /* last checkpoint written, "" if none */
   char samples_png[1024];     /* GAN: last sample grid written, "" if none */
 };

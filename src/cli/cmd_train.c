@@ -23,6 +23,8 @@ static const char USAGE[] =
     "  --batch-size B               GLOBAL batch, over all ranks (default: cnn 8, dcgan 64)\n"
     "  --epochs E                   epochs (default 1)\n"
     "  --max-iters N                stop after N iterations in all (alone: whatever epochs it takes)\n"
+    "  --until-steady P             stop once t_p's 95% half-width is <= P*t_p after the warm-up\n"
+    "                               (at least 50 iterations; cap: --max-iters, else the whole job)\n"
     "  --lr X  --optimizer sgd|adam  --momentum M   (cnn: sgd 0.005 m 0.9; dcgan: adam 2e-4 b1 0.5)\n"
     "  --lr-schedule constant|cosine   (default: cnn cosine over the planned iterations, dcgan constant)\n"
     "  --seed S                     seed of initialisation, shuffling and noise (default 1)\n"
@@ -61,7 +63,7 @@ int pit_cmd_train(int argc, char **argv) {
   struct pit_train_opts o;
   pit_train_opts_init(&o);
   enum {
-    O_MODEL = 256, O_DATA, O_DATADIR, O_BATCH, O_EPOCHS, O_MAXIT, O_LR, O_OPT, O_MOM, O_SEED,
+    O_MODEL = 256, O_DATA, O_DATADIR, O_BATCH, O_EPOCHS, O_MAXIT, O_STEADY, O_LR, O_OPT, O_MOM, O_SEED,
     O_THREADS, O_IMG, O_LIMIT, O_NOVAL, O_EVENTS, O_DB, O_RUN, O_ITYPE, O_OUT, O_CKPT, O_RESUME,
     O_SAMPLE, O_SHARES, O_REBAL, O_SYNC, O_BACKEND, O_QUIET, O_HELP, O_SCHED
   };
@@ -69,6 +71,7 @@ int pit_cmd_train(int argc, char **argv) {
       {"model", required_argument, 0, O_MODEL},       {"data", required_argument, 0, O_DATA},
       {"data-dir", required_argument, 0, O_DATADIR},  {"batch-size", required_argument, 0, O_BATCH},
       {"epochs", required_argument, 0, O_EPOCHS},     {"max-iters", required_argument, 0, O_MAXIT},
+      {"until-steady", required_argument, 0, O_STEADY},
       {"lr", required_argument, 0, O_LR},             {"optimizer", required_argument, 0, O_OPT},
       {"momentum", required_argument, 0, O_MOM},      {"seed", required_argument, 0, O_SEED},
       {"threads", required_argument, 0, O_THREADS},   {"image-size", required_argument, 0, O_IMG},
@@ -99,6 +102,10 @@ int pit_cmd_train(int argc, char **argv) {
       break;
     case O_EPOCHS: if (num("epochs", optarg, &o.epochs)) return 2; epochs_set = 1; break;
     case O_MAXIT: if (num("max-iters", optarg, &o.max_iters)) return 2; break;
+    case O_STEADY:
+      if (pit_parse_f64(optarg, &o.until_steady) < 0 || !(o.until_steady > 0 && o.until_steady < 1))
+        return pit_cli_usage("--until-steady expects a fraction in (0, 1) such as 0.02, not '%s'", optarg);
+      break;
     case O_LR:
       if (pit_parse_f64(optarg, &o.lr) < 0 || !(o.lr > 0))
         return pit_cli_usage("--lr expects a positive number, not '%s'", optarg);
@@ -187,7 +194,9 @@ int pit_cmd_train(int argc, char **argv) {
       fprintf(f, "samples: %s\n", res.samples_png);
     if (res.checkpoint[0])
       fprintf(f, "checkpoint: %s\n", res.checkpoint);
-    if (res.stopped)
+    if (res.stopped == 2)
+      fprintf(f, "stopped by --until-steady (%s)\n", res.stop_why);
+    else if (res.stopped)
       fprintf(f, "stopped on request; continue with --resume %s\n",
               res.checkpoint[0] ? res.checkpoint : "(no --out: no checkpoint)");
   }
