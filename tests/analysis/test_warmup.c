@@ -9,15 +9,8 @@
 #include "check.h"
 #include "pitstop/analysis.h"
 
-static uint64_t rng_state;
-static double urand(void) {
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return ((rng_state * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
-}
 /* uniform in [1 - a, 1 + a] */
-static double noise(double a) { return 1 + a * (2 * urand() - 1); }
+static double noise(double a) { return 1 + a * (2 * check_urand() - 1); }
 
 #define N 3000
 
@@ -25,7 +18,7 @@ static void known_warmup(void) {
   static double x[N];
   int bad = 0;
   for (int trial = 0; trial < 50; trial++) {
-    rng_state = 1000 + (uint64_t)trial;
+    check_rng = 1000 + (uint64_t)trial;
     /* 50 slow steps, decaying from 3x to 1.3x, then ±10% noise around 1 */
     for (int i = 0; i < N; i++)
       x[i] = i < 50 ? (1.3 + 1.7 * (49 - i) / 49.0) * noise(0.1) : noise(0.1);
@@ -41,7 +34,7 @@ static void known_warmup(void) {
 
 static void spikes_and_drift(void) {
   static double x[N];
-  rng_state = 7;
+  check_rng = 7;
   /* ±10% noise with 200x spikes every 700 iterations (an OS hiccup, the
    * iterations after a validation): no warm-up */
   for (int i = 0; i < N; i++)

@@ -15,13 +15,6 @@
 #include "check.h"
 #include "pitstop/predict.h"
 
-static uint64_t rng_state;
-static double urand(void) {
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return ((rng_state * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
-}
 
 static void example_in(struct pit_predict_in *in) {
   pit_predict_in_init(in);
@@ -95,36 +88,36 @@ static void random_jobs(const char *dir) {
   CHECK(f != NULL, "open %s", path);
   if (!f)
     return;
-  rng_state = 12;
+  check_rng = 12;
   for (int k = 0; k < 300; k++) {
     struct pit_predict_in in;
     pit_predict_in_init(&in);
-    in.tp = 0.001 + urand();
-    in.tp_half = urand() < 0.2 ? NAN : in.tp * 0.1 * urand();
-    in.drift = urand() < 0.3 ? NAN : (urand() - 0.5) * 1e-3;
-    in.drift_se = urand() < 0.3 ? NAN : urand() * 3e-4;
-    in.measured = (int64_t)(urand() * 500);
-    in.drift_allow = urand() < 0.3 ? NAN : 0.1 * urand();
-    in.iters_per_epoch = urand() < 0.2 ? NAN : (double)(1 + (int)(urand() * 900));
-    in.batch = 1 + (int64_t)(urand() * 256);
+    in.tp = 0.001 + check_urand();
+    in.tp_half = check_urand() < 0.2 ? NAN : in.tp * 0.1 * check_urand();
+    in.drift = check_urand() < 0.3 ? NAN : (check_urand() - 0.5) * 1e-3;
+    in.drift_se = check_urand() < 0.3 ? NAN : check_urand() * 3e-4;
+    in.measured = (int64_t)(check_urand() * 500);
+    in.drift_allow = check_urand() < 0.3 ? NAN : 0.1 * check_urand();
+    in.iters_per_epoch = check_urand() < 0.2 ? NAN : (double)(1 + (int)(check_urand() * 900));
+    in.batch = 1 + (int64_t)(check_urand() * 256);
     struct pit_term *terms[5] = {&in.start, &in.init, &in.val, &in.epoch_edge, &in.ckpt};
     for (int j = 0; j < 5; j++)
-      if (urand() < 0.7)
-        *terms[j] = (struct pit_term){10 * urand(), urand() < 0.3 ? NAN : urand()};
-    in.val_every_epoch = urand() < 0.5;
-    in.ckpt_every = urand() < 0.5 ? 0 : 1 + (int64_t)(urand() * 2000);
-    in.unit = (enum pit_job_unit)(int)(urand() * 3);
+      if (check_urand() < 0.7)
+        *terms[j] = (struct pit_term){10 * check_urand(), check_urand() < 0.3 ? NAN : check_urand()};
+    in.val_every_epoch = check_urand() < 0.5;
+    in.ckpt_every = check_urand() < 0.5 ? 0 : 1 + (int64_t)(check_urand() * 2000);
+    in.unit = (enum pit_job_unit)(int)(check_urand() * 3);
     if (in.unit == PIT_JOB_EPOCHS && isnan(in.iters_per_epoch))
       in.unit = PIT_JOB_ITERS;
-    in.size = in.unit == PIT_JOB_EPOCHS ? 0.5 + 10 * urand() : in.unit == PIT_JOB_ITERS ? 1 + 20000 * urand()
-                                                                                        : 1 + 1e6 * urand();
+    in.size = in.unit == PIT_JOB_EPOCHS ? 0.5 + 10 * check_urand() : in.unit == PIT_JOB_ITERS ? 1 + 20000 * check_urand()
+                                                                                        : 1 + 1e6 * check_urand();
     struct pit_prediction p;
     struct pit_err e = {0};
     CHECK(pit_predict(&in, &p, &e) == 0, "random job %d: %s", k, e.msg);
-    if (urand() < 0.5) {
-      in.done_iters = (int64_t)(urand() * (double)p.n_iter);
-      in.elapsed_s = in.done_iters * in.tp * (0.5 + urand());
-      in.elapsed_untimed = urand() < 0.5 ? 0 : 0.05 * in.elapsed_s;
+    if (check_urand() < 0.5) {
+      in.done_iters = (int64_t)(check_urand() * (double)p.n_iter);
+      in.elapsed_s = in.done_iters * in.tp * (0.5 + check_urand());
+      in.elapsed_untimed = check_urand() < 0.5 ? 0 : 0.05 * in.elapsed_s;
       CHECK(pit_predict(&in, &p, &e) == 0, "random job %d in progress: %s", k, e.msg);
     }
     /* %.17g round-trips; NaN written as null */
@@ -181,9 +174,9 @@ static void steady(void) {
   struct pit_steady st;
   struct pit_err e = {0};
   struct pit_steady_opts o = {.precision = 0.02, .min_iters = 50, .max_iters = 5000};
-  rng_state = 5;
+  check_rng = 5;
   for (int i = 0; i < 5000; i++)
-    x[i] = (i < 30 ? 3.0 : 1.0) * (1 + 0.1 * (2 * urand() - 1));
+    x[i] = (i < 30 ? 3.0 : 1.0) * (1 + 0.1 * (2 * check_urand() - 1));
   CHECK(pit_steady_check(x, 40, &o, &st, &e) == 0 && st.state == PIT_STEADY_MORE && st.want == 10, "floor: %s",
         st.why);
   /* 60 iterations: 30 warm-up; the rest has too few values for 2% */
@@ -203,7 +196,7 @@ static void steady(void) {
   CHECK(fabs(st.tp.mean - 1) <= 0.02, "t_p %g", st.tp.mean);
   /* a step time drifting 20% over an epoch of 2000: never steady; the cap says why */
   for (int i = 0; i < 5000; i++)
-    x[i] = (1 + 0.2 * (i % 2000) / 2000.0) * (1 + 0.1 * (2 * urand() - 1));
+    x[i] = (1 + 0.2 * (i % 2000) / 2000.0) * (1 + 0.1 * (2 * check_urand() - 1));
   o.max_iters = 1500;
   CHECK(pit_steady_check(x, 800, &o, &st, &e) == 0 && st.state == PIT_STEADY_MORE && st.want > 0, "drift: %s",
         st.why);
@@ -246,11 +239,11 @@ static void usl(void) {
   CHECK_NEAR(fit.sigma, 0.1, 1e-9, "sigma");
   CHECK_NEAR(fit.kappa, 0.01, 1e-9, "kappa");
   /* 1–3 nodes measured with 1% noise and 2% intervals: 4 predicted within 10%, inside the interval */
-  rng_state = 77;
+  check_rng = 77;
   int covered = 0, within = 0;
   for (int trial = 0; trial < 50; trial++) {
     for (int i = 0; i < 3; i++) {
-      double x = usl_x(i + 1, 100, 0.15, 0.02) * (1 + 0.01 * (2 * urand() - 1));
+      double x = usl_x(i + 1, 100, 0.15, 0.02) * (1 + 0.01 * (2 * check_urand() - 1));
       p[i] = (struct pit_usl_point){i + 1, x, 0.02 * x};
     }
     CHECK(pit_usl_fit(p, 3, &fit, &e) == 0, "fit 3: %s", e.msg);
