@@ -6,7 +6,9 @@
  * Layers, each usable alone:
  *  1. pit_predict: T = T_start + T_init + N_iter·t_p + N_epoch·(T_val +
  *     T_epoch_edge) + N_ckpt·T_ckpt for a job sized by epochs, iterations or
- *     samples, the part of a run in progress that remains, and cost;
+ *     samples, and the part of a run in progress that remains (cost of a
+ *     predicted time: pit_catalog_cost and pit_catalog_samples_per_dollar in
+ *     pitstop/catalog.h);
  *  2. pit_steady_check: has a series of step times reached a steady t_p known
  *     to a relative precision P (a controller applies it to any workload);
  *  3. pit_usl_fit / pit_usl_predict: Universal Scalability Law over node
@@ -17,7 +19,6 @@
  * Invariants: functions never print or exit; absent values are NaN; every
  * pointer in these structs is borrowed (the caller owns it and keeps it
  * alive during the call); no function keeps a pointer after it returns.
- * The catalog types (struct pit_itype) come from report.h for now.
  */
 #ifndef PITSTOP_PREDICT_H
 #define PITSTOP_PREDICT_H
@@ -26,7 +27,7 @@
 #include <stdint.h>
 
 #include "pitstop/analysis.h"
-#include "pitstop/report.h"
+#include "pitstop/catalog.h"
 #include "pitstop/util.h"
 
 /* ---------------- 1. job time and cost ---------------- */
@@ -84,17 +85,6 @@ struct pit_prediction {
  * positive, epochs without iters_per_epoch, samples without a batch, or done
  * iterations beyond the job. See predict.c for the worked example. */
 int pit_predict(const struct pit_predict_in *in, struct pit_prediction *out, struct pit_err *e);
-
-/* Nodes of one instance type (borrowed) billed together. */
-struct pit_node_use {
-  const struct pit_itype *itype;
-  int count;
-};
-/* Σ over nodes of price_h / 3600 × pit_itype_billed_s(secs): US$ of running
- * every node for secs seconds. NaN if secs is NaN. */
-double pit_predict_cost(const struct pit_node_use *nodes, int n, double secs);
-/* 3600 · batch / (t_p · Σ price_h): samples per dollar in steady state. */
-double pit_samples_per_dollar(double tp, int64_t batch, const struct pit_node_use *nodes, int n);
 
 /* ---------------- 2. when to stop measuring ---------------- */
 

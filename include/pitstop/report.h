@@ -1,6 +1,6 @@
 /* pitstop/report.h — what pitstop shows people: charts drawn by gnuplot from
- * stored (or JSON Lines) runs, the instance-type price catalog they are costed
- * with, and the child-process runner the charts (gnuplot) and the sweep
+ * stored (or JSON Lines) runs (costed with the catalog module's prices,
+ * pitstop/catalog.h), and the child-process runner the charts (gnuplot) and the sweep
  * (mpirun) share. docs/plot.md describes each chart.
  *
  * Invariants: functions never print or exit; a chart file is written
@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "pitstop/analysis.h"
+#include "pitstop/catalog.h" /* the price catalog the cost chart uses */
 #include "pitstop/record.h"
 #include "pitstop/util.h"
 
@@ -50,28 +51,6 @@ int pit_runset_check(const struct pit_runset *rs, char *const *only, int nonly, 
 /* Fills every run's cfg and sum. */
 int pit_runset_summarize(struct pit_runset *rs, struct pit_err *e);
 
-/* ---------------- price catalog ---------------- */
-
-/* One instance type: lines of a catalog such as catalogs/aws.tsv, "itype vcpus price_h billing_s min_s"
- * (tab or space separated; '#' starts a comment line). */
-struct pit_itype {
-  char name[PIT_NAME_MAX];
-  int vcpus;
-  double price_h;    /* US$ per hour (on-demand) */
-  double billing_s;  /* billing granularity, seconds */
-  double min_s;      /* minimum billed seconds per start */
-};
-struct pit_catalog {
-  struct pit_itype *types;
-  int n;
-};
-/* Errors name file:line. An empty catalog is an error. */
-int pit_catalog_load(struct pit_catalog *c, const char *path, struct pit_err *e);
-const struct pit_itype *pit_catalog_find(const struct pit_catalog *c, const char *name);
-void pit_catalog_release(struct pit_catalog *c);
-/* Seconds billed for running secs seconds on one node of type t. */
-double pit_itype_billed_s(const struct pit_itype *t, double secs);
-
 /* ---------------- charts ---------------- */
 
 enum pit_plot_kind {
@@ -97,7 +76,9 @@ struct pit_plot_opts {
   const char *gnuplot;             /* program; NULL: $PIT_GNUPLOT, else "gnuplot" from PATH */
   enum pit_plot_metric metric;     /* batch chart */
   const struct pit_catalog *catalog; /* cost chart (required there) */
-  const char *itype;               /* cost chart: instance type of runs that name none; NULL: such runs are an error */
+  const char *itype;               /* cost chart: instance type (or membership text, record.h) of runs that name none;
+                                      NULL: such runs are an error */
+  double job_s;                    /* cost chart: length of the job priced (billed seconds); <= 0: 3600 */
   int width, height;               /* pixels; 0: 1000 × 600 */
 };
 void pit_plot_opts_init(struct pit_plot_opts *o);

@@ -45,7 +45,8 @@ struct pit_train_opts {
                                  "constant" | "cosine" (lr·½(1+cos(π·step/total)) over the
                                  planned iterations, so a resumed run follows the same curve) */
   uint64_t seed;
-  int threads;                /* per rank; 0: cores / ranks on this node */
+  int threads;                /* per rank; 0: the CPUs this rank may use (affinity mask, cgroup
+                                 quota; shared with the node's other ranks when unbound) */
   int image_size;             /* 0: data's own (dcgan: 64) */
   int64_t limit;              /* > 0: first `limit` training samples only */
   int validate;               /* classifiers: test accuracy after each epoch */
@@ -55,7 +56,10 @@ struct pit_train_opts {
   const char *itype;          /* instance-type label for the init record's config, NULL none */
   const char *out;            /* directory for checkpoints and sample grids, NULL: none */
   int64_t checkpoint_every;   /* iterations between checkpoints (needs out), 0: only at the end */
-  const char *resume;         /* checkpoint to resume from, NULL none */
+  const char *resume;         /* checkpoint to resume from, NULL none; "auto": the newest valid
+                                 one in out (none there: start afresh) */
+  pit_warn_fn warn;           /* warnings (a corrupted checkpoint skipped); NULL: dropped */
+  void *warn_ctx;
   int64_t sample_interval;    /* GAN: sample grid every N iterations (needs out), 0: end only */
   const char *batch_shares;   /* "equal" | "auto" | "w1,w2,..." */
   int rebalance_every;        /* auto shares: rebalance every K iterations */
@@ -116,6 +120,29 @@ int pit_ckpt_load(const unsigned char *blob, size_t len, const char *path, struc
 /* Meta only (to learn the model before building it). */
 int pit_ckpt_peek(const unsigned char *blob, size_t len, const char *path, struct pit_ckpt_meta *m,
                   struct pit_err *e);
+
+/* ---- a directory of rotated checkpoints (ckpt_dir.c) ----
+ * DIR/checkpoint-<step, 12 digits>.pit   the newest and the one before it (older removed)
+ * DIR/checkpoint.latest                   one line naming the newest, written atomically after it
+ * DIR/checkpoint.pit                      another name (hard link) of the newest, for people
+ *                                         and scripts
+ * Temp files are "<name>.tmp.<pid>"; those of dead processes are swept by
+ * pit_atomic_sweep (util.h). One run per directory: steps order the checkpoints. */
+#define PIT_CKPT_LATEST "checkpoint.latest"
+/* Saves m's step as DIR/checkpoint-<step>.pit, then the pointer and the link, then
+ * removes every other step file but the previous one: prev_step (the step this run
+ * last saved or resumed from, known valid) if its file is there and below this step,
+ * else the highest step below this one. path (n bytes) gets the file written. A
+ * failure at any point leaves the previous checkpoint loadable. */
+int pit_ckpt_dir_save(const char *dir, const struct pit_ckpt_meta *m, struct pit_net *const *nets,
+                      const struct pit_optim *optims, int nnets, int64_t prev_step, char *path, size_t n,
+                      int64_t *bytes, struct pit_err *e);
+/* The newest VALID checkpoint in dir (magic, lengths and checksum checked) into path
+ * (n bytes). Each newer one that is not valid goes to warn (may be NULL) with its path
+ * and reason. Returns 0; PIT_ENOTFOUND when dir holds no checkpoint; PIT_EFORMAT when
+ * it holds some and none is valid. */
+int pit_ckpt_find_latest(const char *dir, char *path, size_t n, pit_warn_fn warn, void *ctx,
+                         struct pit_err *e);
 
 /* ---- sample grid (grid.c): images (n, c, h, w) in [-1, 1] → PNG, atomically ---- */
 int pit_png_grid_write(const char *path, const float *img, int n, int c, int h, int w, int ncols,

@@ -198,9 +198,19 @@ int pit_cmd_predict(int argc, char **argv) {
     jnum(j, "remaining_s", p.remaining_s);
     jpair(j, "remaining_interval_s", p.remaining_lo, p.remaining_hi);
     jnum(j, "drift_allowance", p.drift_rel);
-    struct pit_node_use use = {ty, (int)nodes};
-    jnum(j, "predicted_cost", ty ? pit_predict_cost(&use, 1, p.total_s) : NAN);
-    jnum(j, "samples_per_dollar", ty ? pit_samples_per_dollar(in.tp, in.batch, &use, 1) : NAN);
+    /* cost through the catalog module: itype × nodes for the predicted time */
+    double cost = NAN, spd = NAN;
+    struct pit_membership mem;
+    pit_membership_clear(&mem);
+    if (ty && (pit_membership_add(&mem, ty->name, (int)nodes, -1, &e) ||
+               pit_catalog_cost(&cat, &mem, p.total_s, &cost, &e) ||
+               (in.batch > 0 && pit_catalog_samples_per_dollar(&cat, &mem, in.tp, (double)in.batch, p.total_s, &spd, &e)))) {
+      cJSON_Delete(j);
+      rc = pit_cli_fail(&e);
+      goto done;
+    }
+    jnum(j, "predicted_cost", cost);
+    jnum(j, "samples_per_dollar", spd);
     cJSON_AddStringToObject(j, "model", "measured configuration (no scaling)");
     cJSON *inp = cJSON_AddObjectToObject(j, "inputs");
     cJSON_AddNumberToObject(inp, "iters", (double)p.n_iter);
@@ -225,6 +235,7 @@ int pit_cmd_predict(int argc, char **argv) {
     free(s);
     cJSON_Delete(j);
   }
+done:
   pit_catalog_release(&cat);
   pit_runset_release(&rs);
   free(files);

@@ -28,7 +28,7 @@ static const char USAGE[] =
     "  --lr X  --optimizer sgd|adam  --momentum M   (cnn: sgd 0.005 m 0.9; dcgan: adam 2e-4 b1 0.5)\n"
     "  --lr-schedule constant|cosine   (default: cnn cosine over the planned iterations, dcgan constant)\n"
     "  --seed S                     seed of initialisation, shuffling and noise (default 1)\n"
-    "  --threads T                  threads per rank (default: cores / ranks on the node)\n"
+    "  --threads T                  threads per rank (default: the CPUs the rank may use: affinity, cgroup quota)\n"
     "  --image-size N               resize images to NxN (dcgan: 64 or 32; default 64)\n"
     "  --limit N                    use only the first N training samples\n"
     "  --no-validation              skip the test-set accuracy after each epoch\n"
@@ -38,7 +38,7 @@ static const char USAGE[] =
     "  --itype NAME                 instance-type label for the configuration\n"
     "  --out DIR                    checkpoints and sample grids go here\n"
     "  --checkpoint-every N         checkpoint every N iterations (needs --out)\n"
-    "  --resume CKPT                continue from a checkpoint (any number of ranks)\n"
+    "  --resume CKPT|auto           continue from a checkpoint (any number of ranks); auto: the newest valid one in --out\n"
     "  --sample-interval N          dcgan: sample grid every N iterations\n"
     "  --batch-shares equal|auto|w1,w2,...   split of the global batch among ranks\n"
     "  --rebalance-every K          auto shares: rebalance every K iterations (default 10)\n"
@@ -49,6 +49,12 @@ static const char USAGE[] =
 static void on_usr1(int sig) {
   (void)sig;
   pit_train_request_stop();
+}
+
+/* Warnings: a checkpoint skipped by --resume auto (corrupted), more threads than CPUs. */
+static void on_warn(void *ctx, const struct pit_err *e) {
+  (void)ctx;
+  fprintf(stderr, "pitstop: warning: %s%s%s\n", e->msg, e->hint[0] ? "; " : "", e->hint);
 }
 
 static int num(const char *opt, const char *v, int64_t *out) {
@@ -157,6 +163,7 @@ int pit_cmd_train(int argc, char **argv) {
 
   struct pit_err err;
   pit_err_clear(&err);
+  o.warn = on_warn;
   if (pit_train_check(&o, &err) < 0) /* before MPI: a typo fails fast, once per rank */
     return pit_cli_fail(&err);
   signal(SIGUSR1, on_usr1); /* before start-up: an early stop request must not kill the rank */

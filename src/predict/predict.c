@@ -1,5 +1,6 @@
 /* predict.c — the job-time formula of DESIGN.md as one plain function, with
- * its 95% interval, the remaining time of a run in progress, and cost.
+ * its 95% interval and the remaining time of a run in progress (the cost of
+ * a predicted time is pit_catalog_cost's, catalog.h).
  *
  *   T = T_start + T_init + N_iter·t_p + N_epoch·(T_val + T_epoch_edge) + N_ckpt·T_ckpt
  *
@@ -33,9 +34,8 @@
  *   → [441.3, 509.7]; one epoch = 500·0.3 + 0.5 = 150.5 s ± 10.6.
  *   After 700 iterations and 230 s: remaining = 800·0.3 + 2·4.5 + 1·2 = 251 s
  *   ± (800·0.021 + 2·0.5 + 0.2) = 18 s; T = 481 s [463, 499].
- *   On two nodes at $0.17/h billed per second (minimum 60 s): cost of 475.5 s
- *   = 2 · 0.17 · 476 / 3600 = $0.04496; samples per dollar at batch 64 =
- *   3600 · 64 / (0.3 · 0.34) = 2,258,824.
+ *   On two nodes at $0.17/h billed per second (minimum 60 s), pit_catalog_cost
+ *   of 475.5 s = 2 · 0.17 · 476 / 3600 = $0.04496.
  */
 #include <math.h>
 #include <string.h>
@@ -124,22 +124,4 @@ int pit_predict(const struct pit_predict_in *in, struct pit_prediction *out, str
   out->lo = el + out->remaining_lo;
   out->hi = el + out->remaining_hi + (in->elapsed_untimed > 0 ? in->elapsed_untimed : 0);
   return 0;
-}
-
-double pit_predict_cost(const struct pit_node_use *nodes, int n, double secs) {
-  if (isnan(secs))
-    return NAN;
-  double c = 0;
-  for (int i = 0; i < n; i++)
-    c += nodes[i].count * nodes[i].itype->price_h / 3600.0 * pit_itype_billed_s(nodes[i].itype, secs);
-  return c;
-}
-
-double pit_samples_per_dollar(double tp, int64_t batch, const struct pit_node_use *nodes, int n) {
-  double price = 0;
-  for (int i = 0; i < n; i++)
-    price += nodes[i].count * nodes[i].itype->price_h;
-  if (!(tp > 0) || !(price > 0) || batch <= 0)
-    return NAN;
-  return 3600.0 * (double)batch / (tp * price);
 }

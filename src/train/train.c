@@ -88,6 +88,8 @@ int pit_train_check(const struct pit_train_opts *o, struct pit_err *e) {
     return pit_err_set(e, PIT_EARG, "interval options must be positive numbers");
   if (o->checkpoint_every > 0 && !o->out)
     return pit_err_set(e, PIT_EARG, "--checkpoint-every needs --out DIR (where checkpoints go)");
+  if (o->resume && strcmp(o->resume, "auto") == 0 && !o->out)
+    return pit_err_set(e, PIT_EARG, "--resume auto needs --out DIR (where it looks for checkpoints)");
   if (strcmp(o->data, "images") == 0 && !o->data_dir)
     return pit_err_set(e, PIT_EARG, "--data images needs --data-dir DIR (a folder of PNG/JPEG files)");
   if (!pit_model_is_gan(o->model) && strcmp(o->data, "images") == 0)
@@ -98,12 +100,12 @@ int pit_train_check(const struct pit_train_opts *o, struct pit_err *e) {
 
 /* ---------- set-up ---------- */
 
+/* Threads per rank: --threads, else what the CPUs this rank may run on (its
+ * affinity mask, its cgroup's quota) give it (pit_cpus_threads). */
 static int default_threads(const struct pit_dist *d) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  if (n < 1)
-    n = 1;
-  int per = (int)(n / (d->local_size > 0 ? d->local_size : 1));
-  return per > 0 ? per : 1;
+  struct pit_cpus c;
+  pit_cpus_probe(&c);
+  return pit_cpus_threads(&c, d->local_size);
 }
 
 static int load_data(struct trainer *t, struct pit_err *e) {
@@ -250,7 +252,7 @@ static int read_resume(struct trainer *t, unsigned char **blob, size_t *len, str
   uint64_t n = 0;
   int rc = 0;
   if (d->rank == 0) {
-    rc = pit_ckpt_read(t->o->resume, blob, len, e);
+    rc = pit_ckpt_read(t->resume, blob, len, e);
     n = rc < 0 ? 0 : *len;
   }
   if (d->size > 1) {
@@ -258,7 +260,7 @@ static int read_resume(struct trainer *t, unsigned char **blob, size_t *len, str
     if (r2 < 0)
       return r2;
     if (n == 0)
-      return rc < 0 ? rc : pit_err_set(e, PIT_EIO, "rank 0 could not read '%s'", t->o->resume);
+      return rc < 0 ? rc : pit_err_set(e, PIT_EIO, "rank 0 could not read '%s'", t->resume);
     if (d->rank != 0) {
       *blob = malloc(n);
       *len = n;
@@ -271,6 +273,38 @@ static int read_resume(struct trainer *t, unsigned char **blob, size_t *len, str
   return rc;
 }
 
+/* --resume: a path, or "auto": rank 0 finds the newest valid checkpoint in --out
+ * (corrupted newer ones go to the warn callback; none at all: a fresh start) and
+ * tells every rank. */
+static int resolve_resume(struct trainer *t, struct pit_err *e) {
+  const struct pit_train_opts *o = t->o;
+  t->resume[0] = 0;
+  if (!o->resume)
+    return 0;
+  if (strcmp(o->resume, "auto") != 0) {
+    if ((size_t)snprintf(t->resume, sizeof t->resume, "%s", o->resume) >= sizeof t->resume)
+      return pit_err_set(e, PIT_EARG, "--resume path too long");
+    return 0;
+  }
+  int64_t code = 0;
+  if (t->d->rank == 0) {
+    int rc = pit_ckpt_find_latest(o->out, t->resume, sizeof t->resume, o->warn, o->warn_ctx, e);
+    code = rc == PIT_ENOTFOUND ? 0 : rc;
+    if (rc == PIT_ENOTFOUND)
+      t->resume[0] = 0;
+  }
+  if (t->d->size > 1) {
+    int rc = pit_dist_bcast(t->d, &code, sizeof code, e);
+    if (rc == 0)
+      rc = pit_dist_bcast(t->d, t->resume, sizeof t->resume, e);
+    if (rc < 0)
+      return rc;
+  }
+  if (code < 0 && t->d->rank != 0)
+    return pit_err_set(e, (int)code, "rank 0 found no valid checkpoint in '%s'", o->out);
+  return (int)code;
+}
+
 static char *config_json(struct trainer *t) {
   const struct pit_train_opts *o = t->o;
   cJSON *c = cJSON_CreateObject();
@@ -278,6 +312,10 @@ static char *config_json(struct trainer *t) {
   cJSON_AddStringToObject(c, "data", o->data);
   cJSON_AddNumberToObject(c, "batch", (double)t->B);
   cJSON_AddNumberToObject(c, "threads", o->threads > 0 ? o->threads : default_threads(t->d));
+  struct pit_cpus cpus; /* what the rank saw: docs/train.md */
+  pit_cpus_probe(&cpus);
+  cJSON_AddStringToObject(c, "cpus", cpus.list);
+  cJSON_AddNumberToObject(c, "cpu_quota", cpus.quota);
   cJSON_AddNumberToObject(c, "ranks", t->d->size);
   cJSON_AddNumberToObject(c, "nodes", t->d->nodes);
   if (o->itype)
@@ -313,9 +351,6 @@ static int checkpoint(struct trainer *t, struct pit_train_result *res, struct pi
   if (rc0 < 0 || t->d->rank != 0)
     return rc0;
   char path[1024];
-  int rc = out_path(t, path, sizeof path, "checkpoint.pit", e);
-  if (rc < 0)
-    return rc;
   double t0 = pit_now();
   struct pit_ckpt_meta m;
   memset(&m, 0, sizeof m);
@@ -334,8 +369,11 @@ static int checkpoint(struct trainer *t, struct pit_train_result *res, struct pi
   m.sampler.n = t->smp.st.n;
   m.sampler.drop_last = t->smp.st.drop_last;
   int64_t bytes = 0;
-  if ((rc = pit_ckpt_save(path, &m, t->net, t->opt, t->nnets, &bytes, e)) < 0)
+  int rc = pit_ckpt_dir_save(t->outdir, &m, t->net, t->opt, t->nnets, t->ckpt_prev, path, sizeof path,
+                             &bytes, e);
+  if (rc < 0)
     return rc;
+  t->ckpt_prev = m.step;
   struct pit_record *r = &t->rec;
   pit_record_release(r);
   r->type = PIT_REC_CHECKPOINT;
@@ -532,6 +570,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   t->B = o->batch > 0 ? o->batch : t->gan ? 64 : 8;
   t->epochs = o->epochs;
   t->t_gen0 = o->t_process_start;
+  t->ckpt_prev = -1;
   make_run_id(t);
   if (d->size > 1 && (rc = pit_dist_bcast(d, t->run, sizeof t->run, e)) < 0)
     return rc;
@@ -539,20 +578,23 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   unsigned char *blob = NULL;
   size_t blen = 0;
   struct pit_ckpt_meta meta;
-  if (o->resume) {
+  if ((rc = resolve_resume(t, e)) < 0)
+    return rc;
+  const char *resume = t->resume[0] ? t->resume : NULL;
+  if (resume) {
     if ((rc = read_resume(t, &blob, &blen, e)) < 0 ||
-        (rc = pit_ckpt_peek(blob, blen, o->resume, &meta, e)) < 0) {
+        (rc = pit_ckpt_peek(blob, blen, resume, &meta, e)) < 0) {
       free(blob);
       return rc;
     }
     if (strcmp(meta.model, o->model) != 0) {
       free(blob);
-      return pit_err_set(e, PIT_EARG, "'%s' is a checkpoint of model '%s', not '%s'", o->resume,
+      return pit_err_set(e, PIT_EARG, "'%s' is a checkpoint of model '%s', not '%s'", resume,
                          meta.model, o->model);
     }
     if (meta.sampler.global_batch != t->B) {
       free(blob);
-      pit_err_set(e, PIT_EARG, "'%s' was trained with global batch %lld, not %lld", o->resume,
+      pit_err_set(e, PIT_EARG, "'%s' was trained with global batch %lld, not %lld", resume,
                   (long long)meta.sampler.global_batch, (long long)t->B);
       pit_err_hint(e, "a resumed run keeps its global batch; pass --batch-size %lld",
                    (long long)meta.sampler.global_batch);
@@ -567,12 +609,24 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
     snprintf(t->outdir, sizeof t->outdir, "%s", o->out);
   else if (t->gan)
     snprintf(t->outdir, sizeof t->outdir, "runs/%s", t->run);
-  if (t->outdir[0] && d->rank == 0 && (rc = pit_mkdir_p(t->outdir, e)) < 0) {
+  if (t->outdir[0] && d->rank == 0 &&
+      ((rc = pit_mkdir_p(t->outdir, e)) < 0 || (rc = pit_atomic_sweep(t->outdir, NULL, e)) < 0)) {
     free(blob);
     return rc;
   }
 
-  pit_nn_set_threads(o->threads > 0 ? o->threads : default_threads(d));
+  int threads = o->threads > 0 ? o->threads : default_threads(d);
+  struct pit_cpus cpus;
+  pit_cpus_probe(&cpus);
+  if (threads > cpus.usable && o->warn) {
+    struct pit_err w;
+    pit_err_clear(&w);
+    pit_err_set(&w, PIT_ESTATE, "rank %d: %d threads on %d CPU%s (cpus %s%s): they will take turns; fewer are faster",
+                d->rank, threads, cpus.usable, cpus.usable > 1 ? "s" : "", cpus.list,
+                cpus.quota > 0 ? ", a cgroup quota" : "");
+    o->warn(o->warn_ctx, &w);
+  }
+  pit_nn_set_threads(threads);
   if ((rc = load_data(t, e)) < 0 || (rc = build_model(t, e)) < 0) {
     free(blob);
     return rc;
@@ -581,19 +635,20 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
     free(blob);
     return rc;
   }
-  if (o->resume) {
-    rc = pit_ckpt_load(blob, blen, o->resume, &meta, t->net, t->opt, t->nnets, e);
+  if (resume) {
+    rc = pit_ckpt_load(blob, blen, resume, &meta, t->net, t->opt, t->nnets, e);
     free(blob);
     if (rc < 0)
       return rc;
     if (meta.sampler.n != t->train.n)
-      return pit_err_set(e, PIT_EARG, "'%s' was trained on %lld samples, this data has %lld", o->resume,
+      return pit_err_set(e, PIT_EARG, "'%s' was trained on %lld samples, this data has %lld", resume,
                          (long long)meta.sampler.n, (long long)t->train.n);
     struct pit_sampler_state st = {meta.sampler.seed, meta.sampler.epoch, meta.sampler.batch,
                                    meta.sampler.global_batch, meta.sampler.n, meta.sampler.drop_last};
     if ((rc = pit_sampler_restore(&t->smp, &st, e)) < 0)
       return rc;
     t->step = meta.step;
+    t->ckpt_prev = meta.step;
     t->t_off = meta.t;
   }
   /* every rank starts from rank 0's parameters and BatchNorm state */
@@ -605,7 +660,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   }
   if ((rc = tr_shares_init(t, e)) < 0 || (rc = alloc_buffers(t, e)) < 0)
     return rc;
-  if ((rc = tr_sinks_open(t, o->resume != NULL, e)) < 0)
+  if ((rc = tr_sinks_open(t, resume != NULL, e)) < 0)
     return rc;
   if ((rc = emit_init(t, e)) < 0)
     return rc;

@@ -18,6 +18,9 @@ struct trainer {
   int gan;
   char run[PIT_NAME_MAX];
   char outdir[1024];              /* --out, or runs/<run> for a GAN's samples; "" none */
+  char resume[1024];              /* checkpoint this generation resumes from ("auto" resolved); "" none */
+  int64_t ckpt_prev;              /* step of the checkpoint last saved or resumed from (kept by the
+                                     rotation), -1 none */
   int gen;
   uint64_t seed;
 
