@@ -7,6 +7,15 @@
 int check_failures = 0;
 int check_count = 0;
 
+uint64_t check_rng = 1;
+
+double check_urand(void) {
+  check_rng ^= check_rng >> 12;
+  check_rng ^= check_rng << 25;
+  check_rng ^= check_rng >> 27;
+  return (double)((check_rng * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
+}
+
 int check_done(void) {
   if (check_failures) {
     fprintf(stderr, "%d of %d checks failed\n", check_failures, check_count);

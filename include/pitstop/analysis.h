@@ -52,6 +52,20 @@ void pit_stats_clear(struct pit_stats *st);
 int pit_mser(const double *x, size_t n, size_t m, size_t *drop, struct pit_err *e);
 #define PIT_MSER_BATCH 5
 
+/* The warm-up pitstop reports (src/analysis/warmup.c has the rule): leading
+ * iterations slower than the steady state's own spread, from medians of
+ * batches of PIT_MSER_BATCH values compared with the second half's median
+ * and robust spread (MAD). Isolated spikes and slow drift are not warm-up (MSER-5 cuts
+ * at them). *drop: a multiple of 5, at most half the series; 0 when n < 20.
+ * PIT_ENOMEM only. */
+int pit_warmup(const double *x, size_t n, size_t *drop);
+/* Slow drift of a (steady) series: least-squares slope of its batch medians
+ * (batches of 5) against the iteration index, divided by the mean — the
+ * relative change of the step time per iteration (1e-4: +10% per 1,000
+ * iterations); *se (if not NULL) its standard error, same unit. NaN when
+ * n < 20. PIT_ENOMEM only. */
+int pit_drift(const double *x, size_t n, double *drift, double *se);
+
 /* Student t quantile: the p-quantile (0 < p < 1) of t with df >= 1 degrees of
  * freedom (inverse of the regularised incomplete beta; accurate to ~1e-10). */
 double pit_t_quantile(double p, int df);
@@ -110,7 +124,7 @@ enum {
   PIT_IT_EPOCH_EDGE = 1,   /* first or last iteration seen in its (gen, epoch) */
   PIT_IT_NEAR_EVENT = 2,   /* next to a validation or checkpoint record */
   PIT_IT_RESUME = 4,       /* first iteration of a generation > 0 (after a resume) */
-  PIT_IT_WARMUP = 8,       /* dropped by MSER-5 */
+  PIT_IT_WARMUP = 8,       /* dropped as warm-up (pit_warmup) */
   PIT_IT_OTHER_RANK = 16   /* one rank's view of a rank other than the series' rank */
 };
 
@@ -167,7 +181,11 @@ struct pit_summary {
   struct pit_stats step, data, epoch, validation, init, rdzv, checkpoint;
   /* steady state */
   int64_t non_paramount;         /* epoch edges, near validation/checkpoint, after resume */
-  int64_t warmup;                /* dropped by MSER-5 (summed over runs and generations) */
+  int64_t warmup;                /* dropped by pit_warmup (summed over runs and generations) */
+  double drift;                  /* pit_drift of the retained step times, per iteration: the
+                                    segments' (run, gen) drifts weighted by their sizes; NaN if
+                                    no segment has 20 retained values */
+  double drift_se;               /* its standard error (the segments' in quadrature, same weights) */
   struct pit_interval tp;        /* PIT time t_p: mean of the remaining step_s, 95% batch-means interval */
   /* prediction inputs (per-epoch and per-event costs) */
   double iters_per_epoch;        /* largest iter+1 seen in an epoch, or the iters_per_epoch an init

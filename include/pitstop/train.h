@@ -42,7 +42,8 @@ struct pit_train_result {
   double accuracy;            /* last test accuracy, NaN if none */
   double loss;                /* last iteration's loss (GAN: D loss) */
   double loss_g;              /* GAN: last G loss, NaN otherwise */
-  int stopped;                /* 1: stopped on request (checkpoint written) */
+  int stopped;                /* 1: stopped on request (checkpoint written); 2: by until_steady */
+  char stop_why[200];         /* stopped == 2: why ("steady: t_p half-width 1.2% <= 2% ...") */
   char checkpoint[1024];      /* last checkpoint written, "" if none */
   char samples_png[1024];     /* GAN: last sample grid written, "" if none */
 };

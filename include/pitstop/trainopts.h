@@ -49,6 +49,9 @@ struct pit_train_opts {
   int64_t batch;              /* GLOBAL batch; 0: the model's default (pit_train_model_defaults) */
   int64_t epochs;             /* > 0; with max_iters set and epochs 0: until max_iters */
   int64_t max_iters;          /* > 0: stop after this many iterations in all (0: none) */
+  double until_steady;        /* > 0: stop once pit_steady_check(P) says steady (its floor 50
+                                 iterations; the cap is max_iters, else the planned job); the end
+                                 record's detail says why ({"reason":"steady"|"cap","why":...}) */
   double lr;                  /* <= 0: the model's default for the optimizer */
   const char *optimizer;      /* NULL: the model's default; "sgd" | "adam" */
   double momentum;            /* SGD momentum, < 0: the model's default */

@@ -321,6 +321,7 @@ static void json_item(FILE *f, const struct ctx *c, const struct item *it, int i
           (long long)s->tp.batch_size);
   jnum(f, "iters_per_epoch", s->iters_per_epoch, 1);
   jnum(f, "epoch_edge_extra_s", s->epoch_edge_extra_s, 1);
+  jnum(f, "drift", s->drift, 1);
   fprintf(f, "\"nranks\":%d,", s->nranks);
   if (s->slow_rank < 0)
     fputs("\"slow_rank\":null,", f);

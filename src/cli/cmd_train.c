@@ -142,7 +142,9 @@ int pit_cmd_train(int argc, char **argv) {
       fprintf(f, "samples: %s\n", res.samples_png);
     if (res.checkpoint[0])
       fprintf(f, "checkpoint: %s\n", res.checkpoint);
-    if (res.stopped)
+    if (res.stopped == 2)
+      fprintf(f, "stopped by --until-steady (%s)\n", res.stop_why);
+    else if (res.stopped)
       fprintf(f, "stopped on request; continue with --resume %s\n",
               res.checkpoint[0] ? res.checkpoint : "(no --out: no checkpoint)");
   }

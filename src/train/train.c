@@ -19,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "pitstop/predict.h"
 #include "train/train_impl.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -145,6 +146,8 @@ static int alloc_buffers(struct trainer *t, struct pit_err *e) {
 }
 
 static void trainer_release(struct trainer *t) {
+  free(t->steady_x);
+  free(t->end_detail);
   for (int i = 0; i < 2; i++) {
     pit_net_free(t->net[i]);
     pit_optim_release(&t->opt[i]);
@@ -433,6 +436,66 @@ static void make_run_id(struct trainer *t) {
 
 /* ---------- the run ---------- */
 
+/* --until-steady P: every 10 iterations rank 0 applies pit_steady_check to
+ * the paramount step times so far (first and last iteration of each epoch
+ * left out); its verdict is broadcast so every rank stops at the same
+ * iteration. Steady or capped (at max_iters, else the planned iterations):
+ * *stop is set and the end record will say why. */
+static int steady_check(struct trainer *t, int64_t it, double step_s, int64_t planned, int *stop,
+                        struct pit_train_result *res, struct pit_err *e) {
+  const struct pit_train_opts *o = t->o;
+  if (it != 0 && it != t->epoch_iters - 1) {
+    if (t->steady_n == t->steady_cap) {
+      int64_t nc = t->steady_cap ? 2 * t->steady_cap : 1024;
+      double *nx = realloc(t->steady_x, sizeof(double) * (size_t)nc);
+      if (!nx)
+        return pit_err_set(e, PIT_ENOMEM, "out of memory");
+      t->steady_x = nx;
+      t->steady_cap = nc;
+    }
+    t->steady_x[t->steady_n++] = step_s;
+  }
+  int cap_hit = planned > 0 && t->step >= planned;
+  if (t->step % 10 != 0 && !cap_hit)
+    return 0;
+  int verdict[2] = {0, 0}; /* stop, capped */
+  struct pit_steady st;
+  memset(&st, 0, sizeof st);
+  if (t->d->rank == 0) {
+    struct pit_steady_opts so = {.precision = o->until_steady, .min_iters = 50, .max_iters = planned};
+    int rc = pit_steady_check(t->steady_x, (size_t)t->steady_n, &so, &st, e);
+    if (rc < 0)
+      return rc;
+    verdict[0] = st.state != PIT_STEADY_MORE || cap_hit;
+    verdict[1] = st.state != PIT_STEADY_OK;
+  }
+  int rc = pit_dist_bcast(t->d, verdict, sizeof verdict, e);
+  if (rc < 0)
+    return rc;
+  if (!verdict[0])
+    return 0;
+  *stop = 2;
+  snprintf(res->stop_why, sizeof res->stop_why, "%s: %s", verdict[1] ? "cap" : "steady",
+           st.why[0] ? st.why : "cap reached");
+  if (t->d->rank == 0) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "reason", verdict[1] ? "cap" : "steady");
+    cJSON_AddStringToObject(j, "why", st.why[0] ? st.why : "cap reached");
+    cJSON_AddNumberToObject(j, "precision", o->until_steady);
+    if (isfinite(st.tp.mean))
+      cJSON_AddNumberToObject(j, "tp", st.tp.mean);
+    if (isfinite(st.tp.half))
+      cJSON_AddNumberToObject(j, "tp_half", st.tp.half);
+    cJSON_AddNumberToObject(j, "warmup", (double)st.warmup);
+    free(t->end_detail);
+    t->end_detail = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    if (!t->end_detail)
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
 static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *e) {
   const struct pit_train_opts *o = t->o;
   struct pit_dist *d = t->d;
@@ -605,6 +668,8 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
         (rc = sample_grid(t, res, 0, e)) < 0)
       return rc;
     tr_progress(t, ep, it, loss, 0);
+    if (o->until_steady > 0 && (rc = steady_check(t, it, step_s, planned, &stop, res, e)) < 0)
+      return rc;
     if (it == t->epoch_iters - 1) { /* epoch end */
       double epoch_s = pit_now() - t_epoch0;
       if ((rc = flush_pending(t, e)) < 0)
@@ -640,7 +705,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
       t_epoch0 = pit_now();
     }
     if (stop) {
-      res->stopped = 1;
+      res->stopped = stop == 2 ? 2 : 1;
       break;
     }
   }
@@ -661,6 +726,8 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   r->step = t->step;
   snprintf(r->status, sizeof r->status, "%s", stop ? "stopped" : "done");
   r->total_s = tr_time(t);
+  r->detail = t->end_detail;
+  t->end_detail = NULL; /* now owned by the record */
   return tr_emit(t, r, e);
 }
 

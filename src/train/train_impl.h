@@ -48,6 +48,11 @@ struct trainer {
   char *dec_detail;               /* auto: a rebalance's decision record (JSON), written after the pending iter */
   double dec_t;
 
+  /* --until-steady: paramount step times so far (epoch edges left out) */
+  double *steady_x;               /* (steady_cap) owned */
+  int64_t steady_n, steady_cap;
+  char *end_detail;               /* JSON for the end record's detail, owned; NULL none */
+
   /* buffers */
   size_t sample_floats;           /* c*h*w */
   float *x;                       /* (B, C, H, W) this rank's real samples */

@@ -56,6 +56,8 @@ const struct pit_train_optdef pit_train_optdefs[] = {
     {"epochs", "E", PIT_TOPT_I64, F(epochs), 0, BIG, NULL, PIT_TOPT_POSITIVE, "epochs"},
     {"max-iters", "N", PIT_TOPT_I64, F(max_iters), 0, BIG, NULL, 0,
      "stop after N iterations in all (alone: whatever epochs it takes)"},
+    {"until-steady", "P", PIT_TOPT_F64, F(until_steady), 1e-6, 0.999999, NULL, 0,
+     "stop once t_p's 95% half-width is <= P*t_p after the warm-up (e.g. 0.02)"},
     {"lr", "X", PIT_TOPT_F64, F(lr), 1e-300, 100, NULL, 0, "learning rate"},
     {"optimizer", "O", PIT_TOPT_STR, F(optimizer), 0, 0, "sgd|adam", 0, "optimizer"},
     {"momentum", "M", PIT_TOPT_F64, F(momentum), 0, 0.999999999, NULL, 0, "SGD momentum, in [0, 1)"},
