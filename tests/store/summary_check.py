@@ -116,6 +116,7 @@ def config_of(rec):
 def summarize(runs):
     """runs: list of (name, [records in order])."""
     its, events, totals = [], [], []
+    declared = None
     for ri, (name, recs) in enumerate(runs):
         pending = False
         last_t, end_total = None, None
@@ -133,6 +134,9 @@ def summarize(runs):
                 events.append((ty, r.get("rank", -1), r.get("val_s" if ty == "validation" else "ckpt_s"), None))
             elif ty == "init":
                 events.append((ty, r.get("rank", -1), r.get("init_s"), r.get("rdzv_s")))
+                L = (r.get("config") or {}).get("iters_per_epoch")
+                if isinstance(L, (int, float)) and L >= 1 and (declared is None or L > declared):
+                    declared = L  # the epoch's length the run declares (a partial log, --max-iters)
             elif ty == "epoch":
                 events.append((ty, r.get("rank", -1), r.get("epoch_s"), None))
             elif ty == "end" and r.get("total_s") is not None:
@@ -184,7 +188,9 @@ def summarize(runs):
     edges = [i["step_s"] for i in main if "edge" in i["_flags"]]
     out["epoch_edge_extra_s"] = (statistics.fmean(edges) - out["tp"]["mean"]) if edges else None
     ipe = [i["iter"] + 1 for i in main if i.get("epoch", -1) >= 0 and i.get("iter", -1) >= 0]
-    out["iters_per_epoch"] = max(ipe) if ipe else None
+    seen = max(ipe) if ipe else None
+    out["iters_per_epoch"] = max(seen, declared) if seen is not None and declared is not None else (
+        seen if seen is not None else declared)
     for kind, key in (("epoch", "epoch"), ("validation", "validation"), ("init", "init"), ("checkpoint", "checkpoint")):
         vals = [v for (ty, rk, v, _) in events if ty == kind]
         out[key] = stats(vals)
