@@ -13,12 +13,16 @@
 #define PITSTOP_REPORT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "pitstop/analysis.h"
 #include "pitstop/record.h"
 #include "pitstop/util.h"
 
 /* ---------------- runs to report on ---------------- */
+
+/* The one road from stored or JSON Lines records to summaries, charts and
+ * exports (pitstop summary, plot, sweep's export). */
 
 struct pit_report_run {
   char name[PIT_NAME_MAX];
@@ -28,10 +32,20 @@ struct pit_report_run {
   const char *config;        /* JSON text of its init config; borrowed from series; may be NULL */
 };
 
-/* Runs in the order they were first seen. */
+/* How many malformed JSON Lines lines are named one by one; the rest are counted. */
+#define PIT_RUNSET_WARN_MAX 10
+
+/* Runs in the order they were first seen. The loaders never print: a warning
+ * (a malformed line skipped, a file with no record) goes to warn, when set. */
 struct pit_runset {
   struct pit_report_run *runs;
   int n, cap;
+  long malformed;            /* malformed JSON Lines lines skipped, over every file read */
+  int nfiles;                /* JSON Lines files read */
+  char store[512];           /* the store read, "" if none (named in messages) */
+  const char *prefix;        /* when set: only runs named "<prefix>-..." are read (a sweep's runs) */
+  void (*warn)(void *arg, const char *msg); /* "f.jsonl:7: not valid JSON (line skipped)"; may be NULL */
+  void *warn_arg;
 };
 void pit_runset_init(struct pit_runset *rs);
 void pit_runset_release(struct pit_runset *rs);
@@ -39,16 +53,62 @@ void pit_runset_release(struct pit_runset *rs);
  * just these runs (an unknown name is PIT_ENOTFOUND); nonly == 0: all. */
 int pit_runset_load_store(struct pit_runset *rs, const char *path, char *const *only, int nonly,
                           struct pit_err *e);
-/* Reads runs from a JSON Lines file; a malformed line is an error naming
- * file:line. Repeatable (runs accumulate). */
+/* Reads runs from a JSON Lines file; repeatable (runs accumulate). The rule
+ * for a malformed line: skipped, counted in rs->malformed, and the first
+ * PIT_RUNSET_WARN_MAX of all files named file:line through rs->warn. A file
+ * with no record at all but lines that are not records is warned about. */
 int pit_runset_load_events(struct pit_runset *rs, const char *path, char *const *only, int nonly,
                            struct pit_err *e);
 /* After loading every source: each of only[] must name a loaded run, and at
- * least one run must be there. what names the source in messages. */
+ * least one run must be there. what names the source in messages; NULL: the
+ * store or the --events files loaded (with a hint for an empty store). */
 int pit_runset_check(const struct pit_runset *rs, char *const *only, int nonly, const char *what,
                      struct pit_err *e);
 /* Fills every run's cfg and sum. */
 int pit_runset_summarize(struct pit_runset *rs, struct pit_err *e);
+/* The run named name, or NULL. */
+const struct pit_report_run *pit_runset_find(const struct pit_runset *rs, const char *name);
+
+/* ---------------- groups of runs (summary --group-by) ---------------- */
+
+#define PIT_GROUP_MAX_FIELDS 8
+/* Runs with equal values of the grouping fields (configuration fields of
+ * analysis.h's table, or any key of the init config), in order of first
+ * appearance; each group's series is its runs' series concatenated. */
+struct pit_report_group {
+  char name[512];                 /* "field=value field=value" */
+  char vals[PIT_GROUP_MAX_FIELDS][PIT_NAME_MAX];
+  struct pit_config cfg;          /* its first run's */
+  struct pit_series series;       /* owned */
+  struct pit_summary sum;         /* owned */
+};
+struct pit_groups {
+  const char *fields[PIT_GROUP_MAX_FIELDS]; /* borrowed from the caller */
+  int nfields;
+  struct pit_report_group *g;     /* owned */
+  int n;
+};
+/* Parses "model,batch" (NULL: the default, every key field of the table) into
+ * g->fields, pointing into buf (a copy the caller keeps). PIT_EARG: none, or
+ * more than PIT_GROUP_MAX_FIELDS. */
+int pit_groups_parse(struct pit_groups *g, const char *spec, char *buf, size_t bufn, struct pit_err *e);
+/* Groups the (summarized) runs of rs and summarizes every group. */
+int pit_groups_make(struct pit_groups *g, const struct pit_runset *rs, struct pit_err *e);
+void pit_groups_release(struct pit_groups *g);
+
+/* ---------------- summary printers (summary_fmt.c) ---------------- */
+
+enum pit_summary_format { PIT_SUMMARY_TABLE, PIT_SUMMARY_CSV, PIT_SUMMARY_JSON };
+/* "table", "csv", "json"; PIT_EARG otherwise. */
+int pit_summary_format_parse(const char *s, enum pit_summary_format *f);
+/* Writes every run of rs then every group of g in format fmt to f. title:
+ * the groups' heading in the table ("configurations", "groups by model").
+ * Each field is declared once in summary_fmt.c's table, which drives the JSON
+ * object, the CSV columns and pit_summary_fields_doc(); PIT_EIO if f fails. */
+int pit_summary_write(FILE *f, enum pit_summary_format fmt, const struct pit_runset *rs,
+                      const struct pit_groups *g, const char *title, struct pit_err *e);
+/* The CSV header's columns, in order, one per call: i = 0, 1, ... until NULL. */
+const char *pit_summary_csv_column(int i);
 
 /* ---------------- price catalog ---------------- */
 
