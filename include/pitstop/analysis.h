@@ -156,6 +156,7 @@ struct pit_series_run {
   double last_t;           /* largest t seen (NaN if none) */
   int rebalances;          /* batch_shares decision records (--batch-shares auto) */
   char shares[96];         /* the last one's shares, "49/15"; "" if none */
+  int ends;                /* end records (a run that ended has one per generation) */
 };
 
 /* A duration from a non-iteration record. */
@@ -164,6 +165,7 @@ struct pit_series_event {
   int run, rank;
   double v;                /* init_s, val_s, ckpt_s or epoch_s (NaN if absent) */
   double rdzv_s;           /* init only */
+  int64_t epoch;           /* the record's epoch (-1 if none) */
 };
 
 /* One or more runs' records, kept in arrival order. Feed every record of a
