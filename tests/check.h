@@ -24,4 +24,6 @@ extern int check_count;
 int check_done(void);
 /* Path of a fresh temporary directory for this test (removed by the OS/CI). */
 const char *check_tmpdir(void);
+/* The whole file as a NUL-terminated string (free it); NULL if it cannot be read. */
+char *check_slurp(const char *path);
 #endif

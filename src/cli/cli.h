@@ -16,6 +16,9 @@ int pit_cmd_sweep(int argc, char **argv);
 int pit_cli_fail(const struct pit_err *e);
 /* Prints "pitstop: <formatted>" to stderr; returns 2 (usage error). */
 int pit_cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* After getopt_long returned '?' or ':' for command cmd: "cmd: unknown option or
+ * missing value: 'X' (see 'pitstop cmd --help')"; returns 2. */
+int pit_cli_bad_option(const char *cmd, char **argv);
 
 /* The runs a report is drawn from (summary, plot): --db PATH or --events FILE... */
 #define PIT_CLI_MAX_EVENTS 256

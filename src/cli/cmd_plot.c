@@ -58,8 +58,7 @@ int pit_cmd_plot(int argc, char **argv) {
   int nruns = 0, have_kind = 0;
   optind = 1;
   opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+  for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
     switch (c) {
     case 'k':
       if (pit_plot_kind_parse(optarg, &po.kind))
@@ -101,8 +100,7 @@ int pit_cmd_plot(int argc, char **argv) {
       usage(stdout);
       return 0;
     default:
-      return pit_cli_usage("plot: unknown option or missing value: '%s' (see 'pitstop plot --help')",
-                           argv[optind - 1]);
+      return pit_cli_bad_option("plot", argv);
     }
   }
   if (optind < argc)

@@ -58,8 +58,7 @@ int pit_cmd_summary(int argc, char **argv) {
       usage(stdout);
       return 0;
     } else {
-      return pit_cli_usage("summary: unknown option or missing value: '%s' (see 'pitstop summary --help')",
-                           argv[optind - 1]);
+      return pit_cli_bad_option("summary", argv);
     }
   }
   struct pit_err e = {0};

@@ -1,5 +1,6 @@
 /* main.c — `pitstop <command> [--options]`: dispatches to one cmd_<name>.c per
  * subcommand. Subcommands not linked into this build are reported as such. */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +35,11 @@ int pit_cli_usage(const char *fmt, ...) {
   fputc('\n', stderr);
   va_end(ap);
   return 2;
+}
+
+int pit_cli_bad_option(const char *cmd, char **argv) {
+  return pit_cli_usage("%s: unknown option or missing value: '%s' (see 'pitstop %s --help')", cmd, argv[optind - 1],
+                       cmd);
 }
 
 static void usage(FILE *f, const struct command *cmds, int n) {

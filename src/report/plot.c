@@ -54,23 +54,21 @@ void pit_plot_opts_init(struct pit_plot_opts *o) {
 }
 
 int pit_plot_kind_parse(const char *s, enum pit_plot_kind *k) {
-  static const char *names[] = {"steps", "batch", "scaling", "cost"};
-  for (int i = 0; i < 4; i++)
-    if (strcmp(s, names[i]) == 0) {
-      *k = (enum pit_plot_kind)i;
-      return 0;
-    }
-  return PIT_EARG;
+  static const char *const names[] = {"steps", "batch", "scaling", "cost"};
+  int i = pit_parse_name(s, names, 4);
+  if (i < 0)
+    return PIT_EARG;
+  *k = (enum pit_plot_kind)i;
+  return 0;
 }
 
 int pit_plot_metric_parse(const char *s, enum pit_plot_metric *m) {
-  static const char *names[] = {"tp", "sample", "total"};
-  for (int i = 0; i < 3; i++)
-    if (strcmp(s, names[i]) == 0) {
-      *m = (enum pit_plot_metric)i;
-      return 0;
-    }
-  return PIT_EARG;
+  static const char *const names[] = {"tp", "sample", "total"};
+  int i = pit_parse_name(s, names, 3);
+  if (i < 0)
+    return PIT_EARG;
+  *m = (enum pit_plot_metric)i;
+  return 0;
 }
 
 /* ---- gnuplot text ---- */

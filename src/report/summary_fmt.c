@@ -125,13 +125,11 @@ static const struct field *csv_nth(const struct field *t, int n, int i) {
 }
 
 int pit_summary_format_parse(const char *s, enum pit_summary_format *f) {
-  static const char *names[] = {"table", "csv", "json"};
-  for (int i = 0; i < 3; i++)
-    if (strcmp(s, names[i]) == 0) {
-      *f = (enum pit_summary_format)i;
-      return 0;
-    }
-  return PIT_EARG;
+  static const char *const names[] = {"table", "csv", "json"};
+  int i = pit_parse_name(s, names, 3);
+  if (i >= 0)
+    *f = (enum pit_summary_format)i;
+  return i < 0 ? PIT_EARG : 0;
 }
 
 /* ---- values ---- */
@@ -151,17 +149,11 @@ static long long int_value(const void *p, enum ftype t, int *null) {
 
 /* ---- JSON ---- */
 
+/* A JSON string, escaped by the record module (as records are written). */
 static void jstr(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\')
-      fprintf(f, "\\%c", *p);
-    else if (*p < 0x20)
-      fprintf(f, "\\u%04x", *p);
-    else
-      fputc(*p, f);
-  }
-  fputc('"', f);
+  char *q = pit_json_quote(s);
+  fputs(q ? q : "null", f);
+  free(q);
 }
 
 static void jdbl(FILE *f, double v) {
@@ -171,60 +163,85 @@ static void jdbl(FILE *f, double v) {
     fprintf(f, "%.17g", v);
 }
 
-static void json_value(FILE *f, const struct row *r, const struct field *fl, const void *p) {
+/* ---- CSV ---- */
+
+/* A CSV cell: quoted, with quotes doubled, when it holds a comma, quote or newline. */
+static void csv_text(FILE *f, const char *s) {
+  int quote = strpbrk(s, ",\"\n") != NULL;
+  fputs(quote ? "\"" : "", f);
+  for (; *s; s++)
+    fputs(*s == '"' ? "\"\"" : (char[2]){*s, '\0'}, f);
+  fputs(quote ? "\"" : "", f);
+}
+
+static void cdbl(FILE *f, double v) {
+  if (!isnan(v) && !isinf(v))
+    fprintf(f, "%.9g", v);
+}
+
+/* ---- one value, in JSON (json) or CSV ---- */
+
+static void value(FILE *f, int json, const struct row *r, const struct field *fl, const void *p) {
   int null;
   switch (fl->type) {
   case F_KIND:
-    fputs(r->is_group ? "\"group\"" : "\"run\"", f);
+    fputs(json ? (r->is_group ? "\"group\"" : "\"run\"") : (r->is_group ? "group" : "run"), f);
     break;
   case F_NAME:
-    jstr(f, r->name);
-    break;
-  case F_GROUP:
-    fputc('{', f);
-    for (int k = 0; k < r->g->nfields; k++) {
-      fputs(k ? "," : "", f);
-      jstr(f, r->g->fields[k]);
-      fputc(':', f);
-      jstr(f, r->gr->vals[k]);
-    }
-    fputc('}', f);
-    break;
   case F_CSTR:
-  case F_SHARES:
-    if (*(const char *)p)
-      fl->type == F_CSTR ? jstr(f, p) : (void)fprintf(f, "\"%s\"", (const char *)p); /* shares: digits and '/' */
-    else
+    if (json && fl->type == F_CSTR && !*(const char *)p)
       fputs("null", f);
+    else
+      (json ? jstr : csv_text)(f, fl->type == F_NAME ? r->name : p);
+    break;
+  case F_GROUP: /* JSON: {"field":"value",...}; CSV: the group's name */
+    if (!json && r->is_group)
+      csv_text(f, r->name);
+    for (int k = 0; json && k <= r->g->nfields; k++) {
+      fputs(k ? (k < r->g->nfields ? "," : "}") : "{", f);
+      if (k < r->g->nfields) {
+        jstr(f, r->g->fields[k]);
+        fputc(':', f);
+        jstr(f, r->gr->vals[k]);
+      }
+    }
+    if (json && r->g->nfields == 0)
+      fputc('}', f);
+    break;
+  case F_SHARES: /* digits and '/' only */
+    fprintf(f, json ? (*(const char *)p ? "\"%s\"" : "null") : "%s", (const char *)p);
     break;
   case F_CI64:
   case F_CINT:
   case F_I64:
   case F_INT:
-  case F_INT_NEG_NULL: {
+  case F_INT_NEG_NULL: { /* CSV: an absent count is -1, as in 0.1 */
     long long v = int_value(p, fl->type, &null);
-    null ? (void)fputs("null", f) : (void)fprintf(f, "%lld", v);
+    json && null ? (void)fputs("null", f) : (void)fprintf(f, "%lld", v);
     break;
   }
   case F_DBL:
-    jdbl(f, *(const double *)p);
+    (json ? jdbl : cdbl)(f, *(const double *)p);
     break;
-  case F_STATS:
-    fputc('{', f);
+  case F_STATS: /* JSON: an object in table order; CSV: nine columns in 0.1's order */
+    fputs(json ? "{" : "", f);
     for (int k = 0; k < NSTAT; k++) {
-      fprintf(f, "%s\"%s\":", k ? "," : "", stat_fields[k].key);
-      json_value(f, r, &stat_fields[k], (const char *)p + stat_fields[k].off);
-    }
-    fputc('}', f);
-    break;
-  case F_RANKS: {
-    const double *v = *(const double *const *)p;
-    fputc('[', f);
-    for (int k = 0; k < r->s->nranks && v; k++) {
+      const struct field *sf = json ? &stat_fields[k] : csv_nth(stat_fields, NSTAT, k);
       fputs(k ? "," : "", f);
-      isnan(v[k]) ? (void)fputs("null", f) : (void)fprintf(f, "%.17g", v[k]);
+      if (json)
+        fprintf(f, "\"%s\":", sf->key);
+      value(f, json, r, sf, (const char *)p + sf->off);
     }
-    fputc(']', f);
+    fputs(json ? "}" : "", f);
+    break;
+  case F_RANKS: { /* JSON: an array; CSV: "0.1/0.12" */
+    const double *v = *(const double *const *)p;
+    fputs(json ? "[" : "", f);
+    for (int k = 0; k < r->s->nranks && v; k++) {
+      fputs(k ? (json ? "," : "/") : "", f);
+      (json ? jdbl : cdbl)(f, v[k]);
+    }
+    fputs(json ? "]" : "", f);
     break;
   }
   }
@@ -248,77 +265,9 @@ static void json_row(FILE *f, const struct row *r) {
     }
     fprintf(f, "%s\"%s\":", first ? "" : ",", fl->key);
     first = 0;
-    json_value(f, r, fl, at(r, fl));
+    value(f, 1, r, fl, at(r, fl));
   }
   fputs(open ? "}}" : "}", f);
-}
-
-/* ---- CSV ---- */
-
-static void csv_text(FILE *f, const char *s) {
-  if (!strpbrk(s, ",\"\n")) {
-    fputs(s, f);
-    return;
-  }
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"')
-      fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
-static void cdbl(FILE *f, double v) {
-  if (!isnan(v) && !isinf(v))
-    fprintf(f, "%.9g", v);
-}
-
-static void csv_value(FILE *f, const struct row *r, const struct field *fl, const void *p) {
-  int null;
-  switch (fl->type) {
-  case F_KIND:
-    fputs(r->is_group ? "group" : "run", f);
-    break;
-  case F_NAME:
-    csv_text(f, r->name);
-    break;
-  case F_GROUP:
-    if (r->is_group)
-      csv_text(f, r->name);
-    break;
-  case F_CSTR:
-    csv_text(f, p);
-    break;
-  case F_SHARES:
-    fputs(p, f); /* digits and '/' only */
-    break;
-  case F_CI64:
-  case F_CINT:
-  case F_I64:
-  case F_INT:
-  case F_INT_NEG_NULL:
-    fprintf(f, "%lld", int_value(p, fl->type, &null)); /* 0.1's CSV: absent counts are -1 */
-    break;
-  case F_DBL:
-    cdbl(f, *(const double *)p);
-    break;
-  case F_STATS:
-    for (int k = 0; k < NSTAT; k++) {
-      const struct field *sf = csv_nth(stat_fields, NSTAT, k);
-      fputs(k ? "," : "", f);
-      csv_value(f, r, sf, (const char *)p + sf->off);
-    }
-    break;
-  case F_RANKS: { /* "0.1/0.12": one value per rank */
-    const double *v = *(const double *const *)p;
-    for (int k = 0; k < r->s->nranks && v; k++) {
-      fputs(k ? "/" : "", f);
-      cdbl(f, v[k]);
-    }
-    break;
-  }
-  }
 }
 
 const char *pit_summary_csv_column(int i) {
@@ -341,7 +290,7 @@ static void csv_row(FILE *f, const struct row *r) {
   for (int k = 0; k < NFIELDS; k++) {
     const struct field *fl = csv_nth(fields, NFIELDS, k);
     fputs(k ? "," : "", f);
-    csv_value(f, r, fl, at(r, fl));
+    value(f, 0, r, fl, at(r, fl));
   }
   fputc('\n', f);
 }

@@ -9,14 +9,7 @@
 #     count; a threads value the user chose apart from ranks still splits lines.
 # gnuplot is replaced by a stand-in that keeps the chart's data files, so no gnuplot is needed.
 set -u
-PY=$(command -v /usr/bin/python3 || command -v python3) || { echo "no python3: skipped"; exit 77; }
-P=${PITSTOP:?}
-SRC=${PIT_SOURCE_DIR:?}
-T=$(mktemp -d "${TMPDIR:-/tmp}/pit-road-XXXXXX")
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
+source "$(dirname "$0")/common.bash"
 
 # a stand-in for gnuplot: writes the picture the script names and keeps the data files in $T/cap
 cat > "$T/fake-gnuplot" <<'SH'

@@ -71,24 +71,6 @@ static int in_header(char *const *cols, int ncols, const char *name) {
   return 0;
 }
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  if (b)
-    b[n] = '\0';
-  fclose(f);
-  return b;
-}
-
 /* docs names `key` (in backquotes). */
 static void check_doc(const char *doc, const char *key) {
   char q[128];
@@ -137,7 +119,7 @@ int main(void) {
 
   char docpath[600];
   snprintf(docpath, sizeof docpath, "%s/docs/analysis.md", getenv("PIT_SOURCE_DIR") ? getenv("PIT_SOURCE_DIR") : ".");
-  char *doc = slurp(docpath);
+  char *doc = check_slurp(docpath);
   CHECK(doc != NULL, "cannot read %s", docpath);
   CHECK(doc && header && strstr(doc, header), "docs/analysis.md does not show the CSV header:\n%s", header);
 
