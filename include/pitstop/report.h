@@ -1,7 +1,9 @@
-/* pitstop/report.h — what pitstop shows people: charts drawn by gnuplot from
- * stored (or JSON Lines) runs, the instance-type price catalog they are costed
- * with, and the child-process runner the charts (gnuplot) and the sweep
- * (mpirun) share. docs/plot.md describes each chart.
+/* pitstop/report.h — what pitstop shows people: the run set (the one loader of
+ * stored or JSON Lines runs behind summary, plot and sweep's export), groups of
+ * runs and the summary printers (table, CSV, JSON), charts drawn by gnuplot,
+ * the instance-type price catalog they are costed with, and the child-process
+ * runner the charts (gnuplot) and the sweep (mpirun) share. docs/plot.md
+ * describes each chart, docs/analysis.md every summary field.
  *
  * Invariants: functions never print or exit; a chart file is written
  * atomically (complete, or not at all); children are started with argv arrays
@@ -38,15 +40,16 @@ struct pit_report_run {
 /* Runs in the order they were first seen. The loaders never print: a warning
  * (a malformed line skipped, a file with no record) goes to warn, when set. */
 struct pit_runset {
-  struct pit_report_run *runs;
+  struct pit_report_run *runs; /* owned (n used, cap allocated) */
   int n, cap;
   long malformed;            /* malformed JSON Lines lines skipped, over every file read */
   int nfiles;                /* JSON Lines files read */
   char store[512];           /* the store read, "" if none (named in messages) */
-  const char *prefix;        /* when set: only runs named "<prefix>-..." are read (a sweep's runs) */
+  const char *prefix;        /* borrowed; when set: only runs named "<prefix>-..." are read (a sweep's) */
   void (*warn)(void *arg, const char *msg); /* "f.jsonl:7: not valid JSON (line skipped)"; may be NULL */
-  void *warn_arg;
+  void *warn_arg;            /* borrowed, passed to warn */
 };
+/* pit_runset_release frees the runs and clears every field (warn and prefix too). */
 void pit_runset_init(struct pit_runset *rs);
 void pit_runset_release(struct pit_runset *rs);
 /* Reads runs from the store at path (which must exist). only[0..nonly-1]:
