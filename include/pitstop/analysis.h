@@ -74,11 +74,20 @@ int pit_batch_means(const double *x, size_t n, struct pit_interval *ci);
 
 /* The configuration fields pitstop groups by, from an init record: config JSON
  * keys "model", "batch" (or "batch_size"), "threads", "itype" (or
- * "instance_type"), "data"; "ranks" and "nodes" from the record's own fields
- * (else from the config). Absent: "" / -1. */
+ * "instance_type"), "data", "membership"; "ranks" and "nodes" from the
+ * record's own fields (else from the config, else the membership's totals).
+ * Absent: "" / -1.
+ * members: the config's "membership" (record.h) when it has a valid one;
+ * else one entry {itype, nodes (1 when unknown), ranks / nodes when that
+ * divides} when itype is known; else empty. A malformed "membership" is
+ * ignored (as any malformed config key is).
+ * itype: the one instance type when members has one entry, else the
+ * membership's canonical text ("c5.xlarge:1+m5.large:2x1"), so grouping by
+ * itype keeps telling memberships apart. */
 struct pit_config {
   char model[PIT_NAME_MAX];
-  char itype[PIT_NAME_MAX];
+  char itype[PIT_MEMBERSHIP_TEXT_MAX];
+  struct pit_membership members;
   char data[PIT_NAME_MAX];
   int64_t batch;
   int ranks, nodes, threads;
@@ -197,7 +206,8 @@ struct pit_summary {
   int64_t warmup;                /* dropped by MSER-5 (summed over runs and generations) */
   struct pit_interval tp;        /* PIT time t_p: mean of the remaining step_s, 95% batch-means interval */
   /* prediction inputs (per-epoch and per-event costs) */
-  double iters_per_epoch;        /* largest iter+1 seen in an epoch (NaN if no epochs) */
+  double iters_per_epoch;        /* largest iter+1 seen in an epoch, or the iters_per_epoch an init
+                                    record's config states (pitstop parse: L of "i/L") if larger; NaN if neither */
   double epoch_edge_extra_s;     /* mean step_s of epoch-edge iterations − t_p (NaN if none) */
   /* per-rank imbalance (from compute_s/wait_s arrays, or from one-rank records) */
   int nranks;

@@ -92,6 +92,50 @@ int pit_record_format(const struct pit_record *r, char **buf, size_t *cap);
  * message (without file:line: the caller adds it). r must be initialised. */
 int pit_record_parse(struct pit_record *r, const char *line, size_t len, struct pit_err *e);
 
+/* ---- membership: the machines a configuration runs on ----
+ *
+ * A list of {instance type, nodes, ranks per node}: one entry per (type,
+ * ranks per node), kept canonical (sorted by type, then ranks per node; equal
+ * entries merged by adding their nodes), so equal memberships have equal
+ * structs, equal texts and equal keys. No pointers: copy by assignment.
+ *
+ * Text form (`--itype`, store column membership): entries joined by '+', each
+ * TYPE[:NODES[xRANKS]] — "m5.large:2+c5.xlarge:1x4"; NODES defaults to 1,
+ * RANKS (per node) to unknown. Type names are [A-Za-z0-9._/-]. The canonical
+ * text is at most PIT_MEMBERSHIP_TEXT_MAX - 1 characters (longer is PIT_EARG).
+ * JSON form (key "membership" of an init record's config): an array of
+ * {"itype": "m5.large", "nodes": 2, "ranks_per_node": 1} objects
+ * (ranks_per_node omitted when unknown), or the text form as a string. */
+#define PIT_MEMBERS_MAX 8
+#define PIT_MEMBERSHIP_TEXT_MAX 256
+struct pit_member {
+  char itype[PIT_NAME_MAX];  /* non-empty */
+  int nodes;                 /* >= 1 */
+  int ranks_per_node;        /* >= 1, or -1 when unknown */
+};
+struct pit_membership {
+  struct pit_member m[PIT_MEMBERS_MAX];
+  int n;                     /* 0: no membership known */
+};
+void pit_membership_clear(struct pit_membership *m);
+/* Adds nodes of itype (merged into an equal entry), keeping m canonical.
+ * PIT_EARG: bad name or counts, more than PIT_MEMBERS_MAX entries, text too long. */
+int pit_membership_add(struct pit_membership *m, const char *itype, int nodes, int ranks_per_node,
+                       struct pit_err *e);
+/* Parses the text form into m (cleared first). PIT_EARG with a message quoting the text. */
+int pit_membership_parse(struct pit_membership *m, const char *text, struct pit_err *e);
+/* Canonical text (the membership's key); "" when m->n == 0. */
+void pit_membership_format(const struct pit_membership *m, char *buf, size_t n);
+int pit_membership_equal(const struct pit_membership *a, const struct pit_membership *b);
+/* Nodes in all entries; ranks in all entries, -1 if any entry's is unknown. */
+int pit_membership_nodes(const struct pit_membership *m);
+int pit_membership_ranks(const struct pit_membership *m);
+/* JSON array text of m, malloc'd (caller frees); NULL when out of memory. */
+char *pit_membership_json(const struct pit_membership *m);
+/* From the "membership" key of a config JSON object (array or text form).
+ * Absent key: 0 with m->n == 0. Malformed: PIT_EFORMAT (m cleared). */
+int pit_membership_from_config(struct pit_membership *m, const char *config_json, struct pit_err *e);
+
 /* ---- record sinks: a JSON Lines file or stdout ("-") ---- */
 struct pit_events {
   FILE *fp;

@@ -1,9 +1,9 @@
 /* pitstop/report.h — what pitstop shows people: the run set (the one loader of
  * stored or JSON Lines runs behind summary, plot and sweep's export), groups of
- * runs and the summary printers (table, CSV, JSON), charts drawn by gnuplot,
- * the instance-type price catalog they are costed with, and the child-process
- * runner the charts (gnuplot) and the sweep (mpirun) share. docs/plot.md
- * describes each chart, docs/analysis.md every summary field.
+ * runs and the summary printers (table, CSV, JSON), charts drawn by gnuplot
+ * (costed with the catalog module's prices, pitstop/catalog.h), and the
+ * child-process runner the charts (gnuplot) and the sweep (mpirun) share.
+ * docs/plot.md describes each chart, docs/analysis.md every summary field.
  *
  * Invariants: functions never print or exit; a chart file is written
  * atomically (complete, or not at all); children are started with argv arrays
@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "pitstop/analysis.h"
+#include "pitstop/catalog.h" /* the price catalog the cost chart uses */
 #include "pitstop/record.h"
 #include "pitstop/util.h"
 
@@ -80,7 +81,7 @@ const struct pit_report_run *pit_runset_find(const struct pit_runset *rs, const 
  * appearance; each group's series is its runs' series concatenated. */
 struct pit_report_group {
   char name[512];                 /* "field=value field=value" */
-  char vals[PIT_GROUP_MAX_FIELDS][PIT_NAME_MAX];
+  char vals[PIT_GROUP_MAX_FIELDS][PIT_MEMBERSHIP_TEXT_MAX];
   struct pit_config cfg;          /* its first run's */
   struct pit_series series;       /* owned */
   struct pit_summary sum;         /* owned */
@@ -107,33 +108,11 @@ int pit_summary_format_parse(const char *s, enum pit_summary_format *f);
 /* Writes every run of rs then every group of g in format fmt to f. title:
  * the groups' heading in the table ("configurations", "groups by model").
  * Each field is declared once in summary_fmt.c's table, which drives the JSON
- * object, the CSV columns and pit_summary_fields_doc(); PIT_EIO if f fails. */
+ * object and the CSV columns; PIT_EIO if f fails. */
 int pit_summary_write(FILE *f, enum pit_summary_format fmt, const struct pit_runset *rs,
                       const struct pit_groups *g, const char *title, struct pit_err *e);
 /* The CSV header's columns, in order, one per call: i = 0, 1, ... until NULL. */
 const char *pit_summary_csv_column(int i);
-
-/* ---------------- price catalog ---------------- */
-
-/* One instance type: lines of a catalog such as catalogs/aws.tsv, "itype vcpus price_h billing_s min_s"
- * (tab or space separated; '#' starts a comment line). */
-struct pit_itype {
-  char name[PIT_NAME_MAX];
-  int vcpus;
-  double price_h;    /* US$ per hour (on-demand) */
-  double billing_s;  /* billing granularity, seconds */
-  double min_s;      /* minimum billed seconds per start */
-};
-struct pit_catalog {
-  struct pit_itype *types;
-  int n;
-};
-/* Errors name file:line. An empty catalog is an error. */
-int pit_catalog_load(struct pit_catalog *c, const char *path, struct pit_err *e);
-const struct pit_itype *pit_catalog_find(const struct pit_catalog *c, const char *name);
-void pit_catalog_release(struct pit_catalog *c);
-/* Seconds billed for running secs seconds on one node of type t. */
-double pit_itype_billed_s(const struct pit_itype *t, double secs);
 
 /* ---------------- charts ---------------- */
 
@@ -160,7 +139,9 @@ struct pit_plot_opts {
   const char *gnuplot;             /* program; NULL: $PIT_GNUPLOT, else "gnuplot" from PATH */
   enum pit_plot_metric metric;     /* batch chart */
   const struct pit_catalog *catalog; /* cost chart (required there) */
-  const char *itype;               /* cost chart: instance type of runs that name none; NULL: such runs are an error */
+  const char *itype;               /* cost chart: instance type (or membership text, record.h) of runs that name none;
+                                      NULL: such runs are an error */
+  double job_s;                    /* cost chart: length of the job priced (billed seconds); <= 0: 3600 */
   int width, height;               /* pixels; 0: 1000 × 600 */
 };
 void pit_plot_opts_init(struct pit_plot_opts *o);

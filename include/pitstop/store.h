@@ -27,7 +27,7 @@
 
 #define PIT_STORE_DEFAULT_PATH "pitstop.db"
 /* Schema version this build writes (PRAGMA user_version). */
-#define PIT_STORE_SCHEMA_VERSION 1
+#define PIT_STORE_SCHEMA_VERSION 2
 /* Records per transaction unless pit_store_set_batch() says otherwise. */
 #define PIT_STORE_DEFAULT_BATCH 50000
 
@@ -67,8 +67,9 @@ struct pit_store_run {
   char created[32];         /* UTC, ISO 8601, when the store first saw the run */
   char *source;             /* owned; may be NULL */
   char *config;             /* JSON object text from the init record; owned; may be NULL */
-  char model[PIT_NAME_MAX]; /* configuration fields ("" / -1 if unknown) */
-  char itype[PIT_NAME_MAX];
+  char model[PIT_NAME_MAX]; /* configuration fields ("" / -1 if unknown); see struct pit_config */
+  char itype[PIT_MEMBERSHIP_TEXT_MAX];
+  struct pit_membership members; /* empty if unknown (a run without instance type) */
   int64_t batch;
   int ranks, nodes, threads;
   int64_t niters;           /* iteration records stored */

@@ -42,7 +42,8 @@ struct pit_train_opts {
                                  "constant" | "cosine" (lr·½(1+cos(π·step/total)) over the
                                  planned iterations, so a resumed run follows the same curve) */
   uint64_t seed;
-  int threads;                /* per rank; 0: cores / ranks on this node */
+  int threads;                /* per rank; 0: the CPUs this rank may use (affinity mask, cgroup
+                                 quota; shared with the node's other ranks when unbound) */
   int image_size;             /* 0: data's own (dcgan: 64) */
   int64_t limit;              /* > 0: first `limit` training samples only */
   int validate;               /* classifiers: test accuracy after each epoch */
@@ -60,6 +61,9 @@ struct pit_train_opts {
   enum pit_backend backend;
   int progress;               /* live progress line on stderr (rank 0) */
   double t_process_start;     /* pit_now() at process start (for init_s) */
+  /* warnings (a rank with more threads than CPUs); NULL: none. The library never prints. */
+  void (*warn)(void *ctx, const char *msg);
+  void *warn_ctx;             /* passed to warn, not owned */
 };
 
 struct pit_train_result {

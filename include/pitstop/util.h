@@ -65,6 +65,24 @@ int pit_parse_f64(const char *s, double *out);
 /* The index of s in names[0..n-1] (an option's word: "csv", "scaling"); -1 if absent. */
 int pit_parse_name(const char *s, const char *const *names, int n);
 
+/* What CPU this process may use (src/util/cpus.c). */
+struct pit_cpus {
+  int online;        /* CPUs online on the machine */
+  int affinity;      /* CPUs of the affinity mask (sched_getaffinity) */
+  char list[128];    /* the mask as a list, "0-1", "0,2-3" */
+  double quota;      /* cgroup CPU quota in CPUs (0.4 = 40% of one), 0: none */
+  int usable;        /* min(affinity, ceil(quota)), >= 1 */
+};
+void pit_cpus_probe(struct pit_cpus *c);
+/* Threads per rank by default: usable CPUs; an unbound rank (mask = the whole
+ * machine) shares them with the ranks_here ranks on its node. >= 1. */
+int pit_cpus_threads(const struct pit_cpus *c, int ranks_here);
+/* The smallest CPU quota (in CPUs, 0: none) of the cgroups named by a
+ * /proc/<pid>/cgroup file (NULL: /proc/self/cgroup) and their parents, under
+ * the cgroup mount cgroup_root (NULL: /sys/fs/cgroup): v2 cpu.max, v1
+ * cpu.cfs_quota_us / cpu.cfs_period_us. */
+double pit_cpu_quota(const char *proc_cgroup, const char *cgroup_root);
+
 /* 64-bit FNV-1a over bytes; used for parameter checksums. */
 uint64_t pit_hash64(const void *data, size_t n, uint64_t seed);
 

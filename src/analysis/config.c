@@ -38,6 +38,29 @@ static int64_t get_int(const cJSON *o, const char *k1, const char *k2) {
   return -1;
 }
 
+/* c->members and, from them, itype and absent node/rank totals (see analysis.h). */
+static void config_members(struct pit_config *c, const char *config_json) {
+  struct pit_membership *m = &c->members;
+  if (pit_membership_from_config(m, config_json, NULL) || m->n == 0) {
+    pit_membership_clear(m);
+    if (c->itype[0]) {
+      int nodes = c->nodes > 0 ? c->nodes : 1;
+      int rpn = c->ranks > 0 && c->ranks % nodes == 0 ? c->ranks / nodes : -1;
+      if (pit_membership_add(m, c->itype, nodes, rpn, NULL))
+        pit_membership_clear(m); /* a label that is no type name: no membership */
+    }
+    return;
+  }
+  if (m->n == 1)
+    snprintf(c->itype, sizeof c->itype, "%s", m->m[0].itype);
+  else
+    pit_membership_format(m, c->itype, sizeof c->itype);
+  if (c->nodes < 0)
+    c->nodes = pit_membership_nodes(m);
+  if (c->ranks < 0)
+    c->ranks = pit_membership_ranks(m);
+}
+
 void pit_config_from_record(struct pit_config *c, const struct pit_record *init) {
   pit_config_clear(c);
   cJSON *o = init->config ? cJSON_Parse(init->config) : NULL;
@@ -55,6 +78,7 @@ void pit_config_from_record(struct pit_config *c, const struct pit_record *init)
     c->ranks = init->ranks;
   if (init->nodes >= 0)
     c->nodes = init->nodes;
+  config_members(c, init->config);
 }
 
 /* ---- the one table of configuration fields ----
@@ -169,7 +193,7 @@ void pit_config_key(const struct pit_config *c, char *buf, size_t n) {
   for (int f = 0; f < PIT_CF_COUNT && off < n; f++) {
     if (!defs[f].in_key)
       continue;
-    char v[PIT_NAME_MAX];
+    char v[PIT_MEMBERSHIP_TEXT_MAX];
     value_of(c, f, v, sizeof v);
     off += (size_t)snprintf(buf + off, n - off, "%s%s=%s", off ? " " : "", defs[f].name, v);
   }
@@ -181,7 +205,7 @@ int pit_config_field_label(const struct pit_config *c, int f, char *buf, size_t 
   buf[0] = '\0';
   if (s ? !s[0] : v <= 0)
     return 0;
-  char val[PIT_NAME_MAX];
+  char val[PIT_MEMBERSHIP_TEXT_MAX];
   value_of(c, f, val, sizeof val);
   const char *fmt = !s && v != 1 && defs[f].label_n ? defs[f].label_n : defs[f].label_1;
   snprintf(buf, n, fmt, val);

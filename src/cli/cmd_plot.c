@@ -22,7 +22,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: pitstop plot --kind steps|batch|scaling|cost --out FILE.png|FILE.svg\n"
           "                    [--db PATH | --events FILE...] [--run ID]... [--title TEXT]\n"
-          "                    [--metric tp|sample|total] [--catalog FILE] [--itype NAME]\n"
+          "                    [--metric tp|sample|total] [--catalog FILE] [--region NAME] [--itype NAME]\n"
           "                    [--size WxH]\n"
           "\n"
           "Draws a chart through gnuplot (docs/plot.md):\n"
@@ -37,7 +37,10 @@ static void usage(FILE *f) {
           "  --metric M        batch chart: tp (time per iteration, default), sample (per sample), total\n"
           "  --catalog FILE    cost chart: instance types and prices (default ./catalogs/aws.tsv,\n"
           "                    else %s/aws.tsv)\n"
-          "  --itype NAME      cost chart: instance type of runs that record none\n"
+          "  --region NAME     cost chart: prices of this region (catalogs with a region column,\n"
+          "                    e.g. SkyPilot's vms.csv)\n"
+          "  --itype NAME      cost chart: instance type, or membership TYPE:NODES[xRANKS]+..., of runs\n"
+          "                    that record none\n"
           "  --title TEXT      replaces the default title\n"
           "  --size WxH        picture size in pixels (default 1000x600)\n",
           PIT_STORE_DEFAULT_PATH, PIT_CATALOG_DIR);
@@ -49,11 +52,12 @@ int pit_cmd_plot(int argc, char **argv) {
                                        {"run", required_argument, 0, 'r'},    {"title", required_argument, 0, 't'},
                                        {"metric", required_argument, 0, 'm'}, {"catalog", required_argument, 0, 'c'},
                                        {"itype", required_argument, 0, 'i'},  {"size", required_argument, 0, 's'},
+                                       {"region", required_argument, 0, 'R'},
                                        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
   struct pit_plot_opts po;
   pit_plot_opts_init(&po);
   struct pit_cli_source src = {0};
-  const char *catalog = NULL;
+  const char *catalog = NULL, *region = NULL;
   char *runs[MAX_RUNS];
   int nruns = 0, have_kind = 0;
   optind = 1;
@@ -91,6 +95,9 @@ int pit_cmd_plot(int argc, char **argv) {
     case 'i':
       po.itype = optarg;
       break;
+    case 'R':
+      region = optarg;
+      break;
     case 's':
       if (sscanf(optarg, "%dx%d", &po.width, &po.height) != 2 || po.width < 200 || po.height < 150 ||
           po.width > 10000 || po.height > 10000)
@@ -119,7 +126,7 @@ int pit_cmd_plot(int argc, char **argv) {
     /* default: ./catalogs/aws.tsv (a source tree), else the installed copy */
     if (!catalog && access("catalogs/aws.tsv", F_OK) != 0)
       catalog = PIT_CATALOG_DIR "/aws.tsv";
-    rc = pit_catalog_load(&cat, catalog ? catalog : "catalogs/aws.tsv", &e);
+    rc = pit_catalog_load_region(&cat, catalog ? catalog : "catalogs/aws.tsv", region, &e);
     if (rc == PIT_ENOTFOUND)
       pit_err_hint(&e, "give the price catalog with --catalog FILE (the source tree has catalogs/aws.tsv)");
     po.catalog = &cat;

@@ -26,7 +26,7 @@ static const char USAGE[] =
     "  --lr X  --optimizer sgd|adam  --momentum M   (cnn: sgd 0.005 m 0.9; dcgan: adam 2e-4 b1 0.5)\n"
     "  --lr-schedule constant|cosine   (default: cnn cosine over the planned iterations, dcgan constant)\n"
     "  --seed S                     seed of initialisation, shuffling and noise (default 1)\n"
-    "  --threads T                  threads per rank (default: cores / ranks on the node)\n"
+    "  --threads T                  threads per rank (default: the CPUs the rank may use: affinity, cgroup quota)\n"
     "  --image-size N               resize images to NxN (dcgan: 64 or 32; default 64)\n"
     "  --limit N                    use only the first N training samples\n"
     "  --no-validation              skip the test-set accuracy after each epoch\n"
@@ -47,6 +47,11 @@ static const char USAGE[] =
 static void on_usr1(int sig) {
   (void)sig;
   pit_train_request_stop();
+}
+
+static void print_warning(void *ctx, const char *msg) {
+  (void)ctx;
+  fprintf(stderr, "pitstop: warning: %s\n", msg);
 }
 
 static int num(const char *opt, const char *v, int64_t *out) {
@@ -159,6 +164,7 @@ int pit_cmd_train(int argc, char **argv) {
   o.progress = !quiet && d.rank == 0 && isatty(2);
   signal(SIGUSR1, on_usr1); /* again, in case MPI start-up installed its own */
 
+  o.warn = print_warning;
   struct pit_train_result res;
   int rc = pit_train_run(&o, &d, &res, &err);
   int status = 0;

@@ -47,7 +47,7 @@ int pit_groups_make(struct pit_groups *g, const struct pit_runset *rs, struct pi
   g->g = rs->n ? calloc((size_t)rs->n, sizeof *g->g) : NULL; /* at most one group per run */
   if (rs->n && !g->g)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
-  char vals[PIT_GROUP_MAX_FIELDS][PIT_NAME_MAX];
+  char vals[PIT_GROUP_MAX_FIELDS][PIT_MEMBERSHIP_TEXT_MAX];
   for (int i = 0; i < rs->n; i++) {
     const struct pit_report_run *ru = &rs->runs[i];
     char name[512] = "";

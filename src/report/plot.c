@@ -134,7 +134,7 @@ static unsigned fields_named(const char *skip) {
 static void label_of(const struct pit_config *c, unsigned set, char *buf, size_t n) {
   buf[0] = '\0';
   for (int f = 0; f < PIT_CF_COUNT; f++) {
-    char one[PIT_NAME_MAX + 16];
+    char one[PIT_MEMBERSHIP_TEXT_MAX + 16];
     if ((set & PIT_CF_BIT(f)) && pit_config_field_label(c, f, one, sizeof one))
       label_add(buf, n, "%s", one);
   }
@@ -795,30 +795,46 @@ static int cmp_bar(const void *a, const void *b) {
   return (p->v < q->v) - (p->v > q->v);
 }
 
+/* The membership a run is priced as: its own, else --itype on its node count. */
+static int cost_members(const struct pit_report_run *r, const struct pit_plot_opts *opt, struct pit_config *c,
+                        struct pit_err *e) {
+  if (c->members.n == 0) {
+    if (!opt->itype) {
+      pit_err_set(e, PIT_EARG, "cost chart: run '%s' names no instance type", r->name);
+      pit_err_hint(e, "price such runs as one catalog type with --itype NAME (or train with --itype)");
+      return PIT_EARG;
+    }
+    int nodes = c->nodes > 0 ? c->nodes : 1;
+    if (strpbrk(opt->itype, ":+")) { /* a whole membership */
+      if (pit_membership_parse(&c->members, opt->itype, e))
+        return PIT_EARG;
+      pit_membership_format(&c->members, c->itype, sizeof c->itype);
+    } else if (pit_membership_add(&c->members, opt->itype, nodes,
+                                  c->ranks > 0 && c->ranks % nodes == 0 ? c->ranks / nodes : -1, e)) {
+      return PIT_EARG;
+    } else {
+      snprintf(c->itype, sizeof c->itype, "%s", opt->itype);
+    }
+  }
+  for (int i = 0; i < c->members.n; i++)
+    if (!pit_catalog_find(opt->catalog, c->members.m[i].itype))
+      return pit_err_set(e, PIT_ENOTFOUND, "cost chart: instance type '%s' (run '%s') is not in the catalog",
+                         c->members.m[i].itype, r->name);
+  return 0;
+}
+
 static int plot_cost(struct gp *g, const struct pit_runset *rs, const struct pit_plot_opts *opt, struct pit_err *e) {
   if (!opt->catalog)
     return pit_err_set(e, PIT_EARG, "cost chart: no price catalog given");
+  double job_s = opt->job_s > 0 ? opt->job_s : 3600;
   struct pit_series grp[MAX_SERIES];
   struct pit_config cfgs[MAX_SERIES];
   int ng = 0, rc = 0;
   for (int i = 0; i < rs->n && !rc; i++) {
     const struct pit_report_run *r = &rs->runs[i];
     struct pit_config c = r->cfg;
-    if (!c.itype[0]) {
-      if (!opt->itype)
-        rc = pit_err_set(e, PIT_EARG, "cost chart: run '%s' names no instance type", r->name);
-      else
-        snprintf(c.itype, sizeof c.itype, "%s", opt->itype);
-      if (rc) {
-        pit_err_hint(e, "price such runs as one catalog type with --itype NAME (or train with --itype)");
-        break;
-      }
-    }
-    if (!pit_catalog_find(opt->catalog, c.itype)) {
-      rc = pit_err_set(e, PIT_ENOTFOUND, "cost chart: instance type '%s' (run '%s') is not in the catalog", c.itype,
-                       r->name);
+    if ((rc = cost_members(r, opt, &c, e)))
       break;
-    }
     if (c.batch < 1) {
       rc = pit_err_set(e, PIT_EARG, "cost chart: run '%s' has no global batch size", r->name);
       break;
@@ -845,16 +861,22 @@ static int plot_cost(struct gp *g, const struct pit_runset *rs, const struct pit
     if (rc)
       break;
     if (sm.tp.mean > 0) {
-      const struct pit_itype *t = pit_catalog_find(opt->catalog, cfgs[k].itype);
-      double nodes = cfgs[k].nodes > 0 ? cfgs[k].nodes : 1;
-      double per = 3600.0 * (double)cfgs[k].batch / (nodes * t->price_h);
-      struct bar *b = &bars[nb++];
-      b->v = per / sm.tp.mean;
-      b->lo = sm.tp.hi > 0 ? per / sm.tp.hi : b->v;
-      b->hi = sm.tp.lo > 0 ? per / sm.tp.lo : b->v;
+      const struct pit_membership *m = &cfgs[k].members;
+      double bt = (double)cfgs[k].batch;
+      struct bar *b = &bars[nb];
+      rc = pit_catalog_samples_per_dollar(opt->catalog, m, sm.tp.mean, bt, job_s, &b->v, e);
+      b->lo = b->hi = b->v;
+      if (!rc && sm.tp.hi > 0)
+        rc = pit_catalog_samples_per_dollar(opt->catalog, m, sm.tp.hi, bt, job_s, &b->lo, e);
+      if (!rc && sm.tp.lo > 0)
+        rc = pit_catalog_samples_per_dollar(opt->catalog, m, sm.tp.lo, bt, job_s, &b->hi, e);
       char cl[200];
       config_label(&cfgs[k], "itype nodes", cl, sizeof cl);
-      snprintf(b->label, sizeof b->label, "%s x%g: %s", cfgs[k].itype, nodes, cl);
+      if (m->n == 1)
+        snprintf(b->label, sizeof b->label, "%s x%d: %s", m->m[0].itype, m->m[0].nodes, cl);
+      else
+        snprintf(b->label, sizeof b->label, "%s: %s", cfgs[k].itype, cl);
+      nb += !rc;
     }
     pit_summary_release(&sm);
   }
@@ -878,8 +900,12 @@ static int plot_cost(struct gp *g, const struct pit_runset *rs, const struct pit
     return rc;
   FILE *o = g->f;
   fputs("set xlabel ", o);
-  gp_str(o, "samples per US$ = 3600 x global batch / (t_p x nodes x price per hour)\n"
-            "(on-demand prices; higher is cheaper; black bars: 95% interval of t_p)");
+  char xl[300];
+  snprintf(xl, sizeof xl,
+           "samples per US$ over a %g h job = (job time / t_p) x global batch / cost of the job\n"
+           "(cost: nodes x on-demand price x billed seconds; higher is cheaper; black bars: 95%% interval of t_p)",
+           job_s / 3600);
+  gp_str(o, xl);
   fputs("\nunset key\nset rmargin 6\n", o);
   fprintf(o, "set yrange [-0.6:%.1f]\nset xrange [0:%.9g]\nset format x '%%.1s%%c'\n", nb - 0.4, vmax * 1.2);
   fputs("set style fill solid 0.6 border -1\nset grid xtics noytics\n", o);

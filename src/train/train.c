@@ -97,12 +97,12 @@ int pit_train_check(const struct pit_train_opts *o, struct pit_err *e) {
 
 /* ---------- set-up ---------- */
 
+/* Threads per rank: --threads, else what the CPUs this rank may run on (its
+ * affinity mask, its cgroup's quota) give it (pit_cpus_threads). */
 static int default_threads(const struct pit_dist *d) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  if (n < 1)
-    n = 1;
-  int per = (int)(n / (d->local_size > 0 ? d->local_size : 1));
-  return per > 0 ? per : 1;
+  struct pit_cpus c;
+  pit_cpus_probe(&c);
+  return pit_cpus_threads(&c, d->local_size);
 }
 
 static int load_data(struct trainer *t, struct pit_err *e) {
@@ -275,6 +275,10 @@ static char *config_json(struct trainer *t) {
   cJSON_AddStringToObject(c, "data", o->data);
   cJSON_AddNumberToObject(c, "batch", (double)t->B);
   cJSON_AddNumberToObject(c, "threads", o->threads > 0 ? o->threads : default_threads(t->d));
+  struct pit_cpus cpus; /* what the rank saw: docs/train.md */
+  pit_cpus_probe(&cpus);
+  cJSON_AddStringToObject(c, "cpus", cpus.list);
+  cJSON_AddNumberToObject(c, "cpu_quota", cpus.quota);
   cJSON_AddNumberToObject(c, "ranks", t->d->size);
   cJSON_AddNumberToObject(c, "nodes", t->d->nodes);
   if (o->itype)
@@ -509,7 +513,17 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
     return rc;
   }
 
-  pit_nn_set_threads(o->threads > 0 ? o->threads : default_threads(d));
+  int threads = o->threads > 0 ? o->threads : default_threads(d);
+  struct pit_cpus cpus;
+  pit_cpus_probe(&cpus);
+  if (threads > cpus.usable && o->warn) {
+    char msg[256];
+    snprintf(msg, sizeof msg, "rank %d: %d threads on %d CPU%s (cpus %s%s): they will take turns; fewer are faster",
+             d->rank, threads, cpus.usable, cpus.usable > 1 ? "s" : "", cpus.list,
+             cpus.quota > 0 ? ", a cgroup quota" : "");
+    o->warn(o->warn_ctx, msg);
+  }
+  pit_nn_set_threads(threads);
   if ((rc = load_data(t, e)) < 0 || (rc = build_model(t, e)) < 0) {
     free(blob);
     return rc;
