@@ -18,6 +18,8 @@
 
 #include "pitstop/util.h"
 
+struct pit_parser; /* parse.h */
+
 enum pit_rec_type {
   PIT_REC_NONE = 0,
   PIT_REC_INIT,
@@ -170,5 +172,79 @@ int pit_record_reader_open(struct pit_record_reader *rd, const char *path, struc
 /* Returns 1 with a record, 0 at end, negative on a malformed line ("file:line: ..."). */
 int pit_record_reader_next(struct pit_record_reader *rd, struct pit_record *r, struct pit_err *e);
 void pit_record_reader_release(struct pit_record_reader *rd);
+
+/* ---- decision records (decision.c): one struct, one encode/decode pair ----
+ * A `decision` record's detail is the JSON object of a struct pit_decision. Its
+ * writers (train's batch shares, the controller) fill the struct and encode it; its
+ * readers (analysis, summary) decode it. Keys: "what" (kind), "step", "alternatives"
+ * [{"membership", "predicted_s", "cost"}], "shares", "previous", "speed_sps",
+ * "predicted_step_s", "previous_predicted_step_s", "why" (reason); absent ones are
+ * left out. Unknown keys are ignored by the decoder. */
+struct pit_decision_alt {
+  char *membership;           /* e.g. "c5.xlarge:2+c5.2xlarge:1", owned; NULL if absent */
+  double predicted_s;         /* predicted time (controller: the rest of the job), NaN if absent */
+  double cost;                /* predicted cost (controller: the rest of the job), NaN if absent */
+};
+struct pit_decision {
+  char kind[32];              /* "batch_shares", "keep", "add", "remove", "rebalance", "switch", ... */
+  int64_t step;               /* step at which it applies, -1 if absent */
+  char *reason;               /* why, in words; owned, NULL if absent */
+  int nalts;                  /* alternatives weighed (alts owned, nalts entries) */
+  struct pit_decision_alt *alts;
+  int nshares;                /* ranks: length of shares, previous, speed_sps (all owned; 0: absent) */
+  int64_t *shares;            /* (nshares) samples of the global batch per rank, chosen */
+  int64_t *previous;          /* (nshares) the shares in force before, NULL if absent */
+  double *speed_sps;          /* (nshares) measured samples per compute second, NULL if absent */
+  double predicted_step_s;    /* NaN if absent */
+  double previous_predicted_step_s;
+};
+void pit_decision_init(struct pit_decision *d);     /* all absent */
+void pit_decision_release(struct pit_decision *d);  /* frees what it owns, re-initialises */
+/* Allocates the nshares arrays (shares always; previous and speed_sps if with_all). */
+int pit_decision_set_ranks(struct pit_decision *d, int n, int with_all);
+/* Appends an alternative (membership copied). */
+int pit_decision_add_alt(struct pit_decision *d, const char *membership, double predicted_s, double cost);
+/* JSON text (malloc'd, one line, caller frees) into *out. */
+int pit_decision_encode(const struct pit_decision *d, char **out, struct pit_err *e);
+/* d initialised; on error d is released and e says why (no file:line: the caller adds it). */
+int pit_decision_decode(struct pit_decision *d, const char *json, struct pit_err *e);
+
+/* ---- following a growing JSON Lines file, or a child's output (follow.c) ----
+ * Reads records as they are written: a complete line ('\n'-ended) is a record (or
+ * skipped, or malformed); a last line without its newline yet is "not yet", read
+ * again on the next call; the end of what is written is "no more for now". Works
+ * on a file (its writer appends) and on a pipe (a child's stdout, made
+ * non-blocking; when the writer closes it, a last line without newline counts).
+ * In protocol mode only `PITSTOP {json}` lines are records (the line protocol,
+ * through the same parser as `pitstop parse`); other output is skipped. */
+enum pit_follow_status {
+  PIT_FOLLOW_AGAIN = 0,       /* nothing new now: call again later */
+  PIT_FOLLOW_RECORD = 1,      /* a record in r */
+  PIT_FOLLOW_PARTIAL = 2,     /* a line begun and not finished: not yet */
+  PIT_FOLLOW_CLOSED = 3       /* pipe: the writer closed it and every line was returned */
+};
+struct pit_follower {
+  int fd;                     /* read from; closed by release if owns_fd */
+  int owns_fd;
+  int is_pipe;                /* not a regular file: read 0 means closed */
+  int closed;
+  int protocol;               /* 1: only PITSTOP {json} lines */
+  char *path;                 /* name in messages, owned */
+  char *buf;                  /* bytes read, not yet consumed: [off, len); owned */
+  size_t cap, len, off;
+  struct pit_parser *parser;  /* owned */
+  struct pit_record *out;     /* during a call: the caller's r (borrowed), where the parser's record goes */
+  int got;                    /* during a call: a record was emitted */
+  struct pit_err bad;         /* during a call: a malformed line's message */
+};
+/* path: a JSON Lines file (it may not hold anything yet) */
+int pit_follower_open(struct pit_follower *f, const char *path, int protocol, struct pit_err *e);
+/* fd: a pipe or file the caller opened (name: in messages); owns_fd: close on release */
+int pit_follower_open_fd(struct pit_follower *f, int fd, int owns_fd, const char *name, int protocol,
+                         struct pit_err *e);
+/* One of enum pit_follow_status; negative: a malformed complete line ("file:line:
+ * reason", the follower has moved past it and can go on) or a read error. */
+int pit_follower_next(struct pit_follower *f, struct pit_record *r, struct pit_err *e);
+void pit_follower_release(struct pit_follower *f);
 
 #endif

@@ -1,9 +1,9 @@
 /* pitstop/report.h — what pitstop shows people: the run set (the one loader of
- * stored or JSON Lines runs behind summary, plot and sweep's export), groups of
- * runs and the summary printers (table, CSV, JSON), charts drawn by gnuplot
- * (costed with the catalog module's prices, pitstop/catalog.h), and the
- * child-process runner the charts (gnuplot) and the sweep (mpirun) share.
- * docs/plot.md describes each chart, docs/analysis.md every summary field.
+ * stored or JSON Lines runs behind summary, plot and sweep's export, is the
+ * store module's), groups of runs and the summary printers (table, CSV, JSON), and charts drawn by gnuplot,
+ * costed with the catalog module's prices (pitstop/catalog.h). gnuplot runs
+ * through util's child processes. docs/plot.md describes each chart,
+ * docs/analysis.md every summary field.
  *
  * Invariants: functions never print or exit; a chart file is written
  * atomically (complete, or not at all); children are started with argv arrays
@@ -20,58 +20,11 @@
 #include "pitstop/analysis.h"
 #include "pitstop/catalog.h" /* the price catalog the cost chart uses */
 #include "pitstop/record.h"
+#include "pitstop/store.h"
 #include "pitstop/util.h"
 
-/* ---------------- runs to report on ---------------- */
-
-/* The one road from stored or JSON Lines records to summaries, charts and
- * exports (pitstop summary, plot, sweep's export). */
-
-struct pit_report_run {
-  char name[PIT_NAME_MAX];
-  struct pit_series series;  /* this run's records */
-  struct pit_summary sum;    /* filled by pit_runset_summarize */
-  struct pit_config cfg;     /* from its first init record ("" / -1 if none) */
-  const char *config;        /* JSON text of its init config; borrowed from series; may be NULL */
-};
-
-/* How many malformed JSON Lines lines are named one by one; the rest are counted. */
-#define PIT_RUNSET_WARN_MAX 10
-
-/* Runs in the order they were first seen. The loaders never print: a warning
- * (a malformed line skipped, a file with no record) goes to warn, when set. */
-struct pit_runset {
-  struct pit_report_run *runs; /* owned (n used, cap allocated) */
-  int n, cap;
-  long malformed;            /* malformed JSON Lines lines skipped, over every file read */
-  int nfiles;                /* JSON Lines files read */
-  char store[512];           /* the store read, "" if none (named in messages) */
-  const char *prefix;        /* borrowed; when set: only runs named "<prefix>-..." are read (a sweep's) */
-  void (*warn)(void *arg, const char *msg); /* "f.jsonl:7: not valid JSON (line skipped)"; may be NULL */
-  void *warn_arg;            /* borrowed, passed to warn */
-};
-/* pit_runset_release frees the runs and clears every field (warn and prefix too). */
-void pit_runset_init(struct pit_runset *rs);
-void pit_runset_release(struct pit_runset *rs);
-/* Reads runs from the store at path (which must exist). only[0..nonly-1]:
- * just these runs (an unknown name is PIT_ENOTFOUND); nonly == 0: all. */
-int pit_runset_load_store(struct pit_runset *rs, const char *path, char *const *only, int nonly,
-                          struct pit_err *e);
-/* Reads runs from a JSON Lines file; repeatable (runs accumulate). The rule
- * for a malformed line: skipped, counted in rs->malformed, and the first
- * PIT_RUNSET_WARN_MAX of all files named file:line through rs->warn. A file
- * with no record at all but lines that are not records is warned about. */
-int pit_runset_load_events(struct pit_runset *rs, const char *path, char *const *only, int nonly,
-                           struct pit_err *e);
-/* After loading every source: each of only[] must name a loaded run, and at
- * least one run must be there. what names the source in messages; NULL: the
- * store or the --events files loaded (with a hint for an empty store). */
-int pit_runset_check(const struct pit_runset *rs, char *const *only, int nonly, const char *what,
-                     struct pit_err *e);
-/* Fills every run's cfg and sum. */
-int pit_runset_summarize(struct pit_runset *rs, struct pit_err *e);
-/* The run named name, or NULL. */
-const struct pit_report_run *pit_runset_find(const struct pit_runset *rs, const char *name);
+/* The runs reported on come from the store module's run set (pitstop/store.h:
+ * struct pit_runset, the one loader of stored or JSON Lines runs). */
 
 /* ---------------- groups of runs (summary --group-by) ---------------- */
 
@@ -149,16 +102,5 @@ void pit_plot_opts_init(struct pit_plot_opts *o);
  * run, an instance type missing from the catalog, gnuplot missing or failing
  * (its message is quoted), the output not writable. */
 int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct pit_err *e);
-
-/* ---------------- child processes ---------------- */
-
-/* Runs argv[0] (looked up in PATH) with argv and waits for it. Its stdin is
- * /dev/null; stdout is inherited, or /dev/null when quiet_stdout. When errtail
- * is non-NULL the child's stderr is read through a pipe and its last
- * errtail_n-1 bytes are kept there (NUL-terminated); otherwise stderr is
- * inherited. *status: the exit status, or 128 + signal number. Returns 0 when
- * the child ran (whatever its status), PIT_ENOTFOUND when argv[0] cannot be run. */
-int pit_child_run(char *const argv[], int quiet_stdout, int *status, char *errtail, size_t errtail_n,
-                  struct pit_err *e);
 
 #endif

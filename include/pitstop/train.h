@@ -15,6 +15,9 @@
  * and restore at any world size (the elastic protocol of DESIGN.md). A stop
  * request (pit_train_request_stop, e.g. from SIGUSR1) makes all ranks agree on
  * the next iteration boundary, checkpoint and return normally.
+ * Its options (struct pit_train_opts, their table, defaults and validation)
+ * are the module trainopts (trainopts.h), which links nothing heavy, so sweep
+ * and later the controller can build train's command line from them.
  * Invariants: all ranks hold bit-identical parameters after every update; for a
  * given seed, thread count and world size the run is deterministic.
  */
@@ -26,45 +29,8 @@
 #include "pitstop/dist.h"
 #include "pitstop/nn.h"
 #include "pitstop/record.h"
+#include "pitstop/trainopts.h"
 #include "pitstop/util.h"
-
-struct pit_train_opts {
-  const char *model;          /* "cnn" | "cnn-wide" | "dcgan" */
-  const char *data;           /* "fashion-mnist" | "cifar10" | "images" | "synthetic" */
-  const char *data_dir;       /* NULL: the kind's default */
-  int64_t batch;              /* GLOBAL batch; 0: the model's default (classifiers 8, dcgan 64) */
-  int64_t epochs;             /* > 0; with max_iters set and epochs 0: until max_iters */
-  int64_t max_iters;          /* > 0: stop after this many iterations in all (0: none) */
-  double lr;                  /* <= 0: the model's default (cnn: SGD 0.005, Adam 1e-3; dcgan: Adam 2e-4) */
-  const char *optimizer;      /* NULL: default; "sgd" | "adam" */
-  double momentum;            /* SGD momentum, < 0: 0.9 */
-  const char *lr_schedule;    /* NULL: default (classifiers cosine, dcgan constant);
-                                 "constant" | "cosine" (lr·½(1+cos(π·step/total)) over the
-                                 planned iterations, so a resumed run follows the same curve) */
-  uint64_t seed;
-  int threads;                /* per rank; 0: the CPUs this rank may use (affinity mask, cgroup
-                                 quota; shared with the node's other ranks when unbound) */
-  int image_size;             /* 0: data's own (dcgan: 64) */
-  int64_t limit;              /* > 0: first `limit` training samples only */
-  int validate;               /* classifiers: test accuracy after each epoch */
-  const char *events;         /* JSON Lines path, "-" stdout, NULL none */
-  const char *db;             /* SQLite store path, NULL none */
-  const char *run;            /* run id, NULL: generated */
-  const char *itype;          /* instance-type label for the init record's config, NULL none */
-  const char *out;            /* directory for checkpoints and sample grids, NULL: none */
-  int64_t checkpoint_every;   /* iterations between checkpoints (needs out), 0: only at the end */
-  const char *resume;         /* checkpoint to resume from, NULL none */
-  int64_t sample_interval;    /* GAN: sample grid every N iterations (needs out), 0: end only */
-  const char *batch_shares;   /* "equal" | "auto" | "w1,w2,..." */
-  int rebalance_every;        /* auto shares: rebalance every K iterations */
-  int64_t check_sync;         /* > 0: compare parameter checksums across ranks every N iterations */
-  enum pit_backend backend;
-  int progress;               /* live progress line on stderr (rank 0) */
-  double t_process_start;     /* pit_now() at process start (for init_s) */
-  /* warnings (a rank with more threads than CPUs); NULL: none. The library never prints. */
-  void (*warn)(void *ctx, const char *msg);
-  void *warn_ctx;             /* passed to warn, not owned */
-};
 
 struct pit_train_result {
   char run[PIT_NAME_MAX];
@@ -81,9 +47,6 @@ struct pit_train_result {
   char samples_png[1024];     /* GAN: last sample grid written, "" if none */
 };
 
-void pit_train_opts_init(struct pit_train_opts *o);
-/* Validates options (before anything is loaded): model, data, batch, shares, paths. */
-int pit_train_check(const struct pit_train_opts *o, struct pit_err *e);
 int pit_train_run(const struct pit_train_opts *o, struct pit_dist *d, struct pit_train_result *res,
                   struct pit_err *e);
 /* Async-signal-safe: asks the running training to stop at the next iteration
@@ -116,6 +79,29 @@ int pit_ckpt_load(const unsigned char *blob, size_t len, const char *path, struc
 /* Meta only (to learn the model before building it). */
 int pit_ckpt_peek(const unsigned char *blob, size_t len, const char *path, struct pit_ckpt_meta *m,
                   struct pit_err *e);
+
+/* ---- a directory of rotated checkpoints (ckpt_dir.c) ----
+ * DIR/checkpoint-<step, 12 digits>.pit   the newest and the one before it (older removed)
+ * DIR/checkpoint.latest                   one line naming the newest, written atomically after it
+ * DIR/checkpoint.pit                      another name (hard link) of the newest, for people
+ *                                         and scripts
+ * Temp files are "<name>.tmp.<pid>"; those of dead processes are swept by
+ * pit_atomic_sweep (util.h). One run per directory: steps order the checkpoints. */
+#define PIT_CKPT_LATEST "checkpoint.latest"
+/* Saves m's step as DIR/checkpoint-<step>.pit, then the pointer and the link, then
+ * removes every other step file but the previous one: prev_step (the step this run
+ * last saved or resumed from, known valid) if its file is there and below this step,
+ * else the highest step below this one. path (n bytes) gets the file written. A
+ * failure at any point leaves the previous checkpoint loadable. */
+int pit_ckpt_dir_save(const char *dir, const struct pit_ckpt_meta *m, struct pit_net *const *nets,
+                      const struct pit_optim *optims, int nnets, int64_t prev_step, char *path, size_t n,
+                      int64_t *bytes, struct pit_err *e);
+/* The newest VALID checkpoint in dir (magic, lengths and checksum checked) into path
+ * (n bytes). Each newer one that is not valid goes to warn (may be NULL) with its path
+ * and reason. Returns 0; PIT_ENOTFOUND when dir holds no checkpoint; PIT_EFORMAT when
+ * it holds some and none is valid. */
+int pit_ckpt_find_latest(const char *dir, char *path, size_t n, pit_warn_fn warn, void *ctx,
+                         struct pit_err *e);
 
 /* ---- sample grid (grid.c): images (n, c, h, w) in [-1, 1] → PNG, atomically ---- */
 int pit_png_grid_write(const char *path, const float *img, int n, int c, int h, int w, int ncols,

@@ -299,7 +299,7 @@ static int emit(void *ctx, const struct pit_record *r, struct pit_err *e) {
 static void warn(void *ctx, const struct pit_err *w) {
   struct sink *s = ctx;
   if (w->code != PIT_EFORMAT || ++s->warned <= MAX_WARN) /* else a malformed line; timing lines: 3 at most */
-    fprintf(stderr, "pitstop: %s\n", w->msg);
+    pit_cli_note("%s", w->msg);
 }
 
 /* ", N unrecognised timing lines" for the summary, or "". */
@@ -516,7 +516,7 @@ int pit_cmd_parse(int argc, char **argv) {
     char note[64];
     int rc = pit_parse_file_itype(path, fmt, runid, one_run, itype ? itype : ftype, emit, warn, &s, &st, &e);
     if (s.warned > MAX_WARN)
-      fprintf(stderr, "pitstop: %s: %ld more malformed lines not shown\n", path, s.warned - MAX_WARN);
+      pit_cli_note("%s: %ld more malformed lines not shown", path, s.warned - MAX_WARN);
     if (rc) {
       pit_cli_fail(&e);
       failed = 1;
@@ -524,9 +524,9 @@ int pit_cmd_parse(int argc, char **argv) {
       continue;
     }
     if (!quiet)
-      fprintf(stderr, "pitstop parse: %s: %ld lines, %ld records, %ld skipped, %ld malformed (%ld known, %ld merged)%s\n",
-              path, st.lines, st.records, st.skipped, st.malformed, st.known, st.merged,
-              unrec_note(&st, note, sizeof note));
+      pit_cli_note("parse: %s: %ld lines, %ld records, %ld skipped, %ld malformed (%ld known, %ld merged)%s",
+                   path, st.lines, st.records, st.skipped, st.malformed, st.known, st.merged,
+                   unrec_note(&st, note, sizeof note));
     if (st.records == 0) {
       nothing_usable(path, &st, &e);
       pit_cli_fail(&e);
@@ -542,7 +542,7 @@ int pit_cmd_parse(int argc, char **argv) {
   if (s.db) {
     if (failed) {
       pit_store_abort(s.db);
-      fprintf(stderr, "pitstop: nothing stored in '%s'\n", dbpath);
+      pit_cli_note("nothing stored in '%s'", dbpath);
     } else if (pit_store_close(s.db, &e)) {
       rc = pit_cli_fail(&e);
     }
@@ -556,7 +556,7 @@ int pit_cmd_parse(int argc, char **argv) {
     if (out) {
       if (failed || rc) {
         pit_atomic_abort(&af);
-        fprintf(stderr, "pitstop: '%s' not written\n", out);
+        pit_cli_note("'%s' not written", out);
       } else if (pit_atomic_commit(&af, &e)) {
         rc = pit_cli_fail(&e);
       }

@@ -1,7 +1,7 @@
 /* cmd_summary.c — `pitstop summary`: statistics per run and per configuration
  * group, from the store (default ./pitstop.db) or straight from JSON Lines
  * files, as a table (terminal), CSV or JSON. Options only: the runs are loaded
- * by the report module's runset (cli/runs.c), grouped by its groups and
+ * by the store module's run set (cli/runs.c), grouped by the report module and
  * printed by its summary printers (src/report/summary_fmt.c); field names in
  * docs/analysis.md.
  * Invariant: reads only; prints results on stdout, diagnostics on stderr;
@@ -78,10 +78,8 @@ int pit_cmd_summary(int argc, char **argv) {
       snprintf(title, sizeof title, "groups by %s", group_spec);
     else
       snprintf(title, sizeof title, "configurations");
-    if (pit_summary_write(stdout, fmt, &rs, &groups, title, &e)) {
-      fprintf(stderr, "pitstop: cannot write the summary to standard output\n");
-      rc = 1;
-    }
+    if (pit_summary_write(stdout, fmt, &rs, &groups, title, &e))
+      rc = pit_cli_error("cannot write the summary to standard output");
   }
   pit_groups_release(&groups);
   pit_runset_release(&rs);

@@ -1,6 +1,6 @@
 /* runs.c — the runs `summary` and `plot` report on, taken the same way by
  * both: --db PATH or --events FILE (repeatable), run names, then the report
- * module's one loader (src/report/runset.c), whose warnings (malformed lines
+ * module's one loader (src/store/runset.c), whose warnings (malformed lines
  * skipped, files without records) are printed here, "pitstop: warning: ...".
  * Invariant: on success every requested run is loaded and summarized. */
 #include <stdio.h>
@@ -20,9 +20,9 @@ int pit_cli_source_opt(struct pit_cli_source *src, const char *cmd, int isdb, co
   return 0;
 }
 
-static void print_warning(void *arg, const char *msg) {
+static void print_warning(void *arg, const struct pit_err *w) {
   (void)arg;
-  fprintf(stderr, "pitstop: warning: %s\n", msg);
+  pit_cli_warn("%s", w->msg);
 }
 
 int pit_cli_load_runs(struct pit_runset *rs, const struct pit_cli_source *src, const char *cmd, char *const *only,
@@ -35,7 +35,7 @@ int pit_cli_load_runs(struct pit_runset *rs, const struct pit_cli_source *src, c
   for (int i = 0; i < src->nevents && !rc; i++)
     rc = pit_runset_load_events(rs, src->events[i], only, nonly, &e);
   if (rs->malformed > PIT_RUNSET_WARN_MAX)
-    fprintf(stderr, "pitstop: warning: %ld malformed lines skipped in all\n", rs->malformed);
+    pit_cli_warn("%ld malformed lines skipped in all", rs->malformed);
   if (!rc && !src->nevents)
     rc = pit_runset_load_store(rs, src->db ? src->db : PIT_STORE_DEFAULT_PATH, only, nonly, &e);
   if (!rc)

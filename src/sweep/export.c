@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 
 #include "pitstop/analysis.h"
-#include "pitstop/report.h"
+#include "pitstop/store.h"
 #include "pitstop/sweep.h"
 
 #define MAX_RANKS 4096

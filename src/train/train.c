@@ -27,74 +27,6 @@ static int flush_pending(struct trainer *t, struct pit_err *e);
 
 void pit_train_request_stop(void) { stop_requested = 1; }
 
-void pit_train_opts_init(struct pit_train_opts *o) {
-  memset(o, 0, sizeof *o);
-  o->model = "cnn";
-  o->data = "fashion-mnist";
-  o->batch = 0; /* the model's default */
-  o->epochs = 1;
-  o->lr = -1;
-  o->momentum = -1;
-  o->seed = 1;
-  o->validate = 1;
-  o->batch_shares = "equal";
-  o->rebalance_every = 10;
-  o->backend = PIT_BACKEND_FAST;
-  o->t_process_start = pit_now();
-}
-
-static int known(const char *s, const char *const *list) {
-  for (; *list; list++)
-    if (strcmp(s, *list) == 0)
-      return 1;
-  return 0;
-}
-
-int pit_train_check(const struct pit_train_opts *o, struct pit_err *e) {
-  static const char *const models[] = {"cnn", "cnn-wide", "dcgan", NULL};
-  static const char *const datas[] = {"fashion-mnist", "cifar10", "images", "synthetic", NULL};
-  if (!o->model || !known(o->model, models)) {
-    pit_err_set(e, PIT_EARG, "unknown model '%s'", o->model ? o->model : "");
-    pit_err_hint(e, "models: cnn, cnn-wide, dcgan");
-    return PIT_EARG;
-  }
-  if (!o->data || !known(o->data, datas)) {
-    pit_err_set(e, PIT_EARG, "unknown data '%s'", o->data ? o->data : "");
-    pit_err_hint(e, "data: fashion-mnist, cifar10, images (with --data-dir), synthetic");
-    return PIT_EARG;
-  }
-  if (o->batch < 0)
-    return pit_err_set(e, PIT_EARG, "--batch-size must be a positive number, not %lld",
-                       (long long)o->batch);
-  if (o->batch > 1 << 20)
-    return pit_err_set(e, PIT_EARG, "--batch-size %lld is too large", (long long)o->batch);
-  if (o->epochs < 0 || o->max_iters < 0)
-    return pit_err_set(e, PIT_EARG, "--epochs and --max-iters must not be negative");
-  if (o->epochs == 0 && o->max_iters == 0)
-    return pit_err_set(e, PIT_EARG, "nothing to do: --epochs 0 and no --max-iters");
-  if (!isfinite(o->lr) || (o->lr > 0 && o->lr > 100))
-    return pit_err_set(e, PIT_EARG, "--lr %g is not a usable learning rate", o->lr);
-  if (o->lr_schedule && strcmp(o->lr_schedule, "constant") != 0 && strcmp(o->lr_schedule, "cosine") != 0)
-    return pit_err_set(e, PIT_EARG, "unknown --lr-schedule '%s' (constant or cosine)", o->lr_schedule);
-  if (o->optimizer && strcmp(o->optimizer, "sgd") != 0 && strcmp(o->optimizer, "adam") != 0)
-    return pit_err_set(e, PIT_EARG, "unknown optimizer '%s' (sgd or adam)", o->optimizer);
-  if (o->threads < 0 || o->threads > 1024)
-    return pit_err_set(e, PIT_EARG, "--threads must be between 0 (automatic) and 1024");
-  if (o->image_size < 0 || o->image_size > 4096)
-    return pit_err_set(e, PIT_EARG, "--image-size must be between 0 (native) and 4096");
-  if (o->checkpoint_every < 0 || o->sample_interval < 0 || o->check_sync < 0 ||
-      o->rebalance_every <= 0 || o->limit < 0)
-    return pit_err_set(e, PIT_EARG, "interval options must be positive numbers");
-  if (o->checkpoint_every > 0 && !o->out)
-    return pit_err_set(e, PIT_EARG, "--checkpoint-every needs --out DIR (where checkpoints go)");
-  if (strcmp(o->data, "images") == 0 && !o->data_dir)
-    return pit_err_set(e, PIT_EARG, "--data images needs --data-dir DIR (a folder of PNG/JPEG files)");
-  if (!pit_model_is_gan(o->model) && strcmp(o->data, "images") == 0)
-    return pit_err_set(e, PIT_EARG, "model '%s' is a classifier and needs labels; an image folder has none",
-                       o->model);
-  return 0;
-}
-
 /* ---------- set-up ---------- */
 
 /* Threads per rank: --threads, else what the CPUs this rank may run on (its
@@ -116,8 +48,8 @@ static int load_data(struct trainer *t, struct pit_err *e) {
   dopt.seed = t->seed;
   dopt.limit = o->limit;
   dopt.image_size = o->image_size;
-  if (t->gan && dopt.image_size == 0)
-    dopt.image_size = 64;
+  if (dopt.image_size == 0)
+    dopt.image_size = pit_train_model_find(o->model)->image_size;
   if (strcmp(o->data, "synthetic") == 0) {
     dopt.channels = 3;
     if (dopt.image_size == 0)
@@ -177,14 +109,15 @@ static int build_model(struct trainer *t, struct pit_err *e) {
   for (int i = 0; i < t->nnets; i++)
     pit_init_state(&t->spec[i], pit_net_state(t->net[i]));
 
-  const char *optname = o->optimizer ? o->optimizer : t->gan ? "adam" : "sgd";
+  const struct pit_train_model *md = pit_train_model_find(o->model);
+  const char *optname = o->optimizer ? o->optimizer : md->optimizer;
   enum pit_optim_kind kind = strcmp(optname, "adam") == 0 ? PIT_OPT_ADAM : PIT_OPT_SGD;
-  double lr = o->lr > 0 ? o->lr : kind == PIT_OPT_ADAM ? (t->gan ? 2e-4 : 1e-3) : 0.005;
+  double lr = o->lr > 0 ? o->lr : kind == PIT_OPT_ADAM ? md->lr_adam : md->lr_sgd;
   for (int i = 0; i < t->nnets; i++) {
     if ((rc = pit_optim_init(&t->opt[i], kind, t->spec[i].nparams, lr, e)) < 0)
       return rc;
     if (kind == PIT_OPT_SGD)
-      t->opt[i].momentum = o->momentum >= 0 ? o->momentum : 0.9;
+      t->opt[i].momentum = o->momentum >= 0 ? o->momentum : md->momentum;
     if (t->gan) /* the DCGAN example's betas */
       t->opt[i].beta1 = 0.5;
   }
@@ -247,7 +180,7 @@ static int read_resume(struct trainer *t, unsigned char **blob, size_t *len, str
   uint64_t n = 0;
   int rc = 0;
   if (d->rank == 0) {
-    rc = pit_ckpt_read(t->o->resume, blob, len, e);
+    rc = pit_ckpt_read(t->resume, blob, len, e);
     n = rc < 0 ? 0 : *len;
   }
   if (d->size > 1) {
@@ -255,7 +188,7 @@ static int read_resume(struct trainer *t, unsigned char **blob, size_t *len, str
     if (r2 < 0)
       return r2;
     if (n == 0)
-      return rc < 0 ? rc : pit_err_set(e, PIT_EIO, "rank 0 could not read '%s'", t->o->resume);
+      return rc < 0 ? rc : pit_err_set(e, PIT_EIO, "rank 0 could not read '%s'", t->resume);
     if (d->rank != 0) {
       *blob = malloc(n);
       *len = n;
@@ -266,6 +199,38 @@ static int read_resume(struct trainer *t, unsigned char **blob, size_t *len, str
       return r2;
   }
   return rc;
+}
+
+/* --resume: a path, or "auto": rank 0 finds the newest valid checkpoint in --out
+ * (corrupted newer ones go to the warn callback; none at all: a fresh start) and
+ * tells every rank. */
+static int resolve_resume(struct trainer *t, struct pit_err *e) {
+  const struct pit_train_opts *o = t->o;
+  t->resume[0] = 0;
+  if (!o->resume)
+    return 0;
+  if (strcmp(o->resume, "auto") != 0) {
+    if ((size_t)snprintf(t->resume, sizeof t->resume, "%s", o->resume) >= sizeof t->resume)
+      return pit_err_set(e, PIT_EARG, "--resume path too long");
+    return 0;
+  }
+  int64_t code = 0;
+  if (t->d->rank == 0) {
+    int rc = pit_ckpt_find_latest(o->out, t->resume, sizeof t->resume, o->warn, o->warn_ctx, e);
+    code = rc == PIT_ENOTFOUND ? 0 : rc;
+    if (rc == PIT_ENOTFOUND)
+      t->resume[0] = 0;
+  }
+  if (t->d->size > 1) {
+    int rc = pit_dist_bcast(t->d, &code, sizeof code, e);
+    if (rc == 0)
+      rc = pit_dist_bcast(t->d, t->resume, sizeof t->resume, e);
+    if (rc < 0)
+      return rc;
+  }
+  if (code < 0 && t->d->rank != 0)
+    return pit_err_set(e, (int)code, "rank 0 found no valid checkpoint in '%s'", o->out);
+  return (int)code;
 }
 
 static char *config_json(struct trainer *t) {
@@ -285,7 +250,7 @@ static char *config_json(struct trainer *t) {
     cJSON_AddStringToObject(c, "itype", o->itype);
   cJSON_AddStringToObject(c, "optimizer", t->opt[0].kind == PIT_OPT_ADAM ? "adam" : "sgd");
   cJSON_AddNumberToObject(c, "lr", t->opt[0].lr);
-  cJSON_AddStringToObject(c, "lr_schedule", o->lr_schedule ? o->lr_schedule : t->gan ? "constant" : "cosine");
+  cJSON_AddStringToObject(c, "lr_schedule", o->lr_schedule ? o->lr_schedule : pit_train_model_find(o->model)->lr_schedule);
   cJSON_AddNumberToObject(c, "image_size", t->size);
   cJSON_AddNumberToObject(c, "channels", t->in_c);
   cJSON_AddNumberToObject(c, "samples", (double)t->train.n);
@@ -314,9 +279,6 @@ static int checkpoint(struct trainer *t, struct pit_train_result *res, struct pi
   if (rc0 < 0 || t->d->rank != 0)
     return rc0;
   char path[1024];
-  int rc = out_path(t, path, sizeof path, "checkpoint.pit", e);
-  if (rc < 0)
-    return rc;
   double t0 = pit_now();
   struct pit_ckpt_meta m;
   memset(&m, 0, sizeof m);
@@ -335,8 +297,11 @@ static int checkpoint(struct trainer *t, struct pit_train_result *res, struct pi
   m.sampler.n = t->smp.st.n;
   m.sampler.drop_last = t->smp.st.drop_last;
   int64_t bytes = 0;
-  if ((rc = pit_ckpt_save(path, &m, t->net, t->opt, t->nnets, &bytes, e)) < 0)
+  int rc = pit_ckpt_dir_save(t->outdir, &m, t->net, t->opt, t->nnets, t->ckpt_prev, path, sizeof path,
+                             &bytes, e);
+  if (rc < 0)
     return rc;
+  t->ckpt_prev = m.step;
   struct pit_record *r = &t->rec;
   pit_record_release(r);
   r->type = PIT_REC_CHECKPOINT;
@@ -468,11 +433,10 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
     return rc;
   t->gan = pit_model_is_gan(o->model);
   t->seed = o->seed;
-  /* defaults measured on Fashion-MNIST (docs/train.md): classifiers batch 8, SGD lr 0.005
-   * momentum 0.9, cosine schedule; dcgan the PyTorch example's Adam 2e-4, batch 64 */
-  t->B = o->batch > 0 ? o->batch : t->gan ? 64 : 8;
+  t->B = o->batch > 0 ? o->batch : pit_train_model_find(o->model)->batch; /* checked: a known model */
   t->epochs = o->epochs;
   t->t_gen0 = o->t_process_start;
+  t->ckpt_prev = -1;
   make_run_id(t);
   if (d->size > 1 && (rc = pit_dist_bcast(d, t->run, sizeof t->run, e)) < 0)
     return rc;
@@ -480,20 +444,23 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   unsigned char *blob = NULL;
   size_t blen = 0;
   struct pit_ckpt_meta meta;
-  if (o->resume) {
+  if ((rc = resolve_resume(t, e)) < 0)
+    return rc;
+  const char *resume = t->resume[0] ? t->resume : NULL;
+  if (resume) {
     if ((rc = read_resume(t, &blob, &blen, e)) < 0 ||
-        (rc = pit_ckpt_peek(blob, blen, o->resume, &meta, e)) < 0) {
+        (rc = pit_ckpt_peek(blob, blen, resume, &meta, e)) < 0) {
       free(blob);
       return rc;
     }
     if (strcmp(meta.model, o->model) != 0) {
       free(blob);
-      return pit_err_set(e, PIT_EARG, "'%s' is a checkpoint of model '%s', not '%s'", o->resume,
+      return pit_err_set(e, PIT_EARG, "'%s' is a checkpoint of model '%s', not '%s'", resume,
                          meta.model, o->model);
     }
     if (meta.sampler.global_batch != t->B) {
       free(blob);
-      pit_err_set(e, PIT_EARG, "'%s' was trained with global batch %lld, not %lld", o->resume,
+      pit_err_set(e, PIT_EARG, "'%s' was trained with global batch %lld, not %lld", resume,
                   (long long)meta.sampler.global_batch, (long long)t->B);
       pit_err_hint(e, "a resumed run keeps its global batch; pass --batch-size %lld",
                    (long long)meta.sampler.global_batch);
@@ -508,7 +475,8 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
     snprintf(t->outdir, sizeof t->outdir, "%s", o->out);
   else if (t->gan)
     snprintf(t->outdir, sizeof t->outdir, "runs/%s", t->run);
-  if (t->outdir[0] && d->rank == 0 && (rc = pit_mkdir_p(t->outdir, e)) < 0) {
+  if (t->outdir[0] && d->rank == 0 &&
+      ((rc = pit_mkdir_p(t->outdir, e)) < 0 || (rc = pit_atomic_sweep(t->outdir, NULL, e)) < 0)) {
     free(blob);
     return rc;
   }
@@ -517,11 +485,12 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   struct pit_cpus cpus;
   pit_cpus_probe(&cpus);
   if (threads > cpus.usable && o->warn) {
-    char msg[256];
-    snprintf(msg, sizeof msg, "rank %d: %d threads on %d CPU%s (cpus %s%s): they will take turns; fewer are faster",
-             d->rank, threads, cpus.usable, cpus.usable > 1 ? "s" : "", cpus.list,
-             cpus.quota > 0 ? ", a cgroup quota" : "");
-    o->warn(o->warn_ctx, msg);
+    struct pit_err w;
+    pit_err_clear(&w);
+    pit_err_set(&w, PIT_ESTATE, "rank %d: %d threads on %d CPU%s (cpus %s%s): they will take turns; fewer are faster",
+                d->rank, threads, cpus.usable, cpus.usable > 1 ? "s" : "", cpus.list,
+                cpus.quota > 0 ? ", a cgroup quota" : "");
+    o->warn(o->warn_ctx, &w);
   }
   pit_nn_set_threads(threads);
   if ((rc = load_data(t, e)) < 0 || (rc = build_model(t, e)) < 0) {
@@ -532,19 +501,20 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
     free(blob);
     return rc;
   }
-  if (o->resume) {
-    rc = pit_ckpt_load(blob, blen, o->resume, &meta, t->net, t->opt, t->nnets, e);
+  if (resume) {
+    rc = pit_ckpt_load(blob, blen, resume, &meta, t->net, t->opt, t->nnets, e);
     free(blob);
     if (rc < 0)
       return rc;
     if (meta.sampler.n != t->train.n)
-      return pit_err_set(e, PIT_EARG, "'%s' was trained on %lld samples, this data has %lld", o->resume,
+      return pit_err_set(e, PIT_EARG, "'%s' was trained on %lld samples, this data has %lld", resume,
                          (long long)meta.sampler.n, (long long)t->train.n);
     struct pit_sampler_state st = {meta.sampler.seed, meta.sampler.epoch, meta.sampler.batch,
                                    meta.sampler.global_batch, meta.sampler.n, meta.sampler.drop_last};
     if ((rc = pit_sampler_restore(&t->smp, &st, e)) < 0)
       return rc;
     t->step = meta.step;
+    t->ckpt_prev = meta.step;
     t->t_off = meta.t;
   }
   /* every rank starts from rank 0's parameters and BatchNorm state */
@@ -556,7 +526,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   }
   if ((rc = tr_shares_init(t, e)) < 0 || (rc = alloc_buffers(t, e)) < 0)
     return rc;
-  if ((rc = tr_sinks_open(t, o->resume != NULL, e)) < 0)
+  if ((rc = tr_sinks_open(t, resume != NULL, e)) < 0)
     return rc;
   if ((rc = emit_init(t, e)) < 0)
     return rc;
@@ -572,7 +542,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   int64_t last_ckpt_step = -1;
   int stop = 0;
   int64_t ep = t->smp.st.epoch, it = 0;
-  const char *sched = o->lr_schedule ? o->lr_schedule : t->gan ? "constant" : "cosine";
+  const char *sched = o->lr_schedule ? o->lr_schedule : pit_train_model_find(o->model)->lr_schedule;
   int cosine = strcmp(sched, "cosine") == 0;
   int64_t planned = t->epochs > 0 ? t->epochs * t->epoch_iters : o->max_iters;
   if (o->max_iters > 0 && o->max_iters < planned)
@@ -657,8 +627,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
       if (o->progress && d->rank == 0) {
         tr_progress(t, ep, it, NAN, 1);
         if (isfinite(res->accuracy) && !t->gan)
-          fprintf(stderr, "epoch %lld: test accuracy %.4f (%.1f s)\n", (long long)ep + 1, res->accuracy,
-                  epoch_s);
+          tr_progress_accuracy(t, ep, res->accuracy, epoch_s);
       }
       t_epoch0 = pit_now();
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# one_road.sh — `summary` and `plot` load runs by one road (src/report/runset.c):
+# one_road.sh — `summary` and `plot` load runs by one road (src/store/runset.c):
 #  1. the rule for a malformed JSON Lines line, the same in both commands: the line is skipped and
 #     counted, the first 10 are named file:line, the rest counted in one line; the output is made
 #     from the other lines;

@@ -1,7 +1,8 @@
 /* runset.c — the one road from records to what pitstop reports: runs read
  * whole from the store or from JSON Lines files, one struct pit_series per
  * run, then summarized by the analysis module. `summary`, `plot` and sweep's
- * export and resume all load runs here.
+ * export and resume all load runs here (it lives in the store module so that
+ * sweep, which links no charts, uses it too).
  * Invariants: a run's series holds only its own records, in the order they
  * were stored or read; a malformed JSON Lines line is skipped and counted, the
  * first PIT_RUNSET_WARN_MAX (over all files) named file:line through the warn
@@ -9,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pitstop/report.h"
 #include "pitstop/store.h"
 
 void pit_runset_init(struct pit_runset *rs) { memset(rs, 0, sizeof *rs); }
@@ -71,8 +71,11 @@ static int add_record(struct pit_runset *rs, const struct pit_record *r, struct 
 }
 
 static void warn(const struct pit_runset *rs, const char *msg) {
-  if (rs->warn)
-    rs->warn(rs->warn_arg, msg);
+  struct pit_err w = {0};
+  if (!rs->warn)
+    return;
+  pit_err_set(&w, PIT_EFORMAT, "%s", msg);
+  rs->warn(rs->warn_arg, &w);
 }
 
 int pit_runset_load_store(struct pit_runset *rs, const char *path, char *const *only, int nonly,
