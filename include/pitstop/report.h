@@ -103,4 +103,10 @@ void pit_plot_opts_init(struct pit_plot_opts *o);
  * (its message is quoted), the output not writable. */
 int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct pit_err *e);
 
+/* The timeline of an elastic run from its events file (pitstop run): a bar per
+ * node from its start to its stop (coloured by instance type), each decision as
+ * a dashed line labelled with the membership chosen, and the steps done over
+ * time. PIT_ENOTFOUND when the file holds no node record. */
+int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct pit_err *e);
+
 #endif

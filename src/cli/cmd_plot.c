@@ -20,7 +20,7 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: pitstop plot --kind steps|batch|scaling|cost --out FILE.png|FILE.svg\n"
+          "usage: pitstop plot --kind steps|batch|scaling|cost|timeline --out FILE.png|FILE.svg\n"
           "                    [--db PATH | --events FILE...] [--run ID]... [--title TEXT]\n"
           "                    [--metric tp|sample|total] [--catalog FILE] [--region NAME] [--itype NAME]\n"
           "                    [--size WxH]\n"
@@ -59,12 +59,17 @@ int pit_cmd_plot(int argc, char **argv) {
   struct pit_cli_source src = {0};
   const char *catalog = NULL, *region = NULL;
   char *runs[MAX_RUNS];
-  int nruns = 0, have_kind = 0;
+  int nruns = 0, have_kind = 0, timeline = 0;
+  const char *last_events = NULL;
   optind = 1;
   opterr = 0;
   for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
     switch (c) {
     case 'k':
+      if (strcmp(optarg, "timeline") == 0) { /* an elastic run's events file (pitstop run) */
+        timeline = have_kind = 1;
+        break;
+      }
       if (pit_plot_kind_parse(optarg, &po.kind))
         return pit_cli_usage("plot: --kind must be steps, batch, scaling or cost (not '%s')", optarg);
       have_kind = 1;
@@ -74,6 +79,8 @@ int pit_cmd_plot(int argc, char **argv) {
       break;
     case 'd':
     case 'e':
+      if (c == 'e')
+        last_events = optarg;
       if (pit_cli_source_opt(&src, "plot", c == 'd', optarg))
         return 2;
       break;
@@ -116,6 +123,15 @@ int pit_cmd_plot(int argc, char **argv) {
     return pit_cli_usage("plot: --kind is required (steps, batch, scaling or cost)");
   if (!po.out)
     return pit_cli_usage("plot: --out FILE.png|FILE.svg is required");
+  if (timeline) {
+    if (!last_events)
+      return pit_cli_usage("plot: --kind timeline needs --events FILE (a pitstop run's events file)");
+    struct pit_err te = {0};
+    if (pit_plot_timeline(last_events, &po, &te) < 0)
+      return pit_cli_fail(&te);
+    pit_cli_note("plot: wrote %s", po.out);
+    return 0;
+  }
 
   struct pit_err e = {0};
   struct pit_catalog cat = {0};

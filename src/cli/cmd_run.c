@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "pitstop/control.h"
+#include "pitstop/report.h"
 
 struct run_opt {
   const char *name;
@@ -380,6 +381,17 @@ int pit_cmd_run(int argc, char **argv) {
     return 1;
   }
   report(res);
+  /* the timeline chart beside the run's records */
+  char chart[4200];
+  snprintf(chart, sizeof chart, "%s/timeline.png", dir);
+  struct pit_plot_opts po;
+  pit_plot_opts_init(&po);
+  po.out = chart;
+  struct pit_err pe = {0};
+  if (pit_plot_timeline(res->events, &po, &pe) < 0)
+    pit_cli_warn("no timeline chart: %s", pe.msg);
+  else
+    printf("timeline: %s\n", chart);
   free(res);
   free(train);
   return 0;

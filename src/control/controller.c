@@ -208,30 +208,31 @@ static int node_record(struct ctl *c, const struct pit_node *n, const char *acti
   return rc;
 }
 
+/* A decision record (struct pit_decision): kind "resize" or "recommend", the
+ * chosen membership as the first alternative and the one kept as the second. */
 static int decision_record(struct ctl *c, const struct pit_choice *ch, const char *policy,
                            struct pit_err *e) {
-  char from[256], to[256];
+  char from[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX], reason[600];
   pit_membership_format(&c->cur, from, sizeof from);
   pit_membership_format(&ch->to, to, sizeof to);
-  cJSON *o = cJSON_CreateObject();
-  if (!o)
-    return pit_err_set(e, PIT_ENOMEM, "out of memory");
-  cJSON_AddStringToObject(o, "kind", "membership");
-  cJSON_AddStringToObject(o, "policy", policy);
-  cJSON_AddStringToObject(o, "action", ch->act == PIT_ACT_RESIZE ? "resize" : "recommend");
-  cJSON_AddStringToObject(o, "from", from);
-  cJSON_AddStringToObject(o, "to", to);
-  cJSON_AddNumberToObject(o, "step", (double)c->step_next);
-  cJSON_AddStringToObject(o, "reason", ch->reason);
-  char *text = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  if (!text)
-    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  snprintf(reason, sizeof reason, "%s (policy %s)", ch->reason, policy);
+  struct pit_decision d;
+  pit_decision_init(&d);
+  snprintf(d.kind, sizeof d.kind, "%s", ch->act == PIT_ACT_RESIZE ? "resize" : "recommend");
+  d.step = c->step_next;
+  d.reason = strdup(reason);
+  char *text = NULL;
+  int rc = d.reason ? 0 : pit_err_set(e, PIT_ENOMEM, "out of memory");
+  if (rc == 0 && (rc = pit_decision_add_alt(&d, to, NAN, NAN)) == 0 && (rc = pit_decision_add_alt(&d, from, NAN, NAN)) == 0)
+    rc = pit_decision_encode(&d, &text, e);
+  pit_decision_release(&d);
+  if (rc < 0)
+    return rc;
   struct pit_record r;
   base_record(c, &r, PIT_REC_DECISION);
   r.step = c->step_next;
   r.detail = text;
-  int rc = out_record(c, &r, e);
+  rc = out_record(c, &r, e);
   pit_record_release(&r);
   return rc;
 }

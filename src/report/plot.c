@@ -925,17 +925,25 @@ static int plot_cost(struct gp *g, const struct pit_runset *rs, const struct pit
   return 0;
 }
 
-int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct pit_err *e) {
+/* *svg from o->out's extension (.svg or .png). */
+static int out_format(const struct pit_plot_opts *o, int *svg, struct pit_err *e) {
   if (!o->out || !*o->out)
     return pit_err_set(e, PIT_EARG, "no output file given");
   size_t n = strlen(o->out);
-  int svg;
   if (n > 4 && strcasecmp(o->out + n - 4, ".svg") == 0)
-    svg = 1;
+    *svg = 1;
   else if (n > 4 && strcasecmp(o->out + n - 4, ".png") == 0)
-    svg = 0;
+    *svg = 0;
   else
     return pit_err_set(e, PIT_EARG, "'%s': the output must end in .png or .svg", o->out);
+  return 0;
+}
+
+int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct pit_err *e) {
+  int svg;
+  int rc0 = out_format(o, &svg, e);
+  if (rc0)
+    return rc0;
   if (rs->n == 0)
     return pit_err_set(e, PIT_ENOTFOUND, "no runs to plot");
   if (o->kind == PIT_PLOT_STEPS && rs->n > 1) {
@@ -986,6 +994,134 @@ int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct 
   }
   if (!rc)
     rc = gp_run(&g, o, e);
+  gp_cleanup(&g);
+  return rc;
+}
+
+/* ---- the timeline of an elastic run (pitstop run) ---- */
+
+/* Node bars (one row per node, from its start to its stop), the decisions as
+ * dashed vertical lines with their target membership, and the steps done
+ * over time on the right axis; from the run's events file. */
+int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct pit_err *e) {
+  int svg;
+  int rc = out_format(o, &svg, e);
+  if (rc)
+    return rc;
+  struct pit_record_reader rd;
+  if ((rc = pit_record_reader_open(&rd, events, e)) < 0)
+    return rc;
+  struct gp g;
+  if ((rc = gp_open(&g, o, svg, "Nodes, decisions and progress over time", e)) < 0) {
+    pit_record_reader_release(&rd);
+    gp_cleanup(&g);
+    return rc;
+  }
+  FILE *bars = gp_data(&g, 0, e), *prog = bars ? gp_data(&g, 1, e) : NULL, *dec = prog ? gp_data(&g, 2, e) : NULL;
+  enum { MAXN = 256 };
+  struct {
+    char id[PIT_NAME_MAX], itype[PIT_NAME_MAX];
+    double t0, t1;
+  } nd[MAXN];
+  int nn = 0, ndec = 0, ntypes = 0;
+  char types[16][PIT_NAME_MAX];
+  double tmax = 0;
+  struct pit_record r;
+  pit_record_init(&r);
+  while (dec && (rc = pit_record_reader_next(&rd, &r, e)) != 0) {
+    if (rc < 0)
+      break;
+    if (r.t > tmax)
+      tmax = r.t;
+    if (r.type == PIT_REC_NODE && strcmp(r.action, "start") == 0 && nn < MAXN) {
+      snprintf(nd[nn].id, sizeof nd[nn].id, "%s", r.node);
+      snprintf(nd[nn].itype, sizeof nd[nn].itype, "%s", r.itype);
+      nd[nn].t0 = r.t;
+      nd[nn].t1 = NAN;
+      nn++;
+    } else if (r.type == PIT_REC_NODE && (strcmp(r.action, "stop") == 0 || strcmp(r.action, "lost") == 0)) {
+      for (int i = nn - 1; i >= 0; i--)
+        if (strcmp(nd[i].id, r.node) == 0 && isnan(nd[i].t1)) {
+          nd[i].t1 = r.t;
+          break;
+        }
+    } else if (r.type == PIT_REC_ITER && r.step >= 0) {
+      fprintf(prog, "%.9g %lld\n", r.t, (long long)r.step + 1);
+    } else if (r.type == PIT_REC_DECISION) {
+      struct pit_decision d;
+      pit_decision_init(&d);
+      char to[80] = ""; /* the chosen membership: the first alternative */
+      if (r.detail && pit_decision_decode(&d, r.detail, NULL) == 0 && d.nalts > 0 && d.alts[0].membership)
+        snprintf(to, sizeof to, "%s", d.alts[0].membership);
+      pit_decision_release(&d);
+      fprintf(dec, "%.9g \"%s\"\n", r.t, to[0] ? to : "decision");
+      ndec++;
+    }
+  }
+  pit_record_release(&r);
+  pit_record_reader_release(&rd);
+  if (rc < 0) {
+    if (bars) fclose(bars);
+    if (prog) fclose(prog);
+    if (dec) fclose(dec);
+    gp_cleanup(&g);
+    return rc;
+  }
+  if (!dec) {
+    if (bars) fclose(bars);
+    if (prog) fclose(prog);
+    gp_cleanup(&g);
+    return PIT_EIO;
+  }
+  if (nn == 0) {
+    fclose(bars);
+    fclose(prog);
+    fclose(dec);
+    gp_cleanup(&g);
+    return pit_err_set(e, PIT_ENOTFOUND, "'%s' holds no node records (is it a pitstop run's events file?)", events);
+  }
+  for (int i = 0; i < nn; i++) {
+    int ty = 0;
+    while (ty < ntypes && strcmp(types[ty], nd[i].itype) != 0)
+      ty++;
+    if (ty == ntypes && ntypes < 16)
+      snprintf(types[ntypes++], PIT_NAME_MAX, "%s", nd[i].itype);
+    /* x0 x1 row type */
+    fprintf(bars, "%.9g %.9g %d %d\n", nd[i].t0, isnan(nd[i].t1) ? tmax : nd[i].t1, i, ty < 16 ? ty : 15);
+  }
+  if ((rc = gp_close_data(bars, &g, e)) | gp_close_data(prog, &g, e) | gp_close_data(dec, &g, e)) {
+    gp_cleanup(&g);
+    return rc ? rc : PIT_EIO;
+  }
+  FILE *f = g.f;
+  fprintf(f, "set xlabel 'run time [s]'\nset ylabel 'node'\nset y2label 'steps done'\n");
+  fprintf(f, "set yrange [-0.8:%d.8]\nset ytics (", nn - 1);
+  for (int i = 0; i < nn; i++) {
+    fprintf(f, "%s", i ? ", " : "");
+    gp_str(f, nd[i].id);
+    fprintf(f, " %d", i);
+  }
+  fprintf(f, ")\nset y2tics\nset y2range [0:*]\nset xrange [0:%.9g]\nset key outside bottom center horizontal\n",
+          tmax > 0 ? tmax * 1.02 : 1);
+  fputs("plot ", f);
+  for (int t = 0; t < ntypes; t++) {
+    gp_dataref(&g, 0); /* this type's rows only (column 4) */
+    fprintf(f, " using ($4==%d?($1+$2)/2:NaN):3:(($2-$1)/2):(0.3) with boxxyerror fs solid 0.6 lc %d title ", t,
+            t + 1);
+    gp_str(f, types[t]);
+    fputs(", ", f);
+  }
+  gp_dataref(&g, 1);
+  fputs(" using 1:2 axes x1y2 with lines lw 2 lc rgb '#404040' title 'steps done'", f);
+  if (ndec > 0) {
+    fputs(", ", f);
+    gp_dataref(&g, 2);
+    fprintf(f, " using 1:(%d.6):2 with labels rotate by 90 left offset 0.3,0 font ',9' notitle, ", nn - 1);
+    gp_dataref(&g, 2);
+    fprintf(f, " using 1:(-0.8):(0):(%d.4) with vectors nohead dt 2 lc rgb '#d62728' title 'decision'", nn);
+  }
+  fputs("\n", f);
+  rc = gp_run(&g, o, e);
   gp_cleanup(&g);
   return rc;
 }
