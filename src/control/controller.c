@@ -416,6 +416,7 @@ static void status(struct ctl *c, const char *phase, int force) {
   st.spent = spent;
   st.eta_s = c->total_steps > 0 && st.tp_s > 0 ? (double)(c->total_steps - c->step_next) * st.tp_s : NAN;
   st.phase = phase;
+  st.resizable = c->resizable || !c->o->cmd;
   c->o->status(c->o->ctx, &st);
 }
 
@@ -531,6 +532,7 @@ static int decide(struct ctl *c, struct pit_err *e) {
   if (rc < 0 || ch.act != PIT_ACT_RESIZE) {
     if (rc == 0 && !s.resizable && !pit_membership_equal(&ch.to, &c->cur) && !c->pending.reason[0]) {
       c->pending = ch; /* said once */
+      c->res->recommended++;
       warn(c, "%s", ch.reason);
       return decision_record(c, &ch, c->o->policy.kind == PIT_POLICY_SCHEDULE ? "schedule" : "fixed", e);
     }
@@ -951,6 +953,9 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       break;
     }
     if (end == GEN_DONE) {
+      /* a workload without end records (one that speaks no protocol) finished: its steps are done */
+      if ((rc = release_held(&c, -1, e)) < 0)
+        break;
       gen_entry(&c, "done");
       status(&c, "done", 1);
       break;
@@ -1009,6 +1014,7 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
   }
   res->steps = c.step_next;
   res->total_s = now_t(&c);
+  res->resizable = c.resizable || !o->cmd;
   struct pit_err e2 = {0};
   if (rc == 0)
     rc = out_flush(&c, e);
