@@ -80,8 +80,8 @@ int pit_sim_chart(const struct pit_sim_case *c, const struct pit_sim_result *res
     fprintf(f, "\nset title 'work done: job %g h, deadline %g h, restart %g h (bands: green spot, red on-demand)'\n",
             job, dl, g.restart * g.tick_h);
     fprintf(f, "set xlabel 'hours since submission'\nset ylabel 'work done (h)'\nset key left top\n"
-               "set grid\nset xrange [0:%g]\nset yrange [%g:%g]\n",
-            dl * 1.05, -band * n - band * 0.2, job * 1.08);
+               "set grid\nset xrange [0:%g]\nset yrange [%g:%g]\nset ytics 0, %g\n",
+            dl * 1.05, -band * n - band * 0.2, job * 1.08, job / 4);
     fprintf(f, "set arrow from %g,%g to %g,%g nohead dt 2 lc rgb '#000000'\n", dl, -band * n, dl, job * 1.08);
     for (int i = 0; i < n; i++)
       fprintf(f, "set label %d '%s' at %g,%g right font ',8'\n", i + 1, names[i], -dl * 0.005,
