@@ -248,8 +248,8 @@ static int sl_start(struct pit_provider *p, const char *itype, struct pit_node *
   if (rc < 0) {
     char msg[sizeof e->msg];
     snprintf(msg, sizeof msg, "%s", e->msg);
-    pit_err_set(e, PIT_ESTATE, "Slurm cannot give a node of type %s now%s%s: %s", itype, part[0] ? " in partition " : "",
-                part, msg);
+    pit_err_set(e, PIT_ESTATE, "Slurm cannot give a node of type %s now%s%s (salloc %s): %s", itype,
+                part[0] ? " in partition " : "", part, imm, msg);
     pit_err_hint(e, "fewer nodes, another --partition, or a type whose partition has idle nodes (sinfo)");
     return PIT_ESTATE;
   }

@@ -103,9 +103,9 @@ echo "slurm resize: final parameters equal the uninterrupted run's within 1e-5"
 [ -z "$(ls "$T/r1/nodes")" ] || fail "node files left: $(ls "$T/r1/nodes")"
 
 # ---- 2. scancel of one allocation mid-run
-mpirun_local 2 "$PITSTOP" train "${common[@]}" --max-iters 300 --out "$T/u2" --quiet > /dev/null
+mpirun_local 2 "$PITSTOP" train "${common[@]}" --max-iters 200 --out "$T/u2" --quiet > /dev/null
 "$PITSTOP" run --provider slurm --catalog "$T/cat.tsv" --itype node --checkpoint-dir "$T/r2" --run tsl2 --quiet \
-  --nodes 2 "${common[@]}" --max-iters 300 --checkpoint-every 50 > "$T/r2.txt" 2> "$T/r2.err" &
+  --nodes 2 "${common[@]}" --max-iters 200 --checkpoint-every 50 > "$T/r2.txt" 2> "$T/r2.err" &
 ctl=$!
 pids+=("$ctl")
 for _ in $(seq 600); do grep -q '"checkpoint"' "$T/r2/events.jsonl" 2> /dev/null && break; sleep 0.1; done
@@ -116,7 +116,7 @@ echo "scancel $victim"
 wait $ctl || { cat "$T/r2.err"; fail "the run did not survive the scancel of an allocation"; }
 grep -q "restart 1 of" "$T/r2.err" || fail "no restart said: $(cat "$T/r2.err")"
 grep -q "allocation $victim is gone" "$T/r2.err" || fail "the lost allocation is not named: $(cat "$T/r2.err")"
-$PY - "$T/r2/events.jsonl" 300 "$victim" << 'PYEOF'
+$PY - "$T/r2/events.jsonl" 200 "$victim" << 'PYEOF'
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
 steps = [x["step"] for x in r if x["type"] == "iter"]

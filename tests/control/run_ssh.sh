@@ -23,57 +23,20 @@ net=10.213.78
 export OMPI_MCA_oob_tcp_if_include=$net.0/24 OMPI_MCA_btl_tcp_if_include=$net.0/24 OMPI_MCA_btl=tcp,self
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
 tag=prs$$
-ns1=$tag-h1 ns2=$tag-h2
-T=$(mktemp -d)
+tmp=$(mktemp -d)
+T=$tmp
 pids=()
+. "$PIT_SOURCE_DIR/tests/dist/netns_sshd.bash"
 leftovers() { pgrep -af -- "--run ts[0-9]" | grep -v pgrep || true; }
 cleanup() {
   local p
   for p in $(pgrep -f -- "--run ts[0-9]$tag" || true); do kill -9 "$p" 2> /dev/null || true; done
-  for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
-  for p in "${pids[@]}"; do
-    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2> /dev/null || break; sleep 0.1; done
-    kill -9 "$p" 2> /dev/null || true
-  done
-  ip netns del "$ns1" 2> /dev/null || true
-  ip netns del "$ns2" 2> /dev/null || true
+  netns_sshd_down
   rm -rf "$T"
 }
 trap cleanup EXIT
-
-ip netns add "$ns1"
-ip netns add "$ns2"
-ip link add "${tag}a" type veth peer name "${tag}b"
-ip link set "${tag}a" netns "$ns1"
-ip link set "${tag}b" netns "$ns2"
-ip -n "$ns1" addr add $net.1/24 dev "${tag}a"
-ip -n "$ns2" addr add $net.2/24 dev "${tag}b"
-for ns in "$ns1" "$ns2"; do ip -n "$ns" link set lo up; done
-ip -n "$ns1" link set "${tag}a" up
-ip -n "$ns2" link set "${tag}b" up
-ssh-keygen -q -t ed25519 -N '' -f "$T/hostkey"
-ssh-keygen -q -t ed25519 -N '' -f "$T/userkey"
-cp "$T/userkey.pub" "$T/authorized_keys"
-mkdir -p /run/sshd
-start_sshd() { # NS NAME ADDR
-  ip netns exec "$1" unshare --uts sh -c 'hostname "$0"; exec "$@"' "$2" \
-    /usr/sbin/sshd -D -e -f /dev/null -h "$T/hostkey" -o ListenAddress="$3" -o Port=22 \
-    -o AuthorizedKeysFile="$T/authorized_keys" -o PermitRootLogin=prohibit-password \
-    -o PasswordAuthentication=no -o KbdInteractiveAuthentication=no -o UsePAM=no \
-    -o StrictModes=no -o PidFile=none -o "SetEnv=PATH=$PATH" -o AcceptEnv=none 2> "$T/sshd-$2.log" &
-  pids+=($!)
-}
-start_sshd "$ns1" h1 $net.1
-start_sshd "$ns2" h2 $net.2
-export PITSTOP_SSH_OPTS="-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -i $T/userkey"
-for a in $net.1 $net.2; do
-  for _ in $(seq 50); do
-    ip netns exec "$ns1" ssh -o BatchMode=yes $PITSTOP_SSH_OPTS "$a" true 2> /dev/null && continue 2
-    sleep 0.1
-  done
-  cat "$T"/sshd-*.log
-  fail "sshd on $a not reachable"
-done
+netns_sshd_up || fail "two hosts"
+export PITSTOP_SSH_OPTS=$ssh_opts
 ON_H1=(ip netns exec "$ns1" unshare --uts sh -c 'hostname h1; exec "$@"' sh)
 
 cat > "$T/cat.tsv" << 'CAT'
