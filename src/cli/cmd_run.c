@@ -1,6 +1,7 @@
 /* cmd_run.c — `pitstop run`: the elastic controller (library: pit_run in
  * include/pitstop/control.h) with a live status line and a report at the
- * end; and `pitstop node-exec`, the local provider's node wrapper.
+ * end; `pitstop node-exec`, the local provider's node wrapper; and
+ * `pitstop node-check`, what the ssh provider runs on a host.
  * Invariant: options + library calls + drawing; the controller does the work. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,7 +26,10 @@ struct run_opt {
 };
 /* pitstop run's own options; every other option goes to pitstop train. */
 static const struct run_opt run_opts[] = {
-    {"provider", 1, "NAME", "where nodes come from: local (default)"},
+    {"provider", 1, "NAME", "where nodes come from: local (default), ssh, slurm"},
+    {"hostfile", 1, "FILE", "ssh: the pool of hosts, lines \"HOST slots=N [itype=TYPE]\""},
+    {"ssh-opts", 1, "OPTS", "ssh: options of every ssh call, e.g. \"-i KEY -p 2222\" (default $PITSTOP_SSH_OPTS)"},
+    {"partition", 1, "P", "slurm: partition of every allocation (default: the type's name if a partition)"},
     {"catalog", 1, "FILE", "instance types and prices (default: catalogs/local.tsv of the source tree)"},
     {"nodes", 1, "TYPE:N[+TYPE:N]", "initial membership (default 1 node of --itype)"},
     {"itype", 1, "TYPE", "the type of counts given alone (default local-1)"},
@@ -236,6 +240,12 @@ int pit_cmd_run(int argc, char **argv) {
       o.provider = val;
     else if (!strcmp(n, "catalog"))
       o.catalog = val;
+    else if (!strcmp(n, "hostfile"))
+      o.hostfile = val;
+    else if (!strcmp(n, "ssh-opts"))
+      o.ssh_opts = val;
+    else if (!strcmp(n, "partition"))
+      o.partition = val;
     else if (!strcmp(n, "nodes"))
       nodes = val;
     else if (!strcmp(n, "itype"))
@@ -445,4 +455,32 @@ int pit_cmd_node_exec(int argc, char **argv) {
   execvp(argv[i], argv + i);
   fprintf(stderr, "pitstop: node-exec: cannot run '%s': %s\n", argv[i], strerror(errno));
   return 127;
+}
+
+/* pitstop node-check [--dir DIR] [--exe PROG] [--min-free-mb N] | --release RUN */
+int pit_cmd_node_check(int argc, char **argv) {
+  const char *dir = NULL, *exe = NULL, *release = NULL;
+  double min_mb = 0;
+  for (int i = 1; i < argc; i++) {
+    if (i + 1 < argc && !strcmp(argv[i], "--dir"))
+      dir = argv[++i];
+    else if (i + 1 < argc && !strcmp(argv[i], "--exe"))
+      exe = argv[++i];
+    else if (i + 1 < argc && !strcmp(argv[i], "--release"))
+      release = argv[++i];
+    else if (i + 1 < argc && !strcmp(argv[i], "--min-free-mb") && pit_parse_f64(argv[i + 1], &min_mb) == 0)
+      i++;
+    else
+      return pit_cli_usage("node-check: unknown option '%s' (usage: node-check [--dir DIR] [--exe PROG] "
+                           "[--min-free-mb N] | --release RUN)",
+                           argv[i]);
+  }
+  struct pit_err e = {0};
+  int killed = 0;
+  int rc = release ? pit_node_release(release, 2.0, &killed, &e) : pit_node_check(dir, exe, min_mb, &e);
+  if (rc < 0)
+    return pit_cli_fail(&e);
+  if (release)
+    printf("%d process%s of run %s stopped\n", killed, killed == 1 ? "" : "es", release);
+  return 0;
 }

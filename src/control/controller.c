@@ -825,6 +825,24 @@ static int reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
 
 /* ---------------- pit_run ---------------- */
 
+/* What the provider is told of the run (c->o and c->state_dir set). */
+static void provider_conf(const struct ctl *c, struct pit_provider_conf *pc) {
+  const struct pit_run_opts *o = c->o;
+  memset(pc, 0, sizeof *pc);
+  pc->run = o->run;
+  pc->state_dir = c->state_dir;
+  pc->catalog = c->have_cat ? &c->cat : NULL;
+  pc->self_exe = o->self_exe;
+  pc->slots = o->ranks_per_node;
+  pc->warn = o->warn;
+  pc->warn_ctx = o->ctx;
+  pc->launcher = o->launcher;
+  pc->exe = o->cmd ? o->cmd[0] : o->self_exe;
+  pc->hostfile = o->hostfile;
+  pc->ssh_opts = o->ssh_opts;
+  pc->partition = o->partition;
+}
+
 static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e) {
   c->o = o;
   c->lock_fd = -1;
@@ -870,14 +888,7 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
   if ((rc = take_lock(c, e)) < 0)
     return rc;
   struct pit_provider_conf pc;
-  memset(&pc, 0, sizeof pc);
-  pc.run = o->run;
-  pc.state_dir = c->state_dir;
-  pc.catalog = c->have_cat ? &c->cat : NULL;
-  pc.self_exe = o->self_exe;
-  pc.slots = o->ranks_per_node;
-  pc.warn = o->warn;
-  pc.warn_ctx = o->ctx;
+  provider_conf(c, &pc);
   if ((rc = pit_provider_open(&c->prov, o->provider, &pc, e)) < 0)
     return rc;
   snprintf(c->events_path, sizeof c->events_path, "%s", o->events ? o->events : "");
@@ -1043,12 +1054,7 @@ int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *
   snprintf(c.state_dir, sizeof c.state_dir, "%s", o->run_dir);
   int rc = take_lock(&c, e);
   struct pit_provider_conf pc;
-  memset(&pc, 0, sizeof pc);
-  pc.run = o->run;
-  pc.state_dir = c.state_dir;
-  pc.self_exe = o->self_exe;
-  pc.warn = o->warn;
-  pc.warn_ctx = o->ctx;
+  provider_conf(&c, &pc);
   if (rc == 0)
     rc = pit_provider_open(&c.prov, o->provider, &pc, e);
   struct prev_state ps;
