@@ -51,11 +51,9 @@ int pit_decision_set_ranks(struct pit_decision *d, int n, int with_all) {
 }
 
 int pit_decision_add_alt(struct pit_decision *d, const char *membership, double predicted_s, double cost) {
-  struct pit_decision_alt *a = realloc(d->alts, sizeof *a * (size_t)(d->nalts + 1));
-  if (!a)
+  if (PIT_GROW(d->alts, d->nalts + 1, d->capalts))
     return PIT_ENOMEM;
-  d->alts = a;
-  a = &d->alts[d->nalts];
+  struct pit_decision_alt *a = &d->alts[d->nalts];
   a->membership = membership ? strdup(membership) : NULL;
   if (membership && !a->membership)
     return PIT_ENOMEM;

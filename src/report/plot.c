@@ -294,15 +294,10 @@ static int gp_run(struct gp *g, const struct pit_plot_opts *o, struct pit_err *e
   char *data = NULL;
   size_t n = 0, cap = 0;
   for (;;) {
-    if (n == cap) {
-      cap = cap ? 2 * cap : 1 << 16;
-      char *d = realloc(data, cap);
-      if (!d) {
-        free(data);
-        fclose(f);
-        return pit_err_set(e, PIT_ENOMEM, "out of memory");
-      }
-      data = d;
+    if (PIT_GROW(data, n + (1 << 16), cap)) { /* room for a 64 KiB read at least */
+      free(data);
+      fclose(f);
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
     }
     size_t k = fread(data + n, 1, cap - n, f);
     n += k;

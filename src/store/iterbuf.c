@@ -13,16 +13,8 @@
 #define NCOLS 16
 
 static int reserve(struct pit_store *s, size_t more, struct pit_err *e) {
-  if (s->nrowbytes + more <= s->caprowbytes)
-    return 0;
-  size_t cap = s->caprowbytes ? s->caprowbytes : 4096;
-  while (cap < s->nrowbytes + more)
-    cap *= 2;
-  unsigned char *b = realloc(s->rowbytes, cap);
-  if (!b)
+  if (PIT_GROW(s->rowbytes, s->nrowbytes + more, s->caprowbytes))
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
-  s->rowbytes = b;
-  s->caprowbytes = cap;
   return 0;
 }
 

@@ -43,19 +43,14 @@ int pit_store_runs(struct pit_store *s, struct pit_store_run **runs, int *n, str
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
     return pit_store_dberr(s, e, "listing runs");
-  int cap = 0;
+  size_t cap = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (*n == cap) {
-      cap = cap ? 2 * cap : 16;
-      struct pit_store_run *nr = realloc(*runs, sizeof **runs * (size_t)cap);
-      if (!nr) {
-        sqlite3_finalize(st);
-        pit_store_runs_free(*runs, *n);
-        *runs = NULL;
-        *n = 0;
-        return pit_err_set(e, PIT_ENOMEM, "listing runs: out of memory");
-      }
-      *runs = nr;
+    if (PIT_GROW(*runs, *n + 1, cap)) {
+      sqlite3_finalize(st);
+      pit_store_runs_free(*runs, *n);
+      *runs = NULL;
+      *n = 0;
+      return pit_err_set(e, PIT_ENOMEM, "listing runs: out of memory");
     }
     struct pit_store_run *r = &(*runs)[(*n)++];
     memset(r, 0, sizeof *r);

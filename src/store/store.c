@@ -209,14 +209,8 @@ static int touch_run(struct pit_store *s, int64_t rid, int64_t seq, struct pit_e
       return 0;
     }
   }
-  if (s->ntouched == s->captouched) {
-    int cap = s->captouched ? 2 * s->captouched : 8;
-    struct pit_touched *t = realloc(s->touched, sizeof *t * (size_t)cap);
-    if (!t)
-      return pit_err_set(e, PIT_ENOMEM, "out of memory");
-    s->touched = t;
-    s->captouched = cap;
-  }
+  if (PIT_GROW(s->touched, s->ntouched + 1, s->captouched))
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
   s->touched[s->ntouched++] = (struct pit_touched){rid, seq, seq};
   return 0;
 }

@@ -58,7 +58,8 @@ struct pit_store {
   /* runs whose iterations were added in the open transaction, with the seq
    * range added: written to runs.first_seq/last_seq at commit */
   struct pit_touched { int64_t run_id, lo, hi; } *touched;
-  int ntouched, captouched;
+  int ntouched;
+  size_t captouched;
   struct pit_iter_row rows[PIT_STORE_ROWS];
   int nrows;
   unsigned char *rowbytes;
