@@ -80,6 +80,8 @@ struct pit_spot_state {
   double overhead_left_h;     /* of the current instance's start, still to pass */
   double price_h, spot_price_h;
   double avail_seen;          /* share of the ticks so far with spot available (0.5 before any) */
+  double run_seen_h;          /* mean length of the spans of spot availability seen so far, the
+                                 current one included (0: none seen yet) */
 };
 
 enum pit_spot_policy {

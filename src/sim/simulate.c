@@ -68,12 +68,15 @@ int pit_sim_run(const struct pit_sim_case *c, enum pit_spot_policy p, int keep_p
     }
   }
   enum pit_spot_mode mode = PIT_SPOT_IDLE;
-  int64_t done = 0, ovl = 0, seen = 0, spot_ticks = 0, od_ticks = 0;
+  int64_t done = 0, ovl = 0, seen = 0, runs = 0, spot_ticks = 0, od_ticks = 0;
+  int prev_avail = 0;
   double cost = 0, ps = c->spot_price_h * g.tick_h, po = c->price_h * g.tick_h;
   int64_t t;
   for (t = 0; t < limit && done < g.work; t++) {
     int avail = pit_sim_avail(c, t);
     seen += avail;
+    runs += avail && !prev_avail;
+    prev_avail = avail;
     if (mode == PIT_SPOT_SPOT && !avail) {
       mode = PIT_SPOT_IDLE;
       ovl = 0;
@@ -83,7 +86,8 @@ int pit_sim_run(const struct pit_sim_case *c, enum pit_spot_policy p, int keep_p
         .t_h = t * g.tick_h, .done_h = done * g.tick_h, .job_h = g.work * g.tick_h,
         .deadline_h = g.deadline * g.tick_h, .restart_h = g.restart * g.tick_h, .tick_h = g.tick_h,
         .spot_avail = avail, .mode = mode, .overhead_left_h = ovl * g.tick_h,
-        .price_h = c->price_h, .spot_price_h = c->spot_price_h, .avail_seen = (double)seen / (double)(t + 1)};
+        .price_h = c->price_h, .spot_price_h = c->spot_price_h, .avail_seen = (double)seen / (double)(t + 1),
+        .run_seen_h = runs ? (double)seen / (double)runs * g.tick_h : 0};
     /* past the deadline every policy finishes on what it holds, or on-demand */
     enum pit_spot_mode ch = pit_spot_decide(p, &s);
     if (ch != mode) {
