@@ -14,7 +14,11 @@
  * --summary: only the summaries) and per set: missed deadlines, mean gap,
  * mean gap of each policy's worst 10% of cases, cases where pitstop costs
  * more than uniform progress.
+ * --scale TRACE: instead, one job on 1000 nodes over 14 days of TRACE
+ * (pit_sim_multi, each policy), with the wall time (monotonic clock) and the
+ * memory (the bytes the simulation held, and the process's peak RSS).
  * usage: bench-spot-deadline [TRACE_DIR] [--quick] [--starts N] [--spot-ratio X] [--summary]
+ *        bench-spot-deadline --scale TRACE
  *   --quick: jobs 10 h only; --starts: default 1; --spot-ratio: spot / on-demand price, default 0.3
  */
 #include <dirent.h>
@@ -23,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "pitstop/sim.h"
 
@@ -87,7 +93,52 @@ static void summary(struct set *st) {
          100 * w[0], 100 * w[2], st->missed[0], st->above_up, n);
 }
 
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* 1000 nodes, a 250 h job due in 14 days (336 h), restart 0.2 h, spot 0.3 */
+static int scale(const char *path) {
+  struct pit_trace tr;
+  struct pit_err e = {0};
+  double t0 = now_s();
+  if (pit_trace_load(&tr, path, &e)) {
+    fprintf(stderr, "bench-spot-deadline: %s\n", e.msg);
+    return 1;
+  }
+  double t1 = now_s();
+  struct pit_sim_case c = {.trace = &tr, .job_h = 250, .deadline_h = 336, .restart_h = 0.2, .price_h = 1,
+                           .spot_price_h = 0.3, .nodes = 1000};
+  printf("scale: %s, %d ticks of %g s (%.1f days), 1000 nodes, job 250 h, deadline 336 h, restart 0.2 h; load %.3f s\n",
+         path, tr.n, tr.gap_s, tr.n * tr.gap_s / 86400, t1 - t0);
+  static const enum pit_spot_policy pol[4] = {PIT_SPOT_PITSTOP, PIT_SPOT_GREEDY, PIT_SPOT_UNIFORM, PIT_SPOT_ON_DEMAND};
+  for (int k = 0; k < 4; k++) {
+    struct pit_sim_result r;
+    size_t bytes = 0;
+    double a = now_s();
+    if (pit_sim_multi(&c, pol[k], &r, &bytes, &e)) {
+      fprintf(stderr, "bench-spot-deadline: %s\n", e.msg);
+      return 1;
+    }
+    double b = now_s();
+    printf("scale: %-17s cost %10.1f finish %7.2f h met %s spot %9.1f node-h od %9.1f node-h reclaims %d  wall %.4f s, "
+           "held %zu bytes\n",
+           pit_spot_policy_name(pol[k]), r.cost, r.finish_h, r.deadline_met ? "yes" : "NO", r.spot_h, r.od_h,
+           r.preemptions, b - a, bytes);
+    pit_sim_result_release(&r);
+  }
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("scale: total wall %.3f s, peak RSS %ld KiB\n", now_s() - t0, ru.ru_maxrss);
+  pit_trace_release(&tr);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "--scale") == 0)
+    return scale(argv[2]);
   const char *dir = "../shared/data/skypilot-spot-traces";
   int quick = 0, starts = 1, quiet = 0;
   double ratio = 0.3;
