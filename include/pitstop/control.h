@@ -51,6 +51,18 @@ struct pit_node {
   enum pit_node_state state;
   double price_h;            /* from the catalog */
   double t_start, t_ready, t_stop; /* run seconds (monotonic, controller clock); NaN: not yet */
+  int spot;                  /* started on the spot market (price_h is then the spot price) */
+  double waste_s;            /* seconds billed by failed or hung start attempts before this node came up */
+  char why[96];              /* why the controller started it (for the report) */
+};
+
+/* What a provider's poll reports about a node of the run. */
+enum pit_node_event_kind { PIT_NODE_NOTICE = 1, /* about to be reclaimed (a spot notice) */
+                           PIT_NODE_GONE };     /* no longer exists (reclaimed, terminated) */
+struct pit_node_event {
+  char id[PIT_NAME_MAX];
+  enum pit_node_event_kind kind;
+  double grace_s;            /* NOTICE: seconds until the node goes */
 };
 
 struct pit_provider_conf {
@@ -61,6 +73,7 @@ struct pit_provider_conf {
   int slots;                        /* ranks per node */
   pit_warn_fn warn;                 /* may be NULL */
   void *warn_ctx;
+  const char *config;               /* the provider's own config file (--provider-config); NULL: none */
 };
 
 struct pit_provider;
@@ -81,15 +94,21 @@ struct pit_provider_ops {
   int (*wrap)(struct pit_provider *p, const struct pit_node *n, const char **argv, int cap, int *n_out,
               struct pit_err *e);
   void (*close)(struct pit_provider *p);
+  /* May be NULL. Called at every turn of the controller's loop (the provider
+   * limits how often it asks its cloud): fills up to cap events about the
+   * run's nodes, each reported once. */
+  int (*poll)(struct pit_provider *p, struct pit_node_event *ev, int cap, int *nev, struct pit_err *e);
 };
 
 struct pit_provider {
   const struct pit_provider_ops *ops;
   struct pit_provider_conf conf;
   void *impl;                       /* owned by the implementation */
+  double waste_s, waste_usd;        /* billed by start attempts that failed or hung (the provider adds) */
 };
 
-/* The provider registry: "local" (this machine's CPUs, cgroup quotas). */
+/* The provider registry: "local" (this machine's CPUs, cgroup quotas),
+ * "command" (any cloud CLI through argv templates; presets aws and clap). */
 const struct pit_provider_ops *pit_provider_find(const char *name);
 /* Names of every provider, ", "-separated, for messages. */
 const char *pit_provider_names(void);
@@ -162,9 +181,23 @@ struct pit_run_gen {                /* one generation, for the report */
   double ckpt_s, exit_s, nodes_s, init_s;
 };
 
+struct pit_run_node {               /* one node the run started, for the report */
+  char id[PIT_NAME_MAX], itype[PIT_NAME_MAX];
+  int spot;
+  char end[16];                     /* "stop", "lost", "reclaimed" */
+  double t_start, t_ready, t_stop;  /* run seconds */
+  double billed_s, cost;            /* by the type's billing granularity and minimum */
+  double waste_s;                   /* billed by failed or hung start attempts before it */
+  char why[96];
+};
+
 struct pit_run_result {
   int ngens;
   struct pit_run_gen gens[256];
+  int nnodes;
+  struct pit_run_node nodes[256];
+  int reclaims;                     /* nodes the provider took back (a notice, or gone) */
+  double waste_s, waste_usd;        /* billed by start attempts that failed or hung */
   int64_t steps;
   int restarts;
   int64_t lost_steps;               /* iterations redone after failures */
@@ -175,7 +208,8 @@ struct pit_run_result {
 struct pit_run_opts {
   const char *run;                  /* run id (required) */
   const char *run_dir;              /* lock, state, checkpoints, logs (required) */
-  const char *provider;             /* "local" */
+  const char *provider;             /* "local", "command" */
+  const char *provider_config;      /* the provider's config file (command: templates or a preset) */
   const char *catalog;              /* path; NULL: catalogs/local.tsv beside the binary's source, or built-in */
   const char *deftype;              /* instance type of counts given alone */
   struct pit_membership initial;

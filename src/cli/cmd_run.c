@@ -23,7 +23,8 @@ struct run_opt {
 };
 /* pitstop run's own options; every other option goes to pitstop train. */
 static const struct run_opt run_opts[] = {
-    {"provider", 1, "NAME", "where nodes come from: local (default)"},
+    {"provider", 1, "NAME", "where nodes come from: local (default), command (a cloud's CLI)"},
+    {"provider-config", 1, "FILE", "the provider's config (command: JSON templates or a preset, docs/providers.md)"},
     {"catalog", 1, "FILE", "instance types and prices (default: catalogs/local.tsv of the source tree)"},
     {"nodes", 1, "TYPE:N[+TYPE:N]", "initial membership (default 1 node of --itype)"},
     {"itype", 1, "TYPE", "the type of counts given alone (default local-1)"},
@@ -144,6 +145,20 @@ static void report(const struct pit_run_result *r) {
            g->gen, h->gen, isfinite(g->ckpt_s) ? g->ckpt_s : 0, isfinite(g->exit_s) ? g->exit_s : 0,
            isfinite(g->nodes_s) ? g->nodes_s : 0, h->t_first_iter - h->t0, h->t_first_iter - decided);
   }
+  if (r->nnodes) {
+    printf("\nnodes (cost as billed: the type's granularity and minimum):\n");
+    printf("  %-24s %-14s %-9s %8s %8s %8s %9s %9s  %s\n", "node", "type", "market", "start", "ready", "stop",
+           "billed", "cost $", "why started / how it ended");
+    for (int i = 0; i < r->nnodes; i++) {
+      const struct pit_run_node *n = &r->nodes[i];
+      printf("  %-24s %-14s %-9s %7.1fs %7.1fs %7.1fs %8.0fs %9.4f  %s; %s%s\n", n->id, n->itype,
+             n->spot ? "spot" : "on-demand", n->t_start, n->t_ready, n->t_stop, n->billed_s, n->cost, n->why,
+             n->end, n->waste_s > 0 ? " (after failed starts)" : "");
+    }
+  }
+  if (r->reclaims || r->waste_s > 0)
+    printf("%d node%s reclaimed or lost; failed or hung starts billed %.0f s ($%.4f, in the cost)\n", r->reclaims,
+           r->reclaims == 1 ? "" : "s", r->waste_s, r->waste_usd);
   printf("\n%lld steps in %.1f s, %d restart%s (%lld steps redone), cost $%.4f\nrecords: %s\n",
          (long long)r->steps, r->total_s, r->restarts, r->restarts == 1 ? "" : "s", (long long)r->lost_steps,
          r->cost, r->events);
@@ -207,6 +222,8 @@ int pit_cmd_run(int argc, char **argv) {
       return 0;
     } else if (!strcmp(n, "provider"))
       o.provider = val;
+    else if (!strcmp(n, "provider-config"))
+      o.provider_config = val;
     else if (!strcmp(n, "catalog"))
       o.catalog = val;
     else if (!strcmp(n, "nodes"))

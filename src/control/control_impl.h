@@ -8,6 +8,7 @@
 #include "pitstop/control.h"
 
 extern const struct pit_provider_ops pit_provider_local;
+extern const struct pit_provider_ops pit_provider_command;
 
 /* Reads a whole small file into buf (NUL-terminated); -1 if it cannot. */
 int ctl_read_small(const char *path, char *buf, size_t n);

@@ -5,7 +5,7 @@
 
 #include "control/control_impl.h"
 
-static const struct pit_provider_ops *const providers[] = {&pit_provider_local};
+static const struct pit_provider_ops *const providers[] = {&pit_provider_local, &pit_provider_command};
 
 const struct pit_provider_ops *pit_provider_find(const char *name) {
   for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++)
@@ -14,7 +14,7 @@ const struct pit_provider_ops *pit_provider_find(const char *name) {
   return NULL;
 }
 
-const char *pit_provider_names(void) { return "local"; }
+const char *pit_provider_names(void) { return "local, command"; }
 
 int pit_provider_open(struct pit_provider *p, const char *name, const struct pit_provider_conf *conf,
                       struct pit_err *e) {
