@@ -184,7 +184,7 @@ struct pit_run_gen {                /* one generation, for the report */
 struct pit_run_node {               /* one node the run started, for the report */
   char id[PIT_NAME_MAX], itype[PIT_NAME_MAX];
   int spot;
-  char end[16];                     /* "stop", "lost", "reclaimed" */
+  char end[16];                     /* "stop", or "lost" (reclaimed, gone, set aside) */
   double t_start, t_ready, t_stop;  /* run seconds */
   double billed_s, cost;            /* by the type's billing granularity and minimum */
   double waste_s;                   /* billed by failed or hung start attempts before it */

@@ -451,7 +451,8 @@ static void status(struct ctl *c, const char *phase, int force) {
 }
 
 static int decide(struct ctl *c, struct pit_err *e);
-static int request_stop(struct ctl *c, const struct pit_choice *ch, int node, struct pit_err *e);
+static int request_stop(struct ctl *c, const struct pit_choice *ch, const char *policy, int node,
+                        struct pit_err *e);
 
 /* The job's length from the workload's init record ("planned_iters"), and
  * the schedule checked against it. */
@@ -568,7 +569,7 @@ static int decide(struct ctl *c, struct pit_err *e) {
     }
     return rc;
   }
-  return request_stop(c, &ch, -1, e);
+  return request_stop(c, &ch, c->o->policy.kind == PIT_POLICY_SCHEDULE ? "schedule" : "fixed", -1, e);
 }
 
 /* Carries out ch: the decision record, then the stop request to the
@@ -576,14 +577,12 @@ static int decide(struct ctl *c, struct pit_err *e) {
  * node that catch it (per-node launcher; the protocol's "checkpoint within
  * the grace period"), else — and with mpirun, which forwards it — SIGUSR1
  * to every process that catches it. */
-static int request_stop(struct ctl *c, const struct pit_choice *ch, int node, struct pit_err *e) {
+static int request_stop(struct ctl *c, const struct pit_choice *ch, const char *policy, int node,
+                        struct pit_err *e) {
   c->pending = *ch;
   c->stop_requested = 1;
   c->t_stop_req = now_t(c);
-  int rc = decision_record(c, ch, node >= 0                                  ? "reclaim"
-                                  : c->o->policy.kind == PIT_POLICY_SCHEDULE ? "schedule"
-                                                                             : "fixed",
-                           e);
+  int rc = decision_record(c, ch, policy, e);
   if (rc < 0)
     return rc;
   int n = 0;
@@ -633,7 +632,7 @@ static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err
     ch.to = c->cur;
     snprintf(ch.reason, sizeof ch.reason, "node %.63s (%.63s) reclaimed with %.0f s notice: replaced", ev[k].id,
              c->nodes[i].itype, ev[k].grace_s);
-    int rc = request_stop(c, &ch, c->o->launcher == PIT_LAUNCH_PER_NODE ? i : -1, e);
+    int rc = request_stop(c, &ch, "reclaim", c->o->launcher == PIT_LAUNCH_PER_NODE ? i : -1, e);
     if (rc < 0)
       return rc;
   }
