@@ -931,6 +931,7 @@ static int c_start(struct pit_provider *p, const char *itype, struct pit_node *n
     rc = start_once(p, itype, spot, n, t0, e);
     if (rc == 0) {
       n->waste_s = waste;
+      p->waste_s += waste;
       return write_node(p, n, e);
     }
     if (rc == PIT_EARG || rc == PIT_ENOMEM)
