@@ -68,9 +68,9 @@ echo "failed and hung starts: retried; the hung start's node terminated, 60 bill
 
 # ---- 3. the controller killed: --cleanup terminates its nodes
 "$PITSTOP" "${run[@]}" --nodes 2 --itype c5.large --run tca4 --checkpoint-dir "$T/r4" "${common[@]}" \
-  --max-iters 400 > /dev/null 2> "$T/r4.err" &
+  --max-iters 400 --checkpoint-every 10 > /dev/null 2> "$T/r4.err" &
 ctl=$!
-wait_for "$T/r4/events.jsonl" '"iter"' 1200
+wait_for "$T/r4/events.jsonl" '"checkpoint"' 1200
 kill -9 $ctl
 wait $ctl 2> /dev/null || true
 [ "$(live_nodes | wc -l)" = 2 ] || fail "expected the killed controller's 2 nodes: $(live_nodes)"
