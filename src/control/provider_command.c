@@ -307,6 +307,34 @@ static void cmd_free(struct cmdp *c) {
   free(c);
 }
 
+/* The whole of a file, NUL-terminated (malloc'd); NULL when it cannot be read. */
+static char *read_whole(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return NULL;
+  size_t cap = 1 << 14, n = 0;
+  char *text = malloc(cap);
+  while (text) {
+    n += fread(text + n, 1, cap - n - 1, f);
+    if (n + 1 < cap || ferror(f))
+      break;
+    char *g = realloc(text, cap * 2);
+    if (!g)
+      free(text);
+    text = g;
+    cap *= 2;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (text && bad) {
+    free(text);
+    return NULL;
+  }
+  if (text)
+    text[n] = 0;
+  return text;
+}
+
 static int parse_json_at(struct cmdp *c, const char *text, const char *what, cJSON **out, struct pit_err *e) {
   const char *end = NULL;
   *out = cJSON_ParseWithOpts(text, &end, 1);
@@ -352,29 +380,9 @@ static int open_config(struct pit_provider *p, struct cmdp *c, struct pit_err *e
     return PIT_EARG;
   }
   snprintf(c->file, sizeof c->file, "%s", p->conf.config);
-  char *text = NULL;
-  FILE *f = fopen(c->file, "r");
-  if (!f)
-    return pit_err_errno(e, PIT_EIO, "cannot open '%s'", c->file);
-  size_t cap = 0, n = 0;
-  for (;;) {
-    if (n + 4096 + 1 > cap) {
-      cap = cap ? 2 * cap : 8192;
-      char *g = realloc(text, cap);
-      if (!g) {
-        free(text);
-        fclose(f);
-        return pit_err_set(e, PIT_ENOMEM, "out of memory");
-      }
-      text = g;
-    }
-    size_t k = fread(text + n, 1, 4096, f);
-    n += k;
-    if (k < 4096)
-      break;
-  }
-  fclose(f);
-  text[n] = 0;
+  char *text = read_whole(c->file);
+  if (!text)
+    return pit_err_errno(e, PIT_EIO, "cannot read '%s'", c->file);
   cJSON *user = NULL;
   int rc = parse_json_at(c, text, c->file, &user, e);
   free(text);
@@ -545,29 +553,7 @@ static int run_tmpl(struct pit_provider *p, enum tmpl_kind k, const struct subst
   if (rc < 0)
     return rc;
   *status = st;
-  char *text = NULL;
-  FILE *f = fopen(outp, "r");
-  if (f) {
-    size_t cap = 1 << 16, n = 0;
-    text = malloc(cap);
-    while (text) {
-      size_t got = fread(text + n, 1, cap - n - 1, f);
-      n += got;
-      if (n + 1 < cap)
-        break;
-      char *g = realloc(text, cap * 2);
-      if (!g) {
-        free(text);
-        text = NULL;
-      } else {
-        text = g;
-        cap *= 2;
-      }
-    }
-    if (text)
-      text[n] = 0;
-    fclose(f);
-  }
+  char *text = read_whole(outp);
   *out = text ? text : strdup("");
   return *out ? 0 : pit_err_set(e, PIT_ENOMEM, "out of memory");
 }

@@ -21,15 +21,6 @@ CAT
 common=(--model cnn --data synthetic --batch-size 32 --threads 1 --seed 5 --lr 0.01 --lr-schedule constant
         --no-validation --limit 400 --epochs 0 --backend ref)
 
-# wait_for FILE PATTERN TRIES: until FILE holds a line matching PATTERN
-wait_for() {
-  for _ in $(seq 1 "$3"); do
-    grep -q "$2" "$1" 2> /dev/null && return 0
-    sleep 0.1
-  done
-  fail "timed out waiting for $2 in $1"
-}
-
 # live_nodes: nodes the fake cloud still runs (any run)
 live_nodes() {
   $PY - "$FAKE_CLOUD/nodes.json" << 'PYEOF'
@@ -47,26 +38,22 @@ PYEOF
 # a reclaim decision followed by a checkpoint within GRACE s, every node started was stopped
 check_run() {
   $PY - "$@" << 'PYEOF'
-import json, sys
+import json, os, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
 niters, run, grace = int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
 ri = [x for x in r if x["type"] == "iter"]
 steps = [x["step"] for x in ri]
 assert steps == list(range(niters)), f"steps not contiguous: {len(steps)} {steps[:3]}..{steps[-3:]}"
 assert all(x["run"] == run for x in r)
-M = (1 << 64) - 1
-def mix(i):
-    z = (i + 0x9e3779b97f4a7c15) & M
-    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M
-    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M
-    return z ^ (z >> 31)
-whole = sum(mix(i) for i in range(400)) & M
+sys.path.insert(0, os.path.join(os.environ["PIT_SOURCE_DIR"], "python"))
+import pitstop  # the protocol's reference: samples digests (docs/protocol.md)
+whole = pitstop.epoch_digest(400)
 by = {}
 for x in ri:
     by.setdefault(x["epoch"], []).append(x)
 full = [ep for ep, xs in by.items() if len(xs) == 13]
 for ep in full:
-    assert sum(int(x["samples_digest"], 16) for x in by[ep]) & M == whole, f"epoch {ep}: a sample missed or repeated"
+    assert pitstop.add_digests(x["samples_digest"] for x in by[ep]) == whole, f"epoch {ep}: a sample missed or repeated"
 dec = [x for x in r if x["type"] == "decision" and x["detail"]["policy"] == "reclaim"]
 assert len(dec) == 1, f"{len(dec)} reclaim decisions"
 ck = [x for x in r if x["type"] == "checkpoint" and x["t"] >= dec[0]["t"]]
