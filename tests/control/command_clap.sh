@@ -3,7 +3,8 @@
 # command_clap.sh — the command provider's clap preset against a fake `clapp`
 # (tests/control/fake): a pitstop train job on two nodes survives a node reclaimed with
 # notice (the list shows it "reclaiming"): checkpoint within the grace period, contiguous
-# steps, every sample once, every node stopped; the calls show no shell and every node
+# steps, every sample once, every node stopped; and one gone without notice (a failed
+# generation restarted from the last checkpoint on a replacement); the calls show no shell and every node
 # tagged with the run id; a start that always fails, and a list that prints garbage, end
 # with one clear message, non-zero, nothing left.
 set -euo pipefail
@@ -38,7 +39,19 @@ assert sorted(a[2] for a in tags) == sorted(a[2] for a in stops), (tags, stops)
 print(f"clapp calls: {len(starts)} node start c5.large:1, each node tagged pitstop-run=tcc1, the same {len(stops)} stopped")
 PYEOF
 
-# ---- 2. bad input
+# ---- 2. a node gone without notice: the generation fails, restarts on a replacement
+rm -rf "$FAKE_CLOUD/calls"
+"$PITSTOP" "${run[@]}" --nodes 2 --itype c5.large --run tcc5 --checkpoint-dir "$T/r5" "${common[@]}" \
+  --max-iters 60 --checkpoint-every 10 > "$T/r5.txt" 2> "$T/r5.err" &
+ctl=$!
+wait_for "$T/r5/events.jsonl" '"checkpoint"' 1200
+touch "$FAKE_CLOUD/vanish"
+wait $ctl || fail "the run did not survive a node gone: $(cat "$T/r5.err")"
+grep -q "is gone.*restart 1 of" "$T/r5.err" || fail "no restart said: $(cat "$T/r5.err")"
+check_run "$T/r5/events.jsonl" 60 tcc5 0
+[ -z "$(live_nodes)" ] || fail "nodes left running: $(live_nodes)"
+
+# ---- 3. bad input
 echo 99 > "$FAKE_CLOUD/fail_start"
 bad "cannot start a c5.large node: 3 attempts failed" "${run[@]}" --nodes c5.large:1 --run tcc2 \
   --checkpoint-dir "$T/r2" "${common[@]}" --max-iters 20

@@ -11,6 +11,7 @@ Switches (files in $FAKE_CLOUD, read at each call):
   garbage_list    list prints garbage
   reclaim         present: the first running spot node (aws) / node (clap) gets a notice;
                   it goes after grace_s (default 20) seconds; the file is then removed
+  vanish          present: the same node goes at once, without notice; the file is then removed
 """
 import fcntl, json, os, sys, time
 
@@ -61,14 +62,16 @@ def state(n):
 
 
 def reclaim_check(pred):
-    if sw("reclaim") is None:
-        return
-    for n in db["nodes"]:
-        if pred(n) and state(n) == "running":
-            n["notice_at"] = now
-            n["gone_at"] = now + grace
-            os.unlink(os.path.join(D, "reclaim"))
-            return
+    for name in ("reclaim", "vanish"):
+        if sw(name) is None:
+            continue
+        for n in db["nodes"]:
+            if pred(n) and state(n) == "running":
+                if name == "reclaim":
+                    n["notice_at"] = now
+                n["gone_at"] = now + (grace if name == "reclaim" else 0)
+                os.unlink(os.path.join(D, name))
+                return
 
 
 def new_node(itype, tags, spot):
