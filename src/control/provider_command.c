@@ -341,6 +341,8 @@ static int parse_json_at(struct cmdp *c, const char *text, const char *what, cJS
   if (*out)
     return 0;
   int line = 1;
+  while (end && end > text && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+    end--; /* an error at the end of the file: the last line that holds something */
   for (const char *p = text; end && p < end; p++)
     line += *p == '\n';
   (void)c;

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """fakecloud.py — a fake cloud behind fake `aws` and `clapp` executables, for the
 command provider's tests (tests/control/command_*.sh). Nodes are records in
 $FAKE_CLOUD/nodes.json; every call is recorded as $FAKE_CLOUD/calls/NNNN.json
