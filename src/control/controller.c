@@ -589,6 +589,9 @@ static int request_stop(struct ctl *c, const struct pit_choice *ch, const char *
   for (int i = 0; node >= 0 && i < c->g->nproc; i++)
     if (!c->g->proc[i].exited && c->g->proc[i].node == node)
       n += ctl_signal_catchers(c->g->proc[i].pid, SIGTERM);
+  if (n > 0)
+    warn(c, "SIGTERM to %d process%s of node %s: checkpoint within the grace period", n, n == 1 ? "" : "es",
+         c->nodes[node].id);
   for (int i = 0; n == 0 && i < c->g->nproc; i++)
     if (!c->g->proc[i].exited)
       n += ctl_signal_catchers(c->g->proc[i].pid, SIGUSR1);
