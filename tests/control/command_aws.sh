@@ -13,7 +13,7 @@ RUNP=tca
 . "$PIT_SOURCE_DIR/tests/control/command_common.bash"
 cat > "$T/aws.json" << 'EOF2'
 {"preset": "aws", "vars": {"image": "ami-0abc", "key": "my key; rm -rf /tmp/x", "security_group": "sg-1"},
- "spot": ["m5.large"], "host": "localhost", "poll_s": 0.5, "retry_wait_s": 0.2, "start_timeout_s": 3,
+ "spot": ["m5.large"], "host": "localhost", "poll_s": 0.5, "retry_wait_s": 0.2, "start_timeout_s": 20,
  "grace_s": 30}
 EOF2
 run=(run --provider command --provider-config "$T/aws.json" --catalog "$T/cat.tsv" --quiet)
@@ -59,7 +59,9 @@ echo 2 > "$FAKE_CLOUD/fail_start"
   > "$T/r2.txt" 2> "$T/r2.err" || fail "two failed starts were not retried: $(cat "$T/r2.err")"
 grep -q "attempt 2 of 3" "$T/r2.err" || fail "no retry said: $(cat "$T/r2.err")"
 echo 1 > "$FAKE_CLOUD/hang_start"
-"$PITSTOP" "${run[@]}" --nodes c5.large:1 --run tca3 --checkpoint-dir "$T/r3" "${common[@]}" --max-iters 20 \
+sed 's/"start_timeout_s": 20/"start_timeout_s": 3/' "$T/aws.json" > "$T/hang.json"
+"$PITSTOP" run --provider command --provider-config "$T/hang.json" --catalog "$T/cat.tsv" --quiet \
+  --nodes c5.large:1 --run tca3 --checkpoint-dir "$T/r3" "${common[@]}" --max-iters 20 \
   > "$T/r3.txt" 2> "$T/r3.err" || fail "a hung start was not retried: $(cat "$T/r3.err")"
 grep -q "did not answer within 3 s" "$T/r3.err" || fail "the hang was not said: $(cat "$T/r3.err")"
 grep -q "failed or hung starts billed 60 s" "$T/r3.txt" || fail "the hung start's node is not counted as waste: $(cat "$T/r3.txt")"

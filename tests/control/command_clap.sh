@@ -11,7 +11,7 @@ set -euo pipefail
 RUNP=tcc
 . "$PIT_SOURCE_DIR/tests/control/command_common.bash"
 cat > "$T/clap.json" << 'EOF2'
-{"preset": "clap", "host": "localhost", "poll_s": 0.5, "retry_wait_s": 0.2, "start_timeout_s": 3, "grace_s": 30}
+{"preset": "clap", "host": "localhost", "poll_s": 0.5, "retry_wait_s": 0.2, "start_timeout_s": 20, "grace_s": 30}
 EOF2
 run=(run --provider command --provider-config "$T/clap.json" --catalog "$T/cat.tsv" --quiet)
 before=$(leftovers)
