@@ -210,30 +210,31 @@ static int node_record(struct ctl *c, const struct pit_node *n, const char *acti
   return rc;
 }
 
+/* A decision record (struct pit_decision): kind "resize" or "recommend", the
+ * chosen membership as the first alternative and the one kept as the second. */
 static int decision_record(struct ctl *c, const struct pit_choice *ch, const char *policy,
                            struct pit_err *e) {
-  char from[256], to[256];
+  char from[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX], reason[600];
   pit_membership_format(&c->cur, from, sizeof from);
   pit_membership_format(&ch->to, to, sizeof to);
-  cJSON *o = cJSON_CreateObject();
-  if (!o)
-    return pit_err_set(e, PIT_ENOMEM, "out of memory");
-  cJSON_AddStringToObject(o, "kind", "membership");
-  cJSON_AddStringToObject(o, "policy", policy);
-  cJSON_AddStringToObject(o, "action", ch->act == PIT_ACT_RESIZE ? "resize" : "recommend");
-  cJSON_AddStringToObject(o, "from", from);
-  cJSON_AddStringToObject(o, "to", to);
-  cJSON_AddNumberToObject(o, "step", (double)c->step_next);
-  cJSON_AddStringToObject(o, "reason", ch->reason);
-  char *text = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  if (!text)
-    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  snprintf(reason, sizeof reason, "%s (policy %s)", ch->reason, policy);
+  struct pit_decision d;
+  pit_decision_init(&d);
+  snprintf(d.kind, sizeof d.kind, "%s", ch->act == PIT_ACT_RESIZE ? "resize" : "recommend");
+  d.step = c->step_next;
+  d.reason = strdup(reason);
+  char *text = NULL;
+  int rc = d.reason ? 0 : pit_err_set(e, PIT_ENOMEM, "out of memory");
+  if (rc == 0 && (rc = pit_decision_add_alt(&d, to, NAN, NAN)) == 0 && (rc = pit_decision_add_alt(&d, from, NAN, NAN)) == 0)
+    rc = pit_decision_encode(&d, &text, e);
+  pit_decision_release(&d);
+  if (rc < 0)
+    return rc;
   struct pit_record r;
   base_record(c, &r, PIT_REC_DECISION);
   r.step = c->step_next;
   r.detail = text;
-  int rc = out_record(c, &r, e);
+  rc = out_record(c, &r, e);
   pit_record_release(&r);
   return rc;
 }
@@ -447,6 +448,7 @@ static void status(struct ctl *c, const char *phase, int force) {
   st.spent = spent;
   st.eta_s = c->total_steps > 0 && st.tp_s > 0 ? (double)(c->total_steps - c->step_next) * st.tp_s : NAN;
   st.phase = phase;
+  st.resizable = c->resizable || !c->o->cmd;
   c->o->status(c->o->ctx, &st);
 }
 
@@ -564,6 +566,7 @@ static int decide(struct ctl *c, struct pit_err *e) {
   if (rc < 0 || ch.act != PIT_ACT_RESIZE) {
     if (rc == 0 && !s.resizable && !pit_membership_equal(&ch.to, &c->cur) && !c->pending.reason[0]) {
       c->pending = ch; /* said once */
+      c->res->recommended++;
       warn(c, "%s", ch.reason);
       return decision_record(c, &ch, c->o->policy.kind == PIT_POLICY_SCHEDULE ? "schedule" : "fixed", e);
     }
@@ -920,6 +923,25 @@ static int reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
 
 /* ---------------- pit_run ---------------- */
 
+/* What the provider is told of the run (c->o and c->state_dir set). */
+static void provider_conf(const struct ctl *c, struct pit_provider_conf *pc) {
+  const struct pit_run_opts *o = c->o;
+  memset(pc, 0, sizeof *pc);
+  pc->run = o->run;
+  pc->state_dir = c->state_dir;
+  pc->catalog = c->have_cat ? &c->cat : NULL;
+  pc->self_exe = o->self_exe;
+  pc->slots = o->ranks_per_node;
+  pc->warn = o->warn;
+  pc->warn_ctx = o->ctx;
+  pc->launcher = o->launcher;
+  pc->exe = o->cmd ? o->cmd[0] : o->self_exe;
+  pc->hostfile = o->hostfile;
+  pc->ssh_opts = o->ssh_opts;
+  pc->partition = o->partition;
+  pc->config = o->provider_config;
+}
+
 static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e) {
   c->o = o;
   c->lock_fd = -1;
@@ -965,15 +987,7 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
   if ((rc = take_lock(c, e)) < 0)
     return rc;
   struct pit_provider_conf pc;
-  memset(&pc, 0, sizeof pc);
-  pc.run = o->run;
-  pc.state_dir = c->state_dir;
-  pc.catalog = c->have_cat ? &c->cat : NULL;
-  pc.self_exe = o->self_exe;
-  pc.slots = o->ranks_per_node;
-  pc.warn = o->warn;
-  pc.warn_ctx = o->ctx;
-  pc.config = o->provider_config;
+  provider_conf(c, &pc);
   if ((rc = pit_provider_open(&c->prov, o->provider, &pc, e)) < 0)
     return rc;
   snprintf(c->events_path, sizeof c->events_path, "%s", o->events ? o->events : "");
@@ -1049,6 +1063,9 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       break;
     }
     if (end == GEN_DONE) {
+      /* a workload without end records (one that speaks no protocol) finished: its steps are done */
+      if ((rc = release_held(&c, -1, e)) < 0)
+        break;
       gen_entry(&c, "done");
       status(&c, "done", 1);
       break;
@@ -1109,6 +1126,7 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
   }
   res->steps = c.step_next;
   res->total_s = now_t(&c);
+  res->resizable = c.resizable || !o->cmd;
   struct pit_err e2 = {0};
   if (rc == 0)
     rc = out_flush(&c, e);
@@ -1138,13 +1156,7 @@ int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *
   snprintf(c.state_dir, sizeof c.state_dir, "%s", o->run_dir);
   int rc = take_lock(&c, e);
   struct pit_provider_conf pc;
-  memset(&pc, 0, sizeof pc);
-  pc.run = o->run;
-  pc.state_dir = c.state_dir;
-  pc.self_exe = o->self_exe;
-  pc.warn = o->warn;
-  pc.warn_ctx = o->ctx;
-  pc.config = o->provider_config;
+  provider_conf(&c, &pc);
   if (rc == 0)
     rc = pit_provider_open(&c.prov, o->provider, &pc, e);
   struct prev_state ps;
