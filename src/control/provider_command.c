@@ -14,7 +14,7 @@
  *  - every node is tagged with the run id (the start template carries
  *    {run}); list finds exactly the run's nodes (the CLI's filter, and a
  *    "tags" field when the output has one);
- *  - STATE_DIR/cloud/ID.node is written (atomically) as soon as a start
+ *  - STATE_DIR/nodes/ID.node (node_files.c) is written (atomically) as soon as a start
  *    printed the node's id, and removed once the node is stopped, so a
  *    restarted controller knows every node it may have started;
  *  - a start that fails or hangs (killed after start_timeout_s) is retried
@@ -25,7 +25,6 @@
  *    error naming the command, never a guess. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <regex.h>
@@ -663,24 +662,18 @@ static int in_states(const char st[][32], int n, const char *s) {
   return 0;
 }
 
-/* ---------------- node files ---------------- */
-
-static void node_path(struct pit_provider *p, const char *id, char *buf, size_t n) {
-  snprintf(buf, n, "%.1000s/cloud/%.63s.node", p->conf.state_dir, id);
-}
+/* ---------------- node files (node_files.c: STATE_DIR/nodes/ID.node) ---------------- */
 
 static int write_node(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {
-  char path[1200], text[512];
-  node_path(p, n->id, path, sizeof path);
+  char text[512];
   snprintf(text, sizeof text, "%s %d %.9g %.9g %s\n", n->itype, n->spot, n->price_h, n->waste_s,
            n->host[0] ? n->host : "-");
-  return pit_file_write_atomic(path, text, strlen(text), e);
+  return ctl_node_file_write(p->conf.state_dir, n->id, text, e);
 }
 
 static int read_node(struct pit_provider *p, const char *id, struct pit_node *n) {
-  char path[1200], buf[512], host[128] = "";
-  node_path(p, id, path, sizeof path);
-  if (ctl_read_small(path, buf, sizeof buf) < 0)
+  char buf[512], host[128] = "";
+  if (ctl_node_file_read(p->conf.state_dir, id, buf, sizeof buf) < 0)
     return -1;
   memset(n, 0, sizeof *n);
   snprintf(n->id, sizeof n->id, "%s", id);
@@ -692,21 +685,23 @@ static int read_node(struct pit_provider *p, const char *id, struct pit_node *n)
   return 0;
 }
 
+static void forget_node(struct pit_provider *p, const char *id) {
+  struct pit_err e2 = {0};
+  ctl_node_file_remove(p->conf.state_dir, id, &e2);
+}
+
+/* The ids of the node files, at most cap of them. */
 static int known_ids(struct pit_provider *p, char ids[][PIT_NAME_MAX], int cap) {
-  char dir[1100];
-  snprintf(dir, sizeof dir, "%s/cloud", p->conf.state_dir);
-  DIR *d = opendir(dir);
+  struct ctl_node_id *v = NULL;
   int n = 0;
-  if (!d)
+  struct pit_err e2 = {0};
+  if (ctl_node_files(p->conf.state_dir, &v, &n, &e2) < 0)
     return 0;
-  struct dirent *de;
-  while ((de = readdir(d)) && n < cap) {
-    size_t len = strlen(de->d_name);
-    if (len > 5 && len - 5 < PIT_NAME_MAX && strcmp(de->d_name + len - 5, ".node") == 0)
-      snprintf(ids[n++], PIT_NAME_MAX, "%.*s", (int)(len - 5), de->d_name);
-  }
-  closedir(d);
-  return n;
+  int k = 0;
+  for (; k < n && k < cap; k++)
+    snprintf(ids[k], PIT_NAME_MAX, "%s", v[k].id);
+  free(v);
+  return k;
 }
 
 /* The run's nodes the cloud lists now (gone ones left out unless keep_gone). */
@@ -788,9 +783,7 @@ static int stop_id(struct pit_provider *p, const char *id, struct pit_err *e) {
   }
   if (rc < 0)
     return rc;
-  char path[1200];
-  node_path(p, id, path, sizeof path);
-  unlink(path);
+  forget_node(p, id);
   return 0;
 }
 
@@ -964,11 +957,8 @@ static int c_list(struct pit_provider *p, struct pit_node **out, int *nout, stru
     rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
   int k = 0;
   for (int i = 0; rc == 0 && i < n; i++) {
-    char path[1200];
-    int gone = in_states(c->gone, c->ngone, it[i].state);
-    if (gone) { /* gone: forget it */
-      node_path(p, it[i].id, path, sizeof path);
-      unlink(path);
+    if (in_states(c->gone, c->ngone, it[i].state)) { /* gone: forget it */
+      forget_node(p, it[i].id);
       continue;
     }
     struct pit_node *x = &v[k++];
@@ -992,11 +982,8 @@ static int c_list(struct pit_provider *p, struct pit_node **out, int *nout, stru
       int listed = 0;
       for (int i = 0; i < n; i++)
         listed |= strcmp(it[i].id, ids[j]) == 0 && !in_states(c->gone, c->ngone, it[i].state);
-      if (!listed) {
-        char path[1200];
-        node_path(p, ids[j], path, sizeof path);
-        unlink(path);
-      }
+      if (!listed)
+        forget_node(p, ids[j]);
     }
   }
   free(it);
