@@ -528,35 +528,35 @@ static int run_tmpl(struct pit_provider *p, enum tmpl_kind k, const struct subst
     fputc('\n', lf);
     fclose(lf);
   }
-  struct pit_child ch;
-  pit_child_init(&ch);
-  struct pit_child_opts co;
-  memset(&co, 0, sizeof co);
-  co.argv = argv;
-  co.in.mode = PIT_CHILD_NULL;
-  co.out.mode = PIT_CHILD_FILE;
-  co.out.path = outp;
-  co.err.mode = PIT_CHILD_FILE;
-  co.err.path = logp;
-  co.err.append = 1;
-  rc = pit_child_start(&ch, &co, e);
-  argv_release(argv);
-  if (rc < 0)
-    return rc;
-  int st = 0;
-  rc = pit_child_wait(&ch, timeout_s, &st, e);
-  if (rc == PIT_CHILD_RUNNING) {
-    pit_child_kill(&ch, 1.0, NULL, NULL);
-    st = -1;
-    rc = 0;
+  /* stdout kept whole (up to 4 MiB) and saved beside the log; stderr's tail into the log */
+  size_t cap = (size_t)4 << 20;
+  char *text = malloc(cap), err[4096];
+  if (!text) {
+    argv_release(argv);
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
   }
-  pit_child_release(&ch);
-  if (rc < 0)
+  int st = 0;
+  struct pit_err e2 = {0};
+  rc = ctl_run_capture(argv, timeout_s, text, cap, err, sizeof err, &st, &e2);
+  argv_release(argv);
+  if (rc == PIT_ENOTFOUND || rc == PIT_ENOMEM || rc == PIT_EIO) {
+    free(text);
+    *e = e2;
     return rc;
+  }
+  if (rc < 0) { /* it hung: killed */
+    st = -1;
+    text[0] = 0;
+    snprintf(err, sizeof err, "%s\n", e2.msg);
+  }
   *status = st;
-  char *text = read_whole(outp);
-  *out = text ? text : strdup("");
-  return *out ? 0 : pit_err_set(e, PIT_ENOMEM, "out of memory");
+  if ((lf = fopen(logp, "a"))) {
+    fprintf(lf, "%s%sstatus %d\n", err, err[0] && err[strlen(err) - 1] != '\n' ? "\n" : "", st);
+    fclose(lf);
+  }
+  pit_file_write_atomic(outp, text, strlen(text), &e2);
+  *out = text;
+  return 0;
 }
 
 /* ---------------- output → items ---------------- */
