@@ -93,9 +93,9 @@ bad "(list):1: not valid JSON" "${run[@]}" --nodes c5.large:1 --run tca6 --check
 rm "$FAKE_CLOUD/garbage_list"
 echo '{"preset": "aws", "vars": {"image": "ami-1"}}' > "$T/novars.json"
 bad "names {key}, which has no value" run --provider command --provider-config "$T/novars.json" \
-  --catalog "$T/cat.tsv" --run tca7 --checkpoint-dir "$T/r7" --nodes c5.large:1 "${common[@]}"
+  --catalog "$T/cat.tsv" --run tca7 --checkpoint-dir "$T/r7" --nodes c5.large:1 "${common[@]}" --max-iters 20
 bad "needs --provider-config" run --provider command --catalog "$T/cat.tsv" --run tca8 --checkpoint-dir "$T/r8" \
-  --nodes c5.large:1 "${common[@]}"
+  --nodes c5.large:1 "${common[@]}" --max-iters 20
 after=$(leftovers)
 [ "$before" = "$after" ] || fail "left behind: $after"
 echo "nothing left behind (processes, nodes)"

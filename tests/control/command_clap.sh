@@ -62,7 +62,7 @@ bad "a line this provider cannot read: 'Traceback" "${run[@]}" --nodes c5.large:
 rm "$FAKE_CLOUD/garbage_list"
 echo '{"preset": "clap", "list_output": {"regex": "([a-z", "fields": ["id"]}}' > "$T/badre.json"
 bad "is not an extended regular expression" run --provider command --provider-config "$T/badre.json" \
-  --catalog "$T/cat.tsv" --run tcc4 --checkpoint-dir "$T/r4" --nodes c5.large:1 "${common[@]}"
+  --catalog "$T/cat.tsv" --run tcc4 --checkpoint-dir "$T/r4" --nodes c5.large:1 "${common[@]}" --max-iters 20
 after=$(leftovers)
 [ "$before" = "$after" ] || fail "left behind: $after"
 echo "nothing left behind (processes, nodes)"

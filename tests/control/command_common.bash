@@ -55,7 +55,7 @@ for x in ri:
 full = [ep for ep, xs in by.items() if len(xs) == 13]
 for ep in full:
     assert pitstop.add_digests(x["samples_digest"] for x in by[ep]) == whole, f"epoch {ep}: a sample missed or repeated"
-dec = [x for x in r if x["type"] == "decision" and x["detail"]["policy"] == "reclaim"]
+dec = [x for x in r if x["type"] == "decision" and "(policy reclaim)" in json.dumps(x["detail"])]
 if grace > 0:
     assert len(dec) == 1, f"{len(dec)} reclaim decisions"
     ck = [x for x in r if x["type"] == "checkpoint" and x["t"] >= dec[0]["t"]]
