@@ -53,6 +53,18 @@ struct pit_node {
   enum pit_node_state state;
   double price_h;            /* from the catalog */
   double t_start, t_ready, t_stop; /* run seconds (monotonic, controller clock); NaN: not yet */
+  int spot;                  /* started on the spot market (price_h is then the spot price) */
+  double waste_s;            /* seconds billed by failed or hung start attempts before this node came up */
+  char why[96];              /* why the controller started it (for the report) */
+};
+
+/* What a provider's poll reports about a node of the run. */
+enum pit_node_event_kind { PIT_NODE_NOTICE = 1, /* about to be reclaimed (a spot notice) */
+                           PIT_NODE_GONE };     /* no longer exists (reclaimed, terminated) */
+struct pit_node_event {
+  char id[PIT_NAME_MAX];
+  enum pit_node_event_kind kind;
+  double grace_s;            /* NOTICE: seconds until the node goes */
 };
 
 struct pit_provider_conf {
@@ -70,6 +82,7 @@ struct pit_provider_conf {
   const char *partition;            /* slurm: partition of every allocation (NULL: the type's name when
                                        Slurm has a partition of that name, else its default) */
   double timeout_s;                 /* ssh/slurm: bound on one start, check or stop (0: 20 s) */
+  const char *config;               /* the provider's own config file (--provider-config); NULL: none */
 };
 /* All strings in pit_provider_conf are borrowed: they outlive the provider. */
 
@@ -98,16 +111,22 @@ struct pit_provider_ops {
    * the environment (ssh): the launcher appends `env NAME=value...` and the
    * command, each word quoted for that shell. */
   int wrap_remote_shell;
+  /* May be NULL. Called at every turn of the controller's loop (the provider
+   * limits how often it asks its cloud): fills up to cap events about the
+   * run's nodes, each reported once. */
+  int (*poll)(struct pit_provider *p, struct pit_node_event *ev, int cap, int *nev, struct pit_err *e);
 };
 
 struct pit_provider {
   const struct pit_provider_ops *ops;
   struct pit_provider_conf conf;
   void *impl;                       /* owned by the implementation */
+  double waste_s, waste_usd;        /* billed by start attempts that failed or hung (the provider adds) */
 };
 
 /* The provider registry: "local" (this machine's CPUs, cgroup quotas),
- * "ssh" (a pool of hosts from a hostfile), "slurm" (one allocation per node). */
+ * "ssh" (a pool of hosts from a hostfile), "slurm" (one allocation per node),
+ * "command" (any cloud CLI through argv templates; presets aws and clap). */
 const struct pit_provider_ops *pit_provider_find(const char *name);
 /* Names of every provider, ", "-separated, for messages. */
 const char *pit_provider_names(void);
@@ -179,9 +198,23 @@ struct pit_run_gen {                /* one generation, for the report */
   double ckpt_s, exit_s, nodes_s, init_s;
 };
 
+struct pit_run_node {               /* one node the run started, for the report */
+  char id[PIT_NAME_MAX], itype[PIT_NAME_MAX];
+  int spot;
+  char end[16];                     /* "stop", or "lost" (reclaimed, gone, set aside) */
+  double t_start, t_ready, t_stop;  /* run seconds */
+  double billed_s, cost;            /* by the type's billing granularity and minimum */
+  double waste_s;                   /* billed by failed or hung start attempts before it */
+  char why[96];
+};
+
 struct pit_run_result {
   int ngens;
   struct pit_run_gen gens[256];
+  int nnodes;
+  struct pit_run_node nodes[256];
+  int reclaims;                     /* nodes the provider took back (a notice, or gone) */
+  double waste_s, waste_usd;        /* billed by start attempts that failed or hung */
   int64_t steps;
   int restarts;
   int64_t lost_steps;               /* iterations redone after failures */
@@ -194,10 +227,11 @@ struct pit_run_result {
 struct pit_run_opts {
   const char *run;                  /* run id (required) */
   const char *run_dir;              /* lock, state, checkpoints, logs (required) */
-  const char *provider;             /* "local", "ssh", "slurm" */
+  const char *provider;             /* "local", "ssh", "slurm", "command" */
   const char *hostfile;             /* ssh: the pool of hosts */
   const char *ssh_opts;             /* ssh: options of every ssh call (NULL: $PITSTOP_SSH_OPTS) */
   const char *partition;            /* slurm: partition of every allocation (NULL: by type) */
+  const char *provider_config;      /* command: its config file (templates or a preset, docs/providers.md) */
   const char *catalog;              /* path; NULL: catalogs/local.tsv beside the binary's source, or built-in */
   const char *deftype;              /* instance type of counts given alone */
   struct pit_membership initial;

@@ -22,7 +22,8 @@
 
 /* The values of pitstop run's own options, as given (parsed after the loop). */
 struct run_args {
-  const char *provider, *hostfile, *ssh_opts, *partition, *catalog, *nodes, *itype, *nnodes, *ranks;
+  const char *provider, *provider_config, *hostfile, *ssh_opts, *partition, *catalog, *nodes, *itype, *nnodes;
+  const char *ranks;
   const char *policy, *schedule, *launcher, *restarts, *dir, *run, *db, *events, *start_timeout, *cleanup;
   const char *quiet, *help; /* flags: non-NULL when given */
 };
@@ -35,7 +36,9 @@ struct run_opt {
 #define A(m) offsetof(struct run_args, m)
 /* pitstop run's own options; every other option goes to pitstop train. */
 static const struct run_opt run_opts[] = {
-    {"provider", "NAME", "where nodes come from: local (default), ssh, slurm", A(provider)},
+    {"provider", "NAME", "where nodes come from: local (default), ssh, slurm, command", A(provider)},
+    {"provider-config", "FILE", "command: its config, JSON templates or a preset (docs/providers.md)",
+     A(provider_config)},
     {"hostfile", "FILE", "ssh: the pool of hosts, lines \"HOST slots=N [itype=TYPE]\"", A(hostfile)},
     {"ssh-opts", "OPTS", "ssh: options of every ssh call, e.g. \"-i KEY -p 2222\" (default $PITSTOP_SSH_OPTS)", A(ssh_opts)},
     {"partition", "P", "slurm: partition of every allocation (default: the type's name if a partition)", A(partition)},
@@ -170,6 +173,20 @@ static void report(const struct pit_run_result *r) {
     printf("\nThe workload spoke no pitstop protocol (its records were read from its log): it cannot be\n"
            "resized without losing work, so %d decision%s only recommended (see docs/protocol.md).\n",
            r->recommended, r->recommended == 1 ? " was" : "s were");
+  if (r->nnodes) {
+    printf("\nnodes (cost as billed: the type's granularity and minimum):\n");
+    printf("  %-24s %-14s %-9s %8s %8s %8s %9s %9s  %s\n", "node", "type", "market", "start", "ready", "stop",
+           "billed", "cost $", "why started / how it ended");
+    for (int i = 0; i < r->nnodes; i++) {
+      const struct pit_run_node *n = &r->nodes[i];
+      printf("  %-24s %-14s %-9s %7.1fs %7.1fs %7.1fs %8.0fs %9.4f  %s; %s%s\n", n->id, n->itype,
+             n->spot ? "spot" : "on-demand", n->t_start, n->t_ready, n->t_stop, n->billed_s, n->cost, n->why,
+             n->end, n->waste_s > 0 ? " (after failed starts)" : "");
+    }
+  }
+  if (r->reclaims || r->waste_s > 0)
+    printf("%d node%s reclaimed or lost; failed or hung starts billed %.0f s ($%.4f, in the cost)\n", r->reclaims,
+           r->reclaims == 1 ? "" : "s", r->waste_s, r->waste_usd);
   printf("\n%lld steps in %.1f s, %d restart%s (%lld steps redone), cost $%.4f\nrecords: %s\n",
          (long long)r->steps, r->total_s, r->restarts, r->restarts == 1 ? "" : "s", (long long)r->lost_steps,
          r->cost, r->events);
@@ -245,6 +262,7 @@ int pit_cmd_run(int argc, char **argv) {
     o.deftype = ra.itype;
   o.catalog = ra.catalog;
   o.hostfile = ra.hostfile;
+  o.provider_config = ra.provider_config;
   o.ssh_opts = ra.ssh_opts;
   o.partition = ra.partition;
   o.db = ra.db;

@@ -10,6 +10,7 @@
 extern const struct pit_provider_ops pit_provider_local;
 extern const struct pit_provider_ops pit_provider_ssh;
 extern const struct pit_provider_ops pit_provider_slurm;
+extern const struct pit_provider_ops pit_provider_command;
 
 /* Reads a whole small file into buf (NUL-terminated); -1 if it cannot. */
 int ctl_read_small(const char *path, char *buf, size_t n);

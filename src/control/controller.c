@@ -88,6 +88,8 @@ struct ctl {
   int resizable;
   int64_t total_steps;              /* the job's length; -1 until known */
   struct pit_run_result *res;
+  char reclaimed[MAX_NODES][PIT_NAME_MAX]; /* nodes the provider gave notice for, to replace at the stop */
+  int nreclaimed;
   struct pit_err rec_err;
   int rec_failed;
 };
@@ -304,7 +306,7 @@ static int take_lock(struct ctl *c, struct pit_err *e) {
 
 /* ---------------- nodes ---------------- */
 
-static int start_node(struct ctl *c, const char *itype, struct pit_err *e) {
+static int start_node(struct ctl *c, const char *itype, const char *why, struct pit_err *e) {
   if (c->nnodes == MAX_NODES)
     return pit_err_set(e, PIT_EARG, "more than %d nodes", MAX_NODES);
   struct pit_node *n = &c->nodes[c->nnodes];
@@ -312,6 +314,7 @@ static int start_node(struct ctl *c, const char *itype, struct pit_err *e) {
   int rc = c->prov.ops->start(&c->prov, itype, n, e);
   if (rc < 0)
     return rc;
+  snprintf(n->why, sizeof n->why, "%s", why);
   n->t_start = t;
   n->t_ready = now_t(c);
   n->t_stop = NAN;
@@ -331,11 +334,34 @@ static double node_cost(const struct ctl *c, const struct pit_node *n, double un
   return n->price_h * billed / 3600.0;
 }
 
+/* The report's line for a node that ended. */
+static void node_entry(struct ctl *c, const struct pit_node *n, const char *end) {
+  struct pit_run_result *res = c->res;
+  if (res->nnodes == (int)(sizeof res->nodes / sizeof res->nodes[0]))
+    return;
+  struct pit_run_node *r = &res->nodes[res->nnodes++];
+  memset(r, 0, sizeof *r);
+  snprintf(r->id, sizeof r->id, "%s", n->id);
+  snprintf(r->itype, sizeof r->itype, "%s", n->itype);
+  snprintf(r->end, sizeof r->end, "%s", end);
+  snprintf(r->why, sizeof r->why, "%s", n->why[0] ? n->why : "adopted from a previous controller");
+  r->spot = n->spot;
+  r->t_start = n->t_start;
+  r->t_ready = n->t_ready;
+  r->t_stop = n->t_stop;
+  const struct pit_itype *t = c->have_cat ? pit_catalog_find(&c->cat, n->itype) : NULL;
+  double secs = n->t_stop - n->t_start;
+  r->billed_s = secs > 0 ? t ? pit_itype_billed_s(t, secs) : secs : 0;
+  r->cost = node_cost(c, n, n->t_stop);
+  r->waste_s = n->waste_s;
+}
+
 static int stop_node_at(struct ctl *c, int i, const char *action, struct pit_err *e) {
   struct pit_node *n = &c->nodes[i];
   int rc = c->prov.ops->stop(&c->prov, n, e);
   n->t_stop = now_t(c);
   c->res->cost += node_cost(c, n, n->t_stop);
+  node_entry(c, n, action);
   int rc2 = node_record(c, n, action, rc < 0 ? NULL : e);
   memmove(&c->nodes[i], &c->nodes[i + 1], (size_t)(c->nnodes - i - 1) * sizeof *n);
   c->nnodes--;
@@ -351,8 +377,14 @@ static void stop_all_nodes(struct ctl *c) {
 }
 
 /* Nodes to stop and start so that the live nodes match want. */
-static int reshape(struct ctl *c, const struct pit_membership *want, struct pit_err *e) {
+static int reshape(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e) {
   int rc;
+  /* nodes the provider is taking back go first (they are replaced below) */
+  for (int r = 0; r < c->nreclaimed; r++)
+    for (int i = c->nnodes - 1; i >= 0; i--)
+      if (strcmp(c->nodes[i].id, c->reclaimed[r]) == 0 && (rc = stop_node_at(c, i, "lost", e)) < 0)
+        return rc;
+  c->nreclaimed = 0;
   for (int i = c->nnodes - 1; i >= 0; i--) {
     int have = 0;
     for (int j = 0; j < c->nnodes; j++)
@@ -365,7 +397,7 @@ static int reshape(struct ctl *c, const struct pit_membership *want, struct pit_
     for (int j = 0; j < c->nnodes; j++)
       have += strcmp(c->nodes[j].itype, want->m[k].itype) == 0;
     for (; have < want->m[k].nodes; have++)
-      if ((rc = start_node(c, want->m[k].itype, e)) < 0)
+      if ((rc = start_node(c, want->m[k].itype, why, e)) < 0)
         return rc;
   }
   c->cur = *want;
@@ -416,6 +448,8 @@ static void status(struct ctl *c, const char *phase, int force) {
 }
 
 static int decide(struct ctl *c, struct pit_err *e);
+static int request_stop(struct ctl *c, const struct pit_choice *ch, const char *policy, int node,
+                        struct pit_err *e);
 
 /* The job's length from the workload's init record ("planned_iters"), and
  * the schedule checked against it. */
@@ -533,17 +567,76 @@ static int decide(struct ctl *c, struct pit_err *e) {
     }
     return rc;
   }
-  c->pending = ch;
+  return request_stop(c, &ch, c->o->policy.kind == PIT_POLICY_SCHEDULE ? "schedule" : "fixed", -1, e);
+}
+
+/* Carries out ch: the decision record, then the stop request to the
+ * workload. node >= 0 (a reclaim notice): SIGTERM to the processes of that
+ * node that catch it (per-node launcher; the protocol's "checkpoint within
+ * the grace period"), else — and with mpirun, which forwards it — SIGUSR1
+ * to every process that catches it. */
+static int request_stop(struct ctl *c, const struct pit_choice *ch, const char *policy, int node,
+                        struct pit_err *e) {
+  c->pending = *ch;
   c->stop_requested = 1;
   c->t_stop_req = now_t(c);
-  if ((rc = decision_record(c, &ch, c->o->policy.kind == PIT_POLICY_SCHEDULE ? "schedule" : "fixed", e)) < 0)
+  int rc = decision_record(c, ch, policy, e);
+  if (rc < 0)
     return rc;
   int n = 0;
-  for (int i = 0; i < c->g->nproc; i++)
+  for (int i = 0; node >= 0 && i < c->g->nproc; i++)
+    if (!c->g->proc[i].exited && c->g->proc[i].node == node)
+      n += ctl_signal_catchers(c->g->proc[i].pid, SIGTERM);
+  if (n > 0)
+    warn(c, "SIGTERM to %d process%s of node %s: checkpoint within the grace period", n, n == 1 ? "" : "es",
+         c->nodes[node].id);
+  for (int i = 0; n == 0 && i < c->g->nproc; i++)
     if (!c->g->proc[i].exited)
       n += ctl_signal_catchers(c->g->proc[i].pid, SIGUSR1);
   if (n == 0)
     warn(c, "no process of the workload catches SIGUSR1: it will be stopped at the time-out");
+  return 0;
+}
+
+/* The provider's news about the nodes (a reclaim notice, a node gone):
+ * a notice stops the generation at a checkpoint and replaces the node;
+ * a node gone fails the generation (why set, 1 returned). */
+static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err *e) {
+  if (!c->prov.ops->poll)
+    return 0;
+  struct pit_node_event ev[16];
+  int nev = 0;
+  struct pit_err e2 = {0};
+  if (c->prov.ops->poll(&c->prov, ev, 16, &nev, &e2) < 0) {
+    warn(c, "cannot ask the provider about the nodes: %s", e2.msg);
+    return 0;
+  }
+  for (int k = 0; k < nev; k++) {
+    int i = 0;
+    while (i < c->nnodes && strcmp(c->nodes[i].id, ev[k].id) != 0)
+      i++;
+    if (i == c->nnodes)
+      continue;
+    c->res->reclaims++;
+    if (ev[k].kind == PIT_NODE_GONE) {
+      snprintf(why, nwhy, "node %.63s is gone", ev[k].id);
+      return 1;
+    }
+    warn(c, "node %s will be reclaimed in %.0f s: checkpoint now, then a replacement", ev[k].id, ev[k].grace_s);
+    if (c->nreclaimed < MAX_NODES)
+      snprintf(c->reclaimed[c->nreclaimed++], PIT_NAME_MAX, "%.63s", ev[k].id);
+    if (c->stop_requested)
+      continue; /* already stopping: the node goes at the reshape */
+    struct pit_choice ch;
+    memset(&ch, 0, sizeof ch);
+    ch.act = PIT_ACT_RESIZE;
+    ch.to = c->cur;
+    snprintf(ch.reason, sizeof ch.reason, "node %.63s (%.63s) reclaimed with %.0f s notice: replaced", ev[k].id,
+             c->nodes[i].itype, ev[k].grace_s);
+    int rc = request_stop(c, &ch, "reclaim", c->o->launcher == PIT_LAUNCH_PER_NODE ? i : -1, e);
+    if (rc < 0)
+      return rc;
+  }
   return 0;
 }
 
@@ -662,6 +755,11 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
         alive = 1;
       if (p->exited && p->status != 0 && bad < 0)
         bad = i;
+    }
+    if (!failed && !c->end_status[0] && (rc = provider_events(c, why, nwhy, e)) != 0) {
+      if (rc < 0)
+        snprintf(why, nwhy, "%s", e->msg);
+      failed = rc < 0 ? 2 : 1;
     }
     double t = now_t(c);
     if (c->end_status[0] && c->t_end == 0)
@@ -836,6 +934,7 @@ static void provider_conf(const struct ctl *c, struct pit_provider_conf *pc) {
   pc->hostfile = o->hostfile;
   pc->ssh_opts = o->ssh_opts;
   pc->partition = o->partition;
+  pc->config = o->provider_config;
 }
 
 static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e) {
@@ -948,7 +1047,7 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
          (long long)c.step_safe);
   }
   if (rc == 0)
-    rc = reshape(&c, &c.cur, e);
+    rc = reshape(&c, &c.cur, "the initial membership", e);
   int consecutive_fail = 0;
   while (rc == 0) {
     char why[1024];
@@ -974,7 +1073,7 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       ge->exit_s = t_exit - c.t_stop_req;
       struct pit_membership want = c.pending.act == PIT_ACT_RESIZE ? c.pending.to : c.cur;
       c.gen++;
-      if ((rc = reshape(&c, &want, e)) < 0)
+      if ((rc = reshape(&c, &want, c.pending.reason, e)) < 0)
         break;
       ge->nodes_s = now_t(&c) - t_exit;
       snprintf(resume, sizeof resume, "%s", c.ckpt);
@@ -1009,7 +1108,9 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
         char itype[PIT_NAME_MAX];
         snprintf(itype, sizeof itype, "%s", c.nodes[i].itype);
         warn(&c, "node %s set aside: %s", c.nodes[i].id, e2.msg[0] ? e2.msg : "it failed twice in a row");
-        if ((rc = stop_node_at(&c, i, "lost", e)) < 0 || (rc = start_node(&c, itype, e)) < 0)
+        char why2[96];
+        snprintf(why2, sizeof why2, "replaces %.40s (set aside)", c.nodes[i].id);
+        if ((rc = stop_node_at(&c, i, "lost", e)) < 0 || (rc = start_node(&c, itype, why2, e)) < 0)
           break;
       }
     }
@@ -1026,9 +1127,10 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
     rc = out_flush(&c, e);
   else if (c.ev_open)
     out_flush(&c, &e2);
-  double until = now_t(&c);
-  (void)until;
   teardown(&c);
+  res->waste_s = c.prov.waste_s;
+  res->waste_usd = c.prov.waste_usd;
+  res->cost += res->waste_usd;
   if (rc == 0) {
     char path[1100];
     snprintf(path, sizeof path, "%s/state", c.state_dir);

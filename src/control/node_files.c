@@ -1,4 +1,4 @@
-/* node_files.c — the node files of the ssh and slurm providers: one file
+/* node_files.c — the node files of the ssh, slurm and command providers: one file
  * STATE_DIR/nodes/ID.node per node the provider holds, one line of the
  * provider's own fields, written atomically before start returns and removed
  * after stop, so a restarted controller lists exactly what the run holds. */

@@ -1,5 +1,5 @@
 /* provider.c — the provider registry: one table of the implementations
- * (`local`, `ssh`, `slurm`; command and the simulator's fit the same ops).
+ * (`local`, `ssh`, `slurm`, `command`; the simulator's fits the same ops).
  * Invariant: a provider is used only between a successful open and close. */
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +10,7 @@ static const struct pit_provider_ops *const providers[] = {
     &pit_provider_local,
     &pit_provider_ssh,
     &pit_provider_slurm,
+    &pit_provider_command,
 };
 
 const struct pit_provider_ops *pit_provider_find(const char *name) {

@@ -83,15 +83,6 @@ last=$(grep '"checkpoint"' "$T/r1/events.jsonl" | tail -1 | $PY -c 'import json,
 $CKPT compare "$T/u/checkpoint.pit" "$last" 1e-5 || fail "the resized run's parameters differ from the uninterrupted run's"
 grep -q "gen 0 → 1" "$T/r1.txt" || fail "no resize in the report: $(cat "$T/r1.txt")"
 
-# wait_for FILE PATTERN TRIES: until FILE holds a line matching PATTERN
-wait_for() {
-  for _ in $(seq 1 "$3"); do
-    grep -q "$2" "$1" 2> /dev/null && return 0
-    sleep 0.1
-  done
-  fail "timed out waiting for $2 in $1"
-}
-
 # ---- 2. a rank SIGKILLed mid-run (the same 2 nodes before and after: bit-identical parameters)
 mpirun_local 2 "$PITSTOP" train "${common[@]}" --max-iters 600 --out "$T/u2" --quiet > /dev/null
 "$PITSTOP" run --catalog "$T/cat.tsv" --checkpoint-dir "$T/r2" --run tr2 --quiet --nodes 2 \
