@@ -8,7 +8,10 @@
  * interval between consecutive iteration records of one (run, generation,
  * epoch) — what an epoch's wall time is made of: the step, and whatever runs
  * between steps (data the step did not time, writing records, and on a shared
- * machine the time the process waited for a CPU). Without a clock (most course
+ * machine the time the process waited for a CPU); the interval right after an
+ * epoch-edge iteration belongs to the edge (a log's first iteration is often
+ * followed by one-off work: 0.3 s of 1.4 s iterations in a course trace).
+ * Without a clock (most course
  * logs) it is the logged step time. Either series goes through
  * pit_steady_check: its warm-up, batch-means t_p interval and drift are the
  * prediction's.
@@ -65,7 +68,7 @@ static size_t iteration_times(const struct pit_series *s, int wall, double *x) {
     if (!(it->flags & NOT_PARAMOUNT)) {
       if (!wall)
         x[n++] = it->step_s;
-      else if (same && it->t > prev->t)
+      else if (same && !(prev->flags & PIT_IT_EPOCH_EDGE) && it->t > prev->t)
         x[n++] = it->t - prev->t;
     }
     prev = it;
