@@ -34,6 +34,22 @@ void pit__cdbl(FILE *f, double v) {
     fprintf(f, "%.9g", v);
 }
 
+void pit__jkey(FILE *f, const char **open, int *first, const char *obj, const char *key) {
+  if (*open && (!obj || strcmp(obj, *open) != 0)) {
+    fputc('}', f);
+    *open = NULL;
+  }
+  if (obj && !*open) {
+    fprintf(f, "%s\"%s\":{", *first ? "" : ",", obj);
+    *open = obj;
+    *first = 1;
+  }
+  fprintf(f, "%s\"%s\":", *first ? "" : ",", key);
+  *first = 0;
+}
+
+void pit__jclose(FILE *f, const char *open) { fputs(open ? "}}" : "}", f); }
+
 const char *pit__secs(char *buf, size_t n, double v) {
   if (isnan(v))
     snprintf(buf, n, "-");

@@ -116,20 +116,11 @@ static void json_report(FILE *f, const struct pit_predict_report *r) {
   fputc('{', f);
   for (int i = 0, first = 1; i < NFIELDS; i++) {
     const struct field *fl = &fields[i];
-    if (open && (!fl->obj || strcmp(fl->obj, open) != 0)) {
-      fputc('}', f);
-      open = NULL;
-    }
-    if (fl->obj && !open) {
-      fprintf(f, "%s\"%s\":{", first ? "" : ",", fl->obj);
-      open = fl->obj;
-      first = 1;
-    }
-    fprintf(f, "%s\"%s\":", first ? "" : ",", fl->key);
-    first = 0;
+    pit__jkey(f, &open, &first, fl->obj, fl->key);
     json_value(f, r, fl);
   }
-  fputs(open ? "}}\n" : "}\n", f);
+  pit__jclose(f, open);
+  fputc('\n', f);
 }
 
 static void csv_value(FILE *f, const struct pit_predict_report *r, const struct field *fl) {

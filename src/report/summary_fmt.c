@@ -224,20 +224,10 @@ static void json_row(FILE *f, const struct row *r) {
     const struct field *fl = &fields[i];
     if (fl->type == F_GROUP && !r->is_group)
       continue;
-    if (open && (!fl->obj || strcmp(fl->obj, open) != 0)) {
-      fputc('}', f);
-      open = NULL;
-    }
-    if (fl->obj && !open) {
-      fprintf(f, "%s\"%s\":{", first ? "" : ",", fl->obj);
-      open = fl->obj;
-      first = 1;
-    }
-    fprintf(f, "%s\"%s\":", first ? "" : ",", fl->key);
-    first = 0;
+    pit__jkey(f, &open, &first, fl->obj, fl->key);
     value(f, 1, r, fl, at(r, fl));
   }
-  fputs(open ? "}}" : "}", f);
+  pit__jclose(f, open);
 }
 
 const char *pit_summary_csv_column(int i) {
