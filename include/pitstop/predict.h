@@ -156,6 +156,15 @@ struct pit_usl {
 int pit_usl_fit(const struct pit_usl_point *p, int np, struct pit_usl *fit, struct pit_err *e);
 /* Throughput at n nodes and its 95% interval. */
 void pit_usl_predict(const struct pit_usl *fit, double n, double *x, double *lo, double *hi);
+/* The inputs of a job at `to` ranks from n runs of one configuration at other
+ * rank counts (in[k] from pit_predict_inputs, ranks[k] its ranks): *out is a
+ * copy of in[0] (init, validation, iterations per epoch...) with t_p and its
+ * half-width from the USL fit of the runs' throughput batch / t_p (*fit), no
+ * drift and no progress (a job not started). PIT_EARG: runs of different
+ * global batches or without a rank count; PIT_ESTATE "too few points" with
+ * fewer than 3 distinct counts (src/predict/scale.c). */
+int pit_predict_scale(const struct pit_predict_in *in, const int *ranks, int n, double to,
+                      struct pit_predict_in *out, struct pit_usl *fit, struct pit_err *e);
 
 /* ---------------- 4. mixed memberships ---------------- */
 

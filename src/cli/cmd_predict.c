@@ -21,12 +21,14 @@ static const char usage_text[] =
     "usage: pitstop predict [FILE...] [--events FILE]... | --db PATH   [--run ID]\n"
     "                       [--epochs N | --iters N | --samples N] [--iters-per-epoch N]\n"
     "                       [--catalog FILE [--itype T [--nodes N]]] [--drift-allow A] [--precision P]\n"
-    "                       [--format table|json|csv]\n"
+    "                       [--scale-to N] [--format table|json|csv]\n"
     "FILE: JSON Lines records (pitstop train --events) or a raw training log (any format\n"
     "pitstop parse reads, parsed on the fly). --db: a store (--run picks the run). A run\n"
     "without an end record is taken as in progress: its remaining time is predicted.\n"
     "Cost: --itype T (a type or a membership \"c5.xlarge:2+m5.large:1\"), else the run's own.\n"
-    "--precision P: the steadiness check's relative half-width (default 0.02).\n";
+    "--precision P: the steadiness check's relative half-width (default 0.02).\n"
+    "--scale-to N: the runs given are one configuration at several rank counts; predict the\n"
+    "job at N ranks from their Universal Scalability Law fit (3 distinct counts at least).\n";
 
 static int parse_pos(const char *opt, const char *v, double *out) {
   char *end;
@@ -60,6 +62,35 @@ static int priced_membership(const struct pit_catalog *cat, const char *catalog,
   return 0;
 }
 
+/* --scale-to N: every run of the set, one configuration at several rank
+ * counts, through pit_predict_scale; model says which fit. Returns an exit status. */
+static int scaled_inputs(const struct pit_runset *rs, double precision, double to, struct pit_predict_in *in,
+                         struct pit_predict_basis *basis, char *model, size_t cap) {
+  struct pit_predict_in *ins = calloc((size_t)rs->n, sizeof *ins);
+  int *ranks = calloc((size_t)rs->n, sizeof *ranks);
+  struct pit_err e = {0};
+  struct pit_usl fit;
+  int rc = !ins || !ranks ? pit_err_set(&e, PIT_ENOMEM, "out of memory") : 0;
+  for (int k = 0; k < rs->n && !rc; k++) {
+    const struct pit_report_run *r = &rs->runs[k];
+    ranks[k] = r->cfg.ranks;
+    rc = pit_predict_inputs(&r->series, &r->sum, r->name, precision, &ins[k], basis, &e);
+  }
+  if (!rc)
+    rc = pit_predict_scale(ins, ranks, rs->n, to, in, &fit, &e);
+  if (!rc) {
+    int n = snprintf(model, cap, "USL over ranks");
+    for (int k = 0; k < rs->n && n > 0 && (size_t)n < cap; k++)
+      n += snprintf(model + n, cap - (size_t)n, "%s%d", k ? "," : " ", ranks[k]);
+    if (n > 0 && (size_t)n < cap)
+      snprintf(model + n, cap - (size_t)n, " (lambda %.4g/s, sigma %.3g, kappa %.3g), predicted at %g",
+               fit.lambda, fit.sigma, fit.kappa, to);
+  }
+  free(ins);
+  free(ranks);
+  return rc ? pit_cli_fail(&e) : 0;
+}
+
 static void print_warning(void *arg, const struct pit_err *w) {
   (void)arg;
   pit_cli_warn("%s", w->msg);
@@ -79,6 +110,7 @@ int pit_cmd_predict(int argc, char **argv) {
                                        {"drift-allow", required_argument, 0, 'a'},
                                        {"precision", required_argument, 0, 'P'},
                                        {"format", required_argument, 0, 'f'},
+                                       {"scale-to", required_argument, 0, 's'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   /* files[i]: an events file (events[i]) or a raw log parsed on the fly */
@@ -91,7 +123,7 @@ int pit_cmd_predict(int argc, char **argv) {
   }
   int nfiles = 0, rc = 0, o, nsize = 0;
   const char *run = NULL, *catalog = NULL, *itype = NULL, *db = NULL;
-  double size = 1, ipe = NAN, nodes = -1, allow = NAN, precision = 0.02;
+  double size = 1, ipe = NAN, nodes = -1, allow = NAN, precision = 0.02, scale_to = NAN;
   enum pit_job_unit unit = PIT_JOB_EPOCHS;
   enum pit_summary_format fmt = PIT_SUMMARY_TABLE;
   optind = 1;
@@ -108,6 +140,7 @@ int pit_cmd_predict(int argc, char **argv) {
     case 't': itype = optarg; break;
     case 'n': rc = parse_pos("nodes", optarg, &nodes); break;
     case 'P': rc = parse_pos("precision", optarg, &precision); break;
+    case 's': rc = parse_pos("scale-to", optarg, &scale_to); break;
     case 'a': {
       char *end;
       allow = strtod(optarg, &end);
@@ -166,7 +199,7 @@ int pit_cmd_predict(int argc, char **argv) {
     rc = pit_cli_fail(&e);
   if (!rc && pit_runset_check(&rs, only, nonly, db ? NULL : "the files", &e))
     rc = pit_cli_fail(&e);
-  if (!rc && rs.n > 1 && !run)
+  if (!rc && rs.n > 1 && !run && !isfinite(scale_to))
     rc = pit_cli_error("the %s hold%s %d runs; choose one with --run ID", db ? "store" : "files", db ? "s" : "",
                        rs.n);
   if (!rc && pit_runset_summarize(&rs, &e))
@@ -176,7 +209,10 @@ int pit_cmd_predict(int argc, char **argv) {
   struct pit_predict_basis basis;
   struct pit_predict_in *in = &rep.in;
   memset(&rep, 0, sizeof rep);
-  if (!rc && pit_predict_inputs(&r->series, &r->sum, r->name, precision, in, &basis, &e))
+  char model[256] = "measured configuration (no scaling; its ranks as recorded)";
+  if (!rc && isfinite(scale_to))
+    rc = scaled_inputs(&rs, precision, scale_to, in, &basis, model, sizeof model);
+  else if (!rc && pit_predict_inputs(&r->series, &r->sum, r->name, precision, in, &basis, &e))
     rc = pit_cli_fail(&e);
   if (!rc) {
     if (isfinite(ipe))
@@ -214,7 +250,7 @@ int pit_cmd_predict(int argc, char **argv) {
   if (!rc) {
     static const char *const units[] = {"epochs", "iters", "samples"};
     rep.run = r->name;
-    rep.model = "measured configuration (no scaling; its ranks as recorded)";
+    rep.model = model;
     snprintf(steady, sizeof steady, "%s: %s", basis.steady.state == PIT_STEADY_OK ? "steady" : "not steady yet",
              basis.steady.why);
     rep.steady = steady;
@@ -222,6 +258,12 @@ int pit_cmd_predict(int argc, char **argv) {
     rep.warmup = (int64_t)basis.steady.warmup;
     rep.tp_lo = basis.steady.tp.lo;
     rep.tp_hi = basis.steady.tp.hi;
+    if (isfinite(scale_to)) { /* nothing measured at this count: t_p is the fit's */
+      snprintf(steady, sizeof steady, "not measured at %g ranks: t_p from the scaling fit", scale_to);
+      rep.want_iters = rep.warmup = 0;
+      rep.tp_lo = in->tp - in->tp_half;
+      rep.tp_hi = in->tp + in->tp_half;
+    }
     rep.unit = units[unit];
     rep.val_samples = basis.val_samples;
     rep.time_basis = basis.wall ? "wall clock between iteration records" : "logged step times";

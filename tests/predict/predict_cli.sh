@@ -77,6 +77,36 @@ assert json.load(open("iters.json"))["inputs"]["iters"] == 5000
 assert json.load(open("samples.json"))["inputs"]["iters"] == 2000
 PY
 
+# scaling: runs at 1, 2, 3 ranks of one configuration (throughput on a known USL curve, ±2% noise)
+# predict 4 ranks within 10%; two counts are "too few points"
+/usr/bin/python3 - <<'PY'
+import json, random
+random.seed(5)
+lam, sig, kap, b = 100.0, 0.05, 0.01, 64
+for n in (1, 2, 3):
+    tp = b * (1 + sig * (n - 1) + kap * n * (n - 1)) / (lam * n)
+    with open(f"r{n}.jsonl", "w") as f:
+        f.write(json.dumps({"type": "init", "run": f"r{n}", "gen": 0, "t": 0.5, "init_s": 0.5, "ranks": n,
+                            "nodes": n, "config": {"model": "cnn", "batch": b, "samples": 64000}}) + "\n")
+        t = 0.5
+        for i in range(300):
+            s = tp * (1 + 0.02 * random.uniform(-1, 1))
+            t += s
+            f.write(json.dumps({"type": "iter", "run": f"r{n}", "gen": 0, "t": t, "epoch": 0, "iter": i,
+                                "step": i, "batch": b, "step_s": s}) + "\n")
+        f.write(json.dumps({"type": "end", "run": f"r{n}", "gen": 0, "t": t, "total_s": t}) + "\n")
+PY
+"$PITSTOP" predict r1.jsonl r2.jsonl r3.jsonl --scale-to 4 --format json > s4.json
+/usr/bin/python3 - <<'PY'
+import json
+j = json.load(open("s4.json"))
+truth = 64 * (1 + 0.05 * 3 + 0.01 * 12) / (100.0 * 4)
+assert abs(j["pit_s"] / truth - 1) < 0.10, (j["pit_s"], truth)
+assert j["model"].startswith("USL over ranks 1,2,3"), j["model"]
+assert j["pit_interval_s"][0] < j["pit_s"] < j["pit_interval_s"][1], j
+PY
+rm -f s4.json
+
 # bad input: non-zero exit, one message naming the place, nothing written
 before=$(ls | sort)
 fail() { # fail PATTERN ARGS...: the command fails, stderr matches, stdout empty
@@ -107,5 +137,6 @@ fail "samples.*> 0.*'many'" ev.jsonl --samples many
 fail "run 'few': too few iterations" few.jsonl
 fail "not in 'cat.tsv'" ev.jsonl --catalog cat.tsv --itype m5.large
 fail "no such|cannot open" missing.jsonl
+fail "too few points" r1.jsonl r2.jsonl --scale-to 4
 test "$(ls | sort)" = "$before" || { echo "files appeared:"; ls; exit 1; }
 echo "predict_cli: ok"
