@@ -226,11 +226,14 @@ int pit_cmd_predict(int argc, char **argv) {
         in->done_iters > (int64_t)ceil(size * in->iters_per_epoch - 1e-9))
       in->done_iters = 0, in->elapsed_s = 0, in->elapsed_untimed = 0; /* finished, read without its end record */
     if (pit_predict(in, &rep.p, &e)) {
-      pit_err_set(&e, e.code, "run '%s': %.200s", r->name, e.msg);
+      char why[sizeof e.msg];
+      snprintf(why, sizeof why, "%s", e.msg);
+      pit_err_set(&e, e.code, "run '%s': %.200s", r->name, why);
       rc = pit_cli_fail(&e);
     }
   }
   struct pit_membership mem;
+  pit_membership_clear(&mem);
   char memtext[PIT_MEMBERSHIP_TEXT_MAX] = "", steady[200];
   rep.cost = rep.cost_lo = rep.cost_hi = rep.samples_per_dollar = rep.price_h = NAN;
   if (!rc && catalog) {
@@ -241,7 +244,8 @@ int pit_cmd_predict(int argc, char **argv) {
         (in->batch > 0 && pit_catalog_samples_per_dollar(&cat, &mem, in->tp, (double)in->batch, rep.p.total_s,
                                                          &rep.samples_per_dollar, &e)))
       rc = pit_cli_fail(&e);
-    pit_membership_format(&mem, memtext, sizeof memtext);
+    else
+      pit_membership_format(&mem, memtext, sizeof memtext);
     rep.price_h = 0;
     for (int i = 0; !rc && i < mem.n; i++)
       rep.price_h += mem.m[i].nodes * pit_catalog_find(&cat, mem.m[i].itype)->price_h;
