@@ -416,6 +416,7 @@ static void status(struct ctl *c, const char *phase, int force) {
   st.spent = spent;
   st.eta_s = c->total_steps > 0 && st.tp_s > 0 ? (double)(c->total_steps - c->step_next) * st.tp_s : NAN;
   st.phase = phase;
+  st.resizable = c->resizable || !c->o->cmd;
   c->o->status(c->o->ctx, &st);
 }
 
@@ -531,6 +532,7 @@ static int decide(struct ctl *c, struct pit_err *e) {
   if (rc < 0 || ch.act != PIT_ACT_RESIZE) {
     if (rc == 0 && !s.resizable && !pit_membership_equal(&ch.to, &c->cur) && !c->pending.reason[0]) {
       c->pending = ch; /* said once */
+      c->res->recommended++;
       warn(c, "%s", ch.reason);
       return decision_record(c, &ch, c->o->policy.kind == PIT_POLICY_SCHEDULE ? "schedule" : "fixed", e);
     }
@@ -823,6 +825,24 @@ static int reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
 
 /* ---------------- pit_run ---------------- */
 
+/* What the provider is told of the run (c->o and c->state_dir set). */
+static void provider_conf(const struct ctl *c, struct pit_provider_conf *pc) {
+  const struct pit_run_opts *o = c->o;
+  memset(pc, 0, sizeof *pc);
+  pc->run = o->run;
+  pc->state_dir = c->state_dir;
+  pc->catalog = c->have_cat ? &c->cat : NULL;
+  pc->self_exe = o->self_exe;
+  pc->slots = o->ranks_per_node;
+  pc->warn = o->warn;
+  pc->warn_ctx = o->ctx;
+  pc->launcher = o->launcher;
+  pc->exe = o->cmd ? o->cmd[0] : o->self_exe;
+  pc->hostfile = o->hostfile;
+  pc->ssh_opts = o->ssh_opts;
+  pc->partition = o->partition;
+}
+
 static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e) {
   c->o = o;
   c->lock_fd = -1;
@@ -868,14 +888,7 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
   if ((rc = take_lock(c, e)) < 0)
     return rc;
   struct pit_provider_conf pc;
-  memset(&pc, 0, sizeof pc);
-  pc.run = o->run;
-  pc.state_dir = c->state_dir;
-  pc.catalog = c->have_cat ? &c->cat : NULL;
-  pc.self_exe = o->self_exe;
-  pc.slots = o->ranks_per_node;
-  pc.warn = o->warn;
-  pc.warn_ctx = o->ctx;
+  provider_conf(c, &pc);
   if ((rc = pit_provider_open(&c->prov, o->provider, &pc, e)) < 0)
     return rc;
   snprintf(c->events_path, sizeof c->events_path, "%s", o->events ? o->events : "");
@@ -951,6 +964,9 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       break;
     }
     if (end == GEN_DONE) {
+      /* a workload without end records (one that speaks no protocol) finished: its steps are done */
+      if ((rc = release_held(&c, -1, e)) < 0)
+        break;
       gen_entry(&c, "done");
       status(&c, "done", 1);
       break;
@@ -1009,6 +1025,7 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
   }
   res->steps = c.step_next;
   res->total_s = now_t(&c);
+  res->resizable = c.resizable || !o->cmd;
   struct pit_err e2 = {0};
   if (rc == 0)
     rc = out_flush(&c, e);
@@ -1037,12 +1054,7 @@ int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *
   snprintf(c.state_dir, sizeof c.state_dir, "%s", o->run_dir);
   int rc = take_lock(&c, e);
   struct pit_provider_conf pc;
-  memset(&pc, 0, sizeof pc);
-  pc.run = o->run;
-  pc.state_dir = c.state_dir;
-  pc.self_exe = o->self_exe;
-  pc.warn = o->warn;
-  pc.warn_ctx = o->ctx;
+  provider_conf(&c, &pc);
   if (rc == 0)
     rc = pit_provider_open(&c.prov, o->provider, &pc, e);
   struct prev_state ps;
