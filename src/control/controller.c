@@ -62,7 +62,8 @@ struct ctl {
   char ckpt[1024];
   /* records kept back until a checkpoint covers them */
   struct pit_record *held;
-  int nheld, capheld;
+  int nheld;
+  size_t capheld;
   struct pit_events ev;
   int ev_open;
   struct pit_store *store;
@@ -172,14 +173,8 @@ static int64_t drop_held(struct ctl *c) {
 }
 
 static int hold(struct ctl *c, const struct pit_record *r, struct pit_err *e) {
-  if (c->nheld == c->capheld) {
-    int cap = c->capheld ? 2 * c->capheld : 256;
-    struct pit_record *g = realloc(c->held, (size_t)cap * sizeof *g);
-    if (!g)
-      return pit_err_set(e, PIT_ENOMEM, "out of memory");
-    c->held = g;
-    c->capheld = cap;
-  }
+  if (PIT_GROW(c->held, c->nheld + 1, c->capheld))
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
   pit_record_init(&c->held[c->nheld]);
   int rc = pit_record_copy(&c->held[c->nheld], r);
   if (rc < 0)
