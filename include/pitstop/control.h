@@ -100,7 +100,7 @@ void pit_provider_close(struct pit_provider *p);
 /* ---------------- 3. policies ---------------- */
 
 #define PIT_SCHEDULE_MAX 32
-enum pit_policy_kind { PIT_POLICY_FIXED = 0, PIT_POLICY_SCHEDULE };
+enum pit_policy_kind { PIT_POLICY_FIXED = 0, PIT_POLICY_SCHEDULE, PIT_POLICY_COST, PIT_POLICY_TIME };
 struct pit_policy {
   enum pit_policy_kind kind;
   int nsched;
@@ -108,14 +108,43 @@ struct pit_policy {
     int64_t step;                   /* from this step on ... */
     struct pit_membership to;          /* ... this membership */
   } sched[PIT_SCHEDULE_MAX];        /* ascending steps */
+  /* cost and time (pit_policy_parse sets the defaults) */
+  double deadline_s;                /* the job must end by this many run seconds; NaN: none */
+  double budget;                    /* US$ the whole job may cost; NaN: none */
+  double margin;                    /* act when the cautious saving > (1 + margin) × switching cost (0.2) */
+  int64_t every;                    /* decide every this many iterations once steady (50) */
 };
-/* "fixed" | "schedule". */
+/* "fixed" | "schedule" | "cost" | "time" (cost and time: pit_policy_cost.c). */
 int pit_policy_parse(struct pit_policy *p, const char *name, struct pit_err *e);
 /* "40:2,80:1" or "40:local-1:1+local-0.4:1,80:local-1:1"; counts alone are
  * nodes of deftype. Steps must rise. */
 int pit_schedule_parse(struct pit_policy *p, const char *text, const char *deftype, struct pit_err *e);
 
-/* What a policy sees. Pure data: a replay or a test builds it by hand. */
+#define PIT_POLICY_MEAS_MAX 32
+#define PIT_POLICY_TYPES_MAX 16
+#define PIT_POLICY_NODES_MAX 64
+#define PIT_POLICY_ALTS_MAX 24
+/* A membership measured in this job (or by `pitstop profile`): its PIT time. */
+struct pit_policy_meas {
+  struct pit_membership m;
+  double tp, tp_half;               /* s per iteration and its 95% half-width */
+  int64_t n;                        /* steady iterations behind it */
+};
+/* An instance type the policy may use (from the catalog). */
+struct pit_policy_type {
+  char itype[PIT_NAME_MAX];
+  double price_h;                   /* US$ per hour per node */
+  double speed;                     /* relative compute speed per node (catalog: cpus × quota); NaN unknown */
+};
+/* One node of the current membership, in rank order, with its ranks' mean
+ * compute and wait per iteration over the recent steady iterations. */
+struct pit_policy_node {
+  char itype[PIT_NAME_MAX];
+  double compute_s, wait_s;         /* NaN: the records carry no per-rank split */
+};
+
+/* What a policy sees. Pure data: a replay, the simulator or a test builds it
+ * by hand; the controller fills it from what it has seen (ctl_policy_state). */
 struct pit_policy_state {
   int gen;
   int64_t step;                     /* iterations done so far (the next step's index) */
@@ -123,16 +152,64 @@ struct pit_policy_state {
   struct pit_membership cur;
   int nmin, nmax;                   /* bounds on the node count */
   int resizable;                    /* 0: the workload cannot checkpoint (only recommend) */
+  /* for cost and time (fixed and schedule ignore them) */
+  double t;                         /* run seconds so far */
+  double spent;                     /* US$ billed so far */
+  int64_t batch;                    /* global batch (samples per iteration); 0 unknown */
+  int steady;                       /* 1: cur's PIT time is steady (meas holds it) */
+  int64_t since_change;             /* iterations done on cur since the last change */
+  double switch_s;                  /* seconds one resize costs in this job (checkpoint + stop + boot +
+                                       launch + init), measured; NaN: not measured yet */
+  int nmeas;
+  struct pit_policy_meas meas[PIT_POLICY_MEAS_MAX];  /* cur included once steady */
+  int ntypes;
+  struct pit_policy_type types[PIT_POLICY_TYPES_MAX];
+  int nnodes;
+  struct pit_policy_node nodes[PIT_POLICY_NODES_MAX];
 };
 enum pit_action { PIT_ACT_KEEP = 0, PIT_ACT_RESIZE };
+/* One alternative weighed: the rest of the job on membership m. */
+struct pit_policy_alt {
+  struct pit_membership m;
+  char kind[16];                    /* "keep", "add", "remove", "switch" */
+  char model[48];                   /* where t_p came from: "measured", "slowest rank removed", "USL", ... */
+  double tp, tp_lo, tp_hi;          /* predicted s per iteration, 95% interval */
+  double rest_s, rest_lo, rest_hi;  /* the rest of the job, switching included */
+  double cost, cost_hi;             /* its cost (US$) at rest_s and rest_hi */
+  int feasible;                     /* meets the deadline and the budget */
+};
 struct pit_choice {
   enum pit_action act;
   struct pit_membership to;            /* RESIZE: the membership wanted */
-  char reason[512];
+  char reason[1536];
+  char kind[16];                    /* "keep", "add", "remove", "switch" (schedule: "resize") */
+  int decided;                      /* 1: a decision point (alternatives weighed; write a record) */
+  int nalts;
+  struct pit_policy_alt alts[PIT_POLICY_ALTS_MAX]; /* alts[0] is keep */
 };
-/* Pure: the same state always gives the same choice. */
+/* Pure: the same state always gives the same choice.
+ *
+ * cost / time: at a decision point (cur steady, `every` iterations since the
+ * last check or change) the policy builds the alternatives — keep; add one
+ * node of each type; remove one node of the type whose rank computes longest
+ * (it makes the others wait); switch every node to another type — with a
+ * predicted t_p each (measured when meas has it; else from the per-node
+ * compute/wait split with equal shares, the USL fit of one type's measured
+ * counts, or the catalog's relative speed, each with a wider interval), and
+ * the rest of the job's time and cost. `cost` minimises cost among those
+ * meeting the deadline and budget (the fastest when none meets the
+ * deadline), `time` minimises time within the budget. It moves only when the
+ * cautious saving (keep at its interval's low end, the candidate at its high
+ * end) exceeds (1 + margin) × the switching cost: never-measured candidates
+ * pay their interval, and noise in two measured memberships cannot make it
+ * flap between them. */
 int pit_policy_decide(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
                       struct pit_err *e);
+/* The cost/time policy's part of pit_policy_decide (policy_cost.c). */
+int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
+                           struct pit_err *e);
+/* Σ nodes × price_h of m from the state's types (NaN if a type is missing). */
+double pit_policy_price_h(const struct pit_policy_state *s, const struct pit_membership *m);
 
 /* ---------------- 4. the controller ---------------- */
 
