@@ -146,6 +146,9 @@ static int tp_split(const struct pit_policy_state *s, const struct pit_membershi
     ranks += ht[i].ranks;
   }
   double comm = ranks > 1 && tp_cur > maxc ? tp_cur - maxc : 0;
+  int ranks_cur = pit_membership_ranks(&s->cur);
+  if (ranks > 1 && (ranks_cur > 0 ? ranks_cur : pit_membership_nodes(&s->cur)) == 1)
+    rel = REL_SPEED; /* one rank shows no collective: its cost is unknown */
   const char *model;
   struct pit_err e2 = {0};
   if (pit_hetero_step(ht, m->n, s->batch, comm, auto_shares ? PIT_SHARES_AUTO : PIT_SHARES_EQUAL, tp, &model,
