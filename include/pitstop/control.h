@@ -114,8 +114,10 @@ struct pit_policy {
   double margin;                    /* act when the cautious saving > (1 + margin) × switching cost (0.2) */
   int64_t every;                    /* decide every this many iterations once steady (50) */
 };
-/* "fixed" | "schedule" | "cost" | "time" (cost and time: pit_policy_cost.c). */
+/* "fixed" | "schedule" | "cost" | "time" (cost and time: policy_cost.c). */
 int pit_policy_parse(struct pit_policy *p, const char *name, struct pit_err *e);
+/* The policy's name, as pit_policy_parse takes it. */
+const char *pit_policy_name(const struct pit_policy *p);
 /* "40:2,80:1" or "40:local-1:1+local-0.4:1,80:local-1:1"; counts alone are
  * nodes of deftype. Steps must rise. */
 int pit_schedule_parse(struct pit_policy *p, const char *text, const char *deftype, struct pit_err *e);
@@ -267,6 +269,10 @@ struct pit_run_opts {
   char **cmd;                       /* the workload (argv, NULL-terminated); NULL: pitstop train */
   char **train_argv;                /* with cmd NULL: the options passed to pitstop train */
   int64_t total_steps;              /* known job length (-1 unknown) */
+  const char *types;                /* cost/time: types the policy may use, ","-separated (NULL: the
+                                       initial membership's) */
+  const struct pit_policy_meas *prior; /* cost/time: memberships measured before (a profile), borrowed */
+  int nprior;
   double start_timeout_s;           /* no record this long after a launch: the generation failed */
   double stop_timeout_s;            /* a stop request not honoured this long: killed */
   void (*status)(void *ctx, const struct pit_run_status *st);

@@ -29,7 +29,12 @@ static const struct run_opt run_opts[] = {
     {"itype", 1, "TYPE", "the type of counts given alone (default local-1)"},
     {"nnodes", 1, "MIN:MAX", "bounds on the node count (default 1:any)"},
     {"ranks-per-node", 1, "R", "ranks on each node (default 1)"},
-    {"policy", 1, "fixed|schedule", "who decides the membership (default: schedule if --schedule, else fixed)"},
+    {"policy", 1, "fixed|schedule|cost|time",
+     "who decides the membership (default: schedule if --schedule, else fixed); cost: the cheapest that meets "
+     "--deadline and --budget, time: the fastest within --budget (docs/decide.md)"},
+    {"deadline", 1, "S", "cost/time: the job must end within S seconds of its start"},
+    {"budget", 1, "USD", "cost/time: what the whole job may cost"},
+    {"types", 1, "T1,T2", "cost/time: instance types the policy may use (default: the initial membership's)"},
     {"schedule", 1, "STEP:M,...", "membership M from STEP on: 40:2,80:1 or 40:local-1:1+local-0.4:1"},
     {"launcher", 1, "mpi|per-node", "one mpirun over every node, or the command once per node"},
     {"max-restarts", 1, "N", "failed generations restarted from the last checkpoint (default 3)"},
@@ -160,6 +165,7 @@ int pit_cmd_run(int argc, char **argv) {
   struct ui u = {0, isatty(2), 0};
   const char *nodes = NULL, *nnodes = NULL, *policy = NULL, *schedule = NULL, *cleanup = NULL;
   const char *launcher = NULL, *run = NULL, *dir = NULL;
+  double deadline = NAN, budget = NAN;
   char **train = calloc((size_t)argc + 1, sizeof *train);
   if (!train)
     return pit_cli_usage("out of memory");
@@ -242,6 +248,14 @@ int pit_cmd_run(int argc, char **argv) {
         o.ranks_per_node = (int)v;
       else
         o.max_restarts = (int)v;
+    } else if (!strcmp(n, "types")) {
+      o.types = val;
+    } else if (!strcmp(n, "deadline") || !strcmp(n, "budget")) {
+      double *d = n[0] == 'd' ? &deadline : &budget;
+      if (pit_parse_f64(val, d) < 0 || !(*d > 0)) {
+        free(train);
+        return pit_cli_usage("run: --%s '%s' is not a positive number", n, val);
+      }
     } else if (!strcmp(n, "start-timeout")) {
       if (pit_parse_f64(val, &o.start_timeout_s) < 0 || !(o.start_timeout_s > 0)) {
         free(train);
@@ -355,6 +369,13 @@ int pit_cmd_run(int argc, char **argv) {
     rc = pit_err_set(&e, PIT_EARG, "--policy schedule needs --schedule STEP:MEMBERSHIP,...");
   if (rc == 0 && max_iters > 0)
     o.total_steps = max_iters;
+  int weighs = o.policy.kind == PIT_POLICY_COST || o.policy.kind == PIT_POLICY_TIME;
+  if (rc == 0 && !weighs && (!isnan(deadline) || !isnan(budget) || o.types))
+    rc = pit_err_set(&e, PIT_EARG, "--deadline, --budget and --types go with --policy cost or time");
+  if (rc == 0 && weighs) {
+    o.policy.deadline_s = deadline;
+    o.policy.budget = budget;
+  }
   if (rc < 0) {
     free(train);
     return pit_cli_fail(&e);

@@ -37,6 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "control/control_impl.h"
 #include "control/launch.h"
 #include "pitstop/parse.h"
 #include "pitstop/store.h"
@@ -87,6 +88,9 @@ struct ctl {
   int resizable;
   int64_t total_steps;              /* the job's length; -1 until known */
   struct pit_run_result *res;
+  struct ctl_obs obs;               /* what the cost/time policies see (observe.c) */
+  int ntypes;
+  struct pit_policy_type types[PIT_POLICY_TYPES_MAX]; /* the types they may use */
   struct pit_err rec_err;
   int rec_failed;
 };
@@ -208,22 +212,65 @@ static int node_record(struct ctl *c, const struct pit_node *n, const char *acti
   return rc;
 }
 
+/* A decision record: struct pit_decision's keys (what, step, why,
+ * alternatives with the rest of the job's predicted time and cost) plus the
+ * controller's (kind, policy, action, from, to, reason, and per alternative
+ * its interval, t_p, model and whether it fits the deadline and budget). */
 static int decision_record(struct ctl *c, const struct pit_choice *ch, const char *policy,
                            struct pit_err *e) {
-  char from[256], to[256];
+  char from[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX];
   pit_membership_format(&c->cur, from, sizeof from);
   pit_membership_format(&ch->to, to, sizeof to);
-  cJSON *o = cJSON_CreateObject();
+  struct pit_decision d;
+  pit_decision_init(&d);
+  snprintf(d.kind, sizeof d.kind, "%s", ch->kind[0] ? ch->kind : "keep");
+  d.step = c->step_next;
+  d.reason = strdup(ch->reason);
+  int rc = d.reason ? 0 : PIT_ENOMEM;
+  for (int i = 0; rc == 0 && i < ch->nalts; i++) {
+    char m[PIT_MEMBERSHIP_TEXT_MAX];
+    pit_membership_format(&ch->alts[i].m, m, sizeof m);
+    rc = pit_decision_add_alt(&d, m, ch->alts[i].rest_s, ch->alts[i].cost);
+  }
+  char *text = NULL;
+  if (rc < 0)
+    rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
+  else
+    rc = pit_decision_encode(&d, &text, e);
+  pit_decision_release(&d);
+  if (rc < 0)
+    return rc;
+  cJSON *o = cJSON_Parse(text);
+  free(text);
   if (!o)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   cJSON_AddStringToObject(o, "kind", "membership");
   cJSON_AddStringToObject(o, "policy", policy);
-  cJSON_AddStringToObject(o, "action", ch->act == PIT_ACT_RESIZE ? "resize" : "recommend");
+  cJSON_AddStringToObject(o, "action",
+                          ch->act == PIT_ACT_RESIZE                      ? "resize"
+                          : pit_membership_equal(&ch->to, &c->cur) ? "keep"
+                                                                         : "recommend");
   cJSON_AddStringToObject(o, "from", from);
   cJSON_AddStringToObject(o, "to", to);
-  cJSON_AddNumberToObject(o, "step", (double)c->step_next);
   cJSON_AddStringToObject(o, "reason", ch->reason);
-  char *text = cJSON_PrintUnformatted(o);
+  cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "alternatives");
+  for (int i = 0; arr && i < ch->nalts && i < cJSON_GetArraySize(arr); i++) {
+    const struct pit_policy_alt *a = &ch->alts[i];
+    cJSON *x = cJSON_GetArrayItem(arr, i), *iv;
+    cJSON_AddStringToObject(x, "what", a->kind);
+    cJSON_AddStringToObject(x, "model", a->model);
+    cJSON_AddNumberToObject(x, "pit_s", a->tp);
+    if ((iv = cJSON_AddArrayToObject(x, "pit_interval_s"))) {
+      cJSON_AddItemToArray(iv, cJSON_CreateNumber(a->tp_lo));
+      cJSON_AddItemToArray(iv, cJSON_CreateNumber(isfinite(a->tp_hi) ? a->tp_hi : -1));
+    }
+    if ((iv = cJSON_AddArrayToObject(x, "predicted_interval_s"))) {
+      cJSON_AddItemToArray(iv, cJSON_CreateNumber(a->rest_lo));
+      cJSON_AddItemToArray(iv, cJSON_CreateNumber(isfinite(a->rest_hi) ? a->rest_hi : -1));
+    }
+    cJSON_AddBoolToObject(x, "fits", a->feasible);
+  }
+  text = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   if (!text)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
@@ -231,7 +278,7 @@ static int decision_record(struct ctl *c, const struct pit_choice *ch, const cha
   base_record(c, &r, PIT_REC_DECISION);
   r.step = c->step_next;
   r.detail = text;
-  int rc = out_record(c, &r, e);
+  rc = out_record(c, &r, e);
   pit_record_release(&r);
   return rc;
 }
@@ -393,6 +440,13 @@ static double recent_median(const struct ctl *c) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+static double spent(const struct ctl *c, double t) {
+  double usd = c->res->cost;
+  for (int i = 0; i < c->nnodes; i++)
+    usd += node_cost(c, &c->nodes[i], t);
+  return usd;
+}
+
 static void status(struct ctl *c, const char *phase, int force) {
   double t = now_t(c);
   if (!c->o->status || (!force && t - c->last_status < 0.5))
@@ -409,10 +463,7 @@ static void status(struct ctl *c, const char *phase, int force) {
   st.t = t;
   st.tp_s = recent_median(c);
   st.samples_per_s = c->recent_batch > 0 && st.tp_s > 0 ? (double)c->recent_batch / st.tp_s : NAN;
-  double spent = c->res->cost;
-  for (int i = 0; i < c->nnodes; i++)
-    spent += node_cost(c, &c->nodes[i], t);
-  st.spent = spent;
+  st.spent = spent(c, t);
   st.eta_s = c->total_steps > 0 && st.tp_s > 0 ? (double)(c->total_steps - c->step_next) * st.tp_s : NAN;
   st.phase = phase;
   c->o->status(c->o->ctx, &st);
@@ -474,6 +525,8 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
     }
     rc = hold(c, &r, e);
     if (rc == 0)
+      rc = ctl_obs_iter(&c->obs, &c->cur, &r, e);
+    if (rc == 0)
       rc = decide(c, e);
     break;
   case PIT_REC_CHECKPOINT:
@@ -513,33 +566,64 @@ static void on_parse_warn(void *ctx, const struct pit_err *w) {
   warn(c, "workload output: %s", w->msg);
 }
 
+/* Seconds one resize took in this job, from the decision to the next
+ * generation's first iteration (mean of the resizes so far; NaN: none yet). */
+static double switch_seconds(const struct ctl *c) {
+  double sum = 0;
+  int n = 0;
+  for (int i = 0; i + 1 < c->res->ngens; i++) {
+    const struct pit_run_gen *g = &c->res->gens[i], *h = &c->res->gens[i + 1];
+    if (strcmp(g->end, "resized") == 0 && isfinite(g->exit_s) && isfinite(h->t_first_iter)) {
+      sum += h->t_first_iter - (g->t1 - g->exit_s);
+      n++;
+    }
+  }
+  return n ? sum / n : NAN;
+}
+
+/* The policy's state from what the controller has seen. */
+static void policy_state(const struct ctl *c, struct pit_policy_state *s) {
+  memset(s, 0, sizeof *s);
+  s->gen = c->gen;
+  s->step = c->step_next;
+  s->total_steps = c->total_steps;
+  s->cur = c->cur;
+  s->nmin = c->o->nmin;
+  s->nmax = c->o->nmax;
+  s->resizable = c->resizable || !c->o->cmd;
+  s->t = now_t(c);
+  s->spent = spent(c, s->t);
+  s->since_change = c->step_next - c->gen_step0;
+  s->switch_s = switch_seconds(c);
+  ctl_obs_state(&c->obs, c->nodes, c->nnodes, c->o->ranks_per_node, s);
+  s->ntypes = c->ntypes;
+  memcpy(s->types, c->types, (size_t)c->ntypes * sizeof c->types[0]);
+}
+
 static int decide(struct ctl *c, struct pit_err *e) {
   if (c->stop_requested)
     return 0;
-  struct pit_policy_state s;
-  memset(&s, 0, sizeof s);
-  s.gen = c->gen;
-  s.step = c->step_next;
-  s.total_steps = c->total_steps;
-  s.cur = c->cur;
-  s.nmin = c->o->nmin;
-  s.nmax = c->o->nmax;
-  s.resizable = c->resizable || !c->o->cmd;
-  struct pit_choice ch;
+  static struct pit_policy_state s; /* large; the controller is single-threaded */
+  static struct pit_choice ch;
+  policy_state(c, &s);
+  const char *pol = pit_policy_name(&c->o->policy);
   int rc = pit_policy_decide(&c->o->policy, &s, &ch, e);
   if (rc < 0 || ch.act != PIT_ACT_RESIZE) {
     if (rc == 0 && !s.resizable && !pit_membership_equal(&ch.to, &c->cur) && !c->pending.reason[0]) {
       c->pending = ch; /* said once */
       warn(c, "%s", ch.reason);
-      return decision_record(c, &ch, c->o->policy.kind == PIT_POLICY_SCHEDULE ? "schedule" : "fixed", e);
+      return decision_record(c, &ch, pol, e);
     }
+    if (rc == 0 && ch.decided)
+      return decision_record(c, &ch, pol, e);
     return rc;
   }
   c->pending = ch;
   c->stop_requested = 1;
   c->t_stop_req = now_t(c);
-  if ((rc = decision_record(c, &ch, c->o->policy.kind == PIT_POLICY_SCHEDULE ? "schedule" : "fixed", e)) < 0)
+  if ((rc = decision_record(c, &ch, pol, e)) < 0)
     return rc;
+  warn(c, "%s", ch.reason);
   int n = 0;
   for (int i = 0; i < c->g->nproc; i++)
     if (!c->g->proc[i].exited)
@@ -613,6 +697,7 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   unlink(c->g->log);
   c->gen_have_offset = 0;
   c->gen_iters = 0;
+  ctl_obs_gen(&c->obs);
   c->gen_step0 = c->step_safe;
   c->step_next = c->step_safe;
   c->stop_requested = 0;
@@ -822,6 +907,36 @@ static int reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
 
 /* ---------------- pit_run ---------------- */
 
+/* The types the cost/time policies may use: --types, else the initial
+ * membership's; price and relative speed (CPUs × quota) from the catalog. */
+static int policy_types(struct ctl *c, struct pit_err *e) {
+  const struct pit_run_opts *o = c->o;
+  if (o->policy.kind != PIT_POLICY_COST && o->policy.kind != PIT_POLICY_TIME)
+    return 0;
+  if (!c->have_cat)
+    return pit_err_set(e, PIT_EARG, "--policy %s needs a catalog (prices)", pit_policy_name(&o->policy));
+  char buf[1024] = "";
+  if (o->types)
+    snprintf(buf, sizeof buf, "%s", o->types);
+  else
+    for (int i = 0; i < o->initial.n; i++)
+      snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? "," : "", o->initial.m[i].itype);
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    const struct pit_itype *it = pit_catalog_find(&c->cat, t);
+    if (!it)
+      return pit_err_set(e, PIT_ENOTFOUND, "--types names '%s', which the catalog '%s' lacks", t, o->catalog);
+    if (c->ntypes == PIT_POLICY_TYPES_MAX)
+      return pit_err_set(e, PIT_EARG, "more than %d types for the policy", PIT_POLICY_TYPES_MAX);
+    struct pit_policy_type *pt = &c->types[c->ntypes++];
+    snprintf(pt->itype, sizeof pt->itype, "%s", it->name);
+    pt->price_h = it->price_h;
+    double cpus = it->cpus > 0 ? it->cpus : it->vcpus;
+    pt->speed = cpus * (isnan(it->cpu_quota) ? 1.0 : it->cpu_quota);
+  }
+  return 0;
+}
+
 static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e) {
   c->o = o;
   c->lock_fd = -1;
@@ -853,6 +968,11 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
       if (c->have_cat && !pit_catalog_find(&c->cat, o->policy.sched[s].to.m[i].itype))
         return pit_err_set(e, PIT_ENOTFOUND, "the schedule names type '%s', which the catalog '%s' lacks",
                            o->policy.sched[s].to.m[i].itype, o->catalog);
+  ctl_obs_init(&c->obs);
+  for (int i = 0; i < o->nprior && c->obs.nmeas < PIT_POLICY_MEAS_MAX; i++)
+    c->obs.meas[c->obs.nmeas++] = o->prior[i];
+  if ((rc = policy_types(c, e)) < 0)
+    return rc;
   int n0 = pit_membership_nodes(&o->initial);
   if (o->nmax > 0 && o->nmin > o->nmax)
     return pit_err_set(e, PIT_EARG, "--nnodes %d:%d: MIN is above MAX", o->nmin, o->nmax);
@@ -892,6 +1012,7 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
 }
 
 static void teardown(struct ctl *c) {
+  ctl_obs_release(&c->obs);
   if (c->g) {
     ctl_gen_kill(c->g, 2.0);
     ctl_gen_release(c->g);

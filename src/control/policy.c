@@ -11,14 +11,22 @@
 
 #include "pitstop/control.h"
 
+static const struct {
+  const char *name;
+  enum pit_policy_kind kind;
+} table[] = {{"fixed", PIT_POLICY_FIXED},
+             {"schedule", PIT_POLICY_SCHEDULE},
+             {"cost", PIT_POLICY_COST},
+             {"time", PIT_POLICY_TIME}};
+
+const char *pit_policy_name(const struct pit_policy *p) {
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (p->kind == table[i].kind)
+      return table[i].name;
+  return "?";
+}
+
 int pit_policy_parse(struct pit_policy *p, const char *name, struct pit_err *e) {
-  static const struct {
-    const char *name;
-    enum pit_policy_kind kind;
-  } table[] = {{"fixed", PIT_POLICY_FIXED},
-               {"schedule", PIT_POLICY_SCHEDULE},
-               {"cost", PIT_POLICY_COST},
-               {"time", PIT_POLICY_TIME}};
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
     if (strcmp(name, table[i].name) == 0) {
       p->kind = table[i].kind;
