@@ -33,8 +33,8 @@ struct ctl_obs {
   int nranks, nsplit;
   int64_t batch;
   int steady;
-  double precision;       /* P of pit_steady_check (0.02) */
-  int64_t cap_iters;      /* steady anyway after this many (the interval says how well) */
+  double precision;       /* P of pit_steady_check (0.03) */
+  int64_t cap_iters;      /* steady anyway after this many (300: the interval says how well) */
   int nmeas;
   struct pit_policy_meas meas[PIT_POLICY_MEAS_MAX];
 };

@@ -571,10 +571,12 @@ static void on_parse_warn(void *ctx, const struct pit_err *w) {
 static double switch_seconds(const struct ctl *c) {
   double sum = 0;
   int n = 0;
-  for (int i = 0; i + 1 < c->res->ngens; i++) {
-    const struct pit_run_gen *g = &c->res->gens[i], *h = &c->res->gens[i + 1];
-    if (strcmp(g->end, "resized") == 0 && isfinite(g->exit_s) && isfinite(h->t_first_iter)) {
-      sum += h->t_first_iter - (g->t1 - g->exit_s);
+  for (int i = 0; i < c->res->ngens; i++) {
+    const struct pit_run_gen *g = &c->res->gens[i];
+    /* the next generation's first iteration: its entry, or the running one's */
+    double first = i + 1 < c->res->ngens ? c->res->gens[i + 1].t_first_iter : c->t_first_iter;
+    if (strcmp(g->end, "resized") == 0 && isfinite(g->exit_s) && isfinite(first)) {
+      sum += first - (g->t1 - g->exit_s);
       n++;
     }
   }

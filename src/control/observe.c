@@ -14,8 +14,8 @@
 
 void ctl_obs_init(struct ctl_obs *o) {
   memset(o, 0, sizeof *o);
-  o->precision = 0.02;
-  o->cap_iters = 1000;
+  o->precision = 0.03;
+  o->cap_iters = 300;
 }
 
 void ctl_obs_release(struct ctl_obs *o) {

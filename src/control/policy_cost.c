@@ -201,7 +201,8 @@ static void add_alt(struct ctx *x, struct pit_choice *c, const struct pit_member
   } else if (tp_usl(s, m, &a.tp, &a.tp_lo, &a.tp_hi)) {
     snprintf(a.model, sizeof a.model, "USL fit of measured counts");
   } else if (tp_split(s, m, x->tp_cur, 0, &a.tp, &a.tp_lo, &a.tp_hi)) {
-    snprintf(a.model, sizeof a.model, "per-rank split, equal shares");
+    snprintf(a.model, sizeof a.model, "per-rank split%s, equal shares",
+             a.tp_hi > a.tp * (1 + REL_SPLIT) * (1 + 1e-9) ? " + catalog speed" : "");
   } else {
     return;
   }
