@@ -25,6 +25,8 @@
 
 #include "pitstop/record.h"
 #include "pitstop/catalog.h"
+#include "pitstop/predict.h"
+#include "pitstop/report.h"
 #include "pitstop/util.h"
 
 /* ---------------- 1. membership ---------------- */
@@ -283,6 +285,40 @@ void pit_run_opts_init(struct pit_run_opts *o);
 int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit_err *e);
 /* Stops every node a run left (a crashed controller's), from its run directory. */
 int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *e);
+
+/* ---------------- 5. profiles: measured memberships ranked ---------------- */
+
+/* Which stored runs, and the job to rank them for. */
+struct pit_profile_query {
+  const char *model;                /* the init config's model; NULL: any */
+  int64_t batch;                    /* global batch; 0: any */
+  enum pit_job_unit unit;           /* the job (predict.h): epochs, iterations or samples */
+  double size;                      /* <= 0: no job (no predicted total; ranked by samples per dollar or /s) */
+  enum pit_policy_kind objective;   /* PIT_POLICY_COST or PIT_POLICY_TIME */
+  double deadline_s, budget;        /* NaN: none */
+};
+/* One measured membership (the run of it with the most steady iterations). */
+struct pit_profile_row {
+  char run[PIT_NAME_MAX], model[PIT_NAME_MAX];
+  int64_t batch;
+  struct pit_membership m;
+  double tp, tp_half;               /* PIT time and its 95% half-width */
+  int64_t n;                        /* iterations measured */
+  double sps;                       /* samples per second: batch / t_p */
+  double price_h;                   /* Σ nodes × price (NaN: a type not in the catalog) */
+  double spd;                       /* samples per dollar: sps × 3600 / price_h */
+  double job_s, job_lo, job_hi;     /* the job's predicted time and 95% interval (NaN: no job) */
+  double cost, cost_lo, cost_hi;    /* and its cost */
+  int fits;                         /* meets the deadline and the budget */
+  int chosen;                       /* the row the objective picks */
+};
+/* The rows of the summarized runs rs that match q, best first: those that
+ * fit, by cost (or time, or without a job by samples per dollar or per
+ * second), then the rest. Runs without a membership, a batch or a steady t_p
+ * are left out. *rows is malloc'd (caller frees); *best the chosen index or
+ * -1 when none fits. */
+int pit_profile_rank(const struct pit_runset *rs, const struct pit_catalog *cat, const struct pit_profile_query *q,
+                     struct pit_profile_row **rows, int *n, int *best, struct pit_err *e);
 
 /* The local provider's node wrapper (pitstop node-exec): pins the calling
  * process to cpus, joins cgroup (if not ""), then the caller execs. */

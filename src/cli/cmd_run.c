@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "pitstop/control.h"
+#include "pitstop/trainopts.h"
 
 struct run_opt {
   const char *name;
@@ -155,6 +156,50 @@ static void report(const struct pit_run_result *r) {
 }
 
 static char self_path[4096];
+
+/* --policy cost|time with --db: the memberships the store has measured for
+ * this workload (pitstop train's model and global batch) become the policy's
+ * prior; none: the policy measures online. Returns how many. */
+static int prior_from_store(struct pit_run_opts *o, char **train, struct pit_policy_meas *prior, int cap) {
+  struct pit_train_opts t;
+  pit_train_opts_init(&t);
+  struct pit_err e = {0};
+  for (int i = 0; train[i]; i++) {
+    const char *a = train[i], *eq = strchr(a, '=');
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(eq ? eq - a - 2 : (long)strlen(a) - 2), a + 2);
+    const struct pit_train_optdef *d = pit_train_opt_find(name);
+    const char *val = eq ? eq + 1 : d && d->arg ? train[i + 1] : NULL;
+    if (d && (!strcmp(name, "model") || !strcmp(name, "batch-size")) && val)
+      pit_train_opt_set(&t, d, val, &e);
+  }
+  const struct pit_train_model *md = pit_train_model_find(t.model);
+  int64_t batch = t.batch > 0 ? t.batch : md ? md->batch : 0;
+  if (o->cmd || !o->db || access(o->db, R_OK) != 0 || batch <= 0)
+    return 0;
+  struct pit_runset rs;
+  pit_runset_init(&rs);
+  struct pit_catalog cat;
+  int have_cat = pit_catalog_load(&cat, o->catalog, &e) == 0;
+  struct pit_profile_query q = {t.model, batch, PIT_JOB_ITERS, 0, o->policy.kind, NAN, NAN};
+  struct pit_profile_row *rows = NULL;
+  int n = 0, best, k = 0;
+  if (pit_runset_load_store(&rs, o->db, NULL, 0, &e) == 0 && pit_runset_summarize(&rs, &e) == 0 &&
+      pit_profile_rank(&rs, have_cat ? &cat : NULL, &q, &rows, &n, &best, &e) == 0)
+    for (int i = 0; i < n && k < cap; i++) {
+      prior[k].m = rows[i].m;
+      prior[k].tp = rows[i].tp;
+      prior[k].tp_half = rows[i].tp_half;
+      prior[k++].n = rows[i].n;
+    }
+  if (e.msg[0])
+    pit_cli_note("the store's profile is not used: %s", e.msg);
+  free(rows);
+  pit_runset_release(&rs);
+  if (have_cat)
+    pit_catalog_release(&cat);
+  return k;
+}
 
 static volatile sig_atomic_t got_signal;
 static void on_signal(int sig) { got_signal = sig; }
@@ -379,6 +424,14 @@ int pit_cmd_run(int argc, char **argv) {
   if (rc < 0) {
     free(train);
     return pit_cli_fail(&e);
+  }
+  static struct pit_policy_meas prior[PIT_POLICY_MEAS_MAX];
+  if (weighs) {
+    o.prior = prior;
+    o.nprior = prior_from_store(&o, train, prior, PIT_POLICY_MEAS_MAX);
+    if (!u.quiet)
+      pit_cli_note("policy %s: %d membership%s measured before (store %s); the rest are measured online",
+                   pit_policy_name(&o.policy), o.nprior, o.nprior == 1 ? "" : "s", o.db ? o.db : "none");
   }
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);

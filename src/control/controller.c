@@ -489,6 +489,32 @@ static int on_init(struct ctl *c, const struct pit_record *r, struct pit_err *e)
   return 0;
 }
 
+/* The init record's config names the generation's membership (the store
+ * then knows what each run ran on: pitstop profile, the cost policy's prior). */
+static int tag_membership(const struct ctl *c, struct pit_record *r, struct pit_err *e) {
+  cJSON *o = r->config ? cJSON_Parse(r->config) : cJSON_CreateObject();
+  if (!o || !cJSON_IsObject(o)) {
+    cJSON_Delete(o);
+    return 0; /* a config that is not an object is left as the workload wrote it */
+  }
+  char *m = pit_membership_json(&c->cur);
+  cJSON *mj = m ? cJSON_Parse(m) : NULL;
+  free(m);
+  if (!mj) {
+    cJSON_Delete(o);
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  }
+  cJSON_DeleteItemFromObjectCaseSensitive(o, "membership");
+  cJSON_AddItemToObject(o, "membership", mj);
+  char *text = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  if (!text)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  free(r->config);
+  r->config = text;
+  return 0;
+}
+
 static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
   struct ctl *c = ctx;
   struct pit_record r;
@@ -549,6 +575,8 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
   case PIT_REC_INIT:
     c->init_s = r.init_s;
     rc = on_init(c, &r, e);
+    if (rc == 0)
+      rc = tag_membership(c, &r, e);
     if (rc == 0)
       rc = out_record(c, &r, e);
     break;
