@@ -14,6 +14,7 @@ int pit_cmd_sweep(int argc, char **argv);
 int pit_cmd_run(int argc, char **argv);
 int pit_cmd_node_exec(int argc, char **argv);
 int pit_cmd_predict(int argc, char **argv);
+int pit_cmd_profile(int argc, char **argv);
 
 /* Every message to stderr goes through these (src/cli/cli.c), each one line
  * starting "pitstop: ". */

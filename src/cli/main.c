@@ -14,6 +14,7 @@
 #pragma weak pit_cmd_run
 #pragma weak pit_cmd_node_exec
 #pragma weak pit_cmd_predict
+#pragma weak pit_cmd_profile
 
 struct command {
   const char *name;
@@ -38,6 +39,7 @@ int main(int argc, char **argv) {
       {"run", pit_cmd_run, "train on nodes that come and go (the elastic controller)"},
       {"node-exec", pit_cmd_node_exec, "(internal) run a command inside a local node"},
       {"predict", pit_cmd_predict, "the whole job's time and cost from measured iterations"},
+      {"profile", pit_cmd_profile, "measure candidate memberships and rank them for a job (cost or time)"},
   };
   int n = (int)(sizeof cmds / sizeof cmds[0]);
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
