@@ -15,7 +15,7 @@
 void ctl_obs_init(struct ctl_obs *o) {
   memset(o, 0, sizeof *o);
   o->precision = 0.03;
-  o->cap_iters = 300;
+  o->cap_iters = 200;
 }
 
 void ctl_obs_release(struct ctl_obs *o) {
