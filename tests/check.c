@@ -41,3 +41,27 @@ const char *check_tmpdir(void) {
   }
   return dir;
 }
+
+char *check_slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  char *b = NULL;
+  size_t n = 0, cap = 0, got;
+  do {
+    if (n + 4096 + 1 > cap) {
+      char *nb = realloc(b, cap = 2 * cap + 4096 + 1);
+      if (!nb) {
+        free(b);
+        fclose(f);
+        return NULL;
+      }
+      b = nb;
+    }
+    got = fread(b + n, 1, cap - n - 1, f);
+    n += got;
+  } while (got > 0);
+  fclose(f);
+  b[n] = '\0';
+  return b;
+}

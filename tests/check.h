@@ -28,4 +28,6 @@ extern uint64_t check_rng;
 double check_urand(void);
 /* Path of a fresh temporary directory for this test (removed by the OS/CI). */
 const char *check_tmpdir(void);
+/* The whole file as a NUL-terminated string (free it); NULL if it cannot be read. */
+char *check_slurp(const char *path);
 #endif

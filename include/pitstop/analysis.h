@@ -117,6 +117,41 @@ void pit_config_key(const struct pit_config *c, char *buf, size_t n);
 void pit_config_field(const struct pit_config *c, const char *config_json, const char *field, char *buf,
                       size_t n);
 
+/* The configuration fields, one table (config.c): the key, the default
+ * --group-by, chart lines and labels and sweep configurations all read it.
+ * A field set is a bit mask, bit f for field f. */
+enum pit_config_field_id {
+  PIT_CF_MODEL, PIT_CF_BATCH, PIT_CF_RANKS, PIT_CF_NODES, PIT_CF_ITYPE, PIT_CF_THREADS, PIT_CF_DATA,
+  PIT_CF_COUNT
+};
+#define PIT_CF_BIT(f) (1u << (f))
+struct pit_config_field_def {
+  const char *name;      /* "batch" */
+  const char *alias;     /* another accepted name ("batch_size"), or NULL */
+  int in_key;            /* part of the canonical key, the default grouping and the chart lines */
+  int derived_from;      /* a field this one usually follows (threads = cores / ranks), or -1 */
+  const char *label_1;   /* chart label, "%s" = the value: "batch %s", "%s rank" */
+  const char *label_n;   /* the same for numbers other than 1 ("%s ranks"), or NULL */
+};
+/* NULL when f is out of range. */
+const struct pit_config_field_def *pit_config_field_def(int f);
+/* The field named name (or its alias); -1 if it is not one of the table's. */
+int pit_config_field_find(const char *name);
+int pit_config_field_equal(const struct pit_config *a, const struct pit_config *b, int f);
+/* Equal in every field of the set. */
+int pit_config_same(const struct pit_config *a, const struct pit_config *b, unsigned fields);
+/* The set of key fields (model, batch, ranks, nodes, itype, threads). */
+unsigned pit_config_key_fields(void);
+/* The fields of the set that are not equal in all of cfgs[0..n-1]. */
+unsigned pit_config_differing(const struct pit_config *const *cfgs, int n, unsigned fields);
+/* The fields of the set that the user varied among cfgs[0..n-1]: those that
+ * differ, less a derived field that is a function of its source among these
+ * configurations (threads that change only with ranks). */
+unsigned pit_config_varied(const struct pit_config *const *cfgs, int n, unsigned fields);
+/* The field as a label ("batch 64", "2 ranks", "cnn"); returns 0 and writes
+ * "" when the field is absent. */
+int pit_config_field_label(const struct pit_config *c, int f, char *buf, size_t n);
+
 /* ---------------- 3. runs ---------------- */
 
 /* Flags of one iteration (why it is not paramount). */
@@ -145,6 +180,7 @@ struct pit_series_run {
   double last_t;           /* largest t seen (NaN if none) */
   int rebalances;          /* batch_shares decision records (--batch-shares auto) */
   char shares[96];         /* the last one's shares, "49/15"; "" if none */
+  int ends;                /* end records (a run that ended has one per generation) */
 };
 
 /* A duration from a non-iteration record. */
@@ -153,6 +189,7 @@ struct pit_series_event {
   int run, rank;
   double v;                /* init_s, val_s, ckpt_s or epoch_s (NaN if absent) */
   double rdzv_s;           /* init only */
+  int64_t epoch;           /* the record's epoch (-1 if none) */
 };
 
 /* One or more runs' records, kept in arrival order. Feed every record of a

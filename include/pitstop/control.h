@@ -230,6 +230,7 @@ struct pit_run_status {
   double spent;                     /* US$ billed so far (nodes × billed seconds) */
   double eta_s;                     /* predicted remaining seconds (NaN: unknown) */
   const char *phase;                /* "starting", "running", "resizing", "restarting", "done" */
+  int resizable;                    /* 0: the workload speaks no protocol (records read from its log) */
 };
 
 struct pit_run_gen {                /* one generation, for the report */
@@ -249,6 +250,8 @@ struct pit_run_result {
   int64_t steps;
   int restarts;
   int64_t lost_steps;               /* iterations redone after failures */
+  int resizable;                    /* 0: the workload spoke no protocol: never resized, only advised */
+  int recommended;                  /* decisions only recommended (the workload could not be resized) */
   double total_s, cost;
   char events[1100];                /* the run's events file */
 };

@@ -163,6 +163,11 @@ int pit_events_write(struct pit_events *ev, const struct pit_record *r, struct p
 int pit_events_flush(struct pit_events *ev, struct pit_err *e);
 void pit_events_release(struct pit_events *ev);
 
+/* s as a JSON string literal, quotes included, escaped as records are written
+ * ('"' and backslash escaped, control characters as \u00XX); owned by the caller
+ * (free); NULL when out of memory. */
+char *pit_json_quote(const char *s);
+
 /* ---- reading a JSON Lines file record by record ---- */
 struct pit_record_reader {
   FILE *fp;

@@ -101,6 +101,8 @@ int pit_mkdir_p(const char *dir, struct pit_err *e);
 /* Strict number parsing (whole string must be consumed). Return 0 or PIT_EARG. */
 int pit_parse_i64(const char *s, int64_t *out);
 int pit_parse_f64(const char *s, double *out);
+/* The index of s in names[0..n-1] (an option's word: "csv", "scaling"); -1 if absent. */
+int pit_parse_name(const char *s, const char *const *names, int n);
 
 /* What CPU this process may use (src/util/cpus.c). */
 struct pit_cpus {

@@ -66,7 +66,7 @@ static int run_index(struct pit_series *s, const char *name, struct pit_err *e) 
 static int add_event(struct pit_series *s, const struct pit_record *r, int run, double v, struct pit_err *e) {
   if (grow((void **)&s->ev, &s->capev, s->nev + 1, sizeof *s->ev))
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
-  s->ev[s->nev++] = (struct pit_series_event){r->type, run, r->rank, v, r->rdzv_s};
+  s->ev[s->nev++] = (struct pit_series_event){r->type, run, r->rank, v, r->rdzv_s, r->epoch};
   return 0;
 }
 
@@ -156,6 +156,7 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
   case PIT_REC_EPOCH:
     return add_event(s, r, run, r->epoch_s, e);
   case PIT_REC_END:
+    ru->ends++;
     if (isfinite(r->total_s))
       ru->end_total_s = isnan(ru->end_total_s) ? r->total_s : ru->end_total_s + r->total_s;
     return 0;

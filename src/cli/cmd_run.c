@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "pitstop/control.h"
+#include "pitstop/report.h"
 #include "pitstop/trainopts.h"
 
 struct run_opt {
@@ -111,9 +112,9 @@ static void on_status(void *ctx, const struct pit_run_status *st) {
   else
     snprintf(steps, sizeof steps, "%lld", (long long)st->step);
   char line[512];
-  snprintf(line, sizeof line, "gen %d %-9s %s  step %s  t_p %s  %.0f samples/s  $%.4f spent  %s left", st->gen,
+  snprintf(line, sizeof line, "gen %d %-9s %s  step %s  t_p %s  %.0f samples/s  $%.4f spent  %s left%s", st->gen,
            st->phase, st->membership, steps, tp, isfinite(st->samples_per_s) ? st->samples_per_s : 0.0,
-           st->spent, eta);
+           st->spent, eta, st->resizable ? "" : "  (read from its log: not resizable)");
   if (u->tty) {
     fprintf(stderr, "\r\033[K%s", line);
     u->drew = 1;
@@ -150,6 +151,16 @@ static void report(const struct pit_run_result *r) {
            g->gen, h->gen, isfinite(g->ckpt_s) ? g->ckpt_s : 0, isfinite(g->exit_s) ? g->exit_s : 0,
            isfinite(g->nodes_s) ? g->nodes_s : 0, h->t_first_iter - h->t0, h->t_first_iter - decided);
   }
+  for (int i = 0; i + 1 < r->ngens; i++) {
+    const struct pit_run_gen *g = &r->gens[i], *h = &r->gens[i + 1];
+    if (strcmp(g->end, "failed") == 0)
+      printf("  restart gen %d → %d: failure to first iteration %.3f s (launch+init %.3f s)\n", g->gen, h->gen,
+             h->t_first_iter - g->t1, h->t_first_iter - h->t0);
+  }
+  if (!r->resizable)
+    printf("\nThe workload spoke no pitstop protocol (its records were read from its log): it cannot be\n"
+           "resized without losing work, so %d decision%s only recommended (see docs/protocol.md).\n",
+           r->recommended, r->recommended == 1 ? " was" : "s were");
   printf("\n%lld steps in %.1f s, %d restart%s (%lld steps redone), cost $%.4f\nrecords: %s\n",
          (long long)r->steps, r->total_s, r->restarts, r->restarts == 1 ? "" : "s", (long long)r->lost_steps,
          r->cost, r->events);
@@ -160,28 +171,18 @@ static char self_path[4096];
 /* --policy cost|time with --db: the memberships the store has measured for
  * this workload (pitstop train's model and global batch) become the policy's
  * prior; none: the policy measures online. Returns how many. */
-static int prior_from_store(struct pit_run_opts *o, char **train, struct pit_policy_meas *prior, int cap) {
-  struct pit_train_opts t;
-  pit_train_opts_init(&t);
-  struct pit_err e = {0};
-  for (int i = 0; train[i]; i++) {
-    const char *a = train[i], *eq = strchr(a, '=');
-    char name[64];
-    snprintf(name, sizeof name, "%.*s", (int)(eq ? eq - a - 2 : (long)strlen(a) - 2), a + 2);
-    const struct pit_train_optdef *d = pit_train_opt_find(name);
-    const char *val = eq ? eq + 1 : d && d->arg ? train[i + 1] : NULL;
-    if (d && (!strcmp(name, "model") || !strcmp(name, "batch-size")) && val)
-      pit_train_opt_set(&t, d, val, &e);
-  }
-  const struct pit_train_model *md = pit_train_model_find(t.model);
-  int64_t batch = t.batch > 0 ? t.batch : md ? md->batch : 0;
+static int prior_from_store(const struct pit_run_opts *o, const struct pit_train_opts *t,
+                            struct pit_policy_meas *prior, int cap) {
+  const struct pit_train_model *md = pit_train_model_find(t->model);
+  int64_t batch = t->batch > 0 ? t->batch : md ? md->batch : 0;
   if (o->cmd || !o->db || access(o->db, R_OK) != 0 || batch <= 0)
     return 0;
+  struct pit_err e = {0};
   struct pit_runset rs;
   pit_runset_init(&rs);
   struct pit_catalog cat;
   int have_cat = pit_catalog_load(&cat, o->catalog, &e) == 0;
-  struct pit_profile_query q = {t.model, batch, PIT_JOB_ITERS, 0, o->policy.kind, NAN, NAN};
+  struct pit_profile_query q = {t->model, batch, PIT_JOB_ITERS, 0, o->policy.kind, NAN, NAN};
   struct pit_profile_row *rows = NULL;
   int n = 0, best, k = 0;
   if (pit_runset_load_store(&rs, o->db, NULL, 0, &e) == 0 && pit_runset_summarize(&rs, &e) == 0 &&
@@ -211,11 +212,11 @@ int pit_cmd_run(int argc, char **argv) {
   const char *nodes = NULL, *nnodes = NULL, *policy = NULL, *schedule = NULL, *cleanup = NULL;
   const char *launcher = NULL, *run = NULL, *dir = NULL;
   double deadline = NAN, budget = NAN;
-  char **train = calloc((size_t)argc + 1, sizeof *train);
-  if (!train)
-    return pit_cli_usage("out of memory");
-  int ntrain = 0;
-  int64_t max_iters = -1;
+  int ntrain = 0, epochs_set = 0;
+  struct pit_train_opts topts;
+  pit_train_opts_init(&topts);
+  char **targv = NULL;
+  int targc = 0;
   struct pit_err e = {0};
   int i = 1;
   for (; i < argc; i++) {
@@ -225,18 +226,35 @@ int pit_cmd_run(int argc, char **argv) {
       break;
     }
     if (strncmp(a, "--", 2) != 0) {
-      free(train);
       return pit_cli_usage("run: unexpected argument '%s' (a command goes after --)", a);
     }
     const char *eq = strchr(a + 2, '=');
     size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
     const struct run_opt *ro = find_opt(a + 2, len);
-    if (!ro) { /* a train option: passed on with its value */
-      train[ntrain++] = argv[i];
-      if (strcmp(a, "--max-iters") == 0 && i + 1 < argc)
-        pit_parse_i64(argv[i + 1], &max_iters);
-      if (!eq && i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
-        train[ntrain++] = argv[++i];
+    if (!ro) { /* a train option (the shared table): checked here, passed on as argv */
+      char name[64];
+      snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), a + 2);
+      const struct pit_train_optdef *d = pit_train_opt_find(name);
+      if (!d)
+        return pit_cli_usage("run: unknown option '%s' (see pitstop run --help and pitstop train --help)", a);
+      static const char *const owned[] = {"run", "events", "out", "db", "resume"};
+      for (size_t k = 0; k < sizeof owned / sizeof owned[0]; k++)
+        if (strcmp(name, owned[k]) == 0)
+          return pit_cli_usage("run: --%s is pitstop run's own (the controller sets it for train)", name);
+      const char *v = NULL;
+      if (d->arg) {
+        if (eq)
+          v = eq + 1;
+        else if (i + 1 < argc)
+          v = argv[++i];
+        else
+          return pit_cli_usage("run: --%s needs a value", name);
+      }
+      if (pit_train_opt_set(&topts, d, v, &e) < 0) {
+        return pit_cli_fail(&e);
+      }
+      epochs_set |= strcmp(name, "epochs") == 0;
+      ntrain++;
       continue;
     }
     const char *val = NULL;
@@ -246,7 +264,6 @@ int pit_cmd_run(int argc, char **argv) {
       else if (i + 1 < argc)
         val = argv[++i];
       else {
-        free(train);
         return pit_cli_usage("run: --%s needs a value", ro->name);
       }
     }
@@ -254,7 +271,6 @@ int pit_cmd_run(int argc, char **argv) {
     int64_t v;
     if (!strcmp(n, "help")) {
       usage(stdout);
-      free(train);
       return 0;
     } else if (!strcmp(n, "provider"))
       o.provider = val;
@@ -286,7 +302,6 @@ int pit_cmd_run(int argc, char **argv) {
       u.quiet = 1;
     else if (!strcmp(n, "ranks-per-node") || !strcmp(n, "max-restarts")) {
       if (pit_parse_i64(val, &v) < 0 || v < (n[0] == 'r' ? 1 : 0) || v > 1000) {
-        free(train);
         return pit_cli_usage("run: --%s '%s' is not a valid count", n, val);
       }
       if (n[0] == 'r')
@@ -297,39 +312,39 @@ int pit_cmd_run(int argc, char **argv) {
       o.types = val;
     } else if (!strcmp(n, "deadline") || !strcmp(n, "budget")) {
       double *d = n[0] == 'd' ? &deadline : &budget;
-      if (pit_parse_f64(val, d) < 0 || !(*d > 0)) {
-        free(train);
+      if (pit_parse_f64(val, d) < 0 || !(*d > 0))
         return pit_cli_usage("run: --%s '%s' is not a positive number", n, val);
-      }
     } else if (!strcmp(n, "start-timeout")) {
       if (pit_parse_f64(val, &o.start_timeout_s) < 0 || !(o.start_timeout_s > 0)) {
-        free(train);
         return pit_cli_usage("run: --start-timeout '%s' is not a positive number of seconds", val);
       }
     }
   }
-  train[ntrain] = NULL;
   if (i < argc)
     o.cmd = argv + i;
-  else if (ntrain)
-    o.train_argv = train;
-  else
-    o.train_argv = train;
   if (o.cmd && ntrain) {
-    int rc = pit_cli_usage("run: '%s' is not a run option (train options go with the default workload only)",
-                           train[0]);
-    free(train);
-    return rc;
+    return pit_cli_usage("run: train options go with the default workload only (not with -- COMMAND)");
+  }
+  if (!o.cmd) {
+    if (topts.max_iters > 0 && !epochs_set)
+      topts.epochs = 0; /* --max-iters alone: as many epochs as it takes (as pitstop train) */
+    topts.out = "(the run's checkpoint directory)"; /* the controller passes --out */
+    if (pit_train_check(&topts, &e) < 0) {
+      return pit_cli_fail(&e);
+    }
+    topts.out = NULL;
+    if (pit_train_opts_argv(&topts, &targv, &targc, &e) < 0) {
+      return pit_cli_fail(&e);
+    }
+    o.train_argv = targv;
   }
   if (!pit_provider_find(o.provider)) {
     pit_err_set(&e, PIT_EARG, "unknown provider '%s'", o.provider);
     pit_err_hint(&e, "providers: %s", pit_provider_names());
-    free(train);
     return pit_cli_fail(&e);
   }
   ssize_t k = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
   if (k <= 0) {
-    free(train);
     return pit_cli_usage("run: cannot find this program's own path");
   }
   self_path[k] = 0;
@@ -349,7 +364,6 @@ int pit_cmd_run(int argc, char **argv) {
         o.catalog = catalog_default;
     }
     if (!o.catalog && !cleanup) {
-      free(train);
       return pit_cli_usage("run: no catalog found beside the program; give --catalog FILE");
     }
   }
@@ -377,7 +391,6 @@ int pit_cmd_run(int argc, char **argv) {
   if (cleanup) {
     int stopped = 0;
     int rc = pit_run_cleanup(&o, &stopped, &e);
-    free(train);
     if (rc < 0)
       return pit_cli_fail(&e);
     printf("run %s: %d node%s stopped\n", run, stopped, stopped == 1 ? "" : "s");
@@ -412,8 +425,8 @@ int pit_cmd_run(int argc, char **argv) {
     rc = pit_schedule_parse(&o.policy, schedule, o.deftype, &e);
   if (rc == 0 && o.policy.kind == PIT_POLICY_SCHEDULE && !schedule)
     rc = pit_err_set(&e, PIT_EARG, "--policy schedule needs --schedule STEP:MEMBERSHIP,...");
-  if (rc == 0 && max_iters > 0)
-    o.total_steps = max_iters;
+  if (rc == 0 && topts.max_iters > 0)
+    o.total_steps = topts.max_iters;
   int weighs = o.policy.kind == PIT_POLICY_COST || o.policy.kind == PIT_POLICY_TIME;
   if (rc == 0 && !weighs && (!isnan(deadline) || !isnan(budget) || o.types))
     rc = pit_err_set(&e, PIT_EARG, "--deadline, --budget and --types go with --policy cost or time");
@@ -422,13 +435,12 @@ int pit_cmd_run(int argc, char **argv) {
     o.policy.budget = budget;
   }
   if (rc < 0) {
-    free(train);
     return pit_cli_fail(&e);
   }
   static struct pit_policy_meas prior[PIT_POLICY_MEAS_MAX];
   if (weighs) {
     o.prior = prior;
-    o.nprior = prior_from_store(&o, train, prior, PIT_POLICY_MEAS_MAX);
+    o.nprior = prior_from_store(&o, &topts, prior, PIT_POLICY_MEAS_MAX);
     if (!u.quiet)
       pit_cli_note("policy %s: %d membership%s measured before (store %s); the rest are measured online",
                    pit_policy_name(&o.policy), o.nprior, o.nprior == 1 ? "" : "s", o.db ? o.db : "none");
@@ -441,7 +453,6 @@ int pit_cmd_run(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   struct pit_run_result *res = calloc(1, sizeof *res);
   if (!res) {
-    free(train);
     return pit_cli_usage("out of memory");
   }
   rc = pit_run(&o, res, &e);
@@ -449,13 +460,25 @@ int pit_cmd_run(int argc, char **argv) {
     fputs("\n", stderr);
   if (rc < 0) {
     pit_cli_fail(&e);
+    pit_train_argv_free(targv);
     free(res);
-    free(train);
     return 1;
   }
+  pit_train_argv_free(targv);
+  targv = NULL;
   report(res);
+  /* the timeline chart beside the run's records */
+  char chart[4200];
+  snprintf(chart, sizeof chart, "%s/timeline.png", dir);
+  struct pit_plot_opts po;
+  pit_plot_opts_init(&po);
+  po.out = chart;
+  struct pit_err pe = {0};
+  if (pit_plot_timeline(res->events, &po, &pe) < 0)
+    pit_cli_warn("no timeline chart: %s", pe.msg);
+  else
+    printf("timeline: %s\n", chart);
   free(res);
-  free(train);
   return 0;
 }
 

@@ -212,31 +212,50 @@ static int node_record(struct ctl *c, const struct pit_node *n, const char *acti
   return rc;
 }
 
-/* A decision record: struct pit_decision's keys (what, step, why,
- * alternatives with the rest of the job's predicted time and cost) plus the
- * controller's (kind, policy, action, from, to, reason, and per alternative
- * its interval, t_p, model and whether it fits the deadline and budget). */
+/* A decision record (struct pit_decision): what = the policy's kind of move
+ * ("add", "remove", "switch"; "resize" for a schedule), "keep" at a cost/time
+ * decision point, "recommend" when the workload cannot be resized; the chosen
+ * membership is the first alternative (the timeline labels it), then the
+ * others weighed with the rest of the job's predicted time and cost (or the
+ * membership kept, when the policy weighed none). The controller adds
+ * policy, action, from, to, and per alternative its model, t_p and
+ * intervals and whether it fits the deadline and budget. */
 static int decision_record(struct ctl *c, const struct pit_choice *ch, const char *policy,
                            struct pit_err *e) {
-  char from[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX];
+  char from[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX], reason[1700];
   pit_membership_format(&c->cur, from, sizeof from);
   pit_membership_format(&ch->to, to, sizeof to);
+  snprintf(reason, sizeof reason, "%s (policy %s)", ch->reason, policy);
+  int keep = pit_membership_equal(&ch->to, &c->cur);
+  const char *action = ch->act == PIT_ACT_RESIZE ? "resize" : keep ? "keep" : "recommend";
   struct pit_decision d;
   pit_decision_init(&d);
-  snprintf(d.kind, sizeof d.kind, "%s", ch->kind[0] ? ch->kind : "keep");
+  snprintf(d.kind, sizeof d.kind, "%s", ch->act == PIT_ACT_RESIZE && ch->kind[0] ? ch->kind : action);
   d.step = c->step_next;
-  d.reason = strdup(ch->reason);
+  d.reason = strdup(reason);
   int rc = d.reason ? 0 : PIT_ENOMEM;
-  for (int i = 0; rc == 0 && i < ch->nalts; i++) {
+  /* alternatives: the chosen first */
+  int order[PIT_POLICY_ALTS_MAX + 1], nord = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < ch->nalts; i++)
+      if (pit_membership_equal(&ch->alts[i].m, &ch->to) == (pass == 0))
+        order[nord++] = i;
+  if (nord == 0 || !pit_membership_equal(&ch->alts[order[0]].m, &ch->to)) {
+    rc = rc ? rc : pit_decision_add_alt(&d, to, NAN, NAN);
+    if (ch->nalts == 0 && !keep)
+      rc = rc ? rc : pit_decision_add_alt(&d, from, NAN, NAN);
+  }
+  for (int k = 0; rc == 0 && k < nord; k++) {
     char m[PIT_MEMBERSHIP_TEXT_MAX];
-    pit_membership_format(&ch->alts[i].m, m, sizeof m);
-    rc = pit_decision_add_alt(&d, m, ch->alts[i].rest_s, ch->alts[i].cost);
+    pit_membership_format(&ch->alts[order[k]].m, m, sizeof m);
+    rc = pit_decision_add_alt(&d, m, ch->alts[order[k]].rest_s, ch->alts[order[k]].cost);
   }
   char *text = NULL;
   if (rc < 0)
     rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
   else
     rc = pit_decision_encode(&d, &text, e);
+  int skip = d.nalts - nord; /* leading alternatives not from the policy */
   pit_decision_release(&d);
   if (rc < 0)
     return rc;
@@ -244,19 +263,14 @@ static int decision_record(struct ctl *c, const struct pit_choice *ch, const cha
   free(text);
   if (!o)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
-  cJSON_AddStringToObject(o, "kind", "membership");
   cJSON_AddStringToObject(o, "policy", policy);
-  cJSON_AddStringToObject(o, "action",
-                          ch->act == PIT_ACT_RESIZE                      ? "resize"
-                          : pit_membership_equal(&ch->to, &c->cur) ? "keep"
-                                                                         : "recommend");
+  cJSON_AddStringToObject(o, "action", action);
   cJSON_AddStringToObject(o, "from", from);
   cJSON_AddStringToObject(o, "to", to);
-  cJSON_AddStringToObject(o, "reason", ch->reason);
   cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "alternatives");
-  for (int i = 0; arr && i < ch->nalts && i < cJSON_GetArraySize(arr); i++) {
-    const struct pit_policy_alt *a = &ch->alts[i];
-    cJSON *x = cJSON_GetArrayItem(arr, i), *iv;
+  for (int k = 0; arr && k < nord && skip + k < cJSON_GetArraySize(arr); k++) {
+    const struct pit_policy_alt *a = &ch->alts[order[k]];
+    cJSON *x = cJSON_GetArrayItem(arr, skip + k), *iv;
     cJSON_AddStringToObject(x, "what", a->kind);
     cJSON_AddStringToObject(x, "model", a->model);
     cJSON_AddNumberToObject(x, "pit_s", a->tp);
@@ -466,6 +480,7 @@ static void status(struct ctl *c, const char *phase, int force) {
   st.spent = spent(c, t);
   st.eta_s = c->total_steps > 0 && st.tp_s > 0 ? (double)(c->total_steps - c->step_next) * st.tp_s : NAN;
   st.phase = phase;
+  st.resizable = c->resizable || !c->o->cmd;
   c->o->status(c->o->ctx, &st);
 }
 
@@ -641,6 +656,7 @@ static int decide(struct ctl *c, struct pit_err *e) {
   if (rc < 0 || ch.act != PIT_ACT_RESIZE) {
     if (rc == 0 && !s.resizable && !pit_membership_equal(&ch.to, &c->cur) && !c->pending.reason[0]) {
       c->pending = ch; /* said once */
+      c->res->recommended++;
       warn(c, "%s", ch.reason);
       return decision_record(c, &ch, pol, e);
     }
@@ -1101,6 +1117,9 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       break;
     }
     if (end == GEN_DONE) {
+      /* a workload without end records (one that speaks no protocol) finished: its steps are done */
+      if ((rc = release_held(&c, -1, e)) < 0)
+        break;
       gen_entry(&c, "done");
       status(&c, "done", 1);
       break;
@@ -1159,6 +1178,7 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
   }
   res->steps = c.step_next;
   res->total_s = now_t(&c);
+  res->resizable = c.resizable || !o->cmd;
   struct pit_err e2 = {0};
   if (rc == 0)
     rc = out_flush(&c, e);

@@ -158,6 +158,18 @@ static void sb_str(struct sb *b, const char *s) {
   sb_printf(b, "\"");
 }
 
+char *pit_json_quote(const char *s) {
+  char *buf = NULL;
+  size_t cap = 0;
+  struct sb b = {&buf, &cap, 0, 0};
+  sb_str(&b, s);
+  if (b.oom) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
 static void num(struct sb *b, const char *key, double v) {
   if (!isnan(v))
     sb_printf(b, ",\"%s\":%.9g", key, v);
