@@ -13,26 +13,23 @@
 #include "cli/cli.h"
 #include "pitstop/control.h"
 
-struct popt {
-  const char *name, *arg, *help;
-};
-static const struct popt popts[] = {
-    {"from-db", "DB", "rank the runs DB holds (no new measurement)"},
-    {"db", "DB", "store the candidates' runs here (required to measure)"},
-    {"catalog", "FILE", "instance types and prices (default: catalogs/local.tsv of the source tree)"},
-    {"candidates", "M1,M2", "memberships to measure (default: every --types type × 1..--max-nodes nodes)"},
-    {"types", "T1,T2", "types of the default candidates (default: every type of the catalog)"},
-    {"max-nodes", "N", "largest node count of the default candidates (default 2)"},
-    {"until-steady", "P", "each candidate runs until t_p is known to P (default 0.02)"},
-    {"cap", "N", "and at most N iterations (default 1000)"},
-    {"epochs", "N", "the job to rank for: N epochs"},
-    {"iters", "N", "the job to rank for: N iterations"},
-    {"objective", "cost|time", "what the chosen row minimises (default cost)"},
-    {"deadline", "S", "the job must take at most S seconds"},
-    {"budget", "USD", "the job may cost at most USD"},
-    {"model", "M", "--from-db: only runs of this model"},
-    {"batch-size", "B", "--from-db: only runs of this global batch"},
-    {"help", NULL, "this text"},
+static const struct pit_cli_opt popts[] = {
+    {"from-db", 1, "DB", "rank the runs DB holds (no new measurement)"},
+    {"db", 1, "DB", "store the candidates' runs here (required to measure)"},
+    {"catalog", 1, "FILE", "instance types and prices (default: catalogs/local.tsv of the source tree)"},
+    {"candidates", 1, "M1,M2", "memberships to measure (default: every --types type × 1..--max-nodes nodes)"},
+    {"types", 1, "T1,T2", "types of the default candidates (default: every type of the catalog)"},
+    {"max-nodes", 1, "N", "largest node count of the default candidates (default 2)"},
+    {"until-steady", 1, "P", "each candidate runs until t_p is known to P (default 0.02)"},
+    {"cap", 1, "N", "and at most N iterations (default 1000)"},
+    {"epochs", 1, "N", "the job to rank for: N epochs"},
+    {"iters", 1, "N", "the job to rank for: N iterations"},
+    {"objective", 1, "cost|time", "what the chosen row minimises (default cost)"},
+    {"deadline", 1, "S", "the job must take at most S seconds"},
+    {"budget", 1, "USD", "the job may cost at most USD"},
+    {"model", 1, "M", "--from-db: only runs of this model"},
+    {"batch-size", 1, "B", "--from-db: only runs of this global batch"},
+    {"help", 0, NULL, "this text"},
 };
 #define NPOPT ((int)(sizeof popts / sizeof popts[0]))
 
@@ -42,18 +39,7 @@ static void usage(FILE *f) {
              "Measures each candidate membership until its PIT time is steady, then ranks them for the job:\n"
              "t_p, samples/s, samples per dollar, the job's predicted time and cost (95%%), '*' on the chosen\n"
              "row. Candidates that measured ones show to be dominated are skipped and listed (docs/decide.md).\n\n");
-  for (int i = 0; i < NPOPT; i++) {
-    char left[64];
-    snprintf(left, sizeof left, "--%s%s%s", popts[i].name, popts[i].arg ? " " : "", popts[i].arg ? popts[i].arg : "");
-    fprintf(f, "  %-26s %s\n", left, popts[i].help);
-  }
-}
-
-static const struct popt *find_popt(const char *name, size_t len) {
-  for (int i = 0; i < NPOPT; i++)
-    if (strlen(popts[i].name) == len && strncmp(popts[i].name, name, len) == 0)
-      return &popts[i];
-  return NULL;
+  pit_cli_opts_print(f, popts, NPOPT, 26);
 }
 
 static void fmt_iv(char *b, size_t n, double v, double lo, double hi, const char *unit, int dollars) {
@@ -124,7 +110,6 @@ static int rank_db(const char *db, const struct pit_catalog *cat, const struct p
   return 0;
 }
 
-static char self_path[4096];
 
 int pit_cmd_profile(int argc, char **argv) {
   const char *from_db = NULL, *db = NULL, *catalog = NULL, *candidates = NULL, *types = NULL, *objective = "cost";
@@ -144,7 +129,7 @@ int pit_cmd_profile(int argc, char **argv) {
     }
     const char *eq = strchr(a + 2, '=');
     size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-    const struct popt *po = find_popt(a + 2, len);
+    const struct pit_cli_opt *po = pit_cli_opt_find(popts, NPOPT, a + 2, len);
     if (!po) { /* a train option, passed on */
       train[ntrain++] = argv[i];
       if (!eq && i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
@@ -204,19 +189,13 @@ int pit_cmd_profile(int argc, char **argv) {
     return rc;
   }
   struct pit_err e = {0};
-  ssize_t k = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
-  if (k <= 0) {
+  const char *self = pit_cli_self_exe();
+  if (!catalog)
+    catalog = pit_cli_local_catalog();
+  if (!self || !catalog) {
     free(train);
-    return pit_cli_usage("profile: cannot find this program's own path");
-  }
-  self_path[k] = 0;
-  static char catalog_default[4200];
-  if (!catalog) {
-    snprintf(catalog_default, sizeof catalog_default, "%s", self_path);
-    char *slash = strrchr(catalog_default, '/');
-    if (slash)
-      snprintf(slash, sizeof catalog_default - (size_t)(slash - catalog_default), "/../catalogs/local.tsv");
-    catalog = catalog_default;
+    return pit_cli_usage("profile: %s", !self ? "cannot find this program's own path"
+                                               : "no catalog found beside the program; give --catalog FILE");
   }
   struct pit_catalog cat;
   if (pit_catalog_load(&cat, catalog, &e) < 0) {
@@ -307,7 +286,7 @@ int pit_cmd_profile(int argc, char **argv) {
     o.deftype = cand[c].m[0].itype;
     o.initial = cand[c];
     o.db = db;
-    o.self_exe = self_path;
+    o.self_exe = self;
     o.train_argv = train;
     o.max_restarts = 0;
     pit_policy_parse(&o.policy, "fixed", &e);

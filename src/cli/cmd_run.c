@@ -18,13 +18,8 @@
 #include "pitstop/report.h"
 #include "pitstop/trainopts.h"
 
-struct run_opt {
-  const char *name;
-  int has_arg;
-  const char *arg, *help;
-};
 /* pitstop run's own options; every other option goes to pitstop train. */
-static const struct run_opt run_opts[] = {
+static const struct pit_cli_opt run_opts[] = {
     {"provider", 1, "NAME", "where nodes come from: local (default)"},
     {"catalog", 1, "FILE", "instance types and prices (default: catalogs/local.tsv of the source tree)"},
     {"nodes", 1, "TYPE:N[+TYPE:N]", "initial membership (default 1 node of --itype)"},
@@ -57,19 +52,7 @@ static void usage(FILE *f) {
              "membership the policy chooses, checkpointing at each change, nothing lost. Without a\n"
              "COMMAND the workload is `pitstop train` with the train options given (see pitstop\n"
              "train --help); a COMMAND follows docs/protocol.md.\n\n");
-  for (int i = 0; i < NRUN; i++) {
-    char left[64];
-    snprintf(left, sizeof left, "--%s%s%s", run_opts[i].name, run_opts[i].arg ? " " : "",
-             run_opts[i].arg ? run_opts[i].arg : "");
-    fprintf(f, "  %-30s %s\n", left, run_opts[i].help);
-  }
-}
-
-static const struct run_opt *find_opt(const char *name, size_t len) {
-  for (int i = 0; i < NRUN; i++)
-    if (strlen(run_opts[i].name) == len && strncmp(run_opts[i].name, name, len) == 0)
-      return &run_opts[i];
-  return NULL;
+  pit_cli_opts_print(f, run_opts, NRUN, 30);
 }
 
 struct ui {
@@ -166,7 +149,6 @@ static void report(const struct pit_run_result *r) {
          r->cost, r->events);
 }
 
-static char self_path[4096];
 
 /* --policy cost|time with --db: the memberships the store has measured for
  * this workload (pitstop train's model and global batch) become the policy's
@@ -230,7 +212,7 @@ int pit_cmd_run(int argc, char **argv) {
     }
     const char *eq = strchr(a + 2, '=');
     size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-    const struct run_opt *ro = find_opt(a + 2, len);
+    const struct pit_cli_opt *ro = pit_cli_opt_find(run_opts, NRUN, a + 2, len);
     if (!ro) { /* a train option (the shared table): checked here, passed on as argv */
       char name[64];
       snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), a + 2);
@@ -343,29 +325,13 @@ int pit_cmd_run(int argc, char **argv) {
     pit_err_hint(&e, "providers: %s", pit_provider_names());
     return pit_cli_fail(&e);
   }
-  ssize_t k = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
-  if (k <= 0) {
+  o.self_exe = pit_cli_self_exe();
+  if (!o.self_exe)
     return pit_cli_usage("run: cannot find this program's own path");
-  }
-  self_path[k] = 0;
-  o.self_exe = self_path;
-  static char catalog_default[4200];
   if (!o.catalog) {
-    /* the source tree's catalogs/local.tsv (build/pitstop → ../catalogs) */
-    char base[4096];
-    snprintf(base, sizeof base, "%s", self_path);
-    char *slash = strrchr(base, '/');
-    if (slash)
-      *slash = 0;
-    const char *cand[] = {"../catalogs/local.tsv", "../../catalogs/local.tsv", "../share/pitstop/local.tsv"};
-    for (size_t c = 0; c < 3 && !o.catalog; c++) {
-      snprintf(catalog_default, sizeof catalog_default, "%s/%s", base, cand[c]);
-      if (access(catalog_default, R_OK) == 0)
-        o.catalog = catalog_default;
-    }
-    if (!o.catalog && !cleanup) {
+    o.catalog = pit_cli_local_catalog();
+    if (!o.catalog && !cleanup)
       return pit_cli_usage("run: no catalog found beside the program; give --catalog FILE");
-    }
   }
   static char runbuf[PIT_NAME_MAX];
   if (cleanup)
