@@ -40,6 +40,8 @@ int pit_membership_count(const struct pit_membership *m, const char *itype);
 
 /* ---------------- 2. providers ---------------- */
 
+enum pit_launcher { PIT_LAUNCH_MPI = 0, PIT_LAUNCH_PER_NODE };
+
 enum pit_node_state { PIT_NODE_READY = 0, PIT_NODE_STOPPED, PIT_NODE_LOST };
 
 struct pit_node {
@@ -63,7 +65,15 @@ struct pit_provider_conf {
   int slots;                        /* ranks per node */
   pit_warn_fn warn;                 /* may be NULL */
   void *warn_ctx;
+  enum pit_launcher launcher;       /* how ranks start (ssh: mpirun reaches the hosts itself) */
+  const char *exe;                  /* the workload's program, which a host must have (NULL: self_exe) */
+  const char *hostfile;             /* ssh: Open MPI-style "HOST slots=N [itype=T]" lines */
+  const char *ssh_opts;             /* ssh: options of every ssh call, split at blanks (NULL: $PITSTOP_SSH_OPTS) */
+  const char *partition;            /* slurm: partition of every allocation (NULL: the type's name when
+                                       Slurm has a partition of that name, else its default) */
+  double timeout_s;                 /* ssh/slurm: bound on one start, check or stop (0: 20 s) */
 };
+/* All strings in pit_provider_conf are borrowed: they outlive the provider. */
 
 struct pit_provider;
 struct pit_provider_ops {
@@ -83,6 +93,13 @@ struct pit_provider_ops {
   int (*wrap)(struct pit_provider *p, const struct pit_node *n, const char **argv, int cap, int *n_out,
               struct pit_err *e);
   void (*close)(struct pit_provider *p);
+  /* Optional (NULL: none): options mpirun needs to reach the nodes (ssh:
+   * plm_rsh_agent), owned as wrap's. */
+  int (*mpi_args)(struct pit_provider *p, const char **argv, int cap, int *n_out, struct pit_err *e);
+  /* 1: the wrap runs the command through a remote shell that does not carry
+   * the environment (ssh): the launcher appends `env NAME=value...` and the
+   * command, each word quoted for that shell. */
+  int wrap_remote_shell;
 };
 
 struct pit_provider {
@@ -91,7 +108,8 @@ struct pit_provider {
   void *impl;                       /* owned by the implementation */
 };
 
-/* The provider registry: "local" (this machine's CPUs, cgroup quotas). */
+/* The provider registry: "local" (this machine's CPUs, cgroup quotas),
+ * "ssh" (a pool of hosts from a hostfile), "slurm" (one allocation per node). */
 const struct pit_provider_ops *pit_provider_find(const char *name);
 /* Names of every provider, ", "-separated, for messages. */
 const char *pit_provider_names(void);
@@ -217,8 +235,6 @@ double pit_policy_price_h(const struct pit_policy_state *s, const struct pit_mem
 
 /* ---------------- 4. the controller ---------------- */
 
-enum pit_launcher { PIT_LAUNCH_MPI = 0, PIT_LAUNCH_PER_NODE };
-
 /* What the status callback sees, about twice a second and at each change. */
 struct pit_run_status {
   int gen;
@@ -259,7 +275,10 @@ struct pit_run_result {
 struct pit_run_opts {
   const char *run;                  /* run id (required) */
   const char *run_dir;              /* lock, state, checkpoints, logs (required) */
-  const char *provider;             /* "local" */
+  const char *provider;             /* "local", "ssh", "slurm" */
+  const char *hostfile;             /* ssh: the pool of hosts */
+  const char *ssh_opts;             /* ssh: options of every ssh call (NULL: $PITSTOP_SSH_OPTS) */
+  const char *partition;            /* slurm: partition of every allocation (NULL: by type) */
   const char *catalog;              /* path; NULL: catalogs/local.tsv beside the binary's source, or built-in */
   const char *deftype;              /* instance type of counts given alone */
   struct pit_membership initial;
@@ -326,5 +345,14 @@ int pit_profile_rank(const struct pit_runset *rs, const struct pit_catalog *cat,
 /* The local provider's node wrapper (pitstop node-exec): pins the calling
  * process to cpus, joins cgroup (if not ""), then the caller execs. */
 int pit_node_enter(const char *cpus, const char *cgroup, struct pit_err *e);
+
+/* The ssh provider's host side (pitstop node-check, run on the host over
+ * ssh). pit_node_check: 0 when dir has at least min_free_mb MiB free and exe
+ * (a path, or a name looked up in PATH) can be run; otherwise the reason in e.
+ * pit_node_release: kills (TERM, then KILL after grace_s) every process of
+ * this network namespace whose environment holds PITSTOP_RUN=run; *killed:
+ * how many. */
+int pit_node_check(const char *dir, const char *exe, double min_free_mb, struct pit_err *e);
+int pit_node_release(const char *run, double grace_s, int *killed, struct pit_err *e);
 
 #endif

@@ -80,6 +80,8 @@ struct pit_spot_state {
   double overhead_left_h;     /* of the current instance's start, still to pass */
   double price_h, spot_price_h;
   double avail_seen;          /* share of the ticks so far with spot available (0.5 before any) */
+  double run_seen_h;          /* mean length of the spans of spot availability seen so far, the
+                                 current one included (0: none seen yet) */
 };
 
 enum pit_spot_policy {
@@ -148,11 +150,16 @@ int pit_sim_optimum(const struct pit_sim_case *c, int keep_path, struct pit_sim_
 
 /* ---------------- 5. many nodes, charts ---------------- */
 
-/* N nodes each needing the job's compute in lock-step (data-parallel): each
- * tick the policy is asked once for the whole job and the trace's count caps
- * the spot nodes; the rest of the nodes run on-demand when the choice is
- * spot (a mixed membership) — cost and finish for nodes = c->nodes.
- * *peak_bytes: the memory the simulation held. */
+/* N = c->nodes nodes each needing the job's compute in lock-step
+ * (data-parallel): each tick the policy is asked once for the whole job
+ * (spot "available" when the trace counts >= 1); the trace's count caps the
+ * spot nodes and the rest of the N run on-demand when the choice is spot (a
+ * mixed membership). A reclaim (count below the spot nodes held) or any
+ * change of membership restarts the job (restart overhead, all nodes paid).
+ * spot_h/od_h are node-hours. O(ticks) time whatever N; the throughput does
+ * not depend on the membership (no scaling fit: not done). With nodes = 1 it
+ * is pit_sim_run. *peak_bytes (may be NULL): the bytes the simulation held,
+ * trace included. */
 int pit_sim_multi(const struct pit_sim_case *c, enum pit_spot_policy p, struct pit_sim_result *r,
                   size_t *peak_bytes, struct pit_err *e);
 

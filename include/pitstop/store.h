@@ -109,7 +109,8 @@ struct pit_report_run {
  * (a malformed line skipped, a file with no record) goes to warn, when set. */
 struct pit_runset {
   struct pit_report_run *runs; /* owned (n used, cap allocated) */
-  int n, cap;
+  int n;
+  size_t cap;
   long malformed;            /* malformed JSON Lines lines skipped, over every file read */
   int nfiles;                /* JSON Lines files read */
   char store[512];           /* the store read, "" if none (named in messages) */

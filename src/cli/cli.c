@@ -15,6 +15,16 @@ static void vline(const char *prefix, const char *fmt, va_list ap) {
   fputc('\n', stderr);
 }
 
+/* The body of every printf-style message function below: one line of fmt's
+ * arguments after prefix. */
+#define LINE(prefix)                                                                                              \
+  do {                                                                                                            \
+    va_list ap;                                                                                                   \
+    va_start(ap, fmt);                                                                                            \
+    vline(prefix, fmt, ap);                                                                                       \
+    va_end(ap);                                                                                                   \
+  } while (0)
+
 int pit_cli_fail(const struct pit_err *e) {
   fprintf(stderr, "pitstop: %s\n", e->msg[0] ? e->msg : "unknown error");
   if (e->hint[0])
@@ -23,34 +33,18 @@ int pit_cli_fail(const struct pit_err *e) {
 }
 
 int pit_cli_usage(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vline("pitstop: ", fmt, ap);
-  va_end(ap);
+  LINE("pitstop: ");
   return 2;
 }
 
 int pit_cli_error(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vline("pitstop: ", fmt, ap);
-  va_end(ap);
+  LINE("pitstop: ");
   return 1;
 }
 
-void pit_cli_warn(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vline("pitstop: warning: ", fmt, ap);
-  va_end(ap);
-}
+void pit_cli_warn(const char *fmt, ...) { LINE("pitstop: warning: "); }
 
-void pit_cli_note(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vline("pitstop: ", fmt, ap);
-  va_end(ap);
-}
+void pit_cli_note(const char *fmt, ...) { LINE("pitstop: "); }
 
 int pit_cli_bad_option(const char *cmd, char **argv) {
   return pit_cli_usage("%s: unknown option or missing value: '%s' (see 'pitstop %s --help')", cmd, argv[optind - 1],

@@ -16,6 +16,7 @@ int pit_cmd_plot(int argc, char **argv);
 int pit_cmd_sweep(int argc, char **argv);
 int pit_cmd_run(int argc, char **argv);
 int pit_cmd_node_exec(int argc, char **argv);
+int pit_cmd_node_check(int argc, char **argv);
 int pit_cmd_predict(int argc, char **argv);
 int pit_cmd_profile(int argc, char **argv);
 int pit_cmd_simulate(int argc, char **argv);

@@ -1,9 +1,11 @@
 /* cmd_run.c — `pitstop run`: the elastic controller (library: pit_run in
  * include/pitstop/control.h) with a live status line and a report at the
- * end; and `pitstop node-exec`, the local provider's node wrapper.
+ * end; `pitstop node-exec`, the local provider's node wrapper; and
+ * `pitstop node-check`, what the ssh provider runs on a host.
  * Invariant: options + library calls + drawing; the controller does the work. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -18,32 +20,51 @@
 #include "pitstop/report.h"
 #include "pitstop/trainopts.h"
 
-/* pitstop run's own options; every other option goes to pitstop train. */
-static const struct pit_cli_opt run_opts[] = {
-    {"provider", 1, "NAME", "where nodes come from: local (default)"},
-    {"catalog", 1, "FILE", "instance types and prices (default: catalogs/local.tsv of the source tree)"},
-    {"nodes", 1, "TYPE:N[+TYPE:N]", "initial membership (default 1 node of --itype)"},
-    {"itype", 1, "TYPE", "the type of counts given alone (default local-1)"},
-    {"nnodes", 1, "MIN:MAX", "bounds on the node count (default 1:any)"},
-    {"ranks-per-node", 1, "R", "ranks on each node (default 1)"},
-    {"policy", 1, "fixed|schedule|cost|time",
-     "who decides the membership (default: schedule if --schedule, else fixed); cost: the cheapest that meets "
-     "--deadline and --budget, time: the fastest within --budget (docs/decide.md)"},
-    {"deadline", 1, "S", "cost/time: the job must end within S seconds of its start"},
-    {"budget", 1, "USD", "cost/time: what the whole job may cost"},
-    {"types", 1, "T1,T2", "cost/time: instance types the policy may use (default: the initial membership's)"},
-    {"schedule", 1, "STEP:M,...", "membership M from STEP on: 40:2,80:1 or 40:local-1:1+local-0.4:1"},
-    {"launcher", 1, "mpi|per-node", "one mpirun over every node, or the command once per node"},
-    {"max-restarts", 1, "N", "failed generations restarted from the last checkpoint (default 3)"},
-    {"checkpoint-dir", 1, "DIR", "run directory: checkpoints, state, logs (default runs/RUN)"},
-    {"run", 1, "ID", "run id (default run-DATE-PID)"},
-    {"db", 1, "PATH", "store every record here (the controller is its only writer)"},
-    {"events", 1, "FILE", "JSON Lines of every record (default DIR/events.jsonl)"},
-    {"start-timeout", 1, "S", "a generation without an iteration this long has failed (default 120)"},
-    {"cleanup", 1, "RUN", "stop every node and process run RUN left, then exit"},
-    {"quiet", 0, NULL, "no status line"},
-    {"help", 0, NULL, "this text"},
+/* The values of pitstop run's own options, as given (parsed after the loop). */
+struct run_args {
+  const char *provider, *hostfile, *ssh_opts, *partition, *catalog, *nodes, *itype, *nnodes, *ranks;
+  const char *policy, *schedule, *launcher, *restarts, *dir, *run, *db, *events, *start_timeout, *cleanup;
+  const char *deadline, *budget, *types;
+  const char *quiet, *help; /* flags: non-NULL when given */
 };
+struct run_opt {
+  const char *name;
+  const char *arg;  /* the value's name in --help; NULL: a flag */
+  const char *help;
+  size_t off;       /* offsetof(struct run_args, its slot) */
+};
+#define A(m) offsetof(struct run_args, m)
+/* pitstop run's own options; every other option goes to pitstop train. */
+static const struct run_opt run_opts[] = {
+    {"provider", "NAME", "where nodes come from: local (default), ssh, slurm", A(provider)},
+    {"hostfile", "FILE", "ssh: the pool of hosts, lines \"HOST slots=N [itype=TYPE]\"", A(hostfile)},
+    {"ssh-opts", "OPTS", "ssh: options of every ssh call, e.g. \"-i KEY -p 2222\" (default $PITSTOP_SSH_OPTS)", A(ssh_opts)},
+    {"partition", "P", "slurm: partition of every allocation (default: the type's name if a partition)", A(partition)},
+    {"catalog", "FILE", "instance types and prices (default: catalogs/local.tsv of the source tree)", A(catalog)},
+    {"nodes", "TYPE:N[+TYPE:N]", "initial membership (default 1 node of --itype)", A(nodes)},
+    {"itype", "TYPE", "the type of counts given alone (default local-1)", A(itype)},
+    {"nnodes", "MIN:MAX", "bounds on the node count (default 1:any)", A(nnodes)},
+    {"ranks-per-node", "R", "ranks on each node (default 1)", A(ranks)},
+    {"policy", "fixed|schedule|cost|time",
+     "who decides the membership (default: schedule if --schedule, else fixed); cost: the cheapest that meets "
+     "--deadline and --budget, time: the fastest within --budget (docs/decide.md)",
+     A(policy)},
+    {"deadline", "S", "cost/time: the job must end within S seconds of its start", A(deadline)},
+    {"budget", "USD", "cost/time: what the whole job may cost", A(budget)},
+    {"types", "T1,T2", "cost/time: instance types the policy may use (default: the initial membership's)", A(types)},
+    {"schedule", "STEP:M,...", "membership M from STEP on: 40:2,80:1 or 40:local-1:1+local-0.4:1", A(schedule)},
+    {"launcher", "mpi|per-node", "one mpirun over every node, or the command once per node", A(launcher)},
+    {"max-restarts", "N", "failed generations restarted from the last checkpoint (default 3)", A(restarts)},
+    {"checkpoint-dir", "DIR", "run directory: checkpoints, state, logs (default runs/RUN)", A(dir)},
+    {"run", "ID", "run id (default run-DATE-PID)", A(run)},
+    {"db", "PATH", "store every record here (the controller is its only writer)", A(db)},
+    {"events", "FILE", "JSON Lines of every record (default DIR/events.jsonl)", A(events)},
+    {"start-timeout", "S", "a generation without an iteration this long has failed (default 120)", A(start_timeout)},
+    {"cleanup", "RUN", "stop every node and process run RUN left, then exit", A(cleanup)},
+    {"quiet", NULL, "no status line", A(quiet)},
+    {"help", NULL, "this text", A(help)},
+};
+#undef A
 #define NRUN ((int)(sizeof run_opts / sizeof run_opts[0]))
 
 static void usage(FILE *f) {
@@ -52,7 +73,19 @@ static void usage(FILE *f) {
              "membership the policy chooses, checkpointing at each change, nothing lost. Without a\n"
              "COMMAND the workload is `pitstop train` with the train options given (see pitstop\n"
              "train --help); a COMMAND follows docs/protocol.md.\n\n");
-  pit_cli_opts_print(f, run_opts, NRUN, 30);
+  for (int i = 0; i < NRUN; i++) {
+    char left[64];
+    snprintf(left, sizeof left, "--%s%s%s", run_opts[i].name, run_opts[i].arg ? " " : "",
+             run_opts[i].arg ? run_opts[i].arg : "");
+    fprintf(f, "  %-30s %s\n", left, run_opts[i].help);
+  }
+}
+
+static const struct run_opt *find_opt(const char *name, size_t len) {
+  for (int i = 0; i < NRUN; i++)
+    if (strlen(run_opts[i].name) == len && strncmp(run_opts[i].name, name, len) == 0)
+      return &run_opts[i];
+  return NULL;
 }
 
 struct ui {
@@ -149,7 +182,6 @@ static void report(const struct pit_run_result *r) {
          r->cost, r->events);
 }
 
-
 /* --policy cost|time with --db: the memberships the store has measured for
  * this workload (pitstop train's model and global batch) become the policy's
  * prior; none: the policy measures online. Returns how many. */
@@ -191,9 +223,8 @@ int pit_cmd_run(int argc, char **argv) {
   struct pit_run_opts o;
   pit_run_opts_init(&o);
   struct ui u = {0, isatty(2), 0};
-  const char *nodes = NULL, *nnodes = NULL, *policy = NULL, *schedule = NULL, *cleanup = NULL;
-  const char *launcher = NULL, *run = NULL, *dir = NULL;
-  double deadline = NAN, budget = NAN;
+  struct run_args ra;
+  memset(&ra, 0, sizeof ra);
   int ntrain = 0, epochs_set = 0;
   struct pit_train_opts topts;
   pit_train_opts_init(&topts);
@@ -207,101 +238,72 @@ int pit_cmd_run(int argc, char **argv) {
       i++;
       break;
     }
-    if (strncmp(a, "--", 2) != 0) {
+    if (strncmp(a, "--", 2) != 0)
       return pit_cli_usage("run: unexpected argument '%s' (a command goes after --)", a);
-    }
     const char *eq = strchr(a + 2, '=');
     size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-    const struct pit_cli_opt *ro = pit_cli_opt_find(run_opts, NRUN, a + 2, len);
-    if (!ro) { /* a train option (the shared table): checked here, passed on as argv */
-      char name[64];
-      snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), a + 2);
-      const struct pit_train_optdef *d = pit_train_opt_find(name);
-      if (!d)
-        return pit_cli_usage("run: unknown option '%s' (see pitstop run --help and pitstop train --help)", a);
-      static const char *const owned[] = {"run", "events", "out", "db", "resume"};
-      for (size_t k = 0; k < sizeof owned / sizeof owned[0]; k++)
-        if (strcmp(name, owned[k]) == 0)
-          return pit_cli_usage("run: --%s is pitstop run's own (the controller sets it for train)", name);
-      const char *v = NULL;
-      if (d->arg) {
-        if (eq)
-          v = eq + 1;
-        else if (i + 1 < argc)
-          v = argv[++i];
-        else
-          return pit_cli_usage("run: --%s needs a value", name);
-      }
-      if (pit_train_opt_set(&topts, d, v, &e) < 0) {
-        return pit_cli_fail(&e);
-      }
-      epochs_set |= strcmp(name, "epochs") == 0;
-      ntrain++;
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), a + 2);
+    const struct run_opt *ro = find_opt(a + 2, len);
+    const struct pit_train_optdef *d = ro ? NULL : pit_train_opt_find(name);
+    if (!ro && !d)
+      return pit_cli_usage("run: unknown option '%s' (see pitstop run --help and pitstop train --help)", a);
+    const char *v = "";
+    if (ro ? ro->arg != NULL : d->arg != NULL) {
+      if (eq)
+        v = eq + 1;
+      else if (i + 1 < argc)
+        v = argv[++i];
+      else
+        return pit_cli_usage("run: --%s needs a value", name);
+    } else if (eq) {
+      return pit_cli_usage("run: --%s takes no value", name);
+    }
+    if (ro) {
+      *(const char **)((char *)&ra + ro->off) = v;
       continue;
     }
-    const char *val = NULL;
-    if (ro->has_arg) {
-      if (eq)
-        val = eq + 1;
-      else if (i + 1 < argc)
-        val = argv[++i];
-      else {
-        return pit_cli_usage("run: --%s needs a value", ro->name);
-      }
-    }
-    const char *n = ro->name;
-    int64_t v;
-    if (!strcmp(n, "help")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(n, "provider"))
-      o.provider = val;
-    else if (!strcmp(n, "catalog"))
-      o.catalog = val;
-    else if (!strcmp(n, "nodes"))
-      nodes = val;
-    else if (!strcmp(n, "itype"))
-      o.deftype = val;
-    else if (!strcmp(n, "nnodes"))
-      nnodes = val;
-    else if (!strcmp(n, "policy"))
-      policy = val;
-    else if (!strcmp(n, "schedule"))
-      schedule = val;
-    else if (!strcmp(n, "launcher"))
-      launcher = val;
-    else if (!strcmp(n, "checkpoint-dir"))
-      dir = val;
-    else if (!strcmp(n, "run"))
-      run = val;
-    else if (!strcmp(n, "db"))
-      o.db = val;
-    else if (!strcmp(n, "events"))
-      o.events = val;
-    else if (!strcmp(n, "cleanup"))
-      cleanup = val;
-    else if (!strcmp(n, "quiet"))
-      u.quiet = 1;
-    else if (!strcmp(n, "ranks-per-node") || !strcmp(n, "max-restarts")) {
-      if (pit_parse_i64(val, &v) < 0 || v < (n[0] == 'r' ? 1 : 0) || v > 1000) {
-        return pit_cli_usage("run: --%s '%s' is not a valid count", n, val);
-      }
-      if (n[0] == 'r')
-        o.ranks_per_node = (int)v;
-      else
-        o.max_restarts = (int)v;
-    } else if (!strcmp(n, "types")) {
-      o.types = val;
-    } else if (!strcmp(n, "deadline") || !strcmp(n, "budget")) {
-      double *d = n[0] == 'd' ? &deadline : &budget;
-      if (pit_parse_f64(val, d) < 0 || !(*d > 0))
-        return pit_cli_usage("run: --%s '%s' is not a positive number", n, val);
-    } else if (!strcmp(n, "start-timeout")) {
-      if (pit_parse_f64(val, &o.start_timeout_s) < 0 || !(o.start_timeout_s > 0)) {
-        return pit_cli_usage("run: --start-timeout '%s' is not a positive number of seconds", val);
-      }
-    }
+    /* a train option (the shared table): checked here, passed on as argv */
+    static const char *const owned[] = {"run", "events", "out", "db", "resume"};
+    for (size_t k = 0; k < sizeof owned / sizeof owned[0]; k++)
+      if (strcmp(name, owned[k]) == 0)
+        return pit_cli_usage("run: --%s is pitstop run's own (the controller sets it for train)", name);
+    if (pit_train_opt_set(&topts, d, d->arg ? v : NULL, &e) < 0)
+      return pit_cli_fail(&e);
+    epochs_set |= strcmp(name, "epochs") == 0;
+    ntrain++;
   }
+  if (ra.help) {
+    usage(stdout);
+    return 0;
+  }
+  u.quiet = ra.quiet != NULL;
+  if (ra.provider)
+    o.provider = ra.provider;
+  if (ra.itype)
+    o.deftype = ra.itype;
+  o.catalog = ra.catalog;
+  o.hostfile = ra.hostfile;
+  o.ssh_opts = ra.ssh_opts;
+  o.partition = ra.partition;
+  o.db = ra.db;
+  o.events = ra.events;
+  const char *nodes = ra.nodes, *nnodes = ra.nnodes, *policy = ra.policy, *schedule = ra.schedule;
+  const char *cleanup = ra.cleanup, *launcher = ra.launcher, *run = ra.run, *dir = ra.dir;
+  struct {
+    const char *val, *name;
+    int *to, min;
+  } counts[] = {{ra.ranks, "ranks-per-node", &o.ranks_per_node, 1}, {ra.restarts, "max-restarts", &o.max_restarts, 0}};
+  for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+    int64_t c;
+    if (!counts[k].val)
+      continue;
+    if (pit_parse_i64(counts[k].val, &c) < 0 || c < counts[k].min || c > 1000)
+      return pit_cli_usage("run: --%s '%s' is not a valid count", counts[k].name, counts[k].val);
+    *counts[k].to = (int)c;
+  }
+  if (ra.start_timeout && (pit_parse_f64(ra.start_timeout, &o.start_timeout_s) < 0 || !(o.start_timeout_s > 0)))
+    return pit_cli_usage("run: --start-timeout '%s' is not a positive number of seconds", ra.start_timeout);
   if (i < argc)
     o.cmd = argv + i;
   if (o.cmd && ntrain) {
@@ -394,12 +396,14 @@ int pit_cmd_run(int argc, char **argv) {
   if (rc == 0 && topts.max_iters > 0)
     o.total_steps = topts.max_iters;
   int weighs = o.policy.kind == PIT_POLICY_COST || o.policy.kind == PIT_POLICY_TIME;
-  if (rc == 0 && !weighs && (!isnan(deadline) || !isnan(budget) || o.types))
+  o.types = ra.types;
+  if (rc == 0 && !weighs && (ra.deadline || ra.budget || ra.types))
     rc = pit_err_set(&e, PIT_EARG, "--deadline, --budget and --types go with --policy cost or time");
-  if (rc == 0 && weighs) {
-    o.policy.deadline_s = deadline;
-    o.policy.budget = budget;
-  }
+  const char *lim[] = {ra.deadline, ra.budget};
+  double *limv[] = {&o.policy.deadline_s, &o.policy.budget};
+  for (int k = 0; rc == 0 && weighs && k < 2; k++)
+    if (lim[k] && (pit_parse_f64(lim[k], limv[k]) < 0 || !(*limv[k] > 0)))
+      rc = pit_err_set(&e, PIT_EARG, "--%s '%s' is not a positive number", k ? "budget" : "deadline", lim[k]);
   if (rc < 0) {
     return pit_cli_fail(&e);
   }
@@ -472,4 +476,32 @@ int pit_cmd_node_exec(int argc, char **argv) {
   execvp(argv[i], argv + i);
   fprintf(stderr, "pitstop: node-exec: cannot run '%s': %s\n", argv[i], strerror(errno));
   return 127;
+}
+
+/* pitstop node-check [--dir DIR] [--exe PROG] [--min-free-mb N] | --release RUN */
+int pit_cmd_node_check(int argc, char **argv) {
+  const char *dir = NULL, *exe = NULL, *release = NULL;
+  double min_mb = 0;
+  for (int i = 1; i < argc; i++) {
+    if (i + 1 < argc && !strcmp(argv[i], "--dir"))
+      dir = argv[++i];
+    else if (i + 1 < argc && !strcmp(argv[i], "--exe"))
+      exe = argv[++i];
+    else if (i + 1 < argc && !strcmp(argv[i], "--release"))
+      release = argv[++i];
+    else if (i + 1 < argc && !strcmp(argv[i], "--min-free-mb") && pit_parse_f64(argv[i + 1], &min_mb) == 0)
+      i++;
+    else
+      return pit_cli_usage("node-check: unknown option '%s' (usage: node-check [--dir DIR] [--exe PROG] "
+                           "[--min-free-mb N] | --release RUN)",
+                           argv[i]);
+  }
+  struct pit_err e = {0};
+  int killed = 0;
+  int rc = release ? pit_node_release(release, 2.0, &killed, &e) : pit_node_check(dir, exe, min_mb, &e);
+  if (rc < 0)
+    return pit_cli_fail(&e);
+  if (release)
+    printf("%d process%s of run %s stopped\n", killed, killed == 1 ? "" : "es", release);
+  return 0;
 }

@@ -174,12 +174,20 @@ int pit_cmd_simulate(int argc, char **argv) {
   pit_sim_result_init(&pol);
   for (int i = 0; i < NB; i++)
     pit_sim_result_init(&bl[i]);
-  int keep = chart != NULL;
-  rc = pit_sim_run(&c, PIT_SPOT_PITSTOP, keep, &pol, &e);
+  int keep = chart != NULL, multi = c.nodes > 1;
+  size_t bytes = 0;
+  if (multi && chart)
+    pit_cli_note("--chart: not drawn for --nodes > 1");
+  /* with several nodes the optimum (a single-node DP) is not computed: its cost is null */
+  rc = multi ? pit_sim_multi(&c, PIT_SPOT_PITSTOP, &pol, &bytes, &e) : pit_sim_run(&c, PIT_SPOT_PITSTOP, keep, &pol, &e);
   for (int i = 0; i < NB - 1 && !rc; i++)
-    rc = pit_sim_run(&c, base[i], keep, &bl[i], &e);
-  if (!rc)
+    rc = multi ? pit_sim_multi(&c, base[i], &bl[i], NULL, &e) : pit_sim_run(&c, base[i], keep, &bl[i], &e);
+  if (!rc && !multi)
     rc = pit_sim_optimum(&c, keep, &bl[NB - 1], &e);
+  if (multi) {
+    bl[NB - 1].cost = bl[NB - 1].finish_h = NAN;
+    pit_cli_note("%d nodes: the optimum is not computed; the policy's simulation held %zu bytes", c.nodes, bytes);
+  }
   if (rc) {
     rc = pit_cli_fail(&e);
     goto done;
@@ -198,12 +206,13 @@ int pit_cmd_simulate(int argc, char **argv) {
     cJSON_AddNumberToObject(j, "restart_h", restart);
     cJSON_AddNumberToObject(j, "restart_ticks", (double)g.restart);
     cJSON_AddNumberToObject(j, "offset_ticks", c.offset);
+    cJSON_AddNumberToObject(j, "nodes", c.nodes);
     cJSON_AddNumberToObject(j, "price_h", price);
     cJSON_AddNumberToObject(j, "spot_price_h", spot);
     cJSON_AddStringToObject(j, "prices_from", src);
     cJSON_AddItemToObject(j, "policy", result_json(&pol, opt));
     cJSON *b = cJSON_AddObjectToObject(j, "baselines");
-    for (int i = 0; i < NB; i++)
+    for (int i = 0; i < NB - multi; i++)
       cJSON_AddItemToObject(b, names[i + 1], result_json(&bl[i], opt));
     char *s = cJSON_PrintUnformatted(j);
     if (!s || printf("%s\n", s) < 0)
@@ -215,13 +224,13 @@ int pit_cmd_simulate(int argc, char **argv) {
            trace, *tr.itype ? tr.itype : "type unknown", tr.gap_s, job, deadline, restart, price, spot, src);
     printf("%-17s %10s %9s %8s %9s %9s %7s %10s\n", "policy", "cost", "finish_h", "met", "spot_h", "od_h",
            "reclaims", "gap_to_opt");
-    for (int i = 0; i <= NB; i++) {
+    for (int i = 0; i <= NB - multi; i++) {
       const struct pit_sim_result *r = i == 0 ? &pol : &bl[i - 1];
       printf("%-17s %10.4f %9.2f %8s %9.2f %9.2f %7d %9.1f%%\n", names[i], r->cost, r->finish_h,
              r->deadline_met ? "yes" : "MISSED", r->spot_h, r->od_h, r->preemptions, 100 * gap_to(r->cost, opt));
     }
   }
-  if (!rc && chart) {
+  if (!rc && chart && !multi) {
     struct pit_sim_result res[NB + 1];
     res[0] = pol;
     for (int i = 0; i < NB; i++)

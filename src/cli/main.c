@@ -13,6 +13,7 @@
 #pragma weak pit_cmd_sweep
 #pragma weak pit_cmd_run
 #pragma weak pit_cmd_node_exec
+#pragma weak pit_cmd_node_check
 #pragma weak pit_cmd_predict
 #pragma weak pit_cmd_profile
 #pragma weak pit_cmd_simulate
@@ -39,6 +40,7 @@ int main(int argc, char **argv) {
       {"sweep", pit_cmd_sweep, "run a grid of configurations, storing every run"},
       {"run", pit_cmd_run, "train on nodes that come and go (the elastic controller)"},
       {"node-exec", pit_cmd_node_exec, "(internal) run a command inside a local node"},
+      {"node-check", pit_cmd_node_check, "(internal) check or release an ssh host for a run"},
       {"predict", pit_cmd_predict, "the whole job's time and cost from measured iterations"},
       {"profile", pit_cmd_profile, "measure candidate memberships and rank them for a job (cost or time)"},
       {"simulate", pit_cmd_simulate, "spot or on-demand under a deadline, replayed over a spot trace"},

@@ -8,6 +8,8 @@
 #include "pitstop/control.h"
 
 extern const struct pit_provider_ops pit_provider_local;
+extern const struct pit_provider_ops pit_provider_ssh;
+extern const struct pit_provider_ops pit_provider_slurm;
 
 /* Reads a whole small file into buf (NUL-terminated); -1 if it cannot. */
 int ctl_read_small(const char *path, char *buf, size_t n);
@@ -49,5 +51,26 @@ int ctl_obs_iter(struct ctl_obs *o, const struct pit_membership *cur, const stru
  * [i·slots, (i+1)·slots), as the launchers place them). */
 void ctl_obs_state(const struct ctl_obs *o, const struct pit_node *nodes, int nnodes, int slots,
                    struct pit_policy_state *s);
+
+/* Runs argv (no shell) with stdin from /dev/null, up to timeout_s seconds
+ * (then it is killed: PIT_ESTATE "did not finish"); keeps the head of its
+ * stdout in out and the tail of its stderr in err (NUL-terminated; either may
+ * be NULL with size 0). 0 when it ran, *status its exit code (128 + signal). */
+int ctl_run_capture(char *const argv[], double timeout_s, char *out, size_t nout, char *err, size_t nerr,
+                    int *status, struct pit_err *e);
+/* s quoted for a POSIX shell ('...', a ' as '\''): what ssh's remote shell
+ * turns back into the one word s. -1 when it does not fit in n. */
+int ctl_shell_quote(const char *s, char *out, size_t n);
+
+/* Node files (node_files.c): STATE_DIR/nodes/ID.node, one line each. */
+struct ctl_node_id {
+  char id[PIT_NAME_MAX];
+};
+int ctl_node_file_write(const char *state_dir, const char *id, const char *text, struct pit_err *e);
+/* -1 when the file cannot be read. */
+int ctl_node_file_read(const char *state_dir, const char *id, char *buf, size_t n);
+int ctl_node_file_remove(const char *state_dir, const char *id, struct pit_err *e);
+/* The ids of every node file (malloc'd array, caller frees). */
+int ctl_node_files(const char *state_dir, struct ctl_node_id **ids, int *n, struct pit_err *e);
 
 #endif

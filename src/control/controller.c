@@ -63,7 +63,8 @@ struct ctl {
   char ckpt[1024];
   /* records kept back until a checkpoint covers them */
   struct pit_record *held;
-  int nheld, capheld;
+  int nheld;
+  size_t capheld;
   struct pit_events ev;
   int ev_open;
   struct pit_store *store;
@@ -176,14 +177,8 @@ static int64_t drop_held(struct ctl *c) {
 }
 
 static int hold(struct ctl *c, const struct pit_record *r, struct pit_err *e) {
-  if (c->nheld == c->capheld) {
-    int cap = c->capheld ? 2 * c->capheld : 256;
-    struct pit_record *g = realloc(c->held, (size_t)cap * sizeof *g);
-    if (!g)
-      return pit_err_set(e, PIT_ENOMEM, "out of memory");
-    c->held = g;
-    c->capheld = cap;
-  }
+  if (PIT_GROW(c->held, c->nheld + 1, c->capheld))
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
   pit_record_init(&c->held[c->nheld]);
   int rc = pit_record_copy(&c->held[c->nheld], r);
   if (rc < 0)
@@ -983,6 +978,24 @@ static int policy_types(struct ctl *c, struct pit_err *e) {
   return 0;
 }
 
+/* What the provider is told of the run (c->o and c->state_dir set). */
+static void provider_conf(const struct ctl *c, struct pit_provider_conf *pc) {
+  const struct pit_run_opts *o = c->o;
+  memset(pc, 0, sizeof *pc);
+  pc->run = o->run;
+  pc->state_dir = c->state_dir;
+  pc->catalog = c->have_cat ? &c->cat : NULL;
+  pc->self_exe = o->self_exe;
+  pc->slots = o->ranks_per_node;
+  pc->warn = o->warn;
+  pc->warn_ctx = o->ctx;
+  pc->launcher = o->launcher;
+  pc->exe = o->cmd ? o->cmd[0] : o->self_exe;
+  pc->hostfile = o->hostfile;
+  pc->ssh_opts = o->ssh_opts;
+  pc->partition = o->partition;
+}
+
 static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e) {
   c->o = o;
   c->lock_fd = -1;
@@ -1033,14 +1046,7 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
   if ((rc = take_lock(c, e)) < 0)
     return rc;
   struct pit_provider_conf pc;
-  memset(&pc, 0, sizeof pc);
-  pc.run = o->run;
-  pc.state_dir = c->state_dir;
-  pc.catalog = c->have_cat ? &c->cat : NULL;
-  pc.self_exe = o->self_exe;
-  pc.slots = o->ranks_per_node;
-  pc.warn = o->warn;
-  pc.warn_ctx = o->ctx;
+  provider_conf(c, &pc);
   if ((rc = pit_provider_open(&c->prov, o->provider, &pc, e)) < 0)
     return rc;
   snprintf(c->events_path, sizeof c->events_path, "%s", o->events ? o->events : "");
@@ -1207,12 +1213,7 @@ int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *
   snprintf(c.state_dir, sizeof c.state_dir, "%s", o->run_dir);
   int rc = take_lock(&c, e);
   struct pit_provider_conf pc;
-  memset(&pc, 0, sizeof pc);
-  pc.run = o->run;
-  pc.state_dir = c.state_dir;
-  pc.self_exe = o->self_exe;
-  pc.warn = o->warn;
-  pc.warn_ctx = o->ctx;
+  provider_conf(&c, &pc);
   if (rc == 0)
     rc = pit_provider_open(&c.prov, o->provider, &pc, e);
   struct prev_state ps;

@@ -47,14 +47,8 @@ static struct pit_report_run *run_of(struct pit_runset *rs, const char *name) {
   struct pit_report_run *found = (struct pit_report_run *)pit_runset_find(rs, name);
   if (found)
     return found;
-  if (rs->n == rs->cap) {
-    int cap = rs->cap ? 2 * rs->cap : 8;
-    struct pit_report_run *r = realloc(rs->runs, sizeof *r * (size_t)cap);
-    if (!r)
-      return NULL;
-    rs->runs = r;
-    rs->cap = cap;
-  }
+  if (PIT_GROW(rs->runs, rs->n + 1, rs->cap))
+    return NULL;
   struct pit_report_run *run = &rs->runs[rs->n++];
   memset(run, 0, sizeof *run);
   snprintf(run->name, sizeof run->name, "%s", name);

@@ -153,11 +153,11 @@ bad() { # expected-message args...
   echo "bad input ok: $(head -1 "$T/bad.err")"
 }
 bad "unknown provider 'cloud9'" run --provider cloud9 --run tr4 --checkpoint-dir "$T/b" "${common[@]}" --max-iters 10
-bad "MIN 3 is above MAX 2" run --nnodes 3:2 --catalog "$T/cat.tsv" --run tr4 --checkpoint-dir "$T/b" "${common[@]}"
+bad "MIN 3 is above MAX 2" run --nnodes 3:2 --catalog "$T/cat.tsv" --run tr4 --checkpoint-dir "$T/b" "${common[@]}" --max-iters 10
 bad "beyond the job's 50 iterations" run --catalog "$T/cat.tsv" --run tr4 --checkpoint-dir "$T/b" \
   --schedule 60:2 "${common[@]}" --max-iters 50
-bad "'local-9' is not in the catalog" run --catalog "$T/cat.tsv" --nodes local-9:1 --run tr4 --checkpoint-dir "$T/b" "${common[@]}"
-bad "needs 1 CPU(s)" run --catalog "$T/cat.tsv" --nodes 64 --run tr4 --checkpoint-dir "$T/b" "${common[@]}"
+bad "'local-9' is not in the catalog" run --catalog "$T/cat.tsv" --nodes local-9:1 --run tr4 --checkpoint-dir "$T/b" "${common[@]}" --max-iters 10
+bad "needs 1 CPU(s)" run --catalog "$T/cat.tsv" --nodes 64 --run tr4 --checkpoint-dir "$T/b" "${common[@]}" --max-iters 10
 bad "exited with status 1 before its first iteration" run --catalog "$T/cat.tsv" --run tr5 --checkpoint-dir "$T/b5" -- false
 bad "no iteration within 2 s" run --catalog "$T/cat.tsv" --run tr6 --checkpoint-dir "$T/b6" --start-timeout 2 \
   --max-restarts 0 -- sleep 1234

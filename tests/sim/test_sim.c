@@ -1,7 +1,7 @@
 /* test_sim.c — the sim module: the DP optimum on tiny hand-solved traces,
  * each baseline's behaviour on a scripted trace, pitstop's policy never
  * missing a deadline on-demand could meet (random traces), and the trace
- * readers' errors (truncated, negative count, zero gap). */
+ * readers' errors (truncated, negative count, zero gap), many nodes. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,7 +179,40 @@ static void test_trace_errors(void) {
   CHECK(strcmp(pit_trace_kind_itype("x/us-east-1a_v100_1.json"), "p3.2xlarge") == 0, "kind v100_1");
 }
 
+/* pit_sim_multi: one node is pit_sim_run; with 3 nodes and a count of 2 the
+ * membership is 2 spot + 1 on-demand; a count falling below the spot nodes
+ * held is a reclaim */
+static void test_multi(void) {
+  struct pit_trace t = mk("222222");
+  struct pit_sim_case c = cs(&t, 4, 6, 0);
+  struct pit_sim_result a, b;
+  struct pit_err e = {0};
+  size_t bytes = 0;
+  CHECK(pit_sim_multi(&c, PIT_SPOT_GREEDY, &a, &bytes, &e) == 0 && bytes > 0, "multi 1: %s", e.msg);
+  b = run(&c, PIT_SPOT_GREEDY);
+  CHECK_NEAR(a.cost, b.cost, 1e-12, "one node: the single-node simulation");
+  pit_sim_result_release(&a);
+  pit_sim_result_release(&b);
+  c.nodes = 3;
+  CHECK(pit_sim_multi(&c, PIT_SPOT_GREEDY, &a, NULL, &e) == 0, "multi 3: %s", e.msg);
+  CHECK_NEAR(a.spot_h, 8, 1e-9, "2 spot nodes × 4 h");
+  CHECK_NEAR(a.od_h, 4, 1e-9, "1 on-demand node × 4 h");
+  CHECK_NEAR(a.cost, 8 * 0.25 + 4, 1e-9, "mixed membership cost");
+  pit_sim_result_release(&a);
+  pit_trace_release(&t);
+  t = mk("2211111");
+  c = cs(&t, 4, 7, 0);
+  c.nodes = 2;
+  CHECK(pit_sim_multi(&c, PIT_SPOT_GREEDY, &a, NULL, &e) == 0, "multi reclaim: %s", e.msg);
+  CHECK(a.preemptions == 1 && a.deadline_met, "count 2 -> 1 reclaims the 2-spot membership (%d)", a.preemptions);
+  pit_sim_result_release(&a);
+  c.nodes = 0;
+  CHECK(pit_sim_multi(&c, PIT_SPOT_GREEDY, &a, NULL, &e) == PIT_EARG, "nodes 0 refused");
+  pit_trace_release(&t);
+}
+
 int main(void) {
+  test_multi();
   test_optimum_by_hand();
   test_optimum_lower_bound();
   test_baselines();
