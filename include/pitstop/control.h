@@ -25,6 +25,8 @@
 
 #include "pitstop/record.h"
 #include "pitstop/catalog.h"
+#include "pitstop/predict.h"
+#include "pitstop/report.h"
 #include "pitstop/util.h"
 
 /* ---------------- 1. membership ---------------- */
@@ -137,7 +139,7 @@ void pit_provider_close(struct pit_provider *p);
 /* ---------------- 3. policies ---------------- */
 
 #define PIT_SCHEDULE_MAX 32
-enum pit_policy_kind { PIT_POLICY_FIXED = 0, PIT_POLICY_SCHEDULE };
+enum pit_policy_kind { PIT_POLICY_FIXED = 0, PIT_POLICY_SCHEDULE, PIT_POLICY_COST, PIT_POLICY_TIME };
 struct pit_policy {
   enum pit_policy_kind kind;
   int nsched;
@@ -145,14 +147,45 @@ struct pit_policy {
     int64_t step;                   /* from this step on ... */
     struct pit_membership to;          /* ... this membership */
   } sched[PIT_SCHEDULE_MAX];        /* ascending steps */
+  /* cost and time (pit_policy_parse sets the defaults) */
+  double deadline_s;                /* the job must end by this many run seconds; NaN: none */
+  double budget;                    /* US$ the whole job may cost; NaN: none */
+  double margin;                    /* act when the cautious saving > (1 + margin) × switching cost (0.2) */
+  int64_t every;                    /* decide every this many iterations once steady (50) */
 };
-/* "fixed" | "schedule". */
+/* "fixed" | "schedule" | "cost" | "time" (cost and time: policy_cost.c). */
 int pit_policy_parse(struct pit_policy *p, const char *name, struct pit_err *e);
+/* The policy's name, as pit_policy_parse takes it. */
+const char *pit_policy_name(const struct pit_policy *p);
 /* "40:2,80:1" or "40:local-1:1+local-0.4:1,80:local-1:1"; counts alone are
  * nodes of deftype. Steps must rise. */
 int pit_schedule_parse(struct pit_policy *p, const char *text, const char *deftype, struct pit_err *e);
 
-/* What a policy sees. Pure data: a replay or a test builds it by hand. */
+#define PIT_POLICY_MEAS_MAX 32
+#define PIT_POLICY_TYPES_MAX 16
+#define PIT_POLICY_NODES_MAX 64
+#define PIT_POLICY_ALTS_MAX 24
+/* A membership measured in this job (or by `pitstop profile`): its PIT time. */
+struct pit_policy_meas {
+  struct pit_membership m;
+  double tp, tp_half;               /* s per iteration and its 95% half-width */
+  int64_t n;                        /* steady iterations behind it */
+};
+/* An instance type the policy may use (from the catalog). */
+struct pit_policy_type {
+  char itype[PIT_NAME_MAX];
+  double price_h;                   /* US$ per hour per node */
+  double speed;                     /* relative compute speed per node (catalog: cpus × quota); NaN unknown */
+};
+/* One node of the current membership, in rank order, with its ranks' mean
+ * compute and wait per iteration over the recent steady iterations. */
+struct pit_policy_node {
+  char itype[PIT_NAME_MAX];
+  double compute_s, wait_s;         /* NaN: the records carry no per-rank split */
+};
+
+/* What a policy sees. Pure data: a replay, the simulator or a test builds it
+ * by hand; the controller fills it from what it has seen (ctl_policy_state). */
 struct pit_policy_state {
   int gen;
   int64_t step;                     /* iterations done so far (the next step's index) */
@@ -160,16 +193,64 @@ struct pit_policy_state {
   struct pit_membership cur;
   int nmin, nmax;                   /* bounds on the node count */
   int resizable;                    /* 0: the workload cannot checkpoint (only recommend) */
+  /* for cost and time (fixed and schedule ignore them) */
+  double t;                         /* run seconds so far */
+  double spent;                     /* US$ billed so far */
+  int64_t batch;                    /* global batch (samples per iteration); 0 unknown */
+  int steady;                       /* 1: cur's PIT time is steady (meas holds it) */
+  int64_t since_change;             /* iterations done on cur since the last change */
+  double switch_s;                  /* seconds one resize costs in this job (checkpoint + stop + boot +
+                                       launch + init), measured; NaN: not measured yet */
+  int nmeas;
+  struct pit_policy_meas meas[PIT_POLICY_MEAS_MAX];  /* cur included once steady */
+  int ntypes;
+  struct pit_policy_type types[PIT_POLICY_TYPES_MAX];
+  int nnodes;
+  struct pit_policy_node nodes[PIT_POLICY_NODES_MAX];
 };
 enum pit_action { PIT_ACT_KEEP = 0, PIT_ACT_RESIZE };
+/* One alternative weighed: the rest of the job on membership m. */
+struct pit_policy_alt {
+  struct pit_membership m;
+  char kind[16];                    /* "keep", "add", "remove", "switch" */
+  char model[48];                   /* where t_p came from: "measured", "slowest rank removed", "USL", ... */
+  double tp, tp_lo, tp_hi;          /* predicted s per iteration, 95% interval */
+  double rest_s, rest_lo, rest_hi;  /* the rest of the job, switching included */
+  double cost, cost_hi;             /* its cost (US$) at rest_s and rest_hi */
+  int feasible;                     /* meets the deadline and the budget */
+};
 struct pit_choice {
   enum pit_action act;
   struct pit_membership to;            /* RESIZE: the membership wanted */
-  char reason[512];
+  char reason[1536];
+  char kind[16];                    /* "keep", "add", "remove", "switch" (schedule: "resize") */
+  int decided;                      /* 1: a decision point (alternatives weighed; write a record) */
+  int nalts;
+  struct pit_policy_alt alts[PIT_POLICY_ALTS_MAX]; /* alts[0] is keep */
 };
-/* Pure: the same state always gives the same choice. */
+/* Pure: the same state always gives the same choice.
+ *
+ * cost / time: at a decision point (cur steady, `every` iterations since the
+ * last check or change) the policy builds the alternatives — keep; add one
+ * node of each type; remove one node of the type whose rank computes longest
+ * (it makes the others wait); switch every node to another type — with a
+ * predicted t_p each (measured when meas has it; else from the per-node
+ * compute/wait split with equal shares, the USL fit of one type's measured
+ * counts, or the catalog's relative speed, each with a wider interval), and
+ * the rest of the job's time and cost. `cost` minimises cost among those
+ * meeting the deadline and budget (the fastest when none meets the
+ * deadline), `time` minimises time within the budget. It moves only when the
+ * cautious saving (keep at its interval's low end, the candidate at its high
+ * end) exceeds (1 + margin) × the switching cost: never-measured candidates
+ * pay their interval, and noise in two measured memberships cannot make it
+ * flap between them. */
 int pit_policy_decide(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
                       struct pit_err *e);
+/* The cost/time policy's part of pit_policy_decide (policy_cost.c). */
+int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
+                           struct pit_err *e);
+/* Σ nodes × price_h of m from the state's types (NaN if a type is missing). */
+double pit_policy_price_h(const struct pit_policy_state *s, const struct pit_membership *m);
 
 /* ---------------- 4. the controller ---------------- */
 
@@ -246,6 +327,10 @@ struct pit_run_opts {
   char **cmd;                       /* the workload (argv, NULL-terminated); NULL: pitstop train */
   char **train_argv;                /* with cmd NULL: the options passed to pitstop train */
   int64_t total_steps;              /* known job length (-1 unknown) */
+  const char *types;                /* cost/time: types the policy may use, ","-separated (NULL: the
+                                       initial membership's) */
+  const struct pit_policy_meas *prior; /* cost/time: memberships measured before (a profile), borrowed */
+  int nprior;
   double start_timeout_s;           /* no record this long after a launch: the generation failed */
   double stop_timeout_s;            /* a stop request not honoured this long: killed */
   void (*status)(void *ctx, const struct pit_run_status *st);
@@ -256,6 +341,40 @@ void pit_run_opts_init(struct pit_run_opts *o);
 int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit_err *e);
 /* Stops every node a run left (a crashed controller's), from its run directory. */
 int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *e);
+
+/* ---------------- 5. profiles: measured memberships ranked ---------------- */
+
+/* Which stored runs, and the job to rank them for. */
+struct pit_profile_query {
+  const char *model;                /* the init config's model; NULL: any */
+  int64_t batch;                    /* global batch; 0: any */
+  enum pit_job_unit unit;           /* the job (predict.h): epochs, iterations or samples */
+  double size;                      /* <= 0: no job (no predicted total; ranked by samples per dollar or /s) */
+  enum pit_policy_kind objective;   /* PIT_POLICY_COST or PIT_POLICY_TIME */
+  double deadline_s, budget;        /* NaN: none */
+};
+/* One measured membership (the run of it with the most steady iterations). */
+struct pit_profile_row {
+  char run[PIT_NAME_MAX], model[PIT_NAME_MAX];
+  int64_t batch;
+  struct pit_membership m;
+  double tp, tp_half;               /* PIT time and its 95% half-width */
+  int64_t n;                        /* iterations measured */
+  double sps;                       /* samples per second: batch / t_p */
+  double price_h;                   /* Σ nodes × price (NaN: a type not in the catalog) */
+  double spd;                       /* samples per dollar: sps × 3600 / price_h */
+  double job_s, job_lo, job_hi;     /* the job's predicted time and 95% interval (NaN: no job) */
+  double cost, cost_lo, cost_hi;    /* and its cost */
+  int fits;                         /* meets the deadline and the budget */
+  int chosen;                       /* the row the objective picks */
+};
+/* The rows of the summarized runs rs that match q, best first: those that
+ * fit, by cost (or time, or without a job by samples per dollar or per
+ * second), then the rest. Runs without a membership, a batch or a steady t_p
+ * are left out. *rows is malloc'd (caller frees); *best the chosen index or
+ * -1 when none fits. */
+int pit_profile_rank(const struct pit_runset *rs, const struct pit_catalog *cat, const struct pit_profile_query *q,
+                     struct pit_profile_row **rows, int *n, int *best, struct pit_err *e);
 
 /* The local provider's node wrapper (pitstop node-exec): pins the calling
  * process to cpus, joins cgroup (if not ""), then the caller execs. */

@@ -25,6 +25,7 @@ struct run_args {
   const char *provider, *provider_config, *hostfile, *ssh_opts, *partition, *catalog, *nodes, *itype, *nnodes;
   const char *ranks;
   const char *policy, *schedule, *launcher, *restarts, *dir, *run, *db, *events, *start_timeout, *cleanup;
+  const char *deadline, *budget, *types;
   const char *quiet, *help; /* flags: non-NULL when given */
 };
 struct run_opt {
@@ -47,7 +48,13 @@ static const struct run_opt run_opts[] = {
     {"itype", "TYPE", "the type of counts given alone (default local-1)", A(itype)},
     {"nnodes", "MIN:MAX", "bounds on the node count (default 1:any)", A(nnodes)},
     {"ranks-per-node", "R", "ranks on each node (default 1)", A(ranks)},
-    {"policy", "fixed|schedule", "who decides the membership (default: schedule if --schedule, else fixed)", A(policy)},
+    {"policy", "fixed|schedule|cost|time",
+     "who decides the membership (default: schedule if --schedule, else fixed); cost: the cheapest that meets "
+     "--deadline and --budget, time: the fastest within --budget (docs/decide.md)",
+     A(policy)},
+    {"deadline", "S", "cost/time: the job must end within S seconds of its start", A(deadline)},
+    {"budget", "USD", "cost/time: what the whole job may cost", A(budget)},
+    {"types", "T1,T2", "cost/time: instance types the policy may use (default: the initial membership's)", A(types)},
     {"schedule", "STEP:M,...", "membership M from STEP on: 40:2,80:1 or 40:local-1:1+local-0.4:1", A(schedule)},
     {"launcher", "mpi|per-node", "one mpirun over every node, or the command once per node", A(launcher)},
     {"max-restarts", "N", "failed generations restarted from the last checkpoint (default 3)", A(restarts)},
@@ -192,7 +199,39 @@ static void report(const struct pit_run_result *r) {
          r->cost, r->events);
 }
 
-static char self_path[4096];
+/* --policy cost|time with --db: the memberships the store has measured for
+ * this workload (pitstop train's model and global batch) become the policy's
+ * prior; none: the policy measures online. Returns how many. */
+static int prior_from_store(const struct pit_run_opts *o, const struct pit_train_opts *t,
+                            struct pit_policy_meas *prior, int cap) {
+  const struct pit_train_model *md = pit_train_model_find(t->model);
+  int64_t batch = t->batch > 0 ? t->batch : md ? md->batch : 0;
+  if (o->cmd || !o->db || access(o->db, R_OK) != 0 || batch <= 0)
+    return 0;
+  struct pit_err e = {0};
+  struct pit_runset rs;
+  pit_runset_init(&rs);
+  struct pit_catalog cat;
+  int have_cat = pit_catalog_load(&cat, o->catalog, &e) == 0;
+  struct pit_profile_query q = {t->model, batch, PIT_JOB_ITERS, 0, o->policy.kind, NAN, NAN};
+  struct pit_profile_row *rows = NULL;
+  int n = 0, best, k = 0;
+  if (pit_runset_load_store(&rs, o->db, NULL, 0, &e) == 0 && pit_runset_summarize(&rs, &e) == 0 &&
+      pit_profile_rank(&rs, have_cat ? &cat : NULL, &q, &rows, &n, &best, &e) == 0)
+    for (int i = 0; i < n && k < cap; i++) {
+      prior[k].m = rows[i].m;
+      prior[k].tp = rows[i].tp;
+      prior[k].tp_half = rows[i].tp_half;
+      prior[k++].n = rows[i].n;
+    }
+  if (e.msg[0])
+    pit_cli_note("the store's profile is not used: %s", e.msg);
+  free(rows);
+  pit_runset_release(&rs);
+  if (have_cat)
+    pit_catalog_release(&cat);
+  return k;
+}
 
 static volatile sig_atomic_t got_signal;
 static void on_signal(int sig) { got_signal = sig; }
@@ -306,29 +345,13 @@ int pit_cmd_run(int argc, char **argv) {
     pit_err_hint(&e, "providers: %s", pit_provider_names());
     return pit_cli_fail(&e);
   }
-  ssize_t k = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
-  if (k <= 0) {
+  o.self_exe = pit_cli_self_exe();
+  if (!o.self_exe)
     return pit_cli_usage("run: cannot find this program's own path");
-  }
-  self_path[k] = 0;
-  o.self_exe = self_path;
-  static char catalog_default[4200];
   if (!o.catalog) {
-    /* the source tree's catalogs/local.tsv (build/pitstop → ../catalogs) */
-    char base[4096];
-    snprintf(base, sizeof base, "%s", self_path);
-    char *slash = strrchr(base, '/');
-    if (slash)
-      *slash = 0;
-    const char *cand[] = {"../catalogs/local.tsv", "../../catalogs/local.tsv", "../share/pitstop/local.tsv"};
-    for (size_t c = 0; c < 3 && !o.catalog; c++) {
-      snprintf(catalog_default, sizeof catalog_default, "%s/%s", base, cand[c]);
-      if (access(catalog_default, R_OK) == 0)
-        o.catalog = catalog_default;
-    }
-    if (!o.catalog && !cleanup) {
+    o.catalog = pit_cli_local_catalog();
+    if (!o.catalog && !cleanup)
       return pit_cli_usage("run: no catalog found beside the program; give --catalog FILE");
-    }
   }
   static char runbuf[PIT_NAME_MAX];
   if (cleanup)
@@ -390,8 +413,25 @@ int pit_cmd_run(int argc, char **argv) {
     rc = pit_err_set(&e, PIT_EARG, "--policy schedule needs --schedule STEP:MEMBERSHIP,...");
   if (rc == 0 && topts.max_iters > 0)
     o.total_steps = topts.max_iters;
+  int weighs = o.policy.kind == PIT_POLICY_COST || o.policy.kind == PIT_POLICY_TIME;
+  o.types = ra.types;
+  if (rc == 0 && !weighs && (ra.deadline || ra.budget || ra.types))
+    rc = pit_err_set(&e, PIT_EARG, "--deadline, --budget and --types go with --policy cost or time");
+  const char *lim[] = {ra.deadline, ra.budget};
+  double *limv[] = {&o.policy.deadline_s, &o.policy.budget};
+  for (int k = 0; rc == 0 && weighs && k < 2; k++)
+    if (lim[k] && (pit_parse_f64(lim[k], limv[k]) < 0 || !(*limv[k] > 0)))
+      rc = pit_err_set(&e, PIT_EARG, "--%s '%s' is not a positive number", k ? "budget" : "deadline", lim[k]);
   if (rc < 0) {
     return pit_cli_fail(&e);
+  }
+  static struct pit_policy_meas prior[PIT_POLICY_MEAS_MAX];
+  if (weighs) {
+    o.prior = prior;
+    o.nprior = prior_from_store(&o, &topts, prior, PIT_POLICY_MEAS_MAX);
+    if (!u.quiet)
+      pit_cli_note("policy %s: %d membership%s measured before (store %s); the rest are measured online",
+                   pit_policy_name(&o.policy), o.nprior, o.nprior == 1 ? "" : "s", o.db ? o.db : "none");
   }
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);

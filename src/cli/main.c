@@ -15,6 +15,7 @@
 #pragma weak pit_cmd_node_exec
 #pragma weak pit_cmd_node_check
 #pragma weak pit_cmd_predict
+#pragma weak pit_cmd_profile
 #pragma weak pit_cmd_simulate
 
 struct command {
@@ -41,6 +42,7 @@ int main(int argc, char **argv) {
       {"node-exec", pit_cmd_node_exec, "(internal) run a command inside a local node"},
       {"node-check", pit_cmd_node_check, "(internal) check or release an ssh host for a run"},
       {"predict", pit_cmd_predict, "the whole job's time and cost from measured iterations"},
+      {"profile", pit_cmd_profile, "measure candidate memberships and rank them for a job (cost or time)"},
       {"simulate", pit_cmd_simulate, "spot or on-demand under a deadline, replayed over a spot trace"},
   };
   int n = (int)(sizeof cmds / sizeof cmds[0]);

@@ -37,6 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "control/control_impl.h"
 #include "control/launch.h"
 #include "pitstop/parse.h"
 #include "pitstop/store.h"
@@ -90,6 +91,9 @@ struct ctl {
   struct pit_run_result *res;
   char reclaimed[MAX_NODES][PIT_NAME_MAX]; /* nodes the provider gave notice for, to replace at the stop */
   int nreclaimed;
+  struct ctl_obs obs;               /* what the cost/time policies see (observe.c) */
+  int ntypes;
+  struct pit_policy_type types[PIT_POLICY_TYPES_MAX]; /* the types they may use */
   struct pit_err rec_err;
   int rec_failed;
 };
@@ -205,26 +209,82 @@ static int node_record(struct ctl *c, const struct pit_node *n, const char *acti
   return rc;
 }
 
-/* A decision record (struct pit_decision): kind "resize" or "recommend", the
- * chosen membership as the first alternative and the one kept as the second. */
+/* A decision record (struct pit_decision): what = the policy's kind of move
+ * ("add", "remove", "switch"; "resize" for a schedule), "keep" at a cost/time
+ * decision point, "recommend" when the workload cannot be resized; the chosen
+ * membership is the first alternative (the timeline labels it), then the
+ * others weighed with the rest of the job's predicted time and cost (or the
+ * membership kept, when the policy weighed none). The controller adds
+ * policy, action, from, to, and per alternative its model, t_p and
+ * intervals and whether it fits the deadline and budget. */
 static int decision_record(struct ctl *c, const struct pit_choice *ch, const char *policy,
                            struct pit_err *e) {
-  char from[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX], reason[600];
+  char from[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX], reason[1700];
   pit_membership_format(&c->cur, from, sizeof from);
   pit_membership_format(&ch->to, to, sizeof to);
   snprintf(reason, sizeof reason, "%s (policy %s)", ch->reason, policy);
+  int keep = pit_membership_equal(&ch->to, &c->cur);
+  const char *action = ch->act == PIT_ACT_RESIZE ? "resize" : keep ? "keep" : "recommend";
   struct pit_decision d;
   pit_decision_init(&d);
-  snprintf(d.kind, sizeof d.kind, "%s", ch->act == PIT_ACT_RESIZE ? "resize" : "recommend");
+  snprintf(d.kind, sizeof d.kind, "%s", ch->act == PIT_ACT_RESIZE && ch->kind[0] ? ch->kind : action);
   d.step = c->step_next;
   d.reason = strdup(reason);
+  int rc = d.reason ? 0 : PIT_ENOMEM;
+  /* alternatives: the chosen first */
+  int order[PIT_POLICY_ALTS_MAX + 1], nord = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < ch->nalts; i++)
+      if (pit_membership_equal(&ch->alts[i].m, &ch->to) == (pass == 0))
+        order[nord++] = i;
+  if (nord == 0 || !pit_membership_equal(&ch->alts[order[0]].m, &ch->to)) {
+    rc = rc ? rc : pit_decision_add_alt(&d, to, NAN, NAN);
+    if (ch->nalts == 0 && !keep)
+      rc = rc ? rc : pit_decision_add_alt(&d, from, NAN, NAN);
+  }
+  for (int k = 0; rc == 0 && k < nord; k++) {
+    char m[PIT_MEMBERSHIP_TEXT_MAX];
+    pit_membership_format(&ch->alts[order[k]].m, m, sizeof m);
+    rc = pit_decision_add_alt(&d, m, ch->alts[order[k]].rest_s, ch->alts[order[k]].cost);
+  }
   char *text = NULL;
-  int rc = d.reason ? 0 : pit_err_set(e, PIT_ENOMEM, "out of memory");
-  if (rc == 0 && (rc = pit_decision_add_alt(&d, to, NAN, NAN)) == 0 && (rc = pit_decision_add_alt(&d, from, NAN, NAN)) == 0)
+  if (rc < 0)
+    rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
+  else
     rc = pit_decision_encode(&d, &text, e);
+  int skip = d.nalts - nord; /* leading alternatives not from the policy */
   pit_decision_release(&d);
   if (rc < 0)
     return rc;
+  cJSON *o = cJSON_Parse(text);
+  free(text);
+  if (!o)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  cJSON_AddStringToObject(o, "policy", policy);
+  cJSON_AddStringToObject(o, "action", action);
+  cJSON_AddStringToObject(o, "from", from);
+  cJSON_AddStringToObject(o, "to", to);
+  cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "alternatives");
+  for (int k = 0; arr && k < nord && skip + k < cJSON_GetArraySize(arr); k++) {
+    const struct pit_policy_alt *a = &ch->alts[order[k]];
+    cJSON *x = cJSON_GetArrayItem(arr, skip + k), *iv;
+    cJSON_AddStringToObject(x, "what", a->kind);
+    cJSON_AddStringToObject(x, "model", a->model);
+    cJSON_AddNumberToObject(x, "pit_s", a->tp);
+    if ((iv = cJSON_AddArrayToObject(x, "pit_interval_s"))) {
+      cJSON_AddItemToArray(iv, cJSON_CreateNumber(a->tp_lo));
+      cJSON_AddItemToArray(iv, cJSON_CreateNumber(isfinite(a->tp_hi) ? a->tp_hi : -1));
+    }
+    if ((iv = cJSON_AddArrayToObject(x, "predicted_interval_s"))) {
+      cJSON_AddItemToArray(iv, cJSON_CreateNumber(a->rest_lo));
+      cJSON_AddItemToArray(iv, cJSON_CreateNumber(isfinite(a->rest_hi) ? a->rest_hi : -1));
+    }
+    cJSON_AddBoolToObject(x, "fits", a->feasible);
+  }
+  text = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  if (!text)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
   struct pit_record r;
   base_record(c, &r, PIT_REC_DECISION);
   r.step = c->step_next;
@@ -421,6 +481,13 @@ static double recent_median(const struct ctl *c) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+static double spent(const struct ctl *c, double t) {
+  double usd = c->res->cost;
+  for (int i = 0; i < c->nnodes; i++)
+    usd += node_cost(c, &c->nodes[i], t);
+  return usd;
+}
+
 static void status(struct ctl *c, const char *phase, int force) {
   double t = now_t(c);
   if (!c->o->status || (!force && t - c->last_status < 0.5))
@@ -437,10 +504,7 @@ static void status(struct ctl *c, const char *phase, int force) {
   st.t = t;
   st.tp_s = recent_median(c);
   st.samples_per_s = c->recent_batch > 0 && st.tp_s > 0 ? (double)c->recent_batch / st.tp_s : NAN;
-  double spent = c->res->cost;
-  for (int i = 0; i < c->nnodes; i++)
-    spent += node_cost(c, &c->nodes[i], t);
-  st.spent = spent;
+  st.spent = spent(c, t);
   st.eta_s = c->total_steps > 0 && st.tp_s > 0 ? (double)(c->total_steps - c->step_next) * st.tp_s : NAN;
   st.phase = phase;
   st.resizable = c->resizable || !c->o->cmd;
@@ -466,6 +530,32 @@ static int on_init(struct ctl *c, const struct pit_record *r, struct pit_err *e)
     if (pol->sched[i].step >= c->total_steps)
       return pit_err_set(e, PIT_EARG, "schedule step %lld is beyond the job's %lld iterations",
                          (long long)pol->sched[i].step, (long long)c->total_steps);
+  return 0;
+}
+
+/* The init record's config names the generation's membership (the store
+ * then knows what each run ran on: pitstop profile, the cost policy's prior). */
+static int tag_membership(const struct ctl *c, struct pit_record *r, struct pit_err *e) {
+  cJSON *o = r->config ? cJSON_Parse(r->config) : cJSON_CreateObject();
+  if (!o || !cJSON_IsObject(o)) {
+    cJSON_Delete(o);
+    return 0; /* a config that is not an object is left as the workload wrote it */
+  }
+  char *m = pit_membership_json(&c->cur);
+  cJSON *mj = m ? cJSON_Parse(m) : NULL;
+  free(m);
+  if (!mj) {
+    cJSON_Delete(o);
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  }
+  cJSON_DeleteItemFromObjectCaseSensitive(o, "membership");
+  cJSON_AddItemToObject(o, "membership", mj);
+  char *text = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  if (!text)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  free(r->config);
+  r->config = text;
   return 0;
 }
 
@@ -505,6 +595,8 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
     }
     rc = hold(c, &r, e);
     if (rc == 0)
+      rc = ctl_obs_iter(&c->obs, &c->cur, &r, e);
+    if (rc == 0)
       rc = decide(c, e);
     break;
   case PIT_REC_CHECKPOINT:
@@ -528,6 +620,8 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
     c->init_s = r.init_s;
     rc = on_init(c, &r, e);
     if (rc == 0)
+      rc = tag_membership(c, &r, e);
+    if (rc == 0)
       rc = out_record(c, &r, e);
     break;
   default:
@@ -544,30 +638,62 @@ static void on_parse_warn(void *ctx, const struct pit_err *w) {
   warn(c, "workload output: %s", w->msg);
 }
 
+/* Seconds one resize took in this job, from the decision to the next
+ * generation's first iteration (mean of the resizes so far; NaN: none yet). */
+static double switch_seconds(const struct ctl *c) {
+  double sum = 0;
+  int n = 0;
+  for (int i = 0; i < c->res->ngens; i++) {
+    const struct pit_run_gen *g = &c->res->gens[i];
+    /* the next generation's first iteration: its entry, or the running one's */
+    double first = i + 1 < c->res->ngens ? c->res->gens[i + 1].t_first_iter : c->t_first_iter;
+    if (strcmp(g->end, "resized") == 0 && isfinite(g->exit_s) && isfinite(first)) {
+      sum += first - (g->t1 - g->exit_s);
+      n++;
+    }
+  }
+  return n ? sum / n : NAN;
+}
+
+/* The policy's state from what the controller has seen. */
+static void policy_state(const struct ctl *c, struct pit_policy_state *s) {
+  memset(s, 0, sizeof *s);
+  s->gen = c->gen;
+  s->step = c->step_next;
+  s->total_steps = c->total_steps;
+  s->cur = c->cur;
+  s->nmin = c->o->nmin;
+  s->nmax = c->o->nmax;
+  s->resizable = c->resizable || !c->o->cmd;
+  s->t = now_t(c);
+  s->spent = spent(c, s->t);
+  s->since_change = c->step_next - c->gen_step0;
+  s->switch_s = switch_seconds(c);
+  ctl_obs_state(&c->obs, c->nodes, c->nnodes, c->o->ranks_per_node, s);
+  s->ntypes = c->ntypes;
+  memcpy(s->types, c->types, (size_t)c->ntypes * sizeof c->types[0]);
+}
+
 static int decide(struct ctl *c, struct pit_err *e) {
   if (c->stop_requested)
     return 0;
-  struct pit_policy_state s;
-  memset(&s, 0, sizeof s);
-  s.gen = c->gen;
-  s.step = c->step_next;
-  s.total_steps = c->total_steps;
-  s.cur = c->cur;
-  s.nmin = c->o->nmin;
-  s.nmax = c->o->nmax;
-  s.resizable = c->resizable || !c->o->cmd;
-  struct pit_choice ch;
+  static struct pit_policy_state s; /* large; the controller is single-threaded */
+  static struct pit_choice ch;
+  policy_state(c, &s);
+  const char *pol = pit_policy_name(&c->o->policy);
   int rc = pit_policy_decide(&c->o->policy, &s, &ch, e);
   if (rc < 0 || ch.act != PIT_ACT_RESIZE) {
     if (rc == 0 && !s.resizable && !pit_membership_equal(&ch.to, &c->cur) && !c->pending.reason[0]) {
       c->pending = ch; /* said once */
       c->res->recommended++;
       warn(c, "%s", ch.reason);
-      return decision_record(c, &ch, c->o->policy.kind == PIT_POLICY_SCHEDULE ? "schedule" : "fixed", e);
+      return decision_record(c, &ch, pol, e);
     }
+    if (rc == 0 && ch.decided)
+      return decision_record(c, &ch, pol, e);
     return rc;
   }
-  return request_stop(c, &ch, c->o->policy.kind == PIT_POLICY_SCHEDULE ? "schedule" : "fixed", -1, e);
+  return request_stop(c, &ch, pol, -1, e);
 }
 
 /* Carries out ch: the decision record, then the stop request to the
@@ -583,6 +709,7 @@ static int request_stop(struct ctl *c, const struct pit_choice *ch, const char *
   int rc = decision_record(c, ch, policy, e);
   if (rc < 0)
     return rc;
+  warn(c, "%s", ch->reason);
   int n = 0;
   for (int i = 0; node >= 0 && i < c->g->nproc; i++)
     if (!c->g->proc[i].exited && c->g->proc[i].node == node)
@@ -704,6 +831,7 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   unlink(c->g->log);
   c->gen_have_offset = 0;
   c->gen_iters = 0;
+  ctl_obs_gen(&c->obs);
   c->gen_step0 = c->step_safe;
   c->step_next = c->step_safe;
   c->stop_requested = 0;
@@ -918,6 +1046,36 @@ static int reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
 
 /* ---------------- pit_run ---------------- */
 
+/* The types the cost/time policies may use: --types, else the initial
+ * membership's; price and relative speed (CPUs × quota) from the catalog. */
+static int policy_types(struct ctl *c, struct pit_err *e) {
+  const struct pit_run_opts *o = c->o;
+  if (o->policy.kind != PIT_POLICY_COST && o->policy.kind != PIT_POLICY_TIME)
+    return 0;
+  if (!c->have_cat)
+    return pit_err_set(e, PIT_EARG, "--policy %s needs a catalog (prices)", pit_policy_name(&o->policy));
+  char buf[1024] = "";
+  if (o->types)
+    snprintf(buf, sizeof buf, "%s", o->types);
+  else
+    for (int i = 0; i < o->initial.n; i++)
+      snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? "," : "", o->initial.m[i].itype);
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    const struct pit_itype *it = pit_catalog_find(&c->cat, t);
+    if (!it)
+      return pit_err_set(e, PIT_ENOTFOUND, "--types names '%s', which the catalog '%s' lacks", t, o->catalog);
+    if (c->ntypes == PIT_POLICY_TYPES_MAX)
+      return pit_err_set(e, PIT_EARG, "more than %d types for the policy", PIT_POLICY_TYPES_MAX);
+    struct pit_policy_type *pt = &c->types[c->ntypes++];
+    snprintf(pt->itype, sizeof pt->itype, "%s", it->name);
+    pt->price_h = it->price_h;
+    double cpus = it->cpus > 0 ? it->cpus : it->vcpus;
+    pt->speed = cpus * (isnan(it->cpu_quota) ? 1.0 : it->cpu_quota);
+  }
+  return 0;
+}
+
 /* What the provider is told of the run (c->o and c->state_dir set). */
 static void provider_conf(const struct ctl *c, struct pit_provider_conf *pc) {
   const struct pit_run_opts *o = c->o;
@@ -968,6 +1126,11 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
       if (c->have_cat && !pit_catalog_find(&c->cat, o->policy.sched[s].to.m[i].itype))
         return pit_err_set(e, PIT_ENOTFOUND, "the schedule names type '%s', which the catalog '%s' lacks",
                            o->policy.sched[s].to.m[i].itype, o->catalog);
+  ctl_obs_init(&c->obs);
+  for (int i = 0; i < o->nprior && c->obs.nmeas < PIT_POLICY_MEAS_MAX; i++)
+    c->obs.meas[c->obs.nmeas++] = o->prior[i];
+  if ((rc = policy_types(c, e)) < 0)
+    return rc;
   int n0 = pit_membership_nodes(&o->initial);
   if (o->nmax > 0 && o->nmin > o->nmax)
     return pit_err_set(e, PIT_EARG, "--nnodes %d:%d: MIN is above MAX", o->nmin, o->nmax);
@@ -1000,6 +1163,7 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
 }
 
 static void teardown(struct ctl *c) {
+  ctl_obs_release(&c->obs);
   if (c->g) {
     ctl_gen_kill(c->g, 2.0);
     ctl_gen_release(c->g);
