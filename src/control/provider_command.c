@@ -1001,7 +1001,7 @@ static int reported(struct cmdp *c, const char *id, int kind) {
     if (strcmp(c->reported[i], id) == 0 && c->reported_kind[i] == kind)
       return 1;
   if (c->nreported < MAX_ITEMS) {
-    snprintf(c->reported[c->nreported], PIT_NAME_MAX, "%s", id);
+    snprintf(c->reported[c->nreported], PIT_NAME_MAX, "%.*s", PIT_NAME_MAX - 1, id);
     c->reported_kind[c->nreported++] = kind;
   }
   return 0;
@@ -1031,7 +1031,7 @@ static int c_poll(struct pit_provider *p, struct pit_node_event *ev, int cap, in
                : in_states(c->notice, c->nnotice, x->state) ? PIT_NODE_NOTICE
                                                             : 0;
     if (kind && !reported(c, ids[j], kind)) {
-      snprintf(ev[*nev].id, sizeof ev[*nev].id, "%s", ids[j]);
+      snprintf(ev[*nev].id, sizeof ev[*nev].id, "%.*s", PIT_NAME_MAX - 1, ids[j]);
       ev[*nev].kind = kind;
       ev[(*nev)++].grace_s = c->grace_s;
     }

@@ -77,9 +77,14 @@ static int slurm_cmd(struct slurm *s, char *const argv[], char *out, size_t nout
     return rc;
   if (st != 0)
     return pit_err_set(e, PIT_ESTATE, "%s: %s", argv[0], *last_line(err) ? last_line(err) : "failed");
-  if (out && nout && err[0] && strstr(err, "Granted job allocation")) {
-    /* salloc speaks on stderr: hand its lines to the caller */
-    snprintf(out, nout, "%s", err);
+  const char *granted = strstr(err, "Granted job allocation");
+  if (out && nout && granted) {
+    /* salloc speaks on stderr: hand its grant line to the caller */
+    size_t len = strcspn(granted, "\n");
+    if (len >= nout)
+      len = nout - 1;
+    memcpy(out, granted, len);
+    out[len] = 0;
   }
   return 0;
 }

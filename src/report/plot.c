@@ -938,7 +938,7 @@ static int out_format(const struct pit_plot_opts *o, int *svg, struct pit_err *e
 }
 
 int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct pit_err *e) {
-  int svg;
+  int svg = 0;
   int rc0 = out_format(o, &svg, e);
   if (rc0)
     return rc0;
@@ -1002,7 +1002,7 @@ int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct 
  * dashed vertical lines with their target membership, and the steps done
  * over time on the right axis; from the run's events file. */
 int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct pit_err *e) {
-  int svg;
+  int svg = 0;
   int rc = out_format(o, &svg, e);
   if (rc)
     return rc;
