@@ -10,6 +10,8 @@
  *   deconv weight (I, O, kh, kw), bias (O) if any     (ConvTranspose2d)
  *   linear weight (O, I), bias (O)
  *   bnorm  weight/gamma (C), bias/beta (C)
+ *   rrdb   for dense block d = 0..2, conv j = 1..5: weight (F, j*F, 3, 3), bias (F)
+ *          (PyTorch-GAN's dense_blocks.d.bj.0.weight / .bias order)
  * Gradients have the same layout (one contiguous array: what MPI allreduces).
  * Non-trained state (BatchNorm running mean then running var, per BN layer)
  * lives in a separate array (checkpointed, not reduced).
@@ -34,7 +36,14 @@ enum pit_layer_kind {
   PIT_L_RELU,
   PIT_L_LEAKYRELU,  /* slope alpha */
   PIT_L_TANH,
-  PIT_L_SIGMOID
+  PIT_L_SIGMOID,
+  PIT_L_SHUFFLE,    /* PixelShuffle(k): (C*k*k, H, W) → (C, H*k, W*k) */
+  PIT_L_SKIP,       /* opens a skip connection: y = x, x is kept for the matching SKIPADD */
+  PIT_L_SKIPADD,    /* closes the innermost open SKIP: y = x + (input of that SKIP) */
+  PIT_L_RRDB        /* ESRGAN residual-in-residual dense block of out_c filters (= in_c):
+                       3 dense blocks of five 3x3 convs (growth out_c by concatenation,
+                       LeakyReLU alpha after the first four), each y = scale*conv5 + x,
+                       and y = scale*dense3(dense2(dense1(x))) + x around the three */
 };
 
 struct pit_layer_spec {
@@ -42,17 +51,19 @@ struct pit_layer_spec {
   int out_c;        /* conv/deconv/linear: output channels / features */
   int k, stride, pad;
   int bias;         /* 1: has a bias vector */
-  float alpha;      /* LeakyReLU slope */
+  float alpha;      /* LeakyReLU slope (RRDB: of its dense convs) */
+  float scale;      /* RRDB: residual scaling (ESRGAN 0.2) */
   /* Filled by pit_model_spec_finish: */
   int in_c, in_h, in_w;    /* input shape of this layer (per sample) */
   int o_c, o_h, o_w;       /* output shape of this layer (per sample) */
   size_t w_off, w_len;     /* offset/length of the weight (gamma) in the params array */
   size_t b_off, b_len;     /* offset/length of the bias (beta); b_len 0 if none */
   size_t s_off;            /* BN: offset of running mean in the state array (var follows, C each) */
+  int pair;                /* SKIPADD: index of its SKIP layer */
   double flops_fwd;        /* multiply-adds*2 per sample, forward (conv/deconv/linear only) */
 };
 
-#define PIT_MAX_LAYERS 32
+#define PIT_MAX_LAYERS 64
 
 struct pit_model_spec {
   char name[32];
@@ -124,6 +135,11 @@ double pit_loss_xent(const float *logits, const int32_t *labels, int B, int K, d
 /* probabilities p (B), target t (scalar, same for all) → binary cross-entropy
  * with PyTorch's clamp of log at -100; dp (B) or NULL. */
 double pit_loss_bce(const float *p, float target, int B, double denom, float *dp);
+/* logits z (n), target t (scalar, same for all) → BCEWithLogits:
+ * max(z,0) - z*t + log(1 + e^-|z|) (stable); dz (n) = (sigmoid(z) - t) / denom, or NULL. */
+double pit_loss_bce_logits(const float *z, float target, size_t n, double denom, float *dz);
+/* a, b (n) → L1: sum |a - b| / denom; da (n) = sign(a - b) / denom (0 where equal), or NULL. */
+double pit_loss_l1(const float *a, const float *b, size_t n, double denom, float *da);
 /* Number of rows whose argmax equals the label. */
 int pit_count_correct(const float *logits, const int32_t *labels, int B, int K);
 

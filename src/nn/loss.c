@@ -6,7 +6,10 @@
  *         dz_b = (softmax(z_b) - onehot(label_b)) / denom.
  *         A label outside [0, K) makes the value NaN (its row's gradient is 0).
  *   bce:  loss_b = -(t*max(log p_b, -100) + (1-t)*max(log(1-p_b), -100));
- *         dp_b = (p_b - t) / max(p_b (1 - p_b), 1e-12) / denom  (PyTorch's backward). */
+ *         dp_b = (p_b - t) / max(p_b (1 - p_b), 1e-12) / denom  (PyTorch's backward).
+ *   bce_logits: loss_i = max(z_i, 0) - z_i*t + log(1 + e^-|z_i|) (= -t log s - (1-t) log(1-s),
+ *         s = sigmoid z, without overflow); dz_i = (s_i - t) / denom.
+ *   l1:   loss_i = |a_i - b_i|; da_i = sign(a_i - b_i) / denom (0 where equal, as PyTorch). */
 #include <math.h>
 
 #include "pitstop/nn.h"
@@ -60,6 +63,31 @@ double pit_loss_bce(const float *p, float target, int B, double denom, float *dp
         d = 1e-12;
       dp[b] = (float)((x - t) / d / denom);
     }
+  }
+  return total / denom;
+}
+
+double pit_loss_bce_logits(const float *z, float target, size_t n, double denom, float *dz) {
+  const double t = target;
+  double total = 0;
+  for (size_t i = 0; i < n; i++) {
+    const double x = z[i];
+    total += (x > 0 ? x : 0) - x * t + log1p(exp(-fabs(x)));
+    if (dz) {
+      double s = x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+      dz[i] = (float)((s - t) / denom);
+    }
+  }
+  return total / denom;
+}
+
+double pit_loss_l1(const float *a, const float *b, size_t n, double denom, float *da) {
+  double total = 0;
+  for (size_t i = 0; i < n; i++) {
+    const float d = a[i] - b[i];
+    total += fabs((double)d);
+    if (da)
+      da[i] = (float)((d > 0 ? 1.0 : d < 0 ? -1.0 : 0.0) / denom);
   }
   return total / denom;
 }

@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nn/rrdb.h"
 #include "pitstop/nn.h"
 
 static const char *kind_name(enum pit_layer_kind k) {
-  static const char *n[] = {"conv", "deconv", "linear", "maxpool", "batchnorm",
-                            "relu", "leakyrelu", "tanh", "sigmoid"};
+  static const char *n[] = {"conv",    "deconv", "linear", "maxpool", "batchnorm",
+                            "relu",    "leakyrelu", "tanh", "sigmoid", "pixelshuffle",
+                            "skip",    "skipadd", "rrdb"};
   return n[k];
 }
 
@@ -17,6 +19,7 @@ int pit_model_spec_finish(struct pit_model_spec *m, int in_c, int in_h, int in_w
   int c = in_c, h = in_h, w = in_w;
   size_t p = 0, s = 0;
   int i = 0;
+  int open[PIT_MAX_LAYERS], nopen = 0; /* indexes of the SKIP layers not yet closed */
   m->in_c = in_c;
   m->in_h = in_h;
   m->in_w = in_w;
@@ -66,6 +69,42 @@ int pit_model_spec_finish(struct pit_model_spec *m, int in_c, int in_h, int in_w
       L->b_len = (size_t)c;
       s += 2 * (size_t)c;
       break;
+    case PIT_L_SHUFFLE:
+      if (L->k < 1 || c % (L->k * L->k) != 0)
+        return pit_err_set(e, PIT_EARG,
+                           "model '%s' layer %d (pixelshuffle %d): %d channels are not a multiple "
+                           "of %d",
+                           m->name, i + 1, L->k, c, L->k * L->k);
+      c /= L->k * L->k;
+      h *= L->k;
+      w *= L->k;
+      break;
+    case PIT_L_SKIP:
+      if (nopen >= PIT_MAX_LAYERS)
+        goto bad;
+      open[nopen++] = i;
+      break;
+    case PIT_L_SKIPADD: {
+      if (nopen == 0)
+        return pit_err_set(e, PIT_EARG, "model '%s' layer %d: skipadd without an open skip",
+                           m->name, i + 1);
+      const struct pit_layer_spec *S = &m->layer[open[--nopen]];
+      if (S->in_c != c || S->in_h != h || S->in_w != w)
+        return pit_err_set(e, PIT_EARG,
+                           "model '%s' layer %d: skipadd of %dx%dx%d onto the %dx%dx%d of layer %d",
+                           m->name, i + 1, c, h, w, S->in_c, S->in_h, S->in_w, open[nopen] + 1);
+      L->pair = open[nopen];
+      break;
+    }
+    case PIT_L_RRDB:
+      if (L->out_c != c)
+        return pit_err_set(e, PIT_EARG, "model '%s' layer %d (rrdb of %d filters) gets %d channels",
+                           m->name, i + 1, L->out_c, c);
+      L->w_len = PIT_RRDB_DENSE * pit_rrdb_dense_params(c);
+      for (int d = 0; d < PIT_RRDB_DENSE; d++)
+        for (int j = 1; j <= PIT_RRDB_CONVS; j++)
+          L->flops_fwd += pit_rrdb_conv(L, d, j).flops_fwd;
+      break;
     default:
       break;
     }
@@ -78,6 +117,9 @@ int pit_model_spec_finish(struct pit_model_spec *m, int in_c, int in_h, int in_w
     L->o_w = w;
     m->flops_fwd += L->flops_fwd;
   }
+  if (nopen > 0)
+    return pit_err_set(e, PIT_EARG, "model '%s': the skip of layer %d is never closed", m->name,
+                       open[nopen - 1] + 1);
   m->out_c = c;
   m->out_h = h;
   m->out_w = w;

@@ -20,10 +20,15 @@ static struct pit_layer_spec mk(enum pit_layer_kind kind, int out_c, int k, int 
                                  .bias = bias, .alpha = 0.2f};
 }
 
+/* ESRGAN's residual-in-residual dense block: LeakyReLU 0.01 inside, residual scaling 0.2 */
+static struct pit_layer_spec rrdb(int filters) {
+  return (struct pit_layer_spec){.kind = PIT_L_RRDB, .out_c = filters, .alpha = 0.01f, .scale = 0.2f};
+}
+
 struct gc_case {
   const char *name;
   int n;
-  struct pit_layer_spec layer[6];
+  struct pit_layer_spec layer[10];
   int c, h, w, batch;
   double h_fd;      /* finite-difference step */
   double tol;       /* allowed |fd - analytic| / max(1, |analytic|) */
@@ -114,6 +119,10 @@ static void run_case(const struct gc_case *gc, uint64_t seed) {
     if (m.layer[i].kind == PIT_L_BATCHNORM)
       for (size_t j = 0; j < m.layer[i].w_len; j++)
         p[m.layer[i].w_off + j] = (float)uni(0.5, 1.5);
+  for (int i = 0; i < m.n; i++) /* RRDB: 15 convs of fan-in up to 45F; keep activations O(1) */
+    if (m.layer[i].kind == PIT_L_RRDB)
+      for (size_t j = 0; j < m.nparams; j++)
+        p[j] *= 0.25f;
   const size_t nx = (size_t)B * m.in_c * m.in_h * m.in_w;
   const size_t ny = (size_t)B * m.out_c * m.out_h * m.out_w;
   float *x = malloc(nx * sizeof(float)), *r = malloc(ny * sizeof(float));
@@ -192,6 +201,37 @@ static void run_case(const struct gc_case *gc, uint64_t seed) {
 }
 
 /* ---- losses ---- */
+/* A loss over n values v (and a second operand w or a scalar target t), for finite differences. */
+struct loss_in {
+  double (*f)(const struct loss_in *in);
+  float *v;
+  const float *w;
+  size_t n;
+  float t;
+  double denom;
+};
+static double pit_loss_bce_fn(const struct loss_in *in) {
+  return pit_loss_bce(in->v, in->t, (int)in->n, in->denom, NULL);
+}
+static double bce_logits_fn(const struct loss_in *in) {
+  return pit_loss_bce_logits(in->v, in->t, in->n, in->denom, NULL);
+}
+static double l1_fn(const struct loss_in *in) {
+  return pit_loss_l1(in->v, in->w, in->n, in->denom, NULL);
+}
+/* Central difference of in->f w.r.t. *x (one of in->v), over the exact float step. */
+static double loss_fd(const struct loss_in *in, float *x, double h) {
+  const float o = *x;
+  *x = (float)(o + h);
+  double fp = in->f(in);
+  const float up = *x;
+  *x = (float)(o - h);
+  double fm = in->f(in);
+  double fd = (fp - fm) / ((double)up - *x);
+  *x = o;
+  return fd;
+}
+
 static void check_losses(void) {
   pit_rng_seed(&rng, 99);
   enum { B = 4, K = 6 };
@@ -245,15 +285,8 @@ static void check_losses(void) {
     CHECK_NEAR(vb, rb / denom, 1e-9, "bce value");
     double me = 0;
     for (int b = 0; b < B; b++) {
-      float o = pr[b];
-      const double h = 1e-5;
-      pr[b] = (float)(o + h);
-      double fp = pit_loss_bce(pr, (float)t, B, denom, NULL);
-      float up = pr[b];
-      pr[b] = (float)(o - h);
-      double fm = pit_loss_bce(pr, (float)t, B, denom, NULL);
-      double fd = (fp - fm) / ((double)up - pr[b]);
-      pr[b] = o;
+      struct loss_in in = {pit_loss_bce_fn, pr, NULL, B, (float)t, denom};
+      double fd = loss_fd(&in, &pr[b], 1e-5);
       double err = fabs(fd - dp[b]) / fmax(1.0, fabs(dp[b]));
       me = fmax(me, err);
       CHECK(err <= 1e-4, "bce t=%d d[%d]: fd %.9g vs %.9g", t, b, fd, dp[b]);
@@ -270,6 +303,54 @@ static void check_losses(void) {
   float lg[3 * 3] = {1, 2, 3, 5, 5, 1, 0, -1, -2};
   int32_t lb[3] = {2, 1, 0};
   CHECK(pit_count_correct(lg, lb, 3, 3) == 2, "count_correct: ties go to the first index");
+}
+
+/* BCE with logits and L1 (ESRGAN's losses): value from the definition, gradient by
+ * finite differences; large logits stay finite. */
+static void check_gan_losses(void) {
+  pit_rng_seed(&rng, 77);
+  enum { N = 7 };
+  float z[N] = {-3.0f, -0.4f, 0.0f, 0.3f, 2.5f, 60.0f, -60.0f}, dz[N];
+  const double denom = 5.0;
+  for (int t = 0; t <= 1; t++) {
+    double v = pit_loss_bce_logits(z, (float)t, N, denom, dz);
+    double ref = 0;
+    for (int i = 0; i < N; i++) {
+      double sg = 1.0 / (1.0 + exp(-(double)z[i]));
+      /* far tails written out so the reference itself does not overflow */
+      double lp = z[i] < -30 ? z[i] : log(sg), l1p = z[i] > 30 ? -z[i] : log(1.0 - sg);
+      ref += -(t * lp + (1 - t) * l1p);
+    }
+    CHECK(fabs(v - ref / denom) <= 1e-9, "bce_logits value t=%d: %.12g vs %.12g", t, v, ref / denom);
+    CHECK(isfinite(v), "bce_logits not finite for large logits");
+    double me = 0;
+    for (int i = 0; i < N; i++) {
+      struct loss_in in = {bce_logits_fn, z, NULL, N, (float)t, denom};
+      double fd = loss_fd(&in, &z[i], 1e-3);
+      me = fmax(me, fabs(fd - dz[i]));
+      CHECK(fabs(fd - dz[i]) <= 1e-6, "bce_logits t=%d d[%d]: fd %.9g vs %.9g", t, i, fd, dz[i]);
+    }
+    printf("%-28s t=%d gradient max abs err %.2e\n", "loss bce_logits", t, me);
+  }
+  float a[N], b[N], da[N];
+  for (int i = 0; i < N; i++) {
+    a[i] = (float)uni(-1, 1);
+    b[i] = (float)uni(-1, 1);
+  }
+  b[3] = a[3]; /* equal: PyTorch's sign(0) = 0 */
+  double v = pit_loss_l1(a, b, N, denom, da), ref = 0;
+  for (int i = 0; i < N; i++)
+    ref += fabs((double)a[i] - b[i]);
+  CHECK_NEAR(v, ref / denom, 1e-7, "l1 value");
+  CHECK(da[3] == 0.0f, "l1 gradient where equal is %g, not 0", da[3]);
+  for (int i = 0; i < N; i++) {
+    if (i == 3)
+      continue;
+    struct loss_in in = {l1_fn, a, b, N, 0.0f, denom};
+    double fd = loss_fd(&in, &a[i], 1e-3);
+    CHECK(fabs(fd - da[i]) <= 1e-4 * fabs(da[i]), "l1 d[%d]: fd %.9g vs %.9g", i, fd, da[i]);
+  }
+  printf("%-28s checked\n", "loss l1");
 }
 
 /* ---- specific behaviours ---- */
@@ -371,10 +452,32 @@ int main(void) {
         mk(PIT_L_CONV, 2, 4, 2, 1, 0), mk(PIT_L_BATCHNORM, 0, 0, 0, 0, 0),
         mk(PIT_L_SIGMOID, 0, 0, 0, 0, 0)},
        2, 8, 8, 3, 3e-3, 3e-3, 0, 0, 1},
+      /* ESRGAN's layers */
+      {"pixelshuffle 2", 1, {mk(PIT_L_SHUFFLE, 0, 2, 0, 0, 0)}, 8, 3, 2, 2, H, 1e-3, 0, 0, 0},
+      {"pixelshuffle 3", 1, {mk(PIT_L_SHUFFLE, 0, 3, 0, 0, 0)}, 9, 2, 3, 2, H, 1e-3, 0, 0, 0},
+      {"skip-conv-lrelu-skipadd", 4,
+       {mk(PIT_L_SKIP, 0, 0, 0, 0, 0), mk(PIT_L_CONV, 3, 3, 1, 1, 1),
+        mk(PIT_L_LEAKYRELU, 0, 0, 0, 0, 0), mk(PIT_L_SKIPADD, 0, 0, 0, 0, 0)},
+       3, 4, 4, 2, 3e-3, 3e-3, 0, 0, 1},
+      {"nested skips", 6,
+       {mk(PIT_L_SKIP, 0, 0, 0, 0, 0), mk(PIT_L_CONV, 2, 3, 1, 1, 1), mk(PIT_L_SKIP, 0, 0, 0, 0, 0),
+        mk(PIT_L_CONV, 2, 3, 1, 1, 0), mk(PIT_L_SKIPADD, 0, 0, 0, 0, 0),
+        mk(PIT_L_SKIPADD, 0, 0, 0, 0, 0)},
+       2, 3, 4, 2, 3e-3, 3e-3, 0, 0, 0},
+      {"rrdb F=2", 1, {rrdb(2)}, 2, 4, 3, 2, 3e-3, 3e-3, 0, 0, 1},
+      /* 19 convs deep in float: finite differences carry ~1e-5 of noise in f (measured:
+       * errors move with h), so 2e-2 here; a wiring error shows as O(1) */
+      {"esrgan-mini (conv skip rrdb conv add up x2)", 9,
+       {mk(PIT_L_CONV, 4, 3, 1, 1, 1), mk(PIT_L_SKIP, 0, 0, 0, 0, 0), rrdb(4),
+        mk(PIT_L_CONV, 4, 3, 1, 1, 1), mk(PIT_L_SKIPADD, 0, 0, 0, 0, 0),
+        mk(PIT_L_CONV, 8, 3, 1, 1, 1), mk(PIT_L_LEAKYRELU, 0, 0, 0, 0, 0),
+        mk(PIT_L_SHUFFLE, 0, 2, 0, 0, 0), mk(PIT_L_CONV, 3, 3, 1, 1, 1)},
+       3, 2, 2, 2, 2e-3, 2e-2, 0, 0, 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     run_case(&cases[i], 1000 + i);
   check_losses();
+  check_gan_losses();
   check_maxpool_ties_and_bn_stats();
   printf("worst relative error over all layer checks: %.2e\n", worst_rel);
   return check_done();
