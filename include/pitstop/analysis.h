@@ -46,9 +46,10 @@ void pit_stats_clear(struct pit_stats *st);
  * k = n/m batch means Z_j (a trailing partial batch is ignored) and the number
  * of leading batches d in [0, k/2] minimising
  *     MSER(d) = Σ_{j>d} (Z_j − mean(Z_{d+1..k}))² / (k − d)²
- * is chosen (smallest d on ties). Returns the number of observations to drop,
- * m·d; 0 when k < 4 (too short to tell). NaN values must not be present. */
-size_t pit_mser(const double *x, size_t n, size_t m);
+ * is chosen (smallest d on ties). *drop: the number of observations to drop,
+ * m·d; 0 when k < 4 (too short to tell). NaN values must not be present.
+ * Returns 0, or PIT_ENOMEM (then *drop is 0 and must not be used). */
+int pit_mser(const double *x, size_t n, size_t m, size_t *drop, struct pit_err *e);
 #define PIT_MSER_BATCH 5
 
 /* Student t quantile: the p-quantile (0 < p < 1) of t with df >= 1 degrees of

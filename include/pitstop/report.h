@@ -1,7 +1,7 @@
 /* pitstop/report.h — what pitstop shows people: charts drawn by gnuplot from
  * stored (or JSON Lines) runs, the instance-type price catalog they are costed
- * with, and the child-process runner the charts (gnuplot) and the sweep
- * (mpirun) share. docs/plot.md describes each chart.
+ * with. gnuplot runs through util's child processes. docs/plot.md describes
+ * each chart.
  *
  * Invariants: functions never print or exit; a chart file is written
  * atomically (complete, or not at all); children are started with argv arrays
@@ -105,16 +105,5 @@ void pit_plot_opts_init(struct pit_plot_opts *o);
  * run, an instance type missing from the catalog, gnuplot missing or failing
  * (its message is quoted), the output not writable. */
 int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct pit_err *e);
-
-/* ---------------- child processes ---------------- */
-
-/* Runs argv[0] (looked up in PATH) with argv and waits for it. Its stdin is
- * /dev/null; stdout is inherited, or /dev/null when quiet_stdout. When errtail
- * is non-NULL the child's stderr is read through a pipe and its last
- * errtail_n-1 bytes are kept there (NUL-terminated); otherwise stderr is
- * inherited. *status: the exit status, or 128 + signal number. Returns 0 when
- * the child ran (whatever its status), PIT_ENOTFOUND when argv[0] cannot be run. */
-int pit_child_run(char *const argv[], int quiet_stdout, int *status, char *errtail, size_t errtail_n,
-                  struct pit_err *e);
 
 #endif

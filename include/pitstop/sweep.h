@@ -1,5 +1,6 @@
 /* pitstop/sweep.h — a grid of training runs (ranks × global batch × repeats),
- * each launched as `mpirun -np R pitstop train ... --db PATH --run ID`, and
+ * each launched as `mpirun -np R pitstop train ... --db PATH --run ID` (train's
+ * options given back as argv by trainopts' table), and
  * exports of the stored runs in the shapes earlier experiments used
  * (docs/sweep.md).
  *
@@ -13,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "pitstop/trainopts.h"
 #include "pitstop/util.h"
 
 #define PIT_SWEEP_MAX_VALUES 32
@@ -25,10 +27,9 @@ struct pit_sweep_spec {
   int64_t batch[PIT_SWEEP_MAX_VALUES];    /* global batch sizes */
   int nbatch;
   int repeat;                             /* runs per cell (>= 1) */
-  const char *model, *data, *data_dir;    /* passed to train; data_dir may be NULL */
-  int64_t epochs, max_iters;              /* exactly one > 0 */
-  int threads;                            /* per rank; 0: train's default */
-  const char *itype;                      /* --itype label for train; may be NULL */
+  struct pit_train_opts train;            /* every cell's train options (model and data required;
+                                             exactly one of epochs, max_iters > 0); batch, db and
+                                             run are set per cell; strings borrowed */
   const char *hostfile;                   /* mpirun --hostfile; may be NULL */
   const char *db;                         /* store every run goes to */
   const char *mpirun;                     /* launcher program (default "mpirun") */

@@ -15,6 +15,9 @@
  * and restore at any world size (the elastic protocol of DESIGN.md). A stop
  * request (pit_train_request_stop, e.g. from SIGUSR1) makes all ranks agree on
  * the next iteration boundary, checkpoint and return normally.
+ * Its options (struct pit_train_opts, their table, defaults and validation)
+ * are the module trainopts (trainopts.h), which links nothing heavy, so sweep
+ * and later the controller can build train's command line from them.
  * Invariants: all ranks hold bit-identical parameters after every update; for a
  * given seed, thread count and world size the run is deterministic.
  */
@@ -26,41 +29,8 @@
 #include "pitstop/dist.h"
 #include "pitstop/nn.h"
 #include "pitstop/record.h"
+#include "pitstop/trainopts.h"
 #include "pitstop/util.h"
-
-struct pit_train_opts {
-  const char *model;          /* "cnn" | "cnn-wide" | "dcgan" */
-  const char *data;           /* "fashion-mnist" | "cifar10" | "images" | "synthetic" */
-  const char *data_dir;       /* NULL: the kind's default */
-  int64_t batch;              /* GLOBAL batch; 0: the model's default (classifiers 8, dcgan 64) */
-  int64_t epochs;             /* > 0; with max_iters set and epochs 0: until max_iters */
-  int64_t max_iters;          /* > 0: stop after this many iterations in all (0: none) */
-  double lr;                  /* <= 0: the model's default (cnn: SGD 0.005, Adam 1e-3; dcgan: Adam 2e-4) */
-  const char *optimizer;      /* NULL: default; "sgd" | "adam" */
-  double momentum;            /* SGD momentum, < 0: 0.9 */
-  const char *lr_schedule;    /* NULL: default (classifiers cosine, dcgan constant);
-                                 "constant" | "cosine" (lr·½(1+cos(π·step/total)) over the
-                                 planned iterations, so a resumed run follows the same curve) */
-  uint64_t seed;
-  int threads;                /* per rank; 0: cores / ranks on this node */
-  int image_size;             /* 0: data's own (dcgan: 64) */
-  int64_t limit;              /* > 0: first `limit` training samples only */
-  int validate;               /* classifiers: test accuracy after each epoch */
-  const char *events;         /* JSON Lines path, "-" stdout, NULL none */
-  const char *db;             /* SQLite store path, NULL none */
-  const char *run;            /* run id, NULL: generated */
-  const char *itype;          /* instance-type label for the init record's config, NULL none */
-  const char *out;            /* directory for checkpoints and sample grids, NULL: none */
-  int64_t checkpoint_every;   /* iterations between checkpoints (needs out), 0: only at the end */
-  const char *resume;         /* checkpoint to resume from, NULL none */
-  int64_t sample_interval;    /* GAN: sample grid every N iterations (needs out), 0: end only */
-  const char *batch_shares;   /* "equal" | "auto" | "w1,w2,..." */
-  int rebalance_every;        /* auto shares: rebalance every K iterations */
-  int64_t check_sync;         /* > 0: compare parameter checksums across ranks every N iterations */
-  enum pit_backend backend;
-  int progress;               /* live progress line on stderr (rank 0) */
-  double t_process_start;     /* pit_now() at process start (for init_s) */
-};
 
 struct pit_train_result {
   char run[PIT_NAME_MAX];
@@ -77,9 +47,6 @@ struct pit_train_result {
   char samples_png[1024];     /* GAN: last sample grid written, "" if none */
 };
 
-void pit_train_opts_init(struct pit_train_opts *o);
-/* Validates options (before anything is loaded): model, data, batch, shares, paths. */
-int pit_train_check(const struct pit_train_opts *o, struct pit_err *e);
 int pit_train_run(const struct pit_train_opts *o, struct pit_dist *d, struct pit_train_result *res,
                   struct pit_err *e);
 /* Async-signal-safe: asks the running training to stop at the next iteration

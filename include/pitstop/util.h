@@ -1,4 +1,5 @@
-/* pitstop/util.h — error reporting, monotonic clock, atomic file writes.
+/* pitstop/util.h — error reporting, monotonic clock, atomic file writes,
+ * array growth, child processes.
  *
  * The library never exits or prints: a failing function returns a negative
  * PIT_E* code and fills a struct pit_err with one human-readable message that
@@ -20,7 +21,8 @@ enum pit_errcode {
   PIT_ENOMEM = -4,   /* allocation failed */
   PIT_ELIB = -5,     /* a library (oneDNN, SQLite, MPI, ...) reported failure */
   PIT_ESTATE = -6,   /* operation not valid in the current state */
-  PIT_ENOTFOUND = -7 /* named thing (model, run, file) does not exist */
+  PIT_ENOTFOUND = -7, /* named thing (model, run, file) does not exist */
+  PIT_EBUG = -8      /* an impossible state was reached: a defect in pitstop (PIT_BUG) */
 };
 
 struct pit_err {
@@ -38,6 +40,23 @@ int pit_err_errno(struct pit_err *e, int code, const char *fmt, ...)
 void pit_err_hint(struct pit_err *e, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void pit_err_clear(struct pit_err *e);
+
+/* For states that cannot happen (an unknown enum value, a broken invariant):
+ * `return PIT_BUG(e, "unknown mode %d", m);` sets PIT_EBUG with a message
+ * naming the source file:line, and returns it. Never aborts: the caller's
+ * error path runs as for any other failure. */
+#define PIT_BUG(e, ...) pit_err_bug((e), __FILE__, __LINE__, __VA_ARGS__)
+int pit_err_bug(struct pit_err *e, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Grows the malloc'd array *ptr (of *cap elements of elem bytes) so it holds
+ * at least need elements: capacity doubles (at least 16), *ptr and *cap are
+ * updated. On failure *ptr and *cap are unchanged (the array still valid) and
+ * PIT_ENOMEM is returned; e is not touched (the caller names what it grew). */
+int pit_grow(void *ptr, size_t *cap, size_t need, size_t elem);
+/* PIT_GROW(p, n, cap): room for n elements in p (cap a size_t, or any integer
+ * lvalue through pit_grow's size_t); 0 or PIT_ENOMEM. */
+#define PIT_GROW(p, n, cap) pit_grow(&(p), &(cap), (size_t)(n), sizeof *(p))
 
 /* Monotonic clock, seconds. The only clock used for durations. */
 double pit_now(void);
@@ -65,5 +84,57 @@ int pit_parse_f64(const char *s, double *out);
 
 /* 64-bit FNV-1a over bytes; used for parameter checksums. */
 uint64_t pit_hash64(const void *data, size_t n, uint64_t seed);
+
+/* ---- child processes (src/util/child.c) ----
+ * Started from an argv array (posix_spawnp: PATH search, never a shell). */
+enum pit_child_mode {
+  PIT_CHILD_INHERIT = 0, /* the caller's descriptor */
+  PIT_CHILD_NULL,        /* /dev/null */
+  PIT_CHILD_FILE,        /* path: read (stdin) or written, truncated unless append */
+  PIT_CHILD_PIPE         /* stdout/stderr only: a pipe whose read end the caller reads */
+};
+struct pit_child_io {
+  int mode;              /* enum pit_child_mode */
+  const char *path;      /* PIT_CHILD_FILE; borrowed */
+  int append;            /* PIT_CHILD_FILE output: O_APPEND instead of truncating */
+};
+struct pit_child_opts {
+  char *const *argv;     /* NULL-terminated; borrowed */
+  char *const *env;      /* NULL or "NAME=value" additions replacing the same NAME; borrowed */
+  struct pit_child_io in, out, err;
+  int same_group;        /* 1: stay in the caller's process group (terminal Ctrl-C reaches it);
+                            0 (default): the child leads a group of its own */
+};
+enum { PIT_CHILD_RUNNING = 1 };  /* pit_child_wait: the time-out passed first */
+struct pit_child {
+  int pid;               /* running child; 0 once reaped */
+  int pgid;              /* its process group when it leads one (kept after reaping), else 0 */
+  int out_fd, err_fd;    /* read ends of PIT_CHILD_PIPE, else -1; owned, closed by _release */
+  int status;            /* after reaping: exit status, or 128 + signal */
+  char name[64];         /* argv[0], for messages */
+};
+void pit_child_init(struct pit_child *c);
+/* Closes the pipe read ends (does not wait: reap with _wait or _kill first). */
+void pit_child_release(struct pit_child *c);
+/* Starts the child. PIT_ENOTFOUND when argv[0] cannot be run. The child
+ * starts with an empty signal mask and default dispositions. */
+int pit_child_start(struct pit_child *c, const struct pit_child_opts *o, struct pit_err *e);
+/* Sends sig to the child's process group (to the child alone with same_group). */
+int pit_child_signal(struct pit_child *c, int sig, struct pit_err *e);
+/* Waits up to timeout_s seconds (< 0: no limit; 0: just looks). 0 when it
+ * exited (then *status, if non-NULL, is set and the child is reaped),
+ * PIT_CHILD_RUNNING when the time-out passed first, < 0 on error. */
+int pit_child_wait(struct pit_child *c, double timeout_s, int *status, struct pit_err *e);
+/* SIGTERM to the group, up to grace_s seconds for the child to exit, then
+ * SIGKILL to the whole group (also when the child left in time: a grandchild
+ * may ignore TERM), and reaps the child. *status as for _wait. */
+int pit_child_kill(struct pit_child *c, double grace_s, int *status, struct pit_err *e);
+/* Runs argv in the caller's process group with stdin from /dev/null (stdout to
+ * /dev/null when quiet_stdout) and waits. When errtail is non-NULL the child's
+ * stderr is read through a pipe and its last errtail_n - 1 bytes kept there.
+ * 0 when the child ran (whatever its status), PIT_ENOTFOUND when argv[0]
+ * cannot be run. */
+int pit_child_run(char *const argv[], int quiet_stdout, int *status, char *errtail, size_t errtail_n,
+                  struct pit_err *e);
 
 #endif

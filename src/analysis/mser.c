@@ -3,21 +3,29 @@
  * batch is ignored); the truncation point d (in batches, 0 <= d <= k/2) that
  * minimises the squared standard error of the remaining batch means,
  * Σ_{j>d} (Z_j − Z̄_d)² / (k − d)², is chosen; the smallest d wins ties.
- * Invariant: returns a multiple of m that is at most half the series. */
+ * Invariant: the count dropped is a multiple of m and at most half the
+ * series; running out of memory is an error, never "no warm-up" (which
+ * would silently change t_p). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "pitstop/analysis.h"
 
-size_t pit_mser(const double *x, size_t n, size_t m) {
+int pit_mser(const double *x, size_t n, size_t m, size_t *drop, struct pit_err *e) {
+  *drop = 0;
   if (m == 0)
     m = 1;
   size_t k = n / m;
   if (k < 4)
     return 0;
-  double *z = malloc(sizeof(double) * k);
+  /* z[0..k): batch means; mse[0..k]: each candidate's MSER */
+  if (k > (SIZE_MAX / sizeof(double) - 1) / 2)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory (warm-up truncation of %zu batches)", k);
+  double *z = malloc(sizeof(double) * (2 * k + 1));
   if (!z)
-    return 0;
+    return pit_err_set(e, PIT_ENOMEM, "out of memory (warm-up truncation of %zu batches)", k);
+  double *mse = z + k;
   for (size_t j = 0; j < k; j++) {
     double s = 0;
     for (size_t i = 0; i < m; i++)
@@ -33,11 +41,6 @@ size_t pit_mser(const double *x, size_t n, size_t m) {
   c /= (double)k;
   double s1 = 0, s2 = 0, best = INFINITY;
   size_t bestd = 0;
-  double *mse = malloc(sizeof(double) * (k + 1));
-  if (!mse) {
-    free(z);
-    return 0;
-  }
   for (size_t j = k; j-- > 0;) {
     double y = z[j] - c;
     s1 += y;
@@ -54,7 +57,7 @@ size_t pit_mser(const double *x, size_t n, size_t m) {
       bestd = d;
     }
   }
-  free(mse);
   free(z);
-  return bestd * m;
+  *drop = bestd * m;
+  return 0;
 }

@@ -60,9 +60,10 @@ static void mark_structure(struct pit_series *s, int series_rank) {
 }
 
 /* MSER-5 per (run, gen) over the paramount candidates; fills keep[] with the
- * retained step times in order. Returns the number dropped as warm-up. */
-static int64_t mark_warmup(struct pit_series *s, double *keep, int64_t *nkeep, int64_t *idx) {
-  int64_t warm = 0;
+ * retained step times in order and *warm with the number dropped as warm-up. */
+static int mark_warmup(struct pit_series *s, double *keep, int64_t *nkeep, int64_t *idx, int64_t *warm,
+                       struct pit_err *e) {
+  *warm = 0;
   *nkeep = 0;
   int64_t i = 0;
   while (i < s->nit) {
@@ -77,15 +78,18 @@ static int64_t mark_warmup(struct pit_series *s, double *keep, int64_t *nkeep, i
       idx[n] = j;
       seg[n++] = it->step_s;
     }
-    size_t d = pit_mser(seg, (size_t)n, PIT_MSER_BATCH);
+    size_t d;
+    int rc = pit_mser(seg, (size_t)n, PIT_MSER_BATCH, &d, e);
+    if (rc)
+      return rc;
     for (size_t k = 0; k < d; k++)
       s->it[idx[k]].flags |= PIT_IT_WARMUP;
     memmove(seg, seg + d, sizeof(double) * (size_t)(n - (int64_t)d));
     *nkeep += n - (int64_t)d;
-    warm += (int64_t)d;
+    *warm += (int64_t)d;
     i = j;
   }
-  return warm;
+  return 0;
 }
 
 static int imbalance(const struct pit_series *s, struct pit_summary *sm) {
@@ -230,8 +234,7 @@ int pit_series_summarize(struct pit_series *s, struct pit_summary *sm, struct pi
     goto out;
   /* steady state and t_p */
   int64_t nkeep;
-  sm->warmup = mark_warmup(s, a, &nkeep, idx);
-  if ((rc = pit_batch_means(a, (size_t)nkeep, &sm->tp)))
+  if ((rc = mark_warmup(s, a, &nkeep, idx, &sm->warmup, e)) || (rc = pit_batch_means(a, (size_t)nkeep, &sm->tp)))
     goto out;
   sm->epoch_edge_extra_s = edges ? edge_sum / (double)edges - sm->tp.mean : NAN;
   /* other durations */

@@ -12,9 +12,17 @@ int pit_cmd_summary(int argc, char **argv);
 int pit_cmd_plot(int argc, char **argv);
 int pit_cmd_sweep(int argc, char **argv);
 
-/* Prints "pitstop: <msg>" and, if any, "pitstop: hint: <hint>" to stderr; returns 1. */
+/* Every message to stderr goes through these (src/cli/cli.c), each one line
+ * starting "pitstop: ". */
+/* "pitstop: <msg>" and, if any, "pitstop: hint: <hint>"; returns 1. */
 int pit_cli_fail(const struct pit_err *e);
-/* Prints "pitstop: <formatted>" to stderr; returns 2 (usage error). */
+/* "pitstop: <formatted>"; returns 2 (usage error). */
 int pit_cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "pitstop: <formatted>"; returns 1 (a failure without a struct pit_err). */
+int pit_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "pitstop: warning: <formatted>": something was skipped or is doubtful; the command goes on. */
+void pit_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "pitstop: <formatted>": what the command did (files written, a sweep's cell done). */
+void pit_cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -287,7 +287,7 @@ static int emit(void *ctx, const struct pit_record *r, struct pit_err *e) {
 static void warn(void *ctx, const struct pit_err *w) {
   struct sink *s = ctx;
   if (++s->warned <= MAX_WARN)
-    fprintf(stderr, "pitstop: %s\n", w->msg);
+    pit_cli_note("%s", w->msg);
 }
 
 /* Why a file gave nothing usable, as one message. */
@@ -447,7 +447,7 @@ int pit_cmd_parse(int argc, char **argv) {
     s.warned = 0;
     int rc = pit_parse_file(path, fmt, runid, run != NULL, emit, warn, &s, &st, &e);
     if (s.warned > MAX_WARN)
-      fprintf(stderr, "pitstop: %s: %ld more malformed lines not shown\n", path, s.warned - MAX_WARN);
+      pit_cli_note("%s: %ld more malformed lines not shown", path, s.warned - MAX_WARN);
     if (rc) {
       pit_cli_fail(&e);
       failed = 1;
@@ -455,8 +455,8 @@ int pit_cmd_parse(int argc, char **argv) {
       continue;
     }
     if (!quiet)
-      fprintf(stderr, "pitstop parse: %s: %ld lines, %ld records, %ld skipped, %ld malformed (%ld known, %ld merged)\n",
-              path, st.lines, st.records, st.skipped, st.malformed, st.known, st.merged);
+      pit_cli_note("parse: %s: %ld lines, %ld records, %ld skipped, %ld malformed (%ld known, %ld merged)",
+                   path, st.lines, st.records, st.skipped, st.malformed, st.known, st.merged);
     if (st.records == 0) {
       nothing_usable(path, &st, &e);
       pit_cli_fail(&e);
@@ -470,7 +470,7 @@ int pit_cmd_parse(int argc, char **argv) {
   if (s.db) {
     if (failed) {
       pit_store_abort(s.db);
-      fprintf(stderr, "pitstop: nothing stored in '%s'\n", dbpath);
+      pit_cli_note("nothing stored in '%s'", dbpath);
     } else if (pit_store_close(s.db, &e)) {
       rc = pit_cli_fail(&e);
     }
@@ -484,7 +484,7 @@ int pit_cmd_parse(int argc, char **argv) {
     if (out) {
       if (failed || rc) {
         pit_atomic_abort(&af);
-        fprintf(stderr, "pitstop: '%s' not written\n", out);
+        pit_cli_note("'%s' not written", out);
       } else if (pit_atomic_commit(&af, &e)) {
         rc = pit_cli_fail(&e);
       }

@@ -152,6 +152,6 @@ int pit_cmd_plot(int argc, char **argv) {
   pit_catalog_release(&cat);
   if (rc)
     return pit_cli_fail(&e);
-  fprintf(stderr, "pitstop: wrote %s\n", po.out);
+  pit_cli_note("wrote %s", po.out);
   return 0;
 }

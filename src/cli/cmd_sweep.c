@@ -17,8 +17,8 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: pitstop sweep --ranks R[,R...] --batch-size B[,B...] --model M --data D\n"
-          "                     (--epochs N | --max-iters N) [--repeat K] [--threads T] [--itype NAME]\n"
-          "                     [--data-dir DIR] [--hostfile FILE] [--db PATH] [--id ID] [--dry-run] [--skip-done]\n"
+          "                     (--epochs N | --max-iters N) [--repeat K] [train options...]\n"
+          "                     [--hostfile FILE] [--db PATH] [--id ID] [--dry-run] [--skip-done]\n"
           "                     [--mpirun PATH] [--mpirun-arg ARG]... [--train-cmd PATH] [--train-arg ARG]...\n"
           "       pitstop sweep --export seed002-csv --out FILE|DIR [--db PATH] [--id ID]\n"
           "\n"
@@ -28,6 +28,8 @@ static void usage(FILE *f) {
           "\n"
           "  --ranks, --batch-size  comma-separated values (the batch is global, across ranks)\n"
           "  --repeat K         runs per configuration (default 1)\n"
+          "  train options      any option of `pitstop train --help` but --batch-size, --db, --run and --out\n"
+          "                     (--model, --data, --epochs/--max-iters, --threads, --itype, ...) is passed on\n"
           "  --id ID            sweep id, prefix of every run id (default sweep-YYYYMMDD-HHMMSS, UTC)\n"
           "  --db PATH          the store (default ./%s)\n"
           "  --dry-run          print the commands, run nothing\n"
@@ -75,24 +77,37 @@ static int export(const char *kind, const char *out, const char *db, const char 
   int nfiles = 0;
   if (pit_sweep_export_seed002(db, id, out, &nfiles, &e))
     return pit_cli_fail(&e);
-  fprintf(stderr, "pitstop: wrote %d file%s (%s)\n", nfiles, nfiles == 1 ? "" : "s", out);
+  pit_cli_note("wrote %d file%s (%s)", nfiles, nfiles == 1 ? "" : "s", out);
   return 0;
 }
 
+/* Train's options that a sweep sets itself (per cell, or with a meaning of its own). */
+static int sweep_owns(const char *name) {
+  return strcmp(name, "batch-size") == 0 || strcmp(name, "db") == 0 || strcmp(name, "run") == 0 ||
+         strcmp(name, "out") == 0;
+}
+
 int pit_cmd_sweep(int argc, char **argv) {
-  static const struct option opts[] = {
+  enum { N_OWN = 16, N_TRAIN = 64, O_TRAIN = 1000 };
+  static const struct option own[N_OWN] = {
       {"ranks", required_argument, 0, 'R'},      {"batch-size", required_argument, 0, 'B'},
-      {"model", required_argument, 0, 'm'},      {"data", required_argument, 0, 'D'},
-      {"data-dir", required_argument, 0, 'd'},   {"epochs", required_argument, 0, 'E'},
-      {"max-iters", required_argument, 0, 'I'},  {"repeat", required_argument, 0, 'k'},
-      {"threads", required_argument, 0, 'T'},    {"itype", required_argument, 0, 'y'},
-      {"hostfile", required_argument, 0, 'H'},   {"db", required_argument, 0, 'b'},
-      {"id", required_argument, 0, 'i'},         {"dry-run", no_argument, 0, 'n'},
-      {"mpirun", required_argument, 0, 'M'},     {"mpirun-arg", required_argument, 0, 'a'},
-      {"train-cmd", required_argument, 0, 't'},  {"train-arg", required_argument, 0, 'A'},
-      {"export", required_argument, 0, 'x'},     {"out", required_argument, 0, 'o'},
-      {"skip-done", no_argument, 0, 's'},        {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
+      {"repeat", required_argument, 0, 'k'},     {"hostfile", required_argument, 0, 'H'},
+      {"db", required_argument, 0, 'b'},         {"id", required_argument, 0, 'i'},
+      {"dry-run", no_argument, 0, 'n'},          {"mpirun", required_argument, 0, 'M'},
+      {"mpirun-arg", required_argument, 0, 'a'}, {"train-cmd", required_argument, 0, 't'},
+      {"train-arg", required_argument, 0, 'A'},  {"export", required_argument, 0, 'x'},
+      {"out", required_argument, 0, 'o'},        {"skip-done", no_argument, 0, 's'},
+      {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+  /* sweep's own options, then train's (trainopts.h), getopt value O_TRAIN + row */
+  struct option opts[N_OWN + N_TRAIN];
+  int no = 0;
+  while (own[no].name)
+    opts[no] = own[no], no++;
+  for (int r = 0; pit_train_optdefs[r].name && no < N_OWN + N_TRAIN - 1; r++)
+    if (!sweep_owns(pit_train_optdefs[r].name))
+      opts[no++] = (struct option){pit_train_optdefs[r].name,
+                                   pit_train_optdefs[r].arg ? required_argument : no_argument, 0, O_TRAIN + r};
+  opts[no] = (struct option){0, 0, 0, 0};
   struct pit_sweep_spec sp;
   pit_sweep_spec_init(&sp);
   struct pit_err e = {0};
@@ -104,6 +119,11 @@ int pit_cmd_sweep(int argc, char **argv) {
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    if (c >= O_TRAIN) {
+      if (pit_train_opt_set(&sp.train, &pit_train_optdefs[c - O_TRAIN], optarg, &e))
+        return pit_cli_usage("sweep: %s", e.msg);
+      continue;
+    }
     switch (c) {
     case 'R':
       if (pit_sweep_parse_list(optarg, vals, &nv, "--ranks", &e))
@@ -119,33 +139,10 @@ int pit_cmd_sweep(int argc, char **argv) {
       if (pit_sweep_parse_list(optarg, sp.batch, &sp.nbatch, "--batch-size", &e))
         return pit_cli_usage("sweep: %s", e.msg);
       break;
-    case 'm':
-      sp.model = optarg;
-      break;
-    case 'D':
-      sp.data = optarg;
-      break;
-    case 'd':
-      sp.data_dir = optarg;
-      break;
-    case 'E':
-    case 'I':
     case 'k':
-    case 'T':
       if (pit_parse_i64(optarg, &v) || v < 1 || v > 1000000000)
-        return pit_cli_usage("sweep: --%s must be a positive integer (not '%s')",
-                             c == 'E' ? "epochs" : c == 'I' ? "max-iters" : c == 'k' ? "repeat" : "threads", optarg);
-      if (c == 'E')
-        sp.epochs = v;
-      else if (c == 'I')
-        sp.max_iters = v;
-      else if (c == 'k')
-        sp.repeat = (int)(v > 10000 ? 10001 : v);
-      else
-        sp.threads = (int)(v > 4096 ? 4096 : v);
-      break;
-    case 'y':
-      sp.itype = optarg;
+        return pit_cli_usage("sweep: --repeat must be a positive integer (not '%s')", optarg);
+      sp.repeat = (int)(v > 10000 ? 10001 : v);
       break;
     case 'H':
       sp.hostfile = optarg;
@@ -243,24 +240,24 @@ int pit_cmd_sweep(int argc, char **argv) {
   char failures[1024] = "";
   for (int i = 0; i < ncells && !skip_done; i++)
     if (cells[i].stored != PIT_SWEEP_ABSENT) {
-      fprintf(stderr, "pitstop: sweep %s: run %s is already in '%s' (running it again would mix two attempts)\n"
-                      "pitstop: hint: --skip-done completes the sweep, or choose another --id\n",
-              sp.id, cells[i].run, sp.db);
+      pit_err_set(&e, PIT_ESTATE, "sweep %s: run %s is already in '%s' (running it again would mix two attempts)",
+                  sp.id, cells[i].run, sp.db);
+      pit_err_hint(&e, "--skip-done completes the sweep, or choose another --id");
       pit_sweep_cells_free(cells, ncells);
-      return 1;
+      return pit_cli_fail(&e);
     }
   for (int i = 0; i < ncells; i++) {
     int status = 0;
     if (cells[i].stored == PIT_SWEEP_COMPLETE) {
-      fprintf(stderr, "pitstop: sweep %s [%d/%d] %s: already stored, skipped\n", sp.id, i + 1, ncells, cells[i].run);
+      pit_cli_note("sweep %s [%d/%d] %s: already stored, skipped", sp.id, i + 1, ncells, cells[i].run);
       skipped++;
       continue;
     }
     if (cells[i].stored == PIT_SWEEP_PARTIAL) {
       failed++;
       note_failure(failures, sizeof failures, cells[i].run);
-      fprintf(stderr, "pitstop: sweep %s [%d/%d] %s: FAILED: an interrupted earlier attempt is stored (no end "
-                      "record); not run again\n", sp.id, i + 1, ncells, cells[i].run);
+      pit_cli_note("sweep %s [%d/%d] %s: FAILED: an interrupted earlier attempt is stored (no end "
+                   "record); not run again", sp.id, i + 1, ncells, cells[i].run);
       continue;
     }
     double t0 = pit_now();
@@ -270,21 +267,21 @@ int pit_cmd_sweep(int argc, char **argv) {
     }
     double dt = pit_now() - t0;
     if (status == 0) {
-      fprintf(stderr, "pitstop: sweep %s [%d/%d] %s: ok (%.1f s)\n", sp.id, i + 1, ncells, cells[i].run, dt);
+      pit_cli_note("sweep %s [%d/%d] %s: ok (%.1f s)", sp.id, i + 1, ncells, cells[i].run, dt);
     } else {
       failed++;
       note_failure(failures, sizeof failures, cells[i].run);
-      fprintf(stderr, "pitstop: sweep %s [%d/%d] %s: FAILED (%s %d, %.1f s); going on\n", sp.id, i + 1, ncells,
-              cells[i].run, status > 128 ? "signal" : "exit status", status > 128 ? status - 128 : status, dt);
+      pit_cli_note("sweep %s [%d/%d] %s: FAILED (%s %d, %.1f s); going on", sp.id, i + 1, ncells,
+                   cells[i].run, status > 128 ? "signal" : "exit status", status > 128 ? status - 128 : status, dt);
     }
   }
   if (!rc) {
     if (failed) {
-      fprintf(stderr, "pitstop: sweep %s: %d of %d runs failed: %s\n", sp.id, failed, ncells, failures);
+      pit_cli_note("sweep %s: %d of %d runs failed: %s", sp.id, failed, ncells, failures);
       rc = 1;
     } else {
-      fprintf(stderr, "pitstop: sweep %s: %d runs stored in %s%s\n", sp.id, ncells - skipped, sp.db,
-              skipped ? " (the others were already there)" : "");
+      pit_cli_note("sweep %s: %d runs stored in %s%s", sp.id, ncells - skipped, sp.db,
+                   skipped ? " (the others were already there)" : "");
     }
   }
   pit_sweep_cells_free(cells, ncells);

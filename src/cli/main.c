@@ -1,6 +1,5 @@
 /* main.c — `pitstop <command> [--options]`: dispatches to one cmd_<name>.c per
  * subcommand. Subcommands not linked into this build are reported as such. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,23 +17,6 @@ struct command {
   int (*fn)(int, char **);
   const char *help;
 };
-
-int pit_cli_fail(const struct pit_err *e) {
-  fprintf(stderr, "pitstop: %s\n", e->msg[0] ? e->msg : "unknown error");
-  if (e->hint[0])
-    fprintf(stderr, "pitstop: hint: %s\n", e->hint);
-  return 1;
-}
-
-int pit_cli_usage(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("pitstop: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  return 2;
-}
 
 static void usage(FILE *f, const struct command *cmds, int n) {
   fprintf(f, "usage: pitstop <command> [options]\n\ncommands:\n");

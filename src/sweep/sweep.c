@@ -1,8 +1,8 @@
 /* sweep.c — the grid of a sweep: which runs (ranks × batch × repeat), their
  * run ids, and the launcher command of each, as an argv array:
- *   mpirun -np R [--hostfile F] [launcher args] pitstop train --model M --data D
- *     --batch-size B (--epochs N | --max-iters N) [--threads T] [--itype X]
- *     --db PATH --run <id>-r<R>-b<B>-<rep> --quiet [train args]
+ *   mpirun -np R [--hostfile F] [launcher args] pitstop train <the train options,
+ *     from pit_train_opts_argv: --model M --data D ... --batch-size B
+ *     (--epochs N | --max-iters N) ... --db PATH --run <id>-r<R>-b<B>-<rep>> --quiet [train args]
  * Invariant: no value is ever interpreted by a shell; cells come repeat-major. */
 #include <errno.h>
 #include <stdarg.h>
@@ -11,13 +11,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pitstop/report.h"
+#include "pitstop/util.h"
 #include "pitstop/store.h"
 #include "pitstop/sweep.h"
 
 void pit_sweep_spec_init(struct pit_sweep_spec *s) {
   memset(s, 0, sizeof *s);
   s->repeat = 1;
+  pit_train_opts_init(&s->train);
+  s->train.model = s->train.data = NULL; /* required */
+  s->train.epochs = 0;                   /* exactly one of epochs, max_iters */
   s->mpirun = "mpirun";
   s->train_cmd = "pitstop";
 }
@@ -57,10 +60,13 @@ int pit_sweep_check(const struct pit_sweep_spec *s, struct pit_err *e) {
     return pit_err_set(e, PIT_EARG, "no batch sizes given (--batch-size)");
   if (s->repeat < 1 || s->repeat > 10000)
     return pit_err_set(e, PIT_EARG, "--repeat must be 1..10000");
-  if ((s->epochs > 0) == (s->max_iters > 0))
+  if ((s->train.epochs > 0) == (s->train.max_iters > 0))
     return pit_err_set(e, PIT_EARG, "give exactly one of --epochs N and --max-iters N");
-  if (!s->model || !s->data)
+  if (!s->train.model || !s->train.data)
     return pit_err_set(e, PIT_EARG, "--model and --data are required");
+  int rc = pit_train_check(&s->train, e);
+  if (rc)
+    return rc;
   if (!s->db)
     return pit_err_set(e, PIT_EARG, "no store given");
   for (int i = 0; i < s->nbatch; i++)
@@ -92,40 +98,37 @@ static int arg(char **argv, int *argc, int cap, const char *fmt, ...) {
 }
 
 static int build_argv(const struct pit_sweep_spec *s, struct pit_sweep_cell *c) {
-  int cap = 40 + s->nmpirun_args + s->ntrain_args;
-  c->argv = calloc((size_t)cap, sizeof *c->argv);
-  if (!c->argv)
+  struct pit_train_opts t = s->train;
+  t.batch = c->batch;
+  t.db = s->db;
+  t.run = c->run;
+  char **targv = NULL;
+  int targc = 0;
+  if (pit_train_opts_argv(&t, &targv, &targc, NULL))
     return PIT_ENOMEM;
-  char np[16], batch[32], len[32], threads[16];
+  int cap = 16 + targc + s->nmpirun_args + s->ntrain_args;
+  c->argv = calloc((size_t)cap, sizeof *c->argv);
+  if (!c->argv) {
+    pit_train_argv_free(targv);
+    return PIT_ENOMEM;
+  }
+  char np[16];
   snprintf(np, sizeof np, "%d", c->ranks);
-  snprintf(batch, sizeof batch, "%lld", (long long)c->batch);
-  snprintf(len, sizeof len, "%lld", (long long)(s->epochs > 0 ? s->epochs : s->max_iters));
-  snprintf(threads, sizeof threads, "%d", s->threads);
   /* option/value pairs in order; a NULL value leaves the pair out, "" marks a lone word */
   const char *head[][2] = {{s->mpirun, ""}, {"-np", np}, {"--hostfile", s->hostfile}};
-  const char *train[][2] = {{s->train_cmd, ""},
-                            {"train", ""},
-                            {"--model", s->model},
-                            {"--data", s->data},
-                            {"--data-dir", s->data_dir},
-                            {"--batch-size", batch},
-                            {s->epochs > 0 ? "--epochs" : "--max-iters", len},
-                            {"--threads", s->threads > 0 ? threads : NULL},
-                            {"--itype", s->itype},
-                            {"--db", s->db},
-                            {"--run", c->run},
-                            {"--quiet", ""}};
   int rc = 0;
   for (size_t i = 0; i < sizeof head / sizeof head[0] && !rc; i++)
     if (head[i][1])
       rc = arg(c->argv, &c->argc, cap, "%s", head[i][0]) || (*head[i][1] && arg(c->argv, &c->argc, cap, "%s", head[i][1]));
   for (int i = 0; i < s->nmpirun_args && !rc; i++)
     rc = arg(c->argv, &c->argc, cap, "%s", s->mpirun_args[i]);
-  for (size_t i = 0; i < sizeof train / sizeof train[0] && !rc; i++)
-    if (train[i][1])
-      rc = arg(c->argv, &c->argc, cap, "%s", train[i][0]) || (*train[i][1] && arg(c->argv, &c->argc, cap, "%s", train[i][1]));
+  rc = rc || arg(c->argv, &c->argc, cap, "%s", s->train_cmd) || arg(c->argv, &c->argc, cap, "train");
+  for (int i = 0; i < targc && !rc; i++)
+    rc = arg(c->argv, &c->argc, cap, "%s", targv[i]);
+  rc = rc || arg(c->argv, &c->argc, cap, "--quiet");
   for (int i = 0; i < s->ntrain_args && !rc; i++)
     rc = arg(c->argv, &c->argc, cap, "%s", s->train_args[i]);
+  pit_train_argv_free(targv);
   return rc ? PIT_ENOMEM : 0;
 }
 

@@ -1,10 +1,10 @@
 /* emit.c — where a training run's records go (rank 0 only): a JSON Lines sink
  * (--events FILE or - for stdout) and/or the SQLite store (--db), plus the live
- * progress line on stderr.
+ * progress reports handed to the caller's callback (the CLI draws them).
  * Invariants: every record carries the run id, generation and a time `t` in
  * seconds since the run started (monotonic clock; a resumed generation continues
- * from the checkpoint's time). The progress line is redrawn at most 4 times a
- * second and never goes to stdout. */
+ * from the checkpoint's time). Progress is reported at most 4 times a second
+ * (and at every epoch's and the run's end); nothing is printed here. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -79,17 +79,6 @@ int tr_sinks_close(struct trainer *t, int ok, struct pit_err *e) {
   return rc;
 }
 
-static void fmt_dur(char *buf, size_t n, double s) {
-  if (!(s >= 0) || !isfinite(s))
-    snprintf(buf, n, "?");
-  else if (s < 60)
-    snprintf(buf, n, "%.0fs", s);
-  else if (s < 3600)
-    snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-  else
-    snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-}
-
 void tr_progress(struct trainer *t, int64_t epoch, int64_t iter, double loss, int final) {
   if (!t->o->progress || t->d->rank != 0)
     return;
@@ -106,17 +95,19 @@ void tr_progress(struct trainer *t, int64_t epoch, int64_t iter, double loss, in
   if (t->o->max_iters > 0 && t->o->max_iters < total)
     total = t->o->max_iters;
   double eta = done > 0 ? (double)(total - t->step) * el / (double)done : NAN;
-  char eta_s[32];
-  fmt_dur(eta_s, sizeof eta_s, eta);
-  char ep[48];
-  if (t->epochs > 0)
-    snprintf(ep, sizeof ep, "epoch %lld/%lld", (long long)epoch + 1, (long long)t->epochs);
-  else
-    snprintf(ep, sizeof ep, "epoch %lld", (long long)epoch + 1);
-  fprintf(stderr, "\r\033[K%s  iter %lld/%lld  step %lld  %.0f samples/s  loss %.4f  ETA %s", ep,
-          (long long)iter + 1, (long long)t->epoch_iters, (long long)t->step, sps, t->loss_ema,
-          final ? "0s" : eta_s);
-  if (final)
-    fputc('\n', stderr);
-  fflush(stderr);
+  struct pit_train_progress p = {.event = PIT_TRAIN_PROGRESS, .epoch = epoch, .epochs = t->epochs > 0 ? t->epochs : 0,
+                                 .iter = iter, .epoch_iters = t->epoch_iters, .step = t->step,
+                                 .samples_per_s = sps, .loss_ema = t->loss_ema, .eta_s = final ? 0 : eta,
+                                 .final = final, .accuracy = NAN, .epoch_s = NAN};
+  t->o->progress(t->o->progress_ctx, &p);
+}
+
+void tr_progress_accuracy(struct trainer *t, int64_t epoch, double accuracy, double epoch_s) {
+  if (!t->o->progress || t->d->rank != 0)
+    return;
+  struct pit_train_progress p = {.event = PIT_TRAIN_EPOCH_ACCURACY, .epoch = epoch, .epochs = t->epochs > 0 ? t->epochs : 0,
+                                 .epoch_iters = t->epoch_iters, .step = t->step, .final = 1,
+                                 .accuracy = accuracy, .epoch_s = epoch_s, .loss_ema = t->loss_ema,
+                                 .samples_per_s = NAN, .eta_s = 0};
+  t->o->progress(t->o->progress_ctx, &p);
 }

@@ -27,74 +27,6 @@ static int flush_pending(struct trainer *t, struct pit_err *e);
 
 void pit_train_request_stop(void) { stop_requested = 1; }
 
-void pit_train_opts_init(struct pit_train_opts *o) {
-  memset(o, 0, sizeof *o);
-  o->model = "cnn";
-  o->data = "fashion-mnist";
-  o->batch = 0; /* the model's default */
-  o->epochs = 1;
-  o->lr = -1;
-  o->momentum = -1;
-  o->seed = 1;
-  o->validate = 1;
-  o->batch_shares = "equal";
-  o->rebalance_every = 10;
-  o->backend = PIT_BACKEND_FAST;
-  o->t_process_start = pit_now();
-}
-
-static int known(const char *s, const char *const *list) {
-  for (; *list; list++)
-    if (strcmp(s, *list) == 0)
-      return 1;
-  return 0;
-}
-
-int pit_train_check(const struct pit_train_opts *o, struct pit_err *e) {
-  static const char *const models[] = {"cnn", "cnn-wide", "dcgan", NULL};
-  static const char *const datas[] = {"fashion-mnist", "cifar10", "images", "synthetic", NULL};
-  if (!o->model || !known(o->model, models)) {
-    pit_err_set(e, PIT_EARG, "unknown model '%s'", o->model ? o->model : "");
-    pit_err_hint(e, "models: cnn, cnn-wide, dcgan");
-    return PIT_EARG;
-  }
-  if (!o->data || !known(o->data, datas)) {
-    pit_err_set(e, PIT_EARG, "unknown data '%s'", o->data ? o->data : "");
-    pit_err_hint(e, "data: fashion-mnist, cifar10, images (with --data-dir), synthetic");
-    return PIT_EARG;
-  }
-  if (o->batch < 0)
-    return pit_err_set(e, PIT_EARG, "--batch-size must be a positive number, not %lld",
-                       (long long)o->batch);
-  if (o->batch > 1 << 20)
-    return pit_err_set(e, PIT_EARG, "--batch-size %lld is too large", (long long)o->batch);
-  if (o->epochs < 0 || o->max_iters < 0)
-    return pit_err_set(e, PIT_EARG, "--epochs and --max-iters must not be negative");
-  if (o->epochs == 0 && o->max_iters == 0)
-    return pit_err_set(e, PIT_EARG, "nothing to do: --epochs 0 and no --max-iters");
-  if (!isfinite(o->lr) || (o->lr > 0 && o->lr > 100))
-    return pit_err_set(e, PIT_EARG, "--lr %g is not a usable learning rate", o->lr);
-  if (o->lr_schedule && strcmp(o->lr_schedule, "constant") != 0 && strcmp(o->lr_schedule, "cosine") != 0)
-    return pit_err_set(e, PIT_EARG, "unknown --lr-schedule '%s' (constant or cosine)", o->lr_schedule);
-  if (o->optimizer && strcmp(o->optimizer, "sgd") != 0 && strcmp(o->optimizer, "adam") != 0)
-    return pit_err_set(e, PIT_EARG, "unknown optimizer '%s' (sgd or adam)", o->optimizer);
-  if (o->threads < 0 || o->threads > 1024)
-    return pit_err_set(e, PIT_EARG, "--threads must be between 0 (automatic) and 1024");
-  if (o->image_size < 0 || o->image_size > 4096)
-    return pit_err_set(e, PIT_EARG, "--image-size must be between 0 (native) and 4096");
-  if (o->checkpoint_every < 0 || o->sample_interval < 0 || o->check_sync < 0 ||
-      o->rebalance_every <= 0 || o->limit < 0)
-    return pit_err_set(e, PIT_EARG, "interval options must be positive numbers");
-  if (o->checkpoint_every > 0 && !o->out)
-    return pit_err_set(e, PIT_EARG, "--checkpoint-every needs --out DIR (where checkpoints go)");
-  if (strcmp(o->data, "images") == 0 && !o->data_dir)
-    return pit_err_set(e, PIT_EARG, "--data images needs --data-dir DIR (a folder of PNG/JPEG files)");
-  if (!pit_model_is_gan(o->model) && strcmp(o->data, "images") == 0)
-    return pit_err_set(e, PIT_EARG, "model '%s' is a classifier and needs labels; an image folder has none",
-                       o->model);
-  return 0;
-}
-
 /* ---------- set-up ---------- */
 
 static int default_threads(const struct pit_dist *d) {
@@ -116,8 +48,8 @@ static int load_data(struct trainer *t, struct pit_err *e) {
   dopt.seed = t->seed;
   dopt.limit = o->limit;
   dopt.image_size = o->image_size;
-  if (t->gan && dopt.image_size == 0)
-    dopt.image_size = 64;
+  if (dopt.image_size == 0)
+    dopt.image_size = pit_train_model_find(o->model)->image_size;
   if (strcmp(o->data, "synthetic") == 0) {
     dopt.channels = 3;
     if (dopt.image_size == 0)
@@ -177,14 +109,15 @@ static int build_model(struct trainer *t, struct pit_err *e) {
   for (int i = 0; i < t->nnets; i++)
     pit_init_state(&t->spec[i], pit_net_state(t->net[i]));
 
-  const char *optname = o->optimizer ? o->optimizer : t->gan ? "adam" : "sgd";
+  const struct pit_train_model *md = pit_train_model_find(o->model);
+  const char *optname = o->optimizer ? o->optimizer : md->optimizer;
   enum pit_optim_kind kind = strcmp(optname, "adam") == 0 ? PIT_OPT_ADAM : PIT_OPT_SGD;
-  double lr = o->lr > 0 ? o->lr : kind == PIT_OPT_ADAM ? (t->gan ? 2e-4 : 1e-3) : 0.005;
+  double lr = o->lr > 0 ? o->lr : kind == PIT_OPT_ADAM ? md->lr_adam : md->lr_sgd;
   for (int i = 0; i < t->nnets; i++) {
     if ((rc = pit_optim_init(&t->opt[i], kind, t->spec[i].nparams, lr, e)) < 0)
       return rc;
     if (kind == PIT_OPT_SGD)
-      t->opt[i].momentum = o->momentum >= 0 ? o->momentum : 0.9;
+      t->opt[i].momentum = o->momentum >= 0 ? o->momentum : md->momentum;
     if (t->gan) /* the DCGAN example's betas */
       t->opt[i].beta1 = 0.5;
   }
@@ -281,7 +214,7 @@ static char *config_json(struct trainer *t) {
     cJSON_AddStringToObject(c, "itype", o->itype);
   cJSON_AddStringToObject(c, "optimizer", t->opt[0].kind == PIT_OPT_ADAM ? "adam" : "sgd");
   cJSON_AddNumberToObject(c, "lr", t->opt[0].lr);
-  cJSON_AddStringToObject(c, "lr_schedule", o->lr_schedule ? o->lr_schedule : t->gan ? "constant" : "cosine");
+  cJSON_AddStringToObject(c, "lr_schedule", o->lr_schedule ? o->lr_schedule : pit_train_model_find(o->model)->lr_schedule);
   cJSON_AddNumberToObject(c, "image_size", t->size);
   cJSON_AddNumberToObject(c, "channels", t->in_c);
   cJSON_AddNumberToObject(c, "samples", (double)t->train.n);
@@ -464,9 +397,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
     return rc;
   t->gan = pit_model_is_gan(o->model);
   t->seed = o->seed;
-  /* defaults measured on Fashion-MNIST (docs/train.md): classifiers batch 8, SGD lr 0.005
-   * momentum 0.9, cosine schedule; dcgan the PyTorch example's Adam 2e-4, batch 64 */
-  t->B = o->batch > 0 ? o->batch : t->gan ? 64 : 8;
+  t->B = o->batch > 0 ? o->batch : pit_train_model_find(o->model)->batch; /* checked: a known model */
   t->epochs = o->epochs;
   t->t_gen0 = o->t_process_start;
   make_run_id(t);
@@ -558,7 +489,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   int64_t last_ckpt_step = -1;
   int stop = 0;
   int64_t ep = t->smp.st.epoch, it = 0;
-  const char *sched = o->lr_schedule ? o->lr_schedule : t->gan ? "constant" : "cosine";
+  const char *sched = o->lr_schedule ? o->lr_schedule : pit_train_model_find(o->model)->lr_schedule;
   int cosine = strcmp(sched, "cosine") == 0;
   int64_t planned = t->epochs > 0 ? t->epochs * t->epoch_iters : o->max_iters;
   if (o->max_iters > 0 && o->max_iters < planned)
@@ -643,8 +574,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
       if (o->progress && d->rank == 0) {
         tr_progress(t, ep, it, NAN, 1);
         if (isfinite(res->accuracy) && !t->gan)
-          fprintf(stderr, "epoch %lld: test accuracy %.4f (%.1f s)\n", (long long)ep + 1, res->accuracy,
-                  epoch_s);
+          tr_progress_accuracy(t, ep, res->accuracy, epoch_s);
       }
       t_epoch0 = pit_now();
     }

@@ -1,6 +1,6 @@
 /* train_impl.h — private state of one training run, shared by the files of the
  * train module (train.c: set-up and the loop; step.c: one iteration of a
- * classifier or a GAN and validation; emit.c: records, store and progress line;
+ * classifier or a GAN and validation; emit.c: records, store and progress reports;
  * shares.c: batch shares). Not installed. */
 #ifndef PIT_TRAIN_IMPL_H
 #define PIT_TRAIN_IMPL_H
@@ -87,7 +87,10 @@ double tr_time(const struct trainer *t);
 int tr_emit(struct trainer *t, struct pit_record *r, struct pit_err *e);
 int tr_sinks_open(struct trainer *t, int append, struct pit_err *e);
 int tr_sinks_close(struct trainer *t, int ok, struct pit_err *e);
+/* Reports progress to o->progress (rank 0; throttled unless final). */
 void tr_progress(struct trainer *t, int64_t epoch, int64_t iter, double loss, int final);
+/* Reports a classifier's test accuracy at an epoch's end. */
+void tr_progress_accuracy(struct trainer *t, int64_t epoch, double accuracy, double epoch_s);
 
 /* shares.c */
 int tr_shares_init(struct trainer *t, struct pit_err *e);

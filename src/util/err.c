@@ -49,3 +49,18 @@ void pit_err_clear(struct pit_err *e) {
     e->hint[0] = '\0';
   }
 }
+
+int pit_err_bug(struct pit_err *e, const char *file, int line, const char *fmt, ...) {
+  if (e) {
+    int n = snprintf(e->msg, sizeof e->msg, "internal error at %s:%d: ", file, line);
+    if (n >= 0 && (size_t)n < sizeof e->msg) {
+      va_list ap;
+      va_start(ap, fmt);
+      vsnprintf(e->msg + n, sizeof e->msg - (size_t)n, fmt, ap);
+      va_end(ap);
+    }
+    e->code = PIT_EBUG;
+    snprintf(e->hint, sizeof e->hint, "this is a defect in pitstop: please report it with the command that led here");
+  }
+  return PIT_EBUG;
+}

@@ -62,13 +62,35 @@ static void t_quantiles(void) {
   CHECK(isnan(pit_t_quantile(0.975, 0)) && isnan(pit_t_quantile(1.5, 3)), "invalid");
 }
 
+/* pit_mser's drop count; the call itself must succeed. */
+static size_t mser_drop(const double *x, size_t n, size_t m) {
+  size_t d = 12345;
+  struct pit_err e = {0};
+  int rc = pit_mser(x, n, m, &d, &e);
+  CHECK(rc == 0, "pit_mser: %s", e.msg);
+  return d;
+}
+
+/* Out of memory is an error, never "no warm-up": a series too long to hold
+ * its batch means (the allocation cannot be made) reports PIT_ENOMEM. The
+ * data are never read before the allocation, so x may be short. */
+static void mser_oom(void) {
+  double x[8] = {0};
+  size_t d = 7;
+  struct pit_err e = {0};
+  int rc = pit_mser(x, SIZE_MAX, 1, &d, &e);
+  CHECK(rc == PIT_ENOMEM && e.code == PIT_ENOMEM, "out of memory reported: rc %d", rc);
+  CHECK(strstr(e.msg, "out of memory") != NULL, "message: %s", e.msg);
+  CHECK(d == 0, "no count on failure: %zu", d);
+}
+
 static void mser(void) {
   rng_state = 42;
   /* a step warm-up: 100 slow iterations, then 900 at 1.0 +- 0.02 */
   double x[1000];
   for (int i = 0; i < 1000; i++)
     x[i] = (i < 100 ? 1.5 : 1.0) + 0.02 * nrand();
-  size_t d = pit_mser(x, 1000, PIT_MSER_BATCH);
+  size_t d = mser_drop(x, 1000, PIT_MSER_BATCH);
   /* never less than the warm-up (any slow value left in inflates the error
    * hugely); noise may make it cut a little more */
   CHECK(d >= 100 && d <= 200, "step warm-up of 100 found: %zu", d);
@@ -80,7 +102,7 @@ static void mser(void) {
   /* a decaying warm-up: 1 + 2 exp(-i/20): the truncated mean is steady */
   for (int i = 0; i < 1000; i++)
     x[i] = 1.0 + 2.0 * exp(-i / 20.0) + 0.02 * nrand();
-  d = pit_mser(x, 1000, PIT_MSER_BATCH);
+  d = mser_drop(x, 1000, PIT_MSER_BATCH);
   m = 0;
   for (size_t i = d; i < 1000; i++)
     m += x[i];
@@ -90,8 +112,8 @@ static void mser(void) {
   /* never more than half; too short → 0 */
   for (int i = 0; i < 1000; i++)
     x[i] = 1000.0 - i; /* a trend: no steady state */
-  CHECK(pit_mser(x, 1000, 5) <= 500, "at most half");
-  CHECK(pit_mser(x, 19, 5) == 0, "fewer than 4 batches");
+  CHECK(mser_drop(x, 1000, 5) <= 500, "at most half");
+  CHECK(mser_drop(x, 19, 5) == 0, "fewer than 4 batches");
 }
 
 static void batch_means_ar1(void) {
@@ -331,6 +353,7 @@ int main(void) {
   quantiles();
   t_quantiles();
   mser();
+  mser_oom();
   batch_means_ar1();
   config_fields();
   series_summary();
