@@ -87,6 +87,19 @@ int pit_model_build(const char *name, int channels, int image_size, int classes,
                     struct pit_model_spec *gen, struct pit_model_spec *disc, struct pit_err *e);
 int pit_model_is_gan(const char *name);
 
+/* ESRGAN as PyTorch-GAN's esrgan/models.py, 4x super-resolution of channels-channel
+ * images of hr x hr (hr a multiple of 16):
+ *   gen  GeneratorRRDB: (channels, hr/4, hr/4) → (channels, hr, hr): conv 3x3 → skip →
+ *        `blocks` RRDBs of `filters` (LeakyReLU 0.01 inside — PyTorch's default slope,
+ *        as the original's nn.LeakyReLU() —, residual scaling 0.2) → conv → skip-add →
+ *        2 x (conv to 4*filters, LeakyReLU 0.01, pixel shuffle 2) → conv → LeakyReLU → conv;
+ *   disc the VGG-style patch discriminator: (channels, hr, hr) → (1, hr/16, hr/16) logits;
+ *   vgg  VGG19's features[:35] (through conv5_4, before its ReLU): (3, hr, hr) →
+ *        (512, hr/16, hr/16), the content loss's feature extractor (vgg may be NULL). */
+int pit_model_build_esrgan(int channels, int hr, int blocks, int filters,
+                           struct pit_model_spec *gen, struct pit_model_spec *disc,
+                           struct pit_model_spec *vgg, struct pit_err *e);
+
 /* ---- networks ---- */
 enum pit_backend { PIT_BACKEND_REF = 0, PIT_BACKEND_FAST = 1 };
 
@@ -123,6 +136,12 @@ void pit_nn_set_threads(int threads);
 void pit_init_default(const struct pit_model_spec *m, float *params, uint64_t seed);
 /* DCGAN's weights_init: conv/deconv N(0, 0.02); BN gamma N(1, 0.02), beta 0. */
 void pit_init_dcgan(const struct pit_model_spec *m, float *params, uint64_t seed);
+/* Conv layers' weight and bias from a safetensors file (F32; layer i's tensors named
+ * "i.weight" / "i.bias", any dotted prefix: torchvision's features[...] state_dict).
+ * A missing tensor, another dtype or shape, or a truncated file → PIT_EFORMAT with one
+ * message naming the file and the tensor; params is then left untouched. */
+int pit_safetensors_load(const char *path, const struct pit_model_spec *m, float *params,
+                         struct pit_err *e);
 /* BN running stats: mean 0, var 1. */
 void pit_init_state(const struct pit_model_spec *m, float *state);
 
