@@ -159,6 +159,23 @@ double pit_loss_bce(const float *p, float target, int B, double denom, float *dp
 double pit_loss_bce_logits(const float *z, float target, size_t n, double denom, float *dz);
 /* a, b (n) → L1: sum |a - b| / denom; da (n) = sign(a - b) / denom (0 where equal), or NULL. */
 double pit_loss_l1(const float *a, const float *b, size_t n, double denom, float *da);
+/* Relativistic average GAN loss on patch logits (ESRGAN's), for a global batch of N
+ * samples with P logits each, of which this rank holds n (rows of real and fake, (n, P)):
+ *   gen (disc = 0):  ½ [BCE(fake − mean_real, 1) + BCE(real − mean_fake, 0)]
+ *   disc (disc = 1): ½ [BCE(real − mean_fake, 1) + BCE(fake − mean_real, 0)]
+ * BCE with logits averaged over the N·P logits; mean_real / mean_fake (P) are the means
+ * over the GLOBAL batch of each patch position (PyTorch's pred.mean(0, keepdim=True)).
+ * In two phases so ranks can sum in between:
+ *   part:   returns this rank's share of the value; writes the direct gradients
+ *           dreal, dfake (n, P) and col (2P): the column sums of the real term's and the
+ *           fake term's gradients (to be summed over all ranks);
+ *   finish: given the summed col, subtracts what flows back through the means:
+ *           dfake[b,p] -= col[p] / N, dreal[b,p] -= col[P + p] / N.
+ * The generator's dreal is unused (the original detaches pred_real). */
+double pit_loss_ragan_part(const float *real, const float *fake, int n, int P, double N,
+                           const double *mean_real, const double *mean_fake, int disc,
+                           float *dreal, float *dfake, double *col);
+void pit_loss_ragan_finish(int n, int P, double N, const double *col, float *dreal, float *dfake);
 /* Number of rows whose argmax equals the label. */
 int pit_count_correct(const float *logits, const int32_t *labels, int B, int K);
 

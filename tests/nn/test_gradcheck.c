@@ -353,6 +353,85 @@ static void check_gan_losses(void) {
   printf("%-28s checked\n", "loss l1");
 }
 
+/* RaGAN (ESRGAN's adversarial loss) with the whole batch on one rank: value and both
+ * gradients (direct part + the part through the batch means) against finite differences
+ * of the value recomputed from scratch; and split over two "ranks" (column sums added
+ * between the phases) it gives the same value and gradients. */
+enum { RG_N = 3, RG_P = 4 };
+static double ragan_value(const float *real, const float *fake, int disc) {
+  double mr[RG_P] = {0}, mf[RG_P] = {0}, col[2 * RG_P];
+  float dr[RG_N * RG_P], df[RG_N * RG_P];
+  for (int b = 0; b < RG_N; b++)
+    for (int p = 0; p < RG_P; p++) {
+      mr[p] += real[b * RG_P + p] / (double)RG_N;
+      mf[p] += fake[b * RG_P + p] / (double)RG_N;
+    }
+  return pit_loss_ragan_part(real, fake, RG_N, RG_P, RG_N, mr, mf, disc, dr, df, col);
+}
+static void check_ragan(void) {
+  pit_rng_seed(&rng, 55);
+  float real[RG_N * RG_P], fake[RG_N * RG_P];
+  for (int i = 0; i < RG_N * RG_P; i++) {
+    real[i] = (float)uni(-2, 2);
+    fake[i] = (float)uni(-2, 2);
+  }
+  for (int disc = 0; disc <= 1; disc++) {
+    double mr[RG_P] = {0}, mf[RG_P] = {0}, col[2 * RG_P];
+    float dr[RG_N * RG_P], df[RG_N * RG_P];
+    for (int b = 0; b < RG_N; b++)
+      for (int p = 0; p < RG_P; p++) {
+        mr[p] += real[b * RG_P + p] / (double)RG_N;
+        mf[p] += fake[b * RG_P + p] / (double)RG_N;
+      }
+    double v = pit_loss_ragan_part(real, fake, RG_N, RG_P, RG_N, mr, mf, disc, dr, df, col);
+    pit_loss_ragan_finish(RG_N, RG_P, RG_N, col, dr, df);
+    /* the value from the definition */
+    double ref = 0;
+    for (int b = 0; b < RG_N; b++)
+      for (int p = 0; p < RG_P; p++) {
+        double zr = real[b * RG_P + p] - mf[p], zf = fake[b * RG_P + p] - mr[p];
+        double sr = 1 / (1 + exp(-zr)), sf = 1 / (1 + exp(-zf));
+        ref += disc ? -log(sr) - log(1 - sf) : -log(1 - sr) - log(sf);
+      }
+    ref /= 2.0 * RG_N * RG_P;
+    CHECK(fabs(v - ref) < 1e-6, "ragan disc=%d value %.9g vs %.9g", disc, v, ref);
+    double me = 0;
+    for (int side = 0; side < 2; side++)
+      for (int i = 0; i < RG_N * RG_P; i++) {
+        float *x = side ? &fake[i] : &real[i], o = *x;
+        const double h = 1e-3;
+        *x = (float)(o + h);
+        double fp = ragan_value(real, fake, disc);
+        float up = *x;
+        *x = (float)(o - h);
+        double fm = ragan_value(real, fake, disc);
+        double fd = (fp - fm) / ((double)up - *x);
+        *x = o;
+        double an = side ? df[i] : dr[i];
+        me = fmax(me, fabs(fd - an));
+        CHECK(fabs(fd - an) <= 1e-5, "ragan disc=%d d%s[%d]: fd %.9g vs %.9g", disc,
+              side ? "fake" : "real", i, fd, an);
+      }
+    /* two ranks: rows {0} and {1, 2}, column sums added between the phases */
+    double c0[2 * RG_P], c1[2 * RG_P];
+    float r0[RG_P], f0[RG_P], r1[2 * RG_P], f1[2 * RG_P];
+    double v2 = pit_loss_ragan_part(real, fake, 1, RG_P, RG_N, mr, mf, disc, r0, f0, c0) +
+                pit_loss_ragan_part(real + RG_P, fake + RG_P, 2, RG_P, RG_N, mr, mf, disc, r1, f1, c1);
+    for (int p = 0; p < 2 * RG_P; p++)
+      c0[p] += c1[p];
+    pit_loss_ragan_finish(1, RG_P, RG_N, c0, r0, f0);
+    pit_loss_ragan_finish(2, RG_P, RG_N, c0, r1, f1);
+    CHECK(fabs(v2 - v) < 1e-12, "ragan split value %.12g vs %.12g", v2, v);
+    int same = 1;
+    for (int p = 0; p < RG_P; p++)
+      same &= fabsf(r0[p] - dr[p]) < 1e-7f && fabsf(f0[p] - df[p]) < 1e-7f;
+    for (int i = 0; i < 2 * RG_P; i++)
+      same &= fabsf(r1[i] - dr[RG_P + i]) < 1e-7f && fabsf(f1[i] - df[RG_P + i]) < 1e-7f;
+    CHECK(same, "ragan disc=%d: split over two ranks gives other gradients", disc);
+    printf("%-28s disc=%d gradient max abs err %.2e\n", "loss ragan", disc, me);
+  }
+}
+
 /* ---- specific behaviours ---- */
 static void check_maxpool_ties_and_bn_stats(void) {
   struct pit_model_spec m;
@@ -478,6 +557,7 @@ int main(void) {
     run_case(&cases[i], 1000 + i);
   check_losses();
   check_gan_losses();
+  check_ragan();
   check_maxpool_ties_and_bn_stats();
   printf("worst relative error over all layer checks: %.2e\n", worst_rel);
   return check_done();
