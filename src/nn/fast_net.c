@@ -793,6 +793,14 @@ static struct step *custom(struct step *list, int *n, int flags, int type, dnnl_
   return s;
 }
 
+/* The forward step of a custom type whose output is dst (its backward's parameters). */
+static const struct step *fwd_step(const struct plan *p, int type, dnnl_memory_t dst) {
+  for (int k = 0; k < p->nfwd; k++)
+    if (p->fwd[k].type == type && p->fwd[k].args[1].memory == dst)
+      return &p->fwd[k];
+  return NULL;
+}
+
 static int build_shuffle_fwd(struct fast *f, struct plan *p, struct pit_net *net, int i,
                              dnnl_memory_t *cur, struct lstate *ls, struct pit_err *e) {
   const struct pit_layer_spec *L = &net->spec.layer[i];
@@ -823,10 +831,7 @@ static int build_shuffle_bwd(struct fast *f, struct plan *p, int i, dnnl_memory_
   if ((rc = convert(f, p, p->bwd, &p->nbwd, fl, *cur, mem_md(ls->dst), &ddst, SLOT_CONV, e)) ||
       (rc = slot_mem(p, mem_md(ls->src), next_slot(cur_slot), &dsrc, f->eng, e)))
     return rc;
-  const struct step *fw = NULL;
-  for (int k = 0; k < p->nfwd; k++)
-    if (p->fwd[k].type == S_SHUFF && p->fwd[k].args[1].memory == ls->dst)
-      fw = &p->fwd[k];
+  const struct step *fw = fwd_step(p, S_SHUFF, ls->dst);
   struct step *s = custom(p->bwd, &p->nbwd, fl, S_SHUFB, ddst, dsrc, NULL, e);
   if (!s || !fw)
     return s ? PIT_BUG(e, "pixel shuffle %d lost its forward step", i) : e->code;
@@ -902,10 +907,7 @@ static int build_rrdb_bwd(struct fast *f, struct plan *p, int i, dnnl_memory_t *
   if ((rc = convert(f, p, p->bwd, &p->nbwd, 0, *cur, mem_md(ls->dst), &ddst, SLOT_CONV, e)) ||
       (rc = slot_mem(p, mem_md(ls->src), next_slot(cur_slot), &dsrc, f->eng, e)))
     return rc;
-  const struct step *fw = NULL;
-  for (int k = 0; k < p->nfwd; k++)
-    if (p->fwd[k].type == S_RRDBF && p->fwd[k].args[1].memory == ls->dst)
-      fw = &p->fwd[k];
+  const struct step *fw = fwd_step(p, S_RRDBF, ls->dst);
   struct step *s = custom(p->bwd, &p->nbwd, 0, S_RRDBB, ddst, dsrc, NULL, e);
   if (!s || !fw)
     return s ? PIT_BUG(e, "RRDB %d lost its forward step", i) : e->code;

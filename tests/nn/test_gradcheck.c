@@ -358,15 +358,22 @@ static void check_gan_losses(void) {
  * of the value recomputed from scratch; and split over two "ranks" (column sums added
  * between the phases) it gives the same value and gradients. */
 enum { RG_N = 3, RG_P = 4 };
-static double ragan_value(const float *real, const float *fake, int disc) {
-  double mr[RG_P] = {0}, mf[RG_P] = {0}, col[2 * RG_P];
-  float dr[RG_N * RG_P], df[RG_N * RG_P];
+/* The batch means (mr, mf), then the first phase over the whole batch. */
+static double ragan_whole(const float *real, const float *fake, int disc, double *mr, double *mf,
+                          float *dr, float *df, double *col) {
+  for (int p = 0; p < RG_P; p++)
+    mr[p] = mf[p] = 0;
   for (int b = 0; b < RG_N; b++)
     for (int p = 0; p < RG_P; p++) {
       mr[p] += real[b * RG_P + p] / (double)RG_N;
       mf[p] += fake[b * RG_P + p] / (double)RG_N;
     }
   return pit_loss_ragan_part(real, fake, RG_N, RG_P, RG_N, mr, mf, disc, dr, df, col);
+}
+static double ragan_value(const float *real, const float *fake, int disc) {
+  double mr[RG_P], mf[RG_P], col[2 * RG_P];
+  float dr[RG_N * RG_P], df[RG_N * RG_P];
+  return ragan_whole(real, fake, disc, mr, mf, dr, df, col);
 }
 static void check_ragan(void) {
   pit_rng_seed(&rng, 55);
@@ -376,14 +383,9 @@ static void check_ragan(void) {
     fake[i] = (float)uni(-2, 2);
   }
   for (int disc = 0; disc <= 1; disc++) {
-    double mr[RG_P] = {0}, mf[RG_P] = {0}, col[2 * RG_P];
+    double mr[RG_P], mf[RG_P], col[2 * RG_P];
     float dr[RG_N * RG_P], df[RG_N * RG_P];
-    for (int b = 0; b < RG_N; b++)
-      for (int p = 0; p < RG_P; p++) {
-        mr[p] += real[b * RG_P + p] / (double)RG_N;
-        mf[p] += fake[b * RG_P + p] / (double)RG_N;
-      }
-    double v = pit_loss_ragan_part(real, fake, RG_N, RG_P, RG_N, mr, mf, disc, dr, df, col);
+    double v = ragan_whole(real, fake, disc, mr, mf, dr, df, col);
     pit_loss_ragan_finish(RG_N, RG_P, RG_N, col, dr, df);
     /* the value from the definition */
     double ref = 0;
