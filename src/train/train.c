@@ -58,6 +58,9 @@ static int load_data(struct trainer *t, struct pit_err *e) {
       dopt.image_size = 32; /* CIFAR-10's shape */
   }
   int rc = pit_dataset_load(&t->train, &dopt, e);
+  if (rc == PIT_EARG && t->esrgan && dopt.min_side > 0)
+    pit_err_hint(e, "esrgan crops --hr-size %d squares from each photo: drop smaller photos or lower --hr-size",
+                 dopt.min_side);
   if (rc < 0)
     return rc;
   if (t->train.n <= 0)
