@@ -22,6 +22,12 @@ extern int check_count;
     CHECK(fabs(_a - _b) <= (tol), "%s: %.9g vs %.9g (tol %.3g)", what, _a, _b, (double)(tol)); \
   } while (0)
 int check_done(void);
+/* Seeded uniform [0,1) numbers for tests (xorshift64*): set check_rng, then call. */
+#include <stdint.h>
+extern uint64_t check_rng;
+double check_urand(void);
 /* Path of a fresh temporary directory for this test (removed by the OS/CI). */
 const char *check_tmpdir(void);
+/* The whole file as a NUL-terminated string (free it); NULL if it cannot be read. */
+char *check_slurp(const char *path);
 #endif

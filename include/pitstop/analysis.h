@@ -52,6 +52,20 @@ void pit_stats_clear(struct pit_stats *st);
 int pit_mser(const double *x, size_t n, size_t m, size_t *drop, struct pit_err *e);
 #define PIT_MSER_BATCH 5
 
+/* The warm-up pitstop reports (src/analysis/warmup.c has the rule): leading
+ * iterations slower than the steady state's own spread, from medians of
+ * batches of PIT_MSER_BATCH values compared with the second half's median
+ * and robust spread (MAD). Isolated spikes and slow drift are not warm-up (MSER-5 cuts
+ * at them). *drop: a multiple of 5, at most half the series; 0 when n < 20.
+ * PIT_ENOMEM only. */
+int pit_warmup(const double *x, size_t n, size_t *drop);
+/* Slow drift of a (steady) series: least-squares slope of its batch medians
+ * (batches of 5) against the iteration index, divided by the mean — the
+ * relative change of the step time per iteration (1e-4: +10% per 1,000
+ * iterations); *se (if not NULL) its standard error, same unit. NaN when
+ * n < 20. PIT_ENOMEM only. */
+int pit_drift(const double *x, size_t n, double *drift, double *se);
+
 /* Student t quantile: the p-quantile (0 < p < 1) of t with df >= 1 degrees of
  * freedom (inverse of the regularised incomplete beta; accurate to ~1e-10). */
 double pit_t_quantile(double p, int df);
@@ -75,11 +89,20 @@ int pit_batch_means(const double *x, size_t n, struct pit_interval *ci);
 
 /* The configuration fields pitstop groups by, from an init record: config JSON
  * keys "model", "batch" (or "batch_size"), "threads", "itype" (or
- * "instance_type"), "data"; "ranks" and "nodes" from the record's own fields
- * (else from the config). Absent: "" / -1. */
+ * "instance_type"), "data", "membership"; "ranks" and "nodes" from the
+ * record's own fields (else from the config, else the membership's totals).
+ * Absent: "" / -1.
+ * members: the config's "membership" (record.h) when it has a valid one;
+ * else one entry {itype, nodes (1 when unknown), ranks / nodes when that
+ * divides} when itype is known; else empty. A malformed "membership" is
+ * ignored (as any malformed config key is).
+ * itype: the one instance type when members has one entry, else the
+ * membership's canonical text ("c5.xlarge:1+m5.large:2x1"), so grouping by
+ * itype keeps telling memberships apart. */
 struct pit_config {
   char model[PIT_NAME_MAX];
-  char itype[PIT_NAME_MAX];
+  char itype[PIT_MEMBERSHIP_TEXT_MAX];
+  struct pit_membership members;
   char data[PIT_NAME_MAX];
   int64_t batch;
   int ranks, nodes, threads;
@@ -94,6 +117,41 @@ void pit_config_key(const struct pit_config *c, char *buf, size_t n);
 void pit_config_field(const struct pit_config *c, const char *config_json, const char *field, char *buf,
                       size_t n);
 
+/* The configuration fields, one table (config.c): the key, the default
+ * --group-by, chart lines and labels and sweep configurations all read it.
+ * A field set is a bit mask, bit f for field f. */
+enum pit_config_field_id {
+  PIT_CF_MODEL, PIT_CF_BATCH, PIT_CF_RANKS, PIT_CF_NODES, PIT_CF_ITYPE, PIT_CF_THREADS, PIT_CF_DATA,
+  PIT_CF_COUNT
+};
+#define PIT_CF_BIT(f) (1u << (f))
+struct pit_config_field_def {
+  const char *name;      /* "batch" */
+  const char *alias;     /* another accepted name ("batch_size"), or NULL */
+  int in_key;            /* part of the canonical key, the default grouping and the chart lines */
+  int derived_from;      /* a field this one usually follows (threads = cores / ranks), or -1 */
+  const char *label_1;   /* chart label, "%s" = the value: "batch %s", "%s rank" */
+  const char *label_n;   /* the same for numbers other than 1 ("%s ranks"), or NULL */
+};
+/* NULL when f is out of range. */
+const struct pit_config_field_def *pit_config_field_def(int f);
+/* The field named name (or its alias); -1 if it is not one of the table's. */
+int pit_config_field_find(const char *name);
+int pit_config_field_equal(const struct pit_config *a, const struct pit_config *b, int f);
+/* Equal in every field of the set. */
+int pit_config_same(const struct pit_config *a, const struct pit_config *b, unsigned fields);
+/* The set of key fields (model, batch, ranks, nodes, itype, threads). */
+unsigned pit_config_key_fields(void);
+/* The fields of the set that are not equal in all of cfgs[0..n-1]. */
+unsigned pit_config_differing(const struct pit_config *const *cfgs, int n, unsigned fields);
+/* The fields of the set that the user varied among cfgs[0..n-1]: those that
+ * differ, less a derived field that is a function of its source among these
+ * configurations (threads that change only with ranks). */
+unsigned pit_config_varied(const struct pit_config *const *cfgs, int n, unsigned fields);
+/* The field as a label ("batch 64", "2 ranks", "cnn"); returns 0 and writes
+ * "" when the field is absent. */
+int pit_config_field_label(const struct pit_config *c, int f, char *buf, size_t n);
+
 /* ---------------- 3. runs ---------------- */
 
 /* Flags of one iteration (why it is not paramount). */
@@ -101,7 +159,7 @@ enum {
   PIT_IT_EPOCH_EDGE = 1,   /* first or last iteration seen in its (gen, epoch) */
   PIT_IT_NEAR_EVENT = 2,   /* next to a validation or checkpoint record */
   PIT_IT_RESUME = 4,       /* first iteration of a generation > 0 (after a resume) */
-  PIT_IT_WARMUP = 8,       /* dropped by MSER-5 */
+  PIT_IT_WARMUP = 8,       /* dropped as warm-up (pit_warmup) */
   PIT_IT_OTHER_RANK = 16   /* one rank's view of a rank other than the series' rank */
 };
 
@@ -122,6 +180,7 @@ struct pit_series_run {
   double last_t;           /* largest t seen (NaN if none) */
   int rebalances;          /* batch_shares decision records (--batch-shares auto) */
   char shares[96];         /* the last one's shares, "49/15"; "" if none */
+  int ends;                /* end records (a run that ended has one per generation) */
 };
 
 /* A duration from a non-iteration record. */
@@ -130,6 +189,7 @@ struct pit_series_event {
   int run, rank;
   double v;                /* init_s, val_s, ckpt_s or epoch_s (NaN if absent) */
   double rdzv_s;           /* init only */
+  int64_t epoch;           /* the record's epoch (-1 if none) */
 };
 
 /* One or more runs' records, kept in arrival order. Feed every record of a
@@ -158,10 +218,15 @@ struct pit_summary {
   struct pit_stats step, data, epoch, validation, init, rdzv, checkpoint;
   /* steady state */
   int64_t non_paramount;         /* epoch edges, near validation/checkpoint, after resume */
-  int64_t warmup;                /* dropped by MSER-5 (summed over runs and generations) */
+  int64_t warmup;                /* dropped by pit_warmup (summed over runs and generations) */
+  double drift;                  /* pit_drift of the retained step times, per iteration: the
+                                    segments' (run, gen) drifts weighted by their sizes; NaN if
+                                    no segment has 20 retained values */
+  double drift_se;               /* its standard error (the segments' in quadrature, same weights) */
   struct pit_interval tp;        /* PIT time t_p: mean of the remaining step_s, 95% batch-means interval */
   /* prediction inputs (per-epoch and per-event costs) */
-  double iters_per_epoch;        /* largest iter+1 seen in an epoch (NaN if no epochs) */
+  double iters_per_epoch;        /* largest iter+1 seen in an epoch, or the iters_per_epoch an init
+                                    record's config states (pitstop parse: L of "i/L") if larger; NaN if neither */
   double epoch_edge_extra_s;     /* mean step_s of epoch-edge iterations − t_p (NaN if none) */
   /* per-rank imbalance (from compute_s/wait_s arrays, or from one-rank records) */
   int nranks;

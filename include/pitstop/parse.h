@@ -45,12 +45,16 @@ struct pit_parse_stats {
   long merged;     /* known lines folded into the record of the line before (same iteration) */
   long records;    /* records emitted (one CSV row gives several) */
   long nul_lines;  /* lines holding a NUL byte (a binary file has many) */
+  long unrecognised; /* skipped lines that look like timing lines (a number next to
+                        "time" or "took") but match no format; the first three go to warn */
 };
 
 /* Called for each record, in log order. A non-zero return stops parsing and is
  * returned by the parser (set e). */
 typedef int (*pit_parse_emit_fn)(void *ctx, const struct pit_record *r, struct pit_err *e);
-/* Called for each malformed line with "file:line: reason" in e->msg. */
+/* Called for each malformed line with "file:line: reason" in e->msg (code
+ * PIT_EFORMAT), and for the first three unrecognised timing lines (code
+ * PIT_ENOTFOUND, "file:line: looks like a timing line but matches no format"). */
 typedef void (*pit_parse_warn_fn)(void *ctx, const struct pit_err *e);
 
 struct pit_parser;
@@ -79,6 +83,28 @@ int pit_parse_file(const char *path, enum pit_parse_format f, const char *run, i
 /* Default run id of a log file: its base name without the extension, cut to
  * PIT_NAME_MAX-1 bytes ("-" gives "stdin"). */
 void pit_parse_run_name(const char *path, char *out, size_t cap);
+
+/* pit_parse_file, and the instance type itype (NULL or "": unknown; letters,
+ * digits and "._-" only) goes into the config of the init records, with the
+ * job context the log gives: {"batch": global batch, "batch_per_rank",
+ * "ranks", "iters_per_epoch" (L of "iteration: i/L"), "itype"}. */
+int pit_parse_file_itype(const char *path, enum pit_parse_format f, const char *run, int force_run,
+                         const char *itype, pit_parse_emit_fn emit, pit_parse_warn_fn warn, void *ctx,
+                         struct pit_parse_stats *stats, struct pit_err *e);
+/* Same for a stream parser (before its first line). PIT_EARG for a bad name. */
+int pit_parser_set_itype(struct pit_parser *p, const char *itype, struct pit_err *e);
+
+/* The instance type a log's path names, one of names[0..n) (a catalog's
+ * types): a path component that is one ("…/m4.xlarge/rank0.out"), a token of
+ * one between '-' or '_' ("cluster-t2.small-2x"), two tokens "a" "b" as "a.b"
+ * ("t2_small_1x"), or seed 004's "a-N" for "a.Nxlarge" ("result-p2-8-256-e0.txt":
+ * p2.8xlarge; "p2-1": p2.xlarge). Searched from the file name upwards. Returns
+ * 1 with the name in out, 0 (out "") when no component names a given type. */
+int pit_parse_itype_from_path(const char *path, const char *const *names, int n, char *out, size_t cap);
+/* Run id of a per-rank file under --job-per-dir: its directory's name
+ * ("a/m5.large/rank0.out" -> "m5.large"); a file without a directory gets
+ * pit_parse_run_name's id. */
+void pit_parse_dir_run_name(const char *path, char *out, size_t cap);
 
 /* Parses one JSON record with the same result as pit_record_parse (record or
  * error), by a hand-written fast path for the common shape and cJSON otherwise. */

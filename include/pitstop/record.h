@@ -18,6 +18,8 @@
 
 #include "pitstop/util.h"
 
+struct pit_parser; /* parse.h */
+
 enum pit_rec_type {
   PIT_REC_NONE = 0,
   PIT_REC_INIT,
@@ -48,6 +50,9 @@ struct pit_record {
   double *compute_s;        /* (nranks) owned by the record */
   double *wait_s;           /* (nranks) owned by the record */
   double loss;              /* scalar loss, NaN if absent or if named losses are used */
+  char samples[20];         /* "samples_digest": digest of the step's global sample indices, 16 hex
+                             * digits of Σ pit_sample_mix(i) mod 2^64 (order-free, so an epoch's
+                             * digests add up to the whole dataset's); "" if absent */
   int nlosses;              /* named losses (GAN: "d", "g") */
   char loss_name[PIT_MAX_LOSSES][16];
   double loss_val[PIT_MAX_LOSSES];
@@ -59,6 +64,9 @@ struct pit_record {
 
   /* validation / checkpoint / epoch / end */
   double val_s, ckpt_s, epoch_s, total_s;
+  char status[16];          /* end: "done" (the job is complete), "stopped" (on request, resumable),
+                             * or another word a workload chooses; "" if absent. An end record
+                             * with the protocol's "stop" key reads as "stopped". */
   double accuracy;
   char *path;               /* checkpoint path, owned; NULL if absent */
   int64_t bytes;
@@ -83,6 +91,10 @@ int pit_record_set_ranks(struct pit_record *r, int n);
 int pit_record_copy(struct pit_record *dst, const struct pit_record *src);
 
 const char *pit_rec_type_name(enum pit_rec_type t);
+/* The per-sample term of the "samples" digest (a 64-bit finaliser of index i). */
+uint64_t pit_sample_mix(uint64_t i);
+/* Σ pit_sample_mix(idx[k]) over k < n, as 16 lower-case hex digits into out[17]. */
+void pit_samples_digest(const int64_t *idx, int64_t n, char out[17]);
 enum pit_rec_type pit_rec_type_parse(const char *name);
 
 /* Formats r as one JSON line (with trailing '\n') into buf; returns bytes written
@@ -91,6 +103,50 @@ int pit_record_format(const struct pit_record *r, char **buf, size_t *cap);
 /* Parses one JSON object (no newline needed). Returns 0, or PIT_EFORMAT with a
  * message (without file:line: the caller adds it). r must be initialised. */
 int pit_record_parse(struct pit_record *r, const char *line, size_t len, struct pit_err *e);
+
+/* ---- membership: the machines a configuration runs on ----
+ *
+ * A list of {instance type, nodes, ranks per node}: one entry per (type,
+ * ranks per node), kept canonical (sorted by type, then ranks per node; equal
+ * entries merged by adding their nodes), so equal memberships have equal
+ * structs, equal texts and equal keys. No pointers: copy by assignment.
+ *
+ * Text form (`--itype`, store column membership): entries joined by '+', each
+ * TYPE[:NODES[xRANKS]] — "m5.large:2+c5.xlarge:1x4"; NODES defaults to 1,
+ * RANKS (per node) to unknown. Type names are [A-Za-z0-9._/-]. The canonical
+ * text is at most PIT_MEMBERSHIP_TEXT_MAX - 1 characters (longer is PIT_EARG).
+ * JSON form (key "membership" of an init record's config): an array of
+ * {"itype": "m5.large", "nodes": 2, "ranks_per_node": 1} objects
+ * (ranks_per_node omitted when unknown), or the text form as a string. */
+#define PIT_MEMBERS_MAX 8
+#define PIT_MEMBERSHIP_TEXT_MAX 256
+struct pit_member {
+  char itype[PIT_NAME_MAX];  /* non-empty */
+  int nodes;                 /* >= 1 */
+  int ranks_per_node;        /* >= 1, or -1 when unknown */
+};
+struct pit_membership {
+  struct pit_member m[PIT_MEMBERS_MAX];
+  int n;                     /* 0: no membership known */
+};
+void pit_membership_clear(struct pit_membership *m);
+/* Adds nodes of itype (merged into an equal entry), keeping m canonical.
+ * PIT_EARG: bad name or counts, more than PIT_MEMBERS_MAX entries, text too long. */
+int pit_membership_add(struct pit_membership *m, const char *itype, int nodes, int ranks_per_node,
+                       struct pit_err *e);
+/* Parses the text form into m (cleared first). PIT_EARG with a message quoting the text. */
+int pit_membership_parse(struct pit_membership *m, const char *text, struct pit_err *e);
+/* Canonical text (the membership's key); "" when m->n == 0. */
+void pit_membership_format(const struct pit_membership *m, char *buf, size_t n);
+int pit_membership_equal(const struct pit_membership *a, const struct pit_membership *b);
+/* Nodes in all entries; ranks in all entries, -1 if any entry's is unknown. */
+int pit_membership_nodes(const struct pit_membership *m);
+int pit_membership_ranks(const struct pit_membership *m);
+/* JSON array text of m, malloc'd (caller frees); NULL when out of memory. */
+char *pit_membership_json(const struct pit_membership *m);
+/* From the "membership" key of a config JSON object (array or text form).
+ * Absent key: 0 with m->n == 0. Malformed: PIT_EFORMAT (m cleared). */
+int pit_membership_from_config(struct pit_membership *m, const char *config_json, struct pit_err *e);
 
 /* ---- record sinks: a JSON Lines file or stdout ("-") ---- */
 struct pit_events {
@@ -107,6 +163,11 @@ int pit_events_write(struct pit_events *ev, const struct pit_record *r, struct p
 int pit_events_flush(struct pit_events *ev, struct pit_err *e);
 void pit_events_release(struct pit_events *ev);
 
+/* s as a JSON string literal, quotes included, escaped as records are written
+ * ('"' and backslash escaped, control characters as \u00XX); owned by the caller
+ * (free); NULL when out of memory. */
+char *pit_json_quote(const char *s);
+
 /* ---- reading a JSON Lines file record by record ---- */
 struct pit_record_reader {
   FILE *fp;
@@ -121,5 +182,79 @@ int pit_record_reader_open(struct pit_record_reader *rd, const char *path, struc
 /* Returns 1 with a record, 0 at end, negative on a malformed line ("file:line: ..."). */
 int pit_record_reader_next(struct pit_record_reader *rd, struct pit_record *r, struct pit_err *e);
 void pit_record_reader_release(struct pit_record_reader *rd);
+
+/* ---- decision records (decision.c): one struct, one encode/decode pair ----
+ * A `decision` record's detail is the JSON object of a struct pit_decision. Its
+ * writers (train's batch shares, the controller) fill the struct and encode it; its
+ * readers (analysis, summary) decode it. Keys: "what" (kind), "step", "alternatives"
+ * [{"membership", "predicted_s", "cost"}], "shares", "previous", "speed_sps",
+ * "predicted_step_s", "previous_predicted_step_s", "why" (reason); absent ones are
+ * left out. Unknown keys are ignored by the decoder. */
+struct pit_decision_alt {
+  char *membership;           /* e.g. "c5.xlarge:2+c5.2xlarge:1", owned; NULL if absent */
+  double predicted_s;         /* predicted time (controller: the rest of the job), NaN if absent */
+  double cost;                /* predicted cost (controller: the rest of the job), NaN if absent */
+};
+struct pit_decision {
+  char kind[32];              /* "batch_shares", "keep", "add", "remove", "rebalance", "switch", ... */
+  int64_t step;               /* step at which it applies, -1 if absent */
+  char *reason;               /* why, in words; owned, NULL if absent */
+  int nalts;                  /* alternatives weighed (alts owned, nalts entries) */
+  struct pit_decision_alt *alts;
+  int nshares;                /* ranks: length of shares, previous, speed_sps (all owned; 0: absent) */
+  int64_t *shares;            /* (nshares) samples of the global batch per rank, chosen */
+  int64_t *previous;          /* (nshares) the shares in force before, NULL if absent */
+  double *speed_sps;          /* (nshares) measured samples per compute second, NULL if absent */
+  double predicted_step_s;    /* NaN if absent */
+  double previous_predicted_step_s;
+};
+void pit_decision_init(struct pit_decision *d);     /* all absent */
+void pit_decision_release(struct pit_decision *d);  /* frees what it owns, re-initialises */
+/* Allocates the nshares arrays (shares always; previous and speed_sps if with_all). */
+int pit_decision_set_ranks(struct pit_decision *d, int n, int with_all);
+/* Appends an alternative (membership copied). */
+int pit_decision_add_alt(struct pit_decision *d, const char *membership, double predicted_s, double cost);
+/* JSON text (malloc'd, one line, caller frees) into *out. */
+int pit_decision_encode(const struct pit_decision *d, char **out, struct pit_err *e);
+/* d initialised; on error d is released and e says why (no file:line: the caller adds it). */
+int pit_decision_decode(struct pit_decision *d, const char *json, struct pit_err *e);
+
+/* ---- following a growing JSON Lines file, or a child's output (follow.c) ----
+ * Reads records as they are written: a complete line ('\n'-ended) is a record (or
+ * skipped, or malformed); a last line without its newline yet is "not yet", read
+ * again on the next call; the end of what is written is "no more for now". Works
+ * on a file (its writer appends) and on a pipe (a child's stdout, made
+ * non-blocking; when the writer closes it, a last line without newline counts).
+ * In protocol mode only `PITSTOP {json}` lines are records (the line protocol,
+ * through the same parser as `pitstop parse`); other output is skipped. */
+enum pit_follow_status {
+  PIT_FOLLOW_AGAIN = 0,       /* nothing new now: call again later */
+  PIT_FOLLOW_RECORD = 1,      /* a record in r */
+  PIT_FOLLOW_PARTIAL = 2,     /* a line begun and not finished: not yet */
+  PIT_FOLLOW_CLOSED = 3       /* pipe: the writer closed it and every line was returned */
+};
+struct pit_follower {
+  int fd;                     /* read from; closed by release if owns_fd */
+  int owns_fd;
+  int is_pipe;                /* not a regular file: read 0 means closed */
+  int closed;
+  int protocol;               /* 1: only PITSTOP {json} lines */
+  char *path;                 /* name in messages, owned */
+  char *buf;                  /* bytes read, not yet consumed: [off, len); owned */
+  size_t cap, len, off;
+  struct pit_parser *parser;  /* owned */
+  struct pit_record *out;     /* during a call: the caller's r (borrowed), where the parser's record goes */
+  int got;                    /* during a call: a record was emitted */
+  struct pit_err bad;         /* during a call: a malformed line's message */
+};
+/* path: a JSON Lines file (it may not hold anything yet) */
+int pit_follower_open(struct pit_follower *f, const char *path, int protocol, struct pit_err *e);
+/* fd: a pipe or file the caller opened (name: in messages); owns_fd: close on release */
+int pit_follower_open_fd(struct pit_follower *f, int fd, int owns_fd, const char *name, int protocol,
+                         struct pit_err *e);
+/* One of enum pit_follow_status; negative: a malformed complete line ("file:line:
+ * reason", the follower has moved past it and can go on) or a read error. */
+int pit_follower_next(struct pit_follower *f, struct pit_record *r, struct pit_err *e);
+void pit_follower_release(struct pit_follower *f);
 
 #endif

@@ -1,7 +1,9 @@
-/* pitstop/report.h — what pitstop shows people: charts drawn by gnuplot from
- * stored (or JSON Lines) runs, the instance-type price catalog they are costed
- * with. gnuplot runs through util's child processes. docs/plot.md describes
- * each chart.
+/* pitstop/report.h — what pitstop shows people: the run set (the one loader of
+ * stored or JSON Lines runs behind summary, plot and sweep's export, is the
+ * store module's), groups of runs and the summary printers (table, CSV, JSON), and charts drawn by gnuplot,
+ * costed with the catalog module's prices (pitstop/catalog.h). gnuplot runs
+ * through util's child processes. docs/plot.md describes each chart,
+ * docs/analysis.md every summary field.
  *
  * Invariants: functions never print or exit; a chart file is written
  * atomically (complete, or not at all); children are started with argv arrays
@@ -13,64 +15,57 @@
 #define PITSTOP_REPORT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "pitstop/analysis.h"
+#include "pitstop/catalog.h" /* the price catalog the cost chart uses */
 #include "pitstop/record.h"
+#include "pitstop/store.h"
 #include "pitstop/util.h"
 
-/* ---------------- runs to report on ---------------- */
+/* The runs reported on come from the store module's run set (pitstop/store.h:
+ * struct pit_runset, the one loader of stored or JSON Lines runs). */
 
-struct pit_report_run {
-  char name[PIT_NAME_MAX];
-  struct pit_series series;  /* this run's records */
-  struct pit_summary sum;    /* filled by pit_runset_summarize */
-  struct pit_config cfg;     /* from its first init record ("" / -1 if none) */
-  const char *config;        /* JSON text of its init config; borrowed from series; may be NULL */
+/* ---------------- groups of runs (summary --group-by) ---------------- */
+
+#define PIT_GROUP_MAX_FIELDS 8
+/* Runs with equal values of the grouping fields (configuration fields of
+ * analysis.h's table, or any key of the init config), in order of first
+ * appearance; each group's series is its runs' series concatenated. */
+struct pit_report_group {
+  char name[512];                 /* "field=value field=value" */
+  char vals[PIT_GROUP_MAX_FIELDS][PIT_MEMBERSHIP_TEXT_MAX];
+  struct pit_config cfg;          /* its first run's */
+  struct pit_series series;       /* owned */
+  struct pit_summary sum;         /* owned */
 };
-
-/* Runs in the order they were first seen. */
-struct pit_runset {
-  struct pit_report_run *runs;
-  int n, cap;
-};
-void pit_runset_init(struct pit_runset *rs);
-void pit_runset_release(struct pit_runset *rs);
-/* Reads runs from the store at path (which must exist). only[0..nonly-1]:
- * just these runs (an unknown name is PIT_ENOTFOUND); nonly == 0: all. */
-int pit_runset_load_store(struct pit_runset *rs, const char *path, char *const *only, int nonly,
-                          struct pit_err *e);
-/* Reads runs from a JSON Lines file; a malformed line is an error naming
- * file:line. Repeatable (runs accumulate). */
-int pit_runset_load_events(struct pit_runset *rs, const char *path, char *const *only, int nonly,
-                           struct pit_err *e);
-/* After loading every source: each of only[] must name a loaded run, and at
- * least one run must be there. what names the source in messages. */
-int pit_runset_check(const struct pit_runset *rs, char *const *only, int nonly, const char *what,
-                     struct pit_err *e);
-/* Fills every run's cfg and sum. */
-int pit_runset_summarize(struct pit_runset *rs, struct pit_err *e);
-
-/* ---------------- price catalog ---------------- */
-
-/* One instance type: lines of a catalog such as catalogs/aws.tsv, "itype vcpus price_h billing_s min_s"
- * (tab or space separated; '#' starts a comment line). */
-struct pit_itype {
-  char name[PIT_NAME_MAX];
-  int vcpus;
-  double price_h;    /* US$ per hour (on-demand) */
-  double billing_s;  /* billing granularity, seconds */
-  double min_s;      /* minimum billed seconds per start */
-};
-struct pit_catalog {
-  struct pit_itype *types;
+struct pit_groups {
+  const char *fields[PIT_GROUP_MAX_FIELDS]; /* borrowed from the caller */
+  int nfields;
+  struct pit_report_group *g;     /* owned */
   int n;
 };
-/* Errors name file:line. An empty catalog is an error. */
-int pit_catalog_load(struct pit_catalog *c, const char *path, struct pit_err *e);
-const struct pit_itype *pit_catalog_find(const struct pit_catalog *c, const char *name);
-void pit_catalog_release(struct pit_catalog *c);
-/* Seconds billed for running secs seconds on one node of type t. */
-double pit_itype_billed_s(const struct pit_itype *t, double secs);
+/* Parses "model,batch" (NULL: the default, every key field of the table) into
+ * g->fields, pointing into buf (a copy the caller keeps). PIT_EARG: none, or
+ * more than PIT_GROUP_MAX_FIELDS. */
+int pit_groups_parse(struct pit_groups *g, const char *spec, char *buf, size_t bufn, struct pit_err *e);
+/* Groups the (summarized) runs of rs and summarizes every group. */
+int pit_groups_make(struct pit_groups *g, const struct pit_runset *rs, struct pit_err *e);
+void pit_groups_release(struct pit_groups *g);
+
+/* ---------------- summary printers (summary_fmt.c) ---------------- */
+
+enum pit_summary_format { PIT_SUMMARY_TABLE, PIT_SUMMARY_CSV, PIT_SUMMARY_JSON };
+/* "table", "csv", "json"; PIT_EARG otherwise. */
+int pit_summary_format_parse(const char *s, enum pit_summary_format *f);
+/* Writes every run of rs then every group of g in format fmt to f. title:
+ * the groups' heading in the table ("configurations", "groups by model").
+ * Each field is declared once in summary_fmt.c's table, which drives the JSON
+ * object and the CSV columns; PIT_EIO if f fails. */
+int pit_summary_write(FILE *f, enum pit_summary_format fmt, const struct pit_runset *rs,
+                      const struct pit_groups *g, const char *title, struct pit_err *e);
+/* The CSV header's columns, in order, one per call: i = 0, 1, ... until NULL. */
+const char *pit_summary_csv_column(int i);
 
 /* ---------------- charts ---------------- */
 
@@ -97,7 +92,9 @@ struct pit_plot_opts {
   const char *gnuplot;             /* program; NULL: $PIT_GNUPLOT, else "gnuplot" from PATH */
   enum pit_plot_metric metric;     /* batch chart */
   const struct pit_catalog *catalog; /* cost chart (required there) */
-  const char *itype;               /* cost chart: instance type of runs that name none; NULL: such runs are an error */
+  const char *itype;               /* cost chart: instance type (or membership text, record.h) of runs that name none;
+                                      NULL: such runs are an error */
+  double job_s;                    /* cost chart: length of the job priced (billed seconds); <= 0: 3600 */
   int width, height;               /* pixels; 0: 1000 × 600 */
 };
 void pit_plot_opts_init(struct pit_plot_opts *o);
@@ -105,5 +102,11 @@ void pit_plot_opts_init(struct pit_plot_opts *o);
  * run, an instance type missing from the catalog, gnuplot missing or failing
  * (its message is quoted), the output not writable. */
 int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct pit_err *e);
+
+/* The timeline of an elastic run from its events file (pitstop run): a bar per
+ * node from its start to its stop (coloured by instance type), each decision as
+ * a dashed line labelled with the membership chosen, and the steps done over
+ * time. PIT_ENOTFOUND when the file holds no node record. */
+int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct pit_err *e);
 
 #endif

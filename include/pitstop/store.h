@@ -22,12 +22,13 @@
 
 #include <stdint.h>
 
+#include "pitstop/analysis.h"
 #include "pitstop/record.h"
 #include "pitstop/util.h"
 
 #define PIT_STORE_DEFAULT_PATH "pitstop.db"
 /* Schema version this build writes (PRAGMA user_version). */
-#define PIT_STORE_SCHEMA_VERSION 1
+#define PIT_STORE_SCHEMA_VERSION 2
 /* Records per transaction unless pit_store_set_batch() says otherwise. */
 #define PIT_STORE_DEFAULT_BATCH 50000
 
@@ -67,8 +68,9 @@ struct pit_store_run {
   char created[32];         /* UTC, ISO 8601, when the store first saw the run */
   char *source;             /* owned; may be NULL */
   char *config;             /* JSON object text from the init record; owned; may be NULL */
-  char model[PIT_NAME_MAX]; /* configuration fields ("" / -1 if unknown) */
-  char itype[PIT_NAME_MAX];
+  char model[PIT_NAME_MAX]; /* configuration fields ("" / -1 if unknown); see struct pit_config */
+  char itype[PIT_MEMBERSHIP_TEXT_MAX];
+  struct pit_membership members; /* empty if unknown (a run without instance type) */
   int64_t batch;
   int ranks, nodes, threads;
   int64_t niters;           /* iteration records stored */
@@ -86,5 +88,56 @@ int pit_store_cursor_open(struct pit_store *s, const char *run, struct pit_store
  * refilled), 0 at the end, negative on error. */
 int pit_store_cursor_next(struct pit_store_cursor *c, struct pit_record *r, struct pit_err *e);
 void pit_store_cursor_free(struct pit_store_cursor *c);
+
+/* ---- the run set: runs read whole, to summarize, chart or export (runset.c) ---- */
+
+/* The one road from stored or JSON Lines records to summaries, charts and
+ * exports (pitstop summary, plot, sweep's export). */
+
+struct pit_report_run {
+  char name[PIT_NAME_MAX];
+  struct pit_series series;  /* this run's records */
+  struct pit_summary sum;    /* filled by pit_runset_summarize */
+  struct pit_config cfg;     /* from its first init record ("" / -1 if none) */
+  const char *config;        /* JSON text of its init config; borrowed from series; may be NULL */
+};
+
+/* How many malformed JSON Lines lines are named one by one; the rest are counted. */
+#define PIT_RUNSET_WARN_MAX 10
+
+/* Runs in the order they were first seen. The loaders never print: a warning
+ * (a malformed line skipped, a file with no record) goes to warn, when set. */
+struct pit_runset {
+  struct pit_report_run *runs; /* owned (n used, cap allocated) */
+  int n, cap;
+  long malformed;            /* malformed JSON Lines lines skipped, over every file read */
+  int nfiles;                /* JSON Lines files read */
+  char store[512];           /* the store read, "" if none (named in messages) */
+  const char *prefix;        /* borrowed; when set: only runs named "<prefix>-..." are read (a sweep's) */
+  pit_warn_fn warn;          /* e->msg "f.jsonl:7: not valid JSON (line skipped)"; may be NULL */
+  void *warn_arg;            /* borrowed, passed to warn */
+};
+/* pit_runset_release frees the runs and clears every field (warn and prefix too). */
+void pit_runset_init(struct pit_runset *rs);
+void pit_runset_release(struct pit_runset *rs);
+/* Reads runs from the store at path (which must exist). only[0..nonly-1]:
+ * just these runs (an unknown name is PIT_ENOTFOUND); nonly == 0: all. */
+int pit_runset_load_store(struct pit_runset *rs, const char *path, char *const *only, int nonly,
+                          struct pit_err *e);
+/* Reads runs from a JSON Lines file; repeatable (runs accumulate). The rule
+ * for a malformed line: skipped, counted in rs->malformed, and the first
+ * PIT_RUNSET_WARN_MAX of all files named file:line through rs->warn. A file
+ * with no record at all but lines that are not records is warned about. */
+int pit_runset_load_events(struct pit_runset *rs, const char *path, char *const *only, int nonly,
+                           struct pit_err *e);
+/* After loading every source: each of only[] must name a loaded run, and at
+ * least one run must be there. what names the source in messages; NULL: the
+ * store or the --events files loaded (with a hint for an empty store). */
+int pit_runset_check(const struct pit_runset *rs, char *const *only, int nonly, const char *what,
+                     struct pit_err *e);
+/* Fills every run's cfg and sum. */
+int pit_runset_summarize(struct pit_runset *rs, struct pit_err *e);
+/* The run named name, or NULL. */
+const struct pit_report_run *pit_runset_find(const struct pit_runset *rs, const char *name);
 
 #endif

@@ -42,7 +42,8 @@ struct pit_train_result {
   double accuracy;            /* last test accuracy, NaN if none */
   double loss;                /* last iteration's loss (GAN: D loss) */
   double loss_g;              /* GAN: last G loss, NaN otherwise */
-  int stopped;                /* 1: stopped on request (checkpoint written) */
+  int stopped;                /* 1: stopped on request (checkpoint written); 2: by until_steady */
+  char stop_why[200];         /* stopped == 2: why ("steady: t_p half-width 1.2% <= 2% ...") */
   char checkpoint[1024];      /* last checkpoint written, "" if none */
   char samples_png[1024];     /* GAN: last sample grid written, "" if none */
   double psnr, psnr_bicubic;  /* esrgan: validation PSNR (dB, RGB in [0, 1]) of the model's output
@@ -81,6 +82,29 @@ int pit_ckpt_load(const unsigned char *blob, size_t len, const char *path, struc
 /* Meta only (to learn the model before building it). */
 int pit_ckpt_peek(const unsigned char *blob, size_t len, const char *path, struct pit_ckpt_meta *m,
                   struct pit_err *e);
+
+/* ---- a directory of rotated checkpoints (ckpt_dir.c) ----
+ * DIR/checkpoint-<step, 12 digits>.pit   the newest and the one before it (older removed)
+ * DIR/checkpoint.latest                   one line naming the newest, written atomically after it
+ * DIR/checkpoint.pit                      another name (hard link) of the newest, for people
+ *                                         and scripts
+ * Temp files are "<name>.tmp.<pid>"; those of dead processes are swept by
+ * pit_atomic_sweep (util.h). One run per directory: steps order the checkpoints. */
+#define PIT_CKPT_LATEST "checkpoint.latest"
+/* Saves m's step as DIR/checkpoint-<step>.pit, then the pointer and the link, then
+ * removes every other step file but the previous one: prev_step (the step this run
+ * last saved or resumed from, known valid) if its file is there and below this step,
+ * else the highest step below this one. path (n bytes) gets the file written. A
+ * failure at any point leaves the previous checkpoint loadable. */
+int pit_ckpt_dir_save(const char *dir, const struct pit_ckpt_meta *m, struct pit_net *const *nets,
+                      const struct pit_optim *optims, int nnets, int64_t prev_step, char *path, size_t n,
+                      int64_t *bytes, struct pit_err *e);
+/* The newest VALID checkpoint in dir (magic, lengths and checksum checked) into path
+ * (n bytes). Each newer one that is not valid goes to warn (may be NULL) with its path
+ * and reason. Returns 0; PIT_ENOTFOUND when dir holds no checkpoint; PIT_EFORMAT when
+ * it holds some and none is valid. */
+int pit_ckpt_find_latest(const char *dir, char *path, size_t n, pit_warn_fn warn, void *ctx,
+                         struct pit_err *e);
 
 /* ---- sample grid (grid.c): images (n, c, h, w) in [-1, 1] → PNG, atomically ---- */
 int pit_png_grid_write(const char *path, const float *img, int n, int c, int h, int w, int ncols,

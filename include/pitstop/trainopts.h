@@ -49,6 +49,9 @@ struct pit_train_opts {
   int64_t batch;              /* GLOBAL batch; 0: the model's default (pit_train_model_defaults) */
   int64_t epochs;             /* > 0; with max_iters set and epochs 0: until max_iters */
   int64_t max_iters;          /* > 0: stop after this many iterations in all (0: none) */
+  double until_steady;        /* > 0: stop once pit_steady_check(P) says steady (its floor 50
+                                 iterations; the cap is max_iters, else the planned job); the end
+                                 record's detail says why ({"reason":"steady"|"cap","why":...}) */
   double lr;                  /* <= 0: the model's default for the optimizer */
   const char *optimizer;      /* NULL: the model's default; "sgd" | "adam" */
   double momentum;            /* SGD momentum, < 0: the model's default */
@@ -56,7 +59,8 @@ struct pit_train_opts {
                                  "constant" | "cosine" (lr·½(1+cos(π·step/total)) over the
                                  planned iterations, so a resumed run follows the same curve) */
   uint64_t seed;
-  int threads;                /* per rank; 0: cores / ranks on this node */
+  int threads;                /* per rank; 0: the CPUs this rank may use (affinity mask, cgroup
+                                 quota; shared with the node's other ranks when unbound) */
   int image_size;             /* 0: the model's default, else the data's own */
   int64_t limit;              /* > 0: first `limit` training samples only */
   int validate;               /* classifiers: test accuracy after each epoch */
@@ -66,7 +70,11 @@ struct pit_train_opts {
   const char *itype;          /* instance-type label for the init record's config, NULL none */
   const char *out;            /* directory for checkpoints and sample grids, NULL: none */
   int64_t checkpoint_every;   /* iterations between checkpoints (needs out), 0: only at the end */
-  const char *resume;         /* checkpoint to resume from, NULL none */
+  const char *resume;         /* checkpoint to resume from, NULL none; "auto": the newest valid
+                                 one in out (none there: start afresh) */
+  pit_warn_fn warn;           /* warnings (a corrupted checkpoint skipped, more threads than
+                                 CPUs); NULL: dropped. The library never prints. */
+  void *warn_ctx;             /* passed to warn, not owned */
   int64_t sample_interval;    /* GAN: sample grid every N iterations (needs out), 0: end only */
   const char *batch_shares;   /* "equal" | "auto" | "w1,w2,..." */
   int rebalance_every;        /* auto shares: rebalance every K iterations */

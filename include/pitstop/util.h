@@ -40,6 +40,9 @@ int pit_err_errno(struct pit_err *e, int code, const char *fmt, ...)
 void pit_err_hint(struct pit_err *e, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void pit_err_clear(struct pit_err *e);
+/* A warning the library reports and goes on (e.g. a corrupted checkpoint skipped for
+ * the previous one): e->msg names the file and the reason. The caller prints it. */
+typedef void (*pit_warn_fn)(void *ctx, const struct pit_err *e);
 
 /* For states that cannot happen (an unknown enum value, a broken invariant):
  * `return PIT_BUG(e, "unknown mode %d", m);` sets PIT_EBUG with a message
@@ -73,6 +76,23 @@ int pit_atomic_open(struct pit_atomic_file *af, const char *path, struct pit_err
 int pit_atomic_commit(struct pit_atomic_file *af, struct pit_err *e); /* closes */
 void pit_atomic_abort(struct pit_atomic_file *af);                     /* closes, removes tmp */
 
+/* Writes n bytes through af (a fault point, see below); 0, or -1 with errno set. */
+int pit_atomic_write(struct pit_atomic_file *af, const void *data, size_t n);
+/* Makes path a second name of the existing file target (same directory), atomically:
+ * a hard link "<path>.tmp.<pid>" renamed over path, the directory fsynced. */
+int pit_atomic_link(const char *target, const char *path, struct pit_err *e);
+/* Removes the temp files "<name>.tmp.<pid>" in dir whose pid is not a live process
+ * (left by a crash); never another live process's. *removed (may be NULL) counts them. */
+int pit_atomic_sweep(const char *dir, int *removed, struct pit_err *e);
+
+/* Fault injection, for tests only. Every write, flush, fsync, link and rename of
+ * this file's functions is a fault point. pit_fault_arm(n, crash): the n-th point
+ * from now fails with EIO (crash = 0) or ends the process with _exit(86) at once
+ * (crash = 1, as a power cut would, leaving temp files behind); n = 0 disarms.
+ * pit_fault_seen() counts the points passed since arming (arm with a huge n to count). */
+void pit_fault_arm(long n, int crash);
+long pit_fault_seen(void);
+
 /* Whole-file helpers. */
 int pit_file_write_atomic(const char *path, const void *data, size_t n, struct pit_err *e);
 /* mkdir -p; checks the directory is writable. */
@@ -81,6 +101,26 @@ int pit_mkdir_p(const char *dir, struct pit_err *e);
 /* Strict number parsing (whole string must be consumed). Return 0 or PIT_EARG. */
 int pit_parse_i64(const char *s, int64_t *out);
 int pit_parse_f64(const char *s, double *out);
+/* The index of s in names[0..n-1] (an option's word: "csv", "scaling"); -1 if absent. */
+int pit_parse_name(const char *s, const char *const *names, int n);
+
+/* What CPU this process may use (src/util/cpus.c). */
+struct pit_cpus {
+  int online;        /* CPUs online on the machine */
+  int affinity;      /* CPUs of the affinity mask (sched_getaffinity) */
+  char list[128];    /* the mask as a list, "0-1", "0,2-3" */
+  double quota;      /* cgroup CPU quota in CPUs (0.4 = 40% of one), 0: none */
+  int usable;        /* min(affinity, ceil(quota)), >= 1 */
+};
+void pit_cpus_probe(struct pit_cpus *c);
+/* Threads per rank by default: usable CPUs; an unbound rank (mask = the whole
+ * machine) shares them with the ranks_here ranks on its node. >= 1. */
+int pit_cpus_threads(const struct pit_cpus *c, int ranks_here);
+/* The smallest CPU quota (in CPUs, 0: none) of the cgroups named by a
+ * /proc/<pid>/cgroup file (NULL: /proc/self/cgroup) and their parents, under
+ * the cgroup mount cgroup_root (NULL: /sys/fs/cgroup): v2 cpu.max, v1
+ * cpu.cfs_quota_us / cpu.cfs_period_us. */
+double pit_cpu_quota(const char *proc_cgroup, const char *cgroup_root);
 
 /* 64-bit FNV-1a over bytes; used for parameter checksums. */
 uint64_t pit_hash64(const void *data, size_t n, uint64_t seed);

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
 
 #include "pitstop/analysis.h"
 
@@ -67,7 +66,7 @@ static int run_index(struct pit_series *s, const char *name, struct pit_err *e) 
 static int add_event(struct pit_series *s, const struct pit_record *r, int run, double v, struct pit_err *e) {
   if (grow((void **)&s->ev, &s->capev, s->nev + 1, sizeof *s->ev))
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
-  s->ev[s->nev++] = (struct pit_series_event){r->type, run, r->rank, v, r->rdzv_s};
+  s->ev[s->nev++] = (struct pit_series_event){r->type, run, r->rank, v, r->rdzv_s, r->epoch};
   return 0;
 }
 
@@ -75,27 +74,26 @@ static int add_event(struct pit_series *s, const struct pit_record *r, int run, 
  * shares kept as "a/b/...". Other decisions, or details that do not parse, are
  * left alone (a decision carries no duration). */
 static void note_shares(struct pit_series_run *ru, const char *detail) {
-  if (!detail || !strstr(detail, "\"batch_shares\""))
+  struct pit_decision d;
+  struct pit_err e;
+  pit_decision_init(&d);
+  if (!detail || pit_decision_decode(&d, detail, &e) < 0 || strcmp(d.kind, "batch_shares") != 0 ||
+      !d.shares) {
+    pit_decision_release(&d);
     return;
-  cJSON *o = cJSON_Parse(detail);
-  const cJSON *what = cJSON_GetObjectItemCaseSensitive(o, "what");
-  const cJSON *sh = cJSON_GetObjectItemCaseSensitive(o, "shares");
-  if (cJSON_IsString(what) && strcmp(what->valuestring, "batch_shares") == 0 && cJSON_IsArray(sh)) {
-    ru->rebalances++;
-    size_t n = 0;
-    const cJSON *x;
-    ru->shares[0] = 0;
-    cJSON_ArrayForEach(x, sh) {
-      int w = snprintf(ru->shares + n, sizeof ru->shares - n, "%s%.0f", n ? "/" : "",
-                       cJSON_IsNumber(x) ? x->valuedouble : -1.0);
-      if (w < 0 || (size_t)w >= sizeof ru->shares - n) { /* too many ranks to show */
-        snprintf(ru->shares + (sizeof ru->shares - 4), 4, "...");
-        break;
-      }
-      n += (size_t)w;
-    }
   }
-  cJSON_Delete(o);
+  ru->rebalances++;
+  size_t n = 0;
+  ru->shares[0] = 0;
+  for (int i = 0; i < d.nshares; i++) {
+    int w = snprintf(ru->shares + n, sizeof ru->shares - n, "%s%.0f", n ? "/" : "", (double)d.shares[i]);
+    if (w < 0 || (size_t)w >= sizeof ru->shares - n) { /* too many ranks to show */
+      snprintf(ru->shares + (sizeof ru->shares - 4), 4, "...");
+      break;
+    }
+    n += (size_t)w;
+  }
+  pit_decision_release(&d);
 }
 
 int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_err *e) {
@@ -158,6 +156,7 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
   case PIT_REC_EPOCH:
     return add_event(s, r, run, r->epoch_s, e);
   case PIT_REC_END:
+    ru->ends++;
     if (isfinite(r->total_s))
       ru->end_total_s = isnan(ru->end_total_s) ? r->total_s : ru->end_total_s + r->total_s;
     return 0;

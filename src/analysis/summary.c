@@ -10,7 +10,8 @@
  *  2. non-paramount: first and last iteration of every (run, gen, epoch)
  *     (epoch edges), iterations next to a validation/checkpoint record, the
  *     first iteration of every generation > 0 (after a resume);
- *  3. warm-up: MSER-5 on each (run, gen)'s remaining step times, in order;
+ *  3. warm-up: pit_warmup on each (run, gen)'s remaining step times, in
+ *     order; the drift of what is left (pit_drift), weighted over segments;
  *  4. t_p = mean of what is left (all runs of the series together), with the
  *     batch-means 95% interval.
  * Invariant: pit_series_summarize recomputes every flag except
@@ -59,10 +60,12 @@ static void mark_structure(struct pit_series *s, int series_rank) {
     s->it[prev].flags |= PIT_IT_EPOCH_EDGE;
 }
 
-/* MSER-5 per (run, gen) over the paramount candidates; fills keep[] with the
- * retained step times in order and *warm with the number dropped as warm-up. */
+/* pit_warmup per (run, gen) over the paramount candidates; fills keep[] with
+ * the retained step times in order, *warm with the number dropped as warm-up
+ * and *drift with the retained segments' drift weighted by their sizes. */
 static int mark_warmup(struct pit_series *s, double *keep, int64_t *nkeep, int64_t *idx, int64_t *warm,
-                       struct pit_err *e) {
+                       double *drift, double *drift_se, struct pit_err *e) {
+  double dsum = 0, dw = 0, vsum = 0;
   *warm = 0;
   *nkeep = 0;
   int64_t i = 0;
@@ -79,16 +82,24 @@ static int mark_warmup(struct pit_series *s, double *keep, int64_t *nkeep, int64
       seg[n++] = it->step_s;
     }
     size_t d;
-    int rc = pit_mser(seg, (size_t)n, PIT_MSER_BATCH, &d, e);
-    if (rc)
-      return rc;
+    double dr, se;
+    if (pit_warmup(seg, (size_t)n, &d) || pit_drift(seg + d, (size_t)n - d, &dr, &se))
+      return pit_err_set(e, PIT_ENOMEM, "out of memory finding the warm-up");
     for (size_t k = 0; k < d; k++)
       s->it[idx[k]].flags |= PIT_IT_WARMUP;
     memmove(seg, seg + d, sizeof(double) * (size_t)(n - (int64_t)d));
     *nkeep += n - (int64_t)d;
     *warm += (int64_t)d;
+    if (isfinite(dr)) {
+      double w = (double)(n - (int64_t)d);
+      dsum += dr * w;
+      vsum += se * se * w * w;
+      dw += w;
+    }
     i = j;
   }
+  *drift = dw > 0 ? dsum / dw : NAN;
+  *drift_se = dw > 0 ? sqrt(vsum) / dw : NAN;
   return 0;
 }
 
@@ -229,12 +240,23 @@ int pit_series_summarize(struct pit_series *s, struct pit_summary *sm, struct pi
     if (it->epoch >= 0 && it->iter >= 0 && (isnan(sm->iters_per_epoch) || it->iter + 1 > sm->iters_per_epoch))
       sm->iters_per_epoch = (double)(it->iter + 1);
   }
+  /* a log that says its epoch's length ("iteration: i/L", pitstop parse puts L
+   * into the init record's config) predicts a whole epoch from a part of it */
+  for (int i = 0; i < s->nruns; i++) {
+    char v[64];
+    pit_config_field(&s->runs[i].cfg, s->runs[i].config, "iters_per_epoch", v, sizeof v);
+    char *ep;
+    double L = strtod(v, &ep);
+    if (ep != v && *ep == 0 && L >= 1 && (isnan(sm->iters_per_epoch) || L > sm->iters_per_epoch))
+      sm->iters_per_epoch = L;
+  }
   sm->iters = m;
   if ((rc = pit_stats_compute(&sm->step, a, (size_t)m)) || (rc = pit_stats_compute(&sm->data, b, (size_t)m)))
     goto out;
   /* steady state and t_p */
   int64_t nkeep;
-  if ((rc = mark_warmup(s, a, &nkeep, idx, &sm->warmup, e)) || (rc = pit_batch_means(a, (size_t)nkeep, &sm->tp)))
+  if ((rc = mark_warmup(s, a, &nkeep, idx, &sm->warmup, &sm->drift, &sm->drift_se, e)) ||
+      (rc = pit_batch_means(a, (size_t)nkeep, &sm->tp)))
     goto out;
   sm->epoch_edge_extra_s = edges ? edge_sum / (double)edges - sm->tp.mean : NAN;
   /* other durations */

@@ -1,6 +1,7 @@
 /* cli.c — the command's messages on stderr: errors, usage errors, warnings and
  * notes, each one line prefixed "pitstop: " (warnings "pitstop: warning: ").
  * Invariant: the subcommands write to stderr only through these. */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -47,4 +48,9 @@ void pit_cli_note(const char *fmt, ...) {
   va_start(ap, fmt);
   vline("pitstop: ", fmt, ap);
   va_end(ap);
+}
+
+int pit_cli_bad_option(const char *cmd, char **argv) {
+  return pit_cli_usage("%s: unknown option or missing value: '%s' (see 'pitstop %s --help')", cmd, argv[optind - 1],
+                       cmd);
 }

@@ -11,6 +11,9 @@ int pit_cmd_parse(int argc, char **argv);
 int pit_cmd_summary(int argc, char **argv);
 int pit_cmd_plot(int argc, char **argv);
 int pit_cmd_sweep(int argc, char **argv);
+int pit_cmd_run(int argc, char **argv);
+int pit_cmd_node_exec(int argc, char **argv);
+int pit_cmd_predict(int argc, char **argv);
 
 /* Every message to stderr goes through these (src/cli/cli.c), each one line
  * starting "pitstop: ". */
@@ -24,5 +27,24 @@ int pit_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pit_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "pitstop: <formatted>": what the command did (files written, a sweep's cell done). */
 void pit_cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* After getopt_long returned '?' or ':' for command cmd: "cmd: unknown option or
+ * missing value: 'X' (see 'pitstop cmd --help')"; returns 2. */
+int pit_cli_bad_option(const char *cmd, char **argv);
+
+/* The runs a report is drawn from (summary, plot): --db PATH or --events FILE... */
+#define PIT_CLI_MAX_EVENTS 256
+struct pit_cli_source {
+  const char *db;                          /* NULL: the default store */
+  const char *events[PIT_CLI_MAX_EVENTS];  /* borrowed from argv */
+  int nevents;
+};
+/* Takes the value of --db (isdb) or of --events; returns 0, or 2 (usage error). */
+int pit_cli_source_opt(struct pit_cli_source *src, const char *cmd, int isdb, const char *arg);
+/* Loads and summarizes the runs of src (only[0..nonly-1], or all) through the
+ * report module's loader, printing its warnings; returns 0 or the exit status. */
+struct pit_runset;
+int pit_cli_load_runs(struct pit_runset *rs, const struct pit_cli_source *src, const char *cmd, char *const *only,
+                      int nonly);
 
 #endif

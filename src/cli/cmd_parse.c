@@ -12,11 +12,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "record/slim.h"
 #include "pitstop/parse.h"
+#include "pitstop/report.h"
 #include "pitstop/store.h"
+
+#ifndef PIT_CATALOG_DIR /* where `cmake --install` puts catalogs/ (set in CMakeLists.txt) */
+#define PIT_CATALOG_DIR "/usr/local/share/pitstop/catalogs"
+#endif
 
 #define OUT_CAP (1u << 20)
 #define MAX_WARN 20
@@ -35,13 +41,19 @@ struct sink {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: pitstop parse [--format F] [--run ID] [--out FILE | --db PATH] [--quiet] FILE...\n"
+          "usage: pitstop parse [--format F] [--run ID | --job-per-dir] [--itype T | --catalog FILE]\n"
+          "                     [--out FILE | --db PATH] [--quiet] FILE...\n"
           "\n"
           "Reads training logs (\"-\" = stdin) and writes one record per iteration, epoch,\n"
           "validation, init and end they report (docs/parse.md lists every line kind).\n"
           "\n"
           "  --format F   auto (default: decided per line), jsonl, sagemaker, csv, dcgan, pi\n"
-          "  --run ID     run id of every record (default: the file's name without extension)\n"
+          "  --run ID     run id of every record (default: the file's name without extension);\n"
+          "               the per-rank files of one job given with one --run make one run\n"
+          "  --job-per-dir  the files of one directory are the ranks of one job: run id = directory name\n"
+          "  --itype T    instance type of the job (default: a path component naming a type of\n"
+          "               the catalog: .../m4.xlarge/rank0.out, result-p2-8-256-e0.txt)\n"
+          "  --catalog FILE  instance types for that (default ./catalogs/aws.tsv, else the installed copy)\n"
           "  --out FILE   write JSON Lines to FILE (atomically) instead of stdout\n"
           "  --db PATH    store the records in the SQLite store at PATH, a run per file\n"
           "  --quiet      no per-file summary on stderr (malformed lines are still reported)\n");
@@ -286,8 +298,33 @@ static int emit(void *ctx, const struct pit_record *r, struct pit_err *e) {
 
 static void warn(void *ctx, const struct pit_err *w) {
   struct sink *s = ctx;
-  if (++s->warned <= MAX_WARN)
+  if (w->code != PIT_EFORMAT || ++s->warned <= MAX_WARN) /* else a malformed line; timing lines: 3 at most */
     pit_cli_note("%s", w->msg);
+}
+
+/* ", N unrecognised timing lines" for the summary, or "". */
+static const char *unrec_note(const struct pit_parse_stats *st, char *buf, size_t n) {
+  if (st->unrecognised == 0)
+    return "";
+  snprintf(buf, n, ", %ld unrecognised timing line%s", st->unrecognised, st->unrecognised > 1 ? "s" : "");
+  return buf;
+}
+
+/* The instance types of a catalog (names point into cat). With no --catalog a
+ * missing default catalog is no error: types then come only from --itype. */
+static int catalog_names(const char *path, struct pit_catalog *cat, const char ***names, struct pit_err *e) {
+  const char *p = path;
+  if (!p)
+    p = access("catalogs/aws.tsv", F_OK) == 0 ? "catalogs/aws.tsv" : PIT_CATALOG_DIR "/aws.tsv";
+  if (!path && access(p, F_OK) != 0)
+    return 0;
+  if (pit_catalog_load(cat, p, e))
+    return -1;
+  if (!(*names = calloc((size_t)cat->n + 1, sizeof **names)))
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  for (int i = 0; i < cat->n; i++)
+    (*names)[i] = cat->types[i].name;
+  return cat->n;
 }
 
 /* Why a file gave nothing usable, as one message. */
@@ -342,11 +379,14 @@ int pit_cmd_parse(int argc, char **argv) {
                                        {"out", required_argument, 0, 'o'},
                                        {"db", required_argument, 0, 'd'},
                                        {"quiet", no_argument, 0, 'q'},
+                                       {"job-per-dir", no_argument, 0, 'j'},
+                                       {"itype", required_argument, 0, 'i'},
+                                       {"catalog", required_argument, 0, 'c'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   enum pit_parse_format fmt = PIT_PARSE_AUTO;
-  const char *run = NULL, *out = NULL, *dbpath = NULL;
-  int quiet = 0, c;
+  const char *run = NULL, *out = NULL, *dbpath = NULL, *itype = NULL, *catalog = NULL;
+  int quiet = 0, per_dir = 0, c;
   optind = 1;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -369,6 +409,15 @@ int pit_cmd_parse(int argc, char **argv) {
     case 'q':
       quiet = 1;
       break;
+    case 'j':
+      per_dir = 1;
+      break;
+    case 'i':
+      itype = optarg;
+      break;
+    case 'c':
+      catalog = optarg;
+      break;
     case 'h':
       usage(stdout);
       return 0;
@@ -383,6 +432,20 @@ int pit_cmd_parse(int argc, char **argv) {
   }
   if (out && dbpath)
     return pit_cli_usage("parse: give --out or --db, not both");
+  if (run && per_dir)
+    return pit_cli_usage("parse: give --run or --job-per-dir, not both");
+  if (itype && catalog)
+    return pit_cli_usage("parse: give --itype or --catalog, not both");
+  int one_run = run != NULL || per_dir; /* several files may share a run */
+
+  struct pit_err e0 = {0};
+  struct pit_catalog cat = {0};
+  const char **tnames = NULL;
+  int ntypes = itype ? 0 : catalog_names(catalog, &cat, &tnames, &e0);
+  if (ntypes < 0) {
+    pit_catalog_release(&cat);
+    return pit_cli_fail(&e0);
+  }
 
   struct pit_err e = {0};
   struct sink s = {.fp = stdout, .fname = "stdout", .quiet = quiet};
@@ -422,11 +485,13 @@ int pit_cmd_parse(int argc, char **argv) {
   for (int i = 0; i < nfiles && !fatal; i++) {
     if (run)
       snprintf(ids[i], PIT_NAME_MAX, "%s", run);
+    else if (per_dir)
+      pit_parse_dir_run_name(argv[optind + i], ids[i], PIT_NAME_MAX);
     else
       pit_parse_run_name(argv[optind + i], ids[i], PIT_NAME_MAX);
     idp[i] = ids[i];
   }
-  if (s.db && !fatal && runs_are_new(s.db, idp, nfiles, run != NULL, &e)) {
+  if (s.db && !fatal && runs_are_new(s.db, idp, nfiles, one_run, &e)) {
     pit_cli_fail(&e);
     fatal = failed = 1;
   }
@@ -445,7 +510,11 @@ int pit_cmd_parse(int argc, char **argv) {
     }
     struct pit_parse_stats st = {0};
     s.warned = 0;
-    int rc = pit_parse_file(path, fmt, runid, run != NULL, emit, warn, &s, &st, &e);
+    char ftype[PIT_NAME_MAX];
+    if (!itype)
+      pit_parse_itype_from_path(path, tnames, ntypes, ftype, sizeof ftype);
+    char note[64];
+    int rc = pit_parse_file_itype(path, fmt, runid, one_run, itype ? itype : ftype, emit, warn, &s, &st, &e);
     if (s.warned > MAX_WARN)
       pit_cli_note("%s: %ld more malformed lines not shown", path, s.warned - MAX_WARN);
     if (rc) {
@@ -455,8 +524,9 @@ int pit_cmd_parse(int argc, char **argv) {
       continue;
     }
     if (!quiet)
-      pit_cli_note("parse: %s: %ld lines, %ld records, %ld skipped, %ld malformed (%ld known, %ld merged)",
-                   path, st.lines, st.records, st.skipped, st.malformed, st.known, st.merged);
+      pit_cli_note("parse: %s: %ld lines, %ld records, %ld skipped, %ld malformed (%ld known, %ld merged)%s",
+                   path, st.lines, st.records, st.skipped, st.malformed, st.known, st.merged,
+                   unrec_note(&st, note, sizeof note));
     if (st.records == 0) {
       nothing_usable(path, &st, &e);
       pit_cli_fail(&e);
@@ -465,6 +535,8 @@ int pit_cmd_parse(int argc, char **argv) {
   }
   free(ids);
   free(idp);
+  free(tnames);
+  pit_catalog_release(&cat);
 
   int rc = 0;
   if (s.db) {

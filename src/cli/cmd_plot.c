@@ -16,14 +16,13 @@
 #define PIT_CATALOG_DIR "/usr/local/share/pitstop/catalogs"
 #endif
 
-#define MAX_EVENT_FILES 64
 #define MAX_RUNS 256
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: pitstop plot --kind steps|batch|scaling|cost --out FILE.png|FILE.svg\n"
+          "usage: pitstop plot --kind steps|batch|scaling|cost|timeline --out FILE.png|FILE.svg\n"
           "                    [--db PATH | --events FILE...] [--run ID]... [--title TEXT]\n"
-          "                    [--metric tp|sample|total] [--catalog FILE] [--itype NAME]\n"
+          "                    [--metric tp|sample|total] [--catalog FILE] [--region NAME] [--itype NAME]\n"
           "                    [--size WxH]\n"
           "\n"
           "Draws a chart through gnuplot (docs/plot.md):\n"
@@ -38,7 +37,10 @@ static void usage(FILE *f) {
           "  --metric M        batch chart: tp (time per iteration, default), sample (per sample), total\n"
           "  --catalog FILE    cost chart: instance types and prices (default ./catalogs/aws.tsv,\n"
           "                    else %s/aws.tsv)\n"
-          "  --itype NAME      cost chart: instance type of runs that record none\n"
+          "  --region NAME     cost chart: prices of this region (catalogs with a region column,\n"
+          "                    e.g. SkyPilot's vms.csv)\n"
+          "  --itype NAME      cost chart: instance type, or membership TYPE:NODES[xRANKS]+..., of runs\n"
+          "                    that record none\n"
           "  --title TEXT      replaces the default title\n"
           "  --size WxH        picture size in pixels (default 1000x600)\n",
           PIT_STORE_DEFAULT_PATH, PIT_CATALOG_DIR);
@@ -50,19 +52,24 @@ int pit_cmd_plot(int argc, char **argv) {
                                        {"run", required_argument, 0, 'r'},    {"title", required_argument, 0, 't'},
                                        {"metric", required_argument, 0, 'm'}, {"catalog", required_argument, 0, 'c'},
                                        {"itype", required_argument, 0, 'i'},  {"size", required_argument, 0, 's'},
+                                       {"region", required_argument, 0, 'R'},
                                        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
   struct pit_plot_opts po;
   pit_plot_opts_init(&po);
-  const char *db = NULL, *catalog = NULL;
-  const char *events[MAX_EVENT_FILES];
+  struct pit_cli_source src = {0};
+  const char *catalog = NULL, *region = NULL;
   char *runs[MAX_RUNS];
-  int nevents = 0, nruns = 0, have_kind = 0;
+  int nruns = 0, have_kind = 0, timeline = 0;
+  const char *last_events = NULL;
   optind = 1;
   opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+  for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
     switch (c) {
     case 'k':
+      if (strcmp(optarg, "timeline") == 0) { /* an elastic run's events file (pitstop run) */
+        timeline = have_kind = 1;
+        break;
+      }
       if (pit_plot_kind_parse(optarg, &po.kind))
         return pit_cli_usage("plot: --kind must be steps, batch, scaling or cost (not '%s')", optarg);
       have_kind = 1;
@@ -71,12 +78,11 @@ int pit_cmd_plot(int argc, char **argv) {
       po.out = optarg;
       break;
     case 'd':
-      db = optarg;
-      break;
     case 'e':
-      if (nevents == MAX_EVENT_FILES)
-        return pit_cli_usage("plot: at most %d --events files", MAX_EVENT_FILES);
-      events[nevents++] = optarg;
+      if (c == 'e')
+        last_events = optarg;
+      if (pit_cli_source_opt(&src, "plot", c == 'd', optarg))
+        return 2;
       break;
     case 'r':
       if (nruns == MAX_RUNS)
@@ -96,6 +102,9 @@ int pit_cmd_plot(int argc, char **argv) {
     case 'i':
       po.itype = optarg;
       break;
+    case 'R':
+      region = optarg;
+      break;
     case 's':
       if (sscanf(optarg, "%dx%d", &po.width, &po.height) != 2 || po.width < 200 || po.height < 150 ||
           po.width > 10000 || po.height > 10000)
@@ -105,8 +114,7 @@ int pit_cmd_plot(int argc, char **argv) {
       usage(stdout);
       return 0;
     default:
-      return pit_cli_usage("plot: unknown option or missing value: '%s' (see 'pitstop plot --help')",
-                           argv[optind - 1]);
+      return pit_cli_bad_option("plot", argv);
     }
   }
   if (optind < argc)
@@ -115,8 +123,15 @@ int pit_cmd_plot(int argc, char **argv) {
     return pit_cli_usage("plot: --kind is required (steps, batch, scaling or cost)");
   if (!po.out)
     return pit_cli_usage("plot: --out FILE.png|FILE.svg is required");
-  if (db && nevents)
-    return pit_cli_usage("plot: give either --db or --events, not both");
+  if (timeline) {
+    if (!last_events)
+      return pit_cli_usage("plot: --kind timeline needs --events FILE (a pitstop run's events file)");
+    struct pit_err te = {0};
+    if (pit_plot_timeline(last_events, &po, &te) < 0)
+      return pit_cli_fail(&te);
+    pit_cli_note("plot: wrote %s", po.out);
+    return 0;
+  }
 
   struct pit_err e = {0};
   struct pit_catalog cat = {0};
@@ -127,31 +142,22 @@ int pit_cmd_plot(int argc, char **argv) {
     /* default: ./catalogs/aws.tsv (a source tree), else the installed copy */
     if (!catalog && access("catalogs/aws.tsv", F_OK) != 0)
       catalog = PIT_CATALOG_DIR "/aws.tsv";
-    rc = pit_catalog_load(&cat, catalog ? catalog : "catalogs/aws.tsv", &e);
+    rc = pit_catalog_load_region(&cat, catalog ? catalog : "catalogs/aws.tsv", region, &e);
     if (rc == PIT_ENOTFOUND)
       pit_err_hint(&e, "give the price catalog with --catalog FILE (the source tree has catalogs/aws.tsv)");
     po.catalog = &cat;
   }
-  const char *src = db ? db : PIT_STORE_DEFAULT_PATH;
-  char what[600];
-  if (nevents) {
-    for (int i = 0; i < nevents && !rc; i++)
-      rc = pit_runset_load_events(&rs, events[i], runs, nruns, &e);
-    snprintf(what, sizeof what, "the --events file%s", nevents > 1 ? "s" : "");
-  } else if (!rc) {
-    rc = pit_runset_load_store(&rs, src, runs, nruns, &e);
-    snprintf(what, sizeof what, "'%s'", src);
+  if (rc) {
+    pit_catalog_release(&cat);
+    return pit_cli_fail(&e);
   }
-  if (!rc)
-    rc = pit_runset_check(&rs, runs, nruns, what, &e);
-  if (!rc)
-    rc = pit_runset_summarize(&rs, &e);
-  if (!rc)
-    rc = pit_plot(&rs, &po, &e);
+  rc = pit_cli_load_runs(&rs, &src, "plot", runs, nruns);
+  if (!rc && pit_plot(&rs, &po, &e))
+    rc = pit_cli_fail(&e);
   pit_runset_release(&rs);
   pit_catalog_release(&cat);
   if (rc)
-    return pit_cli_fail(&e);
+    return rc;
   pit_cli_note("wrote %s", po.out);
   return 0;
 }

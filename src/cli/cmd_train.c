@@ -60,6 +60,12 @@ static void on_usr1(int sig) {
   pit_train_request_stop();
 }
 
+/* Warnings: a checkpoint skipped by --resume auto (corrupted), more threads than CPUs. */
+static void on_warn(void *ctx, const struct pit_err *e) {
+  (void)ctx;
+  pit_cli_warn("%s%s%s", e->msg, e->hint[0] ? "; " : "", e->hint);
+}
+
 int pit_cmd_train(int argc, char **argv) {
   struct pit_train_opts o;
   pit_train_opts_init(&o);
@@ -97,6 +103,7 @@ int pit_cmd_train(int argc, char **argv) {
   if (o.max_iters > 0 && !epochs_set)
     o.epochs = 0; /* --max-iters alone: as many epochs as it takes */
 
+  o.warn = on_warn;
   if (pit_train_check(&o, &err) < 0) /* before MPI: a typo fails fast, once per rank */
     return pit_cli_fail(&err);
   signal(SIGUSR1, on_usr1); /* before start-up: an early stop request must not kill the rank */
@@ -137,7 +144,9 @@ int pit_cmd_train(int argc, char **argv) {
       fprintf(f, "samples: %s\n", res.samples_png);
     if (res.checkpoint[0])
       fprintf(f, "checkpoint: %s\n", res.checkpoint);
-    if (res.stopped)
+    if (res.stopped == 2)
+      fprintf(f, "stopped by --until-steady (%s)\n", res.stop_why);
+    else if (res.stopped)
       fprintf(f, "stopped on request; continue with --resume %s\n",
               res.checkpoint[0] ? res.checkpoint : "(no --out: no checkpoint)");
   }

@@ -11,6 +11,9 @@
 #pragma weak pit_cmd_summary
 #pragma weak pit_cmd_plot
 #pragma weak pit_cmd_sweep
+#pragma weak pit_cmd_run
+#pragma weak pit_cmd_node_exec
+#pragma weak pit_cmd_predict
 
 struct command {
   const char *name;
@@ -32,6 +35,9 @@ int main(int argc, char **argv) {
       {"summary", pit_cmd_summary, "statistics per run and configuration"},
       {"plot", pit_cmd_plot, "charts (PNG/SVG) through gnuplot"},
       {"sweep", pit_cmd_sweep, "run a grid of configurations, storing every run"},
+      {"run", pit_cmd_run, "train on nodes that come and go (the elastic controller)"},
+      {"node-exec", pit_cmd_node_exec, "(internal) run a command inside a local node"},
+      {"predict", pit_cmd_predict, "the whole job's time and cost from measured iterations"},
   };
   int n = (int)(sizeof cmds / sizeof cmds[0]);
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {

@@ -3,8 +3,10 @@
  *   Rank: r, Epoch: e, iteration: i/L, It. time: Xs, Elapsed time: Y s
  *   Rank,r,Epoch,e,Iteration,i,It. time,X,Elapsed time,Y     (also after a tag "[MO833] ")
  *   Rank,r,Epoch,e,Epoch time,X,Elapsed time,Y
+ *   Rank: r, Epoch: e, Epoch time: Xs, Elapsed time: Y s
  *   Rank,r,Initialization Time: X        Rank: r, Initialize time: X s
- *   [rank: r] Epoch e took: X seconds    Iteration time: X (the precise twin of the line before)
+ *   [rank: r] Epoch e took: X seconds    (also "[Rank: r]", "epoch")
+ *   Iteration time: X (the precise twin of the line before)
  * and the context lines "Rank: r. World Size: W", "Rank: r, Epoch: e, Training ...",
  * "Namespace(batch_size=B, ...)" (global batch = B * W on later iterations).
  *
@@ -32,6 +34,7 @@ static int put_iter(struct pit_parser *p, int64_t ep, int64_t it, int64_t L, dou
     if (!rs)
       return pit_err_set(e, PIT_ENOMEM, "out of memory");
     rs->per_epoch = L;
+    p->per_epoch = L;
   }
   p->cur->epoch = ep;
   p->cur->iter = it;
@@ -40,24 +43,32 @@ static int put_iter(struct pit_parser *p, int64_t ep, int64_t it, int64_t L, dou
   return pit_pl_put(p, kind, dig, e);
 }
 
+/* An epoch record of rank r (t: its Elapsed time, NaN if the line has none). */
+static int put_epoch(struct pit_parser *p, int64_t r, int64_t ep, double x, double t, enum pit_pl_kind kind,
+                     int dig, struct pit_err *e) {
+  pit_pl_new(p, PIT_REC_EPOCH, (int)r);
+  p->cur->t = t;
+  p->cur->epoch = ep;
+  p->cur->epoch_s = x;
+  return pit_pl_put(p, kind, dig, e);
+}
+
 /* [epoch: ... or [rank: ... */
 static int bracket(struct pit_parser *p, const char *s, const char *end, struct pit_err *e) {
   int64_t ep, nep, it, L, r;
   int dig;
   double x;
-  if (PL_LIT(&s, end, "[rank: ")) {
+  if (PL_LIT(&s, end, "[rank: ") || PL_LIT(&s, end, "[Rank: ")) {
     const char *r_at = s;
     PL_NEED_INT(r, "rank");
     if (rank_ok(p, r, r_at, end))
       return PL_BAD;
-    PL_NEED_LIT("] Epoch ", "text after rank");
+    if (!PL_LIT(&s, end, "] Epoch "))
+      PL_NEED_LIT("] epoch ", "text after rank");
     PL_NEED_INT(ep, "epoch");
     PL_NEED_LIT(" took: ", "text after epoch");
     PL_NEED_TIME(x, dig, "epoch time");
-    pit_pl_new(p, PIT_REC_EPOCH, (int)r);
-    p->cur->epoch = ep;
-    p->cur->epoch_s = x;
-    return pit_pl_put(p, K_DC_TOOK, dig, e);
+    return put_epoch(p, r, ep, x, NAN, K_DC_TOOK, dig, e);
   }
   if (!PL_LIT(&s, end, "[epoch: "))
     return PL_UNKNOWN;
@@ -123,6 +134,16 @@ static int rank_colon(struct pit_parser *p, const char *s, const char *end, stru
   PL_NEED_INT(ep, "epoch");
   if (PL_LIT(&s, end, ", Training"))
     return PL_INFO;
+  if (PL_LIT(&s, end, ", Epoch time: ")) {
+    if (rank_ok(p, r, r_at, end))
+      return PL_BAD;
+    PL_NEED_TIME(x, dig, "Epoch time");
+    PL_LIT(&s, end, "s");
+    y = NAN;
+    if (PL_LIT(&s, end, ", Elapsed time: "))
+      PL_NEED_TIME(y, d2, "Elapsed time");
+    return put_epoch(p, r, ep, x, y, K_DC_COLON_EPOCH, dig, e);
+  }
   if (!PL_LIT(&s, end, ", iteration: "))
     return PL_UNKNOWN;
   if (rank_ok(p, r, r_at, end))
@@ -167,14 +188,10 @@ static int rank_csv(struct pit_parser *p, const char *s, const char *end, struct
   PL_NEED_LIT(",", "text after epoch");
   if (PL_LIT(&s, end, "Epoch time,")) {
     PL_NEED_TIME(x, dig, "Epoch time");
-    pit_pl_new(p, PIT_REC_EPOCH, (int)r);
-    if (PL_LIT(&s, end, ",Elapsed time,")) {
+    y = NAN;
+    if (PL_LIT(&s, end, ",Elapsed time,"))
       PL_NEED_TIME(y, d2, "Elapsed time");
-      p->cur->t = y;
-    }
-    p->cur->epoch = ep;
-    p->cur->epoch_s = x;
-    return pit_pl_put(p, K_DC_CSV_EPOCH, dig, e);
+    return put_epoch(p, r, ep, x, y, K_DC_CSV_EPOCH, dig, e);
   }
   PL_NEED_LIT("Iteration,", "text after epoch");
   PL_NEED_INT(it, "iteration");

@@ -27,6 +27,7 @@ enum pit_pl_kind {
   K_DC_ITIME,      /* Iteration time: X */
   K_DC_TOOK,       /* [rank: r] Epoch e took: X seconds */
   K_DC_CSV_EPOCH,  /* Rank,r,Epoch,e,Epoch time,X,Elapsed time,Y */
+  K_DC_COLON_EPOCH, /* Rank: r, Epoch: e, Epoch time: Xs, Elapsed time: Y s */
   K_OTHER
 };
 
@@ -65,6 +66,9 @@ struct pit_parser {
   /* DCGAN context */
   int64_t batch_per_rank;  /* Namespace(batch_size=B */
   int world;               /* Rank: r. World Size: W */
+  int64_t per_epoch;       /* L of the last "iteration: i/L" of any rank, -1 unknown */
+  char itype[PIT_NAME_MAX]; /* instance type given by the caller ("" unknown) */
+  char init_config[320];   /* the config an init record is emitted with (pit_pl_flush) */
   /* SageMaker context */
   int64_t sm_epoch;
   int have_rt;
@@ -73,6 +77,16 @@ struct pit_parser {
   int csv_cols;            /* columns of the header, 0 before one */
   long csv_row;
 };
+
+/* out := the n bytes at b, cut to cap-1 and PIT_NAME_MAX-1 bytes (a run id). */
+static inline void pl_copy_name(char *out, size_t cap, const char *b, size_t n) {
+  if (n >= cap)
+    n = cap - 1;
+  if (n >= PIT_NAME_MAX)
+    n = PIT_NAME_MAX - 1;
+  memcpy(out, b, n);
+  out[n] = 0;
+}
 
 /* ---- cursor matching ---- */
 

@@ -22,6 +22,21 @@ enum pit_rec_type pit_rec_type_parse(const char *name) {
   return PIT_REC_NONE;
 }
 
+uint64_t pit_sample_mix(uint64_t i) {
+  /* splitmix64's finaliser: consecutive indices give unrelated terms */
+  uint64_t z = i + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+void pit_samples_digest(const int64_t *idx, int64_t n, char out[17]) {
+  uint64_t sum = 0;
+  for (int64_t k = 0; k < n; k++)
+    sum += pit_sample_mix((uint64_t)idx[k]);
+  snprintf(out, 17, "%016llx", (unsigned long long)sum);
+}
+
 void pit_record_init(struct pit_record *r) {
   memset(r, 0, sizeof *r);
   r->type = PIT_REC_NONE;
@@ -143,6 +158,18 @@ static void sb_str(struct sb *b, const char *s) {
   sb_printf(b, "\"");
 }
 
+char *pit_json_quote(const char *s) {
+  char *buf = NULL;
+  size_t cap = 0;
+  struct sb b = {&buf, &cap, 0, 0};
+  sb_str(&b, s);
+  if (b.oom) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
 static void num(struct sb *b, const char *key, double v) {
   if (!isnan(v))
     sb_printf(b, ",\"%s\":%.9g", key, v);
@@ -204,6 +231,7 @@ int pit_record_format(const struct pit_record *r, char **buf, size_t *cap) {
   } else {
     num(&b, "loss", r->loss);
   }
+  str(&b, "samples_digest", r->samples);
   num(&b, "init_s", r->init_s);
   num(&b, "rdzv_s", r->rdzv_s);
   inum(&b, "ranks", r->ranks);
@@ -213,6 +241,7 @@ int pit_record_format(const struct pit_record *r, char **buf, size_t *cap) {
   num(&b, "ckpt_s", r->ckpt_s);
   num(&b, "epoch_s", r->epoch_s);
   num(&b, "total_s", r->total_s);
+  str(&b, "status", r->status);
   num(&b, "accuracy", r->accuracy);
   str(&b, "path", r->path);
   inum(&b, "bytes", r->bytes);
@@ -348,6 +377,7 @@ int pit_record_parse(struct pit_record *r, const char *line, size_t len, struct 
     goto out;
   }
   int64_t gen = 0, rank = -1, ranks = -1, nodes = -1;
+  char stop_reason[32] = ""; /* the protocol's end record: "stop": "SIGUSR1" after an agreed stop */
   if ((rc = get_str(o, "run", r->run, sizeof r->run, e)) || (rc = get_int(o, "gen", &gen, e)) ||
       (rc = get_num(o, "t", &r->t, e)) || (rc = get_int(o, "rank", &rank, e)) ||
       (rc = get_int(o, "epoch", &r->epoch, e)) || (rc = get_int(o, "iter", &r->iter, e)) ||
@@ -359,6 +389,9 @@ int pit_record_parse(struct pit_record *r, const char *line, size_t len, struct 
       (rc = get_dup(o, "config", &r->config, 1, e)) || (rc = get_num(o, "val_s", &r->val_s, e)) ||
       (rc = get_num(o, "ckpt_s", &r->ckpt_s, e)) || (rc = get_num(o, "epoch_s", &r->epoch_s, e)) ||
       (rc = get_num(o, "total_s", &r->total_s, e)) ||
+      (rc = get_str(o, "samples_digest", r->samples, sizeof r->samples, e)) ||
+      (rc = get_str(o, "stop", stop_reason, sizeof stop_reason, e)) ||
+      (rc = get_str(o, "status", r->status, sizeof r->status, e)) ||
       (rc = get_num(o, "accuracy", &r->accuracy, e)) || (rc = get_dup(o, "path", &r->path, 0, e)) ||
       (rc = get_int(o, "bytes", &r->bytes, e)) ||
       (rc = get_str(o, "action", r->action, sizeof r->action, e)) ||
@@ -371,6 +404,8 @@ int pit_record_parse(struct pit_record *r, const char *line, size_t len, struct 
     goto out;
   }
   r->gen = (int)gen;
+  if (r->type == PIT_REC_END && stop_reason[0] && !r->status[0])
+    snprintf(r->status, sizeof r->status, "stopped");
   r->rank = (int)rank;
   r->ranks = (int)ranks;
   r->nodes = (int)nodes;

@@ -25,6 +25,17 @@
 #define MAX_SERIES 64   /* lines (configurations, epochs) per chart */
 #define MAX_POINTS 256  /* distinct x values per chart */
 
+/* The lines of a chart: configurations that differ in the fields the user
+ * varied (analysis module's pit_config_varied: a derived field such as
+ * threads = cores / ranks that only follows another field splits nothing). */
+struct lines {
+  const struct pit_config *cfg[MAX_SERIES]; /* each line's first run's */
+  int n;
+  unsigned split;   /* fields that tell lines apart */
+  unsigned legend;  /* fields shown in each line's legend: differ between lines, constant within each */
+  unsigned common;  /* fields equal on every run (said once under the title) */
+};
+
 /* A chart in the making: its private directory and gnuplot script. */
 struct gp {
   char dir[512];
@@ -43,23 +54,21 @@ void pit_plot_opts_init(struct pit_plot_opts *o) {
 }
 
 int pit_plot_kind_parse(const char *s, enum pit_plot_kind *k) {
-  static const char *names[] = {"steps", "batch", "scaling", "cost"};
-  for (int i = 0; i < 4; i++)
-    if (strcmp(s, names[i]) == 0) {
-      *k = (enum pit_plot_kind)i;
-      return 0;
-    }
-  return PIT_EARG;
+  static const char *const names[] = {"steps", "batch", "scaling", "cost"};
+  int i = pit_parse_name(s, names, 4);
+  if (i < 0)
+    return PIT_EARG;
+  *k = (enum pit_plot_kind)i;
+  return 0;
 }
 
 int pit_plot_metric_parse(const char *s, enum pit_plot_metric *m) {
-  static const char *names[] = {"tp", "sample", "total"};
-  for (int i = 0; i < 3; i++)
-    if (strcmp(s, names[i]) == 0) {
-      *m = (enum pit_plot_metric)i;
-      return 0;
-    }
-  return PIT_EARG;
+  static const char *const names[] = {"tp", "sample", "total"};
+  int i = pit_parse_name(s, names, 3);
+  if (i < 0)
+    return PIT_EARG;
+  *m = (enum pit_plot_metric)i;
+  return 0;
 }
 
 /* ---- gnuplot text ---- */
@@ -110,59 +119,47 @@ static void label_add(char *buf, size_t n, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* "cnn, batch 64, 2 ranks, 1 node, c5.xlarge, 4 threads" without the fields
- * named in skip ("batch", "ranks", "nodes", "itype") and without absent ones. */
-static void config_label(const struct pit_config *c, const char *skip, char *buf, size_t n) {
+/* The set of key fields named in skip ("batch", "ranks nodes"), by the
+ * analysis module's table of configuration fields. */
+static unsigned fields_named(const char *skip) {
+  unsigned m = 0;
+  for (int f = 0; f < PIT_CF_COUNT; f++)
+    if (pit_config_field_def(f)->in_key && strstr(skip, pit_config_field_def(f)->name))
+      m |= PIT_CF_BIT(f);
+  return m;
+}
+
+/* The label of the key fields in the set, "cnn, batch 64, 2 ranks, 1 node,
+ * c5.xlarge, 4 threads" (absent fields left out). */
+static void label_of(const struct pit_config *c, unsigned set, char *buf, size_t n) {
   buf[0] = '\0';
-  if (c->model[0] && !strstr(skip, "model"))
-    label_add(buf, n, "%s", c->model);
-  if (c->batch > 0 && !strstr(skip, "batch"))
-    label_add(buf, n, "batch %lld", (long long)c->batch);
-  if (c->ranks > 0 && !strstr(skip, "ranks"))
-    label_add(buf, n, "%d rank%s", c->ranks, c->ranks == 1 ? "" : "s");
-  if (c->nodes > 0 && !strstr(skip, "nodes"))
-    label_add(buf, n, "%d node%s", c->nodes, c->nodes == 1 ? "" : "s");
-  if (c->itype[0] && !strstr(skip, "itype"))
-    label_add(buf, n, "%s", c->itype);
-  if (c->threads > 0 && !strstr(skip, "threads"))
-    label_add(buf, n, "%d thread%s", c->threads, c->threads == 1 ? "" : "s");
+  for (int f = 0; f < PIT_CF_COUNT; f++) {
+    char one[PIT_MEMBERSHIP_TEXT_MAX + 16];
+    if ((set & PIT_CF_BIT(f)) && pit_config_field_label(c, f, one, sizeof one))
+      label_add(buf, n, "%s", one);
+  }
   if (!buf[0])
     snprintf(buf, n, "(no configuration recorded)");
 }
 
-/* Splits the lines' labels: fields equal on every line go to common (shown
- * once, under the title), the others to each line's legend entry; skip names
- * fields shown on the x axis. One line keeps its whole label in the legend. */
-static void split_labels(struct gp *g, const struct pit_config *const *lines, int n, const char *skip,
-                         char (*lab)[256]) {
-  static const char *fields[] = {"model", "batch", "ranks", "nodes", "itype", "threads"};
-  char varying[128], common_skip[128];
-  snprintf(varying, sizeof varying, "%s", skip);
-  snprintf(common_skip, sizeof common_skip, "%s", skip);
-  for (int f = 0; f < 6; f++) {
-    int same = 1;
-    for (int l = 1; l < n && same; l++) {
-      const struct pit_config *a = lines[0], *b = lines[l];
-      switch (f) {
-      case 0: same = strcmp(a->model, b->model) == 0; break;
-      case 1: same = a->batch == b->batch; break;
-      case 2: same = a->ranks == b->ranks; break;
-      case 3: same = a->nodes == b->nodes; break;
-      case 4: same = strcmp(a->itype, b->itype) == 0; break;
-      default: same = a->threads == b->threads; break;
-      }
-    }
-    char *dst = same && n > 1 ? varying : common_skip; /* a common field is skipped in the legend */
-    size_t off = strlen(dst);
-    snprintf(dst + off, 128 - off, " %s", fields[f]);
-  }
-  for (int l = 0; l < n; l++)
-    config_label(lines[l], varying, lab[l], sizeof lab[l]);
-  if (n > 1 && g->own_title) {
-    char common[256];
-    config_label(lines[0], common_skip, common, sizeof common);
-    if (strcmp(common, "(no configuration recorded)") != 0) {
-      snprintf(g->title_now, sizeof g->title_now, "%s\nall lines: %s", g->title, common);
+/* The label of every key field but those named in skip ("itype nodes"). */
+static void config_label(const struct pit_config *c, const char *skip, char *buf, size_t n) {
+  label_of(c, pit_config_key_fields() & ~fields_named(skip), buf, n);
+}
+
+/* Labels the lines: the legend fields go to each line's legend entry, the
+ * common fields once under the title; one line keeps its whole label (but
+ * skip, the fields on the x axis) in the legend. Fields that change within a
+ * line (threads following ranks on the scaling chart) are in neither. */
+static void split_labels(struct gp *g, const struct lines *ln, const char *skip, char (*lab)[256]) {
+  unsigned shown = pit_config_key_fields() & ~fields_named(skip);
+  for (int l = 0; l < ln->n; l++)
+    label_of(ln->cfg[l], ln->n > 1 ? ln->legend : shown & (ln->legend | ln->common), lab[l], sizeof lab[l]);
+  if (ln->n > 1 && g->own_title) {
+    char text[256];
+    label_of(ln->cfg[0], ln->common, text, sizeof text);
+    if (strcmp(text, "(no configuration recorded)") != 0) {
+      snprintf(g->title_now, sizeof g->title_now, "%s\nall lines: %s", g->title, text);
       fputs("set title ", g->f);
       gp_str(g->f, g->title_now);
       fputs(" font ',13'\n", g->f);
@@ -170,17 +167,9 @@ static void split_labels(struct gp *g, const struct pit_config *const *lines, in
   }
 }
 
-/* Configurations equal in every field except those named in skip. */
+/* Configurations equal in every key field except those named in skip. */
 static int same_config(const struct pit_config *a, const struct pit_config *b, const char *skip) {
-  if (strcmp(a->model, b->model) || strcmp(a->itype, b->itype) || a->threads != b->threads)
-    return 0;
-  if (!strstr(skip, "batch") && a->batch != b->batch)
-    return 0;
-  if (!strstr(skip, "ranks") && a->ranks != b->ranks)
-    return 0;
-  if (!strstr(skip, "nodes") && a->nodes != b->nodes)
-    return 0;
-  return 1;
+  return pit_config_same(a, b, pit_config_key_fields() & ~fields_named(skip));
 }
 
 /* ---- the temporary directory and the gnuplot run ---- */
@@ -553,36 +542,50 @@ static double pt_mean(const struct point *p) { return p->st.mean; }
 /* Sample standard deviation over the repeats; 0 for a single run (no bar). */
 static double pt_sd(const struct point *p) { return isnan(p->st.sd) ? 0 : p->st.sd; }
 
-/* Groups runs into lines (configurations equal but for skip) and points
- * (x from xof) with the statistics of y from yof over each point's runs.
- * Returns the number of runs used, or a negative error. */
+/* Groups runs into lines (see struct lines; skip: the fields on the x axis)
+ * and points (x from xof) with the statistics of y from yof over each point's
+ * runs. Returns the number of runs used, or a negative error. */
 static int collect(const struct pit_runset *rs, const char *skip, double (*xof)(const struct pit_report_run *),
                    double (*yof)(const struct pit_report_run *, enum pit_plot_metric), enum pit_plot_metric m,
-                   const struct pit_config **lines, int *nlines, struct point *pts, int *npts,
-                   struct pit_err *e) {
+                   struct lines *ln, struct point *pts, int *npts, struct pit_err *e) {
   int used = 0, rc = 0;
-  *nlines = *npts = 0;
+  ln->n = *npts = 0;
   double *ys = malloc(sizeof *ys * (size_t)(rs->n + 1)), *vals = malloc(sizeof *vals * (size_t)(rs->n + 1));
   int *at = malloc(sizeof *at * (size_t)(rs->n + 1));  /* point of each run (-1: not used) */
-  if (!ys || !vals || !at)
+  const struct pit_config **cfgs = malloc(sizeof *cfgs * (size_t)(rs->n + 1)); /* of the runs used */
+  if (!ys || !vals || !at || !cfgs)
     rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
+  for (int i = 0; i < rs->n && !rc; i++) {
+    ys[i] = yof(&rs->runs[i], m);
+    at[i] = -1;
+    double x = xof(&rs->runs[i]);
+    if (x > 0 && !isnan(ys[i]) && !isinf(ys[i]))
+      cfgs[used++] = &rs->runs[i].cfg;
+  }
+  unsigned shown = pit_config_key_fields() & ~fields_named(skip);
+  ln->split = rc ? 0 : pit_config_varied(cfgs, used, shown);
+  ln->common = shown & ~(rc ? 0 : pit_config_differing(cfgs, used, shown));
+  ln->legend = shown & ~ln->common;
+  used = 0;
   for (int i = 0; i < rs->n && !rc; i++) {
     const struct pit_report_run *r = &rs->runs[i];
     double x = xof(r);
-    ys[i] = yof(r, m);
-    at[i] = -1;
     if (!(x > 0) || isnan(ys[i]) || isinf(ys[i]))
       continue;
     int l = 0;
-    while (l < *nlines && !same_config(lines[l], &r->cfg, skip))
+    while (l < ln->n && !pit_config_same(ln->cfg[l], &r->cfg, ln->split))
       l++;
-    if (l == *nlines) {
+    if (l == ln->n) {
       if (l == MAX_SERIES) {
         rc = pit_err_set(e, PIT_EARG, "more than %d configurations for one chart; choose runs with --run", MAX_SERIES);
         break;
       }
-      lines[(*nlines)++] = &r->cfg;
+      ln->cfg[ln->n++] = &r->cfg;
     }
+    /* a field that changes within a line is no name for the line */
+    for (int f = 0; f < PIT_CF_COUNT; f++)
+      if (!pit_config_field_equal(ln->cfg[l], &r->cfg, f))
+        ln->legend &= ~PIT_CF_BIT(f);
     struct point *p = point_of(pts, npts, l, x);
     if (!p) {
       rc = pit_err_set(e, PIT_EARG, "more than %d points for one chart; choose runs with --run", MAX_POINTS);
@@ -603,6 +606,7 @@ static int collect(const struct pit_runset *rs, const char *skip, double (*xof)(
   free(ys);
   free(vals);
   free(at);
+  free(cfgs);
   if (rc)
     return rc;
   qsort(pts, (size_t)*npts, sizeof *pts, cmp_point);
@@ -655,10 +659,11 @@ static int write_points(struct gp *g, const struct point *pts, int npts, int nli
 }
 
 static int plot_batch(struct gp *g, const struct pit_runset *rs, enum pit_plot_metric m, struct pit_err *e) {
-  const struct pit_config *lines[MAX_SERIES];
+  struct lines ln;
   struct point pts[MAX_POINTS];
-  int nlines, npts;
-  int used = collect(rs, "batch", x_batch, metric_of, m, lines, &nlines, pts, &npts, e);
+  int npts;
+  int used = collect(rs, "batch", x_batch, metric_of, m, &ln, pts, &npts, e);
+  int nlines = ln.n;
   if (used < 0)
     return used;
   if (used == 0)
@@ -690,7 +695,7 @@ static int plot_batch(struct gp *g, const struct pit_runset *rs, enum pit_plot_m
   gp_str(o, sub);
   fputs(" at graph 0.01, graph 0.97 left front font ',10'\n", o);
   char lab[MAX_SERIES][256];
-  split_labels(g, lines, nlines, "batch", lab);
+  split_labels(g, &ln, "batch", lab);
   fputs("plot ", o);
   for (int l = 0; l < nlines; l++) {
     fputs(l ? ", " : "", o);
@@ -714,10 +719,11 @@ static double throughput(const struct pit_report_run *r, enum pit_plot_metric m)
 }
 
 static int plot_scaling(struct gp *g, const struct pit_runset *rs, struct pit_err *e) {
-  const struct pit_config *lines[MAX_SERIES];
+  struct lines ln;
   struct point pts[MAX_POINTS];
-  int nlines, npts;
-  int used = collect(rs, "ranks nodes", x_ranks, throughput, PIT_METRIC_TP, lines, &nlines, pts, &npts, e);
+  int npts;
+  int used = collect(rs, "ranks nodes", x_ranks, throughput, PIT_METRIC_TP, &ln, pts, &npts, e);
+  int nlines = ln.n;
   if (used < 0)
     return used;
   if (used == 0)
@@ -749,7 +755,7 @@ static int plot_scaling(struct gp *g, const struct pit_runset *rs, struct pit_er
     return rc;
   FILE *o = g->f;
   char lab[MAX_SERIES][256];
-  split_labels(g, lines, nlines, "ranks nodes", lab); /* may extend the title: read back below */
+  split_labels(g, &ln, "ranks nodes", lab); /* may extend the title: read back below */
   fputs("set multiplot layout 1,2 title ", o);
   gp_str(o, g->title_now);
   fprintf(o, " font ',13'\nunset title\nset bmargin %d\n", 5 + nlines + 1);
@@ -789,30 +795,46 @@ static int cmp_bar(const void *a, const void *b) {
   return (p->v < q->v) - (p->v > q->v);
 }
 
+/* The membership a run is priced as: its own, else --itype on its node count. */
+static int cost_members(const struct pit_report_run *r, const struct pit_plot_opts *opt, struct pit_config *c,
+                        struct pit_err *e) {
+  if (c->members.n == 0) {
+    if (!opt->itype) {
+      pit_err_set(e, PIT_EARG, "cost chart: run '%s' names no instance type", r->name);
+      pit_err_hint(e, "price such runs as one catalog type with --itype NAME (or train with --itype)");
+      return PIT_EARG;
+    }
+    int nodes = c->nodes > 0 ? c->nodes : 1;
+    if (strpbrk(opt->itype, ":+")) { /* a whole membership */
+      if (pit_membership_parse(&c->members, opt->itype, e))
+        return PIT_EARG;
+      pit_membership_format(&c->members, c->itype, sizeof c->itype);
+    } else if (pit_membership_add(&c->members, opt->itype, nodes,
+                                  c->ranks > 0 && c->ranks % nodes == 0 ? c->ranks / nodes : -1, e)) {
+      return PIT_EARG;
+    } else {
+      snprintf(c->itype, sizeof c->itype, "%s", opt->itype);
+    }
+  }
+  for (int i = 0; i < c->members.n; i++)
+    if (!pit_catalog_find(opt->catalog, c->members.m[i].itype))
+      return pit_err_set(e, PIT_ENOTFOUND, "cost chart: instance type '%s' (run '%s') is not in the catalog",
+                         c->members.m[i].itype, r->name);
+  return 0;
+}
+
 static int plot_cost(struct gp *g, const struct pit_runset *rs, const struct pit_plot_opts *opt, struct pit_err *e) {
   if (!opt->catalog)
     return pit_err_set(e, PIT_EARG, "cost chart: no price catalog given");
+  double job_s = opt->job_s > 0 ? opt->job_s : 3600;
   struct pit_series grp[MAX_SERIES];
   struct pit_config cfgs[MAX_SERIES];
   int ng = 0, rc = 0;
   for (int i = 0; i < rs->n && !rc; i++) {
     const struct pit_report_run *r = &rs->runs[i];
     struct pit_config c = r->cfg;
-    if (!c.itype[0]) {
-      if (!opt->itype)
-        rc = pit_err_set(e, PIT_EARG, "cost chart: run '%s' names no instance type", r->name);
-      else
-        snprintf(c.itype, sizeof c.itype, "%s", opt->itype);
-      if (rc) {
-        pit_err_hint(e, "price such runs as one catalog type with --itype NAME (or train with --itype)");
-        break;
-      }
-    }
-    if (!pit_catalog_find(opt->catalog, c.itype)) {
-      rc = pit_err_set(e, PIT_ENOTFOUND, "cost chart: instance type '%s' (run '%s') is not in the catalog", c.itype,
-                       r->name);
+    if ((rc = cost_members(r, opt, &c, e)))
       break;
-    }
     if (c.batch < 1) {
       rc = pit_err_set(e, PIT_EARG, "cost chart: run '%s' has no global batch size", r->name);
       break;
@@ -839,16 +861,22 @@ static int plot_cost(struct gp *g, const struct pit_runset *rs, const struct pit
     if (rc)
       break;
     if (sm.tp.mean > 0) {
-      const struct pit_itype *t = pit_catalog_find(opt->catalog, cfgs[k].itype);
-      double nodes = cfgs[k].nodes > 0 ? cfgs[k].nodes : 1;
-      double per = 3600.0 * (double)cfgs[k].batch / (nodes * t->price_h);
-      struct bar *b = &bars[nb++];
-      b->v = per / sm.tp.mean;
-      b->lo = sm.tp.hi > 0 ? per / sm.tp.hi : b->v;
-      b->hi = sm.tp.lo > 0 ? per / sm.tp.lo : b->v;
+      const struct pit_membership *m = &cfgs[k].members;
+      double bt = (double)cfgs[k].batch;
+      struct bar *b = &bars[nb];
+      rc = pit_catalog_samples_per_dollar(opt->catalog, m, sm.tp.mean, bt, job_s, &b->v, e);
+      b->lo = b->hi = b->v;
+      if (!rc && sm.tp.hi > 0)
+        rc = pit_catalog_samples_per_dollar(opt->catalog, m, sm.tp.hi, bt, job_s, &b->lo, e);
+      if (!rc && sm.tp.lo > 0)
+        rc = pit_catalog_samples_per_dollar(opt->catalog, m, sm.tp.lo, bt, job_s, &b->hi, e);
       char cl[200];
       config_label(&cfgs[k], "itype nodes", cl, sizeof cl);
-      snprintf(b->label, sizeof b->label, "%s x%g: %s", cfgs[k].itype, nodes, cl);
+      if (m->n == 1)
+        snprintf(b->label, sizeof b->label, "%s x%d: %s", m->m[0].itype, m->m[0].nodes, cl);
+      else
+        snprintf(b->label, sizeof b->label, "%s: %s", cfgs[k].itype, cl);
+      nb += !rc;
     }
     pit_summary_release(&sm);
   }
@@ -872,8 +900,12 @@ static int plot_cost(struct gp *g, const struct pit_runset *rs, const struct pit
     return rc;
   FILE *o = g->f;
   fputs("set xlabel ", o);
-  gp_str(o, "samples per US$ = 3600 x global batch / (t_p x nodes x price per hour)\n"
-            "(on-demand prices; higher is cheaper; black bars: 95% interval of t_p)");
+  char xl[300];
+  snprintf(xl, sizeof xl,
+           "samples per US$ over a %g h job = (job time / t_p) x global batch / cost of the job\n"
+           "(cost: nodes x on-demand price x billed seconds; higher is cheaper; black bars: 95%% interval of t_p)",
+           job_s / 3600);
+  gp_str(o, xl);
   fputs("\nunset key\nset rmargin 6\n", o);
   fprintf(o, "set yrange [-0.6:%.1f]\nset xrange [0:%.9g]\nset format x '%%.1s%%c'\n", nb - 0.4, vmax * 1.2);
   fputs("set style fill solid 0.6 border -1\nset grid xtics noytics\n", o);
@@ -893,17 +925,25 @@ static int plot_cost(struct gp *g, const struct pit_runset *rs, const struct pit
   return 0;
 }
 
-int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct pit_err *e) {
+/* *svg from o->out's extension (.svg or .png). */
+static int out_format(const struct pit_plot_opts *o, int *svg, struct pit_err *e) {
   if (!o->out || !*o->out)
     return pit_err_set(e, PIT_EARG, "no output file given");
   size_t n = strlen(o->out);
-  int svg;
   if (n > 4 && strcasecmp(o->out + n - 4, ".svg") == 0)
-    svg = 1;
+    *svg = 1;
   else if (n > 4 && strcasecmp(o->out + n - 4, ".png") == 0)
-    svg = 0;
+    *svg = 0;
   else
     return pit_err_set(e, PIT_EARG, "'%s': the output must end in .png or .svg", o->out);
+  return 0;
+}
+
+int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct pit_err *e) {
+  int svg;
+  int rc0 = out_format(o, &svg, e);
+  if (rc0)
+    return rc0;
   if (rs->n == 0)
     return pit_err_set(e, PIT_ENOTFOUND, "no runs to plot");
   if (o->kind == PIT_PLOT_STEPS && rs->n > 1) {
@@ -954,6 +994,134 @@ int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct 
   }
   if (!rc)
     rc = gp_run(&g, o, e);
+  gp_cleanup(&g);
+  return rc;
+}
+
+/* ---- the timeline of an elastic run (pitstop run) ---- */
+
+/* Node bars (one row per node, from its start to its stop), the decisions as
+ * dashed vertical lines with their target membership, and the steps done
+ * over time on the right axis; from the run's events file. */
+int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct pit_err *e) {
+  int svg;
+  int rc = out_format(o, &svg, e);
+  if (rc)
+    return rc;
+  struct pit_record_reader rd;
+  if ((rc = pit_record_reader_open(&rd, events, e)) < 0)
+    return rc;
+  struct gp g;
+  if ((rc = gp_open(&g, o, svg, "Nodes, decisions and progress over time", e)) < 0) {
+    pit_record_reader_release(&rd);
+    gp_cleanup(&g);
+    return rc;
+  }
+  FILE *bars = gp_data(&g, 0, e), *prog = bars ? gp_data(&g, 1, e) : NULL, *dec = prog ? gp_data(&g, 2, e) : NULL;
+  enum { MAXN = 256 };
+  struct {
+    char id[PIT_NAME_MAX], itype[PIT_NAME_MAX];
+    double t0, t1;
+  } nd[MAXN];
+  int nn = 0, ndec = 0, ntypes = 0;
+  char types[16][PIT_NAME_MAX];
+  double tmax = 0;
+  struct pit_record r;
+  pit_record_init(&r);
+  while (dec && (rc = pit_record_reader_next(&rd, &r, e)) != 0) {
+    if (rc < 0)
+      break;
+    if (r.t > tmax)
+      tmax = r.t;
+    if (r.type == PIT_REC_NODE && strcmp(r.action, "start") == 0 && nn < MAXN) {
+      snprintf(nd[nn].id, sizeof nd[nn].id, "%s", r.node);
+      snprintf(nd[nn].itype, sizeof nd[nn].itype, "%s", r.itype);
+      nd[nn].t0 = r.t;
+      nd[nn].t1 = NAN;
+      nn++;
+    } else if (r.type == PIT_REC_NODE && (strcmp(r.action, "stop") == 0 || strcmp(r.action, "lost") == 0)) {
+      for (int i = nn - 1; i >= 0; i--)
+        if (strcmp(nd[i].id, r.node) == 0 && isnan(nd[i].t1)) {
+          nd[i].t1 = r.t;
+          break;
+        }
+    } else if (r.type == PIT_REC_ITER && r.step >= 0) {
+      fprintf(prog, "%.9g %lld\n", r.t, (long long)r.step + 1);
+    } else if (r.type == PIT_REC_DECISION) {
+      struct pit_decision d;
+      pit_decision_init(&d);
+      char to[80] = ""; /* the chosen membership: the first alternative */
+      if (r.detail && pit_decision_decode(&d, r.detail, NULL) == 0 && d.nalts > 0 && d.alts[0].membership)
+        snprintf(to, sizeof to, "%s", d.alts[0].membership);
+      pit_decision_release(&d);
+      fprintf(dec, "%.9g \"%s\"\n", r.t, to[0] ? to : "decision");
+      ndec++;
+    }
+  }
+  pit_record_release(&r);
+  pit_record_reader_release(&rd);
+  if (rc < 0) {
+    if (bars) fclose(bars);
+    if (prog) fclose(prog);
+    if (dec) fclose(dec);
+    gp_cleanup(&g);
+    return rc;
+  }
+  if (!dec) {
+    if (bars) fclose(bars);
+    if (prog) fclose(prog);
+    gp_cleanup(&g);
+    return PIT_EIO;
+  }
+  if (nn == 0) {
+    fclose(bars);
+    fclose(prog);
+    fclose(dec);
+    gp_cleanup(&g);
+    return pit_err_set(e, PIT_ENOTFOUND, "'%s' holds no node records (is it a pitstop run's events file?)", events);
+  }
+  for (int i = 0; i < nn; i++) {
+    int ty = 0;
+    while (ty < ntypes && strcmp(types[ty], nd[i].itype) != 0)
+      ty++;
+    if (ty == ntypes && ntypes < 16)
+      snprintf(types[ntypes++], PIT_NAME_MAX, "%s", nd[i].itype);
+    /* x0 x1 row type */
+    fprintf(bars, "%.9g %.9g %d %d\n", nd[i].t0, isnan(nd[i].t1) ? tmax : nd[i].t1, i, ty < 16 ? ty : 15);
+  }
+  if ((rc = gp_close_data(bars, &g, e)) | gp_close_data(prog, &g, e) | gp_close_data(dec, &g, e)) {
+    gp_cleanup(&g);
+    return rc ? rc : PIT_EIO;
+  }
+  FILE *f = g.f;
+  fprintf(f, "set xlabel 'run time [s]'\nset ylabel 'node'\nset y2label 'steps done'\n");
+  fprintf(f, "set yrange [-0.8:%d.8]\nset ytics (", nn - 1);
+  for (int i = 0; i < nn; i++) {
+    fprintf(f, "%s", i ? ", " : "");
+    gp_str(f, nd[i].id);
+    fprintf(f, " %d", i);
+  }
+  fprintf(f, ")\nset y2tics\nset y2range [0:*]\nset xrange [0:%.9g]\nset key outside bottom center horizontal\n",
+          tmax > 0 ? tmax * 1.02 : 1);
+  fputs("plot ", f);
+  for (int t = 0; t < ntypes; t++) {
+    gp_dataref(&g, 0); /* this type's rows only (column 4) */
+    fprintf(f, " using ($4==%d?($1+$2)/2:NaN):3:(($2-$1)/2):(0.3) with boxxyerror fs solid 0.6 lc %d title ", t,
+            t + 1);
+    gp_str(f, types[t]);
+    fputs(", ", f);
+  }
+  gp_dataref(&g, 1);
+  fputs(" using 1:2 axes x1y2 with lines lw 2 lc rgb '#404040' title 'steps done'", f);
+  if (ndec > 0) {
+    fputs(", ", f);
+    gp_dataref(&g, 2);
+    fprintf(f, " using 1:(%d.6):2 with labels rotate by 90 left offset 0.3,0 font ',9' notitle, ", nn - 1);
+    gp_dataref(&g, 2);
+    fprintf(f, " using 1:(-0.8):(0):(%d.4) with vectors nohead dt 2 lc rgb '#d62728' title 'decision'", nn);
+  }
+  fputs("\n", f);
+  rc = gp_run(&g, o, e);
   gp_cleanup(&g);
   return rc;
 }

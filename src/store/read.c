@@ -39,7 +39,7 @@ int pit_store_runs(struct pit_store *s, struct pit_store_run **runs, int *n, str
   static const char *sql =
       "SELECT r.name, r.created, r.source, r.config, r.model, r.itype, r.batch, r.ranks, r.nodes,"
       " r.threads, (SELECT count(*) FROM iterations i WHERE i.seq BETWEEN r.first_seq AND r.last_seq"
-      " AND i.run_id = r.id) FROM runs r ORDER BY r.id";
+      " AND i.run_id = r.id), r.membership FROM runs r ORDER BY r.id";
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
     return pit_store_dberr(s, e, "listing runs");
@@ -70,6 +70,9 @@ int pit_store_runs(struct pit_store *s, struct pit_store_run **runs, int *n, str
     r->nodes = (int)col_i(st, 8);
     r->threads = (int)col_i(st, 9);
     r->niters = sqlite3_column_int64(st, 10);
+    const unsigned char *mt = sqlite3_column_text(st, 11);
+    if (mt && pit_membership_parse(&r->members, (const char *)mt, NULL))
+      pit_membership_clear(&r->members); /* not written by pitstop: unknown */
   }
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) {

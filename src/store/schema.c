@@ -97,6 +97,26 @@ static const struct migration migrations[] = {
      "  SELECT i.seq AS seq, r.name AS run, i.gen AS gen, i.step AS step, k.rank AS rank, "
      DECODE_F64("compute_s") " AS compute_s, " DECODE_F64("wait_s") " AS wait_s"
      "  FROM iterations i JOIN runs r ON r.id = i.run_id JOIN k ON k.rank < i.nranks;"},
+    /* A configuration's machines (record.h, struct pit_membership): its
+     * canonical text in configurations.membership and runs.membership, and one
+     * members row per {itype, nodes, ranks_per_node} entry (NULL ranks: unknown).
+     * Rows written by version 1 named at most one type: they get the membership
+     * pit_config_from_record() gives such a run — {itype, nodes (1 if unknown),
+     * ranks / nodes when that divides}. */
+    {2, "membership: configurations.membership, runs.membership, members rows per instance type",
+     "ALTER TABLE configurations ADD COLUMN membership TEXT;"
+     "ALTER TABLE runs ADD COLUMN membership TEXT;"
+     "CREATE TABLE members(configuration_id INTEGER NOT NULL REFERENCES configurations(id),"
+     "  itype TEXT NOT NULL, nodes INTEGER NOT NULL CHECK(nodes >= 1),"
+     "  ranks_per_node INTEGER CHECK(ranks_per_node >= 1), UNIQUE(configuration_id, itype, ranks_per_node));"
+     "CREATE INDEX members_itype ON members(itype);"
+     "INSERT INTO members(configuration_id, itype, nodes, ranks_per_node)"
+     "  SELECT id, itype, n, CASE WHEN ranks >= 1 AND ranks % n = 0 THEN ranks / n END"
+     "  FROM (SELECT id, itype, ranks, CASE WHEN nodes >= 1 THEN nodes ELSE 1 END AS n FROM configurations"
+     "        WHERE itype IS NOT NULL AND itype <> '');"
+     "UPDATE configurations SET membership = (SELECT m.itype || ':' || m.nodes"
+     "  || coalesce('x' || m.ranks_per_node, '') FROM members m WHERE m.configuration_id = configurations.id);"
+     "UPDATE runs SET membership = (SELECT c.membership FROM configurations c WHERE c.id = runs.configuration_id);"},
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 

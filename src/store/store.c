@@ -21,10 +21,11 @@ static const char *stmt_sql[ST_COUNT] = {
     [ST_RUN_FIND] = "SELECT id FROM runs WHERE name = ?",
     [ST_RUN_NEW] = "INSERT INTO runs(name, created, source) VALUES(?,?,?)",
     [ST_RUN_CONFIG] = "UPDATE runs SET config = ?, configuration_id = ?, model = ?, batch = ?, ranks = ?,"
-                      " nodes = ?, itype = ?, threads = ? WHERE id = ?",
-    [ST_CONF_NEW] = "INSERT OR IGNORE INTO configurations(key, model, batch, ranks, nodes, itype, threads)"
-                    " VALUES(?,?,?,?,?,?,?)",
+                      " nodes = ?, itype = ?, threads = ?, membership = ? WHERE id = ?",
+    [ST_CONF_NEW] = "INSERT OR IGNORE INTO configurations(key, model, batch, ranks, nodes, itype, threads,"
+                    " membership) VALUES(?,?,?,?,?,?,?,?)",
     [ST_CONF_FIND] = "SELECT id FROM configurations WHERE key = ?",
+    [ST_MEMBER] = "INSERT OR IGNORE INTO members(configuration_id, itype, nodes, ranks_per_node) VALUES(?,?,?,?)",
     [ST_INIT] = "INSERT INTO inits(seq, run_id, gen, t, rank, init_s, rdzv_s, ranks, nodes, config)"
                 " VALUES(?,?,?,?,?,?,?,?,?,?)",
     [ST_ITER] = "INSERT INTO iterations(seq, run_id, gen, t, rank, epoch, iter, step, batch, step_s,"
@@ -307,12 +308,26 @@ static int set_config(struct pit_store *s, int64_t rid, const struct pit_record 
   bind_i(st, 5, c.nodes);
   bind_s(st, 6, c.itype);
   bind_i(st, 7, c.threads);
+  char members[PIT_MEMBERSHIP_TEXT_MAX];
+  pit_membership_format(&c.members, members, sizeof members);
+  bind_s(st, 8, members);
   if ((rc = run_stmt(s, st, r, e)))
     return rc;
+  int fresh = sqlite3_changes(s->db) > 0;
   int64_t cid;
   sqlite3_bind_text(s->st[ST_CONF_FIND], 1, key, -1, SQLITE_STATIC);
   if ((rc = find_id(s, s->st[ST_CONF_FIND], &cid, e)))
     return rc;
+  for (int i = 0; fresh && i < c.members.n; i++) { /* a new configuration: its members rows */
+    const struct pit_member *m = &c.members.m[i];
+    st = s->st[ST_MEMBER];
+    sqlite3_bind_int64(st, 1, cid);
+    bind_s(st, 2, m->itype);
+    bind_i(st, 3, m->nodes);
+    bind_i(st, 4, m->ranks_per_node);
+    if ((rc = run_stmt(s, st, r, e)))
+      return rc;
+  }
   st = s->st[ST_RUN_CONFIG];
   bind_s(st, 1, r->config);
   sqlite3_bind_int64(st, 2, cid);
@@ -322,7 +337,8 @@ static int set_config(struct pit_store *s, int64_t rid, const struct pit_record 
   bind_i(st, 6, c.nodes);
   bind_s(st, 7, c.itype);
   bind_i(st, 8, c.threads);
-  sqlite3_bind_int64(st, 9, rid);
+  bind_s(st, 9, members);
+  sqlite3_bind_int64(st, 10, rid);
   return run_stmt(s, st, r, e);
 }
 

@@ -15,6 +15,7 @@ enum pit_stmt_id {
   ST_RUN_CONFIG,
   ST_CONF_NEW,
   ST_CONF_FIND,
+  ST_MEMBER,
   ST_INIT,
   ST_ITER,
   ST_RUN_RANGE,

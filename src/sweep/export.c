@@ -22,12 +22,11 @@
 #define MAX_RANKS 4096
 
 struct xrun {
-  char name[PIT_NAME_MAX];
-  int nodes, ranks;
-  int64_t batch;
-  double total_end, last_t;
+  const char *name;       /* borrowed from the run set */
+  struct pit_config cfg;  /* ranks, nodes, batch (the fields a seed-002 file is per) */
+  double total;           /* end records' total_s, else the largest t; NaN if neither */
   double *ep0, *steps0;   /* (ranks) epoch-0 epoch_s and Σ step_s; NaN if none */
-  int cfg;                /* index of its configuration */
+  int cfgi;               /* index of its configuration */
 };
 
 static void add_to(double *a, int n, int rank, double v) {
@@ -38,63 +37,35 @@ static void add_to(double *a, int n, int rank, double v) {
       a[r] = isnan(a[r]) ? v : a[r] + v;
 }
 
-/* Reads one run's records into x (ranks, nodes, batch from its init). */
-static int read_run(struct pit_store *s, const struct pit_store_run *sr, struct xrun *x, struct pit_err *e) {
+/* One loaded run's export figures; x->cfg.ranks 0 when it holds no record. */
+static int read_run(const struct pit_report_run *run, struct xrun *x, struct pit_err *e) {
+  const struct pit_series *s = &run->series;
+  const struct pit_series_run *sr = &s->runs[0];
   memset(x, 0, sizeof *x);
-  snprintf(x->name, sizeof x->name, "%s", sr->name);
-  x->ranks = sr->ranks;
-  x->nodes = sr->nodes;
-  x->batch = sr->batch;
-  x->total_end = x->last_t = NAN;
-  struct pit_store_cursor *cur;
-  int rc = pit_store_cursor_open(s, sr->name, &cur, e);
-  if (rc)
-    return rc;
-  struct pit_record r;
-  pit_record_init(&r);
-  int got;
-  while ((got = pit_store_cursor_next(cur, &r, e)) == 1) {
-    if (!isnan(r.t) && (isnan(x->last_t) || r.t > x->last_t))
-      x->last_t = r.t;
-    if (r.type == PIT_REC_INIT && x->ranks < 1) {
-      struct pit_config c;
-      pit_config_from_record(&c, &r);
-      x->ranks = c.ranks;
-      x->nodes = c.nodes;
-      x->batch = c.batch;
-    }
-    if (!x->ep0) {
-      if (x->ranks < 1)
-        x->ranks = r.nranks > 0 ? r.nranks : 1;
-      if (x->ranks > MAX_RANKS) {
-        got = pit_err_set(e, PIT_EFORMAT, "run '%s': %d ranks", x->name, x->ranks);
-        break;
-      }
-      x->ep0 = malloc(sizeof *x->ep0 * (size_t)x->ranks);
-      x->steps0 = malloc(sizeof *x->steps0 * (size_t)x->ranks);
-      if (!x->ep0 || !x->steps0) {
-        got = pit_err_set(e, PIT_ENOMEM, "out of memory");
-        break;
-      }
-      for (int k = 0; k < x->ranks; k++)
-        x->ep0[k] = x->steps0[k] = NAN;
-    }
-    if (r.type == PIT_REC_END && !isnan(r.total_s))
-      x->total_end = isnan(x->total_end) ? r.total_s : x->total_end + r.total_s;
-    else if (r.type == PIT_REC_EPOCH && r.epoch == 0)
-      add_to(x->ep0, x->ranks, r.rank, r.epoch_s);
-    else if (r.type == PIT_REC_ITER && r.epoch == 0)
-      add_to(x->steps0, x->ranks, r.rank, r.step_s);
-    if (r.type == PIT_REC_ITER && x->batch < 1)
-      x->batch = r.batch;
-  }
-  pit_record_release(&r);
-  pit_store_cursor_free(cur);
-  if (x->nodes < 1)
-    x->nodes = 1;
-  if (!x->ep0)
-    x->ranks = 0; /* no record at all: not exported */
-  return got < 0 ? got : 0;
+  x->name = run->name;
+  x->cfg = sr->cfg;
+  x->total = isnan(sr->end_total_s) ? sr->last_t : sr->end_total_s;
+  for (int64_t i = 0; i < s->nit && x->cfg.batch < 1; i++)
+    x->cfg.batch = s->it[i].batch;
+  if (x->cfg.ranks < 1)
+    x->cfg.ranks = s->nit > 0 && s->it[0].nranks > 0 ? s->it[0].nranks : 1;
+  if (x->cfg.ranks > MAX_RANKS)
+    return pit_err_set(e, PIT_EFORMAT, "run '%s': %d ranks", x->name, x->cfg.ranks);
+  if (x->cfg.nodes < 1)
+    x->cfg.nodes = 1;
+  x->ep0 = malloc(sizeof *x->ep0 * (size_t)x->cfg.ranks);
+  x->steps0 = malloc(sizeof *x->steps0 * (size_t)x->cfg.ranks);
+  if (!x->ep0 || !x->steps0)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  for (int k = 0; k < x->cfg.ranks; k++)
+    x->ep0[k] = x->steps0[k] = NAN;
+  for (int64_t i = 0; i < s->nev; i++)
+    if (s->ev[i].type == PIT_REC_EPOCH && s->ev[i].epoch == 0)
+      add_to(x->ep0, x->cfg.ranks, s->ev[i].rank, s->ev[i].v);
+  for (int64_t i = 0; i < s->nit; i++)
+    if (s->it[i].epoch == 0)
+      add_to(x->steps0, x->cfg.ranks, s->it[i].rank, s->it[i].step_s);
+  return 0;
 }
 
 static int write_csv(const char *path, const struct xrun *runs, int n, int cfg, struct pit_err *e) {
@@ -104,20 +75,19 @@ static int write_csv(const char *path, const struct xrun *runs, int n, int cfg, 
     return rc;
   const struct xrun *first = NULL;
   for (int i = 0; i < n && !first; i++)
-    if (runs[i].cfg == cfg)
+    if (runs[i].cfgi == cfg)
       first = &runs[i];
   fputs("total", af.fp);
-  for (int r = 0; r < first->ranks; r++)
+  for (int r = 0; r < first->cfg.ranks; r++)
     fprintf(af.fp, ",t%d", r);
   fputc('\n', af.fp);
   for (int i = 0; i < n; i++) {
     const struct xrun *x = &runs[i];
-    if (x->cfg != cfg)
+    if (x->cfgi != cfg)
       continue;
-    double total = isnan(x->total_end) ? x->last_t : x->total_end;
-    if (!isnan(total))
-      fprintf(af.fp, "%.9g", total);
-    for (int r = 0; r < x->ranks; r++) {
+    if (!isnan(x->total))
+      fprintf(af.fp, "%.9g", x->total);
+    for (int r = 0; r < x->cfg.ranks; r++) {
       double v = isnan(x->ep0[r]) ? x->steps0[r] : x->ep0[r];
       fputc(',', af.fp);
       if (!isnan(v))
@@ -135,40 +105,29 @@ static int write_csv(const char *path, const struct xrun *runs, int n, int cfg, 
 int pit_sweep_export_seed002(const char *db, const char *prefix, const char *out, int *nfiles,
                              struct pit_err *e) {
   *nfiles = 0;
-  struct pit_store *s;
-  int rc = pit_store_open_existing(&s, db, e);
-  if (rc)
-    return rc;
-  struct pit_store_run *sr = NULL;
-  int nsr = 0;
-  rc = pit_store_runs(s, &sr, &nsr, e);
-  struct xrun *runs = rc ? NULL : calloc((size_t)(nsr ? nsr : 1), sizeof *runs);
+  struct pit_runset rs;
+  pit_runset_init(&rs);
+  rs.prefix = prefix;
+  int rc = pit_runset_load_store(&rs, db, NULL, 0, e);
+  struct xrun *runs = rc ? NULL : calloc((size_t)(rs.n ? rs.n : 1), sizeof *runs);
   if (!rc && !runs)
     rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
   int n = 0;
-  size_t plen = prefix ? strlen(prefix) : 0;
-  for (int i = 0; i < nsr && !rc; i++) {
-    if (plen && (strncmp(sr[i].name, prefix, plen) != 0 || sr[i].name[plen] != '-'))
-      continue;
-    rc = read_run(s, &sr[i], &runs[n], e);
-    n++;
-    if (!rc && runs[n - 1].ranks < 1)
-      n--; /* a run with no record at all */
-  }
-  pit_store_runs_free(sr, nsr);
-  pit_store_close(s, NULL);
+  for (int i = 0; i < rs.n && !rc; i++)
+    rc = read_run(&rs.runs[i], &runs[n++], e);
   if (!rc && n == 0)
-    rc = plen ? pit_err_set(e, PIT_ENOTFOUND, "'%s' holds no run of sweep '%s'", db, prefix)
-              : pit_err_set(e, PIT_ENOTFOUND, "'%s' holds no runs", db);
-  /* configurations, in order of first appearance */
+    rc = prefix && *prefix ? pit_err_set(e, PIT_ENOTFOUND, "'%s' holds no run of sweep '%s'", db, prefix)
+                           : pit_err_set(e, PIT_ENOTFOUND, "'%s' holds no runs", db);
+  /* configurations (nodes, ranks, batch: the analysis module's fields), in order of first appearance */
+  const unsigned fields = PIT_CF_BIT(PIT_CF_NODES) | PIT_CF_BIT(PIT_CF_RANKS) | PIT_CF_BIT(PIT_CF_BATCH);
   int ncfg = 0;
   for (int i = 0; i < n && !rc; i++) {
-    runs[i].cfg = -1;
-    for (int k = 0; k < i && runs[i].cfg < 0; k++)
-      if (runs[k].nodes == runs[i].nodes && runs[k].ranks == runs[i].ranks && runs[k].batch == runs[i].batch)
-        runs[i].cfg = runs[k].cfg;
-    if (runs[i].cfg < 0)
-      runs[i].cfg = ncfg++;
+    runs[i].cfgi = -1;
+    for (int k = 0; k < i && runs[i].cfgi < 0; k++)
+      if (pit_config_same(&runs[k].cfg, &runs[i].cfg, fields))
+        runs[i].cfgi = runs[k].cfgi;
+    if (runs[i].cfgi < 0)
+      runs[i].cfgi = ncfg++;
   }
   struct stat st;
   int isdir = !rc && stat(out, &st) == 0 && S_ISDIR(st.st_mode);
@@ -180,21 +139,22 @@ int pit_sweep_export_seed002(const char *db, const char *prefix, const char *out
     char path[4096];
     const struct xrun *x = NULL;
     for (int i = 0; i < n && !x; i++)
-      if (runs[i].cfg == c)
+      if (runs[i].cfgi == c)
         x = &runs[i];
     if (isdir)
-      snprintf(path, sizeof path, "%s/nnode-%d_nproc-%d_batch_size-%lld.csv", out, x->nodes,
-               x->ranks / x->nodes, (long long)x->batch);
+      snprintf(path, sizeof path, "%s/nnode-%d_nproc-%d_batch_size-%lld.csv", out, x->cfg.nodes,
+               x->cfg.ranks / x->cfg.nodes, (long long)x->cfg.batch);
     else
       snprintf(path, sizeof path, "%s", out);
     rc = write_csv(path, runs, n, c, e);
     if (!rc)
       ++*nfiles;
   }
-  for (int i = 0; runs && i < nsr; i++) { /* calloc'd: unused entries are NULL */
+  for (int i = 0; runs && i < n; i++) {
     free(runs[i].ep0);
     free(runs[i].steps0);
   }
   free(runs);
+  pit_runset_release(&rs);
   return rc;
 }

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pitstop/util.h"
 #include "pitstop/store.h"
+#include "pitstop/util.h"
 #include "pitstop/sweep.h"
 
 void pit_sweep_spec_init(struct pit_sweep_spec *s) {
@@ -185,35 +185,20 @@ int pit_sweep_stored(const char *db, struct pit_sweep_cell *cells, int n, struct
     cells[i].stored = PIT_SWEEP_ABSENT;
   if (access(db, F_OK) != 0)
     return errno == ENOENT ? 0 : pit_err_errno(e, PIT_EIO, "cannot open '%s'", db);
-  struct pit_store *s;
-  int rc = pit_store_open_existing(&s, db, e);
-  if (rc)
-    return rc;
-  struct pit_store_run *runs = NULL;
-  int nr = 0;
-  rc = pit_store_runs(s, &runs, &nr, e);
-  struct pit_record r;
-  pit_record_init(&r);
+  struct pit_runset rs; /* the runs of this sweep, by the one loader */
+  pit_runset_init(&rs);
+  char prefix[sizeof cells->run];
+  snprintf(prefix, sizeof prefix, "%s", n > 0 ? cells[0].run : "");
+  char *dash = strrchr(prefix, '-'); /* "<id>-r<R>-b<B>-<rep>" → "<id>" */
+  for (int k = 0; k < 3 && dash; k++, dash = strrchr(prefix, '-'))
+    *dash = '\0';
+  rs.prefix = prefix;
+  int rc = n > 0 ? pit_runset_load_store(&rs, db, NULL, 0, e) : 0;
   for (int i = 0; i < n && !rc; i++) {
-    int k = 0;
-    while (k < nr && strcmp(runs[k].name, cells[i].run) != 0)
-      k++;
-    if (k == nr)
-      continue;
-    cells[i].stored = PIT_SWEEP_PARTIAL;
-    struct pit_store_cursor *cur;
-    if ((rc = pit_store_cursor_open(s, cells[i].run, &cur, e)) != 0)
-      break;
-    int got;
-    while ((got = pit_store_cursor_next(cur, &r, e)) == 1)
-      if (r.type == PIT_REC_END)
-        cells[i].stored = PIT_SWEEP_COMPLETE;
-    pit_store_cursor_free(cur);
-    if (got < 0)
-      rc = got;
+    const struct pit_report_run *run = pit_runset_find(&rs, cells[i].run);
+    if (run)
+      cells[i].stored = run->series.runs[0].ends > 0 ? PIT_SWEEP_COMPLETE : PIT_SWEEP_PARTIAL;
   }
-  pit_record_release(&r);
-  pit_store_runs_free(runs, nr);
-  pit_store_close(s, NULL);
+  pit_runset_release(&rs);
   return rc;
 }

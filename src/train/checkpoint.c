@@ -7,10 +7,12 @@
  *                                   state, and per net: nparams, nstate, optimizer
  *   u64 payload_len, payload        per net: params, state, optimizer m, optimizer v
  *                                   (v only for Adam), float32
- *   u64 checksum                    chained pit_hash64 over every byte before it
+ *   u64 checksum                    chained pit_hash64 over every byte before it, piece by
+ *                                   piece as written (see verify)
  * Invariants: written through pit_atomic_open (temp file, fsync, rename, fsync
  * of the directory), so a crash leaves the previous checkpoint intact; a reader
- * checks magic, lengths and checksum before touching any network.
+ * (pit_ckpt_read) checks magic, lengths and checksum before touching any network.
+ * An optimizer holds one m (and for Adam one v) value per parameter.
  */
 #include <math.h>
 #include <stdio.h>
@@ -24,7 +26,7 @@
 static const char MAGIC[8] = {'P', 'I', 'T', 'C', 'K', 'P', 'T', '1'};
 
 struct hw { /* hashing writer */
-  FILE *fp;
+  struct pit_atomic_file *af;
   uint64_t h;
   int64_t n;
   int err;
@@ -34,7 +36,7 @@ static void hw_put(struct hw *w, const void *p, size_t n) {
   if (w->err || n == 0)
     return;
   w->h = pit_hash64(p, n, w->h);
-  if (fwrite(p, 1, n, w->fp) != n)
+  if (pit_atomic_write(w->af, p, n) != 0)
     w->err = 1;
   w->n += (int64_t)n;
 }
@@ -95,7 +97,7 @@ int pit_ckpt_save(const char *path, const struct pit_ckpt_meta *m, struct pit_ne
     free(txt);
     return rc;
   }
-  struct hw w = {af.fp, 0, 0, 0};
+  struct hw w = {&af, 0, 0, 0};
   hw_put(&w, MAGIC, sizeof MAGIC);
   hw_u64(&w, strlen(txt));
   hw_put(&w, txt, strlen(txt));
@@ -110,7 +112,7 @@ int pit_ckpt_save(const char *path, const struct pit_ckpt_meta *m, struct pit_ne
       hw_put(&w, o->v, o->n * sizeof(float));
   }
   uint64_t sum = w.h;
-  if (!w.err && fwrite(&sum, sizeof sum, 1, af.fp) != 1)
+  if (!w.err && pit_atomic_write(&af, &sum, sizeof sum) != 0)
     w.err = 1;
   free(txt);
   if (w.err) {
@@ -120,6 +122,88 @@ int pit_ckpt_save(const char *path, const struct pit_ckpt_meta *m, struct pit_ne
   rc = pit_atomic_commit(&af, e);
   if (rc == 0 && bytes)
     *bytes = w.n + (int64_t)sizeof sum;
+  return rc;
+}
+
+static int parse_header(const unsigned char *blob, size_t len, const char *path, cJSON **out,
+                        size_t *payload_off, struct pit_err *e) {
+  uint64_t hl;
+  if (len < sizeof MAGIC + 3 * sizeof(uint64_t))
+    return pit_err_set(e, PIT_EFORMAT, "'%s': truncated checkpoint", path);
+  memcpy(&hl, blob + 8, 8);
+  if (hl > len - sizeof MAGIC - 3 * sizeof(uint64_t))
+    return pit_err_set(e, PIT_EFORMAT, "'%s': truncated checkpoint (header)", path);
+  char *txt = malloc(hl + 1);
+  if (!txt)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  memcpy(txt, blob + 16, hl);
+  txt[hl] = 0;
+  cJSON *h = cJSON_Parse(txt);
+  free(txt);
+  if (!cJSON_IsObject(h)) {
+    cJSON_Delete(h);
+    return pit_err_set(e, PIT_EFORMAT, "'%s': checkpoint header is not a JSON object", path);
+  }
+  *out = h;
+  *payload_off = 16 + hl + 8;
+  return 0;
+}
+
+/* The checksum chained exactly as the writer hashed: magic, header_len, header,
+ * payload_len, then per net the pieces params, state, optimizer m, optimizer v (Adam
+ * only), each of nparams or nstate floats as the header says (an optimizer holds
+ * one value per parameter); empty pieces are not hashed. Checks that the pieces
+ * fill the payload exactly. Needs no network: a directory of checkpoints is
+ * verified before any model is built. */
+static int verify(const unsigned char *blob, size_t len, const char *path, struct pit_err *e) {
+  cJSON *h = NULL;
+  size_t off = 0;
+  int rc = parse_header(blob, len, path, &h, &off, e);
+  if (rc < 0)
+    return rc;
+  uint64_t hh = 0, hl, sum;
+  memcpy(&hl, blob + 8, 8);
+  hh = pit_hash64(blob, 8, hh);
+  hh = pit_hash64(blob + 8, 8, hh);
+  if (hl)
+    hh = pit_hash64(blob + 16, hl, hh);
+  hh = pit_hash64(blob + 16 + hl, 8, hh);
+  size_t p = off;
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(h, "nets"), *jn;
+  if (!cJSON_IsArray(arr))
+    rc = pit_err_set(e, PIT_EFORMAT, "'%s': checkpoint header lacks \"nets\"", path);
+  int i = 0;
+  cJSON_ArrayForEach(jn, arr) {
+    const cJSON *np = cJSON_GetObjectItemCaseSensitive(jn, "nparams");
+    const cJSON *ns = cJSON_GetObjectItemCaseSensitive(jn, "nstate");
+    const cJSON *ok = cJSON_GetObjectItemCaseSensitive(jn, "optimizer");
+    if (!cJSON_IsNumber(np) || !cJSON_IsNumber(ns) || !cJSON_IsString(ok) || np->valuedouble < 0 ||
+        ns->valuedouble < 0 || np->valuedouble > 1e15 || ns->valuedouble > 1e15) {
+      rc = pit_err_set(e, PIT_EFORMAT, "'%s': checkpoint network %d lacks its sizes", path, i);
+      break;
+    }
+    size_t np_ = (size_t)np->valuedouble, ns_ = (size_t)ns->valuedouble;
+    size_t pieces[4] = {np_, ns_, np_, strcmp(ok->valuestring, "adam") == 0 ? np_ : 0};
+    for (int k = 0; k < 4 && rc == 0; k++) {
+      size_t b = pieces[k] * sizeof(float);
+      if (b > len - 8 - p) {
+        rc = pit_err_set(e, PIT_EFORMAT, "'%s': truncated checkpoint (payload)", path);
+        break;
+      }
+      if (b)
+        hh = pit_hash64(blob + p, b, hh);
+      p += b;
+    }
+    if (rc < 0)
+      break;
+    i++;
+  }
+  cJSON_Delete(h);
+  memcpy(&sum, blob + len - 8, 8);
+  if (rc == 0 && p != len - 8)
+    rc = pit_err_set(e, PIT_EFORMAT, "'%s': checkpoint payload size does not match its header", path);
+  if (rc == 0 && hh != sum)
+    rc = pit_err_set(e, PIT_EFORMAT, "'%s': checkpoint checksum mismatch (corrupted file)", path);
   return rc;
 }
 
@@ -155,7 +239,7 @@ int pit_ckpt_read(const char *path, unsigned char **blob, size_t *len, struct pi
     free(b);
     return pit_err_set(e, PIT_EFORMAT, "'%s': not a pitstop checkpoint (bad magic)", path);
   }
-  uint64_t hl, pl, sum;
+  uint64_t hl, pl;
   size_t off = sizeof MAGIC;
   memcpy(&hl, b + off, 8);
   off += 8;
@@ -171,13 +255,15 @@ int pit_ckpt_read(const char *path, unsigned char **blob, size_t *len, struct pi
     return pit_err_set(e, PIT_EFORMAT, "'%s': truncated checkpoint (%llu payload bytes expected, %llu present)",
                        path, (unsigned long long)pl, (unsigned long long)((uint64_t)sz - off - 8));
   }
-  /* checksum chained exactly as written: magic, header_len, header, payload_len, payload chunks.
-   * Chunk boundaries matter for the chained hash, so recompute per written piece. */
   *blob = b;
   *len = (size_t)sz;
-  memcpy(&sum, b + sz - 8, 8);
-  (void)sum; /* verified in pit_ckpt_load, which knows the chunk boundaries */
-  return 0;
+  int rc = verify(b, (size_t)sz, path, e);
+  if (rc < 0) {
+    free(b);
+    *blob = NULL;
+    *len = 0;
+  }
+  return rc;
 }
 
 static int meta_from_json(const cJSON *h, struct pit_ckpt_meta *m, const char *path, struct pit_err *e) {
@@ -219,27 +305,6 @@ static int meta_from_json(const cJSON *h, struct pit_ckpt_meta *m, const char *p
   return 0;
 }
 
-static int parse_header(const unsigned char *blob, size_t len, const char *path, cJSON **out,
-                        size_t *payload_off, struct pit_err *e) {
-  uint64_t hl;
-  memcpy(&hl, blob + 8, 8);
-  char *txt = malloc(hl + 1);
-  if (!txt)
-    return pit_err_set(e, PIT_ENOMEM, "out of memory");
-  memcpy(txt, blob + 16, hl);
-  txt[hl] = 0;
-  cJSON *h = cJSON_Parse(txt);
-  free(txt);
-  if (!cJSON_IsObject(h)) {
-    cJSON_Delete(h);
-    return pit_err_set(e, PIT_EFORMAT, "'%s': checkpoint header is not a JSON object", path);
-  }
-  *out = h;
-  *payload_off = 16 + hl + 8;
-  (void)len;
-  return 0;
-}
-
 int pit_ckpt_peek(const unsigned char *blob, size_t len, const char *path, struct pit_ckpt_meta *m,
                   struct pit_err *e) {
   cJSON *h = NULL;
@@ -264,56 +329,31 @@ int pit_ckpt_load(const unsigned char *blob, size_t len, const char *path, struc
   if (rc == 0 && (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != n))
     rc = pit_err_set(e, PIT_EFORMAT, "'%s': checkpoint holds %d network(s), this model has %d", path,
                      cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0, n);
-  /* 1. verify the checksum over the same pieces the writer hashed */
-  if (rc == 0) {
-    uint64_t hh = 0, hl, sum;
-    memcpy(&hl, blob + 8, 8);
-    hh = pit_hash64(blob, 8, hh);
-    hh = pit_hash64(blob + 8, 8, hh);
-    if (hl)
-      hh = pit_hash64(blob + 16, hl, hh);
-    hh = pit_hash64(blob + 16 + hl, 8, hh);
-    size_t p = off;
-    for (int i = 0; i < n && rc == 0; i++) {
-      const struct pit_model_spec *sp = pit_net_spec(nets[i]);
-      const cJSON *jn = cJSON_GetArrayItem(arr, i);
-      const cJSON *np = cJSON_GetObjectItemCaseSensitive(jn, "nparams");
-      const cJSON *ns = cJSON_GetObjectItemCaseSensitive(jn, "nstate");
-      const cJSON *ok = cJSON_GetObjectItemCaseSensitive(jn, "optimizer");
-      if (!cJSON_IsNumber(np) || !cJSON_IsNumber(ns) || !cJSON_IsString(ok)) {
-        rc = pit_err_set(e, PIT_EFORMAT, "'%s': checkpoint network %d lacks its sizes", path, i);
-        break;
-      }
-      if ((size_t)np->valuedouble != sp->nparams || (size_t)ns->valuedouble != sp->nstate) {
-        rc = pit_err_set(e, PIT_EARG,
-                         "'%s': checkpoint network %d has %.0f parameters, the model built here %zu "
-                         "(different model, channels or image size)",
-                         path, i, np->valuedouble, sp->nparams);
-        break;
-      }
-      int adam = strcmp(ok->valuestring, "adam") == 0;
-      if (adam != (optims[i].kind == PIT_OPT_ADAM)) {
-        rc = pit_err_set(e, PIT_EARG, "'%s': checkpoint optimizer is %s, this run asks for %s", path,
-                         ok->valuestring, optims[i].kind == PIT_OPT_ADAM ? "adam" : "sgd");
-        break;
-      }
-      size_t pieces[4] = {sp->nparams, sp->nstate, optims[i].n, adam ? optims[i].n : 0};
-      for (int k = 0; k < 4; k++) {
-        size_t b = pieces[k] * sizeof(float);
-        if (p + b > len - 8) {
-          rc = pit_err_set(e, PIT_EFORMAT, "'%s': truncated checkpoint (payload)", path);
-          break;
-        }
-        if (b)
-          hh = pit_hash64(blob + p, b, hh);
-        p += b;
-      }
+  /* 1. the checksum over the pieces the header declares, then those pieces against the nets here */
+  if (rc == 0)
+    rc = verify(blob, len, path, e);
+  for (int i = 0; i < n && rc == 0; i++) {
+    const struct pit_model_spec *sp = pit_net_spec(nets[i]);
+    const cJSON *jn = cJSON_GetArrayItem(arr, i);
+    const cJSON *np = cJSON_GetObjectItemCaseSensitive(jn, "nparams");
+    const cJSON *ns = cJSON_GetObjectItemCaseSensitive(jn, "nstate");
+    const cJSON *ok = cJSON_GetObjectItemCaseSensitive(jn, "optimizer");
+    if ((size_t)np->valuedouble != sp->nparams || (size_t)ns->valuedouble != sp->nstate) {
+      rc = pit_err_set(e, PIT_EARG,
+                       "'%s': checkpoint network %d has %.0f parameters, the model built here %zu "
+                       "(different model, channels or image size)",
+                       path, i, np->valuedouble, sp->nparams);
+      break;
     }
-    memcpy(&sum, blob + len - 8, 8);
-    if (rc == 0 && p != len - 8)
-      rc = pit_err_set(e, PIT_EFORMAT, "'%s': checkpoint payload size does not match its header", path);
-    if (rc == 0 && hh != sum)
-      rc = pit_err_set(e, PIT_EFORMAT, "'%s': checkpoint checksum mismatch (corrupted file)", path);
+    int adam = strcmp(ok->valuestring, "adam") == 0;
+    if (adam != (optims[i].kind == PIT_OPT_ADAM)) {
+      rc = pit_err_set(e, PIT_EARG, "'%s': checkpoint optimizer is %s, this run asks for %s", path,
+                       ok->valuestring, optims[i].kind == PIT_OPT_ADAM ? "adam" : "sgd");
+      break;
+    }
+    if (optims[i].n != sp->nparams)
+      rc = pit_err_set(e, PIT_EARG, "'%s': network %d's optimizer holds %zu values, not one per parameter",
+                       path, i, optims[i].n);
   }
   /* 2. restore */
   if (rc == 0) {

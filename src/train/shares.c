@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
 
 #include "train/train_impl.h"
 
@@ -93,36 +92,33 @@ static double predicted_step(const int64_t *shares, const double *speed, int n) 
 /* The decision record of a rebalance (rank 0; written after the pending iter
  * record). t->cand holds the new shares, then the old ones; times in seconds. */
 static void note_decision(struct trainer *t, double t_old, double t_new, int n) {
-  cJSON *o = cJSON_CreateObject(), *sh = cJSON_CreateArray(), *prev = cJSON_CreateArray(),
-        *spd = cJSON_CreateArray();
-  if (!o || !sh || !prev || !spd) {
-    cJSON_Delete(o);
-    cJSON_Delete(sh);
-    cJSON_Delete(prev);
-    cJSON_Delete(spd);
-    return; /* out of memory: the record is lost, training goes on */
-  }
-  cJSON_AddStringToObject(o, "what", "batch_shares");
-  cJSON_AddNumberToObject(o, "step", (double)t->step);
-  for (int r = 0; r < n; r++) {
-    cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)t->cand[r]));
-    cJSON_AddItemToArray(prev, cJSON_CreateNumber((double)t->cand[n + r]));
-    cJSON_AddItemToArray(spd, cJSON_CreateNumber(round(t->win_n[r] / t->win_c[r] * 10) / 10));
-  }
-  cJSON_AddItemToObject(o, "shares", sh);
-  cJSON_AddItemToObject(o, "previous", prev);
-  cJSON_AddItemToObject(o, "speed_sps", spd);
-  cJSON_AddNumberToObject(o, "predicted_step_s", round(t_new * 1e6) / 1e6);
-  cJSON_AddNumberToObject(o, "previous_predicted_step_s", round(t_old * 1e6) / 1e6);
+  struct pit_decision d;
+  pit_decision_init(&d);
   char why[160];
   snprintf(why, sizeof why,
            "auto: shares proportional to the measured speeds predict a %.1f%% shorter step (threshold %.0f%%)",
            100 * (1 - t_new / t_old), 100 * PIT_SHARES_MIN_GAIN);
-  cJSON_AddStringToObject(o, "why", why);
+  char *detail = NULL;
+  if (pit_decision_set_ranks(&d, n, 1) == 0 && (d.reason = strdup(why))) {
+    snprintf(d.kind, sizeof d.kind, "batch_shares");
+    d.step = t->step;
+    for (int r = 0; r < n; r++) {
+      d.shares[r] = t->cand[r];
+      d.previous[r] = t->cand[n + r];
+      d.speed_sps[r] = round(t->win_n[r] / t->win_c[r] * 10) / 10;
+    }
+    d.predicted_step_s = round(t_new * 1e6) / 1e6;
+    d.previous_predicted_step_s = round(t_old * 1e6) / 1e6;
+    struct pit_err e;
+    if (pit_decision_encode(&d, &detail, &e) < 0)
+      detail = NULL;
+  }
+  pit_decision_release(&d);
+  if (!detail)
+    return; /* out of memory: the record is lost, training goes on */
   free(t->dec_detail);
-  t->dec_detail = cJSON_PrintUnformatted(o);
+  t->dec_detail = detail;
   t->dec_t = tr_time(t);
-  cJSON_Delete(o);
 }
 
 void tr_shares_observe(struct trainer *t, const double *all_compute) {

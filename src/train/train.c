@@ -19,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "pitstop/predict.h"
 #include "train/train_impl.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -29,12 +30,12 @@ void pit_train_request_stop(void) { stop_requested = 1; }
 
 /* ---------- set-up ---------- */
 
+/* Threads per rank: --threads, else what the CPUs this rank may run on (its
+ * affinity mask, its cgroup's quota) give it (pit_cpus_threads). */
 static int default_threads(const struct pit_dist *d) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  if (n < 1)
-    n = 1;
-  int per = (int)(n / (d->local_size > 0 ? d->local_size : 1));
-  return per > 0 ? per : 1;
+  struct pit_cpus c;
+  pit_cpus_probe(&c);
+  return pit_cpus_threads(&c, d->local_size);
 }
 
 static int load_data(struct trainer *t, struct pit_err *e) {
@@ -158,6 +159,8 @@ static int alloc_buffers(struct trainer *t, struct pit_err *e) {
 }
 
 static void trainer_release(struct trainer *t) {
+  free(t->steady_x);
+  free(t->end_detail);
   for (int i = 0; i < 2; i++) {
     pit_net_free(t->net[i]);
     pit_optim_release(&t->opt[i]);
@@ -194,7 +197,7 @@ static int read_resume(struct trainer *t, unsigned char **blob, size_t *len, str
   uint64_t n = 0;
   int rc = 0;
   if (d->rank == 0) {
-    rc = pit_ckpt_read(t->o->resume, blob, len, e);
+    rc = pit_ckpt_read(t->resume, blob, len, e);
     n = rc < 0 ? 0 : *len;
   }
   if (d->size > 1) {
@@ -202,7 +205,7 @@ static int read_resume(struct trainer *t, unsigned char **blob, size_t *len, str
     if (r2 < 0)
       return r2;
     if (n == 0)
-      return rc < 0 ? rc : pit_err_set(e, PIT_EIO, "rank 0 could not read '%s'", t->o->resume);
+      return rc < 0 ? rc : pit_err_set(e, PIT_EIO, "rank 0 could not read '%s'", t->resume);
     if (d->rank != 0) {
       *blob = malloc(n);
       *len = n;
@@ -215,6 +218,38 @@ static int read_resume(struct trainer *t, unsigned char **blob, size_t *len, str
   return rc;
 }
 
+/* --resume: a path, or "auto": rank 0 finds the newest valid checkpoint in --out
+ * (corrupted newer ones go to the warn callback; none at all: a fresh start) and
+ * tells every rank. */
+static int resolve_resume(struct trainer *t, struct pit_err *e) {
+  const struct pit_train_opts *o = t->o;
+  t->resume[0] = 0;
+  if (!o->resume)
+    return 0;
+  if (strcmp(o->resume, "auto") != 0) {
+    if ((size_t)snprintf(t->resume, sizeof t->resume, "%s", o->resume) >= sizeof t->resume)
+      return pit_err_set(e, PIT_EARG, "--resume path too long");
+    return 0;
+  }
+  int64_t code = 0;
+  if (t->d->rank == 0) {
+    int rc = pit_ckpt_find_latest(o->out, t->resume, sizeof t->resume, o->warn, o->warn_ctx, e);
+    code = rc == PIT_ENOTFOUND ? 0 : rc;
+    if (rc == PIT_ENOTFOUND)
+      t->resume[0] = 0;
+  }
+  if (t->d->size > 1) {
+    int rc = pit_dist_bcast(t->d, &code, sizeof code, e);
+    if (rc == 0)
+      rc = pit_dist_bcast(t->d, t->resume, sizeof t->resume, e);
+    if (rc < 0)
+      return rc;
+  }
+  if (code < 0 && t->d->rank != 0)
+    return pit_err_set(e, (int)code, "rank 0 found no valid checkpoint in '%s'", o->out);
+  return (int)code;
+}
+
 static char *config_json(struct trainer *t) {
   const struct pit_train_opts *o = t->o;
   cJSON *c = cJSON_CreateObject();
@@ -222,6 +257,10 @@ static char *config_json(struct trainer *t) {
   cJSON_AddStringToObject(c, "data", o->data);
   cJSON_AddNumberToObject(c, "batch", (double)t->B);
   cJSON_AddNumberToObject(c, "threads", o->threads > 0 ? o->threads : default_threads(t->d));
+  struct pit_cpus cpus; /* what the rank saw: docs/train.md */
+  pit_cpus_probe(&cpus);
+  cJSON_AddStringToObject(c, "cpus", cpus.list);
+  cJSON_AddNumberToObject(c, "cpu_quota", cpus.quota);
   cJSON_AddNumberToObject(c, "ranks", t->d->size);
   cJSON_AddNumberToObject(c, "nodes", t->d->nodes);
   if (o->itype)
@@ -232,6 +271,13 @@ static char *config_json(struct trainer *t) {
   cJSON_AddNumberToObject(c, "image_size", t->size);
   cJSON_AddNumberToObject(c, "channels", t->in_c);
   cJSON_AddNumberToObject(c, "samples", (double)t->train.n);
+  int64_t per_epoch = pit_sampler_batches_per_epoch(&t->smp);
+  int64_t planned = t->epochs > 0 ? t->epochs * per_epoch : o->max_iters;
+  if (o->max_iters > 0 && (planned <= 0 || o->max_iters < planned))
+    planned = o->max_iters;
+  cJSON_AddNumberToObject(c, "iters_per_epoch", (double)per_epoch);
+  if (planned > 0)
+    cJSON_AddNumberToObject(c, "planned_iters", (double)planned);
   cJSON_AddStringToObject(c, "shares", o->batch_shares ? o->batch_shares : "equal");
   cJSON_AddStringToObject(c, "backend", o->backend == PIT_BACKEND_REF ? "ref" : "fast");
   if (t->esrgan) {
@@ -267,9 +313,6 @@ static int checkpoint(struct trainer *t, struct pit_train_result *res, struct pi
   if (rc0 < 0 || t->d->rank != 0)
     return rc0;
   char path[1024];
-  int rc = out_path(t, path, sizeof path, "checkpoint.pit", e);
-  if (rc < 0)
-    return rc;
   double t0 = pit_now();
   struct pit_ckpt_meta m;
   memset(&m, 0, sizeof m);
@@ -288,8 +331,11 @@ static int checkpoint(struct trainer *t, struct pit_train_result *res, struct pi
   m.sampler.n = t->smp.st.n;
   m.sampler.drop_last = t->smp.st.drop_last;
   int64_t bytes = 0;
-  if ((rc = pit_ckpt_save(path, &m, t->net, t->opt, t->nnets, &bytes, e)) < 0)
+  int rc = pit_ckpt_dir_save(t->outdir, &m, t->net, t->opt, t->nnets, t->ckpt_prev, path, sizeof path,
+                             &bytes, e);
+  if (rc < 0)
     return rc;
+  t->ckpt_prev = m.step;
   struct pit_record *r = &t->rec;
   pit_record_release(r);
   r->type = PIT_REC_CHECKPOINT;
@@ -364,8 +410,8 @@ static int flush_pending(struct trainer *t, struct pit_err *e) {
   return emit_pending(t, e);
 }
 
-static int emit_iter(struct trainer *t, int64_t epoch, int64_t iter, int64_t count, double step_s,
-                     double data_s, double loss, double loss_g, struct pit_err *e) {
+static int emit_iter(struct trainer *t, int64_t epoch, int64_t iter, const int64_t *idx, int64_t count,
+                     double step_s, double data_s, double loss, double loss_g, struct pit_err *e) {
   int rc = emit_pending(t, e);
   if (rc < 0)
     return rc;
@@ -376,6 +422,7 @@ static int emit_iter(struct trainer *t, int64_t epoch, int64_t iter, int64_t cou
   r->iter = iter;
   r->step = t->step - 1;
   r->batch = count;
+  pit_samples_digest(idx, count, r->samples);
   r->step_s = step_s;
   r->data_s = data_s;
   r->t = tr_time(t);
@@ -415,6 +462,66 @@ static void make_run_id(struct trainer *t) {
 
 /* ---------- the run ---------- */
 
+/* --until-steady P: every 10 iterations rank 0 applies pit_steady_check to
+ * the paramount step times so far (first and last iteration of each epoch
+ * left out); its verdict is broadcast so every rank stops at the same
+ * iteration. Steady or capped (at max_iters, else the planned iterations):
+ * *stop is set and the end record will say why. */
+static int steady_check(struct trainer *t, int64_t it, double step_s, int64_t planned, int *stop,
+                        struct pit_train_result *res, struct pit_err *e) {
+  const struct pit_train_opts *o = t->o;
+  if (it != 0 && it != t->epoch_iters - 1) {
+    if (t->steady_n == t->steady_cap) {
+      int64_t nc = t->steady_cap ? 2 * t->steady_cap : 1024;
+      double *nx = realloc(t->steady_x, sizeof(double) * (size_t)nc);
+      if (!nx)
+        return pit_err_set(e, PIT_ENOMEM, "out of memory");
+      t->steady_x = nx;
+      t->steady_cap = nc;
+    }
+    t->steady_x[t->steady_n++] = step_s;
+  }
+  int cap_hit = planned > 0 && t->step >= planned;
+  if (t->step % 10 != 0 && !cap_hit)
+    return 0;
+  int verdict[2] = {0, 0}; /* stop, capped */
+  struct pit_steady st;
+  memset(&st, 0, sizeof st);
+  if (t->d->rank == 0) {
+    struct pit_steady_opts so = {.precision = o->until_steady, .min_iters = 50, .max_iters = planned};
+    int rc = pit_steady_check(t->steady_x, (size_t)t->steady_n, &so, &st, e);
+    if (rc < 0)
+      return rc;
+    verdict[0] = st.state != PIT_STEADY_MORE || cap_hit;
+    verdict[1] = st.state != PIT_STEADY_OK;
+  }
+  int rc = pit_dist_bcast(t->d, verdict, sizeof verdict, e);
+  if (rc < 0)
+    return rc;
+  if (!verdict[0])
+    return 0;
+  *stop = 2;
+  snprintf(res->stop_why, sizeof res->stop_why, "%s: %s", verdict[1] ? "cap" : "steady",
+           st.why[0] ? st.why : "cap reached");
+  if (t->d->rank == 0) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "reason", verdict[1] ? "cap" : "steady");
+    cJSON_AddStringToObject(j, "why", st.why[0] ? st.why : "cap reached");
+    cJSON_AddNumberToObject(j, "precision", o->until_steady);
+    if (isfinite(st.tp.mean))
+      cJSON_AddNumberToObject(j, "tp", st.tp.mean);
+    if (isfinite(st.tp.half))
+      cJSON_AddNumberToObject(j, "tp_half", st.tp.half);
+    cJSON_AddNumberToObject(j, "warmup", (double)st.warmup);
+    free(t->end_detail);
+    t->end_detail = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    if (!t->end_detail)
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
 static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *e) {
   const struct pit_train_opts *o = t->o;
   struct pit_dist *d = t->d;
@@ -427,6 +534,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   t->B = o->batch > 0 ? o->batch : pit_train_model_find(o->model)->batch; /* checked: a known model */
   t->epochs = o->epochs;
   t->t_gen0 = o->t_process_start;
+  t->ckpt_prev = -1;
   make_run_id(t);
   if (d->size > 1 && (rc = pit_dist_bcast(d, t->run, sizeof t->run, e)) < 0)
     return rc;
@@ -434,20 +542,23 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   unsigned char *blob = NULL;
   size_t blen = 0;
   struct pit_ckpt_meta meta;
-  if (o->resume) {
+  if ((rc = resolve_resume(t, e)) < 0)
+    return rc;
+  const char *resume = t->resume[0] ? t->resume : NULL;
+  if (resume) {
     if ((rc = read_resume(t, &blob, &blen, e)) < 0 ||
-        (rc = pit_ckpt_peek(blob, blen, o->resume, &meta, e)) < 0) {
+        (rc = pit_ckpt_peek(blob, blen, resume, &meta, e)) < 0) {
       free(blob);
       return rc;
     }
     if (strcmp(meta.model, o->model) != 0) {
       free(blob);
-      return pit_err_set(e, PIT_EARG, "'%s' is a checkpoint of model '%s', not '%s'", o->resume,
+      return pit_err_set(e, PIT_EARG, "'%s' is a checkpoint of model '%s', not '%s'", resume,
                          meta.model, o->model);
     }
     if (meta.sampler.global_batch != t->B) {
       free(blob);
-      pit_err_set(e, PIT_EARG, "'%s' was trained with global batch %lld, not %lld", o->resume,
+      pit_err_set(e, PIT_EARG, "'%s' was trained with global batch %lld, not %lld", resume,
                   (long long)meta.sampler.global_batch, (long long)t->B);
       pit_err_hint(e, "a resumed run keeps its global batch; pass --batch-size %lld",
                    (long long)meta.sampler.global_batch);
@@ -462,12 +573,24 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
     snprintf(t->outdir, sizeof t->outdir, "%s", o->out);
   else if (t->gan)
     snprintf(t->outdir, sizeof t->outdir, "runs/%s", t->run);
-  if (t->outdir[0] && d->rank == 0 && (rc = pit_mkdir_p(t->outdir, e)) < 0) {
+  if (t->outdir[0] && d->rank == 0 &&
+      ((rc = pit_mkdir_p(t->outdir, e)) < 0 || (rc = pit_atomic_sweep(t->outdir, NULL, e)) < 0)) {
     free(blob);
     return rc;
   }
 
-  pit_nn_set_threads(o->threads > 0 ? o->threads : default_threads(d));
+  int threads = o->threads > 0 ? o->threads : default_threads(d);
+  struct pit_cpus cpus;
+  pit_cpus_probe(&cpus);
+  if (threads > cpus.usable && o->warn) {
+    struct pit_err w;
+    pit_err_clear(&w);
+    pit_err_set(&w, PIT_ESTATE, "rank %d: %d threads on %d CPU%s (cpus %s%s): they will take turns; fewer are faster",
+                d->rank, threads, cpus.usable, cpus.usable > 1 ? "s" : "", cpus.list,
+                cpus.quota > 0 ? ", a cgroup quota" : "");
+    o->warn(o->warn_ctx, &w);
+  }
+  pit_nn_set_threads(threads);
   if ((rc = load_data(t, e)) < 0 || (rc = build_model(t, e)) < 0) {
     free(blob);
     return rc;
@@ -476,19 +599,20 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
     free(blob);
     return rc;
   }
-  if (o->resume) {
-    rc = pit_ckpt_load(blob, blen, o->resume, &meta, t->net, t->opt, t->nnets, e);
+  if (resume) {
+    rc = pit_ckpt_load(blob, blen, resume, &meta, t->net, t->opt, t->nnets, e);
     free(blob);
     if (rc < 0)
       return rc;
     if (meta.sampler.n != t->train.n)
-      return pit_err_set(e, PIT_EARG, "'%s' was trained on %lld samples, this data has %lld", o->resume,
+      return pit_err_set(e, PIT_EARG, "'%s' was trained on %lld samples, this data has %lld", resume,
                          (long long)meta.sampler.n, (long long)t->train.n);
     struct pit_sampler_state st = {meta.sampler.seed, meta.sampler.epoch, meta.sampler.batch,
                                    meta.sampler.global_batch, meta.sampler.n, meta.sampler.drop_last};
     if ((rc = pit_sampler_restore(&t->smp, &st, e)) < 0)
       return rc;
     t->step = meta.step;
+    t->ckpt_prev = meta.step;
     t->t_off = meta.t;
   }
   /* every rank starts from rank 0's parameters and BatchNorm state */
@@ -500,7 +624,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   }
   if ((rc = tr_shares_init(t, e)) < 0 || (rc = alloc_buffers(t, e)) < 0)
     return rc;
-  if ((rc = tr_sinks_open(t, o->resume != NULL, e)) < 0)
+  if ((rc = tr_sinks_open(t, resume != NULL, e)) < 0)
     return rc;
   if ((rc = emit_init(t, e)) < 0)
     return rc;
@@ -555,7 +679,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
                          (long long)t->step - 1);
     res->loss = loss;
     res->loss_g = loss_g;
-    if ((rc = emit_iter(t, ep, it, count, step_s, data_s, loss, loss_g, e)) < 0)
+    if ((rc = emit_iter(t, ep, it, idx, count, step_s, data_s, loss, loss_g, e)) < 0)
       return rc;
     tr_shares_observe(t, t->sum_c);
     if (o->check_sync > 0 && t->step % o->check_sync == 0) {
@@ -578,6 +702,8 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
         (rc = sample_grid(t, res, 0, e)) < 0)
       return rc;
     tr_progress(t, ep, it, loss, 0);
+    if (o->until_steady > 0 && (rc = steady_check(t, it, step_s, planned, &stop, res, e)) < 0)
+      return rc;
     if (it == t->epoch_iters - 1) { /* epoch end */
       double epoch_s = pit_now() - t_epoch0;
       if ((rc = flush_pending(t, e)) < 0)
@@ -613,7 +739,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
       t_epoch0 = pit_now();
     }
     if (stop) {
-      res->stopped = 1;
+      res->stopped = stop == 2 ? 2 : 1;
       break;
     }
   }
@@ -634,7 +760,10 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   pit_record_release(r);
   r->type = PIT_REC_END;
   r->step = t->step;
+  snprintf(r->status, sizeof r->status, "%s", stop ? "stopped" : "done");
   r->total_s = tr_time(t);
+  r->detail = t->end_detail;
+  t->end_detail = NULL; /* now owned by the record */
   return tr_emit(t, r, e);
 }
 

@@ -22,6 +22,9 @@ struct trainer {
   struct tr_esrgan *sr;           /* esrgan's own state (esrgan.c); owned, NULL for other models */
   char run[PIT_NAME_MAX];
   char outdir[1024];              /* --out, or runs/<run> for a GAN's samples; "" none */
+  char resume[1024];              /* checkpoint this generation resumes from ("auto" resolved); "" none */
+  int64_t ckpt_prev;              /* step of the checkpoint last saved or resumed from (kept by the
+                                     rotation), -1 none */
   int gen;
   uint64_t seed;
 
@@ -48,6 +51,11 @@ struct trainer {
   int win_skip;                   /* auto: the next step runs on new shares (builds plans): not measured */
   char *dec_detail;               /* auto: a rebalance's decision record (JSON), written after the pending iter */
   double dec_t;
+
+  /* --until-steady: paramount step times so far (epoch edges left out) */
+  double *steady_x;               /* (steady_cap) owned */
+  int64_t steady_n, steady_cap;
+  char *end_detail;               /* JSON for the end record's detail, owned; NULL none */
 
   /* buffers */
   size_t sample_floats;           /* c*h*w */

@@ -66,13 +66,15 @@ const struct pit_train_optdef pit_train_optdefs[] = {
     {"epochs", "E", PIT_TOPT_I64, F(epochs), 0, BIG, NULL, PIT_TOPT_POSITIVE, "epochs"},
     {"max-iters", "N", PIT_TOPT_I64, F(max_iters), 0, BIG, NULL, 0,
      "stop after N iterations in all (alone: whatever epochs it takes)"},
+    {"until-steady", "P", PIT_TOPT_F64, F(until_steady), 1e-6, 0.999999, NULL, 0,
+     "stop once t_p's 95% half-width is <= P*t_p after the warm-up (e.g. 0.02)"},
     {"lr", "X", PIT_TOPT_F64, F(lr), 1e-300, 100, NULL, 0, "learning rate"},
     {"optimizer", "O", PIT_TOPT_STR, F(optimizer), 0, 0, "sgd|adam", 0, "optimizer"},
     {"momentum", "M", PIT_TOPT_F64, F(momentum), 0, 0.999999999, NULL, 0, "SGD momentum, in [0, 1)"},
     {"lr-schedule", "S", PIT_TOPT_STR, F(lr_schedule), 0, 0, "constant|cosine", 0,
      "cosine: lr·½(1+cos(π·step/total)) over the planned iterations"},
     {"seed", "S", PIT_TOPT_U64, F(seed), 0, 9.2e18, NULL, 0, "seed of initialisation, shuffling and noise"},
-    {"threads", "T", PIT_TOPT_INT, F(threads), 0, 1024, NULL, 0, "threads per rank (default: cores / ranks on the node)"},
+    {"threads", "T", PIT_TOPT_INT, F(threads), 0, 1024, NULL, 0, "threads per rank (default: the CPUs the rank may use: affinity, cgroup quota)"},
     {"image-size", "N", PIT_TOPT_INT, F(image_size), 0, 4096, NULL, 0, "resize images to NxN (dcgan: 64 or 32)"},
     {"limit", "N", PIT_TOPT_I64, F(limit), 0, BIG, NULL, 0, "use only the first N training samples"},
     {"no-validation", NULL, PIT_TOPT_OFF, F(validate), 0, 1, NULL, 0, "skip the test-set accuracy after each epoch"},
@@ -82,7 +84,7 @@ const struct pit_train_optdef pit_train_optdefs[] = {
     {"out", "DIR", PIT_TOPT_STR, F(out), 0, 0, NULL, 0, "checkpoints and sample grids go here"},
     {"checkpoint-every", "N", PIT_TOPT_I64, F(checkpoint_every), 0, BIG, NULL, 0,
      "checkpoint every N iterations (needs --out)"},
-    {"resume", "CKPT", PIT_TOPT_STR, F(resume), 0, 0, NULL, 0, "continue from a checkpoint (any number of ranks)"},
+    {"resume", "CKPT|auto", PIT_TOPT_STR, F(resume), 0, 0, NULL, 0, "continue from a checkpoint (any number of ranks); auto: the newest valid one in --out"},
     {"sample-interval", "N", PIT_TOPT_I64, F(sample_interval), 0, BIG, NULL, 0, "dcgan: sample grid every N iterations"},
     {"batch-shares", "equal|auto|w1,w2,...", PIT_TOPT_STR, F(batch_shares), 0, 0, NULL, 0,
      "split of the global batch among ranks"},
@@ -290,6 +292,8 @@ int pit_train_check(const struct pit_train_opts *o, struct pit_err *e) {
     return pit_err_set(e, PIT_EARG, "nothing to do: --epochs 0 and no --max-iters");
   if (o->checkpoint_every > 0 && !o->out)
     return pit_err_set(e, PIT_EARG, "--checkpoint-every needs --out DIR (where checkpoints go)");
+  if (o->resume && strcmp(o->resume, "auto") == 0 && !o->out)
+    return pit_err_set(e, PIT_EARG, "--resume auto needs --out DIR (where it looks for checkpoints)");
   if (strcmp(o->data, "images") == 0 && !o->data_dir)
     return pit_err_set(e, PIT_EARG, "--data images needs --data-dir DIR (a folder of PNG/JPEG files)");
   if (!pit_train_model_find(o->model)->gan && strcmp(o->data, "images") == 0)

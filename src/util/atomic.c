@@ -1,15 +1,59 @@
-/* atomic.c — files that matter are written to a temp file, fsynced, renamed,
- * and the directory fsynced. Invariant: the final path holds either the old
- * complete content or the new complete content, never a prefix. */
+/* atomic.c — files that matter are written to a temp file "<path>.tmp.<pid>",
+ * fsynced, renamed, and the directory fsynced; the temp files a crash leaves are
+ * swept by pid. Invariant: the final path holds either the old complete content or
+ * the new complete content, never a prefix; a sweep removes only temp files whose
+ * process is gone. Every write, flush, fsync, link and rename passes a fault point
+ * that tests arm to fail (or end the process) at the n-th one. */
 #include "pitstop/util.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* ---- fault injection (tests) ---- */
+static long fault_at;   /* 0: disarmed; else the point (1-based, since arming) that fails */
+static long fault_seen; /* points passed since arming */
+static int fault_crash; /* 1: _exit at the point instead of failing */
+
+void pit_fault_arm(long n, int crash) {
+  fault_at = n;
+  fault_seen = 0;
+  fault_crash = crash;
+}
+
+long pit_fault_seen(void) { return fault_seen; }
+
+/* 0 to go on; -1 with errno = EIO when the armed point is reached. */
+static int fault_point(void) {
+  if (fault_at <= 0)
+    return 0;
+  if (++fault_seen != fault_at)
+    return 0;
+  if (fault_crash)
+    _exit(86);
+  errno = EIO;
+  return -1;
+}
+
+int pit_atomic_write(struct pit_atomic_file *af, const void *data, size_t n) {
+  if (n == 0)
+    return 0;
+  if (fault_point() < 0)
+    return -1;
+  if (fwrite(data, 1, n, af->fp) != n) {
+    if (errno == 0)
+      errno = EIO;
+    return -1;
+  }
+  return 0;
+}
 
 static int fsync_dir_of(const char *path, struct pit_err *e) {
   char *copy = strdup(path);
@@ -23,7 +67,7 @@ static int fsync_dir_of(const char *path, struct pit_err *e) {
     return rc;
   }
   int rc = 0;
-  if (fsync(fd) != 0 && errno != EINVAL)
+  if ((fault_point() < 0 || fsync(fd) != 0) && errno != EINVAL)
     rc = pit_err_errno(e, PIT_EIO, "cannot sync directory '%s'", dir);
   close(fd);
   free(copy);
@@ -64,9 +108,9 @@ void pit_atomic_abort(struct pit_atomic_file *af) {
 
 int pit_atomic_commit(struct pit_atomic_file *af, struct pit_err *e) {
   int rc = 0;
-  if (fflush(af->fp) != 0 || ferror(af->fp))
+  if (fault_point() < 0 || fflush(af->fp) != 0 || ferror(af->fp))
     rc = pit_err_errno(e, PIT_EIO, "cannot write '%s'", af->path);
-  else if (fsync(fileno(af->fp)) != 0)
+  else if (fault_point() < 0 || fsync(fileno(af->fp)) != 0)
     rc = pit_err_errno(e, PIT_EIO, "cannot sync '%s'", af->path);
   if (rc) {
     pit_atomic_abort(af);
@@ -79,7 +123,7 @@ int pit_atomic_commit(struct pit_atomic_file *af, struct pit_err *e) {
     return rc;
   }
   af->fp = NULL;
-  if (rename(af->tmp, af->path) != 0) {
+  if (fault_point() < 0 || rename(af->tmp, af->path) != 0) {
     rc = pit_err_errno(e, PIT_EIO, "cannot rename into '%s'", af->path);
     pit_atomic_abort(af);
     return rc;
@@ -96,12 +140,78 @@ int pit_file_write_atomic(const char *path, const void *data, size_t n, struct p
   int rc = pit_atomic_open(&af, path, e);
   if (rc)
     return rc;
-  if (n && fwrite(data, 1, n, af.fp) != n) {
+  if (pit_atomic_write(&af, data, n) != 0) {
     rc = pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
     pit_atomic_abort(&af);
     return rc;
   }
   return pit_atomic_commit(&af, e);
+}
+
+int pit_atomic_link(const char *target, const char *path, struct pit_err *e) {
+  size_t n = strlen(path) + 32;
+  char *tmp = malloc(n);
+  if (!tmp)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+  unlink(tmp); /* ours from an earlier failed attempt, if any */
+  int rc = 0;
+  if (fault_point() < 0 || link(target, tmp) != 0)
+    rc = pit_err_errno(e, PIT_EIO, "cannot link '%s' to '%s'", path, target);
+  else if (fault_point() < 0 || rename(tmp, path) != 0) {
+    rc = pit_err_errno(e, PIT_EIO, "cannot rename into '%s'", path);
+    unlink(tmp);
+  } else
+    rc = fsync_dir_of(path, e);
+  free(tmp);
+  return rc;
+}
+
+/* The pid of a temp name "<name>.tmp.<digits>", or 0 if name is not one. */
+static long temp_pid(const char *name) {
+  const char *p = strstr(name, ".tmp.");
+  if (!p || p == name)
+    return 0;
+  const char *q = p + 5;
+  while (strstr(q, ".tmp.")) /* the last ".tmp." */
+    q = strstr(q, ".tmp.") + 5;
+  if (!*q)
+    return 0;
+  long pid = 0;
+  for (; *q; q++) {
+    if (!isdigit((unsigned char)*q) || pid > 1000000000L)
+      return 0;
+    pid = pid * 10 + (*q - '0');
+  }
+  return pid;
+}
+
+int pit_atomic_sweep(const char *dir, int *removed, struct pit_err *e) {
+  if (removed)
+    *removed = 0;
+  DIR *d = opendir(dir);
+  if (!d)
+    return pit_err_errno(e, PIT_EIO, "cannot open directory '%s'", dir);
+  int rc = 0;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    long pid = temp_pid(de->d_name);
+    if (pid <= 0 || pid == (long)getpid())
+      continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+      continue; /* alive (or not ours to probe): never touch it */
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= sizeof path)
+      continue;
+    if (unlink(path) != 0 && errno != ENOENT) {
+      rc = pit_err_errno(e, PIT_EIO, "cannot remove stale temp file '%s'", path);
+      break;
+    }
+    if (removed)
+      ++*removed;
+  }
+  closedir(d);
+  return rc;
 }
 
 int pit_mkdir_p(const char *dir, struct pit_err *e) {

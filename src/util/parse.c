@@ -1,9 +1,10 @@
-/* parse.c — strict number parsing and hashing shared by every module. */
+/* parse.c — strict number parsing, option words and hashing shared by every module. */
 #include "pitstop/util.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 int pit_parse_i64(const char *s, int64_t *out) {
   if (!s || !*s)
@@ -37,4 +38,11 @@ uint64_t pit_hash64(const void *data, size_t n, uint64_t seed) {
     h *= 1099511628211ULL;
   }
   return h;
+}
+
+int pit_parse_name(const char *s, const char *const *names, int n) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(s, names[i]) == 0)
+      return i;
+  return -1;
 }

@@ -363,8 +363,110 @@ static void test_bad_and_forced(void) {
   col_free(&c);
 }
 
+/* Lines of course runs that were not used to build the parser (issue 12.6):
+ * the "Rank: r, Epoch: e, Epoch time" line, "[Rank: r] Epoch e took" with its
+ * other capitalisation, trailing blanks; the job context on the init record. */
+static void test_dcgan_more(void) {
+  struct col c = {0};
+  struct pit_parse_stats st =
+      parse("Namespace(batch_size=64, beta1=0.5, cuda=False) \nRank: 0. World Size: 4 \n"
+            "Rank: 0, Initialize time: 37.3628 s \nRank: 0, Epoch: 0, Training ... \n"
+            "[epoch: 0/1][iteration: 0/196][rank: 0] Loss_D: 1.4992, Loss_G: 3.8765, iteration time: 4.3873s \n"
+            "Rank: 0, Epoch: 0, iteration: 0/196, It. time: 4.3873s, Elapsed time: 41.8119 s \n"
+            "[Rank: 0] Epoch 0 took: 794.9079 seconds \n"
+            "Rank: 0, Epoch: 0, Epoch time: 794.9079s, Elapsed time: 832.2790 s",
+            PIT_PARSE_AUTO, &c);
+  EQ(st.malformed, 0);
+  EQ(st.skipped, 0);
+  EQ(st.unrecognised, 0);
+  EQ(c.n, 3);
+  EQ(c.r[0].type, PIT_REC_INIT);
+  CHECK(c.r[0].config && strcmp(c.r[0].config, "{\"batch\":256,\"batch_per_rank\":64,\"ranks\":4,"
+                                                "\"iters_per_epoch\":196}") == 0,
+        "init config %s", c.r[0].config ? c.r[0].config : "(none)");
+  EQ(c.r[1].batch, 256);
+  EQ(c.r[2].type, PIT_REC_EPOCH);
+  EQ(c.r[2].epoch_s, 794.9079);
+  EQ(c.r[2].t, 832.2790);
+  EQ(st.merged, 2);
+  /* alone, the epoch-time line is an epoch record; lower-case "epoch" in the took line */
+  parse("Rank: 2, Epoch: 3, Epoch time: 12.5s, Elapsed time: 50 s\n[rank: 1] epoch 4 took: 7 seconds\n",
+        PIT_PARSE_AUTO, &c);
+  EQ(c.n, 2);
+  EQ(c.r[0].rank, 2);
+  EQ(c.r[0].epoch, 3);
+  EQ(c.r[0].epoch_s, 12.5);
+  EQ(c.r[1].epoch, 4);
+  EQ(c.r[1].epoch_s, 7);
+  /* malformed: the line is claimed, its value is not a time */
+  st = parse("Rank: 0, Epoch: 0, Epoch time: soon\n", PIT_PARSE_AUTO, &c);
+  EQ(st.malformed, 1);
+  /* an init record of a log without any context carries no config */
+  parse("Rank: 1, Initialize time: 3.5 s\n", PIT_PARSE_AUTO, &c);
+  CHECK(c.n == 1 && c.r[0].config == NULL, "no config without context");
+  col_free(&c);
+}
+
+/* A skipped line with a number next to "time" or "took" is an unrecognised
+ * timing line: counted, the first three named file:line. */
+static void test_unrecognised(void) {
+  struct col c = {0};
+  struct pit_parse_stats st = parse("Using seed: 0\nEpoch 3 Time: 12.5\nwall time=3s\nstep took 0.5 s\n"
+                                    "it took: .25\nTIME: 9\nepoch time was long\ntimeout 30\n"
+                                    "Rank: 0, Epoch: 0, Training ...\n",
+                                    PIT_PARSE_AUTO, &c);
+  EQ(st.unrecognised, 5);
+  EQ(st.skipped, 8);
+  EQ(st.known, 1);
+  EQ(c.nw, 3);
+  CHECK(strstr(c.warn[0], "log.txt:2: looks like a timing line") != NULL, "warn 0: %s", c.warn[0]);
+  CHECK(strstr(c.warn[1], "log.txt:3:") != NULL, "warn 1: %s", c.warn[1]);
+  CHECK(strstr(c.warn[2], "log.txt:4:") != NULL, "warn 2: %s", c.warn[2]);
+  col_free(&c);
+}
+
+/* The instance type a path names, among a catalog's types; the run of a
+ * directory of per-rank files. */
+static void test_paths(void) {
+  static const char *const types[] = {"m4.xlarge", "t2.small", "p2.xlarge", "p2.8xlarge", "p2.16xlarge",
+                                      "p3.2xlarge", "p3.8xlarge"};
+  int n = (int)(sizeof types / sizeof *types);
+  char t[PIT_NAME_MAX];
+  static const char *const cases[][2] = {
+      {"results/m4.xlarge/ip-172-31-50-167-rank0.out", "m4.xlarge"},
+      {"x/cluster-t2.small-2x/GAN-758ad.out", "t2.small"},
+      {"results/t2_small_4x/ip-172-31-65-71-rank0.out", "t2.small"},
+      {"logs/result-p2-8-256-e0.txt", "p2.8xlarge"},
+      {"logs/result-p2-1-256-e0.txt", "p2.xlarge"},
+      {"logs/result-p2-16-2048-e0.txt", "p2.16xlarge"},
+      {"logs/result-p3-2-512-e0.txt", "p3.2xlarge"},
+      {"logs/result-p3-4-512-e0.txt", ""}, /* p3.4xlarge is no type of the list: not guessed */
+      {"m4.xlarge/p2-8/run.log", "p2.8xlarge"}, /* the deepest component wins */
+      {"rank0.out", ""},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    int got = pit_parse_itype_from_path(cases[i][0], types, n, t, sizeof t);
+    CHECK(strcmp(t, cases[i][1]) == 0 && got == (cases[i][1][0] != 0), "%s -> '%s', want '%s'", cases[i][0], t,
+          cases[i][1]);
+  }
+  pit_parse_dir_run_name("a/b/m5.large/ip-1-rank0.out", t, sizeof t);
+  CHECK(strcmp(t, "m5.large") == 0, "dir run %s", t);
+  pit_parse_dir_run_name("rank0.out", t, sizeof t);
+  CHECK(strcmp(t, "rank0") == 0, "dir run %s", t);
+  /* a bad type name is refused */
+  struct pit_parser *p = NULL;
+  struct pit_err e = {0};
+  CHECK(pit_parser_new(&p, PIT_PARSE_AUTO, "r", 0, "f", NULL, NULL, NULL, &e) == 0, "new");
+  CHECK(pit_parser_set_itype(p, "a\"b", &e) == PIT_EARG, "quote in itype refused");
+  CHECK(pit_parser_set_itype(p, "m4.xlarge", &e) == 0, "itype");
+  pit_parser_free(p);
+}
+
 int main(void) {
   test_dcgan();
+  test_dcgan_more();
+  test_unrecognised();
+  test_paths();
   test_sagemaker();
   test_csv();
   test_pi();

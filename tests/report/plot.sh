@@ -5,14 +5,7 @@
 # instance type, bad catalog) gives one clear message and leaves no file. Skipped (77) without gnuplot.
 set -u
 command -v gnuplot >/dev/null 2>&1 || { echo "gnuplot not installed: skipped"; exit 77; }
-PY=$(command -v /usr/bin/python3 || command -v python3) || { echo "no python3: skipped"; exit 77; }
-P=${PITSTOP:?}
-SRC=${PIT_SOURCE_DIR:?}
-T=$(mktemp -d "${TMPDIR:-/tmp}/pit-plot-XXXXXX")
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
+source "$(dirname "$0")/common.bash"
 
 "$PY" "$SRC/tests/report/fixture.py" "$T/f.jsonl" --ranks 1,2,4 --batch 16,64 --repeat 2 || exit 1
 cat_="$SRC/catalogs/aws.tsv"

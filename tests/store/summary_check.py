@@ -57,19 +57,34 @@ def stats(xs):
                 sd=statistics.stdev(s) if len(s) > 1 else None, min=s[0], max=s[-1], p5=q(0.05), p95=q(0.95))
 
 
-def mser(x, m=5):
+def warmup(x, m=5):
+    """pit_warmup: first batch j <= k/2 whose median is <= M + 3s and whose
+    next 4 batch medians have a median <= M + 1.5s, M and s = 1.4826 MAD
+    from the second half's batch medians."""
     k = len(x) // m
     if k < 4:
         return 0
-    z = [statistics.fmean(x[j * m:(j + 1) * m]) for j in range(k)]
-    best, bestd = None, 0
-    for d in range(k // 2 + 1):
-        rest = z[d:]
-        mu = statistics.fmean(rest)
-        v = sum((r - mu) ** 2 for r in rest) / len(rest) ** 2
-        if best is None or v < best:
-            best, bestd = v, d
-    return bestd * m
+    z = [statistics.median(x[j * m:(j + 1) * m]) for j in range(k)]
+    tail = z[k // 2:]
+    mid = statistics.median(tail)
+    s = 1.4826 * statistics.median([abs(v - mid) for v in tail])
+    for j in range(k // 2):
+        if z[j] <= mid + 3 * s and statistics.median(z[j:j + 4]) <= mid + 1.5 * s:
+            return j * m
+    return (k // 2) * m
+
+
+def drift(x, m=5):
+    """pit_drift: OLS slope of the batch medians on 5j+2, over the mean."""
+    k = len(x) // m
+    if k < 4:
+        return None
+    z = [statistics.median(x[j * m:(j + 1) * m]) for j in range(k)]
+    xs = [m * j + 2 for j in range(k)]
+    xb, yb = statistics.fmean(xs), statistics.fmean(z)
+    sxy = sum((a - xb) * (b - yb) for a, b in zip(xs, z))
+    sxx = sum((a - xb) ** 2 for a in xs)
+    return sxy / sxx / statistics.fmean(x)
 
 
 def batch_means(x):
@@ -101,6 +116,7 @@ def config_of(rec):
 def summarize(runs):
     """runs: list of (name, [records in order])."""
     its, events, totals = [], [], []
+    declared = None
     for ri, (name, recs) in enumerate(runs):
         pending = False
         last_t, end_total = None, None
@@ -118,6 +134,9 @@ def summarize(runs):
                 events.append((ty, r.get("rank", -1), r.get("val_s" if ty == "validation" else "ckpt_s"), None))
             elif ty == "init":
                 events.append((ty, r.get("rank", -1), r.get("init_s"), r.get("rdzv_s")))
+                L = (r.get("config") or {}).get("iters_per_epoch")
+                if isinstance(L, (int, float)) and L >= 1 and (declared is None or L > declared):
+                    declared = L  # the epoch's length the run declares (a partial log, --max-iters)
             elif ty == "epoch":
                 events.append((ty, r.get("rank", -1), r.get("epoch_s"), None))
             elif ty == "end" and r.get("total_s") is not None:
@@ -142,7 +161,7 @@ def summarize(runs):
     out["step"] = stats([i.get("step_s") for i in main])
     out["data"] = stats([i.get("data_s") for i in main])
     out["non_paramount"] = sum(1 for i in main if i["_flags"])
-    keep, warm = [], 0
+    keep, warm, dsum, dw = [], 0, 0.0, 0
     segs = {}
     order = []
     for i in main:
@@ -154,17 +173,24 @@ def summarize(runs):
             segs[key].append(i)
     for key in order:
         xs = [i["step_s"] for i in segs[key]]
-        d = mser(xs)
+        d = warmup(xs)
         for i in segs[key][:d]:
             i["_flags"].add("warmup")
         warm += d
         keep += xs[d:]
+        dr = drift(xs[d:])
+        if dr is not None:
+            dsum += dr * len(xs[d:])
+            dw += len(xs[d:])
     out["warmup"] = warm
+    out["drift"] = dsum / dw if dw else None
     out["tp"] = batch_means(keep)
     edges = [i["step_s"] for i in main if "edge" in i["_flags"]]
     out["epoch_edge_extra_s"] = (statistics.fmean(edges) - out["tp"]["mean"]) if edges else None
     ipe = [i["iter"] + 1 for i in main if i.get("epoch", -1) >= 0 and i.get("iter", -1) >= 0]
-    out["iters_per_epoch"] = max(ipe) if ipe else None
+    seen = max(ipe) if ipe else None
+    out["iters_per_epoch"] = max(seen, declared) if seen is not None and declared is not None else (
+        seen if seen is not None else declared)
     for kind, key in (("epoch", "epoch"), ("validation", "validation"), ("init", "init"), ("checkpoint", "checkpoint")):
         vals = [v for (ty, rk, v, _) in events if ty == kind]
         out[key] = stats(vals)

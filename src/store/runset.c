@@ -1,11 +1,15 @@
-/* runset.c — the runs a chart or an export is drawn from: read whole from the
- * store or from JSON Lines files, one struct pit_series per run, then
- * summarized by the analysis module. Invariant: a run's series holds only its
- * own records, in the order they were stored or read. */
+/* runset.c — the one road from records to what pitstop reports: runs read
+ * whole from the store or from JSON Lines files, one struct pit_series per
+ * run, then summarized by the analysis module. `summary`, `plot` and sweep's
+ * export and resume all load runs here (it lives in the store module so that
+ * sweep, which links no charts, uses it too).
+ * Invariants: a run's series holds only its own records, in the order they
+ * were stored or read; a malformed JSON Lines line is skipped and counted, the
+ * first PIT_RUNSET_WARN_MAX (over all files) named file:line through the warn
+ * callback; an I/O error ends the load with an error; nothing is printed. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "pitstop/report.h"
 #include "pitstop/store.h"
 
 void pit_runset_init(struct pit_runset *rs) { memset(rs, 0, sizeof *rs); }
@@ -19,18 +23,30 @@ void pit_runset_release(struct pit_runset *rs) {
   memset(rs, 0, sizeof *rs);
 }
 
-static int selected(const char *name, char *const *only, int nonly) {
+static int selected(const struct pit_runset *rs, const char *name, char *const *only, int nonly) {
+  if (rs->prefix && rs->prefix[0]) {
+    size_t n = strlen(rs->prefix);
+    if (strncmp(name, rs->prefix, n) != 0 || name[n] != '-')
+      return 0;
+  }
   for (int i = 0; i < nonly; i++)
     if (strcmp(only[i], name) == 0)
       return 1;
   return nonly == 0;
 }
 
-/* The run named name, appended if new; NULL when out of memory. */
-static struct pit_report_run *run_of(struct pit_runset *rs, const char *name) {
+const struct pit_report_run *pit_runset_find(const struct pit_runset *rs, const char *name) {
   for (int i = rs->n - 1; i >= 0; i--)
     if (strcmp(rs->runs[i].name, name) == 0)
       return &rs->runs[i];
+  return NULL;
+}
+
+/* The run named name, appended if new; NULL when out of memory. */
+static struct pit_report_run *run_of(struct pit_runset *rs, const char *name) {
+  struct pit_report_run *found = (struct pit_report_run *)pit_runset_find(rs, name);
+  if (found)
+    return found;
   if (rs->n == rs->cap) {
     int cap = rs->cap ? 2 * rs->cap : 8;
     struct pit_report_run *r = realloc(rs->runs, sizeof *r * (size_t)cap);
@@ -54,8 +70,17 @@ static int add_record(struct pit_runset *rs, const struct pit_record *r, struct 
   return pit_series_add(&run->series, r, e);
 }
 
+static void warn(const struct pit_runset *rs, const char *msg) {
+  struct pit_err w = {0};
+  if (!rs->warn)
+    return;
+  pit_err_set(&w, PIT_EFORMAT, "%s", msg);
+  rs->warn(rs->warn_arg, &w);
+}
+
 int pit_runset_load_store(struct pit_runset *rs, const char *path, char *const *only, int nonly,
                           struct pit_err *e) {
+  snprintf(rs->store, sizeof rs->store, "%s", path);
   struct pit_store *s;
   int rc = pit_store_open_existing(&s, path, e);
   if (rc)
@@ -75,7 +100,7 @@ int pit_runset_load_store(struct pit_runset *rs, const char *path, char *const *
   struct pit_record r;
   pit_record_init(&r);
   for (int k = 0; k < n && !rc; k++) {
-    if (!selected(runs[k].name, only, nonly))
+    if (!selected(rs, runs[k].name, only, nonly))
       continue;
     struct pit_store_cursor *cur = NULL;
     rc = pit_store_cursor_open(s, runs[k].name, &cur, e);
@@ -98,14 +123,36 @@ int pit_runset_load_events(struct pit_runset *rs, const char *path, char *const 
   int rc = pit_record_reader_open(&rd, path, e);
   if (rc)
     return rc;
+  rs->nfiles++;
   struct pit_record r;
   pit_record_init(&r);
-  int got;
-  while ((got = pit_record_reader_next(&rd, &r, e)) == 1)
-    if (selected(r.run, only, nonly) && (rc = add_record(rs, &r, e)) != 0)
+  long nrec = 0;
+  char msg[sizeof e->msg + 32];
+  for (;;) {
+    int got = pit_record_reader_next(&rd, &r, e);
+    if (got == 0)
       break;
-  if (!rc && got < 0)
-    rc = got;
+    if (got == PIT_EFORMAT) { /* the rule for a malformed line */
+      if (++rs->malformed <= PIT_RUNSET_WARN_MAX) {
+        snprintf(msg, sizeof msg, "%s (line skipped)", e->msg);
+        warn(rs, msg);
+      }
+      continue;
+    }
+    if (got < 0) { /* an I/O error ends the file */
+      rc = got;
+      break;
+    }
+    if (!selected(rs, r.run, only, nonly))
+      continue;
+    if ((rc = add_record(rs, &r, e)) != 0)
+      break;
+    nrec++;
+  }
+  if (!rc && nrec == 0 && rd.skipped > 0) {
+    snprintf(msg, sizeof msg, "'%s': no records (%ld lines that are not records)", path, rd.skipped);
+    warn(rs, msg);
+  }
   pit_record_release(&r);
   pit_record_reader_release(&rd);
   return rc;
@@ -113,16 +160,25 @@ int pit_runset_load_events(struct pit_runset *rs, const char *path, char *const 
 
 int pit_runset_check(const struct pit_runset *rs, char *const *only, int nonly, const char *what,
                      struct pit_err *e) {
-  for (int i = 0; i < nonly; i++) {
-    int k = 0;
-    while (k < rs->n && strcmp(rs->runs[k].name, only[i]) != 0)
-      k++;
-    if (k == rs->n)
-      return pit_err_set(e, PIT_ENOTFOUND, "%s: no run named '%s'", what, only[i]);
-  }
-  if (rs->n == 0)
+  const char *files = rs->nfiles > 1 ? "s" : "";
+  for (int i = 0; i < nonly; i++)
+    if (!pit_runset_find(rs, only[i])) {
+      if (what)
+        return pit_err_set(e, PIT_ENOTFOUND, "%s: no run named '%s'", what, only[i]);
+      if (rs->store[0])
+        return pit_err_set(e, PIT_ENOTFOUND, "'%s': no run named '%s'", rs->store, only[i]);
+      return pit_err_set(e, PIT_ENOTFOUND, "no run named '%s' in the --events files", only[i]);
+    }
+  if (rs->n > 0)
+    return 0;
+  if (what)
     return pit_err_set(e, PIT_ENOTFOUND, "%s holds no runs", what);
-  return 0;
+  if (!rs->store[0])
+    return pit_err_set(e, PIT_ENOTFOUND, "the --events file%s hold%s no runs (no records%s)", files,
+                       rs->nfiles > 1 ? "" : "s", rs->malformed ? " that could be read" : "");
+  pit_err_set(e, PIT_ENOTFOUND, "'%s' holds no runs", rs->store);
+  pit_err_hint(e, "fill it with 'pitstop train --db %s' or 'pitstop parse --db %s'", rs->store, rs->store);
+  return PIT_ENOTFOUND;
 }
 
 int pit_runset_summarize(struct pit_runset *rs, struct pit_err *e) {

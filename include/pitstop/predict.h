@@ -1,0 +1,155 @@
+/* pitstop/predict.h — from measured iterations to the whole job: its time
+ * and cost with 95% intervals, when enough has been measured, how throughput
+ * scales with the node count, and a membership of several instance types
+ * (docs/predict.md has the definitions and the worked examples).
+ *
+ * Layers, each usable alone:
+ *  1. pit_predict: T = T_start + T_init + N_iter·t_p + N_epoch·(T_val +
+ *     T_epoch_edge) + N_ckpt·T_ckpt for a job sized by epochs, iterations or
+ *     samples, and the part of a run in progress that remains (cost of a
+ *     predicted time: pit_catalog_cost and pit_catalog_samples_per_dollar in
+ *     pitstop/catalog.h);
+ *  2. pit_steady_check: has a series of step times reached a steady t_p known
+ *     to a relative precision P (a controller applies it to any workload);
+ *  3. pit_usl_fit / pit_usl_predict: Universal Scalability Law over node
+ *     counts of one type, with the fit's uncertainty;
+ *  4. pit_hetero_step: the step time of a mixed membership from per-type
+ *     measurements (equal or speed-proportional batch shares).
+ *
+ * Invariants: functions never print or exit; absent values are NaN; every
+ * pointer in these structs is borrowed (the caller owns it and keeps it
+ * alive during the call); no function keeps a pointer after it returns.
+ */
+#ifndef PITSTOP_PREDICT_H
+#define PITSTOP_PREDICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pitstop/analysis.h"
+#include "pitstop/catalog.h"
+#include "pitstop/util.h"
+
+/* ---------------- 1. job time and cost ---------------- */
+
+/* One duration and the half-width of its 95% interval (half NaN or 0: taken
+ * as exact; mean NaN: the term is absent, counted as 0). */
+struct pit_term {
+  double mean, half;
+};
+
+enum pit_job_unit { PIT_JOB_EPOCHS, PIT_JOB_ITERS, PIT_JOB_SAMPLES };
+
+/* Relative change of the mean step time over the iterations not measured
+ * yet that the interval admits even when no drift is measured (5%): the
+ * course logs' iteration times changed by up to ~5% between the first 20
+ * iterations of an epoch and the rest (docs/predict.md). */
+#define PIT_PREDICT_DRIFT_ALLOW 0.05
+
+struct pit_predict_in {
+  /* measured */
+  double tp, tp_half;        /* PIT time and its 95% half-width, seconds */
+  double drift;              /* relative change of the step time per iteration (pit_drift); NaN: unknown */
+  double drift_se;           /* its standard error; only |drift| − 2·drift_se (if > 0) is extrapolated */
+  int64_t measured;          /* steady iterations t_p and drift came from */
+  double drift_allow;        /* see PIT_PREDICT_DRIFT_ALLOW; NaN: the default */
+  double iters_per_epoch;    /* iterations in one epoch (required for PIT_JOB_EPOCHS and epoch terms) */
+  int64_t batch;             /* global batch, samples per iteration (required for PIT_JOB_SAMPLES) */
+  struct pit_term start;     /* node start (boot) time, once */
+  struct pit_term init;      /* process start to first iteration, once */
+  struct pit_term val;       /* one validation, after every epoch when val_every_epoch */
+  struct pit_term epoch_edge;/* per-epoch extra (epoch-edge iterations − t_p, loader restart) */
+  struct pit_term ckpt;      /* one checkpoint, every ckpt_every iterations */
+  int val_every_epoch;
+  int64_t ckpt_every;        /* 0: no checkpoints */
+  /* the job */
+  enum pit_job_unit unit;
+  double size;               /* epochs, iterations or samples; > 0 */
+  /* a run in progress (both 0 for a job not started) */
+  int64_t done_iters;        /* iterations already done */
+  double elapsed_s;          /* wall time already spent (its start and init included) */
+  double elapsed_untimed;    /* how much more elapsed_s may really be (records without a clock
+                                show only step times, not the time between them); raises hi only */
+};
+/* Defaults: everything absent (NaN terms), drift unknown, no progress. */
+void pit_predict_in_init(struct pit_predict_in *in);
+
+struct pit_prediction {
+  int64_t n_iter, n_epoch, n_ckpt;  /* the job's counts (epochs rounded up) */
+  double epoch_s, epoch_lo, epoch_hi;            /* one epoch: ipe·t_p + T_epoch_edge (NaN without ipe) */
+  double total_s, lo, hi;                        /* the whole job (elapsed_s + remaining when in progress) */
+  double remaining_s, remaining_lo, remaining_hi;/* what is left of it */
+  double drift_rel;          /* relative allowance used for the unmeasured iterations */
+};
+/* The prediction. PIT_EARG (message says which) for a size <= 0, t_p not
+ * positive, epochs without iters_per_epoch, samples without a batch, or done
+ * iterations beyond the job. See predict.c for the worked example. */
+int pit_predict(const struct pit_predict_in *in, struct pit_prediction *out, struct pit_err *e);
+
+/* ---------------- 2. when to stop measuring ---------------- */
+
+struct pit_steady_opts {
+  double precision;          /* P: stop when half-width <= P · t_p (e.g. 0.02) */
+  int64_t min_iters;         /* floor: never steady before this many step times (default 50) */
+  int64_t max_iters;         /* cap: stop anyway at this many (0: none) */
+};
+enum pit_steady_state {
+  PIT_STEADY_MORE = 0,       /* keep measuring: `want` more iterations estimated */
+  PIT_STEADY_OK = 1,         /* steady: t_p known to P, drift within P over the series */
+  PIT_STEADY_CAP = 2         /* cap reached without being steady */
+};
+struct pit_steady {
+  enum pit_steady_state state;
+  size_t warmup;             /* pit_warmup of the series */
+  struct pit_interval tp;    /* batch means over the rest */
+  double drift;              /* pit_drift of the rest (per iteration) */
+  int64_t want;              /* estimated further iterations (MORE), else 0 */
+  char why[160];             /* one line: why this state ("half-width 1.2% <= 2% after 340 iterations") */
+};
+/* x[0..n-1]: the paramount step times in order (epoch edges and iterations
+ * next to validation/checkpoint left out by the caller). PIT_EARG for a
+ * precision <= 0; PIT_ENOMEM. */
+int pit_steady_check(const double *x, size_t n, const struct pit_steady_opts *o, struct pit_steady *st,
+                     struct pit_err *e);
+
+/* ---------------- 3. scaling over node counts ---------------- */
+
+/* X(n) = λn / (1 + σ(n−1) + κn(n−1)). Fitted as the linear model
+ * n/X = a + b(n−1) + c·n(n−1) (a = 1/λ, b = σ/λ, c = κ/λ) by weighted least
+ * squares, weights from each point's interval; the parameters' covariance
+ * (linearised) is scaled by the reduced χ² when there are spare points. */
+struct pit_usl_point {
+  double n;                  /* nodes (or ranks) */
+  double x;                  /* throughput (samples or iterations per second) */
+  double x_half;             /* 95% half-width of x (NaN: 2% of x assumed) */
+};
+struct pit_usl {
+  double lambda, sigma, kappa;
+  double cov[3][3];          /* covariance of (a, b, c) */
+  int npoints, ndistinct, dof;
+  double chi2;
+};
+/* PIT_ESTATE "too few points" with fewer than 3 distinct node counts. */
+int pit_usl_fit(const struct pit_usl_point *p, int np, struct pit_usl *fit, struct pit_err *e);
+/* Throughput at n nodes and its 95% interval. */
+void pit_usl_predict(const struct pit_usl *fit, double n, double *x, double *lo, double *hi);
+
+/* ---------------- 4. mixed memberships ---------------- */
+
+enum pit_share_mode { PIT_SHARES_EQUAL, PIT_SHARES_AUTO };
+/* One instance type of a membership, measured alone. */
+struct pit_hetero_type {
+  int ranks;                 /* ranks of this type in the membership */
+  double compute_per_sample; /* seconds of compute per sample on one rank (compute_s / local batch) */
+};
+/* Step time of a membership of nt types sharing a global batch, plus comm_s
+ * (the collective's time when nobody waits). Equal shares: every rank takes
+ * batch/R samples and the slowest rank sets the pace; auto shares: each rank
+ * takes samples in proportion to its speed, so the speeds add:
+ * step = batch / Σ_ranks (1 / compute_per_sample) + comm_s.
+ * *model names the model used ("equal shares: slowest rank sets the pace").
+ * PIT_EARG for no ranks or a non-positive compute time. */
+int pit_hetero_step(const struct pit_hetero_type *t, int nt, int64_t batch, double comm_s, enum pit_share_mode mode,
+                    double *step_s, const char **model, struct pit_err *e);
+
+#endif

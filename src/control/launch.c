@@ -1,0 +1,316 @@
+/* launch.c — starting one generation of the workload on a set of nodes.
+ *
+ * Two launchers:
+ *  - mpi: one `mpirun` on the head with a hostfile and one app context per
+ *    node ("-np SLOTS WRAP CMD : -np SLOTS WRAP CMD ..."), so every rank runs
+ *    inside its node (pinned to its CPUs, in its cgroup) while MPI does the
+ *    transport;
+ *  - per-node: the command once per node (through the provider's wrap), with
+ *    PITSTOP_NODE_RANK, PITSTOP_NUM_NODES, PITSTOP_NODE_IPS,
+ *    PITSTOP_MASTER_ADDR, PITSTOP_MASTER_PORT in its environment.
+ * Every process gets PITSTOP_RUN, PITSTOP_GEN, PITSTOP_CHECKPOINT_DIR and
+ * PITSTOP_RESUME. Each is started from argv (posix_spawn, own process group),
+ * stdout on a pipe the controller reads, stderr into the generation's log.
+ *
+ * Invariant: on failure nothing started is left running (the processes
+ * already spawned are killed and reaped before the error returns). */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "control/launch.h"
+
+static int argv_push(struct ctl_argv *a, const char *s) {
+  if (a->n + 2 > CTL_ARGV_MAX)
+    return -1;
+  char *d = strdup(s);
+  if (!d)
+    return -1;
+  a->v[a->n++] = d;
+  a->v[a->n] = NULL;
+  return 0;
+}
+
+static void argv_free(struct ctl_argv *a) {
+  for (int i = 0; i < a->n; i++)
+    free(a->v[i]);
+  a->n = 0;
+  a->v[0] = NULL;
+}
+
+/* A TCP port free on this machine now (bound to port 0, then released). */
+static int free_port(void) {
+  int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    return 29500;
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 29500;
+  if (bind(s, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(s, (struct sockaddr *)&a, &len) == 0)
+    port = ntohs(a.sin_port);
+  close(s);
+  return port;
+}
+
+static int spawn_one(struct ctl_gen *g, char *const argv[], char *const *add, int nadd, int node,
+                     struct pit_err *e) {
+  if (g->nproc == CTL_PROCS_MAX)
+    return pit_err_set(e, PIT_EARG, "more than %d workload processes", CTL_PROCS_MAX);
+  char *env[16];
+  for (int i = 0; i < nadd && i < 15; i++)
+    env[i] = add[i];
+  env[nadd < 15 ? nadd : 15] = NULL;
+  struct ctl_proc *p = &g->proc[g->nproc];
+  memset(p, 0, sizeof *p);
+  pit_child_init(&p->ch);
+  struct pit_child_opts co;
+  memset(&co, 0, sizeof co);
+  co.argv = argv;
+  co.env = env;
+  co.in.mode = PIT_CHILD_NULL;
+  co.out.mode = PIT_CHILD_PIPE;
+  co.err.mode = PIT_CHILD_FILE;
+  co.err.path = g->log;
+  co.err.append = 1;
+  int rc = pit_child_start(&p->ch, &co, e);
+  if (rc < 0)
+    return rc;
+  g->nproc++;
+  p->pid = p->ch.pid;
+  p->fd = p->ch.out_fd;
+  p->ch.out_fd = -1; /* read and closed here */
+  p->node = node;
+  p->status = -1;
+  fcntl(p->fd, F_SETFL, fcntl(p->fd, F_GETFL) | O_NONBLOCK);
+  return 0;
+}
+
+/* Reaps p if it exited (0: still running). */
+int ctl_proc_poll(struct ctl_proc *p) {
+  if (p->exited)
+    return 1;
+  int st;
+  if (pit_child_wait(&p->ch, 0, &st, NULL) == 0) {
+    p->exited = 1;
+    p->status = st;
+    return 1;
+  }
+  return 0;
+}
+
+void ctl_gen_kill(struct ctl_gen *g, double grace_s) {
+  for (int i = 0; i < g->nproc; i++)
+    if (!g->proc[i].exited)
+      kill(-g->proc[i].pid, SIGTERM);
+  for (double w = 0; w < grace_s; w += 0.02) {
+    int alive = 0;
+    for (int i = 0; i < g->nproc; i++)
+      alive |= !ctl_proc_poll(&g->proc[i]);
+    if (!alive)
+      break;
+    usleep(20000);
+  }
+  for (int i = 0; i < g->nproc; i++) {
+    struct ctl_proc *p = &g->proc[i];
+    int st;
+    /* what is left of the group (ranks of a dead launcher too), and the child reaped */
+    if (pit_child_kill(&p->ch, 0, &st, NULL) == 0 && !p->exited)
+      p->status = st;
+    p->exited = 1;
+  }
+}
+
+void ctl_gen_release(struct ctl_gen *g) {
+  for (int i = 0; i < g->nproc; i++) {
+    if (g->proc[i].fd >= 0)
+      close(g->proc[i].fd);
+    pit_child_release(&g->proc[i].ch);
+  }
+  memset(g, 0, sizeof *g);
+}
+
+/* s with $PITSTOP_NAME and ${PITSTOP_NAME} replaced by the values in env
+ * ("NAME=value" entries): the command runs from argv, no shell expands them. */
+static int push_expanded(struct ctl_argv *a, const char *s, char *const *env, int nenv) {
+  char out[4096];
+  size_t k = 0;
+  for (const char *p = s; *p && k + 1 < sizeof out;) {
+    int brace = p[0] == '$' && p[1] == '{';
+    const char *name = p + (brace ? 2 : 1);
+    if (p[0] == '$' && strncmp(name, "PITSTOP_", 8) == 0) {
+      size_t n = 0;
+      while ((name[n] >= 'A' && name[n] <= 'Z') || name[n] == '_')
+        n++;
+      const char *val = NULL;
+      for (int i = 0; i < nenv && !val; i++)
+        if (strncmp(env[i], name, n) == 0 && env[i][n] == '=')
+          val = env[i] + n + 1;
+      if (val && (!brace || name[n] == '}')) {
+        k += (size_t)snprintf(out + k, sizeof out - k, "%s", val);
+        if (k >= sizeof out)
+          return -1;
+        p = name + n + (brace ? 1 : 0);
+        continue;
+      }
+    }
+    out[k++] = *p++;
+  }
+  out[k] = 0;
+  return argv_push(a, out);
+}
+
+/* The workload's own argv: the user's command, or pitstop train with the run's options. */
+static int workload_argv(const struct ctl_launch *L, const struct pit_node *n, struct ctl_argv *a,
+                         char *const *env, int nenv) {
+  const struct pit_run_opts *o = L->o;
+  if (o->cmd) {
+    for (int i = 0; o->cmd[i]; i++)
+      if (push_expanded(a, o->cmd[i], env, nenv) < 0)
+        return -1;
+    return 0;
+  }
+  int has_threads = 0, has_ckpt = 0;
+  if (argv_push(a, o->self_exe) < 0 || argv_push(a, "train") < 0)
+    return -1;
+  for (int i = 0; o->train_argv && o->train_argv[i]; i++) {
+    has_threads |= strcmp(o->train_argv[i], "--threads") == 0;
+    has_ckpt |= strcmp(o->train_argv[i], "--checkpoint-every") == 0;
+    if (argv_push(a, o->train_argv[i]) < 0)
+      return -1;
+  }
+  char buf[64];
+  if (!has_threads) {
+    int cpus = 1;
+    for (const char *c = n->cpus; *c; c++)
+      cpus += *c == ',';
+    int per = cpus / (n->slots > 0 ? n->slots : 1);
+    snprintf(buf, sizeof buf, "%d", per > 0 ? per : 1);
+    if (argv_push(a, "--threads") < 0 || argv_push(a, buf) < 0)
+      return -1;
+  }
+  if (!has_ckpt && (argv_push(a, "--checkpoint-every") < 0 || argv_push(a, "500") < 0))
+    return -1;
+  if (argv_push(a, "--run") < 0 || argv_push(a, o->run) < 0 || argv_push(a, "--events") < 0 ||
+      argv_push(a, "-") < 0 || argv_push(a, "--out") < 0 || argv_push(a, L->ckpt_dir) < 0 ||
+      argv_push(a, "--quiet") < 0)
+    return -1;
+  if (L->resume[0] && (argv_push(a, "--resume") < 0 || argv_push(a, L->resume) < 0))
+    return -1;
+  return 0;
+}
+
+static int push_wrap(const struct ctl_launch *L, const struct pit_node *n, struct ctl_argv *a,
+                     struct pit_err *e) {
+  const char *w[16];
+  int nw = 0;
+  int rc = L->prov->ops->wrap(L->prov, n, w, 16, &nw, e);
+  if (rc < 0)
+    return rc;
+  for (int i = 0; i < nw; i++)
+    if (argv_push(a, w[i]) < 0)
+      return pit_err_set(e, PIT_ENOMEM, "the workload's command line is too long");
+  return 0;
+}
+
+int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e) {
+  const struct pit_run_opts *o = L->o;
+  char env_run[PIT_NAME_MAX + 16], env_gen[32], env_dir[1100], env_resume[1100];
+  snprintf(env_run, sizeof env_run, "PITSTOP_RUN=%s", o->run);
+  snprintf(env_gen, sizeof env_gen, "PITSTOP_GEN=%d", L->gen);
+  snprintf(env_dir, sizeof env_dir, "PITSTOP_CHECKPOINT_DIR=%s", L->ckpt_dir);
+  snprintf(env_resume, sizeof env_resume, "PITSTOP_RESUME=%s", L->resume);
+  char *base[] = {env_run, env_gen, env_dir, env_resume};
+  struct ctl_argv a = {0};
+  int rc = 0;
+  if (o->launcher == PIT_LAUNCH_MPI) {
+    /* hostfile: one line per host with the slots of its nodes */
+    char hostfile[1100];
+    snprintf(hostfile, sizeof hostfile, "%s/hostfile.%d", L->state_dir, L->gen);
+    char text[8192] = "";
+    for (int i = 0; i < L->nnodes; i++) {
+      int seen = 0, slots = 0;
+      for (int j = 0; j < i; j++)
+        seen |= strcmp(L->nodes[j].host, L->nodes[i].host) == 0;
+      if (seen)
+        continue;
+      for (int j = i; j < L->nnodes; j++)
+        if (strcmp(L->nodes[j].host, L->nodes[i].host) == 0)
+          slots += L->nodes[j].slots;
+      size_t at = strlen(text);
+      snprintf(text + at, sizeof text - at, "%s slots=%d\n", L->nodes[i].host, slots);
+    }
+    if ((rc = pit_file_write_atomic(hostfile, text, strlen(text), e)) < 0)
+      return rc;
+    const char *head[] = {"mpirun", "--hostfile", hostfile, "--bind-to", "none", "--mca",
+                          "btl_vader_single_copy_mechanism", "none", "-x", "PITSTOP_RUN", "-x",
+                          "PITSTOP_GEN", "-x", "PITSTOP_CHECKPOINT_DIR", "-x", "PITSTOP_RESUME"};
+    for (size_t i = 0; i < sizeof head / sizeof head[0] && rc == 0; i++)
+      rc = argv_push(&a, head[i]);
+    if (rc == 0 && geteuid() == 0)
+      rc = argv_push(&a, "--allow-run-as-root");
+    for (int i = 0; i < L->nnodes && rc == 0; i++) {
+      char np[16], host[160];
+      int host_slots = 0;
+      for (int j = 0; j < L->nnodes; j++)
+        if (strcmp(L->nodes[j].host, L->nodes[i].host) == 0)
+          host_slots += L->nodes[j].slots;
+      snprintf(np, sizeof np, "%d", L->nodes[i].slots);
+      snprintf(host, sizeof host, "%s:%d", L->nodes[i].host, host_slots);
+      if ((i && argv_push(&a, ":") < 0) || argv_push(&a, "-np") < 0 || argv_push(&a, np) < 0 ||
+          argv_push(&a, "--host") < 0 || argv_push(&a, host) < 0) {
+        rc = -1;
+        break;
+      }
+      if ((rc = push_wrap(L, &L->nodes[i], &a, e)) < 0)
+        break;
+      rc = workload_argv(L, &L->nodes[i], &a, base, 4);
+    }
+    if (rc == -1)
+      rc = pit_err_set(e, PIT_ENOMEM, "the workload's command line is too long");
+    if (rc == 0)
+      rc = spawn_one(g, a.v, base, 4, -1, e);
+    argv_free(&a);
+    return rc;
+  }
+  /* per-node */
+  char ips[4096] = "";
+  for (int i = 0; i < L->nnodes; i++) {
+    size_t at = strlen(ips);
+    snprintf(ips + at, sizeof ips - at, "%s%s", i ? "," : "", L->nodes[i].host);
+  }
+  char env_nn[64], env_ips[4200], env_maddr[200], env_mport[64];
+  snprintf(env_nn, sizeof env_nn, "PITSTOP_NUM_NODES=%d", L->nnodes);
+  snprintf(env_ips, sizeof env_ips, "PITSTOP_NODE_IPS=%s", ips);
+  snprintf(env_maddr, sizeof env_maddr, "PITSTOP_MASTER_ADDR=%s",
+           strcmp(L->nodes[0].host, "localhost") == 0 ? "127.0.0.1" : L->nodes[0].host);
+  snprintf(env_mport, sizeof env_mport, "PITSTOP_MASTER_PORT=%d", free_port());
+  for (int i = 0; i < L->nnodes && rc == 0; i++) {
+    char env_rank[64];
+    snprintf(env_rank, sizeof env_rank, "PITSTOP_NODE_RANK=%d", i);
+    char *add[] = {env_run, env_gen, env_dir, env_resume, env_nn, env_ips, env_maddr, env_mport, env_rank};
+    if ((rc = push_wrap(L, &L->nodes[i], &a, e)) < 0)
+      break;
+    if (workload_argv(L, &L->nodes[i], &a, add, 9) < 0) {
+      rc = pit_err_set(e, PIT_ENOMEM, "the workload's command line is too long");
+      break;
+    }
+    rc = spawn_one(g, a.v, add, 9, i, e);
+    argv_free(&a);
+  }
+  argv_free(&a);
+  if (rc < 0)
+    ctl_gen_kill(g, 1.0);
+  return rc;
+}

@@ -1,0 +1,50 @@
+/* launch.h — private to src/control/: one generation's processes. */
+#ifndef PIT_CONTROL_LAUNCH_H
+#define PIT_CONTROL_LAUNCH_H
+
+#include <sys/types.h>
+
+#include "control/control_impl.h"
+
+#define CTL_ARGV_MAX 1024
+#define CTL_PROCS_MAX 64
+
+struct ctl_argv {                 /* strings owned */
+  char *v[CTL_ARGV_MAX];
+  int n;
+};
+
+struct ctl_proc {
+  struct pit_child ch;            /* leads its own process group; ch.out_fd: its stdout */
+  pid_t pid;                      /* ch.pid while running; kept after reaping */
+  int fd;                         /* its stdout (non-blocking), -1 once closed */
+  int node;                       /* per-node: index into the generation's nodes; -1: all (mpirun) */
+  int exited, status;             /* status: exit code, or 128 + signal */
+  char line[16384];               /* a partial line read so far */
+  size_t len;
+};
+
+struct ctl_gen {
+  struct ctl_proc proc[CTL_PROCS_MAX];
+  int nproc;
+  char log[1100];                 /* stderr of every process (the generation's log) */
+};
+
+struct ctl_launch {
+  const struct pit_run_opts *o;
+  struct pit_provider *prov;
+  const struct pit_node *nodes;   /* the generation's nodes, in rank order */
+  int nnodes;
+  int gen;
+  const char *state_dir, *ckpt_dir;
+  char resume[1024];              /* "" or the checkpoint to continue from */
+};
+
+int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e);
+/* TERM to every process group, up to grace_s, then KILL; reaps. */
+void ctl_gen_kill(struct ctl_gen *g, double grace_s);
+/* Reaps p if it exited; 1 when it has, 0 while it runs. */
+int ctl_proc_poll(struct ctl_proc *p);
+void ctl_gen_release(struct ctl_gen *g);
+
+#endif

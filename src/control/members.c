@@ -1,0 +1,46 @@
+/* members.c — memberships as `pitstop run` takes them on its command line:
+ * struct pit_membership (record.h) with counts alone meaning nodes of the
+ * default type. Invariant: the result is canonical (pit_membership_add). */
+#include <stdio.h>
+#include <string.h>
+
+#include "pitstop/control.h"
+
+int pit_run_membership_parse(struct pit_membership *m, const char *text, const char *deftype, struct pit_err *e) {
+  pit_membership_clear(m);
+  char buf[512];
+  if (!text || !*text || strlen(text) >= sizeof buf)
+    return pit_err_set(e, PIT_EARG, "an empty or too long membership");
+  snprintf(buf, sizeof buf, "%s", text);
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
+    int64_t nodes;
+    int rc;
+    if (pit_parse_i64(tok, &nodes) == 0) {
+      if (!deftype || !*deftype)
+        return pit_err_set(e, PIT_EARG, "membership '%s': a count alone needs a default type", text);
+      if (nodes < 1 || nodes > 100000)
+        return pit_err_set(e, PIT_EARG, "membership '%s': %lld is not a node count", text, (long long)nodes);
+      rc = pit_membership_add(m, deftype, (int)nodes, -1, e);
+    } else {
+      struct pit_membership one;
+      if ((rc = pit_membership_parse(&one, tok, e)) < 0)
+        return rc;
+      for (int i = 0; i < one.n && rc == 0; i++)
+        rc = pit_membership_add(m, one.m[i].itype, one.m[i].nodes, -1, e);
+    }
+    if (rc < 0)
+      return rc;
+  }
+  if (m->n == 0)
+    return pit_err_set(e, PIT_EARG, "an empty membership '%s'", text);
+  return 0;
+}
+
+int pit_membership_count(const struct pit_membership *m, const char *itype) {
+  int k = 0;
+  for (int i = 0; i < m->n; i++)
+    if (strcmp(m->m[i].itype, itype) == 0)
+      k += m->m[i].nodes;
+  return k;
+}

@@ -1,0 +1,113 @@
+/* procs.c — what the controller needs of processes beyond starting them:
+ * signalling the processes of a workload that asked for a signal, killing
+ * what a cgroup holds, reading small /proc and /sys files.
+ * Invariant: only processes of the given group or file are touched. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control/control_impl.h"
+
+int ctl_read_small(const char *path, char *buf, size_t n) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  size_t at = 0;
+  while (at + 1 < n) {
+    ssize_t k = read(fd, buf + at, n - 1 - at);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      break;
+    at += (size_t)k;
+  }
+  close(fd);
+  buf[at] = 0;
+  return 0;
+}
+
+/* pgrp of pid from /proc/PID/stat (field 5, after the parenthesised name). */
+static pid_t pgrp_of(pid_t pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  if (ctl_read_small(path, buf, sizeof buf) < 0)
+    return -1;
+  char *p = strrchr(buf, ')');
+  int ppid, pgrp;
+  char state;
+  if (!p || sscanf(p + 1, " %c %d %d", &state, &ppid, &pgrp) != 3 || state == 'Z')
+    return -1;
+  return pgrp;
+}
+
+static int catches(pid_t pid, int sig) {
+  char path[64], buf[4096];
+  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  if (ctl_read_small(path, buf, sizeof buf) < 0)
+    return 0;
+  char *p = strstr(buf, "SigCgt:");
+  if (!p)
+    return 0;
+  unsigned long long mask = strtoull(p + 7, NULL, 16);
+  return (int)((mask >> (sig - 1)) & 1);
+}
+
+int ctl_signal_catchers(pid_t pgid, int sig) {
+  DIR *d = opendir("/proc");
+  if (!d)
+    return 0;
+  int n = 0;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (!isdigit((unsigned char)de->d_name[0]))
+      continue;
+    pid_t pid = (pid_t)atoi(de->d_name);
+    if (pgrp_of(pid) == pgid && catches(pid, sig) && kill(pid, sig) == 0)
+      n++;
+  }
+  closedir(d);
+  return n;
+}
+
+static int kill_listed_once(const char *file, int sig) {
+  char buf[65536];
+  if (ctl_read_small(file, buf, sizeof buf) < 0)
+    return 0;
+  int n = 0;
+  for (char *s = buf; *s;) {
+    char *end;
+    long pid = strtol(s, &end, 10);
+    if (end == s)
+      break;
+    if (pid > 1 && kill((pid_t)pid, sig) == 0)
+      n++;
+    s = end;
+    while (*s == '\n' || *s == ' ')
+      s++;
+  }
+  return n;
+}
+
+int ctl_kill_listed(const char *procs_file, double grace_s) {
+  if (kill_listed_once(procs_file, SIGTERM) == 0)
+    return 0;
+  for (double waited = 0; waited < grace_s; waited += 0.02) {
+    usleep(20000);
+    if (kill_listed_once(procs_file, 0) == 0)
+      return 0;
+  }
+  kill_listed_once(procs_file, SIGKILL);
+  for (int i = 0; i < 100; i++) {
+    usleep(20000);
+    if (kill_listed_once(procs_file, 0) == 0)
+      return 0;
+  }
+  return kill_listed_once(procs_file, 0);
+}

@@ -1,0 +1,40 @@
+/* provider.c — the provider registry: one table of the implementations
+ * (`local` today; ssh, slurm, command and the simulator's fit the same ops).
+ * Invariant: a provider is used only between a successful open and close. */
+#include <string.h>
+
+#include "control/control_impl.h"
+
+static const struct pit_provider_ops *const providers[] = {&pit_provider_local};
+
+const struct pit_provider_ops *pit_provider_find(const char *name) {
+  for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++)
+    if (strcmp(providers[i]->name, name) == 0)
+      return providers[i];
+  return NULL;
+}
+
+const char *pit_provider_names(void) { return "local"; }
+
+int pit_provider_open(struct pit_provider *p, const char *name, const struct pit_provider_conf *conf,
+                      struct pit_err *e) {
+  memset(p, 0, sizeof *p);
+  const struct pit_provider_ops *ops = pit_provider_find(name);
+  if (!ops) {
+    pit_err_set(e, PIT_EARG, "unknown provider '%s'", name);
+    pit_err_hint(e, "providers: %s", pit_provider_names());
+    return PIT_EARG;
+  }
+  p->ops = ops;
+  p->conf = *conf;
+  int rc = ops->open(p, e);
+  if (rc < 0)
+    p->ops = NULL;
+  return rc;
+}
+
+void pit_provider_close(struct pit_provider *p) {
+  if (p->ops && p->ops->close)
+    p->ops->close(p);
+  p->ops = NULL;
+}

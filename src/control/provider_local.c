@@ -1,0 +1,390 @@
+/* provider_local.c — the `local` provider: nodes are CPU sets of this machine.
+ * A node of type T gets T's `cpus` CPUs (from the catalog; CPUs this process
+ * may run on, not used by another node of the run) and, when T has a
+ * cpu_quota below its CPUs, a cgroup with that CPU quota, so a slower
+ * instance type is emulated by the kernel's scheduler, never by the workload
+ * sleeping. Ranks join a node through `pitstop node-exec` (pin + join cgroup,
+ * then exec).
+ *
+ * State: one file per live node in STATE_DIR/nodes/ID.node ("itype cpus quota
+ * cgroup price"), written atomically before start returns and removed after
+ * the node is stopped, so a restarted controller lists exactly what exists;
+ * cgroups are named pitstop.RUN.K, so one a crash left without its file is
+ * listed too (as a node to stop). Without root or a cgroup CPU controller the
+ * provider says quotas are unavailable (once) and runs without them. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "control/control_impl.h"
+
+#define CG_V1 "/sys/fs/cgroup/cpu"
+#define CG_V2 "/sys/fs/cgroup"
+
+struct local {
+  int ncpu;
+  int cpu[CPU_SETSIZE];
+  int cg;                /* 0 none, 1 cgroup v1 cpu controller, 2 cgroup v2 */
+  int warned;
+  char wrap_cpus[64], wrap_cg[256];
+};
+
+static int cg_detect(void) {
+  if (geteuid() != 0)
+    return 0;
+  if (access(CG_V1 "/cgroup.procs", W_OK) == 0 && access(CG_V1 "/cpu.cfs_quota_us", F_OK) == 0)
+    return 1;
+  char buf[256];
+  if (ctl_read_small(CG_V2 "/cgroup.subtree_control", buf, sizeof buf) == 0 && strstr(buf, "cpu"))
+    return 2;
+  return 0;
+}
+
+static int l_open(struct pit_provider *p, struct pit_err *e) {
+  struct local *l = calloc(1, sizeof *l);
+  if (!l)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) < 0) {
+    free(l);
+    return pit_err_errno(e, PIT_EIO, "cannot read this process's CPU affinity");
+  }
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &set))
+      l->cpu[l->ncpu++] = c;
+  l->cg = cg_detect();
+  p->impl = l;
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/nodes", p->conf.state_dir);
+  return pit_mkdir_p(dir, e);
+}
+
+static void l_close(struct pit_provider *p) {
+  free(p->impl);
+  p->impl = NULL;
+}
+
+/* cpus and quota of a local type: the catalog's cpus and cpu_quota columns
+ * (quota in cores' worth: cpus × cpu_quota). */
+static int local_spec(struct pit_provider *p, const char *itype, int *cpus, double *quota, double *price,
+                      struct pit_err *e) {
+  const struct pit_itype *t = p->conf.catalog ? pit_catalog_find(p->conf.catalog, itype) : NULL;
+  if (!t)
+    return pit_err_set(e, PIT_ENOTFOUND, "instance type '%s' is not in the catalog", itype);
+  if (t->cpus < 1) {
+    pit_err_set(e, PIT_EARG, "instance type '%s' cannot be emulated by the local provider", itype);
+    pit_err_hint(e, "the catalog's cpus (and cpu_quota) columns say how a local type is emulated");
+    return PIT_EARG;
+  }
+  *cpus = t->cpus;
+  *quota = isnan(t->cpu_quota) || t->cpu_quota >= 1 ? 0 : t->cpu_quota * t->cpus;
+  *price = t->price_h;
+  return 0;
+}
+
+static void node_path(struct pit_provider *p, const char *id, char *buf, size_t n) {
+  snprintf(buf, n, "%s/nodes/%s.node", p->conf.state_dir, id);
+}
+
+static int read_node(struct pit_provider *p, const char *id, struct pit_node *n) {
+  char path[1024], buf[1024];
+  node_path(p, id, path, sizeof path);
+  if (ctl_read_small(path, buf, sizeof buf) < 0)
+    return -1;
+  memset(n, 0, sizeof *n);
+  snprintf(n->id, sizeof n->id, "%s", id);
+  char cg[256] = "";
+  if (sscanf(buf, "%63s %63s %lf %255s %lf", n->itype, n->cpus, &n->cpu_quota, cg, &n->price_h) != 5)
+    return -1;
+  if (strcmp(cg, "-") != 0)
+    snprintf(n->cgroup, sizeof n->cgroup, "%s", cg);
+  snprintf(n->host, sizeof n->host, "localhost");
+  n->slots = p->conf.slots > 0 ? p->conf.slots : 1;
+  n->state = PIT_NODE_READY;
+  n->t_start = n->t_ready = n->t_stop = NAN;
+  return 0;
+}
+
+static int l_list(struct pit_provider *p, struct pit_node **out, int *nout, struct pit_err *e) {
+  *out = NULL;
+  *nout = 0;
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/nodes", p->conf.state_dir);
+  int cap = 0, n = 0;
+  struct pit_node *v = NULL;
+  DIR *d = opendir(dir);
+  if (!d)
+    return errno == ENOENT ? 0 : pit_err_errno(e, PIT_EIO, "cannot list '%s'", dir);
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    size_t len = strlen(de->d_name);
+    if (len < 6 || strcmp(de->d_name + len - 5, ".node") != 0 || len - 5 >= PIT_NAME_MAX)
+      continue;
+    char id[PIT_NAME_MAX];
+    snprintf(id, sizeof id, "%.*s", (int)(len - 5), de->d_name);
+    if (n == cap) {
+      cap = cap ? 2 * cap : 8;
+      struct pit_node *g = realloc(v, (size_t)cap * sizeof *v);
+      if (!g) {
+        closedir(d);
+        free(v);
+        return pit_err_set(e, PIT_ENOMEM, "out of memory");
+      }
+      v = g;
+    }
+    if (read_node(p, id, &v[n]) == 0)
+      n++;
+  }
+  closedir(d);
+  /* cgroups of this run that no state file names (a crash between mkdir and the file) */
+  struct local *l = p->impl;
+  if (l->cg) {
+    const char *root = l->cg == 1 ? CG_V1 : CG_V2;
+    char prefix[PIT_NAME_MAX + 16];
+    snprintf(prefix, sizeof prefix, "pitstop.%s.", p->conf.run);
+    if ((d = opendir(root))) {
+      while ((de = readdir(d))) {
+        if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+          continue;
+        char cg[512];
+        snprintf(cg, sizeof cg, "%s/%s", root, de->d_name);
+        int known = 0;
+        for (int i = 0; i < n; i++)
+          known |= strcmp(v[i].cgroup, cg) == 0;
+        if (known)
+          continue;
+        if (n == cap) {
+          cap = cap ? 2 * cap : 8;
+          struct pit_node *g = realloc(v, (size_t)cap * sizeof *v);
+          if (!g)
+            break;
+          v = g;
+        }
+        memset(&v[n], 0, sizeof v[n]);
+        snprintf(v[n].id, sizeof v[n].id, "%.63s", de->d_name + 8);
+        snprintf(v[n].cgroup, sizeof v[n].cgroup, "%.255s", cg);
+        snprintf(v[n].itype, sizeof v[n].itype, "?");
+        v[n].state = PIT_NODE_LOST;
+        v[n].t_start = v[n].t_ready = v[n].t_stop = NAN;
+        n++;
+      }
+      closedir(d);
+    }
+  }
+  *out = v;
+  *nout = n;
+  return 0;
+}
+
+static int write_file(const char *path, const char *text, struct pit_err *e) {
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return pit_err_errno(e, PIT_EIO, "cannot open '%s'", path);
+  int bad = fputs(text, f) < 0;
+  bad |= fclose(f) != 0;
+  return bad ? pit_err_errno(e, PIT_EIO, "cannot write '%s'", path) : 0;
+}
+
+static int make_cgroup(struct local *l, const char *dir, double quota, struct pit_err *e) {
+  if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+    return pit_err_errno(e, PIT_EIO, "cannot create the cgroup '%s'", dir);
+  char path[512], val[64];
+  long q = lround(quota * 100000.0);
+  if (l->cg == 1) {
+    snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
+    int rc = write_file(path, "100000", e);
+    snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
+    snprintf(val, sizeof val, "%ld", q);
+    if (rc == 0)
+      rc = write_file(path, val, e);
+    return rc;
+  }
+  snprintf(path, sizeof path, "%s/cpu.max", dir);
+  snprintf(val, sizeof val, "%ld 100000", q);
+  return write_file(path, val, e);
+}
+
+static int l_stop(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {
+  int rc = 0;
+  if (n->cgroup[0]) {
+    char procs[512];
+    snprintf(procs, sizeof procs, "%s/cgroup.procs", n->cgroup);
+    if (ctl_kill_listed(procs, 2.0) > 0)
+      rc = pit_err_set(e, PIT_ESTATE, "node %s: processes in '%s' survive SIGKILL", n->id, n->cgroup);
+    for (int i = 0; i < 50 && rmdir(n->cgroup) < 0 && errno == EBUSY; i++)
+      usleep(20000);
+    if (access(n->cgroup, F_OK) == 0 && rc == 0)
+      rc = pit_err_errno(e, PIT_EIO, "node %s: cannot remove the cgroup '%s'", n->id, n->cgroup);
+  }
+  char path[1024];
+  node_path(p, n->id, path, sizeof path);
+  if (unlink(path) < 0 && errno != ENOENT && rc == 0)
+    rc = pit_err_errno(e, PIT_EIO, "cannot remove '%s'", path);
+  return rc;
+}
+
+static int l_start(struct pit_provider *p, const char *itype, struct pit_node *n, struct pit_err *e) {
+  struct local *l = p->impl;
+  int cpus = 1;
+  double quota = 0, price = 0;
+  int rc = local_spec(p, itype, &cpus, &quota, &price, e);
+  if (rc < 0)
+    return rc;
+  struct pit_node *live;
+  int nlive;
+  if ((rc = l_list(p, &live, &nlive, e)) < 0)
+    return rc;
+  /* free CPUs and the first free index */
+  char used[CPU_SETSIZE] = {0};
+  int taken_idx[1024] = {0};
+  for (int i = 0; i < nlive; i++) {
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, "%s", live[i].cpus);
+    char *save = NULL;
+    for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+      int c = atoi(t);
+      if (c >= 0 && c < CPU_SETSIZE)
+        used[c] = 1;
+    }
+    const char *dot = strrchr(live[i].id, '.');
+    int k = dot ? atoi(dot + 1) : -1;
+    if (k >= 0 && k < 1024)
+      taken_idx[k] = 1;
+  }
+  free(live);
+  char list[64] = "";
+  int got = 0;
+  for (int i = 0; i < l->ncpu && got < cpus; i++) {
+    if (used[l->cpu[i]])
+      continue;
+    size_t at = strlen(list);
+    snprintf(list + at, sizeof list - at, "%s%d", got ? "," : "", l->cpu[i]);
+    got++;
+  }
+  if (got < cpus) {
+    int nfree = 0;
+    for (int i = 0; i < l->ncpu; i++)
+      nfree += !used[l->cpu[i]];
+    pit_err_set(e, PIT_ESTATE,
+                "the local provider cannot start a node of type %s: it needs %d CPU(s), %d of the %d this "
+                "process may use are free",
+                itype, cpus, nfree, l->ncpu);
+    pit_err_hint(e, "fewer nodes, or a type with fewer CPUs (see the catalog's cpus column)");
+    return PIT_ESTATE;
+  }
+  int k = 0;
+  while (k < 1023 && taken_idx[k])
+    k++;
+  memset(n, 0, sizeof *n);
+  snprintf(n->id, sizeof n->id, "%.40s.%d", p->conf.run, k);
+  snprintf(n->itype, sizeof n->itype, "%s", itype);
+  snprintf(n->host, sizeof n->host, "localhost");
+  snprintf(n->cpus, sizeof n->cpus, "%s", list);
+  n->cpu_quota = quota;
+  n->price_h = price;
+  n->slots = p->conf.slots > 0 ? p->conf.slots : 1;
+  n->state = PIT_NODE_READY;
+  if (quota > 0 && l->cg) {
+    snprintf(n->cgroup, sizeof n->cgroup, "%s/pitstop.%s", l->cg == 1 ? CG_V1 : CG_V2, n->id);
+    if ((rc = make_cgroup(l, n->cgroup, quota, e)) < 0) {
+      rmdir(n->cgroup);
+      return rc;
+    }
+  } else if (quota > 0 && !l->warned && p->conf.warn) {
+    l->warned = 1;
+    struct pit_err w;
+    pit_err_clear(&w);
+    pit_err_set(&w, PIT_ESTATE, "CPU quotas are unavailable here (they need root and a cgroup cpu controller): "
+                                "slower local types run at full speed");
+    p->conf.warn(p->conf.warn_ctx, &w);
+  }
+  char path[1024], text[512];
+  node_path(p, n->id, path, sizeof path);
+  snprintf(text, sizeof text, "%s %s %.9g %s %.9g\n", n->itype, n->cpus, n->cpu_quota,
+           n->cgroup[0] ? n->cgroup : "-", n->price_h);
+  if ((rc = pit_file_write_atomic(path, text, strlen(text), e)) < 0) {
+    if (n->cgroup[0])
+      rmdir(n->cgroup);
+    return rc;
+  }
+  return 0;
+}
+
+static int l_health(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {
+  if (n->cgroup[0] && access(n->cgroup, F_OK) < 0)
+    return pit_err_set(e, PIT_ESTATE, "node %s: its cgroup '%s' is gone", n->id, n->cgroup);
+  (void)p;
+  return 0;
+}
+
+static int l_wrap(struct pit_provider *p, const struct pit_node *n, const char **argv, int cap, int *nout,
+                  struct pit_err *e) {
+  struct local *l = p->impl;
+  if (cap < 7)
+    return pit_err_set(e, PIT_EARG, "%s:%d: wrap needs 7 slots", __FILE__, __LINE__);
+  snprintf(l->wrap_cpus, sizeof l->wrap_cpus, "%s", n->cpus);
+  snprintf(l->wrap_cg, sizeof l->wrap_cg, "%s", n->cgroup);
+  int k = 0;
+  argv[k++] = p->conf.self_exe;
+  argv[k++] = "node-exec";
+  argv[k++] = "--cpus";
+  argv[k++] = l->wrap_cpus;
+  if (n->cgroup[0]) {
+    argv[k++] = "--cgroup";
+    argv[k++] = l->wrap_cg;
+  }
+  argv[k++] = "--";
+  *nout = k;
+  return 0;
+}
+
+const struct pit_provider_ops pit_provider_local = {
+    .name = "local",
+    .help = "nodes are CPU sets of this machine; slower types are cgroup CPU quotas",
+    .open = l_open,
+    .start = l_start,
+    .stop = l_stop,
+    .list = l_list,
+    .health = l_health,
+    .wrap = l_wrap,
+    .close = l_close,
+};
+
+int pit_node_enter(const char *cpus, const char *cgroup, struct pit_err *e) {
+  if (cpus && *cpus) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", cpus);
+    char *save = NULL;
+    for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+      int64_t c;
+      if (pit_parse_i64(t, &c) < 0 || c < 0 || c >= CPU_SETSIZE)
+        return pit_err_set(e, PIT_EARG, "'%s' is not a CPU list", cpus);
+      CPU_SET((int)c, &set);
+    }
+    if (sched_setaffinity(0, sizeof set, &set) < 0)
+      return pit_err_errno(e, PIT_EIO, "cannot pin to CPUs %s", cpus);
+  }
+  if (cgroup && *cgroup) {
+    char path[512], pid[32];
+    snprintf(path, sizeof path, "%s/cgroup.procs", cgroup);
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    FILE *f = fopen(path, "w");
+    if (!f)
+      return pit_err_errno(e, PIT_EIO, "cannot join the cgroup '%s'", cgroup);
+    int bad = fputs(pid, f) < 0;
+    bad |= fclose(f) != 0;
+    if (bad)
+      return pit_err_errno(e, PIT_EIO, "cannot join the cgroup '%s'", cgroup);
+  }
+  return 0;
+}

@@ -1,0 +1,127 @@
+/* predict.c — the job-time formula of DESIGN.md as one plain function, with
+ * its 95% interval and the remaining time of a run in progress (the cost of
+ * a predicted time is pit_catalog_cost's, catalog.h).
+ *
+ *   T = T_start + T_init + N_iter·t_p + N_epoch·(T_val + T_epoch_edge) + N_ckpt·T_ckpt
+ *
+ * Counts: N_iter = ⌈epochs·ipe⌉, ⌈iters⌉ or ⌈samples/batch⌉; N_epoch = the
+ * epochs asked for, else ⌈N_iter/ipe⌉ (0 without ipe); N_ckpt =
+ * ⌊N_iter/ckpt_every⌋; validations: N_epoch when val_every_epoch, else 0.
+ *
+ * Interval (docs/predict.md): every term's error is systematic (the same t_p
+ * error repeats in every iteration), so half-widths add linearly, not in
+ * quadrature: half = N_rem·(t_p_half + r·t_p) + Σ count·term_half, where
+ * N_rem are the iterations not done yet and r, the drift allowance, is
+ * drift_allow + d·(measured + N_rem)/2 (drift_allow for iterations nobody
+ * has timed; d the measured drift beyond its noise, max(0, |drift| −
+ * 2·drift_se), extrapolated linearly from the middle of the measured span to
+ * the middle of the rest). The centre is not moved by the drift: a slope
+ * from a short series is mostly noise. Lower ends are clamped at 0.
+ *
+ * A run in progress: T = elapsed_s + remaining, where remaining
+ * counts the iterations, epoch ends and checkpoints not done yet (start and
+ * init only when nothing is done); elapsed_s is exact unless elapsed_untimed
+ * says how much more it may have been (the upper end grows by that much).
+ *
+ * Worked example (tests/predict/test_predict.c checks it):
+ *   t_p = 0.300 s ± 0.006, 200 measured, drift unknown, drift_allow 0.05,
+ *   500 iterations per epoch, 3 epochs, validation 4 s ± 0.4 each epoch,
+ *   epoch edge 0.5 s ± 0.1, init 10 s ± 1, no start, checkpoint every 1000
+ *   iterations 2 s ± 0.2:
+ *   N_iter = 1500, N_epoch = 3, N_ckpt = 1;
+ *   T = 10 + 1500·0.3 + 3·(4 + 0.5) + 1·2 = 475.5 s;
+ *   half = 1500·(0.006 + 0.05·0.3) + 3·(0.4 + 0.1) + 0.2 + 1 = 34.2 s
+ *   → [441.3, 509.7]; one epoch = 500·0.3 + 0.5 = 150.5 s ± 10.6.
+ *   After 700 iterations and 230 s: remaining = 800·0.3 + 2·4.5 + 1·2 = 251 s
+ *   ± (800·0.021 + 2·0.5 + 0.2) = 18 s; T = 481 s [463, 499].
+ *   On two nodes at $0.17/h billed per second (minimum 60 s), pit_catalog_cost
+ *   of 475.5 s = 2 · 0.17 · 476 / 3600 = $0.04496.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "pitstop/predict.h"
+
+static double val0(double v) { return isfinite(v) ? v : 0; }
+static double tmean(struct pit_term t) { return val0(t.mean); }
+static double thalf(struct pit_term t) { return isfinite(t.mean) ? val0(t.half) : 0; }
+
+void pit_predict_in_init(struct pit_predict_in *in) {
+  memset(in, 0, sizeof *in);
+  struct pit_term none = {NAN, NAN};
+  in->tp = in->tp_half = in->drift = in->drift_se = in->drift_allow = in->iters_per_epoch = NAN;
+  in->start = in->init = in->val = in->epoch_edge = in->ckpt = none;
+  in->unit = PIT_JOB_EPOCHS;
+}
+
+int pit_predict(const struct pit_predict_in *in, struct pit_prediction *out, struct pit_err *e) {
+  memset(out, 0, sizeof *out);
+  out->epoch_s = out->epoch_lo = out->epoch_hi = NAN;
+  if (!(in->tp > 0))
+    return pit_err_set(e, PIT_EARG, "no PIT time to predict from (too few iterations)");
+  if (!(in->size > 0) || !isfinite(in->size))
+    return pit_err_set(e, PIT_EARG, "job size must be positive");
+  double ipe = in->iters_per_epoch;
+  int have_ipe = ipe >= 1 && isfinite(ipe);
+  switch (in->unit) {
+  case PIT_JOB_EPOCHS:
+    if (!have_ipe)
+      return pit_err_set(e, PIT_EARG, "a job sized in epochs needs the iterations per epoch");
+    out->n_iter = (int64_t)ceil(in->size * ipe - 1e-9);
+    out->n_epoch = (int64_t)ceil(in->size - 1e-9);
+    break;
+  case PIT_JOB_SAMPLES:
+    if (in->batch <= 0)
+      return pit_err_set(e, PIT_EARG, "a job sized in samples needs the global batch");
+    out->n_iter = (int64_t)ceil(in->size / (double)in->batch - 1e-9);
+    break;
+  case PIT_JOB_ITERS:
+    out->n_iter = (int64_t)ceil(in->size - 1e-9);
+    break;
+  }
+  if (in->unit != PIT_JOB_EPOCHS)
+    out->n_epoch = have_ipe ? (int64_t)ceil((double)out->n_iter / ipe - 1e-9) : 0;
+  out->n_ckpt = in->ckpt_every > 0 ? out->n_iter / in->ckpt_every : 0;
+  if (in->done_iters < 0 || in->done_iters > out->n_iter)
+    return pit_err_set(e, PIT_EARG, "%lld iterations done, beyond the job's %lld", (long long)in->done_iters,
+                       (long long)out->n_iter);
+
+  double allow = isfinite(in->drift_allow) ? in->drift_allow : PIT_PREDICT_DRIFT_ALLOW;
+  double d = isfinite(in->drift) ? fabs(in->drift) - 2 * val0(in->drift_se) : 0, m = (double)(in->measured > 0 ? in->measured : 0);
+  if (d < 0)
+    d = 0;
+  double tp = in->tp, tph = val0(in->tp_half);
+  /* one epoch on its own */
+  if (have_ipe) {
+    double r = allow + d * (m + ipe) / 2;
+    out->epoch_s = ipe * tp + tmean(in->epoch_edge);
+    double h = ipe * (tph + r * tp) + thalf(in->epoch_edge);
+    out->epoch_lo = out->epoch_s - h > 0 ? out->epoch_s - h : 0;
+    out->epoch_hi = out->epoch_s + h;
+  }
+  /* what remains */
+  int64_t nrem = out->n_iter - in->done_iters;
+  int64_t ep_done = have_ipe ? (int64_t)floor((double)in->done_iters / ipe + 1e-9) : 0;
+  int64_t ck_done = in->ckpt_every > 0 ? in->done_iters / in->ckpt_every : 0;
+  double ep_rem = (double)(out->n_epoch > ep_done ? out->n_epoch - ep_done : 0);
+  double ck_rem = (double)(out->n_ckpt - ck_done);
+  double nval = in->val_every_epoch ? ep_rem : 0;
+  int started = in->done_iters > 0 || in->elapsed_s > 0;
+  double r = nrem > 0 ? allow + d * (m + (double)nrem) / 2 : 0;
+  out->drift_rel = r;
+  double rem = (double)nrem * tp + nval * tmean(in->val) + ep_rem * tmean(in->epoch_edge) + ck_rem * tmean(in->ckpt);
+  double half = (double)nrem * (tph + r * tp) + nval * thalf(in->val) + ep_rem * thalf(in->epoch_edge) +
+                ck_rem * thalf(in->ckpt);
+  if (!started) {
+    rem += tmean(in->start) + tmean(in->init);
+    half += thalf(in->start) + thalf(in->init);
+  }
+  out->remaining_s = rem;
+  out->remaining_lo = rem - half > 0 ? rem - half : 0;
+  out->remaining_hi = rem + half;
+  double el = val0(in->elapsed_s);
+  out->total_s = el + rem;
+  out->lo = el + out->remaining_lo;
+  out->hi = el + out->remaining_hi + (in->elapsed_untimed > 0 ? in->elapsed_untimed : 0);
+  return 0;
+}

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# ctest: slow
+# run_local.sh — `pitstop run` on the local provider, as issue 13 asks:
+#  1. nothing lost: a pitstop train job resized 1 → 2 (one of them a cgroup-quota node) → 1
+#     by a schedule has contiguous steps, the uninterrupted run's sample digest at every
+#     step (so each sample of each epoch is used exactly once) and its final parameters;
+#  2. a rank SIGKILLed mid-run: the generation restarts from the last checkpoint, the
+#     stored steps stay contiguous, the parameters still match;
+#  3. the controller SIGKILLed mid-generation and started again: it stops the orphaned
+#     workload, adopts its nodes, never starts a node twice, and finishes the job;
+#  4. bad input: one clear message, non-zero exit, no process or cgroup left behind.
+set -euo pipefail
+. "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
+T=$(mktemp -d)
+leftovers() { # processes and cgroups of this test's runs
+  { pgrep -af -- "--run tr[0-9]" || true; pgrep -af "sleep 1234" || true; ls /sys/fs/cgroup/cpu 2> /dev/null | grep "^pitstop\.tr" || true; } | grep -v pgrep || true
+}
+cleanup() {
+  pkill -9 -f -- "--run tr[0-9]" 2> /dev/null || true
+  pkill -9 -f "sleep 1234" 2> /dev/null || true
+  for d in /sys/fs/cgroup/cpu/pitstop.tr*; do [ -d "$d" ] && rmdir "$d" 2> /dev/null; done || true
+  rm -rf "$T"
+}
+trap cleanup EXIT
+cat > "$T/cat.tsv" << 'CAT'
+itype      vcpus  cpus  cpu_quota  price_h  billing_s  min_s
+local-1    1      1     -          0.10     1          0
+local-0.4  1      1     40%        0.10     1          0
+CAT
+common=(--model cnn --data synthetic --batch-size 32 --threads 1 --seed 5 --lr 0.01 --lr-schedule constant
+        --no-validation --limit 400 --epochs 0 --backend ref)
+before=$(leftovers)
+
+# ---- 1. resized 1 → 2 → 1 by a schedule
+"$PITSTOP" train "${common[@]}" --max-iters 120 --out "$T/u" --events "$T/u.jsonl" --quiet > /dev/null
+"$PITSTOP" run --catalog "$T/cat.tsv" --checkpoint-dir "$T/r1" --run tr1 --quiet \
+  --schedule 40:local-1:1+local-0.4:1,80:local-1:1 "${common[@]}" --max-iters 120 > "$T/r1.txt"
+$PY - "$T/u.jsonl" "$T/r1/events.jsonl" 400 120 << 'PYEOF'
+import json, sys
+u = [json.loads(l) for l in open(sys.argv[1])]
+r = [json.loads(l) for l in open(sys.argv[2])]
+nsamples, niters = int(sys.argv[3]), int(sys.argv[4])
+ui = {x["step"]: x for x in u if x["type"] == "iter"}
+ri = [x for x in r if x["type"] == "iter"]
+steps = [x["step"] for x in ri]
+assert steps == list(range(niters)), f"steps not contiguous: {steps[:5]}...{steps[-5:]} ({len(steps)})"
+for x in ri:
+    assert x["samples_digest"] == ui[x["step"]]["samples_digest"], f"step {x['step']}: other samples than the uninterrupted run"
+    assert x["run"] == "tr1"
+# each epoch's digests add up to the whole dataset's (every sample exactly once)
+M = (1 << 64) - 1
+def mix(i):
+    z = (i + 0x9e3779b97f4a7c15) & M
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M
+    return z ^ (z >> 31)
+whole = sum(mix(i) for i in range(nsamples)) & M
+by_epoch = {}
+for x in ri:
+    by_epoch.setdefault(x["epoch"], []).append(x)
+full = 0
+for ep, xs in by_epoch.items():
+    if len(xs) == 13:
+        full += 1
+        assert sum(int(x["samples_digest"], 16) for x in xs) & M == whole, f"epoch {ep}: samples missing or repeated"
+assert full >= 8, full
+gens = sorted({x["gen"] for x in ri})
+assert gens == [0, 1, 2], gens
+assert all(len(x["compute_s"]) == 2 for x in ri if x["gen"] == 1)
+assert all(len(x["compute_s"]) == 1 for x in ri if x["gen"] != 1)
+ck = [x for x in r if x["type"] == "checkpoint"]
+dec = [x for x in r if x["type"] == "decision"]
+assert len(dec) == 2, dec
+nodes = [x for x in r if x["type"] == "node"]
+starts = [x["node"] for x in nodes if x["action"] == "start"]
+stops = [x["node"] for x in nodes if x["action"] == "stop"]
+assert sorted(starts) == sorted(stops) and len(set(starts)) == len(starts), (starts, stops)
+print(f"resize: {niters} contiguous steps over generations {gens}, the uninterrupted run's samples at every "
+      f"step, {full} whole epochs each using every sample once, {len(starts)} nodes started and stopped")
+print(ck[-1]["path"])
+PYEOF
+last=$(grep '"checkpoint"' "$T/r1/events.jsonl" | tail -1 | $PY -c 'import json,sys; print(json.loads(sys.stdin.read())["path"])')
+$CKPT compare "$T/u/checkpoint.pit" "$last" 1e-5 || fail "the resized run's parameters differ from the uninterrupted run's"
+grep -q "gen 0 → 1" "$T/r1.txt" || fail "no resize in the report: $(cat "$T/r1.txt")"
+
+# wait_for FILE PATTERN TRIES: until FILE holds a line matching PATTERN
+wait_for() {
+  for _ in $(seq 1 "$3"); do
+    grep -q "$2" "$1" 2> /dev/null && return 0
+    sleep 0.1
+  done
+  fail "timed out waiting for $2 in $1"
+}
+
+# ---- 2. a rank SIGKILLed mid-run (the same 2 nodes before and after: bit-identical parameters)
+mpirun_local 2 "$PITSTOP" train "${common[@]}" --max-iters 600 --out "$T/u2" --quiet > /dev/null
+"$PITSTOP" run --catalog "$T/cat.tsv" --checkpoint-dir "$T/r2" --run tr2 --quiet --nodes 2 \
+  "${common[@]}" --max-iters 600 --checkpoint-every 50 > "$T/r2.txt" 2> "$T/r2.err" &
+ctl=$!
+wait_for "$T/r2/events.jsonl" '"checkpoint"' 600
+victim=$(pgrep -f -- "train .*--run tr2" | tail -1)
+kill -9 "$victim"
+wait $ctl || fail "the run did not survive a killed rank: $(cat "$T/r2.err")"
+grep -q "restart 1 of" "$T/r2.err" || fail "no restart said: $(cat "$T/r2.err")"
+$PY - "$T/r2/events.jsonl" 600 << 'PYEOF'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+steps = [x["step"] for x in r if x["type"] == "iter"]
+assert steps == list(range(int(sys.argv[2]))), f"steps not contiguous after a killed rank ({len(steps)})"
+print(f"killed rank: {len(steps)} contiguous steps, generations {sorted({x['gen'] for x in r})}")
+PYEOF
+last=$(grep '"checkpoint"' "$T/r2/events.jsonl" | tail -1 | $PY -c 'import json,sys; print(json.loads(sys.stdin.read())["path"])')
+$CKPT same "$T/u2/checkpoint.pit" "$last" || fail "parameters differ after a killed rank (same membership: must be bit-identical)"
+echo "killed rank: parameters bit-identical to the uninterrupted 2-rank run"
+
+# ---- 3. the controller SIGKILLed mid-generation, then started again
+run3=(run --catalog "$T/cat.tsv" --checkpoint-dir "$T/r3" --run tr3 --quiet --nodes local-1:1+local-0.4:1
+      "${common[@]}" --max-iters 600 --checkpoint-every 50)
+"$PITSTOP" "${run3[@]}" > /dev/null 2> "$T/r3a.err" &
+ctl=$!
+wait_for "$T/r3/events.jsonl" '"checkpoint"' 600
+kill -9 $ctl
+wait $ctl 2> /dev/null || true
+pgrep -f -- "train .*--run tr3" > /dev/null || fail "the workload did not outlive its controller (nothing to reconcile)"
+"$PITSTOP" "${run3[@]}" > "$T/r3.txt" 2> "$T/r3b.err" || fail "the restarted controller failed: $(cat "$T/r3b.err")"
+grep -q "adopted node" "$T/r3b.err" || fail "the restarted controller adopted no node: $(cat "$T/r3b.err")"
+grep -q "stopped the workload" "$T/r3b.err" || fail "the orphaned workload was not stopped: $(cat "$T/r3b.err")"
+$PY - "$T/r3/events.jsonl" 600 << 'PYEOF'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+steps = [x["step"] for x in r if x["type"] == "iter"]
+assert steps == list(range(int(sys.argv[2]))), f"steps not contiguous after a controller crash ({len(steps)})"
+live = set()
+for x in r:
+    if x["type"] != "node":
+        continue
+    if x["action"] == "start":
+        assert x["node"] not in live, f"node {x['node']} started twice"
+        live.add(x["node"])
+    elif x["action"] in ("stop", "lost"):
+        live.discard(x["node"])
+assert not live, f"nodes never stopped: {live}"
+print(f"controller crash: {len(steps)} contiguous steps, no node started twice, every node stopped")
+PYEOF
+[ -z "$(ls "$T/r3/nodes")" ] || fail "the provider still lists nodes: $(ls "$T/r3/nodes")"
+
+# ---- 4. bad input
+bad() { # expected-message args...
+  local want=$1
+  shift
+  if "$PITSTOP" "$@" > "$T/bad.out" 2> "$T/bad.err"; then fail "accepted: $*"; fi
+  grep -q -- "$want" "$T/bad.err" || fail "'$*' said: $(cat "$T/bad.err") (wanted: $want)"
+  echo "bad input ok: $(head -1 "$T/bad.err")"
+}
+bad "unknown provider 'cloud9'" run --provider cloud9 --run tr4 --checkpoint-dir "$T/b" "${common[@]}" --max-iters 10
+bad "MIN 3 is above MAX 2" run --nnodes 3:2 --catalog "$T/cat.tsv" --run tr4 --checkpoint-dir "$T/b" "${common[@]}"
+bad "beyond the job's 50 iterations" run --catalog "$T/cat.tsv" --run tr4 --checkpoint-dir "$T/b" \
+  --schedule 60:2 "${common[@]}" --max-iters 50
+bad "'local-9' is not in the catalog" run --catalog "$T/cat.tsv" --nodes local-9:1 --run tr4 --checkpoint-dir "$T/b" "${common[@]}"
+bad "needs 1 CPU(s)" run --catalog "$T/cat.tsv" --nodes 64 --run tr4 --checkpoint-dir "$T/b" "${common[@]}"
+bad "exited with status 1 before its first iteration" run --catalog "$T/cat.tsv" --run tr5 --checkpoint-dir "$T/b5" -- false
+bad "no iteration within 2 s" run --catalog "$T/cat.tsv" --run tr6 --checkpoint-dir "$T/b6" --start-timeout 2 \
+  --max-restarts 0 -- sleep 1234
+after=$(leftovers)
+[ "$before" = "$after" ] || fail "left behind: $after"
+[ -z "$(ls "$T/b6/nodes")" ] || fail "nodes left: $(ls "$T/b6/nodes")"
+echo "nothing left behind (processes, cgroups, nodes)"

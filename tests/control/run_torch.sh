@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# ctest: slow
+# run_torch.sh — `pitstop run` driving a user's PyTorch script: the seeds' distributed DCGAN
+# (examples/pytorch/dist_dcgan.py, docs/protocol.md) under torchrun through the per-node
+# launcher, resized 1 → 2 → 1 nodes by a schedule, against the same job on one node without a
+# resize: contiguous steps, one checkpoint per change, the same samples at every step, the same
+# losses. Skips (77) without Debian's python3-torch.
+set -euo pipefail
+. "$PIT_SOURCE_DIR/tests/protocol/common.bash"
+cat > "$T/cat.tsv" << 'CAT'
+itype      vcpus  cpus  cpu_quota  price_h  billing_s  min_s
+local-1    1      1     -          0.10     1          0
+CAT
+# the command as a user writes it: $PITSTOP_* placeholders are filled in per node by the
+# launcher (single quotes: no shell is involved, the values reach torchrun as argv)
+cmd=("$PY" -m torch.distributed.run --redirects 2 --tee 2 '--nnodes=$PITSTOP_NUM_NODES'
+     '--node_rank=$PITSTOP_NODE_RANK' --nproc_per_node=1 '--master_addr=$PITSTOP_MASTER_ADDR'
+     '--master_port=$PITSTOP_MASTER_PORT' "$DCGAN" "${TINY[@]}" --epochs 2)
+"$PITSTOP" run --catalog "$T/cat.tsv" --launcher per-node --checkpoint-dir "$T/u" --run tu --quiet \
+  -- "${cmd[@]}" > "$T/u.txt" 2> "$T/u.err" || fail "the 1-node run failed: $(cat "$T/u.err")"
+"$PITSTOP" run --catalog "$T/cat.tsv" --launcher per-node --checkpoint-dir "$T/r" --run tr --quiet \
+  --schedule 8:2,20:1 -- "${cmd[@]}" > "$T/r.txt" 2> "$T/r.err" || fail "the resized run failed: $(cat "$T/r.err")"
+"$PY" - "$T/u/events.jsonl" "$T/r/events.jsonl" << 'PYEOF'
+import json, sys
+u = [json.loads(l) for l in open(sys.argv[1])]
+r = [json.loads(l) for l in open(sys.argv[2])]
+ui = {x["step"]: x for x in u if x["type"] == "iter"}
+ri = [x for x in r if x["type"] == "iter"]
+steps = [x["step"] for x in ri]
+assert steps == list(range(40)), f"steps: {steps}"
+assert sorted(ui) == steps
+gens = sorted({x["gen"] for x in ri})
+assert gens == [0, 1, 2], gens
+worst = 0.0
+for x in ri:
+    y = ui[x["step"]]
+    assert x["samples_digest"] == y["samples_digest"], f"step {x['step']}: other samples"
+    for k in ("d", "g"):
+        a, b = x["loss"][k], y["loss"][k]
+        worst = max(worst, abs(a - b) / max(abs(b), 1e-12))
+assert worst <= 1e-5, f"loss trajectory differs: worst relative difference {worst:.3g}"
+stops = [x for x in r if x["type"] == "end" and x.get("status") == "stopped"]
+assert len(stops) == 2, f"{len(stops)} stopped generations, expected 2"
+ck_per_gen = {}
+for x in r:
+    if x["type"] == "checkpoint":
+        ck_per_gen[x["gen"]] = ck_per_gen.get(x["gen"], 0) + 1
+assert ck_per_gen.get(0) == 1 and ck_per_gen.get(1) == 1, ck_per_gen
+nodes2 = {x["node"] for x in r if x["type"] == "node" and x["action"] == "start"}
+print(f"torch DCGAN under pitstop run: 40 contiguous steps over generations {gens} on 1, 2, 1 nodes "
+      f"({len(nodes2)} nodes started), one checkpoint per change, the same samples at every step, "
+      f"losses within {worst:.2g} of the 1-node run")
+PYEOF

@@ -1,0 +1,284 @@
+/* test_predict.c — the prediction module against known answers: the worked
+ * example of predict.c (time, interval, one epoch, remaining); 300 seeded random jobs written as JSON Lines and recomputed
+ * independently by tests/predict/predict_check.py; pit_steady_check on
+ * noise (steady, with a sensible "want" before), on a 20% drift (never
+ * steady, the cap says why) and on bad options; the USL fit (exact on
+ * synthetic points, predicts 4 nodes from 1–3 within its interval, "too few
+ * points" with 2); the mixed-membership models; bad inputs. */
+#include <math.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "check.h"
+#include "pitstop/predict.h"
+
+
+static void example_in(struct pit_predict_in *in) {
+  pit_predict_in_init(in);
+  in->tp = 0.3;
+  in->tp_half = 0.006;
+  in->measured = 200;
+  in->drift_allow = 0.05;
+  in->iters_per_epoch = 500;
+  in->unit = PIT_JOB_EPOCHS;
+  in->size = 3;
+  in->val = (struct pit_term){4, 0.4};
+  in->val_every_epoch = 1;
+  in->epoch_edge = (struct pit_term){0.5, 0.1};
+  in->init = (struct pit_term){10, 1};
+  in->ckpt = (struct pit_term){2, 0.2};
+  in->ckpt_every = 1000;
+  in->batch = 64;
+}
+
+static void worked_example(void) {
+  struct pit_predict_in in;
+  struct pit_prediction p;
+  struct pit_err e = {0};
+  example_in(&in);
+  CHECK(pit_predict(&in, &p, &e) == 0, "predict: %s", e.msg);
+  CHECK(p.n_iter == 1500 && p.n_epoch == 3 && p.n_ckpt == 1, "counts %lld %lld %lld", (long long)p.n_iter,
+        (long long)p.n_epoch, (long long)p.n_ckpt);
+  CHECK_NEAR(p.total_s, 475.5, 1e-9, "T");
+  CHECK_NEAR(p.lo, 441.3, 1e-9, "lo");
+  CHECK_NEAR(p.hi, 509.7, 1e-9, "hi");
+  CHECK_NEAR(p.epoch_s, 150.5, 1e-9, "epoch");
+  CHECK_NEAR(p.epoch_hi - p.epoch_s, 10.6, 1e-9, "epoch half");
+  in.done_iters = 700;
+  in.elapsed_s = 230;
+  CHECK(pit_predict(&in, &p, &e) == 0, "in progress");
+  CHECK_NEAR(p.remaining_s, 251, 1e-9, "remaining");
+  CHECK_NEAR(p.remaining_hi - p.remaining_s, 18, 1e-9, "remaining half");
+  CHECK_NEAR(p.total_s, 481, 1e-9, "T in progress");
+  /* sized by samples and by iterations: the same job */
+  in.done_iters = 0;
+  in.elapsed_s = 0;
+  in.unit = PIT_JOB_SAMPLES;
+  in.size = 1500 * 64;
+  struct pit_prediction q;
+  CHECK(pit_predict(&in, &q, &e) == 0 && q.n_iter == 1500 && q.n_epoch == 3, "samples");
+  CHECK_NEAR(q.total_s, 475.5, 1e-9, "same T by samples");
+  /* bad input: every one an error with a message */
+  in.size = 0;
+  CHECK(pit_predict(&in, &q, &e) == PIT_EARG && strstr(e.msg, "positive"), "size 0: %s", e.msg);
+  example_in(&in);
+  in.tp = NAN;
+  CHECK(pit_predict(&in, &q, &e) == PIT_EARG && strstr(e.msg, "too few"), "no t_p: %s", e.msg);
+  example_in(&in);
+  in.iters_per_epoch = NAN;
+  CHECK(pit_predict(&in, &q, &e) == PIT_EARG, "epochs without ipe");
+  example_in(&in);
+  in.done_iters = 5000;
+  CHECK(pit_predict(&in, &q, &e) == PIT_EARG, "done beyond the job");
+}
+
+/* random jobs for predict_check.py */
+static void random_jobs(const char *dir) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/jobs.jsonl", dir);
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL, "open %s", path);
+  if (!f)
+    return;
+  check_rng = 12;
+  for (int k = 0; k < 300; k++) {
+    struct pit_predict_in in;
+    pit_predict_in_init(&in);
+    in.tp = 0.001 + check_urand();
+    in.tp_half = check_urand() < 0.2 ? NAN : in.tp * 0.1 * check_urand();
+    in.drift = check_urand() < 0.3 ? NAN : (check_urand() - 0.5) * 1e-3;
+    in.drift_se = check_urand() < 0.3 ? NAN : check_urand() * 3e-4;
+    in.measured = (int64_t)(check_urand() * 500);
+    in.drift_allow = check_urand() < 0.3 ? NAN : 0.1 * check_urand();
+    in.iters_per_epoch = check_urand() < 0.2 ? NAN : (double)(1 + (int)(check_urand() * 900));
+    in.batch = 1 + (int64_t)(check_urand() * 256);
+    struct pit_term *terms[5] = {&in.start, &in.init, &in.val, &in.epoch_edge, &in.ckpt};
+    for (int j = 0; j < 5; j++)
+      if (check_urand() < 0.7)
+        *terms[j] = (struct pit_term){10 * check_urand(), check_urand() < 0.3 ? NAN : check_urand()};
+    in.val_every_epoch = check_urand() < 0.5;
+    in.ckpt_every = check_urand() < 0.5 ? 0 : 1 + (int64_t)(check_urand() * 2000);
+    in.unit = (enum pit_job_unit)(int)(check_urand() * 3);
+    if (in.unit == PIT_JOB_EPOCHS && isnan(in.iters_per_epoch))
+      in.unit = PIT_JOB_ITERS;
+    in.size = in.unit == PIT_JOB_EPOCHS ? 0.5 + 10 * check_urand() : in.unit == PIT_JOB_ITERS ? 1 + 20000 * check_urand()
+                                                                                        : 1 + 1e6 * check_urand();
+    struct pit_prediction p;
+    struct pit_err e = {0};
+    CHECK(pit_predict(&in, &p, &e) == 0, "random job %d: %s", k, e.msg);
+    if (check_urand() < 0.5) {
+      in.done_iters = (int64_t)(check_urand() * (double)p.n_iter);
+      in.elapsed_s = in.done_iters * in.tp * (0.5 + check_urand());
+      in.elapsed_untimed = check_urand() < 0.5 ? 0 : 0.05 * in.elapsed_s;
+      CHECK(pit_predict(&in, &p, &e) == 0, "random job %d in progress: %s", k, e.msg);
+    }
+    /* %.17g round-trips; NaN written as null */
+#define J(x) (isfinite(x) ? fprintf(f, "%.17g", (double)(x)) : fprintf(f, "null"))
+    fprintf(f, "{\"in\":{\"tp\":");
+    J(in.tp);
+    fprintf(f, ",\"tp_half\":");
+    J(in.tp_half);
+    fprintf(f, ",\"drift\":");
+    J(in.drift);
+    fprintf(f, ",\"drift_se\":");
+    J(in.drift_se);
+    fprintf(f, ",\"measured\":%lld,\"drift_allow\":", (long long)in.measured);
+    J(in.drift_allow);
+    fprintf(f, ",\"ipe\":");
+    J(in.iters_per_epoch);
+    fprintf(f, ",\"batch\":%lld,\"terms\":[", (long long)in.batch);
+    for (int j = 0; j < 5; j++) {
+      fprintf(f, j ? ",[" : "[");
+      J(terms[j]->mean);
+      fputc(',', f);
+      J(terms[j]->half);
+      fputc(']', f);
+    }
+    fprintf(f, "],\"val_every_epoch\":%d,\"ckpt_every\":%lld,\"unit\":%d,\"size\":%.17g,\"done\":%lld,\"elapsed\":%.17g,\"untimed\":%.17g},",
+            in.val_every_epoch, (long long)in.ckpt_every, (int)in.unit, in.size, (long long)in.done_iters,
+            in.elapsed_s, in.elapsed_untimed);
+    fprintf(f, "\"out\":{\"n_iter\":%lld,\"n_epoch\":%lld,\"n_ckpt\":%lld,\"total\":%.17g,\"lo\":%.17g,\"hi\":%.17g,"
+               "\"remaining\":%.17g,\"remaining_lo\":%.17g,\"remaining_hi\":%.17g,\"epoch\":",
+            (long long)p.n_iter, (long long)p.n_epoch, (long long)p.n_ckpt, p.total_s, p.lo, p.hi, p.remaining_s,
+            p.remaining_lo, p.remaining_hi);
+    J(p.epoch_s);
+    fprintf(f, ",\"epoch_lo\":");
+    J(p.epoch_lo);
+    fprintf(f, ",\"epoch_hi\":");
+    J(p.epoch_hi);
+    fprintf(f, "}}\n");
+#undef J
+  }
+  fclose(f);
+  const char *src = getenv("PIT_SOURCE_DIR");
+  char script[512];
+  snprintf(script, sizeof script, "%s/tests/predict/predict_check.py", src ? src : "..");
+  char *argv[] = {"python3", script, path, NULL};
+  pid_t pid;
+  int status = -1;
+  extern char **environ;
+  CHECK(posix_spawnp(&pid, "python3", NULL, NULL, argv, environ) == 0 && waitpid(pid, &status, 0) == pid &&
+            WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "predict_check.py agrees with pit_predict on 300 jobs (status %d)", status);
+}
+
+static void steady(void) {
+  static double x[5000];
+  struct pit_steady st;
+  struct pit_err e = {0};
+  struct pit_steady_opts o = {.precision = 0.02, .min_iters = 50, .max_iters = 5000};
+  check_rng = 5;
+  for (int i = 0; i < 5000; i++)
+    x[i] = (i < 30 ? 3.0 : 1.0) * (1 + 0.1 * (2 * check_urand() - 1));
+  CHECK(pit_steady_check(x, 40, &o, &st, &e) == 0 && st.state == PIT_STEADY_MORE && st.want == 10, "floor: %s",
+        st.why);
+  /* 60 iterations: 30 warm-up; the rest has too few values for 2% */
+  CHECK(pit_steady_check(x, 60, &o, &st, &e) == 0 && st.state == PIT_STEADY_MORE && st.want > 0, "60: %s", st.why);
+  /* keep adding what it wants, as a controller does: steady within a few rounds */
+  size_t n = 60;
+  int rounds = 0;
+  while (st.state == PIT_STEADY_MORE && rounds < 20) {
+    n += (size_t)st.want;
+    if (n > 5000)
+      n = 5000;
+    CHECK(pit_steady_check(x, n, &o, &st, &e) == 0, "check");
+    rounds++;
+  }
+  CHECK(st.state == PIT_STEADY_OK && rounds <= 6, "steady after %d rounds at %zu: %s", rounds, n, st.why);
+  CHECK(st.warmup >= 25 && st.warmup <= 40, "warm-up %zu", st.warmup);
+  CHECK(fabs(st.tp.mean - 1) <= 0.02, "t_p %g", st.tp.mean);
+  /* a step time drifting 20% over an epoch of 2000: never steady; the cap says why */
+  for (int i = 0; i < 5000; i++)
+    x[i] = (1 + 0.2 * (i % 2000) / 2000.0) * (1 + 0.1 * (2 * check_urand() - 1));
+  o.max_iters = 1500;
+  CHECK(pit_steady_check(x, 800, &o, &st, &e) == 0 && st.state == PIT_STEADY_MORE && st.want > 0, "drift: %s",
+        st.why);
+  CHECK(strstr(st.why, "drift") != NULL, "says drift: %s", st.why);
+  CHECK(pit_steady_check(x, 1500, &o, &st, &e) == 0 && st.state == PIT_STEADY_CAP && strstr(st.why, "cap"),
+        "cap: %s", st.why);
+  /* the prediction from those 1500 iterations of a 2000-iteration epoch
+   * either lands within 5% or its interval covers the truth */
+  double truth = 0;
+  for (int i = 0; i < 2000; i++)
+    truth += x[i];
+  struct pit_predict_in in;
+  pit_predict_in_init(&in);
+  in.tp = st.tp.mean;
+  in.tp_half = st.tp.half;
+  in.drift = st.drift;
+  in.measured = 1500 - (int64_t)st.warmup;
+  in.iters_per_epoch = 2000;
+  in.unit = PIT_JOB_EPOCHS;
+  in.size = 1;
+  struct pit_prediction p;
+  CHECK(pit_predict(&in, &p, &e) == 0, "predict the drifting epoch");
+  CHECK(fabs(p.epoch_s / truth - 1) <= 0.05 || (p.epoch_lo <= truth && truth <= p.epoch_hi),
+        "drifting epoch: %g [%g, %g], truth %g", p.epoch_s, p.epoch_lo, p.epoch_hi, truth);
+  o.precision = 0;
+  CHECK(pit_steady_check(x, 100, &o, &st, &e) == PIT_EARG, "precision 0");
+}
+
+static double usl_x(double n, double l, double s, double k) { return l * n / (1 + s * (n - 1) + k * n * (n - 1)); }
+
+static void usl(void) {
+  struct pit_usl fit;
+  struct pit_err e = {0};
+  /* exact points: the parameters come back */
+  struct pit_usl_point p[6];
+  for (int i = 0; i < 5; i++)
+    p[i] = (struct pit_usl_point){i + 1, usl_x(i + 1, 100, 0.1, 0.01), NAN};
+  CHECK(pit_usl_fit(p, 5, &fit, &e) == 0, "fit: %s", e.msg);
+  CHECK_NEAR(fit.lambda, 100, 1e-6, "lambda");
+  CHECK_NEAR(fit.sigma, 0.1, 1e-9, "sigma");
+  CHECK_NEAR(fit.kappa, 0.01, 1e-9, "kappa");
+  /* 1–3 nodes measured with 1% noise and 2% intervals: 4 predicted within 10%, inside the interval */
+  check_rng = 77;
+  int covered = 0, within = 0;
+  for (int trial = 0; trial < 50; trial++) {
+    for (int i = 0; i < 3; i++) {
+      double x = usl_x(i + 1, 100, 0.15, 0.02) * (1 + 0.01 * (2 * check_urand() - 1));
+      p[i] = (struct pit_usl_point){i + 1, x, 0.02 * x};
+    }
+    CHECK(pit_usl_fit(p, 3, &fit, &e) == 0, "fit 3: %s", e.msg);
+    double x, lo, hi, truth = usl_x(4, 100, 0.15, 0.02);
+    pit_usl_predict(&fit, 4, &x, &lo, &hi);
+    within += fabs(x / truth - 1) <= 0.10;
+    covered += lo <= truth && truth <= hi;
+  }
+  CHECK(within == 50 && covered >= 45, "4 nodes from 1-3: within 10%% %d/50, covered %d/50", within, covered);
+  /* two counts (even repeated): too few points */
+  p[0] = (struct pit_usl_point){1, 100, NAN};
+  p[1] = (struct pit_usl_point){2, 180, NAN};
+  p[2] = (struct pit_usl_point){2, 182, NAN};
+  CHECK(pit_usl_fit(p, 3, &fit, &e) == PIT_ESTATE && strstr(e.msg, "too few points"), "too few: %s", e.msg);
+  p[2] = (struct pit_usl_point){3, -1, NAN};
+  CHECK(pit_usl_fit(p, 3, &fit, &e) == PIT_EARG, "negative throughput");
+}
+
+static void hetero(void) {
+  struct pit_hetero_type t[2] = {{2, 0.001}, {2, 0.002}};
+  double s;
+  const char *model;
+  struct pit_err e = {0};
+  CHECK(pit_hetero_step(t, 2, 64, 0.005, PIT_SHARES_EQUAL, &s, &model, &e) == 0, "equal");
+  CHECK_NEAR(s, 0.037, 1e-12, "equal shares: the slowest rank");
+  CHECK(strstr(model, "slowest") != NULL, "model named: %s", model);
+  CHECK(pit_hetero_step(t, 2, 64, 0.005, PIT_SHARES_AUTO, &s, &model, &e) == 0, "auto");
+  CHECK_NEAR(s, 0.064 / 3 + 0.005, 1e-12, "auto shares: speeds add");
+  CHECK(strstr(model, "add") != NULL, "model named: %s", model);
+  t[1].compute_per_sample = 0;
+  CHECK(pit_hetero_step(t, 2, 64, 0, PIT_SHARES_AUTO, &s, &model, &e) == PIT_EARG, "bad compute time");
+}
+
+int main(void) {
+  worked_example();
+  random_jobs(check_tmpdir());
+  steady();
+  usl();
+  hetero();
+  return check_done();
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# ctest: slow
+# until_steady.sh — `pitstop train --until-steady P` ends a run cleanly: with a
+# loose P (0.9: any host reaches it) the run stops before its 2,000-iteration
+# cap, at a multiple of 10 iterations and after at least the 50-iteration
+# floor, its records complete (init, every iteration in order, end) and the
+# end record's detail says "steady" and why; with a P no run reaches in 120
+# iterations (1e-6) it stops at the --max-iters cap and says "cap". Bad values
+# are refused with exit status 2 before anything is written.
+set -euo pipefail
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+P=${PITSTOP:?}
+"$P" train --model cnn --data synthetic --limit 4000 --epochs 1 --until-steady 0.9 --max-iters 2000 \
+  --no-validation --quiet --events "$T/a.jsonl" > "$T/a.out"
+"$P" train --model cnn --data synthetic --limit 4000 --epochs 1 --until-steady 1e-6 --max-iters 120 \
+  --no-validation --quiet --events "$T/b.jsonl" > "$T/b.out"
+grep -q 'stopped by --until-steady (steady' "$T/a.out"
+grep -q 'stopped by --until-steady (cap' "$T/b.out"
+python3 - "$T/a.jsonl" "$T/b.jsonl" <<'PY'
+import json, sys
+for path, want, lo, hi in ((sys.argv[1], "steady", 50, 1999), (sys.argv[2], "cap", 120, 120)):
+    recs = [json.loads(l) for l in open(path)]
+    assert recs[0]["type"] == "init" and recs[-1]["type"] == "end", path
+    steps = [r["step"] for r in recs if r["type"] == "iter"]
+    assert steps == list(range(len(steps))), "iterations in order, none lost"
+    assert lo <= len(steps) <= hi, (path, len(steps))
+    d = recs[-1]["detail"]
+    assert d["reason"] == want and d["why"] and d["precision"] > 0, d
+    if want == "steady":
+        assert len(steps) % 10 == 0, len(steps)
+        assert d["tp_half"] <= 0.9 * d["tp"], d
+    print(f"until_steady: {want} after {len(steps)} iterations: {d['why']}")
+PY
+for bad in 0 1 -0.1 x; do
+  if "$P" train --until-steady "$bad" --events "$T/c.jsonl" 2> "$T/err"; then
+    echo "until_steady: --until-steady $bad accepted" >&2; exit 1
+  fi
+  grep -q 'until-steady expects' "$T/err"
+  [[ ! -e $T/c.jsonl ]]
+done
+echo "until_steady: ok"
