@@ -14,7 +14,6 @@ shapes), for bench/vs-pytorch and for checking parameter counts.
 kernels (set before torch loads: the script re-executes itself with them).
 """
 import argparse
-import os
 import sys
 import time
 
@@ -36,17 +35,9 @@ def parse():
 
 
 args = parse()
-env_want = {"OPENBLAS_NUM_THREADS": str(args.blas_threads)}
-if args.blas_core:
-    env_want["OPENBLAS_CORETYPE"] = args.blas_core
-if any(os.environ.get(k) != v for k, v in env_want.items()) or (
-        not args.blas_core and "OPENBLAS_CORETYPE" in os.environ):
-    env = dict(os.environ)
-    env.update(env_want)
-    if not args.blas_core:
-        env.pop("OPENBLAS_CORETYPE", None)
-    os.execve(sys.executable, [sys.executable] + sys.argv, env)
+from torch_env import blas_library, set_blas  # noqa: E402
 
+set_blas(args.blas_threads, args.blas_core)
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 
@@ -183,5 +174,5 @@ for i in range(args.warmup + args.iters):
         times.append(time.perf_counter() - t0)
 times.sort()
 med = times[len(times) // 2]
-print("model=esrgan batch=%d hr=%d threads=%d omp=%d blas=%d sps=%.4f step_ms_median=%.1f" %
-      (B, hr, args.threads, torch.get_num_threads(), args.blas_threads, B / med, med * 1e3))
+print("model=esrgan batch=%d hr=%d threads=%d omp=%d blas=%d sps=%.4f step_ms_median=%.1f blas_lib=%s" %
+      (B, hr, args.threads, torch.get_num_threads(), args.blas_threads, B / med, med * 1e3, blas_library()))
