@@ -245,16 +245,18 @@ static void zero_seps(const struct pit_fast_rrdb *r, float *x, int C) {
       memset(x + ((size_t)cb * r->Hs + (size_t)n * (r->H + 1) + r->H) * row, 0, row * sizeof(float));
 }
 
-/* (B, F, H, W) nChw16c ↔ stacked (F, Hs, W): one H·W·16 block per (sample, channel block). */
-static void stack(const struct pit_fast_rrdb *r, const float *x, float *xs, int back) {
+/* Copies between a batch (B, F, H, W) nChw16c and its stacked form (F, Hs, W): one
+ * H·W·16 block per (sample, channel block); to_batch picks the direction. The stacked
+ * separator rows are never written. */
+static void restack(const struct pit_fast_rrdb *r, float *batch, float *stacked, int to_batch) {
   const size_t blk = (size_t)r->H * r->W * 16, CB = (size_t)r->F / 16;
 #pragma omp parallel for collapse(2)
   for (int n = 0; n < r->B; n++)
     for (size_t cb = 0; cb < CB; cb++) {
-      float *s = xs + (cb * r->Hs + (size_t)n * (r->H + 1)) * r->W * 16;
-      const float *u = x + ((size_t)n * CB + cb) * blk;
-      if (back)
-        memcpy((float *)u, s, blk * sizeof(float));
+      float *s = stacked + (cb * r->Hs + (size_t)n * (r->H + 1)) * r->W * 16;
+      float *u = batch + ((size_t)n * CB + cb) * blk;
+      if (to_batch)
+        memcpy(u, s, blk * sizeof(float));
       else
         memcpy(s, u, blk * sizeof(float));
     }
@@ -299,7 +301,7 @@ int pit_fast_rrdb_forward(struct pit_fast_rrdb *r, const float *x, float *y, str
   int rc = lay_weights(r, e);
   if (rc)
     return rc;
-  stack(r, x, r->xs, 0);
+  restack(r, (float *)x, r->xs, 0); /* x is only read */
   memcpy(r->cat[0], r->xs, Fp * sizeof(float));
   for (int d = 0; d < ND; d++) {
     float *cat = r->cat[d];
@@ -323,7 +325,7 @@ int pit_fast_rrdb_forward(struct pit_fast_rrdb *r, const float *x, float *y, str
       axpby(Fp, 1.0f, r->xs, r->scale, r->o5);
     }
   }
-  stack(r, y, r->o5, 1);
+  restack(r, y, r->o5, 1);
   return 0;
 }
 
@@ -337,7 +339,7 @@ int pit_fast_rrdb_backward(struct pit_fast_rrdb *r, const float *dy, float *dx, 
                            struct pit_err *e) {
   const size_t pl = plane(r), Fp = (size_t)r->F * pl;
   int rc;
-  stack(r, dy, r->gys, 0); /* separator rows stay zero: stack never writes them */
+  restack(r, (float *)dy, r->gys, 0); /* dy is only read; separator rows stay zero */
   axpby(Fp, r->scale, r->gys, 0.0f, r->gd);
   for (int d = ND - 1; d >= 0; d--) {
     const float *cat = r->cat[d];
@@ -379,7 +381,7 @@ int pit_fast_rrdb_backward(struct pit_fast_rrdb *r, const float *dy, float *dx, 
   }
   if (dx) {
     axpby(Fp, 1.0f, r->gys, 1.0f, r->gd);
-    stack(r, dx, r->gd, 1);
+    restack(r, dx, r->gd, 1);
   }
   return 0;
 }
