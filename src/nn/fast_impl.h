@@ -29,13 +29,13 @@ void pit_fast_shuffle_bwd(const struct pit_fast_shuffle *p, const float *dy, flo
 
 /* ESRGAN's residual-in-residual dense block on oneDNN (fast_rrdb.c), for one batch size
  * B; input and output (B, F, H, W) nChw16c, F a multiple of 16. params/grads: the
- * network's arrays (offsets of nn/rrdb.h); *wver: the network's parameter version (the
- * weight layouts are redone when it moves). engine and stream are borrowed. Backward
+ * network's arrays (offsets of nn/rrdb.h). share: an RRDB of the same plan whose scratch
+ * this one borrows (NULL: its own; share must outlive it). engine and stream are borrowed. Backward
  * uses the activations of the last forward; dx may be NULL; param_grads=1 ADDS the
  * parameter gradients into grads. */
 struct pit_fast_rrdb;
 int pit_fast_rrdb_create(struct pit_fast_rrdb **out, const struct pit_layer_spec *L, int B,
-                         float *params, float *grads, const uint64_t *wver, dnnl_engine_t eng,
+                         float *params, float *grads, struct pit_fast_rrdb *share, dnnl_engine_t eng,
                          dnnl_stream_t strm, struct pit_err *e);
 void pit_fast_rrdb_free(struct pit_fast_rrdb *r);
 int pit_fast_rrdb_forward(struct pit_fast_rrdb *r, const float *x, float *y, struct pit_err *e);

@@ -885,7 +885,8 @@ static int build_rrdb_fwd(struct fast *f, struct plan *p, struct pit_net *net, i
   dnnl_dims_t dd = {p->batch, L->in_c, L->in_h, L->in_w};
   md_tag(&md, 4, dd, dnnl_nChw16c);
   struct pit_fast_rrdb *r;
-  int rc = pit_fast_rrdb_create(&r, L, p->batch, net->params, net->grads, &f->wver, f->eng, f->strm, e);
+  int rc = pit_fast_rrdb_create(&r, L, p->batch, net->params, net->grads, p->nrrdb ? p->rrdbs[0] : NULL,
+                                f->eng, f->strm, e);
   if (rc)
     return rc;
   p->rrdbs[p->nrrdb++] = r;
@@ -926,7 +927,7 @@ static void plan_free(struct plan *p) {
     dnnl_memory_destroy(p->mems[i]);
   for (int i = 0; i < SLOT_N; i++)
     free(p->slot_buf[i]);
-  for (int i = 0; i < p->nrrdb; i++)
+  for (int i = p->nrrdb - 1; i >= 0; i--) /* the first owns the scratch the others borrow */
     pit_fast_rrdb_free(p->rrdbs[i]);
   free(p);
 }

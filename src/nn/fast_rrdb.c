@@ -15,9 +15,13 @@
  * backward-data result (its separator rows zeroed) is added into the buffer's first j·F
  * channels; the LeakyReLU backward runs in place on o_j's gradient using the saved
  * output's sign; backward-weights reads the saved buffer's prefix and the gradient slice.
- * Weights: reordered from the plain parameters into the forward and backward-data
- * layouts when the parameter version changed; weight gradients are reordered to plain
- * and added into the gradient array (like fast_net.c).
+ * Weights: reordered from the plain parameters into the forward (and backward-data)
+ * layout right before each convolution, into scratch shared by every conv: the
+ * optimizer changes them every iteration anyway, and 345 kept copies of ESRGAN's 38.5M
+ * weights (forward, backward-data, gradient, plain gradient) would cost 616 MB. Weight
+ * gradients are reordered to plain and added into the gradient array.
+ * Scratch (everything but the saved concatenations) is shared by all the RRDBs of one
+ * plan: they run one after the other.
  * The element-wise glue (stacking, separators, residual sums, LeakyReLU backward) is
  * plain C over contiguous float arrays, parallelised with OpenMP.
  * Ownership: the object owns its primitives, memories and buffers; params/grads
@@ -42,19 +46,25 @@ struct rconv {
   size_t w_off, b_off, w_len;
 };
 
+/* Scratch of one RRDB, or shared by several of the same shape (the first owns it). */
+struct rscratch {
+  float *o5;      /* (F, Hs, W) conv_5 output, then the RRDB output before unstacking */
+  float *xs;      /* (F, Hs, W) stacked input */
+  float *gcat, *tmp, *go, *gd, *gys; /* backward: (5F), (5F), (F), (F), (F) stacked */
+  float *wf, *wb, *dw, *dwp;         /* one conv's weights: forward, backward-data layout,
+                                        gradient in oneDNN's layout, gradient plain */
+};
+
 struct pit_fast_rrdb {
   int B, F, H, W, Hs;
   float slope, scale;
   dnnl_engine_t eng;
   dnnl_stream_t strm;
-  const uint64_t *wver; /* the network's parameter version */
-  uint64_t laid;        /* version the weight copies were made for (0: never) */
   float *params, *grads;
   struct rconv c[ND][D5];
   float *cat[ND]; /* (5F, Hs, W) each: the dense blocks' concatenations, kept for backward */
-  float *o5;      /* (F, Hs, W) conv_5 output, then the RRDB output before unstacking */
-  float *xs;      /* (F, Hs, W) stacked input */
-  float *gcat, *tmp, *go, *gd, *gys; /* backward: (5F), (5F), (F), (F), (F) stacked */
+  struct rscratch own, *sc; /* sc: own, or another RRDB's */
+  size_t wmax;              /* floats of the largest weight layout among the convs */
   dnnl_primitive_desc_t keep_pd[ND * D5 * 3];
   int npd;
 };
@@ -140,10 +150,17 @@ static int conv_build(struct pit_fast_rrdb *r, const struct pit_layer_spec *L, i
   DN(dnnl_primitive_create(&c->bwd_w, wpd));
   DN(dnnl_memory_create(&c->w_user, &wplain, r->eng, r->params + c->w_off));
   DN(dnnl_memory_create(&c->b_user, &bmd, r->eng, r->params + c->b_off));
-  DN(dnnl_memory_create(&c->w_f, qmd(fpd, DNNL_ARG_WEIGHTS), r->eng, DNNL_MEMORY_ALLOCATE));
-  DN(dnnl_memory_create(&c->w_b, qmd(dpd, DNNL_ARG_WEIGHTS), r->eng, DNNL_MEMORY_ALLOCATE));
-  DN(dnnl_memory_create(&c->dw, qmd(wpd, DNNL_ARG_DIFF_WEIGHTS), r->eng, DNNL_MEMORY_ALLOCATE));
-  DN(dnnl_memory_create(&c->dw_plain, &wplain, r->eng, DNNL_MEMORY_ALLOCATE));
+  const dnnl_memory_desc_t *wmds[] = {qmd(fpd, DNNL_ARG_WEIGHTS), qmd(dpd, DNNL_ARG_WEIGHTS),
+                                      qmd(wpd, DNNL_ARG_DIFF_WEIGHTS), &wplain};
+  for (int k = 0; k < 4; k++) {
+    size_t n = dnnl_memory_desc_get_size(wmds[k]) / sizeof(float);
+    if (n > r->wmax)
+      r->wmax = n;
+  }
+  DN(dnnl_memory_create(&c->w_f, wmds[0], r->eng, DNNL_MEMORY_NONE)); /* bound to scratch */
+  DN(dnnl_memory_create(&c->w_b, wmds[1], r->eng, DNNL_MEMORY_NONE));
+  DN(dnnl_memory_create(&c->dw, wmds[2], r->eng, DNNL_MEMORY_NONE));
+  DN(dnnl_memory_create(&c->dw_plain, &wplain, r->eng, DNNL_MEMORY_NONE));
   DN(dnnl_memory_create(&c->db, &bmd, r->eng, DNNL_MEMORY_ALLOCATE));
   DN(dnnl_memory_create(&c->src, &smd, r->eng, DNNL_MEMORY_NONE));
   DN(dnnl_memory_create(&c->dst, &dmd, r->eng, DNNL_MEMORY_NONE));
@@ -181,18 +198,15 @@ void pit_fast_rrdb_free(struct pit_fast_rrdb *r) {
   }
   for (int k = 0; k < r->npd; k++)
     dnnl_primitive_desc_destroy(r->keep_pd[k]);
-  free(r->o5);
-  free(r->xs);
-  free(r->gcat);
-  free(r->tmp);
-  free(r->go);
-  free(r->gd);
-  free(r->gys);
+  float *own[] = {r->own.o5, r->own.xs, r->own.gcat, r->own.tmp, r->own.go, r->own.gd,
+                  r->own.gys, r->own.wf, r->own.wb, r->own.dw, r->own.dwp};
+  for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
+    free(own[k]);
   free(r);
 }
 
 int pit_fast_rrdb_create(struct pit_fast_rrdb **out, const struct pit_layer_spec *L, int B,
-                         float *params, float *grads, const uint64_t *wver, dnnl_engine_t eng,
+                         float *params, float *grads, struct pit_fast_rrdb *share, dnnl_engine_t eng,
                          dnnl_stream_t strm, struct pit_err *e) {
   *out = NULL;
   if (L->in_c % 16 != 0)
@@ -212,20 +226,30 @@ int pit_fast_rrdb_create(struct pit_fast_rrdb **out, const struct pit_layer_spec
   r->scale = L->scale;
   r->eng = eng;
   r->strm = strm;
-  r->wver = wver;
   r->params = params;
   r->grads = grads;
   const size_t pl = plane(r), F = (size_t)r->F;
   int ok = 1;
   for (int d = 0; d < ND; d++)
     ok = ok && (r->cat[d] = buf(D5 * F * pl));
-  ok = ok && (r->o5 = buf(F * pl)) && (r->xs = buf(F * pl)) && (r->gcat = buf(D5 * F * pl)) &&
-       (r->tmp = buf(D5 * F * pl)) && (r->go = buf(F * pl)) && (r->gd = buf(F * pl)) &&
-       (r->gys = buf(F * pl));
   int rc = ok ? 0 : pit_err_set(e, PIT_ENOMEM, "out of memory for an RRDB (batch %d)", B);
   for (int d = 0; d < ND && !rc; d++)
     for (int j = 1; j <= D5 && !rc; j++)
       rc = conv_build(r, L, d, j, e);
+  int same = share && share->B == B && share->F == r->F && share->H == r->H && share->W == r->W &&
+             share->wmax >= r->wmax;
+  if (!rc && same) {
+    r->sc = share->sc;
+  } else if (!rc) {
+    struct rscratch *o = &r->own;
+    r->sc = o;
+    ok = (o->o5 = buf(F * pl)) && (o->xs = buf(F * pl)) && (o->gcat = buf(D5 * F * pl)) &&
+         (o->tmp = buf(D5 * F * pl)) && (o->go = buf(F * pl)) && (o->gd = buf(F * pl)) &&
+         (o->gys = buf(F * pl)) && (o->wf = buf(r->wmax)) && (o->wb = buf(r->wmax)) &&
+         (o->dw = buf(r->wmax)) && (o->dwp = buf(r->wmax));
+    if (!ok)
+      rc = pit_err_set(e, PIT_ENOMEM, "out of memory for an RRDB (batch %d)", B);
+  }
   if (rc) {
     pit_fast_rrdb_free(r);
     return rc;
@@ -280,35 +304,27 @@ static int bind(dnnl_memory_t m, void *ptr, struct pit_err *e) {
   return 0;
 }
 
-static int lay_weights(struct pit_fast_rrdb *r, struct pit_err *e) {
-  if (r->laid == *r->wver)
-    return 0;
-  for (int d = 0; d < ND; d++)
-    for (int j = 0; j < D5; j++) {
-      struct rconv *c = &r->c[d][j];
-      dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, c->w_user}, {DNNL_ARG_TO, c->w_f}};
-      int rc = exec(r, c->re_wf, 2, a, e);
-      a[1].memory = c->w_b;
-      if (rc || (rc = exec(r, c->re_wb, 2, a, e)))
-        return rc;
-    }
-  r->laid = *r->wver;
-  return 0;
+/* Reorders conv c's plain weights into `to` (bound to buffer p), for `prim`'s use. */
+static int lay(struct pit_fast_rrdb *r, struct rconv *c, dnnl_primitive_t re, dnnl_memory_t to, float *p,
+               struct pit_err *e) {
+  int rc = bind(to, p, e);
+  dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, c->w_user}, {DNNL_ARG_TO, to}};
+  return rc ? rc : exec(r, re, 2, a, e);
 }
 
 int pit_fast_rrdb_forward(struct pit_fast_rrdb *r, const float *x, float *y, struct pit_err *e) {
   const size_t pl = plane(r), Fp = (size_t)r->F * pl;
-  int rc = lay_weights(r, e);
-  if (rc)
-    return rc;
-  restack(r, (float *)x, r->xs, 0); /* x is only read */
-  memcpy(r->cat[0], r->xs, Fp * sizeof(float));
+  struct rscratch *sc = r->sc;
+  int rc;
+  restack(r, (float *)x, sc->xs, 0); /* x is only read */
+  memcpy(r->cat[0], sc->xs, Fp * sizeof(float));
   for (int d = 0; d < ND; d++) {
     float *cat = r->cat[d];
     for (int j = 1; j <= D5; j++) {
       struct rconv *c = &r->c[d][j - 1];
-      float *dst = j < D5 ? cat + j * Fp : r->o5;
-      if ((rc = bind(c->src, cat, e)) || (rc = bind(c->dst, dst, e)))
+      float *dst = j < D5 ? cat + j * Fp : sc->o5;
+      if ((rc = lay(r, c, c->re_wf, c->w_f, sc->wf, e)) || (rc = bind(c->src, cat, e)) ||
+          (rc = bind(c->dst, dst, e)))
         return rc;
       dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, c->src}, {DNNL_ARG_WEIGHTS, c->w_f},
                               {DNNL_ARG_BIAS, c->b_user}, {DNNL_ARG_DST, c->dst}};
@@ -319,13 +335,13 @@ int pit_fast_rrdb_forward(struct pit_fast_rrdb *r, const float *x, float *y, str
     }
     if (d + 1 < ND) { /* block output x + s·o5 into the next block's first channels */
       memcpy(r->cat[d + 1], cat, Fp * sizeof(float));
-      axpby(Fp, r->scale, r->o5, 1.0f, r->cat[d + 1]);
+      axpby(Fp, r->scale, sc->o5, 1.0f, r->cat[d + 1]);
     } else { /* o5 = s·(x + s·o5) + (the RRDB's input) */
-      axpby(Fp, 1.0f, cat, r->scale, r->o5);
-      axpby(Fp, 1.0f, r->xs, r->scale, r->o5);
+      axpby(Fp, 1.0f, cat, r->scale, sc->o5);
+      axpby(Fp, 1.0f, sc->xs, r->scale, sc->o5);
     }
   }
-  restack(r, y, r->o5, 1);
+  restack(r, y, sc->o5, 1);
   return 0;
 }
 
@@ -338,50 +354,52 @@ static float *handle(dnnl_memory_t m) {
 int pit_fast_rrdb_backward(struct pit_fast_rrdb *r, const float *dy, float *dx, int param_grads,
                            struct pit_err *e) {
   const size_t pl = plane(r), Fp = (size_t)r->F * pl;
+  struct rscratch *sc = r->sc;
   int rc;
-  restack(r, (float *)dy, r->gys, 0); /* dy is only read; separator rows stay zero */
-  axpby(Fp, r->scale, r->gys, 0.0f, r->gd);
+  restack(r, (float *)dy, sc->gys, 0); /* dy is only read; separator rows stay zero */
+  axpby(Fp, r->scale, sc->gys, 0.0f, sc->gd);
   for (int d = ND - 1; d >= 0; d--) {
     const float *cat = r->cat[d];
-    memcpy(r->gcat, r->gd, Fp * sizeof(float)); /* the block's own skip */
-    memset(r->gcat + Fp, 0, (D5 - 1) * Fp * sizeof(float));
-    axpby(Fp, r->scale, r->gd, 0.0f, r->go);
+    memcpy(sc->gcat, sc->gd, Fp * sizeof(float)); /* the block's own skip */
+    memset(sc->gcat + Fp, 0, (D5 - 1) * Fp * sizeof(float));
+    axpby(Fp, r->scale, sc->gd, 0.0f, sc->go);
     for (int j = D5; j >= 1; j--) {
       struct rconv *c = &r->c[d][j - 1];
-      float *g = r->go;
+      float *g = sc->go;
       if (j < D5) { /* LeakyReLU backward in place: the saved output's sign is the input's */
-        g = r->gcat + j * Fp;
+        g = sc->gcat + j * Fp;
         const float *o = cat + j * Fp;
         const float a = r->slope;
 #pragma omp parallel for
         for (size_t i = 0; i < Fp; i++)
           g[i] = o[i] > 0.0f ? g[i] : a * g[i];
       }
-      if ((rc = bind(c->src, (void *)cat, e)) || (rc = bind(c->ddst, g, e)) || (rc = bind(c->dsrc, r->tmp, e)))
+      if ((rc = bind(c->src, (void *)cat, e)) || (rc = bind(c->ddst, g, e)) || (rc = bind(c->dsrc, sc->tmp, e)))
         return rc;
       if (param_grads) {
         dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, c->src}, {DNNL_ARG_DIFF_DST, c->ddst},
                                 {DNNL_ARG_DIFF_WEIGHTS, c->dw}, {DNNL_ARG_DIFF_BIAS, c->db}};
         dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, c->dw}, {DNNL_ARG_TO, c->dw_plain}};
-        if ((rc = exec(r, c->bwd_w, 4, a, e)) || (rc = exec(r, c->re_dw, 2, ra, e)))
+        if ((rc = bind(c->dw, sc->dw, e)) || (rc = bind(c->dw_plain, sc->dwp, e)) ||
+            (rc = exec(r, c->bwd_w, 4, a, e)) || (rc = exec(r, c->re_dw, 2, ra, e)))
           return rc;
         DN(dnnl_stream_wait(r->strm));
-        axpby(c->w_len, 1.0f, handle(c->dw_plain), 1.0f, r->grads + c->w_off);
+        axpby(c->w_len, 1.0f, sc->dwp, 1.0f, r->grads + c->w_off);
         axpby((size_t)r->F, 1.0f, handle(c->db), 1.0f, r->grads + c->b_off);
       }
       dnnl_exec_arg_t a[3] = {{DNNL_ARG_DIFF_DST, c->ddst}, {DNNL_ARG_WEIGHTS, c->w_b},
                               {DNNL_ARG_DIFF_SRC, c->dsrc}};
-      if ((rc = exec(r, c->bwd_d, 3, a, e)))
+      if ((rc = lay(r, c, c->re_wb, c->w_b, sc->wb, e)) || (rc = exec(r, c->bwd_d, 3, a, e)))
         return rc;
       DN(dnnl_stream_wait(r->strm));
-      zero_seps(r, r->tmp, j * r->F);
-      axpby((size_t)j * Fp, 1.0f, r->tmp, 1.0f, r->gcat); /* the concatenation's backward */
+      zero_seps(r, sc->tmp, j * r->F);
+      axpby((size_t)j * Fp, 1.0f, sc->tmp, 1.0f, sc->gcat); /* the concatenation's backward */
     }
-    memcpy(r->gd, r->gcat, Fp * sizeof(float));
+    memcpy(sc->gd, sc->gcat, Fp * sizeof(float));
   }
   if (dx) {
-    axpby(Fp, 1.0f, r->gys, 1.0f, r->gd);
-    restack(r, dx, r->gd, 1);
+    axpby(Fp, 1.0f, sc->gys, 1.0f, sc->gd);
+    restack(r, dx, sc->gd, 1);
   }
   return 0;
 }
