@@ -197,13 +197,17 @@ struct pit_series_event {
  * pit_series_append() concatenates whole series (runs into a group). */
 struct pit_series {
   struct pit_series_run *runs;
-  int nruns, caprun;
+  int nruns;
+  size_t caprun;           /* capacities (elements) of the arrays, grown by PIT_GROW */
   struct pit_series_iter *it;
-  int64_t nit, capit;
+  int64_t nit;
+  size_t capit;
   double *compute_s, *wait_s;  /* per-rank times of all iterations, concatenated */
-  int64_t nrank_vals, caprank;
+  int64_t nrank_vals;
+  size_t caprank, capwait;     /* of compute_s and of wait_s */
   struct pit_series_event *ev;
-  int64_t nev, capev;
+  int64_t nev;
+  size_t capev;
   int pending_event;       /* a validation/checkpoint arrived after the last iteration */
 };
 void pit_series_init(struct pit_series *s);

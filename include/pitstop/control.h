@@ -25,6 +25,8 @@
 
 #include "pitstop/record.h"
 #include "pitstop/catalog.h"
+#include "pitstop/predict.h"
+#include "pitstop/report.h"
 #include "pitstop/util.h"
 
 /* ---------------- 1. membership ---------------- */
@@ -37,6 +39,8 @@ int pit_run_membership_parse(struct pit_membership *m, const char *text, const c
 int pit_membership_count(const struct pit_membership *m, const char *itype);
 
 /* ---------------- 2. providers ---------------- */
+
+enum pit_launcher { PIT_LAUNCH_MPI = 0, PIT_LAUNCH_PER_NODE };
 
 enum pit_node_state { PIT_NODE_READY = 0, PIT_NODE_STOPPED, PIT_NODE_LOST };
 
@@ -51,6 +55,18 @@ struct pit_node {
   enum pit_node_state state;
   double price_h;            /* from the catalog */
   double t_start, t_ready, t_stop; /* run seconds (monotonic, controller clock); NaN: not yet */
+  int spot;                  /* started on the spot market (price_h is then the spot price) */
+  double waste_s;            /* seconds billed by failed or hung start attempts before this node came up */
+  char why[96];              /* why the controller started it (for the report) */
+};
+
+/* What a provider's poll reports about a node of the run. */
+enum pit_node_event_kind { PIT_NODE_NOTICE = 1, /* about to be reclaimed (a spot notice) */
+                           PIT_NODE_GONE };     /* no longer exists (reclaimed, terminated) */
+struct pit_node_event {
+  char id[PIT_NAME_MAX];
+  enum pit_node_event_kind kind;
+  double grace_s;            /* NOTICE: seconds until the node goes */
 };
 
 struct pit_provider_conf {
@@ -61,7 +77,16 @@ struct pit_provider_conf {
   int slots;                        /* ranks per node */
   pit_warn_fn warn;                 /* may be NULL */
   void *warn_ctx;
+  enum pit_launcher launcher;       /* how ranks start (ssh: mpirun reaches the hosts itself) */
+  const char *exe;                  /* the workload's program, which a host must have (NULL: self_exe) */
+  const char *hostfile;             /* ssh: Open MPI-style "HOST slots=N [itype=T]" lines */
+  const char *ssh_opts;             /* ssh: options of every ssh call, split at blanks (NULL: $PITSTOP_SSH_OPTS) */
+  const char *partition;            /* slurm: partition of every allocation (NULL: the type's name when
+                                       Slurm has a partition of that name, else its default) */
+  double timeout_s;                 /* ssh/slurm: bound on one start, check or stop (0: 20 s) */
+  const char *config;               /* the provider's own config file (--provider-config); NULL: none */
 };
+/* All strings in pit_provider_conf are borrowed: they outlive the provider. */
 
 struct pit_provider;
 struct pit_provider_ops {
@@ -81,15 +106,29 @@ struct pit_provider_ops {
   int (*wrap)(struct pit_provider *p, const struct pit_node *n, const char **argv, int cap, int *n_out,
               struct pit_err *e);
   void (*close)(struct pit_provider *p);
+  /* Optional (NULL: none): options mpirun needs to reach the nodes (ssh:
+   * plm_rsh_agent), owned as wrap's. */
+  int (*mpi_args)(struct pit_provider *p, const char **argv, int cap, int *n_out, struct pit_err *e);
+  /* 1: the wrap runs the command through a remote shell that does not carry
+   * the environment (ssh): the launcher appends `env NAME=value...` and the
+   * command, each word quoted for that shell. */
+  int wrap_remote_shell;
+  /* May be NULL. Called at every turn of the controller's loop (the provider
+   * limits how often it asks its cloud): fills up to cap events about the
+   * run's nodes, each reported once. */
+  int (*poll)(struct pit_provider *p, struct pit_node_event *ev, int cap, int *nev, struct pit_err *e);
 };
 
 struct pit_provider {
   const struct pit_provider_ops *ops;
   struct pit_provider_conf conf;
   void *impl;                       /* owned by the implementation */
+  double waste_s, waste_usd;        /* billed by start attempts that failed or hung (the provider adds) */
 };
 
-/* The provider registry: "local" (this machine's CPUs, cgroup quotas). */
+/* The provider registry: "local" (this machine's CPUs, cgroup quotas),
+ * "ssh" (a pool of hosts from a hostfile), "slurm" (one allocation per node),
+ * "command" (any cloud CLI through argv templates; presets aws and clap). */
 const struct pit_provider_ops *pit_provider_find(const char *name);
 /* Names of every provider, ", "-separated, for messages. */
 const char *pit_provider_names(void);
@@ -100,7 +139,7 @@ void pit_provider_close(struct pit_provider *p);
 /* ---------------- 3. policies ---------------- */
 
 #define PIT_SCHEDULE_MAX 32
-enum pit_policy_kind { PIT_POLICY_FIXED = 0, PIT_POLICY_SCHEDULE };
+enum pit_policy_kind { PIT_POLICY_FIXED = 0, PIT_POLICY_SCHEDULE, PIT_POLICY_COST, PIT_POLICY_TIME };
 struct pit_policy {
   enum pit_policy_kind kind;
   int nsched;
@@ -108,14 +147,45 @@ struct pit_policy {
     int64_t step;                   /* from this step on ... */
     struct pit_membership to;          /* ... this membership */
   } sched[PIT_SCHEDULE_MAX];        /* ascending steps */
+  /* cost and time (pit_policy_parse sets the defaults) */
+  double deadline_s;                /* the job must end by this many run seconds; NaN: none */
+  double budget;                    /* US$ the whole job may cost; NaN: none */
+  double margin;                    /* act when the cautious saving > (1 + margin) × switching cost (0.2) */
+  int64_t every;                    /* decide every this many iterations once steady (50) */
 };
-/* "fixed" | "schedule". */
+/* "fixed" | "schedule" | "cost" | "time" (cost and time: policy_cost.c). */
 int pit_policy_parse(struct pit_policy *p, const char *name, struct pit_err *e);
+/* The policy's name, as pit_policy_parse takes it. */
+const char *pit_policy_name(const struct pit_policy *p);
 /* "40:2,80:1" or "40:local-1:1+local-0.4:1,80:local-1:1"; counts alone are
  * nodes of deftype. Steps must rise. */
 int pit_schedule_parse(struct pit_policy *p, const char *text, const char *deftype, struct pit_err *e);
 
-/* What a policy sees. Pure data: a replay or a test builds it by hand. */
+#define PIT_POLICY_MEAS_MAX 32
+#define PIT_POLICY_TYPES_MAX 16
+#define PIT_POLICY_NODES_MAX 64
+#define PIT_POLICY_ALTS_MAX 24
+/* A membership measured in this job (or by `pitstop profile`): its PIT time. */
+struct pit_policy_meas {
+  struct pit_membership m;
+  double tp, tp_half;               /* s per iteration and its 95% half-width */
+  int64_t n;                        /* steady iterations behind it */
+};
+/* An instance type the policy may use (from the catalog). */
+struct pit_policy_type {
+  char itype[PIT_NAME_MAX];
+  double price_h;                   /* US$ per hour per node */
+  double speed;                     /* relative compute speed per node (catalog: cpus × quota); NaN unknown */
+};
+/* One node of the current membership, in rank order, with its ranks' mean
+ * compute and wait per iteration over the recent steady iterations. */
+struct pit_policy_node {
+  char itype[PIT_NAME_MAX];
+  double compute_s, wait_s;         /* NaN: the records carry no per-rank split */
+};
+
+/* What a policy sees. Pure data: a replay, the simulator or a test builds it
+ * by hand; the controller fills it from what it has seen (ctl_policy_state). */
 struct pit_policy_state {
   int gen;
   int64_t step;                     /* iterations done so far (the next step's index) */
@@ -123,20 +193,66 @@ struct pit_policy_state {
   struct pit_membership cur;
   int nmin, nmax;                   /* bounds on the node count */
   int resizable;                    /* 0: the workload cannot checkpoint (only recommend) */
+  /* for cost and time (fixed and schedule ignore them) */
+  double t;                         /* run seconds so far */
+  double spent;                     /* US$ billed so far */
+  int64_t batch;                    /* global batch (samples per iteration); 0 unknown */
+  int steady;                       /* 1: cur's PIT time is steady (meas holds it) */
+  int64_t since_change;             /* iterations done on cur since the last change */
+  double switch_s;                  /* seconds one resize costs in this job (checkpoint + stop + boot +
+                                       launch + init), measured; NaN: not measured yet */
+  int nmeas;
+  struct pit_policy_meas meas[PIT_POLICY_MEAS_MAX];  /* cur included once steady */
+  int ntypes;
+  struct pit_policy_type types[PIT_POLICY_TYPES_MAX];
+  int nnodes;
+  struct pit_policy_node nodes[PIT_POLICY_NODES_MAX];
 };
 enum pit_action { PIT_ACT_KEEP = 0, PIT_ACT_RESIZE };
+/* One alternative weighed: the rest of the job on membership m. */
+struct pit_policy_alt {
+  struct pit_membership m;
+  char kind[16];                    /* "keep", "add", "remove", "switch" */
+  char model[48];                   /* where t_p came from: "measured", "slowest rank removed", "USL", ... */
+  double tp, tp_lo, tp_hi;          /* predicted s per iteration, 95% interval */
+  double rest_s, rest_lo, rest_hi;  /* the rest of the job, switching included */
+  double cost, cost_hi;             /* its cost (US$) at rest_s and rest_hi */
+  int feasible;                     /* meets the deadline and the budget */
+};
 struct pit_choice {
   enum pit_action act;
   struct pit_membership to;            /* RESIZE: the membership wanted */
-  char reason[512];
+  char reason[1536];
+  char kind[16];                    /* "keep", "add", "remove", "switch" (schedule: "resize") */
+  int decided;                      /* 1: a decision point (alternatives weighed; write a record) */
+  int nalts;
+  struct pit_policy_alt alts[PIT_POLICY_ALTS_MAX]; /* alts[0] is keep */
 };
-/* Pure: the same state always gives the same choice. */
+/* Pure: the same state always gives the same choice.
+ *
+ * cost / time: at a decision point (cur steady, `every` iterations since the
+ * last check or change) the policy builds the alternatives — keep; add one
+ * node of each type; remove one node of the type whose rank computes longest
+ * (it makes the others wait); switch every node to another type — with a
+ * predicted t_p each (measured when meas has it; else from the per-node
+ * compute/wait split with equal shares, the USL fit of one type's measured
+ * counts, or the catalog's relative speed, each with a wider interval), and
+ * the rest of the job's time and cost. `cost` minimises cost among those
+ * meeting the deadline and budget (the fastest when none meets the
+ * deadline), `time` minimises time within the budget. It moves only when the
+ * cautious saving (keep at its interval's low end, the candidate at its high
+ * end) exceeds (1 + margin) × the switching cost: never-measured candidates
+ * pay their interval, and noise in two measured memberships cannot make it
+ * flap between them. */
 int pit_policy_decide(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
                       struct pit_err *e);
+/* The cost/time policy's part of pit_policy_decide (policy_cost.c). */
+int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
+                           struct pit_err *e);
+/* Σ nodes × price_h of m from the state's types (NaN if a type is missing). */
+double pit_policy_price_h(const struct pit_policy_state *s, const struct pit_membership *m);
 
 /* ---------------- 4. the controller ---------------- */
-
-enum pit_launcher { PIT_LAUNCH_MPI = 0, PIT_LAUNCH_PER_NODE };
 
 /* What the status callback sees, about twice a second and at each change. */
 struct pit_run_status {
@@ -149,6 +265,7 @@ struct pit_run_status {
   double spent;                     /* US$ billed so far (nodes × billed seconds) */
   double eta_s;                     /* predicted remaining seconds (NaN: unknown) */
   const char *phase;                /* "starting", "running", "resizing", "restarting", "done" */
+  int resizable;                    /* 0: the workload speaks no protocol (records read from its log) */
 };
 
 struct pit_run_gen {                /* one generation, for the report */
@@ -162,12 +279,28 @@ struct pit_run_gen {                /* one generation, for the report */
   double ckpt_s, exit_s, nodes_s, init_s;
 };
 
+struct pit_run_node {               /* one node the run started, for the report */
+  char id[PIT_NAME_MAX], itype[PIT_NAME_MAX];
+  int spot;
+  char end[16];                     /* "stop", or "lost" (reclaimed, gone, set aside) */
+  double t_start, t_ready, t_stop;  /* run seconds */
+  double billed_s, cost;            /* by the type's billing granularity and minimum */
+  double waste_s;                   /* billed by failed or hung start attempts before it */
+  char why[96];
+};
+
 struct pit_run_result {
   int ngens;
   struct pit_run_gen gens[256];
+  int nnodes;
+  struct pit_run_node nodes[256];
+  int reclaims;                     /* nodes the provider took back (a notice, or gone) */
+  double waste_s, waste_usd;        /* billed by start attempts that failed or hung */
   int64_t steps;
   int restarts;
   int64_t lost_steps;               /* iterations redone after failures */
+  int resizable;                    /* 0: the workload spoke no protocol: never resized, only advised */
+  int recommended;                  /* decisions only recommended (the workload could not be resized) */
   double total_s, cost;
   char events[1100];                /* the run's events file */
 };
@@ -175,7 +308,11 @@ struct pit_run_result {
 struct pit_run_opts {
   const char *run;                  /* run id (required) */
   const char *run_dir;              /* lock, state, checkpoints, logs (required) */
-  const char *provider;             /* "local" */
+  const char *provider;             /* "local", "ssh", "slurm", "command" */
+  const char *hostfile;             /* ssh: the pool of hosts */
+  const char *ssh_opts;             /* ssh: options of every ssh call (NULL: $PITSTOP_SSH_OPTS) */
+  const char *partition;            /* slurm: partition of every allocation (NULL: by type) */
+  const char *provider_config;      /* command: its config file (templates or a preset, docs/providers.md) */
   const char *catalog;              /* path; NULL: catalogs/local.tsv beside the binary's source, or built-in */
   const char *deftype;              /* instance type of counts given alone */
   struct pit_membership initial;
@@ -190,6 +327,10 @@ struct pit_run_opts {
   char **cmd;                       /* the workload (argv, NULL-terminated); NULL: pitstop train */
   char **train_argv;                /* with cmd NULL: the options passed to pitstop train */
   int64_t total_steps;              /* known job length (-1 unknown) */
+  const char *types;                /* cost/time: types the policy may use, ","-separated (NULL: the
+                                       initial membership's) */
+  const struct pit_policy_meas *prior; /* cost/time: memberships measured before (a profile), borrowed */
+  int nprior;
   double start_timeout_s;           /* no record this long after a launch: the generation failed */
   double stop_timeout_s;            /* a stop request not honoured this long: killed */
   void (*status)(void *ctx, const struct pit_run_status *st);
@@ -201,8 +342,51 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
 /* Stops every node a run left (a crashed controller's), from its run directory. */
 int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *e);
 
+/* ---------------- 5. profiles: measured memberships ranked ---------------- */
+
+/* Which stored runs, and the job to rank them for. */
+struct pit_profile_query {
+  const char *model;                /* the init config's model; NULL: any */
+  int64_t batch;                    /* global batch; 0: any */
+  enum pit_job_unit unit;           /* the job (predict.h): epochs, iterations or samples */
+  double size;                      /* <= 0: no job (no predicted total; ranked by samples per dollar or /s) */
+  enum pit_policy_kind objective;   /* PIT_POLICY_COST or PIT_POLICY_TIME */
+  double deadline_s, budget;        /* NaN: none */
+};
+/* One measured membership (the run of it with the most steady iterations). */
+struct pit_profile_row {
+  char run[PIT_NAME_MAX], model[PIT_NAME_MAX];
+  int64_t batch;
+  struct pit_membership m;
+  double tp, tp_half;               /* PIT time and its 95% half-width */
+  int64_t n;                        /* iterations measured */
+  double sps;                       /* samples per second: batch / t_p */
+  double price_h;                   /* Σ nodes × price (NaN: a type not in the catalog) */
+  double spd;                       /* samples per dollar: sps × 3600 / price_h */
+  double job_s, job_lo, job_hi;     /* the job's predicted time and 95% interval (NaN: no job) */
+  double cost, cost_lo, cost_hi;    /* and its cost */
+  int fits;                         /* meets the deadline and the budget */
+  int chosen;                       /* the row the objective picks */
+};
+/* The rows of the summarized runs rs that match q, best first: those that
+ * fit, by cost (or time, or without a job by samples per dollar or per
+ * second), then the rest. Runs without a membership, a batch or a steady t_p
+ * are left out. *rows is malloc'd (caller frees); *best the chosen index or
+ * -1 when none fits. */
+int pit_profile_rank(const struct pit_runset *rs, const struct pit_catalog *cat, const struct pit_profile_query *q,
+                     struct pit_profile_row **rows, int *n, int *best, struct pit_err *e);
+
 /* The local provider's node wrapper (pitstop node-exec): pins the calling
  * process to cpus, joins cgroup (if not ""), then the caller execs. */
 int pit_node_enter(const char *cpus, const char *cgroup, struct pit_err *e);
+
+/* The ssh provider's host side (pitstop node-check, run on the host over
+ * ssh). pit_node_check: 0 when dir has at least min_free_mb MiB free and exe
+ * (a path, or a name looked up in PATH) can be run; otherwise the reason in e.
+ * pit_node_release: kills (TERM, then KILL after grace_s) every process of
+ * this network namespace whose environment holds PITSTOP_RUN=run; *killed:
+ * how many. */
+int pit_node_check(const char *dir, const char *exe, double min_free_mb, struct pit_err *e);
+int pit_node_release(const char *run, double grace_s, int *killed, struct pit_err *e);
 
 #endif

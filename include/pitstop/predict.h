@@ -112,6 +112,29 @@ struct pit_steady {
 int pit_steady_check(const double *x, size_t n, const struct pit_steady_opts *o, struct pit_steady *st,
                      struct pit_err *e);
 
+/* ---------------- 2b. a run's records as the inputs of pit_predict ---------------- */
+
+/* What pit_predict_inputs based the inputs on. */
+struct pit_predict_basis {
+  int wall;                  /* 1: the time of one iteration is the interval between consecutive
+                                iteration records' clocks (t): the step and what runs between steps;
+                                0: the logged step times (records without a clock) */
+  struct pit_steady steady;  /* pit_steady_check of those times: warm-up, t_p interval, "not steady yet" */
+  int64_t val_samples;       /* samples of one validation pass (config "val_samples"); -1 unknown */
+};
+/* Fills in (everything but the job: unit, size, drift_allow) from one run's
+ * summarized series s and its summary sm (pit_series_summarize): t_p, its
+ * interval and drift from the per-iteration times after their warm-up (see
+ * src/predict/inputs.c), iterations per epoch (config iters_per_epoch, else
+ * samples / batch, else the largest seen), batch, init, validation and
+ * epoch-edge terms, and done_iters / elapsed_s when the run has no end record
+ * (in progress). precision: the steadiness check's P (<= 0: 0.02). name: the
+ * run, in messages. PIT_ESTATE "run 'x': too few iterations to predict ..."
+ * when t_p has no interval; PIT_ENOMEM. */
+int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm, const char *name,
+                       double precision, struct pit_predict_in *in, struct pit_predict_basis *b,
+                       struct pit_err *e);
+
 /* ---------------- 3. scaling over node counts ---------------- */
 
 /* X(n) = λn / (1 + σ(n−1) + κn(n−1)). Fitted as the linear model
@@ -133,6 +156,15 @@ struct pit_usl {
 int pit_usl_fit(const struct pit_usl_point *p, int np, struct pit_usl *fit, struct pit_err *e);
 /* Throughput at n nodes and its 95% interval. */
 void pit_usl_predict(const struct pit_usl *fit, double n, double *x, double *lo, double *hi);
+/* The inputs of a job at `to` ranks from n runs of one configuration at other
+ * rank counts (in[k] from pit_predict_inputs, ranks[k] its ranks): *out is a
+ * copy of in[0] (init, validation, iterations per epoch...) with t_p and its
+ * half-width from the USL fit of the runs' throughput batch / t_p (*fit), no
+ * drift and no progress (a job not started). PIT_EARG: runs of different
+ * global batches or without a rank count; PIT_ESTATE "too few points" with
+ * fewer than 3 distinct counts (src/predict/scale.c). */
+int pit_predict_scale(const struct pit_predict_in *in, const int *ranks, int n, double to,
+                      struct pit_predict_in *out, struct pit_usl *fit, struct pit_err *e);
 
 /* ---------------- 4. mixed memberships ---------------- */
 

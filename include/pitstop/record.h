@@ -199,7 +199,8 @@ struct pit_decision {
   char kind[32];              /* "batch_shares", "keep", "add", "remove", "rebalance", "switch", ... */
   int64_t step;               /* step at which it applies, -1 if absent */
   char *reason;               /* why, in words; owned, NULL if absent */
-  int nalts;                  /* alternatives weighed (alts owned, nalts entries) */
+  int nalts;                  /* alternatives weighed (alts owned, nalts entries of capalts) */
+  size_t capalts;
   struct pit_decision_alt *alts;
   int nshares;                /* ranks: length of shares, previous, speed_sps (all owned; 0: absent) */
   int64_t *shares;            /* (nshares) samples of the global batch per rank, chosen */

@@ -19,6 +19,7 @@
 
 #include "pitstop/analysis.h"
 #include "pitstop/catalog.h" /* the price catalog the cost chart uses */
+#include "pitstop/predict.h"
 #include "pitstop/record.h"
 #include "pitstop/store.h"
 #include "pitstop/util.h"
@@ -66,6 +67,34 @@ int pit_summary_write(FILE *f, enum pit_summary_format fmt, const struct pit_run
                       const struct pit_groups *g, const char *title, struct pit_err *e);
 /* The CSV header's columns, in order, one per call: i = 0, 1, ... until NULL. */
 const char *pit_summary_csv_column(int i);
+
+/* ---------------- prediction printers (predict_fmt.c) ---------------- */
+
+/* One run's prediction as `pitstop predict` shows it (docs/predict.md lists
+ * every field). Absent values are NaN / NULL. */
+struct pit_predict_report {
+  const char *run;             /* borrowed */
+  const char *model;           /* borrowed: which scaling / imbalance model ("measured configuration (no scaling)") */
+  const char *steady;          /* borrowed: "steady" or "not steady yet: ..." (pit_steady_check's why) */
+  const char *time_basis;      /* borrowed: what one iteration's time was taken from */
+  int64_t want_iters;          /* further iterations the steadiness check asks for (0: none) */
+  int64_t warmup;              /* warm-up iterations left out */
+  double tp_lo, tp_hi;         /* t_p's 95% interval */
+  double cost, cost_lo, cost_hi; /* US$ of the predicted time and of its interval's ends */
+  double samples_per_dollar;
+  const char *unit;            /* borrowed: "epochs", "iters" or "samples" */
+  const char *itype;           /* borrowed: membership priced ("c5.xlarge:2"), NULL: not costed */
+  double price_h;              /* Σ nodes × price_h of that membership */
+  int64_t val_samples;         /* samples of one validation pass, -1: unknown */
+  struct pit_predict_in in;    /* the inputs of pit_predict (borrowed nothing) */
+  struct pit_prediction p;     /* its result */
+};
+/* Writes n reports in format fmt (enum pit_summary_format: a table of
+ * "field  value" lines per run, CSV with a header line, or a JSON object
+ * (n == 1) / array). Every field is declared once in predict_fmt.c's table,
+ * which drives all three. PIT_EIO if f fails. */
+int pit_predict_write(FILE *f, enum pit_summary_format fmt, const struct pit_predict_report *r, int n,
+                      struct pit_err *e);
 
 /* ---------------- charts ---------------- */
 

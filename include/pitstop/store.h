@@ -109,7 +109,8 @@ struct pit_report_run {
  * (a malformed line skipped, a file with no record) goes to warn, when set. */
 struct pit_runset {
   struct pit_report_run *runs; /* owned (n used, cap allocated) */
-  int n, cap;
+  int n;
+  size_t cap;
   long malformed;            /* malformed JSON Lines lines skipped, over every file read */
   int nfiles;                /* JSON Lines files read */
   char store[512];           /* the store read, "" if none (named in messages) */
@@ -130,6 +131,15 @@ int pit_runset_load_store(struct pit_runset *rs, const char *path, char *const *
  * with no record at all but lines that are not records is warned about. */
 int pit_runset_load_events(struct pit_runset *rs, const char *path, char *const *only, int nonly,
                            struct pit_err *e);
+/* Reads runs from a raw training log (any format `pitstop parse` reads, JSON
+ * Lines records included), parsed on the fly; repeatable. run: the id of
+ * records that carry none (NULL: the file's base name, as pitstop parse);
+ * itype: the instance type put in the init records' config (NULL: none).
+ * Malformed lines follow the JSON Lines rule above; the parser's unrecognised
+ * timing lines (file:line) go to rs->warn too. A file with no line the
+ * parser knows: PIT_EFORMAT naming it. */
+int pit_runset_load_log(struct pit_runset *rs, const char *path, const char *run, const char *itype,
+                        char *const *only, int nonly, struct pit_err *e);
 /* After loading every source: each of only[] must name a loaded run, and at
  * least one run must be there. what names the source in messages; NULL: the
  * store or the --events files loaded (with a hint for an empty store). */

@@ -25,18 +25,16 @@ void pit_series_release(struct pit_series *s) {
   pit_series_init(s);
 }
 
-static int grow(void **p, int64_t *cap, int64_t need, size_t elem) {
-  if (need <= *cap)
-    return 0;
-  int64_t c = *cap ? *cap : 64;
-  while (c < need)
-    c *= 2;
-  void *q = realloc(*p, (size_t)c * elem);
-  if (!q)
-    return PIT_ENOMEM;
-  *p = q;
-  *cap = c;
+/* Room for extra more runs in s->runs; 0 or PIT_ENOMEM (set in e). */
+static int grow_runs(struct pit_series *s, int extra, struct pit_err *e) {
+  if (PIT_GROW(s->runs, s->nruns + extra, s->caprun))
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
   return 0;
+}
+
+/* Room for need per-rank values in compute_s and wait_s (kept in step). */
+static int grow_ranks(struct pit_series *s, int64_t need) {
+  return PIT_GROW(s->compute_s, need, s->caprank) || PIT_GROW(s->wait_s, need, s->capwait) ? PIT_ENOMEM : 0;
 }
 
 static int run_index(struct pit_series *s, const char *name, struct pit_err *e) {
@@ -45,14 +43,9 @@ static int run_index(struct pit_series *s, const char *name, struct pit_err *e) 
   for (int i = 0; i < s->nruns; i++)
     if (strcmp(s->runs[i].name, name) == 0)
       return i;
-  if (s->nruns == s->caprun) {
-    int c = s->caprun ? 2 * s->caprun : 8;
-    struct pit_series_run *r = realloc(s->runs, sizeof *r * (size_t)c);
-    if (!r)
-      return pit_err_set(e, PIT_ENOMEM, "out of memory");
-    s->runs = r;
-    s->caprun = c;
-  }
+  int rc = grow_runs(s, 1, e);
+  if (rc)
+    return rc;
   struct pit_series_run *r = &s->runs[s->nruns];
   memset(r, 0, sizeof *r);
   snprintf(r->name, sizeof r->name, "%s", name);
@@ -64,7 +57,7 @@ static int run_index(struct pit_series *s, const char *name, struct pit_err *e) 
 }
 
 static int add_event(struct pit_series *s, const struct pit_record *r, int run, double v, struct pit_err *e) {
-  if (grow((void **)&s->ev, &s->capev, s->nev + 1, sizeof *s->ev))
+  if (PIT_GROW(s->ev, s->nev + 1, s->capev))
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   s->ev[s->nev++] = (struct pit_series_event){r->type, run, r->rank, v, r->rdzv_s, r->epoch};
   return 0;
@@ -105,16 +98,8 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
     ru->last_t = r->t;
   switch (r->type) {
   case PIT_REC_ITER: {
-    int64_t oldcap = s->caprank;
-    if (grow((void **)&s->it, &s->capit, s->nit + 1, sizeof *s->it) ||
-        grow((void **)&s->compute_s, &s->caprank, s->nrank_vals + r->nranks, sizeof(double)))
+    if (PIT_GROW(s->it, s->nit + 1, s->capit) || grow_ranks(s, s->nrank_vals + r->nranks))
       return pit_err_set(e, PIT_ENOMEM, "out of memory");
-    if (s->caprank != oldcap) { /* wait_s has compute_s's capacity */
-      double *w = realloc(s->wait_s, sizeof(double) * (size_t)s->caprank);
-      if (!w)
-        return pit_err_set(e, PIT_ENOMEM, "out of memory");
-      s->wait_s = w;
-    }
     struct pit_series_iter *it = &s->it[s->nit++];
     it->step = r->step;
     it->epoch = r->epoch;
@@ -170,30 +155,18 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
 
 int pit_series_append(struct pit_series *d, const struct pit_series *src, struct pit_err *e) {
   int base = d->nruns;
+  int rc = grow_runs(d, src->nruns, e);
+  if (rc)
+    return rc;
   for (int i = 0; i < src->nruns; i++) {
-    if (d->nruns == d->caprun) {
-      int c = d->caprun ? 2 * d->caprun : 8;
-      struct pit_series_run *r = realloc(d->runs, sizeof *r * (size_t)c);
-      if (!r)
-        return pit_err_set(e, PIT_ENOMEM, "out of memory");
-      d->runs = r;
-      d->caprun = c;
-    }
     d->runs[d->nruns] = src->runs[i];
     d->runs[d->nruns].config = src->runs[i].config ? strdup(src->runs[i].config) : NULL;
     d->nruns++;
   }
   int64_t roff = d->nrank_vals;
-  if (grow((void **)&d->it, &d->capit, d->nit + src->nit, sizeof *d->it) ||
-      grow((void **)&d->ev, &d->capev, d->nev + src->nev, sizeof *d->ev) ||
-      grow((void **)&d->compute_s, &d->caprank, d->nrank_vals + src->nrank_vals, sizeof(double)))
+  if (PIT_GROW(d->it, d->nit + src->nit, d->capit) || PIT_GROW(d->ev, d->nev + src->nev, d->capev) ||
+      grow_ranks(d, d->nrank_vals + src->nrank_vals))
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
-  if (d->caprank > 0) { /* wait_s has compute_s's capacity */
-    double *w = realloc(d->wait_s, sizeof(double) * (size_t)d->caprank);
-    if (!w)
-      return pit_err_set(e, PIT_ENOMEM, "out of memory");
-    d->wait_s = w;
-  }
   for (int64_t i = 0; i < src->nit; i++) {
     struct pit_series_iter it = src->it[i];
     it.run += base;

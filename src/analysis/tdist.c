@@ -7,9 +7,24 @@
 
 #include "pitstop/analysis.h"
 
+#define TINY 1e-300
+
+/* One modified-Lentz step with coefficient aa: updates the running c and d,
+ * returns the factor the fraction's value is multiplied by. */
+static double lentz_step(double aa, double *c, double *d) {
+  *d = 1 + aa * *d;
+  if (fabs(*d) < TINY)
+    *d = TINY;
+  *c = 1 + aa / *c;
+  if (fabs(*c) < TINY)
+    *c = TINY;
+  *d = 1 / *d;
+  return *d * *c;
+}
+
 /* Continued fraction of I_x(a, b) (valid for x < (a+1)/(a+b+2)). */
 static double beta_cf(double a, double b, double x) {
-  const double tiny = 1e-300;
+  const double tiny = TINY;
   double qab = a + b, qap = a + 1, qam = a - 1;
   double c = 1, d = 1 - qab * x / qap;
   if (fabs(d) < tiny)
@@ -18,24 +33,8 @@ static double beta_cf(double a, double b, double x) {
   double h = d;
   for (int m = 1; m <= 300; m++) {
     int m2 = 2 * m;
-    double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-    d = 1 + aa * d;
-    if (fabs(d) < tiny)
-      d = tiny;
-    c = 1 + aa / c;
-    if (fabs(c) < tiny)
-      c = tiny;
-    d = 1 / d;
-    h *= d * c;
-    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-    d = 1 + aa * d;
-    if (fabs(d) < tiny)
-      d = tiny;
-    c = 1 + aa / c;
-    if (fabs(c) < tiny)
-      c = tiny;
-    d = 1 / d;
-    double del = d * c;
+    h *= lentz_step(m * (b - m) * x / ((qam + m2) * (a + m2)), &c, &d);
+    double del = lentz_step(-(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)), &c, &d);
     h *= del;
     if (fabs(del - 1) < 1e-15)
       break;

@@ -280,16 +280,24 @@ int pit_iter_end(double loss) {
   return leave(emit(&r));
 }
 
+/* With the lock held: the init record first if none was written yet, then r
+ * started as a record of type t. 0, or the error of writing the init record. */
+static int start_event(struct pit_record *r, enum pit_rec_type t) {
+  int rc = S.init_written ? 0 : write_init();
+  if (!rc)
+    rec_start(r, t);
+  return rc;
+}
+
 int pit_epoch_end(void) {
   int rc = enter("pit_epoch_end");
   if (rc)
     return rc;
   if (S.in_iter)
     return leave(fail(PITSTOP_ESTATE, "pitstop: pit_epoch_end inside an iteration"));
-  if (!S.init_written && (rc = write_init()) != 0)
-    return leave(rc);
   struct pit_record r;
-  rec_start(&r, PIT_REC_EPOCH);
+  if ((rc = start_event(&r, PIT_REC_EPOCH)) != 0)
+    return leave(rc);
   r.epoch = S.epoch;
   r.epoch_s = isnan(S.epoch_begin) ? NAN : S.t0 + r.t - S.epoch_begin;
   S.epoch_begin = S.t0 + r.t;
@@ -298,14 +306,20 @@ int pit_epoch_end(void) {
   return leave(emit(&r));
 }
 
-int pit_validation(double accuracy, double secs) {
-  int rc = enter("pit_validation");
+/* enter(fn), then start_event: 0 with the lock held, or an error with it released. */
+static int enter_event(const char *fn, struct pit_record *r, enum pit_rec_type t) {
+  int rc = enter(fn);
   if (rc)
     return rc;
-  if (!S.init_written && (rc = write_init()) != 0)
-    return leave(rc);
+  rc = start_event(r, t);
+  return rc ? leave(rc) : 0;
+}
+
+int pit_validation(double accuracy, double secs) {
   struct pit_record r;
-  rec_start(&r, PIT_REC_VALIDATION);
+  int rc = enter_event("pit_validation", &r, PIT_REC_VALIDATION);
+  if (rc)
+    return rc;
   r.epoch = S.epoch;
   r.val_s = isfinite(secs) && secs >= 0 ? secs : NAN;
   r.accuracy = isfinite(accuracy) && accuracy >= 0 ? accuracy : NAN;
@@ -313,13 +327,10 @@ int pit_validation(double accuracy, double secs) {
 }
 
 int pit_checkpoint(const char *path, long long bytes, double secs) {
-  int rc = enter("pit_checkpoint");
+  struct pit_record r;
+  int rc = enter_event("pit_checkpoint", &r, PIT_REC_CHECKPOINT);
   if (rc)
     return rc;
-  if (!S.init_written && (rc = write_init()) != 0)
-    return leave(rc);
-  struct pit_record r;
-  rec_start(&r, PIT_REC_CHECKPOINT);
   r.step = S.step;
   r.ckpt_s = isfinite(secs) && secs >= 0 ? secs : NAN;
   r.bytes = bytes >= 0 ? bytes : -1;
@@ -335,11 +346,8 @@ int pit_finish(void) {
   int rc = enter("pit_finish");
   if (rc)
     return rc;
-  if (!S.init_written)
-    rc = write_init();
-  if (!rc) {
-    struct pit_record r;
-    rec_start(&r, PIT_REC_END);
+  struct pit_record r;
+  if ((rc = start_event(&r, PIT_REC_END)) == 0) {
     r.total_s = r.t;
     rc = emit(&r);
   }

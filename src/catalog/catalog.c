@@ -43,7 +43,7 @@ static const struct {
 struct loader {
   struct pit_catalog *c;
   const char *path, *region;
-  int cap;
+  size_t cap;              /* of c->types */
   int have_header, legacy, sky;
   int at[NCOL];            /* field index of each column, -1 absent */
   int nhead;               /* fields a row must have */
@@ -52,7 +52,8 @@ struct loader {
   long seen_region_ln;
   /* CSV: the fields of the row being read (owned) */
   char **f;
-  int nf, fcap, row_done, oom;
+  int nf, row_done, oom;
+  size_t fcap;
 };
 
 static const char *unit_list(enum kind k) {
@@ -199,14 +200,8 @@ static int row(struct loader *L, char **f, int nf, long ln, struct pit_err *e) {
   if (old)
     return pit_err_set(e, PIT_EFORMAT, "%s:%ld: instance type '%s' listed twice%s", L->path, ln, t.name,
                        L->sky ? " with different prices" : "");
-  if (L->c->n == L->cap) {
-    int ncap = L->cap ? 2 * L->cap : 32;
-    struct pit_itype *nt = realloc(L->c->types, sizeof *nt * (size_t)ncap);
-    if (!nt)
-      return pit_err_set(e, PIT_ENOMEM, "out of memory");
-    L->c->types = nt;
-    L->cap = ncap;
-  }
+  if (PIT_GROW(L->c->types, L->c->n + 1, L->cap))
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
   L->c->types[L->c->n++] = t;
   return 0;
 }
@@ -258,15 +253,9 @@ static int tsv_line(struct loader *L, char *line, long ln, struct pit_err *e) {
 
 static void csv_field(void *s, size_t len, void *data) {
   struct loader *L = data;
-  if (L->nf == L->fcap) {
-    int ncap = L->fcap ? 2 * L->fcap : 16;
-    char **nf = realloc(L->f, sizeof *nf * (size_t)ncap);
-    if (!nf) {
-      L->oom = 1;
-      return;
-    }
-    L->f = nf;
-    L->fcap = ncap;
+  if (PIT_GROW(L->f, L->nf + 1, L->fcap)) {
+    L->oom = 1;
+    return;
   }
   char *v = malloc(len + 1);
   if (!v) {

@@ -4,6 +4,8 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -13,6 +15,16 @@ static void vline(const char *prefix, const char *fmt, va_list ap) {
   fputc('\n', stderr);
 }
 
+/* The body of every printf-style message function below: one line of fmt's
+ * arguments after prefix. */
+#define LINE(prefix)                                                                                              \
+  do {                                                                                                            \
+    va_list ap;                                                                                                   \
+    va_start(ap, fmt);                                                                                            \
+    vline(prefix, fmt, ap);                                                                                       \
+    va_end(ap);                                                                                                   \
+  } while (0)
+
 int pit_cli_fail(const struct pit_err *e) {
   fprintf(stderr, "pitstop: %s\n", e->msg[0] ? e->msg : "unknown error");
   if (e->hint[0])
@@ -21,36 +33,63 @@ int pit_cli_fail(const struct pit_err *e) {
 }
 
 int pit_cli_usage(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vline("pitstop: ", fmt, ap);
-  va_end(ap);
+  LINE("pitstop: ");
   return 2;
 }
 
 int pit_cli_error(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vline("pitstop: ", fmt, ap);
-  va_end(ap);
+  LINE("pitstop: ");
   return 1;
 }
 
-void pit_cli_warn(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vline("pitstop: warning: ", fmt, ap);
-  va_end(ap);
-}
+void pit_cli_warn(const char *fmt, ...) { LINE("pitstop: warning: "); }
 
-void pit_cli_note(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vline("pitstop: ", fmt, ap);
-  va_end(ap);
-}
+void pit_cli_note(const char *fmt, ...) { LINE("pitstop: "); }
 
 int pit_cli_bad_option(const char *cmd, char **argv) {
   return pit_cli_usage("%s: unknown option or missing value: '%s' (see 'pitstop %s --help')", cmd, argv[optind - 1],
                        cmd);
+}
+
+const struct pit_cli_opt *pit_cli_opt_find(const struct pit_cli_opt *t, int n, const char *name, size_t len) {
+  for (int i = 0; i < n; i++)
+    if (strlen(t[i].name) == len && strncmp(t[i].name, name, len) == 0)
+      return &t[i];
+  return NULL;
+}
+
+void pit_cli_opts_print(FILE *f, const struct pit_cli_opt *t, int n, int width) {
+  for (int i = 0; i < n; i++) {
+    char left[64];
+    snprintf(left, sizeof left, "--%s%s%s", t[i].name, t[i].arg ? " " : "", t[i].arg ? t[i].arg : "");
+    fprintf(f, "  %-*s %s\n", width, left, t[i].help);
+  }
+}
+
+const char *pit_cli_self_exe(void) {
+  static char path[4096];
+  ssize_t k = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (k <= 0)
+    return NULL;
+  path[k] = 0;
+  return path;
+}
+
+const char *pit_cli_local_catalog(void) {
+  static char found[4200];
+  const char *self = pit_cli_self_exe();
+  if (!self)
+    return NULL;
+  char base[4096];
+  snprintf(base, sizeof base, "%s", self);
+  char *slash = strrchr(base, '/');
+  if (slash)
+    *slash = 0;
+  const char *cand[] = {"../catalogs/local.tsv", "../../catalogs/local.tsv", "../share/pitstop/local.tsv"};
+  for (size_t c = 0; c < sizeof cand / sizeof cand[0]; c++) {
+    snprintf(found, sizeof found, "%s/%s", base, cand[c]);
+    if (access(found, R_OK) == 0)
+      return found;
+  }
+  return NULL;
 }

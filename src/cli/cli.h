@@ -4,6 +4,9 @@
 #ifndef PIT_CLI_H
 #define PIT_CLI_H
 
+#include <stddef.h>
+#include <stdio.h>
+
 #include "pitstop/util.h"
 
 int pit_cmd_train(int argc, char **argv);
@@ -13,7 +16,28 @@ int pit_cmd_plot(int argc, char **argv);
 int pit_cmd_sweep(int argc, char **argv);
 int pit_cmd_run(int argc, char **argv);
 int pit_cmd_node_exec(int argc, char **argv);
+int pit_cmd_node_check(int argc, char **argv);
 int pit_cmd_predict(int argc, char **argv);
+int pit_cmd_profile(int argc, char **argv);
+int pit_cmd_simulate(int argc, char **argv);
+
+/* A command's own options as one table (name without "--", has_arg, the
+ * value's name for --help, one line of help): found by name, printed. */
+struct pit_cli_opt {
+  const char *name;
+  int has_arg;
+  const char *arg, *help;
+};
+/* The entry of t[0..n-1] named name[0..len-1], or NULL. */
+const struct pit_cli_opt *pit_cli_opt_find(const struct pit_cli_opt *t, int n, const char *name, size_t len);
+/* "  --name ARG   help" lines, the left column width wide. */
+void pit_cli_opts_print(FILE *f, const struct pit_cli_opt *t, int n, int width);
+
+/* This program's path (/proc/self/exe; static storage), NULL if unknown. */
+const char *pit_cli_self_exe(void);
+/* The local provider's catalog beside the program (the source tree's
+ * catalogs/local.tsv from build/, or share/pitstop/local.tsv), NULL if none. */
+const char *pit_cli_local_catalog(void);
 
 /* Every message to stderr goes through these (src/cli/cli.c), each one line
  * starting "pitstop: ". */

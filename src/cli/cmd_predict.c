@@ -1,10 +1,10 @@
 /* cmd_predict.c — `pitstop predict`: the whole job's time and cost from a
- * run's records (complete, or in progress), through pit_predict
- * (docs/predict.md). Minimal for now: events files in, JSON out; the table
- * and CSV printers come with the report module's printers.
- * Invariant: prints only on success (one JSON object on stdout) or one error
- * line per problem on stderr; nothing is written to files. */
-#include <cjson/cJSON.h>
+ * run's records (complete, or in progress) through the predict module
+ * (pit_predict_inputs, pit_predict; docs/predict.md): records from events
+ * files, raw training logs (parsed on the fly) or the store; cost through the
+ * catalog; printed by the report module (table, CSV or JSON).
+ * Invariant: prints only on success (stdout) or one error line per problem on
+ * stderr (warnings aside); nothing is written to files. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,45 +12,93 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "pitstop/parse.h"
 #include "pitstop/predict.h"
 #include "pitstop/report.h"
+#include "pitstop/store.h"
 
 static const char usage_text[] =
-    "usage: pitstop predict [--events FILE]... [FILE...] [--run ID]\n"
+    "usage: pitstop predict [FILE...] [--events FILE]... | --db PATH   [--run ID]\n"
     "                       [--epochs N | --iters N | --samples N] [--iters-per-epoch N]\n"
-    "                       [--catalog FILE --itype T [--nodes N]] [--drift-allow A] [--format json]\n"
-    "FILE: JSON Lines records (pitstop train --events, pitstop parse). A run without an\n"
-    "end record is taken as in progress: its remaining time is predicted.\n";
-
-/* half-width of a 95% t interval of a statistics object (NaN if n < 2) */
-static double stats_half(const struct pit_stats *s) {
-  return s->n >= 2 ? pit_t_quantile(0.975, (int)s->n - 1) * s->sd / sqrt((double)s->n) : NAN;
-}
-
-static void jnum(cJSON *o, const char *k, double v) {
-  if (isfinite(v))
-    cJSON_AddNumberToObject(o, k, v);
-  else
-    cJSON_AddNullToObject(o, k);
-}
-
-static void jpair(cJSON *o, const char *k, double lo, double hi) {
-  cJSON *a = cJSON_AddArrayToObject(o, k);
-  cJSON_AddItemToArray(a, isfinite(lo) ? cJSON_CreateNumber(lo) : cJSON_CreateNull());
-  cJSON_AddItemToArray(a, isfinite(hi) ? cJSON_CreateNumber(hi) : cJSON_CreateNull());
-}
+    "                       [--catalog FILE [--itype T [--nodes N]]] [--drift-allow A] [--precision P]\n"
+    "                       [--scale-to N] [--format table|json|csv]\n"
+    "FILE: JSON Lines records (pitstop train --events) or a raw training log (any format\n"
+    "pitstop parse reads, parsed on the fly). --db: a store (--run picks the run). A run\n"
+    "without an end record is taken as in progress: its remaining time is predicted.\n"
+    "Cost: --itype T (a type or a membership \"c5.xlarge:2+m5.large:1\"), else the run's own.\n"
+    "--precision P: the steadiness check's relative half-width (default 0.02).\n"
+    "--scale-to N: the runs given are one configuration at several rank counts; predict the\n"
+    "job at N ranks from their Universal Scalability Law fit (3 distinct counts at least).\n";
 
 static int parse_pos(const char *opt, const char *v, double *out) {
   char *end;
   double d = strtod(v, &end);
   if (*v == '\0' || *end != '\0' || !(d > 0) || !isfinite(d))
-    return pit_cli_usage("--%s: '%s' is not a positive number", opt, v);
+    return pit_cli_usage("--%s: must be a number > 0, not '%s'", opt, v);
   *out = d;
   return 0;
 }
 
+
+/* The membership priced: --itype (with --nodes for one type), else the run's
+ * own; every type must be in the catalog. */
+static int priced_membership(const struct pit_catalog *cat, const char *catalog, const char *itype, double nodes,
+                             const struct pit_report_run *r, struct pit_membership *m, struct pit_err *e) {
+  if (itype) {
+    if (pit_membership_parse(m, itype, e))
+      return pit_err_hint(e, "--itype takes a type or a membership such as c5.xlarge:2+m5.large:1"), PIT_EARG;
+    if (m->n == 1 && nodes > 0)
+      m->m[0].nodes = (int)nodes;
+  } else if (r->cfg.members.n > 0) {
+    *m = r->cfg.members;
+  } else {
+    pit_err_set(e, PIT_EARG, "run '%s' names no instance type to price", r->name);
+    pit_err_hint(e, "give --itype T (one of the types in '%s')", catalog);
+    return PIT_EARG;
+  }
+  for (int i = 0; i < m->n; i++)
+    if (!pit_catalog_find(cat, m->m[i].itype))
+      return pit_err_set(e, PIT_ENOTFOUND, "instance type '%s' is not in '%s'", m->m[i].itype, catalog);
+  return 0;
+}
+
+/* --scale-to N: every run of the set, one configuration at several rank
+ * counts, through pit_predict_scale; model says which fit. Returns an exit status. */
+static int scaled_inputs(const struct pit_runset *rs, double precision, double to, struct pit_predict_in *in,
+                         struct pit_predict_basis *basis, char *model, size_t cap) {
+  struct pit_predict_in *ins = calloc((size_t)rs->n, sizeof *ins);
+  int *ranks = calloc((size_t)rs->n, sizeof *ranks);
+  struct pit_err e = {0};
+  struct pit_usl fit;
+  int rc = !ins || !ranks ? pit_err_set(&e, PIT_ENOMEM, "out of memory") : 0;
+  for (int k = 0; k < rs->n && !rc; k++) {
+    const struct pit_report_run *r = &rs->runs[k];
+    ranks[k] = r->cfg.ranks;
+    rc = pit_predict_inputs(&r->series, &r->sum, r->name, precision, &ins[k], basis, &e);
+  }
+  if (!rc)
+    rc = pit_predict_scale(ins, ranks, rs->n, to, in, &fit, &e);
+  if (!rc) {
+    int n = snprintf(model, cap, "USL over ranks");
+    for (int k = 0; k < rs->n && n > 0 && (size_t)n < cap; k++)
+      n += snprintf(model + n, cap - (size_t)n, "%s%d", k ? "," : " ", ranks[k]);
+    if (n > 0 && (size_t)n < cap)
+      snprintf(model + n, cap - (size_t)n, " (lambda %.4g/s, sigma %.3g, kappa %.3g), predicted at %g",
+               fit.lambda, fit.sigma, fit.kappa, to);
+  }
+  free(ins);
+  free(ranks);
+  return rc ? pit_cli_fail(&e) : 0;
+}
+
+static void print_warning(void *arg, const struct pit_err *w) {
+  (void)arg;
+  pit_cli_warn("%s", w->msg);
+}
+
 int pit_cmd_predict(int argc, char **argv) {
   static const struct option opts[] = {{"events", required_argument, 0, 'e'},
+                                       {"db", required_argument, 0, 'd'},
                                        {"run", required_argument, 0, 'r'},
                                        {"epochs", required_argument, 0, 'E'},
                                        {"iters", required_argument, 0, 'I'},
@@ -60,20 +108,29 @@ int pit_cmd_predict(int argc, char **argv) {
                                        {"itype", required_argument, 0, 't'},
                                        {"nodes", required_argument, 0, 'n'},
                                        {"drift-allow", required_argument, 0, 'a'},
+                                       {"precision", required_argument, 0, 'P'},
                                        {"format", required_argument, 0, 'f'},
+                                       {"scale-to", required_argument, 0, 's'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
-  char **files = calloc((size_t)argc + 1, sizeof *files);
-  if (!files)
-    return pit_cli_usage("out of memory");
+  /* files[i]: an events file (events[i]) or a raw log parsed on the fly */
+  const char **files = calloc((size_t)argc + 1, sizeof *files);
+  char *events = calloc((size_t)argc + 1, 1);
+  if (!files || !events) {
+    free(files);
+    free(events);
+    return pit_cli_error("out of memory");
+  }
   int nfiles = 0, rc = 0, o, nsize = 0;
-  const char *run = NULL, *catalog = NULL, *itype = NULL;
-  double size = 1, ipe = NAN, nodes = 1, allow = NAN;
+  const char *run = NULL, *catalog = NULL, *itype = NULL, *db = NULL;
+  double size = 1, ipe = NAN, nodes = -1, allow = NAN, precision = 0.02, scale_to = NAN;
   enum pit_job_unit unit = PIT_JOB_EPOCHS;
+  enum pit_summary_format fmt = PIT_SUMMARY_TABLE;
   optind = 1;
-  while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1 && !rc) {
+  while (!rc && (o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (o) {
-    case 'e': files[nfiles++] = optarg; break;
+    case 'e': events[nfiles] = 1, files[nfiles++] = optarg; break;
+    case 'd': db = optarg; break;
     case 'r': run = optarg; break;
     case 'E': unit = PIT_JOB_EPOCHS; nsize++; rc = parse_pos("epochs", optarg, &size); break;
     case 'I': unit = PIT_JOB_ITERS; nsize++; rc = parse_pos("iters", optarg, &size); break;
@@ -82,162 +139,145 @@ int pit_cmd_predict(int argc, char **argv) {
     case 'c': catalog = optarg; break;
     case 't': itype = optarg; break;
     case 'n': rc = parse_pos("nodes", optarg, &nodes); break;
-    case 'a':
-      allow = strtod(optarg, NULL);
-      if (!(allow >= 0))
-        rc = pit_cli_usage("--drift-allow: '%s' is not a number >= 0", optarg);
+    case 'P': rc = parse_pos("precision", optarg, &precision); break;
+    case 's': rc = parse_pos("scale-to", optarg, &scale_to); break;
+    case 'a': {
+      char *end;
+      allow = strtod(optarg, &end);
+      if (*optarg == '\0' || *end != '\0' || !(allow >= 0) || !isfinite(allow))
+        rc = pit_cli_usage("--drift-allow: must be a number >= 0, not '%s'", optarg);
       break;
+    }
     case 'f':
-      if (strcmp(optarg, "json") != 0)
-        rc = pit_cli_usage("--format: only json for now (table and csv come with the report printers)");
+      if (pit_summary_format_parse(optarg, &fmt))
+        rc = pit_cli_usage("--format: table, csv or json, not '%s'", optarg);
       break;
-    case 'h': fputs(usage_text, stdout); free(files); return 0;
-    default: rc = 2;
+    case 'h': fputs(usage_text, stdout); free(files); free(events); return 0;
+    default: rc = pit_cli_bad_option("predict", argv);
     }
   }
   for (int i = optind; i < argc && !rc; i++)
     files[nfiles++] = argv[i];
   if (!rc && nsize > 1)
     rc = pit_cli_usage("give one of --epochs, --iters, --samples");
-  if (!rc && nfiles == 0)
-    rc = pit_cli_usage("no records: give events files (pitstop predict --help)");
-  if (!rc && (catalog == NULL) != (itype == NULL))
-    rc = pit_cli_usage("--catalog and --itype go together");
+  if (!rc && db && nfiles)
+    rc = pit_cli_usage("give either --db or files, not both");
+  if (!rc && !db && nfiles == 0)
+    rc = pit_cli_usage("no records: give events files, training logs or --db PATH (pitstop predict --help)");
+  if (!rc && itype && !catalog)
+    rc = pit_cli_usage("--itype needs --catalog FILE (the prices)");
+  if (!rc && nodes > 0 && !itype)
+    rc = pit_cli_usage("--nodes goes with --itype");
   if (rc) {
     free(files);
+    free(events);
     return rc;
   }
   struct pit_err e = {0};
   struct pit_runset rs;
   pit_runset_init(&rs);
+  rs.warn = print_warning;
   struct pit_catalog cat = {0};
+  const char **names = NULL; /* the catalog's types, to read one from a log's path */
   char *const only[1] = {(char *)run};
   int nonly = run ? 1 : 0;
-  for (int i = 0; i < nfiles && !rc; i++)
-    if (pit_runset_load_events(&rs, files[i], NULL, 0, &e))
-      rc = pit_cli_fail(&e);
-  if (!rc && pit_runset_check(&rs, only, nonly, "the events files", &e))
+  if (catalog && pit_catalog_load(&cat, catalog, &e))
     rc = pit_cli_fail(&e);
-  int pick = -1;
-  for (int i = 0; i < rs.n && !rc; i++)
-    if (!run || strcmp(rs.runs[i].name, run) == 0)
-      pick = pick < 0 ? i : -2;
-  if (!rc && pick == -2) {
-    fprintf(stderr, "pitstop: the files hold %d runs; choose one with --run ID\n", rs.n);
-    rc = 1;
+  if (!rc && catalog && !(names = calloc((size_t)cat.n, sizeof *names)))
+    rc = pit_cli_error("out of memory");
+  for (int i = 0; names && i < cat.n; i++)
+    names[i] = cat.types[i].name;
+  for (int i = 0; i < nfiles && !rc; i++) {
+    char ty[PIT_NAME_MAX] = "";
+    if (names)
+      pit_parse_itype_from_path(files[i], names, cat.n, ty, sizeof ty);
+    if (events[i] ? pit_runset_load_events(&rs, files[i], only, nonly, &e)
+                  : pit_runset_load_log(&rs, files[i], NULL, ty[0] ? ty : NULL, only, nonly, &e))
+      rc = pit_cli_fail(&e);
   }
+  if (!rc && db && pit_runset_load_store(&rs, db, only, nonly, &e))
+    rc = pit_cli_fail(&e);
+  if (!rc && pit_runset_check(&rs, only, nonly, db ? NULL : "the files", &e))
+    rc = pit_cli_fail(&e);
+  if (!rc && rs.n > 1 && !run && !isfinite(scale_to))
+    rc = pit_cli_error("the %s hold%s %d runs; choose one with --run ID", db ? "store" : "files", db ? "s" : "",
+                       rs.n);
   if (!rc && pit_runset_summarize(&rs, &e))
     rc = pit_cli_fail(&e);
-  if (!rc && catalog && pit_catalog_load(&cat, catalog, &e))
+  const struct pit_report_run *r = rc ? NULL : run ? pit_runset_find(&rs, run) : &rs.runs[0];
+  struct pit_predict_report rep;
+  struct pit_predict_basis basis;
+  struct pit_predict_in *in = &rep.in;
+  memset(&rep, 0, sizeof rep);
+  char model[256] = "measured configuration (no scaling; its ranks as recorded)";
+  if (!rc && isfinite(scale_to))
+    rc = scaled_inputs(&rs, precision, scale_to, in, &basis, model, sizeof model);
+  else if (!rc && pit_predict_inputs(&r->series, &r->sum, r->name, precision, in, &basis, &e))
     rc = pit_cli_fail(&e);
-  const struct pit_itype *ty = NULL;
-  if (!rc && catalog && !(ty = pit_catalog_find(&cat, itype))) {
-    fprintf(stderr, "pitstop: instance type '%s' is not in '%s'\n", itype, catalog);
-    rc = 1;
-  }
-  struct pit_prediction p;
-  struct pit_predict_in in;
-  const struct pit_report_run *r = pick >= 0 ? &rs.runs[pick] : NULL;
   if (!rc) {
-    const struct pit_summary *sm = &r->sum;
-    pit_predict_in_init(&in);
-    in.tp = sm->tp.mean;
-    in.tp_half = sm->tp.half;
-    in.drift = sm->drift;
-    in.drift_se = sm->drift_se;
-    in.measured = sm->tp.n;
-    in.drift_allow = allow;
-    /* iterations per epoch: the option, else the config's samples / batch
-     * (a partial run has not seen its epoch's end), else the largest seen */
-    char buf[64];
-    double samples = NAN;
-    pit_config_field(&r->cfg, r->config, "samples", buf, sizeof buf);
-    if (strcmp(buf, "-") != 0)
-      samples = strtod(buf, NULL);
-    in.iters_per_epoch = isfinite(ipe)                         ? ipe
-                         : samples > 0 && r->cfg.batch > 0 ? ceil(samples / (double)r->cfg.batch)
-                                                              : sm->iters_per_epoch;
-    in.batch = r->cfg.batch;
-    in.init = (struct pit_term){sm->init.mean, stats_half(&sm->init)};
-    in.val = (struct pit_term){sm->validation.mean, stats_half(&sm->validation)};
-    in.val_every_epoch = sm->validation.n > 0;
-    in.epoch_edge = (struct pit_term){sm->epoch_edge_extra_s, NAN};
-    in.unit = unit;
-    in.size = size;
-    /* in progress: no end record; what is done is timed, not predicted */
-    if (isnan(r->series.runs[0].end_total_s) && sm->iters > 0) {
-      in.done_iters = sm->iters;
-      in.elapsed_s = isfinite(sm->total_s) ? sm->total_s : sm->step.sum + sm->init_total_s;
-      if (!(in.elapsed_s > 0))
-        in.elapsed_s = sm->step.sum;
-      /* without a clock (no t), only step times are known: the time between
-       * iterations is allowed up to the drift allowance of what was timed */
-      if (!isfinite(sm->total_s))
-        in.elapsed_untimed = (isfinite(allow) ? allow : PIT_PREDICT_DRIFT_ALLOW) * in.elapsed_s;
-    }
-    if (in.done_iters > 0 && unit == PIT_JOB_EPOCHS && isfinite(in.iters_per_epoch) &&
-        in.done_iters > (int64_t)ceil(size * in.iters_per_epoch - 1e-9))
-      in.done_iters = 0, in.elapsed_s = 0; /* a finished run read without its end record: predict anew */
-    if (pit_predict(&in, &p, &e)) {
-      fprintf(stderr, "pitstop: run '%s': %s\n", r->name, e.msg);
-      rc = 1;
-    }
-  }
-  if (!rc) {
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "run", r->name);
-    jnum(j, "pit_s", in.tp);
-    jpair(j, "pit_interval_s", r->sum.tp.lo, r->sum.tp.hi);
-    jnum(j, "warmup", (double)r->sum.warmup);
-    jnum(j, "drift", in.drift);
-    jnum(j, "iters_per_epoch", in.iters_per_epoch);
-    jnum(j, "predicted_epoch_s", p.epoch_s);
-    jpair(j, "predicted_epoch_interval_s", p.epoch_lo, p.epoch_hi);
-    jnum(j, "predicted_s", p.total_s);
-    jpair(j, "predicted_interval_s", p.lo, p.hi);
-    jnum(j, "remaining_s", p.remaining_s);
-    jpair(j, "remaining_interval_s", p.remaining_lo, p.remaining_hi);
-    jnum(j, "drift_allowance", p.drift_rel);
-    /* cost through the catalog module: itype × nodes for the predicted time */
-    double cost = NAN, spd = NAN;
-    struct pit_membership mem;
-    pit_membership_clear(&mem);
-    if (ty && (pit_membership_add(&mem, ty->name, (int)nodes, -1, &e) ||
-               pit_catalog_cost(&cat, &mem, p.total_s, &cost, &e) ||
-               (in.batch > 0 && pit_catalog_samples_per_dollar(&cat, &mem, in.tp, (double)in.batch, p.total_s, &spd, &e)))) {
-      cJSON_Delete(j);
+    if (isfinite(ipe))
+      in->iters_per_epoch = ipe;
+    in->drift_allow = allow;
+    if (isfinite(allow))
+      in->elapsed_untimed *= allow / PIT_PREDICT_DRIFT_ALLOW;
+    in->unit = unit;
+    in->size = size;
+    if (in->done_iters > 0 && unit == PIT_JOB_EPOCHS && isfinite(in->iters_per_epoch) &&
+        in->done_iters > (int64_t)ceil(size * in->iters_per_epoch - 1e-9))
+      in->done_iters = 0, in->elapsed_s = 0, in->elapsed_untimed = 0; /* finished, read without its end record */
+    if (pit_predict(in, &rep.p, &e)) {
+      char why[sizeof e.msg];
+      snprintf(why, sizeof why, "%s", e.msg);
+      pit_err_set(&e, e.code, "run '%s': %.200s", r->name, why);
       rc = pit_cli_fail(&e);
-      goto done;
     }
-    jnum(j, "predicted_cost", cost);
-    jnum(j, "samples_per_dollar", spd);
-    cJSON_AddStringToObject(j, "model", "measured configuration (no scaling)");
-    cJSON *inp = cJSON_AddObjectToObject(j, "inputs");
-    cJSON_AddNumberToObject(inp, "iters", (double)p.n_iter);
-    cJSON_AddNumberToObject(inp, "epochs", (double)p.n_epoch);
-    cJSON_AddNumberToObject(inp, "done_iters", (double)in.done_iters);
-    jnum(inp, "elapsed_s", in.elapsed_s);
-    jnum(inp, "measured_iters", (double)in.measured);
-    jnum(inp, "batch", in.batch > 0 ? (double)in.batch : NAN);
-    jnum(inp, "init_s", in.init.mean);
-    jnum(inp, "val_s", in.val.mean);
-    jnum(inp, "epoch_edge_s", in.epoch_edge.mean);
-    if (ty) {
-      cJSON_AddStringToObject(inp, "itype", ty->name);
-      cJSON_AddNumberToObject(inp, "nodes", nodes);
-      cJSON_AddNumberToObject(inp, "price_h", ty->price_h);
-    }
-    char *s = cJSON_PrintUnformatted(j);
-    if (!s || printf("%s\n", s) < 0 || fflush(stdout)) {
-      fprintf(stderr, "pitstop: cannot write the prediction to standard output\n");
-      rc = 1;
-    }
-    free(s);
-    cJSON_Delete(j);
   }
-done:
+  struct pit_membership mem;
+  pit_membership_clear(&mem);
+  char memtext[PIT_MEMBERSHIP_TEXT_MAX] = "", steady[200];
+  rep.cost = rep.cost_lo = rep.cost_hi = rep.samples_per_dollar = rep.price_h = NAN;
+  if (!rc && catalog) {
+    if (priced_membership(&cat, catalog, itype, nodes, r, &mem, &e) ||
+        pit_catalog_cost(&cat, &mem, rep.p.total_s, &rep.cost, &e) ||
+        pit_catalog_cost(&cat, &mem, rep.p.lo, &rep.cost_lo, &e) ||
+        pit_catalog_cost(&cat, &mem, rep.p.hi, &rep.cost_hi, &e) ||
+        (in->batch > 0 && pit_catalog_samples_per_dollar(&cat, &mem, in->tp, (double)in->batch, rep.p.total_s,
+                                                         &rep.samples_per_dollar, &e)))
+      rc = pit_cli_fail(&e);
+    else
+      pit_membership_format(&mem, memtext, sizeof memtext);
+    rep.price_h = 0;
+    for (int i = 0; !rc && i < mem.n; i++)
+      rep.price_h += mem.m[i].nodes * pit_catalog_find(&cat, mem.m[i].itype)->price_h;
+    rep.itype = memtext;
+  }
+  if (!rc) {
+    static const char *const units[] = {"epochs", "iters", "samples"};
+    rep.run = r->name;
+    rep.model = model;
+    snprintf(steady, sizeof steady, "%s: %s", basis.steady.state == PIT_STEADY_OK ? "steady" : "not steady yet",
+             basis.steady.why);
+    rep.steady = steady;
+    rep.want_iters = basis.steady.state == PIT_STEADY_OK ? 0 : basis.steady.want;
+    rep.warmup = (int64_t)basis.steady.warmup;
+    rep.tp_lo = basis.steady.tp.lo;
+    rep.tp_hi = basis.steady.tp.hi;
+    if (isfinite(scale_to)) { /* nothing measured at this count: t_p is the fit's */
+      snprintf(steady, sizeof steady, "not measured at %g ranks: t_p from the scaling fit", scale_to);
+      rep.want_iters = rep.warmup = 0;
+      rep.tp_lo = in->tp - in->tp_half;
+      rep.tp_hi = in->tp + in->tp_half;
+    }
+    rep.unit = units[unit];
+    rep.val_samples = basis.val_samples;
+    rep.time_basis = basis.wall ? "wall clock between iteration records" : "logged step times";
+    if (pit_predict_write(stdout, fmt, &rep, 1, &e))
+      rc = pit_cli_fail(&e);
+  }
+  free(names);
   pit_catalog_release(&cat);
   pit_runset_release(&rs);
   free(files);
+  free(events);
   return rc;
 }

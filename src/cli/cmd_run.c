@@ -1,9 +1,11 @@
 /* cmd_run.c — `pitstop run`: the elastic controller (library: pit_run in
  * include/pitstop/control.h) with a live status line and a report at the
- * end; and `pitstop node-exec`, the local provider's node wrapper.
+ * end; `pitstop node-exec`, the local provider's node wrapper; and
+ * `pitstop node-check`, what the ssh provider runs on a host.
  * Invariant: options + library calls + drawing; the controller does the work. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -16,33 +18,56 @@
 #include "cli/cli.h"
 #include "pitstop/control.h"
 #include "pitstop/report.h"
+#include "pitstop/trainopts.h"
 
+/* The values of pitstop run's own options, as given (parsed after the loop). */
+struct run_args {
+  const char *provider, *provider_config, *hostfile, *ssh_opts, *partition, *catalog, *nodes, *itype, *nnodes;
+  const char *ranks;
+  const char *policy, *schedule, *launcher, *restarts, *dir, *run, *db, *events, *start_timeout, *cleanup;
+  const char *deadline, *budget, *types;
+  const char *quiet, *help; /* flags: non-NULL when given */
+};
 struct run_opt {
   const char *name;
-  int has_arg;
-  const char *arg, *help;
+  const char *arg;  /* the value's name in --help; NULL: a flag */
+  const char *help;
+  size_t off;       /* offsetof(struct run_args, its slot) */
 };
+#define A(m) offsetof(struct run_args, m)
 /* pitstop run's own options; every other option goes to pitstop train. */
 static const struct run_opt run_opts[] = {
-    {"provider", 1, "NAME", "where nodes come from: local (default)"},
-    {"catalog", 1, "FILE", "instance types and prices (default: catalogs/local.tsv of the source tree)"},
-    {"nodes", 1, "TYPE:N[+TYPE:N]", "initial membership (default 1 node of --itype)"},
-    {"itype", 1, "TYPE", "the type of counts given alone (default local-1)"},
-    {"nnodes", 1, "MIN:MAX", "bounds on the node count (default 1:any)"},
-    {"ranks-per-node", 1, "R", "ranks on each node (default 1)"},
-    {"policy", 1, "fixed|schedule", "who decides the membership (default: schedule if --schedule, else fixed)"},
-    {"schedule", 1, "STEP:M,...", "membership M from STEP on: 40:2,80:1 or 40:local-1:1+local-0.4:1"},
-    {"launcher", 1, "mpi|per-node", "one mpirun over every node, or the command once per node"},
-    {"max-restarts", 1, "N", "failed generations restarted from the last checkpoint (default 3)"},
-    {"checkpoint-dir", 1, "DIR", "run directory: checkpoints, state, logs (default runs/RUN)"},
-    {"run", 1, "ID", "run id (default run-DATE-PID)"},
-    {"db", 1, "PATH", "store every record here (the controller is its only writer)"},
-    {"events", 1, "FILE", "JSON Lines of every record (default DIR/events.jsonl)"},
-    {"start-timeout", 1, "S", "a generation without an iteration this long has failed (default 120)"},
-    {"cleanup", 1, "RUN", "stop every node and process run RUN left, then exit"},
-    {"quiet", 0, NULL, "no status line"},
-    {"help", 0, NULL, "this text"},
+    {"provider", "NAME", "where nodes come from: local (default), ssh, slurm, command", A(provider)},
+    {"provider-config", "FILE", "command: its config, JSON templates or a preset (docs/providers.md)",
+     A(provider_config)},
+    {"hostfile", "FILE", "ssh: the pool of hosts, lines \"HOST slots=N [itype=TYPE]\"", A(hostfile)},
+    {"ssh-opts", "OPTS", "ssh: options of every ssh call, e.g. \"-i KEY -p 2222\" (default $PITSTOP_SSH_OPTS)", A(ssh_opts)},
+    {"partition", "P", "slurm: partition of every allocation (default: the type's name if a partition)", A(partition)},
+    {"catalog", "FILE", "instance types and prices (default: catalogs/local.tsv of the source tree)", A(catalog)},
+    {"nodes", "TYPE:N[+TYPE:N]", "initial membership (default 1 node of --itype)", A(nodes)},
+    {"itype", "TYPE", "the type of counts given alone (default local-1)", A(itype)},
+    {"nnodes", "MIN:MAX", "bounds on the node count (default 1:any)", A(nnodes)},
+    {"ranks-per-node", "R", "ranks on each node (default 1)", A(ranks)},
+    {"policy", "fixed|schedule|cost|time",
+     "who decides the membership (default: schedule if --schedule, else fixed); cost: the cheapest that meets "
+     "--deadline and --budget, time: the fastest within --budget (docs/decide.md)",
+     A(policy)},
+    {"deadline", "S", "cost/time: the job must end within S seconds of its start", A(deadline)},
+    {"budget", "USD", "cost/time: what the whole job may cost", A(budget)},
+    {"types", "T1,T2", "cost/time: instance types the policy may use (default: the initial membership's)", A(types)},
+    {"schedule", "STEP:M,...", "membership M from STEP on: 40:2,80:1 or 40:local-1:1+local-0.4:1", A(schedule)},
+    {"launcher", "mpi|per-node", "one mpirun over every node, or the command once per node", A(launcher)},
+    {"max-restarts", "N", "failed generations restarted from the last checkpoint (default 3)", A(restarts)},
+    {"checkpoint-dir", "DIR", "run directory: checkpoints, state, logs (default runs/RUN)", A(dir)},
+    {"run", "ID", "run id (default run-DATE-PID)", A(run)},
+    {"db", "PATH", "store every record here (the controller is its only writer)", A(db)},
+    {"events", "FILE", "JSON Lines of every record (default DIR/events.jsonl)", A(events)},
+    {"start-timeout", "S", "a generation without an iteration this long has failed (default 120)", A(start_timeout)},
+    {"cleanup", "RUN", "stop every node and process run RUN left, then exit", A(cleanup)},
+    {"quiet", NULL, "no status line", A(quiet)},
+    {"help", NULL, "this text", A(help)},
 };
+#undef A
 #define NRUN ((int)(sizeof run_opts / sizeof run_opts[0]))
 
 static void usage(FILE *f) {
@@ -106,9 +131,9 @@ static void on_status(void *ctx, const struct pit_run_status *st) {
   else
     snprintf(steps, sizeof steps, "%lld", (long long)st->step);
   char line[512];
-  snprintf(line, sizeof line, "gen %d %-9s %s  step %s  t_p %s  %.0f samples/s  $%.4f spent  %s left", st->gen,
+  snprintf(line, sizeof line, "gen %d %-9s %s  step %s  t_p %s  %.0f samples/s  $%.4f spent  %s left%s", st->gen,
            st->phase, st->membership, steps, tp, isfinite(st->samples_per_s) ? st->samples_per_s : 0.0,
-           st->spent, eta);
+           st->spent, eta, st->resizable ? "" : "  (read from its log: not resizable)");
   if (u->tty) {
     fprintf(stderr, "\r\033[K%s", line);
     u->drew = 1;
@@ -145,12 +170,68 @@ static void report(const struct pit_run_result *r) {
            g->gen, h->gen, isfinite(g->ckpt_s) ? g->ckpt_s : 0, isfinite(g->exit_s) ? g->exit_s : 0,
            isfinite(g->nodes_s) ? g->nodes_s : 0, h->t_first_iter - h->t0, h->t_first_iter - decided);
   }
+  for (int i = 0; i + 1 < r->ngens; i++) {
+    const struct pit_run_gen *g = &r->gens[i], *h = &r->gens[i + 1];
+    if (strcmp(g->end, "failed") == 0)
+      printf("  restart gen %d → %d: failure to first iteration %.3f s (launch+init %.3f s)\n", g->gen, h->gen,
+             h->t_first_iter - g->t1, h->t_first_iter - h->t0);
+  }
+  if (!r->resizable)
+    printf("\nThe workload spoke no pitstop protocol (its records were read from its log): it cannot be\n"
+           "resized without losing work, so %d decision%s only recommended (see docs/protocol.md).\n",
+           r->recommended, r->recommended == 1 ? " was" : "s were");
+  if (r->nnodes) {
+    printf("\nnodes (cost as billed: the type's granularity and minimum):\n");
+    printf("  %-24s %-14s %-9s %8s %8s %8s %9s %9s  %s\n", "node", "type", "market", "start", "ready", "stop",
+           "billed", "cost $", "why started / how it ended");
+    for (int i = 0; i < r->nnodes; i++) {
+      const struct pit_run_node *n = &r->nodes[i];
+      printf("  %-24s %-14s %-9s %7.1fs %7.1fs %7.1fs %8.0fs %9.4f  %s; %s%s\n", n->id, n->itype,
+             n->spot ? "spot" : "on-demand", n->t_start, n->t_ready, n->t_stop, n->billed_s, n->cost, n->why,
+             n->end, n->waste_s > 0 ? " (after failed starts)" : "");
+    }
+  }
+  if (r->reclaims || r->waste_s > 0)
+    printf("%d node%s reclaimed or lost; failed or hung starts billed %.0f s ($%.4f, in the cost)\n", r->reclaims,
+           r->reclaims == 1 ? "" : "s", r->waste_s, r->waste_usd);
   printf("\n%lld steps in %.1f s, %d restart%s (%lld steps redone), cost $%.4f\nrecords: %s\n",
          (long long)r->steps, r->total_s, r->restarts, r->restarts == 1 ? "" : "s", (long long)r->lost_steps,
          r->cost, r->events);
 }
 
-static char self_path[4096];
+/* --policy cost|time with --db: the memberships the store has measured for
+ * this workload (pitstop train's model and global batch) become the policy's
+ * prior; none: the policy measures online. Returns how many. */
+static int prior_from_store(const struct pit_run_opts *o, const struct pit_train_opts *t,
+                            struct pit_policy_meas *prior, int cap) {
+  const struct pit_train_model *md = pit_train_model_find(t->model);
+  int64_t batch = t->batch > 0 ? t->batch : md ? md->batch : 0;
+  if (o->cmd || !o->db || access(o->db, R_OK) != 0 || batch <= 0)
+    return 0;
+  struct pit_err e = {0};
+  struct pit_runset rs;
+  pit_runset_init(&rs);
+  struct pit_catalog cat;
+  int have_cat = pit_catalog_load(&cat, o->catalog, &e) == 0;
+  struct pit_profile_query q = {t->model, batch, PIT_JOB_ITERS, 0, o->policy.kind, NAN, NAN};
+  struct pit_profile_row *rows = NULL;
+  int n = 0, best, k = 0;
+  if (pit_runset_load_store(&rs, o->db, NULL, 0, &e) == 0 && pit_runset_summarize(&rs, &e) == 0 &&
+      pit_profile_rank(&rs, have_cat ? &cat : NULL, &q, &rows, &n, &best, &e) == 0)
+    for (int i = 0; i < n && k < cap; i++) {
+      prior[k].m = rows[i].m;
+      prior[k].tp = rows[i].tp;
+      prior[k].tp_half = rows[i].tp_half;
+      prior[k++].n = rows[i].n;
+    }
+  if (e.msg[0])
+    pit_cli_note("the store's profile is not used: %s", e.msg);
+  free(rows);
+  pit_runset_release(&rs);
+  if (have_cat)
+    pit_catalog_release(&cat);
+  return k;
+}
 
 static volatile sig_atomic_t got_signal;
 static void on_signal(int sig) { got_signal = sig; }
@@ -159,13 +240,13 @@ int pit_cmd_run(int argc, char **argv) {
   struct pit_run_opts o;
   pit_run_opts_init(&o);
   struct ui u = {0, isatty(2), 0};
-  const char *nodes = NULL, *nnodes = NULL, *policy = NULL, *schedule = NULL, *cleanup = NULL;
-  const char *launcher = NULL, *run = NULL, *dir = NULL;
-  char **train = calloc((size_t)argc + 1, sizeof *train);
-  if (!train)
-    return pit_cli_usage("out of memory");
-  int ntrain = 0;
-  int64_t max_iters = -1;
+  struct run_args ra;
+  memset(&ra, 0, sizeof ra);
+  int ntrain = 0, epochs_set = 0;
+  struct pit_train_opts topts;
+  pit_train_opts_init(&topts);
+  char **targv = NULL;
+  int targc = 0;
   struct pit_err e = {0};
   int i = 1;
   for (; i < argc; i++) {
@@ -174,126 +255,103 @@ int pit_cmd_run(int argc, char **argv) {
       i++;
       break;
     }
-    if (strncmp(a, "--", 2) != 0) {
-      free(train);
+    if (strncmp(a, "--", 2) != 0)
       return pit_cli_usage("run: unexpected argument '%s' (a command goes after --)", a);
-    }
     const char *eq = strchr(a + 2, '=');
     size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), a + 2);
     const struct run_opt *ro = find_opt(a + 2, len);
-    if (!ro) { /* a train option: passed on with its value */
-      train[ntrain++] = argv[i];
-      if (strcmp(a, "--max-iters") == 0 && i + 1 < argc)
-        pit_parse_i64(argv[i + 1], &max_iters);
-      if (!eq && i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
-        train[ntrain++] = argv[++i];
+    const struct pit_train_optdef *d = ro ? NULL : pit_train_opt_find(name);
+    if (!ro && !d)
+      return pit_cli_usage("run: unknown option '%s' (see pitstop run --help and pitstop train --help)", a);
+    const char *v = "";
+    if (ro ? ro->arg != NULL : d->arg != NULL) {
+      if (eq)
+        v = eq + 1;
+      else if (i + 1 < argc)
+        v = argv[++i];
+      else
+        return pit_cli_usage("run: --%s needs a value", name);
+    } else if (eq) {
+      return pit_cli_usage("run: --%s takes no value", name);
+    }
+    if (ro) {
+      *(const char **)((char *)&ra + ro->off) = v;
       continue;
     }
-    const char *val = NULL;
-    if (ro->has_arg) {
-      if (eq)
-        val = eq + 1;
-      else if (i + 1 < argc)
-        val = argv[++i];
-      else {
-        free(train);
-        return pit_cli_usage("run: --%s needs a value", ro->name);
-      }
-    }
-    const char *n = ro->name;
-    int64_t v;
-    if (!strcmp(n, "help")) {
-      usage(stdout);
-      free(train);
-      return 0;
-    } else if (!strcmp(n, "provider"))
-      o.provider = val;
-    else if (!strcmp(n, "catalog"))
-      o.catalog = val;
-    else if (!strcmp(n, "nodes"))
-      nodes = val;
-    else if (!strcmp(n, "itype"))
-      o.deftype = val;
-    else if (!strcmp(n, "nnodes"))
-      nnodes = val;
-    else if (!strcmp(n, "policy"))
-      policy = val;
-    else if (!strcmp(n, "schedule"))
-      schedule = val;
-    else if (!strcmp(n, "launcher"))
-      launcher = val;
-    else if (!strcmp(n, "checkpoint-dir"))
-      dir = val;
-    else if (!strcmp(n, "run"))
-      run = val;
-    else if (!strcmp(n, "db"))
-      o.db = val;
-    else if (!strcmp(n, "events"))
-      o.events = val;
-    else if (!strcmp(n, "cleanup"))
-      cleanup = val;
-    else if (!strcmp(n, "quiet"))
-      u.quiet = 1;
-    else if (!strcmp(n, "ranks-per-node") || !strcmp(n, "max-restarts")) {
-      if (pit_parse_i64(val, &v) < 0 || v < (n[0] == 'r' ? 1 : 0) || v > 1000) {
-        free(train);
-        return pit_cli_usage("run: --%s '%s' is not a valid count", n, val);
-      }
-      if (n[0] == 'r')
-        o.ranks_per_node = (int)v;
-      else
-        o.max_restarts = (int)v;
-    } else if (!strcmp(n, "start-timeout")) {
-      if (pit_parse_f64(val, &o.start_timeout_s) < 0 || !(o.start_timeout_s > 0)) {
-        free(train);
-        return pit_cli_usage("run: --start-timeout '%s' is not a positive number of seconds", val);
-      }
-    }
+    /* a train option (the shared table): checked here, passed on as argv */
+    static const char *const owned[] = {"run", "events", "out", "db", "resume"};
+    for (size_t k = 0; k < sizeof owned / sizeof owned[0]; k++)
+      if (strcmp(name, owned[k]) == 0)
+        return pit_cli_usage("run: --%s is pitstop run's own (the controller sets it for train)", name);
+    if (pit_train_opt_set(&topts, d, d->arg ? v : NULL, &e) < 0)
+      return pit_cli_fail(&e);
+    epochs_set |= strcmp(name, "epochs") == 0;
+    ntrain++;
   }
-  train[ntrain] = NULL;
+  if (ra.help) {
+    usage(stdout);
+    return 0;
+  }
+  u.quiet = ra.quiet != NULL;
+  if (ra.provider)
+    o.provider = ra.provider;
+  if (ra.itype)
+    o.deftype = ra.itype;
+  o.catalog = ra.catalog;
+  o.hostfile = ra.hostfile;
+  o.provider_config = ra.provider_config;
+  o.ssh_opts = ra.ssh_opts;
+  o.partition = ra.partition;
+  o.db = ra.db;
+  o.events = ra.events;
+  const char *nodes = ra.nodes, *nnodes = ra.nnodes, *policy = ra.policy, *schedule = ra.schedule;
+  const char *cleanup = ra.cleanup, *launcher = ra.launcher, *run = ra.run, *dir = ra.dir;
+  struct {
+    const char *val, *name;
+    int *to, min;
+  } counts[] = {{ra.ranks, "ranks-per-node", &o.ranks_per_node, 1}, {ra.restarts, "max-restarts", &o.max_restarts, 0}};
+  for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+    int64_t c;
+    if (!counts[k].val)
+      continue;
+    if (pit_parse_i64(counts[k].val, &c) < 0 || c < counts[k].min || c > 1000)
+      return pit_cli_usage("run: --%s '%s' is not a valid count", counts[k].name, counts[k].val);
+    *counts[k].to = (int)c;
+  }
+  if (ra.start_timeout && (pit_parse_f64(ra.start_timeout, &o.start_timeout_s) < 0 || !(o.start_timeout_s > 0)))
+    return pit_cli_usage("run: --start-timeout '%s' is not a positive number of seconds", ra.start_timeout);
   if (i < argc)
     o.cmd = argv + i;
-  else if (ntrain)
-    o.train_argv = train;
-  else
-    o.train_argv = train;
   if (o.cmd && ntrain) {
-    int rc = pit_cli_usage("run: '%s' is not a run option (train options go with the default workload only)",
-                           train[0]);
-    free(train);
-    return rc;
+    return pit_cli_usage("run: train options go with the default workload only (not with -- COMMAND)");
+  }
+  if (!o.cmd) {
+    if (topts.max_iters > 0 && !epochs_set)
+      topts.epochs = 0; /* --max-iters alone: as many epochs as it takes (as pitstop train) */
+    topts.out = "(the run's checkpoint directory)"; /* the controller passes --out */
+    if (pit_train_check(&topts, &e) < 0) {
+      return pit_cli_fail(&e);
+    }
+    topts.out = NULL;
+    if (pit_train_opts_argv(&topts, &targv, &targc, &e) < 0) {
+      return pit_cli_fail(&e);
+    }
+    o.train_argv = targv;
   }
   if (!pit_provider_find(o.provider)) {
     pit_err_set(&e, PIT_EARG, "unknown provider '%s'", o.provider);
     pit_err_hint(&e, "providers: %s", pit_provider_names());
-    free(train);
     return pit_cli_fail(&e);
   }
-  ssize_t k = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
-  if (k <= 0) {
-    free(train);
+  o.self_exe = pit_cli_self_exe();
+  if (!o.self_exe)
     return pit_cli_usage("run: cannot find this program's own path");
-  }
-  self_path[k] = 0;
-  o.self_exe = self_path;
-  static char catalog_default[4200];
   if (!o.catalog) {
-    /* the source tree's catalogs/local.tsv (build/pitstop → ../catalogs) */
-    char base[4096];
-    snprintf(base, sizeof base, "%s", self_path);
-    char *slash = strrchr(base, '/');
-    if (slash)
-      *slash = 0;
-    const char *cand[] = {"../catalogs/local.tsv", "../../catalogs/local.tsv", "../share/pitstop/local.tsv"};
-    for (size_t c = 0; c < 3 && !o.catalog; c++) {
-      snprintf(catalog_default, sizeof catalog_default, "%s/%s", base, cand[c]);
-      if (access(catalog_default, R_OK) == 0)
-        o.catalog = catalog_default;
-    }
-    if (!o.catalog && !cleanup) {
-      free(train);
+    o.catalog = pit_cli_local_catalog();
+    if (!o.catalog && !cleanup)
       return pit_cli_usage("run: no catalog found beside the program; give --catalog FILE");
-    }
   }
   static char runbuf[PIT_NAME_MAX];
   if (cleanup)
@@ -319,7 +377,6 @@ int pit_cmd_run(int argc, char **argv) {
   if (cleanup) {
     int stopped = 0;
     int rc = pit_run_cleanup(&o, &stopped, &e);
-    free(train);
     if (rc < 0)
       return pit_cli_fail(&e);
     printf("run %s: %d node%s stopped\n", run, stopped, stopped == 1 ? "" : "s");
@@ -354,11 +411,27 @@ int pit_cmd_run(int argc, char **argv) {
     rc = pit_schedule_parse(&o.policy, schedule, o.deftype, &e);
   if (rc == 0 && o.policy.kind == PIT_POLICY_SCHEDULE && !schedule)
     rc = pit_err_set(&e, PIT_EARG, "--policy schedule needs --schedule STEP:MEMBERSHIP,...");
-  if (rc == 0 && max_iters > 0)
-    o.total_steps = max_iters;
+  if (rc == 0 && topts.max_iters > 0)
+    o.total_steps = topts.max_iters;
+  int weighs = o.policy.kind == PIT_POLICY_COST || o.policy.kind == PIT_POLICY_TIME;
+  o.types = ra.types;
+  if (rc == 0 && !weighs && (ra.deadline || ra.budget || ra.types))
+    rc = pit_err_set(&e, PIT_EARG, "--deadline, --budget and --types go with --policy cost or time");
+  const char *lim[] = {ra.deadline, ra.budget};
+  double *limv[] = {&o.policy.deadline_s, &o.policy.budget};
+  for (int k = 0; rc == 0 && weighs && k < 2; k++)
+    if (lim[k] && (pit_parse_f64(lim[k], limv[k]) < 0 || !(*limv[k] > 0)))
+      rc = pit_err_set(&e, PIT_EARG, "--%s '%s' is not a positive number", k ? "budget" : "deadline", lim[k]);
   if (rc < 0) {
-    free(train);
     return pit_cli_fail(&e);
+  }
+  static struct pit_policy_meas prior[PIT_POLICY_MEAS_MAX];
+  if (weighs) {
+    o.prior = prior;
+    o.nprior = prior_from_store(&o, &topts, prior, PIT_POLICY_MEAS_MAX);
+    if (!u.quiet)
+      pit_cli_note("policy %s: %d membership%s measured before (store %s); the rest are measured online",
+                   pit_policy_name(&o.policy), o.nprior, o.nprior == 1 ? "" : "s", o.db ? o.db : "none");
   }
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -368,7 +441,6 @@ int pit_cmd_run(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   struct pit_run_result *res = calloc(1, sizeof *res);
   if (!res) {
-    free(train);
     return pit_cli_usage("out of memory");
   }
   rc = pit_run(&o, res, &e);
@@ -376,10 +448,12 @@ int pit_cmd_run(int argc, char **argv) {
     fputs("\n", stderr);
   if (rc < 0) {
     pit_cli_fail(&e);
+    pit_train_argv_free(targv);
     free(res);
-    free(train);
     return 1;
   }
+  pit_train_argv_free(targv);
+  targv = NULL;
   report(res);
   /* the timeline chart beside the run's records */
   char chart[4200];
@@ -393,7 +467,6 @@ int pit_cmd_run(int argc, char **argv) {
   else
     printf("timeline: %s\n", chart);
   free(res);
-  free(train);
   return 0;
 }
 
@@ -421,4 +494,32 @@ int pit_cmd_node_exec(int argc, char **argv) {
   execvp(argv[i], argv + i);
   fprintf(stderr, "pitstop: node-exec: cannot run '%s': %s\n", argv[i], strerror(errno));
   return 127;
+}
+
+/* pitstop node-check [--dir DIR] [--exe PROG] [--min-free-mb N] | --release RUN */
+int pit_cmd_node_check(int argc, char **argv) {
+  const char *dir = NULL, *exe = NULL, *release = NULL;
+  double min_mb = 0;
+  for (int i = 1; i < argc; i++) {
+    if (i + 1 < argc && !strcmp(argv[i], "--dir"))
+      dir = argv[++i];
+    else if (i + 1 < argc && !strcmp(argv[i], "--exe"))
+      exe = argv[++i];
+    else if (i + 1 < argc && !strcmp(argv[i], "--release"))
+      release = argv[++i];
+    else if (i + 1 < argc && !strcmp(argv[i], "--min-free-mb") && pit_parse_f64(argv[i + 1], &min_mb) == 0)
+      i++;
+    else
+      return pit_cli_usage("node-check: unknown option '%s' (usage: node-check [--dir DIR] [--exe PROG] "
+                           "[--min-free-mb N] | --release RUN)",
+                           argv[i]);
+  }
+  struct pit_err e = {0};
+  int killed = 0;
+  int rc = release ? pit_node_release(release, 2.0, &killed, &e) : pit_node_check(dir, exe, min_mb, &e);
+  if (rc < 0)
+    return pit_cli_fail(&e);
+  if (release)
+    printf("%d process%s of run %s stopped\n", killed, killed == 1 ? "" : "es", release);
+  return 0;
 }

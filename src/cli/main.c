@@ -13,7 +13,10 @@
 #pragma weak pit_cmd_sweep
 #pragma weak pit_cmd_run
 #pragma weak pit_cmd_node_exec
+#pragma weak pit_cmd_node_check
 #pragma weak pit_cmd_predict
+#pragma weak pit_cmd_profile
+#pragma weak pit_cmd_simulate
 
 struct command {
   const char *name;
@@ -37,7 +40,10 @@ int main(int argc, char **argv) {
       {"sweep", pit_cmd_sweep, "run a grid of configurations, storing every run"},
       {"run", pit_cmd_run, "train on nodes that come and go (the elastic controller)"},
       {"node-exec", pit_cmd_node_exec, "(internal) run a command inside a local node"},
+      {"node-check", pit_cmd_node_check, "(internal) check or release an ssh host for a run"},
       {"predict", pit_cmd_predict, "the whole job's time and cost from measured iterations"},
+      {"profile", pit_cmd_profile, "measure candidate memberships and rank them for a job (cost or time)"},
+      {"simulate", pit_cmd_simulate, "spot or on-demand under a deadline, replayed over a spot trace"},
   };
   int n = (int)(sizeof cmds / sizeof cmds[0]);
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {

@@ -8,6 +8,9 @@
 #include "pitstop/control.h"
 
 extern const struct pit_provider_ops pit_provider_local;
+extern const struct pit_provider_ops pit_provider_ssh;
+extern const struct pit_provider_ops pit_provider_slurm;
+extern const struct pit_provider_ops pit_provider_command;
 
 /* Reads a whole small file into buf (NUL-terminated); -1 if it cannot. */
 int ctl_read_small(const char *path, char *buf, size_t n);
@@ -19,5 +22,56 @@ int ctl_signal_catchers(pid_t pgid, int sig);
 /* Kills every process whose pid is listed in file (a cgroup.procs): TERM,
  * up to grace_s, then KILL. Returns the number still alive (0 on success). */
 int ctl_kill_listed(const char *procs_file, double grace_s);
+
+/* What the controller has seen of the workload, for the cost and time
+ * policies (observe.c): this generation's step times and per-rank
+ * compute/wait, the PIT time of every membership measured in the job.
+ * steps is owned (ctl_obs_release). */
+#define CTL_OBS_SKIP 5    /* leading iterations of a generation left out of the split */
+#define CTL_OBS_EVERY 10  /* steadiness checked every this many iterations */
+struct ctl_obs {
+  double *steps;
+  size_t n, cap;
+  double csum[PIT_POLICY_NODES_MAX], wsum[PIT_POLICY_NODES_MAX];
+  int nranks, nsplit;
+  int64_t batch;
+  int steady;
+  double precision;       /* P of pit_steady_check (0.03) */
+  int64_t cap_iters;      /* steady anyway after this many (200: the interval says how well) */
+  int nmeas;
+  struct pit_policy_meas meas[PIT_POLICY_MEAS_MAX];
+};
+void ctl_obs_init(struct ctl_obs *o);
+void ctl_obs_release(struct ctl_obs *o);
+/* A generation starts on cur: the series and the split start again. */
+void ctl_obs_gen(struct ctl_obs *o);
+/* One iteration record of a generation on membership cur. */
+int ctl_obs_iter(struct ctl_obs *o, const struct pit_membership *cur, const struct pit_record *r,
+                 struct pit_err *e);
+/* Fills s's steady, batch, meas and nodes (nodes[i] holds ranks
+ * [i·slots, (i+1)·slots), as the launchers place them). */
+void ctl_obs_state(const struct ctl_obs *o, const struct pit_node *nodes, int nnodes, int slots,
+                   struct pit_policy_state *s);
+
+/* Runs argv (no shell) with stdin from /dev/null, up to timeout_s seconds
+ * (then it is killed: PIT_ESTATE "did not finish"); keeps the head of its
+ * stdout in out and the tail of its stderr in err (NUL-terminated; either may
+ * be NULL with size 0). 0 when it ran, *status its exit code (128 + signal). */
+int ctl_run_capture(char *const argv[], double timeout_s, char *out, size_t nout, char *err, size_t nerr,
+                    int *status, struct pit_err *e);
+/* s quoted for a POSIX shell ('...', a ' as '\''): what ssh's remote shell
+ * turns back into the one word s. -1 when it does not fit in n. */
+int ctl_shell_quote(const char *s, char *out, size_t n);
+
+/* Node files (node_files.c): STATE_DIR/nodes/ID.node, one line each. */
+struct ctl_node_id {
+  char id[PIT_NAME_MAX];
+};
+int ctl_node_file_write(const char *state_dir, const char *id, const char *text, struct pit_err *e);
+/* -1 when the file cannot be read. */
+int ctl_node_file_read(const char *state_dir, const char *id, char *buf, size_t n);
+int ctl_node_file_remove(const char *state_dir, const char *id, struct pit_err *e);
+/* The ids of every node file (malloc'd array, caller frees). */
+int ctl_node_files(const char *state_dir, struct ctl_node_id **ids, int *n, struct pit_err *e);
 
 #endif

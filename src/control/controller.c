@@ -37,6 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "control/control_impl.h"
 #include "control/launch.h"
 #include "pitstop/parse.h"
 #include "pitstop/store.h"
@@ -62,7 +63,8 @@ struct ctl {
   char ckpt[1024];
   /* records kept back until a checkpoint covers them */
   struct pit_record *held;
-  int nheld, capheld;
+  int nheld;
+  size_t capheld;
   struct pit_events ev;
   int ev_open;
   struct pit_store *store;
@@ -87,6 +89,11 @@ struct ctl {
   int resizable;
   int64_t total_steps;              /* the job's length; -1 until known */
   struct pit_run_result *res;
+  char reclaimed[MAX_NODES][PIT_NAME_MAX]; /* nodes the provider gave notice for, to replace at the stop */
+  int nreclaimed;
+  struct ctl_obs obs;               /* what the cost/time policies see (observe.c) */
+  int ntypes;
+  struct pit_policy_type types[PIT_POLICY_TYPES_MAX]; /* the types they may use */
   struct pit_err rec_err;
   int rec_failed;
 };
@@ -172,14 +179,8 @@ static int64_t drop_held(struct ctl *c) {
 }
 
 static int hold(struct ctl *c, const struct pit_record *r, struct pit_err *e) {
-  if (c->nheld == c->capheld) {
-    int cap = c->capheld ? 2 * c->capheld : 256;
-    struct pit_record *g = realloc(c->held, (size_t)cap * sizeof *g);
-    if (!g)
-      return pit_err_set(e, PIT_ENOMEM, "out of memory");
-    c->held = g;
-    c->capheld = cap;
-  }
+  if (PIT_GROW(c->held, c->nheld + 1, c->capheld))
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
   pit_record_init(&c->held[c->nheld]);
   int rc = pit_record_copy(&c->held[c->nheld], r);
   if (rc < 0)
@@ -208,26 +209,82 @@ static int node_record(struct ctl *c, const struct pit_node *n, const char *acti
   return rc;
 }
 
-/* A decision record (struct pit_decision): kind "resize" or "recommend", the
- * chosen membership as the first alternative and the one kept as the second. */
+/* A decision record (struct pit_decision): what = the policy's kind of move
+ * ("add", "remove", "switch"; "resize" for a schedule), "keep" at a cost/time
+ * decision point, "recommend" when the workload cannot be resized; the chosen
+ * membership is the first alternative (the timeline labels it), then the
+ * others weighed with the rest of the job's predicted time and cost (or the
+ * membership kept, when the policy weighed none). The controller adds
+ * policy, action, from, to, and per alternative its model, t_p and
+ * intervals and whether it fits the deadline and budget. */
 static int decision_record(struct ctl *c, const struct pit_choice *ch, const char *policy,
                            struct pit_err *e) {
-  char from[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX], reason[600];
+  char from[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX], reason[1700];
   pit_membership_format(&c->cur, from, sizeof from);
   pit_membership_format(&ch->to, to, sizeof to);
   snprintf(reason, sizeof reason, "%s (policy %s)", ch->reason, policy);
+  int keep = pit_membership_equal(&ch->to, &c->cur);
+  const char *action = ch->act == PIT_ACT_RESIZE ? "resize" : keep ? "keep" : "recommend";
   struct pit_decision d;
   pit_decision_init(&d);
-  snprintf(d.kind, sizeof d.kind, "%s", ch->act == PIT_ACT_RESIZE ? "resize" : "recommend");
+  snprintf(d.kind, sizeof d.kind, "%s", ch->act == PIT_ACT_RESIZE && ch->kind[0] ? ch->kind : action);
   d.step = c->step_next;
   d.reason = strdup(reason);
+  int rc = d.reason ? 0 : PIT_ENOMEM;
+  /* alternatives: the chosen first */
+  int order[PIT_POLICY_ALTS_MAX + 1], nord = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < ch->nalts; i++)
+      if (pit_membership_equal(&ch->alts[i].m, &ch->to) == (pass == 0))
+        order[nord++] = i;
+  if (nord == 0 || !pit_membership_equal(&ch->alts[order[0]].m, &ch->to)) {
+    rc = rc ? rc : pit_decision_add_alt(&d, to, NAN, NAN);
+    if (ch->nalts == 0 && !keep)
+      rc = rc ? rc : pit_decision_add_alt(&d, from, NAN, NAN);
+  }
+  for (int k = 0; rc == 0 && k < nord; k++) {
+    char m[PIT_MEMBERSHIP_TEXT_MAX];
+    pit_membership_format(&ch->alts[order[k]].m, m, sizeof m);
+    rc = pit_decision_add_alt(&d, m, ch->alts[order[k]].rest_s, ch->alts[order[k]].cost);
+  }
   char *text = NULL;
-  int rc = d.reason ? 0 : pit_err_set(e, PIT_ENOMEM, "out of memory");
-  if (rc == 0 && (rc = pit_decision_add_alt(&d, to, NAN, NAN)) == 0 && (rc = pit_decision_add_alt(&d, from, NAN, NAN)) == 0)
+  if (rc < 0)
+    rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
+  else
     rc = pit_decision_encode(&d, &text, e);
+  int skip = d.nalts - nord; /* leading alternatives not from the policy */
   pit_decision_release(&d);
   if (rc < 0)
     return rc;
+  cJSON *o = cJSON_Parse(text);
+  free(text);
+  if (!o)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  cJSON_AddStringToObject(o, "policy", policy);
+  cJSON_AddStringToObject(o, "action", action);
+  cJSON_AddStringToObject(o, "from", from);
+  cJSON_AddStringToObject(o, "to", to);
+  cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "alternatives");
+  for (int k = 0; arr && k < nord && skip + k < cJSON_GetArraySize(arr); k++) {
+    const struct pit_policy_alt *a = &ch->alts[order[k]];
+    cJSON *x = cJSON_GetArrayItem(arr, skip + k), *iv;
+    cJSON_AddStringToObject(x, "what", a->kind);
+    cJSON_AddStringToObject(x, "model", a->model);
+    cJSON_AddNumberToObject(x, "pit_s", a->tp);
+    if ((iv = cJSON_AddArrayToObject(x, "pit_interval_s"))) {
+      cJSON_AddItemToArray(iv, cJSON_CreateNumber(a->tp_lo));
+      cJSON_AddItemToArray(iv, cJSON_CreateNumber(isfinite(a->tp_hi) ? a->tp_hi : -1));
+    }
+    if ((iv = cJSON_AddArrayToObject(x, "predicted_interval_s"))) {
+      cJSON_AddItemToArray(iv, cJSON_CreateNumber(a->rest_lo));
+      cJSON_AddItemToArray(iv, cJSON_CreateNumber(isfinite(a->rest_hi) ? a->rest_hi : -1));
+    }
+    cJSON_AddBoolToObject(x, "fits", a->feasible);
+  }
+  text = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  if (!text)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
   struct pit_record r;
   base_record(c, &r, PIT_REC_DECISION);
   r.step = c->step_next;
@@ -309,7 +366,7 @@ static int take_lock(struct ctl *c, struct pit_err *e) {
 
 /* ---------------- nodes ---------------- */
 
-static int start_node(struct ctl *c, const char *itype, struct pit_err *e) {
+static int start_node(struct ctl *c, const char *itype, const char *why, struct pit_err *e) {
   if (c->nnodes == MAX_NODES)
     return pit_err_set(e, PIT_EARG, "more than %d nodes", MAX_NODES);
   struct pit_node *n = &c->nodes[c->nnodes];
@@ -317,6 +374,7 @@ static int start_node(struct ctl *c, const char *itype, struct pit_err *e) {
   int rc = c->prov.ops->start(&c->prov, itype, n, e);
   if (rc < 0)
     return rc;
+  snprintf(n->why, sizeof n->why, "%s", why);
   n->t_start = t;
   n->t_ready = now_t(c);
   n->t_stop = NAN;
@@ -336,11 +394,34 @@ static double node_cost(const struct ctl *c, const struct pit_node *n, double un
   return n->price_h * billed / 3600.0;
 }
 
+/* The report's line for a node that ended. */
+static void node_entry(struct ctl *c, const struct pit_node *n, const char *end) {
+  struct pit_run_result *res = c->res;
+  if (res->nnodes == (int)(sizeof res->nodes / sizeof res->nodes[0]))
+    return;
+  struct pit_run_node *r = &res->nodes[res->nnodes++];
+  memset(r, 0, sizeof *r);
+  snprintf(r->id, sizeof r->id, "%s", n->id);
+  snprintf(r->itype, sizeof r->itype, "%s", n->itype);
+  snprintf(r->end, sizeof r->end, "%s", end);
+  snprintf(r->why, sizeof r->why, "%s", n->why[0] ? n->why : "adopted from a previous controller");
+  r->spot = n->spot;
+  r->t_start = n->t_start;
+  r->t_ready = n->t_ready;
+  r->t_stop = n->t_stop;
+  const struct pit_itype *t = c->have_cat ? pit_catalog_find(&c->cat, n->itype) : NULL;
+  double secs = n->t_stop - n->t_start;
+  r->billed_s = secs > 0 ? t ? pit_itype_billed_s(t, secs) : secs : 0;
+  r->cost = node_cost(c, n, n->t_stop);
+  r->waste_s = n->waste_s;
+}
+
 static int stop_node_at(struct ctl *c, int i, const char *action, struct pit_err *e) {
   struct pit_node *n = &c->nodes[i];
   int rc = c->prov.ops->stop(&c->prov, n, e);
   n->t_stop = now_t(c);
   c->res->cost += node_cost(c, n, n->t_stop);
+  node_entry(c, n, action);
   int rc2 = node_record(c, n, action, rc < 0 ? NULL : e);
   memmove(&c->nodes[i], &c->nodes[i + 1], (size_t)(c->nnodes - i - 1) * sizeof *n);
   c->nnodes--;
@@ -356,8 +437,14 @@ static void stop_all_nodes(struct ctl *c) {
 }
 
 /* Nodes to stop and start so that the live nodes match want. */
-static int reshape(struct ctl *c, const struct pit_membership *want, struct pit_err *e) {
+static int reshape(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e) {
   int rc;
+  /* nodes the provider is taking back go first (they are replaced below) */
+  for (int r = 0; r < c->nreclaimed; r++)
+    for (int i = c->nnodes - 1; i >= 0; i--)
+      if (strcmp(c->nodes[i].id, c->reclaimed[r]) == 0 && (rc = stop_node_at(c, i, "lost", e)) < 0)
+        return rc;
+  c->nreclaimed = 0;
   for (int i = c->nnodes - 1; i >= 0; i--) {
     int have = 0;
     for (int j = 0; j < c->nnodes; j++)
@@ -370,7 +457,7 @@ static int reshape(struct ctl *c, const struct pit_membership *want, struct pit_
     for (int j = 0; j < c->nnodes; j++)
       have += strcmp(c->nodes[j].itype, want->m[k].itype) == 0;
     for (; have < want->m[k].nodes; have++)
-      if ((rc = start_node(c, want->m[k].itype, e)) < 0)
+      if ((rc = start_node(c, want->m[k].itype, why, e)) < 0)
         return rc;
   }
   c->cur = *want;
@@ -394,6 +481,13 @@ static double recent_median(const struct ctl *c) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+static double spent(const struct ctl *c, double t) {
+  double usd = c->res->cost;
+  for (int i = 0; i < c->nnodes; i++)
+    usd += node_cost(c, &c->nodes[i], t);
+  return usd;
+}
+
 static void status(struct ctl *c, const char *phase, int force) {
   double t = now_t(c);
   if (!c->o->status || (!force && t - c->last_status < 0.5))
@@ -410,16 +504,16 @@ static void status(struct ctl *c, const char *phase, int force) {
   st.t = t;
   st.tp_s = recent_median(c);
   st.samples_per_s = c->recent_batch > 0 && st.tp_s > 0 ? (double)c->recent_batch / st.tp_s : NAN;
-  double spent = c->res->cost;
-  for (int i = 0; i < c->nnodes; i++)
-    spent += node_cost(c, &c->nodes[i], t);
-  st.spent = spent;
+  st.spent = spent(c, t);
   st.eta_s = c->total_steps > 0 && st.tp_s > 0 ? (double)(c->total_steps - c->step_next) * st.tp_s : NAN;
   st.phase = phase;
+  st.resizable = c->resizable || !c->o->cmd;
   c->o->status(c->o->ctx, &st);
 }
 
 static int decide(struct ctl *c, struct pit_err *e);
+static int request_stop(struct ctl *c, const struct pit_choice *ch, const char *policy, int node,
+                        struct pit_err *e);
 
 /* The job's length from the workload's init record ("planned_iters"), and
  * the schedule checked against it. */
@@ -436,6 +530,32 @@ static int on_init(struct ctl *c, const struct pit_record *r, struct pit_err *e)
     if (pol->sched[i].step >= c->total_steps)
       return pit_err_set(e, PIT_EARG, "schedule step %lld is beyond the job's %lld iterations",
                          (long long)pol->sched[i].step, (long long)c->total_steps);
+  return 0;
+}
+
+/* The init record's config names the generation's membership (the store
+ * then knows what each run ran on: pitstop profile, the cost policy's prior). */
+static int tag_membership(const struct ctl *c, struct pit_record *r, struct pit_err *e) {
+  cJSON *o = r->config ? cJSON_Parse(r->config) : cJSON_CreateObject();
+  if (!o || !cJSON_IsObject(o)) {
+    cJSON_Delete(o);
+    return 0; /* a config that is not an object is left as the workload wrote it */
+  }
+  char *m = pit_membership_json(&c->cur);
+  cJSON *mj = m ? cJSON_Parse(m) : NULL;
+  free(m);
+  if (!mj) {
+    cJSON_Delete(o);
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  }
+  cJSON_DeleteItemFromObjectCaseSensitive(o, "membership");
+  cJSON_AddItemToObject(o, "membership", mj);
+  char *text = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  if (!text)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  free(r->config);
+  r->config = text;
   return 0;
 }
 
@@ -475,6 +595,8 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
     }
     rc = hold(c, &r, e);
     if (rc == 0)
+      rc = ctl_obs_iter(&c->obs, &c->cur, &r, e);
+    if (rc == 0)
       rc = decide(c, e);
     break;
   case PIT_REC_CHECKPOINT:
@@ -498,6 +620,8 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
     c->init_s = r.init_s;
     rc = on_init(c, &r, e);
     if (rc == 0)
+      rc = tag_membership(c, &r, e);
+    if (rc == 0)
       rc = out_record(c, &r, e);
     break;
   default:
@@ -514,39 +638,132 @@ static void on_parse_warn(void *ctx, const struct pit_err *w) {
   warn(c, "workload output: %s", w->msg);
 }
 
+/* Seconds one resize took in this job, from the decision to the next
+ * generation's first iteration (mean of the resizes so far; NaN: none yet). */
+static double switch_seconds(const struct ctl *c) {
+  double sum = 0;
+  int n = 0;
+  for (int i = 0; i < c->res->ngens; i++) {
+    const struct pit_run_gen *g = &c->res->gens[i];
+    /* the next generation's first iteration: its entry, or the running one's */
+    double first = i + 1 < c->res->ngens ? c->res->gens[i + 1].t_first_iter : c->t_first_iter;
+    if (strcmp(g->end, "resized") == 0 && isfinite(g->exit_s) && isfinite(first)) {
+      sum += first - (g->t1 - g->exit_s);
+      n++;
+    }
+  }
+  return n ? sum / n : NAN;
+}
+
+/* The policy's state from what the controller has seen. */
+static void policy_state(const struct ctl *c, struct pit_policy_state *s) {
+  memset(s, 0, sizeof *s);
+  s->gen = c->gen;
+  s->step = c->step_next;
+  s->total_steps = c->total_steps;
+  s->cur = c->cur;
+  s->nmin = c->o->nmin;
+  s->nmax = c->o->nmax;
+  s->resizable = c->resizable || !c->o->cmd;
+  s->t = now_t(c);
+  s->spent = spent(c, s->t);
+  s->since_change = c->step_next - c->gen_step0;
+  s->switch_s = switch_seconds(c);
+  ctl_obs_state(&c->obs, c->nodes, c->nnodes, c->o->ranks_per_node, s);
+  s->ntypes = c->ntypes;
+  memcpy(s->types, c->types, (size_t)c->ntypes * sizeof c->types[0]);
+}
+
 static int decide(struct ctl *c, struct pit_err *e) {
   if (c->stop_requested)
     return 0;
-  struct pit_policy_state s;
-  memset(&s, 0, sizeof s);
-  s.gen = c->gen;
-  s.step = c->step_next;
-  s.total_steps = c->total_steps;
-  s.cur = c->cur;
-  s.nmin = c->o->nmin;
-  s.nmax = c->o->nmax;
-  s.resizable = c->resizable || !c->o->cmd;
-  struct pit_choice ch;
+  static struct pit_policy_state s; /* large; the controller is single-threaded */
+  static struct pit_choice ch;
+  policy_state(c, &s);
+  const char *pol = pit_policy_name(&c->o->policy);
   int rc = pit_policy_decide(&c->o->policy, &s, &ch, e);
   if (rc < 0 || ch.act != PIT_ACT_RESIZE) {
     if (rc == 0 && !s.resizable && !pit_membership_equal(&ch.to, &c->cur) && !c->pending.reason[0]) {
       c->pending = ch; /* said once */
+      c->res->recommended++;
       warn(c, "%s", ch.reason);
-      return decision_record(c, &ch, c->o->policy.kind == PIT_POLICY_SCHEDULE ? "schedule" : "fixed", e);
+      return decision_record(c, &ch, pol, e);
     }
+    if (rc == 0 && ch.decided)
+      return decision_record(c, &ch, pol, e);
     return rc;
   }
-  c->pending = ch;
+  return request_stop(c, &ch, pol, -1, e);
+}
+
+/* Carries out ch: the decision record, then the stop request to the
+ * workload. node >= 0 (a reclaim notice): SIGTERM to the processes of that
+ * node that catch it (per-node launcher; the protocol's "checkpoint within
+ * the grace period"), else — and with mpirun, which forwards it — SIGUSR1
+ * to every process that catches it. */
+static int request_stop(struct ctl *c, const struct pit_choice *ch, const char *policy, int node,
+                        struct pit_err *e) {
+  c->pending = *ch;
   c->stop_requested = 1;
   c->t_stop_req = now_t(c);
-  if ((rc = decision_record(c, &ch, c->o->policy.kind == PIT_POLICY_SCHEDULE ? "schedule" : "fixed", e)) < 0)
+  int rc = decision_record(c, ch, policy, e);
+  if (rc < 0)
     return rc;
+  warn(c, "%s", ch->reason);
   int n = 0;
-  for (int i = 0; i < c->g->nproc; i++)
+  for (int i = 0; node >= 0 && i < c->g->nproc; i++)
+    if (!c->g->proc[i].exited && c->g->proc[i].node == node)
+      n += ctl_signal_catchers(c->g->proc[i].pid, SIGTERM);
+  if (n > 0)
+    warn(c, "SIGTERM to %d process%s of node %s: checkpoint within the grace period", n, n == 1 ? "" : "es",
+         c->nodes[node].id);
+  for (int i = 0; n == 0 && i < c->g->nproc; i++)
     if (!c->g->proc[i].exited)
       n += ctl_signal_catchers(c->g->proc[i].pid, SIGUSR1);
   if (n == 0)
     warn(c, "no process of the workload catches SIGUSR1: it will be stopped at the time-out");
+  return 0;
+}
+
+/* The provider's news about the nodes (a reclaim notice, a node gone):
+ * a notice stops the generation at a checkpoint and replaces the node;
+ * a node gone fails the generation (why set, 1 returned). */
+static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err *e) {
+  if (!c->prov.ops->poll)
+    return 0;
+  struct pit_node_event ev[16];
+  int nev = 0;
+  struct pit_err e2 = {0};
+  if (c->prov.ops->poll(&c->prov, ev, 16, &nev, &e2) < 0) {
+    warn(c, "cannot ask the provider about the nodes: %s", e2.msg);
+    return 0;
+  }
+  for (int k = 0; k < nev; k++) {
+    int i = 0;
+    while (i < c->nnodes && strcmp(c->nodes[i].id, ev[k].id) != 0)
+      i++;
+    if (i == c->nnodes)
+      continue;
+    c->res->reclaims++;
+    if (ev[k].kind == PIT_NODE_GONE) {
+      snprintf(why, nwhy, "node %.63s is gone", ev[k].id);
+      return 1;
+    }
+    warn(c, "node %s will be reclaimed in %.0f s: checkpoint now, then a replacement", ev[k].id, ev[k].grace_s);
+    if (c->nreclaimed < MAX_NODES)
+      snprintf(c->reclaimed[c->nreclaimed++], PIT_NAME_MAX, "%.63s", ev[k].id);
+    if (c->stop_requested)
+      continue; /* already stopping: the node goes at the reshape */
+    struct pit_choice ch;
+    memset(&ch, 0, sizeof ch);
+    ch.act = PIT_ACT_RESIZE;
+    ch.to = c->cur;
+    snprintf(ch.reason, sizeof ch.reason, "node %.63s (%.63s) reclaimed with %.0f s notice: replaced", ev[k].id,
+             c->nodes[i].itype, ev[k].grace_s);
+    int rc = request_stop(c, &ch, "reclaim", c->o->launcher == PIT_LAUNCH_PER_NODE ? i : -1, e);
+    if (rc < 0)
+      return rc;
+  }
   return 0;
 }
 
@@ -614,6 +831,7 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   unlink(c->g->log);
   c->gen_have_offset = 0;
   c->gen_iters = 0;
+  ctl_obs_gen(&c->obs);
   c->gen_step0 = c->step_safe;
   c->step_next = c->step_safe;
   c->stop_requested = 0;
@@ -665,6 +883,11 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
         alive = 1;
       if (p->exited && p->status != 0 && bad < 0)
         bad = i;
+    }
+    if (!failed && !c->end_status[0] && (rc = provider_events(c, why, nwhy, e)) != 0) {
+      if (rc < 0)
+        snprintf(why, nwhy, "%s", e->msg);
+      failed = rc < 0 ? 2 : 1;
     }
     double t = now_t(c);
     if (c->end_status[0] && c->t_end == 0)
@@ -823,6 +1046,55 @@ static int reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
 
 /* ---------------- pit_run ---------------- */
 
+/* The types the cost/time policies may use: --types, else the initial
+ * membership's; price and relative speed (CPUs × quota) from the catalog. */
+static int policy_types(struct ctl *c, struct pit_err *e) {
+  const struct pit_run_opts *o = c->o;
+  if (o->policy.kind != PIT_POLICY_COST && o->policy.kind != PIT_POLICY_TIME)
+    return 0;
+  if (!c->have_cat)
+    return pit_err_set(e, PIT_EARG, "--policy %s needs a catalog (prices)", pit_policy_name(&o->policy));
+  char buf[1024] = "";
+  if (o->types)
+    snprintf(buf, sizeof buf, "%s", o->types);
+  else
+    for (int i = 0; i < o->initial.n; i++)
+      snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? "," : "", o->initial.m[i].itype);
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    const struct pit_itype *it = pit_catalog_find(&c->cat, t);
+    if (!it)
+      return pit_err_set(e, PIT_ENOTFOUND, "--types names '%s', which the catalog '%s' lacks", t, o->catalog);
+    if (c->ntypes == PIT_POLICY_TYPES_MAX)
+      return pit_err_set(e, PIT_EARG, "more than %d types for the policy", PIT_POLICY_TYPES_MAX);
+    struct pit_policy_type *pt = &c->types[c->ntypes++];
+    snprintf(pt->itype, sizeof pt->itype, "%s", it->name);
+    pt->price_h = it->price_h;
+    double cpus = it->cpus > 0 ? it->cpus : it->vcpus;
+    pt->speed = cpus * (isnan(it->cpu_quota) ? 1.0 : it->cpu_quota);
+  }
+  return 0;
+}
+
+/* What the provider is told of the run (c->o and c->state_dir set). */
+static void provider_conf(const struct ctl *c, struct pit_provider_conf *pc) {
+  const struct pit_run_opts *o = c->o;
+  memset(pc, 0, sizeof *pc);
+  pc->run = o->run;
+  pc->state_dir = c->state_dir;
+  pc->catalog = c->have_cat ? &c->cat : NULL;
+  pc->self_exe = o->self_exe;
+  pc->slots = o->ranks_per_node;
+  pc->warn = o->warn;
+  pc->warn_ctx = o->ctx;
+  pc->launcher = o->launcher;
+  pc->exe = o->cmd ? o->cmd[0] : o->self_exe;
+  pc->hostfile = o->hostfile;
+  pc->ssh_opts = o->ssh_opts;
+  pc->partition = o->partition;
+  pc->config = o->provider_config;
+}
+
 static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e) {
   c->o = o;
   c->lock_fd = -1;
@@ -854,6 +1126,11 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
       if (c->have_cat && !pit_catalog_find(&c->cat, o->policy.sched[s].to.m[i].itype))
         return pit_err_set(e, PIT_ENOTFOUND, "the schedule names type '%s', which the catalog '%s' lacks",
                            o->policy.sched[s].to.m[i].itype, o->catalog);
+  ctl_obs_init(&c->obs);
+  for (int i = 0; i < o->nprior && c->obs.nmeas < PIT_POLICY_MEAS_MAX; i++)
+    c->obs.meas[c->obs.nmeas++] = o->prior[i];
+  if ((rc = policy_types(c, e)) < 0)
+    return rc;
   int n0 = pit_membership_nodes(&o->initial);
   if (o->nmax > 0 && o->nmin > o->nmax)
     return pit_err_set(e, PIT_EARG, "--nnodes %d:%d: MIN is above MAX", o->nmin, o->nmax);
@@ -868,14 +1145,7 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
   if ((rc = take_lock(c, e)) < 0)
     return rc;
   struct pit_provider_conf pc;
-  memset(&pc, 0, sizeof pc);
-  pc.run = o->run;
-  pc.state_dir = c->state_dir;
-  pc.catalog = c->have_cat ? &c->cat : NULL;
-  pc.self_exe = o->self_exe;
-  pc.slots = o->ranks_per_node;
-  pc.warn = o->warn;
-  pc.warn_ctx = o->ctx;
+  provider_conf(c, &pc);
   if ((rc = pit_provider_open(&c->prov, o->provider, &pc, e)) < 0)
     return rc;
   snprintf(c->events_path, sizeof c->events_path, "%s", o->events ? o->events : "");
@@ -893,6 +1163,7 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
 }
 
 static void teardown(struct ctl *c) {
+  ctl_obs_release(&c->obs);
   if (c->g) {
     ctl_gen_kill(c->g, 2.0);
     ctl_gen_release(c->g);
@@ -940,7 +1211,7 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
          (long long)c.step_safe);
   }
   if (rc == 0)
-    rc = reshape(&c, &c.cur, e);
+    rc = reshape(&c, &c.cur, "the initial membership", e);
   int consecutive_fail = 0;
   while (rc == 0) {
     char why[1024];
@@ -951,6 +1222,9 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       break;
     }
     if (end == GEN_DONE) {
+      /* a workload without end records (one that speaks no protocol) finished: its steps are done */
+      if ((rc = release_held(&c, -1, e)) < 0)
+        break;
       gen_entry(&c, "done");
       status(&c, "done", 1);
       break;
@@ -963,7 +1237,7 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       ge->exit_s = t_exit - c.t_stop_req;
       struct pit_membership want = c.pending.act == PIT_ACT_RESIZE ? c.pending.to : c.cur;
       c.gen++;
-      if ((rc = reshape(&c, &want, e)) < 0)
+      if ((rc = reshape(&c, &want, c.pending.reason, e)) < 0)
         break;
       ge->nodes_s = now_t(&c) - t_exit;
       snprintf(resume, sizeof resume, "%s", c.ckpt);
@@ -998,7 +1272,9 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
         char itype[PIT_NAME_MAX];
         snprintf(itype, sizeof itype, "%s", c.nodes[i].itype);
         warn(&c, "node %s set aside: %s", c.nodes[i].id, e2.msg[0] ? e2.msg : "it failed twice in a row");
-        if ((rc = stop_node_at(&c, i, "lost", e)) < 0 || (rc = start_node(&c, itype, e)) < 0)
+        char why2[96];
+        snprintf(why2, sizeof why2, "replaces %.40s (set aside)", c.nodes[i].id);
+        if ((rc = stop_node_at(&c, i, "lost", e)) < 0 || (rc = start_node(&c, itype, why2, e)) < 0)
           break;
       }
     }
@@ -1009,14 +1285,16 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
   }
   res->steps = c.step_next;
   res->total_s = now_t(&c);
+  res->resizable = c.resizable || !o->cmd;
   struct pit_err e2 = {0};
   if (rc == 0)
     rc = out_flush(&c, e);
   else if (c.ev_open)
     out_flush(&c, &e2);
-  double until = now_t(&c);
-  (void)until;
   teardown(&c);
+  res->waste_s = c.prov.waste_s;
+  res->waste_usd = c.prov.waste_usd;
+  res->cost += res->waste_usd;
   if (rc == 0) {
     char path[1100];
     snprintf(path, sizeof path, "%s/state", c.state_dir);
@@ -1037,12 +1315,7 @@ int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *
   snprintf(c.state_dir, sizeof c.state_dir, "%s", o->run_dir);
   int rc = take_lock(&c, e);
   struct pit_provider_conf pc;
-  memset(&pc, 0, sizeof pc);
-  pc.run = o->run;
-  pc.state_dir = c.state_dir;
-  pc.self_exe = o->self_exe;
-  pc.warn = o->warn;
-  pc.warn_ctx = o->ctx;
+  provider_conf(&c, &pc);
   if (rc == 0)
     rc = pit_provider_open(&c.prov, o->provider, &pc, e);
   struct prev_state ps;

@@ -4,10 +4,13 @@
  *  - mpi: one `mpirun` on the head with a hostfile and one app context per
  *    node ("-np SLOTS WRAP CMD : -np SLOTS WRAP CMD ..."), so every rank runs
  *    inside its node (pinned to its CPUs, in its cgroup) while MPI does the
- *    transport;
+ *    transport (with the provider's mpi_args: ssh hosts are reached by
+ *    mpirun's own ssh agent);
  *  - per-node: the command once per node (through the provider's wrap), with
  *    PITSTOP_NODE_RANK, PITSTOP_NUM_NODES, PITSTOP_NODE_IPS,
- *    PITSTOP_MASTER_ADDR, PITSTOP_MASTER_PORT in its environment.
+ *    PITSTOP_MASTER_ADDR, PITSTOP_MASTER_PORT in its environment (through a
+ *    remote shell, as ssh runs commands: `env NAME=value... CMD`, each word
+ *    quoted for that shell).
  * Every process gets PITSTOP_RUN, PITSTOP_GEN, PITSTOP_CHECKPOINT_DIR and
  * PITSTOP_RESUME. Each is started from argv (posix_spawn, own process group),
  * stdout on a pipe the controller reads, stderr into the generation's log.
@@ -211,6 +214,28 @@ static int workload_argv(const struct ctl_launch *L, const struct pit_node *n, s
   return 0;
 }
 
+/* A wrap through a remote shell (ssh): the words from a->v[at] on become
+ * `env NAME=value... CMD ARGS...`, each quoted for that shell, so the
+ * command gets its environment and exactly its arguments there. */
+static int remote_words(struct ctl_argv *a, int at, char *const *env, int nenv) {
+  struct ctl_argv cmd = {0};
+  int rc = 0;
+  for (int i = at; i < a->n; i++) {
+    cmd.v[cmd.n++] = a->v[i];
+    a->v[i] = NULL;
+  }
+  a->n = at;
+  a->v[at] = NULL;
+  char q[4200];
+  rc = argv_push(a, "env");
+  for (int i = 0; i < nenv && rc == 0; i++)
+    rc = ctl_shell_quote(env[i], q, sizeof q) < 0 ? -1 : argv_push(a, q);
+  for (int i = 0; i < cmd.n && rc == 0; i++)
+    rc = ctl_shell_quote(cmd.v[i], q, sizeof q) < 0 ? -1 : argv_push(a, q);
+  argv_free(&cmd);
+  return rc;
+}
+
 static int push_wrap(const struct ctl_launch *L, const struct pit_node *n, struct ctl_argv *a,
                      struct pit_err *e) {
   const char *w[16];
@@ -260,6 +285,16 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
       rc = argv_push(&a, head[i]);
     if (rc == 0 && geteuid() == 0)
       rc = argv_push(&a, "--allow-run-as-root");
+    if (rc == 0 && L->prov->ops->mpi_args) {
+      const char *m[16];
+      int nm = 0;
+      if ((rc = L->prov->ops->mpi_args(L->prov, m, 16, &nm, e)) < 0) {
+        argv_free(&a);
+        return rc;
+      }
+      for (int i = 0; i < nm && rc == 0; i++)
+        rc = argv_push(&a, m[i]);
+    }
     for (int i = 0; i < L->nnodes && rc == 0; i++) {
       char np[16], host[160];
       int host_slots = 0;
@@ -302,7 +337,9 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
     char *add[] = {env_run, env_gen, env_dir, env_resume, env_nn, env_ips, env_maddr, env_mport, env_rank};
     if ((rc = push_wrap(L, &L->nodes[i], &a, e)) < 0)
       break;
-    if (workload_argv(L, &L->nodes[i], &a, add, 9) < 0) {
+    int at = a.n;
+    if (workload_argv(L, &L->nodes[i], &a, add, 9) < 0 ||
+        (L->prov->ops->wrap_remote_shell && remote_words(&a, at, add, 9) < 0)) {
       rc = pit_err_set(e, PIT_ENOMEM, "the workload's command line is too long");
       break;
     }

@@ -1,25 +1,42 @@
 /* policy.c — decision policies as pure functions: state → choice.
- * `fixed` keeps the membership; `schedule` follows STEP:MEMBERSHIP entries.
+ * `fixed` keeps the membership; `schedule` follows STEP:MEMBERSHIP entries;
+ * `cost` and `time` weigh alternatives (policy_cost.c).
  * Invariants: no clock, no I/O, no globals — the same state gives the same
  * choice live, in a replay, in the simulator and in tests; a choice never
  * leaves the node bounds [nmin, nmax]; a workload that cannot checkpoint is
  * never resized (the choice says what would have been done). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "pitstop/control.h"
 
+static const struct {
+  const char *name;
+  enum pit_policy_kind kind;
+} table[] = {{"fixed", PIT_POLICY_FIXED},
+             {"schedule", PIT_POLICY_SCHEDULE},
+             {"cost", PIT_POLICY_COST},
+             {"time", PIT_POLICY_TIME}};
+
+const char *pit_policy_name(const struct pit_policy *p) {
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (p->kind == table[i].kind)
+      return table[i].name;
+  return "?";
+}
+
 int pit_policy_parse(struct pit_policy *p, const char *name, struct pit_err *e) {
-  static const struct {
-    const char *name;
-    enum pit_policy_kind kind;
-  } table[] = {{"fixed", PIT_POLICY_FIXED}, {"schedule", PIT_POLICY_SCHEDULE}};
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
     if (strcmp(name, table[i].name) == 0) {
       p->kind = table[i].kind;
+      p->deadline_s = NAN;
+      p->budget = NAN;
+      p->margin = 0.2;
+      p->every = 50;
       return 0;
     }
-  return pit_err_set(e, PIT_EARG, "unknown policy '%s' (fixed, schedule)", name);
+  return pit_err_set(e, PIT_EARG, "unknown policy '%s' (fixed, schedule, cost, time)", name);
 }
 
 int pit_schedule_parse(struct pit_policy *p, const char *text, const char *deftype, struct pit_err *e) {
@@ -78,7 +95,11 @@ int pit_policy_decide(const struct pit_policy *p, const struct pit_policy_state 
   memset(c, 0, sizeof *c);
   c->act = PIT_ACT_KEEP;
   c->to = s->cur;
+  snprintf(c->kind, sizeof c->kind, "keep");
   switch (p->kind) {
+  case PIT_POLICY_COST:
+  case PIT_POLICY_TIME:
+    return pit_policy_decide_cost(p, s, c, e);
   case PIT_POLICY_FIXED:
     snprintf(c->reason, sizeof c->reason, "fixed membership");
     return 0;
@@ -109,6 +130,7 @@ int pit_policy_decide(const struct pit_policy *p, const struct pit_policy_state 
       return 0;
     }
     c->act = PIT_ACT_RESIZE;
+    snprintf(c->kind, sizeof c->kind, "resize");
     snprintf(c->reason, sizeof c->reason, "schedule: %s from step %lld (was %s)", b, (long long)from, a);
     return 0;
   }

@@ -1,11 +1,17 @@
 /* provider.c — the provider registry: one table of the implementations
- * (`local` today; ssh, slurm, command and the simulator's fit the same ops).
+ * (`local`, `ssh`, `slurm`, `command`; the simulator's fits the same ops).
  * Invariant: a provider is used only between a successful open and close. */
+#include <stdio.h>
 #include <string.h>
 
 #include "control/control_impl.h"
 
-static const struct pit_provider_ops *const providers[] = {&pit_provider_local};
+static const struct pit_provider_ops *const providers[] = {
+    &pit_provider_local,
+    &pit_provider_ssh,
+    &pit_provider_slurm,
+    &pit_provider_command,
+};
 
 const struct pit_provider_ops *pit_provider_find(const char *name) {
   for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++)
@@ -14,7 +20,15 @@ const struct pit_provider_ops *pit_provider_find(const char *name) {
   return NULL;
 }
 
-const char *pit_provider_names(void) { return "local"; }
+const char *pit_provider_names(void) {
+  static char names[256];
+  if (!names[0])
+    for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++) {
+      size_t at = strlen(names);
+      snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "", providers[i]->name);
+    }
+  return names;
+}
 
 int pit_provider_open(struct pit_provider *p, const char *name, const struct pit_provider_conf *conf,
                       struct pit_err *e) {

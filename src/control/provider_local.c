@@ -118,7 +118,8 @@ static int l_list(struct pit_provider *p, struct pit_node **out, int *nout, stru
   *nout = 0;
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/nodes", p->conf.state_dir);
-  int cap = 0, n = 0;
+  int n = 0;
+  size_t cap = 0;
   struct pit_node *v = NULL;
   DIR *d = opendir(dir);
   if (!d)
@@ -130,15 +131,10 @@ static int l_list(struct pit_provider *p, struct pit_node **out, int *nout, stru
       continue;
     char id[PIT_NAME_MAX];
     snprintf(id, sizeof id, "%.*s", (int)(len - 5), de->d_name);
-    if (n == cap) {
-      cap = cap ? 2 * cap : 8;
-      struct pit_node *g = realloc(v, (size_t)cap * sizeof *v);
-      if (!g) {
-        closedir(d);
-        free(v);
-        return pit_err_set(e, PIT_ENOMEM, "out of memory");
-      }
-      v = g;
+    if (PIT_GROW(v, n + 1, cap)) {
+      closedir(d);
+      free(v);
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
     }
     if (read_node(p, id, &v[n]) == 0)
       n++;
@@ -161,13 +157,8 @@ static int l_list(struct pit_provider *p, struct pit_node **out, int *nout, stru
           known |= strcmp(v[i].cgroup, cg) == 0;
         if (known)
           continue;
-        if (n == cap) {
-          cap = cap ? 2 * cap : 8;
-          struct pit_node *g = realloc(v, (size_t)cap * sizeof *v);
-          if (!g)
-            break;
-          v = g;
-        }
+        if (PIT_GROW(v, n + 1, cap))
+          break;
         memset(&v[n], 0, sizeof v[n]);
         snprintf(v[n].id, sizeof v[n].id, "%.63s", de->d_name + 8);
         snprintf(v[n].cgroup, sizeof v[n].cgroup, "%.255s", cg);

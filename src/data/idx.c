@@ -67,6 +67,17 @@ static uint32_t be32(const unsigned char *p) {
   return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* Reads an IDX header of n bytes into hdr and checks its magic number (kind:
+ * "label" or "image", named in the error). */
+static int read_header(gzFile gz, unsigned char *hdr, size_t n, const char *path, uint32_t magic, const char *kind,
+                       struct pit_err *e) {
+  int rc = read_exact(gz, hdr, n, path, "the IDX header", e);
+  if (!rc && be32(hdr) != magic)
+    rc = pit_err_set(e, PIT_EFORMAT, "'%s': not an IDX %s file (magic 0x%08x, expected 0x%08x)", path, kind,
+                     be32(hdr), magic);
+  return rc;
+}
+
 int pit__idx_load(struct pit_dataset *ds, const struct pit_data_opts *o, const char *dir,
                   const float *mean, const float *std, struct pit_err *e) {
   const char *split = o->train ? "train" : "t10k";
@@ -85,21 +96,11 @@ int pit__idx_load(struct pit_dataset *ds, const struct pit_data_opts *o, const c
     gzclose(gl);
     return e ? e->code : PIT_EIO;
   }
-  if ((rc = read_exact(gl, hdr, 8, lpath, "the IDX header", e)))
+  if ((rc = read_header(gl, hdr, 8, lpath, 0x00000801, "label", e)))
     goto out;
-  if (be32(hdr) != 0x00000801) {
-    rc = pit_err_set(e, PIT_EFORMAT, "'%s': not an IDX label file (magic 0x%08x, expected "
-                     "0x00000801)", lpath, be32(hdr));
-    goto out;
-  }
   uint32_t nl = be32(hdr + 4);
-  if ((rc = read_exact(gi, hdr, 16, ipath, "the IDX header", e)))
+  if ((rc = read_header(gi, hdr, 16, ipath, 0x00000803, "image", e)))
     goto out;
-  if (be32(hdr) != 0x00000803) {
-    rc = pit_err_set(e, PIT_EFORMAT, "'%s': not an IDX image file (magic 0x%08x, expected "
-                     "0x00000803)", ipath, be32(hdr));
-    goto out;
-  }
   uint32_t ni = be32(hdr + 4), h = be32(hdr + 8), w = be32(hdr + 12);
   if (ni != nl) {
     rc = pit_err_set(e, PIT_EFORMAT, "'%s' holds %u images but '%s' holds %u labels", ipath, ni,

@@ -75,16 +75,10 @@ static int scan(const char *dir, int depth, struct list *l, struct pit_err *e) {
       free(p);
       continue;
     }
-    if (l->n == l->cap) {
-      size_t cap = l->cap ? l->cap * 2 : 256;
-      char **v = realloc(l->v, cap * sizeof *v);
-      if (!v) {
-        free(p);
-        rc = pit_err_set(e, PIT_ENOMEM, "out of memory listing '%s'", dir);
-        break;
-      }
-      l->v = v;
-      l->cap = cap;
+    if (PIT_GROW(l->v, l->n + 1, l->cap)) {
+      free(p);
+      rc = pit_err_set(e, PIT_ENOMEM, "out of memory listing '%s'", dir);
+      break;
     }
     l->v[l->n++] = p;
   }

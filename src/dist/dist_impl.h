@@ -28,7 +28,7 @@ struct pit_dist_impl {
   MPI_Request *req;        /* nbuckets + 1 (timings) */
   size_t readies;          /* grads_ready calls in this reduction */
   size_t next;             /* buckets >= next have been started (start order: last first) */
-  size_t cap;              /* allocated buckets */
+  size_t cap, capreq;      /* allocated buckets of ready, and of req */
   double *tbuf;            /* 2*size doubles: [compute_0..compute_{s-1}, wait_0..wait_{s-1}] */
   double wait_acc;         /* blocked in MPI since the previous timing send */
   double wait_prev;        /* this rank's wait of the previous step (sent with the next) */

@@ -42,17 +42,8 @@ int pit_dist_grads_begin(struct pit_dist *d, float *grads, size_t n, struct pit_
   if (im->active)
     return pit_err_set(e, PIT_ESTATE, "dist: grads_begin while a reduction is in flight");
   size_t nb = (n + im->bucket_elems - 1) / im->bucket_elems;
-  if (nb + 1 > im->cap) {
-    size_t *ready = realloc(im->ready, (nb + 1) * sizeof *ready);
-    if (ready)
-      im->ready = ready;
-    MPI_Request *req = realloc(im->req, (nb + 1) * sizeof *req);
-    if (req)
-      im->req = req;
-    if (!ready || !req)
-      return pit_err_set(e, PIT_ENOMEM, "dist: out of memory for %zu buckets", nb);
-    im->cap = nb + 1;
-  }
+  if (PIT_GROW(im->ready, nb + 1, im->cap) || PIT_GROW(im->req, nb + 1, im->capreq))
+    return pit_err_set(e, PIT_ENOMEM, "dist: out of memory for %zu buckets", nb);
   if (!im->tbuf) {
     im->tbuf = malloc(2 * (size_t)d->size * sizeof *im->tbuf);
     if (!im->tbuf)

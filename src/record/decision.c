@@ -51,11 +51,9 @@ int pit_decision_set_ranks(struct pit_decision *d, int n, int with_all) {
 }
 
 int pit_decision_add_alt(struct pit_decision *d, const char *membership, double predicted_s, double cost) {
-  struct pit_decision_alt *a = realloc(d->alts, sizeof *a * (size_t)(d->nalts + 1));
-  if (!a)
+  if (PIT_GROW(d->alts, d->nalts + 1, d->capalts))
     return PIT_ENOMEM;
-  d->alts = a;
-  a = &d->alts[d->nalts];
+  struct pit_decision_alt *a = &d->alts[d->nalts];
   a->membership = membership ? strdup(membership) : NULL;
   if (membership && !a->membership)
     return PIT_ENOMEM;
@@ -143,25 +141,29 @@ static int get_nums(const cJSON *o, const char *key, int *n, double **tmp, struc
   return 0;
 }
 
-static int get_num(const cJSON *o, const char *key, double *v, struct pit_err *e) {
-  const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
-  if (!x)
-    return 0;
-  if (!cJSON_IsNumber(x))
-    return pit_err_set(e, PIT_EFORMAT, "decision \"%s\" is not a number", key);
-  *v = x->valuedouble;
+/* o's member key in *x (NULL when absent): 0, or an error when it is present
+ * but not of the type is_type checks (what: "a number", named in the error). */
+static int get_item(const cJSON *o, const char *key, cJSON_bool (*is_type)(const cJSON *), const char *what,
+                    const cJSON **x, struct pit_err *e) {
+  *x = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (*x && !is_type(*x))
+    return pit_err_set(e, PIT_EFORMAT, "decision \"%s\" is not %s", key, what);
   return 0;
 }
 
+static int get_num(const cJSON *o, const char *key, double *v, struct pit_err *e) {
+  const cJSON *x;
+  int rc = get_item(o, key, cJSON_IsNumber, "a number", &x, e);
+  if (!rc && x)
+    *v = x->valuedouble;
+  return rc;
+}
+
 static int get_str(const cJSON *o, const char *key, const char **v, struct pit_err *e) {
-  const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
-  *v = NULL;
-  if (!x)
-    return 0;
-  if (!cJSON_IsString(x))
-    return pit_err_set(e, PIT_EFORMAT, "decision \"%s\" is not a string", key);
-  *v = x->valuestring;
-  return 0;
+  const cJSON *x;
+  int rc = get_item(o, key, cJSON_IsString, "a string", &x, e);
+  *v = !rc && x ? x->valuestring : NULL;
+  return rc;
 }
 
 static int decode(struct pit_decision *d, const cJSON *o, struct pit_err *e) {

@@ -123,11 +123,8 @@ int pit_follower_next(struct pit_follower *f, struct pit_record *r, struct pit_e
     if (f->len == f->cap) {
       if (f->cap >= FOLLOW_MAX_LINE)
         return pit_err_set(e, PIT_EFORMAT, "%s: a line longer than %u bytes", f->path, FOLLOW_MAX_LINE);
-      char *b = realloc(f->buf, f->cap * 2);
-      if (!b)
+      if (PIT_GROW(f->buf, f->cap + 1, f->cap))
         return pit_err_set(e, PIT_ENOMEM, "out of memory");
-      f->buf = b;
-      f->cap *= 2;
     }
     ssize_t k = read(f->fd, f->buf + f->len, f->cap - f->len);
     if (k > 0) {

@@ -257,16 +257,12 @@ struct pit_pl_rank *pit_pl_rank(struct pit_parser *p, int rank) {
     return NULL;
   int i = rank + 1;
   if (i >= p->nranks) {
-    int n = p->nranks ? p->nranks : 8;
-    while (n <= i)
-      n *= 2;
-    struct pit_pl_rank *nr = realloc(p->ranks, sizeof *nr * (size_t)n);
-    if (!nr)
+    size_t n = (size_t)p->nranks;
+    if (PIT_GROW(p->ranks, i + 1, n))
       return NULL;
-    for (int k = p->nranks; k < n; k++)
-      nr[k] = (struct pit_pl_rank){-1, 0};
-    p->ranks = nr;
-    p->nranks = n;
+    for (size_t k = (size_t)p->nranks; k < n; k++)
+      p->ranks[k] = (struct pit_pl_rank){-1, 0};
+    p->nranks = (int)n;
   }
   return &p->ranks[i];
 }
@@ -642,13 +638,10 @@ int pit_parse_file_itype(const char *path, enum pit_parse_format f, const char *
                          MAX_LINE);
         break;
       }
-      char *nb = realloc(buf, cap * 2);
-      if (!nb) {
+      if (PIT_GROW(buf, cap + 1, cap)) {
         rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
         break;
       }
-      buf = nb;
-      cap *= 2;
     }
     ssize_t n = read(fd, buf + have, cap - have);
     if (n < 0) {

@@ -43,6 +43,14 @@ static int put_iter(struct pit_parser *p, int64_t ep, int64_t it, int64_t L, dou
   return pit_pl_put(p, kind, dig, e);
 }
 
+/* Rank r's init record: init_s x (dig digits), the world size seen so far. */
+static int put_init(struct pit_parser *p, int64_t r, double x, int dig, struct pit_err *e) {
+  pit_pl_new(p, PIT_REC_INIT, (int)r);
+  p->cur->init_s = x;
+  p->cur->ranks = p->world;
+  return pit_pl_put(p, K_OTHER, dig, e);
+}
+
 /* An epoch record of rank r (t: its Elapsed time, NaN if the line has none). */
 static int put_epoch(struct pit_parser *p, int64_t r, int64_t ep, double x, double t, enum pit_pl_kind kind,
                      int dig, struct pit_err *e) {
@@ -124,10 +132,7 @@ static int rank_colon(struct pit_parser *p, const char *s, const char *end, stru
     if (rank_ok(p, r, r_at, end))
       return PL_BAD;
     PL_NEED_TIME(x, dig, "initialize time");
-    pit_pl_new(p, PIT_REC_INIT, (int)r);
-    p->cur->init_s = x;
-    p->cur->ranks = p->world;
-    return pit_pl_put(p, K_OTHER, dig, e);
+    return put_init(p, r, x, dig, e);
   }
   if (!PL_LIT(&s, end, ", Epoch: "))
     return PL_UNKNOWN;
@@ -175,10 +180,7 @@ static int rank_csv(struct pit_parser *p, const char *s, const char *end, struct
       return PL_BAD;
     pl_ws(&s, end);
     PL_NEED_TIME(x, dig, "Initialization Time");
-    pit_pl_new(p, PIT_REC_INIT, (int)r);
-    p->cur->init_s = x;
-    p->cur->ranks = p->world;
-    return pit_pl_put(p, K_OTHER, dig, e);
+    return put_init(p, r, x, dig, e);
   }
   if (!PL_LIT(&s, end, "Epoch,"))
     return PL_UNKNOWN;

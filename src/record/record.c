@@ -111,18 +111,8 @@ struct sb {
 };
 
 static void sb_reserve(struct sb *b, size_t more) {
-  if (b->len + more + 1 <= *b->cap)
-    return;
-  size_t nc = *b->cap ? *b->cap : 256;
-  while (nc < b->len + more + 1)
-    nc *= 2;
-  char *nb = realloc(*b->buf, nc);
-  if (!nb) {
+  if (pit_grow(b->buf, b->cap, b->len + more + 1, 1))
     b->oom = 1;
-    return;
-  }
-  *b->buf = nb;
-  *b->cap = nc;
 }
 
 static void sb_printf(struct sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -294,15 +294,10 @@ static int gp_run(struct gp *g, const struct pit_plot_opts *o, struct pit_err *e
   char *data = NULL;
   size_t n = 0, cap = 0;
   for (;;) {
-    if (n == cap) {
-      cap = cap ? 2 * cap : 1 << 16;
-      char *d = realloc(data, cap);
-      if (!d) {
-        free(data);
-        fclose(f);
-        return pit_err_set(e, PIT_ENOMEM, "out of memory");
-      }
-      data = d;
+    if (PIT_GROW(data, n + (1 << 16), cap)) { /* room for a 64 KiB read at least */
+      free(data);
+      fclose(f);
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
     }
     size_t k = fread(data + n, 1, cap - n, f);
     n += k;
@@ -544,10 +539,11 @@ static double pt_sd(const struct point *p) { return isnan(p->st.sd) ? 0 : p->st.
 
 /* Groups runs into lines (see struct lines; skip: the fields on the x axis)
  * and points (x from xof) with the statistics of y from yof over each point's
- * runs. Returns the number of runs used, or a negative error. */
+ * runs. Returns the number of runs used, or a negative error: PIT_ENOTFOUND
+ * with the message none when no run has both an x and a y. */
 static int collect(const struct pit_runset *rs, const char *skip, double (*xof)(const struct pit_report_run *),
                    double (*yof)(const struct pit_report_run *, enum pit_plot_metric), enum pit_plot_metric m,
-                   struct lines *ln, struct point *pts, int *npts, struct pit_err *e) {
+                   struct lines *ln, struct point *pts, int *npts, const char *none, struct pit_err *e) {
   int used = 0, rc = 0;
   ln->n = *npts = 0;
   double *ys = malloc(sizeof *ys * (size_t)(rs->n + 1)), *vals = malloc(sizeof *vals * (size_t)(rs->n + 1));
@@ -609,6 +605,8 @@ static int collect(const struct pit_runset *rs, const char *skip, double (*xof)(
   free(cfgs);
   if (rc)
     return rc;
+  if (used == 0)
+    return pit_err_set(e, PIT_ENOTFOUND, "%s", none);
   qsort(pts, (size_t)*npts, sizeof *pts, cmp_point);
   return used;
 }
@@ -662,13 +660,14 @@ static int plot_batch(struct gp *g, const struct pit_runset *rs, enum pit_plot_m
   struct lines ln;
   struct point pts[MAX_POINTS];
   int npts;
-  int used = collect(rs, "batch", x_batch, metric_of, m, &ln, pts, &npts, e);
+  int used = collect(rs, "batch", x_batch, metric_of, m, &ln, pts, &npts,
+                     m == PIT_METRIC_TOTAL ? "batch chart: no run has both a batch size and a total time"
+                                           : "batch chart: no run has both a batch size and a PIT time "
+                                             "(too few iterations?)",
+                     e);
   int nlines = ln.n;
   if (used < 0)
     return used;
-  if (used == 0)
-    return pit_err_set(e, PIT_ENOTFOUND, "batch chart: no run has both a batch size and a %s",
-                       m == PIT_METRIC_TOTAL ? "total time" : "PIT time (too few iterations?)");
   double vmax = 0;
   int maxrep = 0;
   for (int i = 0; i < npts; i++) {
@@ -722,12 +721,11 @@ static int plot_scaling(struct gp *g, const struct pit_runset *rs, struct pit_er
   struct lines ln;
   struct point pts[MAX_POINTS];
   int npts;
-  int used = collect(rs, "ranks nodes", x_ranks, throughput, PIT_METRIC_TP, &ln, pts, &npts, e);
+  int used = collect(rs, "ranks nodes", x_ranks, throughput, PIT_METRIC_TP, &ln, pts, &npts,
+                     "scaling chart: no run has both a rank count and a PIT time", e);
   int nlines = ln.n;
   if (used < 0)
     return used;
-  if (used == 0)
-    return pit_err_set(e, PIT_ENOTFOUND, "scaling chart: no run has both a rank count and a PIT time");
   FILE *d = gp_data(g, 0, e);
   if (!d)
     return PIT_EIO;

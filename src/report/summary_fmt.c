@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "pitstop/report.h"
+#include "report/fmt_impl.h"
 
 /* One row: a run or a group. */
 struct row {
@@ -148,38 +149,6 @@ static long long int_value(const void *p, enum ftype t, int *null) {
   return v;
 }
 
-/* ---- JSON ---- */
-
-/* A JSON string, escaped by the record module (as records are written). */
-static void jstr(FILE *f, const char *s) {
-  char *q = pit_json_quote(s);
-  fputs(q ? q : "null", f);
-  free(q);
-}
-
-static void jdbl(FILE *f, double v) {
-  if (isnan(v) || isinf(v))
-    fputs("null", f);
-  else
-    fprintf(f, "%.17g", v);
-}
-
-/* ---- CSV ---- */
-
-/* A CSV cell: quoted, with quotes doubled, when it holds a comma, quote or newline. */
-static void csv_text(FILE *f, const char *s) {
-  int quote = strpbrk(s, ",\"\n") != NULL;
-  fputs(quote ? "\"" : "", f);
-  for (; *s; s++)
-    fputs(*s == '"' ? "\"\"" : (char[2]){*s, '\0'}, f);
-  fputs(quote ? "\"" : "", f);
-}
-
-static void cdbl(FILE *f, double v) {
-  if (!isnan(v) && !isinf(v))
-    fprintf(f, "%.9g", v);
-}
-
 /* ---- one value, in JSON (json) or CSV ---- */
 
 static void value(FILE *f, int json, const struct row *r, const struct field *fl, const void *p) {
@@ -193,17 +162,17 @@ static void value(FILE *f, int json, const struct row *r, const struct field *fl
     if (json && fl->type == F_CSTR && !*(const char *)p)
       fputs("null", f);
     else
-      (json ? jstr : csv_text)(f, fl->type == F_NAME ? r->name : p);
+      (json ? pit__jstr : pit__csv_text)(f, fl->type == F_NAME ? r->name : p);
     break;
   case F_GROUP: /* JSON: {"field":"value",...}; CSV: the group's name */
     if (!json && r->is_group)
-      csv_text(f, r->name);
+      pit__csv_text(f, r->name);
     for (int k = 0; json && k <= r->g->nfields; k++) {
       fputs(k ? (k < r->g->nfields ? "," : "}") : "{", f);
       if (k < r->g->nfields) {
-        jstr(f, r->g->fields[k]);
+        pit__jstr(f, r->g->fields[k]);
         fputc(':', f);
-        jstr(f, r->gr->vals[k]);
+        pit__jstr(f, r->gr->vals[k]);
       }
     }
     if (json && r->g->nfields == 0)
@@ -222,7 +191,7 @@ static void value(FILE *f, int json, const struct row *r, const struct field *fl
     break;
   }
   case F_DBL:
-    (json ? jdbl : cdbl)(f, *(const double *)p);
+    (json ? pit__jdbl : pit__cdbl)(f, *(const double *)p);
     break;
   case F_STATS: /* JSON: an object in table order; CSV: nine columns in 0.1's order */
     fputs(json ? "{" : "", f);
@@ -240,7 +209,7 @@ static void value(FILE *f, int json, const struct row *r, const struct field *fl
     fputs(json ? "[" : "", f);
     for (int k = 0; k < r->s->nranks && v; k++) {
       fputs(k ? (json ? "," : "/") : "", f);
-      (json ? jdbl : cdbl)(f, v[k]);
+      (json ? pit__jdbl : pit__cdbl)(f, v[k]);
     }
     fputs(json ? "]" : "", f);
     break;
@@ -255,20 +224,10 @@ static void json_row(FILE *f, const struct row *r) {
     const struct field *fl = &fields[i];
     if (fl->type == F_GROUP && !r->is_group)
       continue;
-    if (open && (!fl->obj || strcmp(fl->obj, open) != 0)) {
-      fputc('}', f);
-      open = NULL;
-    }
-    if (fl->obj && !open) {
-      fprintf(f, "%s\"%s\":{", first ? "" : ",", fl->obj);
-      open = fl->obj;
-      first = 1;
-    }
-    fprintf(f, "%s\"%s\":", first ? "" : ",", fl->key);
-    first = 0;
+    pit__jkey(f, &open, &first, fl->obj, fl->key);
     value(f, 1, r, fl, at(r, fl));
   }
-  fputs(open ? "}}" : "}", f);
+  pit__jclose(f, open);
 }
 
 const char *pit_summary_csv_column(int i) {
@@ -297,17 +256,6 @@ static void csv_row(FILE *f, const struct row *r) {
 }
 
 /* ---- the terminal table ---- */
-
-/* Human-readable seconds with 4 significant digits; "-" when absent. */
-static const char *secs(char *buf, size_t n, double v) {
-  if (isnan(v))
-    snprintf(buf, n, "-");
-  else if (v != 0 && fabs(v) < 0.1)
-    snprintf(buf, n, "%.4gms", v * 1e3);
-  else
-    snprintf(buf, n, "%.4gs", v);
-  return buf;
-}
 
 static const char *pct(char *buf, size_t n, double v) {
   if (isnan(v))
@@ -340,16 +288,16 @@ static void table(FILE *f, const struct row *rows, int n, const char *title) {
     if (isnan(s->tp.mean))
       snprintf(tp, sizeof tp, "-");
     else if (isnan(s->tp.lo))
-      snprintf(tp, sizeof tp, "%s (too few iterations for an interval)", secs(b[8], 32, s->tp.mean));
+      snprintf(tp, sizeof tp, "%s (too few iterations for an interval)", pit__secs(b[8], 32, s->tp.mean));
     else {
       char lo[32], hi[32];
-      snprintf(tp, sizeof tp, "%s [%s, %s] (n=%lld)", secs(b[8], 32, s->tp.mean), secs(lo, 32, s->tp.lo),
-               secs(hi, 32, s->tp.hi), (long long)s->tp.n);
+      snprintf(tp, sizeof tp, "%s [%s, %s] (n=%lld)", pit__secs(b[8], 32, s->tp.mean), pit__secs(lo, 32, s->tp.lo),
+               pit__secs(hi, 32, s->tp.hi), (long long)s->tp.n);
     }
     fprintf(f, "%-*.*s %6lld %9s %9s %9s %9s %9s %9s %9s %6lld  %s\n", w, w, rows[i].name, (long long)s->iters,
-            secs(b[0], 32, s->step.mean), secs(b[1], 32, s->step.median), secs(b[2], 32, s->step.sd),
-            secs(b[3], 32, s->step.min), secs(b[4], 32, s->step.max), secs(b[5], 32, s->step.p5),
-            secs(b[6], 32, s->step.p95), (long long)s->warmup, tp);
+            pit__secs(b[0], 32, s->step.mean), pit__secs(b[1], 32, s->step.median), pit__secs(b[2], 32, s->step.sd),
+            pit__secs(b[3], 32, s->step.min), pit__secs(b[4], 32, s->step.max), pit__secs(b[5], 32, s->step.p5),
+            pit__secs(b[6], 32, s->step.p95), (long long)s->warmup, tp);
   }
   fprintf(f, "\n%s — other times: mean (count); run time and its shares\n", title);
   fprintf(f, "%-*s %16s %16s %16s %9s %6s %6s %6s  %s\n", w, "", "epoch", "validation", "init", "total", "init",
@@ -357,20 +305,20 @@ static void table(FILE *f, const struct row *rows, int n, const char *title) {
   for (int i = 0; i < n; i++) {
     const struct pit_summary *s = rows[i].s;
     char ep[64], va[64], in[64], slow[256];
-    snprintf(ep, sizeof ep, "%s (%lld)", secs(b[0], 32, s->epoch.mean), (long long)s->epoch.n);
-    snprintf(va, sizeof va, "%s (%lld)", secs(b[1], 32, s->validation.mean), (long long)s->validation.n);
-    snprintf(in, sizeof in, "%s (%lld)", secs(b[2], 32, s->init.mean), (long long)s->init.n);
+    snprintf(ep, sizeof ep, "%s (%lld)", pit__secs(b[0], 32, s->epoch.mean), (long long)s->epoch.n);
+    snprintf(va, sizeof va, "%s (%lld)", pit__secs(b[1], 32, s->validation.mean), (long long)s->validation.n);
+    snprintf(in, sizeof in, "%s (%lld)", pit__secs(b[2], 32, s->init.mean), (long long)s->init.n);
     if (s->slow_rank < 0)
       snprintf(slow, sizeof slow, "-");
     else if (s->nranks == 1)
       snprintf(slow, sizeof slow, "one rank");
     else
       snprintf(slow, sizeof slow, "rank %d: %s, +%.1f%% over the fastest; wait %s%s%s%s%s", s->slow_rank,
-               secs(b[3], 32, s->slow_compute_s), 100 * s->slow_excess, pct(b[4], 32, s->wait_share),
+               pit__secs(b[3], 32, s->slow_compute_s), 100 * s->slow_excess, pct(b[4], 32, s->wait_share),
                s->shares[0] ? "; shares " : "", s->shares, s->shares[0] ? " after " : "",
                s->shares[0] ? rebal(b[5], 32, s->rebalances) : "");
     fprintf(f, "%-*.*s %16s %16s %16s %9s %6s %6s %6s  %s\n", w, w, rows[i].name, ep, va, in,
-            secs(b[5], 32, s->total_s), pct(b[6], 32, s->init_share), pct(b[7], 32, s->epoch_share),
+            pit__secs(b[5], 32, s->total_s), pct(b[6], 32, s->init_share), pct(b[7], 32, s->epoch_share),
             pct(b[8], 32, s->validation_share), slow);
   }
   fputc('\n', f);

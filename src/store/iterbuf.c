@@ -13,16 +13,8 @@
 #define NCOLS 16
 
 static int reserve(struct pit_store *s, size_t more, struct pit_err *e) {
-  if (s->nrowbytes + more <= s->caprowbytes)
-    return 0;
-  size_t cap = s->caprowbytes ? s->caprowbytes : 4096;
-  while (cap < s->nrowbytes + more)
-    cap *= 2;
-  unsigned char *b = realloc(s->rowbytes, cap);
-  if (!b)
+  if (PIT_GROW(s->rowbytes, s->nrowbytes + more, s->caprowbytes))
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
-  s->rowbytes = b;
-  s->caprowbytes = cap;
   return 0;
 }
 
@@ -97,37 +89,20 @@ int pit_store_queue_iter(struct pit_store *s, const struct pit_record *r, int64_
   return 0;
 }
 
-static void bind_f(sqlite3_stmt *st, int i, double v) {
-  if (isnan(v))
-    sqlite3_bind_null(st, i);
-  else
-    sqlite3_bind_double(st, i, v);
-}
-static void bind_i(sqlite3_stmt *st, int i, int64_t v) {
-  if (v < 0)
-    sqlite3_bind_null(st, i);
-  else
-    sqlite3_bind_int64(st, i, v);
-}
-
 static void bind_row(struct pit_store *s, sqlite3_stmt *st, int base, const struct pit_iter_row *w) {
-  sqlite3_bind_int64(st, base + 1, w->seq);
-  sqlite3_bind_int64(st, base + 2, w->run_id);
-  sqlite3_bind_int(st, base + 3, w->gen);
-  bind_f(st, base + 4, w->t);
-  bind_i(st, base + 5, w->rank);
-  bind_i(st, base + 6, w->epoch);
-  bind_i(st, base + 7, w->iter);
-  bind_i(st, base + 8, w->step);
-  bind_i(st, base + 9, w->batch);
-  bind_f(st, base + 10, w->step_s);
-  bind_f(st, base + 11, w->data_s);
+  pit_store_bind_head(st, base, w->seq, w->run_id, w->gen, w->t, w->rank);
+  pit_store_bind_i(st, base + 6, w->epoch);
+  pit_store_bind_i(st, base + 7, w->iter);
+  pit_store_bind_i(st, base + 8, w->step);
+  pit_store_bind_i(st, base + 9, w->batch);
+  pit_store_bind_f(st, base + 10, w->step_s);
+  pit_store_bind_f(st, base + 11, w->data_s);
   sqlite3_bind_int(st, base + 12, w->nranks);
   if (w->losses_off >= 0) {
     sqlite3_bind_null(st, base + 13);
     sqlite3_bind_text(st, base + 14, (const char *)s->rowbytes + w->losses_off, -1, SQLITE_STATIC);
   } else {
-    bind_f(st, base + 13, w->loss);
+    pit_store_bind_f(st, base + 13, w->loss);
     sqlite3_bind_null(st, base + 14);
   }
   if (w->nranks > 0) {

@@ -43,19 +43,14 @@ int pit_store_runs(struct pit_store *s, struct pit_store_run **runs, int *n, str
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
     return pit_store_dberr(s, e, "listing runs");
-  int cap = 0;
+  size_t cap = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (*n == cap) {
-      cap = cap ? 2 * cap : 16;
-      struct pit_store_run *nr = realloc(*runs, sizeof **runs * (size_t)cap);
-      if (!nr) {
-        sqlite3_finalize(st);
-        pit_store_runs_free(*runs, *n);
-        *runs = NULL;
-        *n = 0;
-        return pit_err_set(e, PIT_ENOMEM, "listing runs: out of memory");
-      }
-      *runs = nr;
+    if (PIT_GROW(*runs, *n + 1, cap)) {
+      sqlite3_finalize(st);
+      pit_store_runs_free(*runs, *n);
+      *runs = NULL;
+      *n = 0;
+      return pit_err_set(e, PIT_ENOMEM, "listing runs: out of memory");
     }
     struct pit_store_run *r = &(*runs)[(*n)++];
     memset(r, 0, sizeof *r);
@@ -96,21 +91,17 @@ void pit_store_runs_free(struct pit_store_run *runs, int n) {
 
 enum { Q_INIT, Q_ITER, Q_EPOCH, Q_VAL, Q_CKPT, Q_NODE, Q_DEC, Q_END, Q_COUNT };
 
-static const char *cursor_sql[Q_COUNT] = {
-    [Q_INIT] = "SELECT seq, gen, t, rank, init_s, rdzv_s, ranks, nodes, config FROM inits"
-               " WHERE run_id = ? ORDER BY seq",
-    [Q_ITER] = "SELECT seq, gen, t, rank, epoch, iter, step, batch, step_s, data_s, nranks, loss, losses,"
-               " compute_s, wait_s FROM iterations WHERE run_id = ?1 AND seq BETWEEN"
-               " (SELECT first_seq FROM runs WHERE id = ?1) AND (SELECT last_seq FROM runs WHERE id = ?1)"
-               " ORDER BY seq",
-    [Q_EPOCH] = "SELECT seq, gen, t, rank, epoch, epoch_s FROM epochs WHERE run_id = ? ORDER BY seq",
-    [Q_VAL] = "SELECT seq, gen, t, rank, epoch, step, val_s, accuracy FROM validations"
-              " WHERE run_id = ? ORDER BY seq",
-    [Q_CKPT] = "SELECT seq, gen, t, rank, epoch, step, ckpt_s, path, bytes FROM checkpoints"
-               " WHERE run_id = ? ORDER BY seq",
-    [Q_NODE] = "SELECT seq, gen, t, rank, action, node, itype, price_h FROM nodes WHERE run_id = ? ORDER BY seq",
-    [Q_DEC] = "SELECT seq, gen, t, rank, detail FROM decisions WHERE run_id = ? ORDER BY seq",
-    [Q_END] = "SELECT seq, gen, t, rank, total_s FROM ends WHERE run_id = ? ORDER BY seq",
+/* Q_ITER's query; the others' are pit_store_rec_sql's. */
+static const char *iter_sql =
+    "SELECT seq, gen, t, rank, epoch, iter, step, batch, step_s, data_s, nranks, loss, losses,"
+    " compute_s, wait_s FROM iterations WHERE run_id = ?1 AND seq BETWEEN"
+    " (SELECT first_seq FROM runs WHERE id = ?1) AND (SELECT last_seq FROM runs WHERE id = ?1)"
+    " ORDER BY seq";
+
+/* The record type each query reads. */
+static const enum pit_rec_type rec_of[Q_COUNT] = {
+    [Q_INIT] = PIT_REC_INIT,   [Q_ITER] = PIT_REC_ITER, [Q_EPOCH] = PIT_REC_EPOCH, [Q_VAL] = PIT_REC_VALIDATION,
+    [Q_CKPT] = PIT_REC_CHECKPOINT, [Q_NODE] = PIT_REC_NODE, [Q_DEC] = PIT_REC_DECISION, [Q_END] = PIT_REC_END,
 };
 
 struct pit_store_cursor {
@@ -157,7 +148,10 @@ int pit_store_cursor_open(struct pit_store *s, const char *run, struct pit_store
   c->s = s;
   snprintf(c->run, sizeof c->run, "%s", run);
   for (int i = 0; i < Q_COUNT; i++) {
-    if (sqlite3_prepare_v2(s->db, cursor_sql[i], -1, &c->q[i], NULL) != SQLITE_OK) {
+    char sql[512];
+    if (i != Q_ITER)
+      pit_store_rec_sql(rec_of[i], 0, sql, sizeof sql);
+    if (sqlite3_prepare_v2(s->db, i == Q_ITER ? iter_sql : sql, -1, &c->q[i], NULL) != SQLITE_OK) {
       rc = pit_store_dberr(s, e, "reading records");
       pit_store_cursor_free(c);
       return rc;
@@ -176,6 +170,34 @@ static void head_fields(sqlite3_stmt *st, struct pit_record *r) {
   r->gen = (int)sqlite3_column_int(st, 1);
   r->t = col_f(st, 2);
   r->rank = (int)col_i(st, 3);
+}
+
+/* Reads the columns of r's table after the head (columns 4...) into r. */
+static void read_body(sqlite3_stmt *st, struct pit_record *r) {
+  char *base = (char *)r;
+  int i = 4;
+  for (const struct pit_store_col *c = pit_store_cols[r->type]; c->kind != PIT_COL_END; c++, i++) {
+    void *f = base + c->off;
+    switch (c->kind) {
+    case PIT_COL_F64:
+      *(double *)f = col_f(st, i);
+      break;
+    case PIT_COL_I64:
+      *(int64_t *)f = col_i(st, i);
+      break;
+    case PIT_COL_INT:
+      *(int *)f = (int)col_i(st, i);
+      break;
+    case PIT_COL_TEXT:
+      *(char **)f = col_dup(st, i);
+      break;
+    case PIT_COL_NAME:
+      col_text(st, i, f, c->size);
+      break;
+    default:
+      break;
+    }
+  }
 }
 
 static int losses_from_json(struct pit_record *r, const char *text, struct pit_err *e) {
@@ -255,51 +277,8 @@ int pit_store_cursor_next(struct pit_store_cursor *c, struct pit_record *r, stru
     return rc ? rc : 1;
   }
   head_fields(st, r);
-  switch (best) {
-  case Q_INIT:
-    r->type = PIT_REC_INIT;
-    r->init_s = col_f(st, 4);
-    r->rdzv_s = col_f(st, 5);
-    r->ranks = (int)col_i(st, 6);
-    r->nodes = (int)col_i(st, 7);
-    r->config = col_dup(st, 8);
-    break;
-  case Q_EPOCH:
-    r->type = PIT_REC_EPOCH;
-    r->epoch = col_i(st, 4);
-    r->epoch_s = col_f(st, 5);
-    break;
-  case Q_VAL:
-    r->type = PIT_REC_VALIDATION;
-    r->epoch = col_i(st, 4);
-    r->step = col_i(st, 5);
-    r->val_s = col_f(st, 6);
-    r->accuracy = col_f(st, 7);
-    break;
-  case Q_CKPT:
-    r->type = PIT_REC_CHECKPOINT;
-    r->epoch = col_i(st, 4);
-    r->step = col_i(st, 5);
-    r->ckpt_s = col_f(st, 6);
-    r->path = col_dup(st, 7);
-    r->bytes = col_i(st, 8);
-    break;
-  case Q_NODE:
-    r->type = PIT_REC_NODE;
-    col_text(st, 4, r->action, sizeof r->action);
-    col_text(st, 5, r->node, sizeof r->node);
-    col_text(st, 6, r->itype, sizeof r->itype);
-    r->price_h = col_f(st, 7);
-    break;
-  case Q_DEC:
-    r->type = PIT_REC_DECISION;
-    r->detail = col_dup(st, 4);
-    break;
-  case Q_END:
-    r->type = PIT_REC_END;
-    r->total_s = col_f(st, 4);
-    break;
-  }
+  r->type = rec_of[best];
+  read_body(st, r);
   int rc = advance(c, best, e);
   return rc ? rc : 1;
 }

@@ -7,9 +7,11 @@
  * were stored or read; a malformed JSON Lines line is skipped and counted, the
  * first PIT_RUNSET_WARN_MAX (over all files) named file:line through the warn
  * callback; an I/O error ends the load with an error; nothing is printed. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pitstop/parse.h"
 #include "pitstop/store.h"
 
 void pit_runset_init(struct pit_runset *rs) { memset(rs, 0, sizeof *rs); }
@@ -47,14 +49,8 @@ static struct pit_report_run *run_of(struct pit_runset *rs, const char *name) {
   struct pit_report_run *found = (struct pit_report_run *)pit_runset_find(rs, name);
   if (found)
     return found;
-  if (rs->n == rs->cap) {
-    int cap = rs->cap ? 2 * rs->cap : 8;
-    struct pit_report_run *r = realloc(rs->runs, sizeof *r * (size_t)cap);
-    if (!r)
-      return NULL;
-    rs->runs = r;
-    rs->cap = cap;
-  }
+  if (PIT_GROW(rs->runs, rs->n + 1, rs->cap))
+    return NULL;
   struct pit_report_run *run = &rs->runs[rs->n++];
   memset(run, 0, sizeof *run);
   snprintf(run->name, sizeof run->name, "%s", name);
@@ -156,6 +152,54 @@ int pit_runset_load_events(struct pit_runset *rs, const char *path, char *const 
   pit_record_release(&r);
   pit_record_reader_release(&rd);
   return rc;
+}
+
+/* ---- raw training logs, parsed on the fly (the parse module) ---- */
+
+struct log_ctx {
+  struct pit_runset *rs;
+  char *const *only;
+  int nonly;
+  long records;
+};
+
+static int log_emit(void *ctx, const struct pit_record *r, struct pit_err *e) {
+  struct log_ctx *c = ctx;
+  if (!selected(c->rs, r->run, c->only, c->nonly))
+    return 0;
+  c->records++;
+  return add_record(c->rs, r, e);
+}
+
+/* malformed lines follow the JSON Lines rule (counted, the first few named);
+ * unrecognised timing lines are named as the parser reports them */
+static void log_warn(void *ctx, const struct pit_err *w) {
+  struct log_ctx *c = ctx;
+  if (w->code == PIT_EFORMAT && ++c->rs->malformed > PIT_RUNSET_WARN_MAX)
+    return;
+  warn(c->rs, w->msg);
+}
+
+int pit_runset_load_log(struct pit_runset *rs, const char *path, const char *run, const char *itype,
+                        char *const *only, int nonly, struct pit_err *e) {
+  char name[PIT_NAME_MAX];
+  if (!run || !run[0]) {
+    pit_parse_run_name(path, name, sizeof name);
+    run = name;
+  }
+  struct log_ctx c = {rs, only, nonly, 0};
+  struct pit_parse_stats st;
+  int rc = pit_parse_file_itype(path, PIT_PARSE_AUTO, run, 0, itype, log_emit, log_warn, &c, &st, e);
+  if (rc)
+    return rc;
+  rs->nfiles++;
+  if (st.known - st.merged == 0) {
+    pit_err_set(e, PIT_EFORMAT, "'%s': no line of it is a record or a log line pitstop parse reads (%ld lines)",
+                path, st.lines);
+    pit_err_hint(e, "docs/parse.md lists the formats pitstop parse reads");
+    return PIT_EFORMAT;
+  }
+  return 0;
 }
 
 int pit_runset_check(const struct pit_runset *rs, char *const *only, int nonly, const char *what,

@@ -120,18 +120,27 @@ static const struct migration migrations[] = {
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
-static int read_version(struct pit_store *s, int *v, struct pit_err *e) {
+int pit_store_query_i64(struct pit_store *s, const char *sql, const char *context, int64_t *out,
+                        struct pit_err *e) {
   sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-    return pit_store_dberr(s, e, "reading schema version");
+  if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+    return pit_store_dberr(s, e, context);
   int rc = sqlite3_step(st);
   if (rc != SQLITE_ROW) {
     sqlite3_finalize(st);
-    return pit_store_dberr(s, e, "reading schema version");
+    return pit_store_dberr(s, e, context);
   }
-  *v = sqlite3_column_int(st, 0);
+  *out = sqlite3_column_int64(st, 0); /* NULL → 0 */
   sqlite3_finalize(st);
   return 0;
+}
+
+static int read_version(struct pit_store *s, int *v, struct pit_err *e) {
+  int64_t u;
+  int rc = pit_store_query_i64(s, "PRAGMA user_version", "reading schema version", &u, e);
+  if (!rc)
+    *v = (int)u;
+  return rc;
 }
 
 static int newer(struct pit_store *s, int v, struct pit_err *e) {
@@ -215,15 +224,5 @@ int pit_store_max_seq(struct pit_store *s, int64_t *out, struct pit_err *e) {
       " UNION ALL SELECT max(seq) FROM epochs UNION ALL SELECT max(seq) FROM validations"
       " UNION ALL SELECT max(seq) FROM checkpoints UNION ALL SELECT max(seq) FROM nodes"
       " UNION ALL SELECT max(seq) FROM decisions UNION ALL SELECT max(seq) FROM ends)";
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-    return pit_store_dberr(s, e, "reading sequence");
-  int rc = sqlite3_step(st);
-  if (rc != SQLITE_ROW) {
-    sqlite3_finalize(st);
-    return pit_store_dberr(s, e, "reading sequence");
-  }
-  *out = sqlite3_column_int64(st, 0); /* NULL → 0 */
-  sqlite3_finalize(st);
-  return 0;
+  return pit_store_query_i64(s, sql, "reading sequence", out, e);
 }

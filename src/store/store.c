@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,22 +27,51 @@ static const char *stmt_sql[ST_COUNT] = {
                     " membership) VALUES(?,?,?,?,?,?,?,?)",
     [ST_CONF_FIND] = "SELECT id FROM configurations WHERE key = ?",
     [ST_MEMBER] = "INSERT OR IGNORE INTO members(configuration_id, itype, nodes, ranks_per_node) VALUES(?,?,?,?)",
-    [ST_INIT] = "INSERT INTO inits(seq, run_id, gen, t, rank, init_s, rdzv_s, ranks, nodes, config)"
-                " VALUES(?,?,?,?,?,?,?,?,?,?)",
+    /* ST_INIT, ST_EPOCH, ...: pit_store_rec_sql (from pit_store_cols) */
     [ST_ITER] = "INSERT INTO iterations(seq, run_id, gen, t, rank, epoch, iter, step, batch, step_s,"
                 " data_s, nranks, loss, losses, compute_s, wait_s) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_RUN_RANGE] = "UPDATE runs SET first_seq = min(coalesce(first_seq, ?1), ?1),"
                      " last_seq = max(coalesce(last_seq, ?2), ?2) WHERE id = ?3",
-    [ST_EPOCH] = "INSERT INTO epochs(seq, run_id, gen, t, rank, epoch, epoch_s) VALUES(?,?,?,?,?,?,?)",
-    [ST_VALIDATION] = "INSERT INTO validations(seq, run_id, gen, t, rank, epoch, step, val_s, accuracy)"
-                      " VALUES(?,?,?,?,?,?,?,?,?)",
-    [ST_CHECKPOINT] = "INSERT INTO checkpoints(seq, run_id, gen, t, rank, epoch, step, ckpt_s, path, bytes)"
-                      " VALUES(?,?,?,?,?,?,?,?,?,?)",
-    [ST_NODE] = "INSERT INTO nodes(seq, run_id, gen, t, rank, action, node, itype, price_h)"
-                " VALUES(?,?,?,?,?,?,?,?,?)",
-    [ST_DECISION] = "INSERT INTO decisions(seq, run_id, gen, t, rank, detail) VALUES(?,?,?,?,?,?)",
-    [ST_END] = "INSERT INTO ends(seq, run_id, gen, t, rank, total_s) VALUES(?,?,?,?,?,?)",
 };
+
+/* The statement storing each record type; iterations are queued (iterbuf.c). */
+static const enum pit_stmt_id stmt_of[PIT_REC_NTYPES] = {
+    [PIT_REC_INIT] = ST_INIT,   [PIT_REC_VALIDATION] = ST_VALIDATION, [PIT_REC_CHECKPOINT] = ST_CHECKPOINT,
+    [PIT_REC_EPOCH] = ST_EPOCH, [PIT_REC_NODE] = ST_NODE,             [PIT_REC_DECISION] = ST_DECISION,
+    [PIT_REC_END] = ST_END,
+};
+
+#define COL(kind, field) {PIT_COL_##kind, #field, offsetof(struct pit_record, field), sizeof(((struct pit_record *)0)->field)}
+const struct pit_store_col pit_store_cols[PIT_REC_NTYPES][PIT_STORE_MAX_COLS + 1] = {
+    [PIT_REC_INIT] = {COL(F64, init_s), COL(F64, rdzv_s), COL(INT, ranks), COL(INT, nodes), COL(TEXT, config)},
+    [PIT_REC_EPOCH] = {COL(I64, epoch), COL(F64, epoch_s)},
+    [PIT_REC_VALIDATION] = {COL(I64, epoch), COL(I64, step), COL(F64, val_s), COL(F64, accuracy)},
+    [PIT_REC_CHECKPOINT] = {COL(I64, epoch), COL(I64, step), COL(F64, ckpt_s), COL(TEXT, path), COL(I64, bytes)},
+    [PIT_REC_NODE] = {COL(NAME, action), COL(NAME, node), COL(NAME, itype), COL(F64, price_h)},
+    [PIT_REC_DECISION] = {COL(TEXT, detail)},
+    [PIT_REC_END] = {COL(F64, total_s)},
+};
+#undef COL
+
+const char *const pit_store_tables[PIT_REC_NTYPES] = {
+    [PIT_REC_INIT] = "inits",          [PIT_REC_ITER] = "iterations", [PIT_REC_VALIDATION] = "validations",
+    [PIT_REC_CHECKPOINT] = "checkpoints", [PIT_REC_EPOCH] = "epochs",  [PIT_REC_NODE] = "nodes",
+    [PIT_REC_DECISION] = "decisions",   [PIT_REC_END] = "ends",
+};
+
+void pit_store_rec_sql(enum pit_rec_type t, int insert, char *sql, size_t n) {
+  char cols[256] = "", marks[64] = "";
+  size_t nc = 0, nm = 0;
+  for (const struct pit_store_col *c = pit_store_cols[t]; c->kind != PIT_COL_END; c++) {
+    nc += (size_t)snprintf(cols + nc, sizeof cols - nc, ", %s", c->name);
+    nm += (size_t)snprintf(marks + nm, sizeof marks - nm, ",?");
+  }
+  if (insert)
+    snprintf(sql, n, "INSERT INTO %s(seq, run_id, gen, t, rank%s) VALUES(?,?,?,?,?%s)", pit_store_tables[t], cols,
+             marks);
+  else
+    snprintf(sql, n, "SELECT seq, gen, t, rank%s FROM %s WHERE run_id = ? ORDER BY seq", cols, pit_store_tables[t]);
+}
 
 int pit_store_dberr(struct pit_store *s, struct pit_err *e, const char *context) {
   const char *m = s->db ? sqlite3_errmsg(s->db) : "out of memory";
@@ -113,8 +143,17 @@ static int open_common(struct pit_store **out, const char *path, int create, str
     free_handle(s);
     return rc;
   }
+  const char *sql[ST_COUNT];
+  char rec_sql[PIT_REC_NTYPES][512];
+  memcpy(sql, stmt_sql, sizeof sql);
+  for (int t = PIT_REC_NONE + 1; t < PIT_REC_NTYPES; t++) {
+    if (t != PIT_REC_ITER) {
+      pit_store_rec_sql((enum pit_rec_type)t, 1, rec_sql[t], sizeof rec_sql[t]);
+      sql[stmt_of[t]] = rec_sql[t];
+    }
+  }
   for (int i = 0; i < ST_COUNT; i++) {
-    if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v3(s->db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK) {
       rc = pit_store_dberr(s, e, "preparing statements");
       free_handle(s);
       return rc;
@@ -209,25 +248,19 @@ static int touch_run(struct pit_store *s, int64_t rid, int64_t seq, struct pit_e
       return 0;
     }
   }
-  if (s->ntouched == s->captouched) {
-    int cap = s->captouched ? 2 * s->captouched : 8;
-    struct pit_touched *t = realloc(s->touched, sizeof *t * (size_t)cap);
-    if (!t)
-      return pit_err_set(e, PIT_ENOMEM, "out of memory");
-    s->touched = t;
-    s->captouched = cap;
-  }
+  if (PIT_GROW(s->touched, s->ntouched + 1, s->captouched))
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
   s->touched[s->ntouched++] = (struct pit_touched){rid, seq, seq};
   return 0;
 }
 
-static void bind_f(sqlite3_stmt *st, int i, double v) {
+void pit_store_bind_f(sqlite3_stmt *st, int i, double v) {
   if (isnan(v))
     sqlite3_bind_null(st, i);
   else
     sqlite3_bind_double(st, i, v);
 }
-static void bind_i(sqlite3_stmt *st, int i, int64_t v) {
+void pit_store_bind_i(sqlite3_stmt *st, int i, int64_t v) {
   if (v < 0)
     sqlite3_bind_null(st, i);
   else
@@ -303,11 +336,11 @@ static int set_config(struct pit_store *s, int64_t rid, const struct pit_record 
   int rc;
   sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
   bind_s(st, 2, c.model);
-  bind_i(st, 3, c.batch);
-  bind_i(st, 4, c.ranks);
-  bind_i(st, 5, c.nodes);
+  pit_store_bind_i(st, 3, c.batch);
+  pit_store_bind_i(st, 4, c.ranks);
+  pit_store_bind_i(st, 5, c.nodes);
   bind_s(st, 6, c.itype);
-  bind_i(st, 7, c.threads);
+  pit_store_bind_i(st, 7, c.threads);
   char members[PIT_MEMBERSHIP_TEXT_MAX];
   pit_membership_format(&c.members, members, sizeof members);
   bind_s(st, 8, members);
@@ -323,8 +356,8 @@ static int set_config(struct pit_store *s, int64_t rid, const struct pit_record 
     st = s->st[ST_MEMBER];
     sqlite3_bind_int64(st, 1, cid);
     bind_s(st, 2, m->itype);
-    bind_i(st, 3, m->nodes);
-    bind_i(st, 4, m->ranks_per_node);
+    pit_store_bind_i(st, 3, m->nodes);
+    pit_store_bind_i(st, 4, m->ranks_per_node);
     if ((rc = run_stmt(s, st, r, e)))
       return rc;
   }
@@ -332,23 +365,22 @@ static int set_config(struct pit_store *s, int64_t rid, const struct pit_record 
   bind_s(st, 1, r->config);
   sqlite3_bind_int64(st, 2, cid);
   bind_s(st, 3, c.model);
-  bind_i(st, 4, c.batch);
-  bind_i(st, 5, c.ranks);
-  bind_i(st, 6, c.nodes);
+  pit_store_bind_i(st, 4, c.batch);
+  pit_store_bind_i(st, 5, c.ranks);
+  pit_store_bind_i(st, 6, c.nodes);
   bind_s(st, 7, c.itype);
-  bind_i(st, 8, c.threads);
+  pit_store_bind_i(st, 8, c.threads);
   bind_s(st, 9, members);
   sqlite3_bind_int64(st, 10, rid);
   return run_stmt(s, st, r, e);
 }
 
-/* The columns every record table starts with: seq, run_id, gen, t, rank. */
-static void bind_head(sqlite3_stmt *st, int64_t seq, int64_t rid, const struct pit_record *r) {
-  sqlite3_bind_int64(st, 1, seq);
-  sqlite3_bind_int64(st, 2, rid);
-  sqlite3_bind_int(st, 3, r->gen);
-  bind_f(st, 4, r->t);
-  bind_i(st, 5, r->rank);
+void pit_store_bind_head(sqlite3_stmt *st, int base, int64_t seq, int64_t rid, int gen, double t, int64_t rank) {
+  sqlite3_bind_int64(st, base + 1, seq);
+  sqlite3_bind_int64(st, base + 2, rid);
+  sqlite3_bind_int(st, base + 3, gen);
+  pit_store_bind_f(st, base + 4, t);
+  pit_store_bind_i(st, base + 5, rank);
 }
 
 static int check_record(const struct pit_record *r, struct pit_err *e) {
@@ -362,84 +394,51 @@ static int check_record(const struct pit_record *r, struct pit_err *e) {
   return 0;
 }
 
+/* Binds the columns of r's table that follow the head (parameters 6...). */
+static void bind_body(sqlite3_stmt *st, const struct pit_record *r) {
+  const char *base = (const char *)r;
+  int i = 6;
+  for (const struct pit_store_col *c = pit_store_cols[r->type]; c->kind != PIT_COL_END; c++, i++) {
+    const void *f = base + c->off;
+    switch (c->kind) {
+    case PIT_COL_F64:
+      pit_store_bind_f(st, i, *(const double *)f);
+      break;
+    case PIT_COL_I64:
+      pit_store_bind_i(st, i, *(const int64_t *)f);
+      break;
+    case PIT_COL_INT:
+      pit_store_bind_i(st, i, *(const int *)f);
+      break;
+    case PIT_COL_TEXT:
+      bind_s(st, i, *(char *const *)f);
+      break;
+    case PIT_COL_NAME:
+      bind_s(st, i, (const char *)f);
+      break;
+    default:
+      break;
+    }
+  }
+}
+
 static int add_one(struct pit_store *s, const struct pit_record *r, struct pit_err *e) {
   int64_t rid;
   int rc;
   if ((rc = run_id(s, r, &rid, e)))
     return rc;
   int64_t seq = s->seq + 1;
-  sqlite3_stmt *st;
-  switch (r->type) {
-  case PIT_REC_INIT:
-    st = s->st[ST_INIT];
-    bind_head(st, seq, rid, r);
-    bind_f(st, 6, r->init_s);
-    bind_f(st, 7, r->rdzv_s);
-    bind_i(st, 8, r->ranks);
-    bind_i(st, 9, r->nodes);
-    bind_s(st, 10, r->config);
-    if ((rc = run_stmt(s, st, r, e)) || (rc = set_config(s, rid, r, e)))
-      return rc;
-    break;
-  case PIT_REC_ITER:
+  if (r->type == PIT_REC_ITER) {
     if ((rc = pit_store_queue_iter(s, r, rid, seq, e)) || (rc = touch_run(s, rid, seq, e)))
       return rc;
-    break;
-  case PIT_REC_EPOCH:
-    st = s->st[ST_EPOCH];
-    bind_head(st, seq, rid, r);
-    bind_i(st, 6, r->epoch);
-    bind_f(st, 7, r->epoch_s);
-    if ((rc = run_stmt(s, st, r, e)))
+  } else {
+    if (r->type <= PIT_REC_NONE || r->type >= PIT_REC_NTYPES) /* check_record refused it */
+      return PIT_BUG(e, "store: record of unknown type %d", (int)r->type);
+    sqlite3_stmt *st = s->st[stmt_of[r->type]];
+    pit_store_bind_head(st, 0, seq, rid, r->gen, r->t, r->rank);
+    bind_body(st, r);
+    if ((rc = run_stmt(s, st, r, e)) || (r->type == PIT_REC_INIT && (rc = set_config(s, rid, r, e))))
       return rc;
-    break;
-  case PIT_REC_VALIDATION:
-    st = s->st[ST_VALIDATION];
-    bind_head(st, seq, rid, r);
-    bind_i(st, 6, r->epoch);
-    bind_i(st, 7, r->step);
-    bind_f(st, 8, r->val_s);
-    bind_f(st, 9, r->accuracy);
-    if ((rc = run_stmt(s, st, r, e)))
-      return rc;
-    break;
-  case PIT_REC_CHECKPOINT:
-    st = s->st[ST_CHECKPOINT];
-    bind_head(st, seq, rid, r);
-    bind_i(st, 6, r->epoch);
-    bind_i(st, 7, r->step);
-    bind_f(st, 8, r->ckpt_s);
-    bind_s(st, 9, r->path);
-    bind_i(st, 10, r->bytes);
-    if ((rc = run_stmt(s, st, r, e)))
-      return rc;
-    break;
-  case PIT_REC_NODE:
-    st = s->st[ST_NODE];
-    bind_head(st, seq, rid, r);
-    bind_s(st, 6, r->action);
-    bind_s(st, 7, r->node);
-    bind_s(st, 8, r->itype);
-    bind_f(st, 9, r->price_h);
-    if ((rc = run_stmt(s, st, r, e)))
-      return rc;
-    break;
-  case PIT_REC_DECISION:
-    st = s->st[ST_DECISION];
-    bind_head(st, seq, rid, r);
-    bind_s(st, 6, r->detail);
-    if ((rc = run_stmt(s, st, r, e)))
-      return rc;
-    break;
-  case PIT_REC_END:
-    st = s->st[ST_END];
-    bind_head(st, seq, rid, r);
-    bind_f(st, 6, r->total_s);
-    if ((rc = run_stmt(s, st, r, e)))
-      return rc;
-    break;
-  default:
-    return pit_err_set(e, PIT_EARG, "store: record of unknown type");
   }
   s->seq = seq;
   return 0;

@@ -305,14 +305,19 @@ static int meta_from_json(const cJSON *h, struct pit_ckpt_meta *m, const char *p
   return 0;
 }
 
+/* The header (*h, the caller deletes it; NULL when it does not parse) and the
+ * meta it gives. */
+static int header_meta(const unsigned char *blob, size_t len, const char *path, cJSON **h, size_t *off,
+                       struct pit_ckpt_meta *m, struct pit_err *e) {
+  int rc = parse_header(blob, len, path, h, off, e);
+  return rc < 0 ? rc : meta_from_json(*h, m, path, e);
+}
+
 int pit_ckpt_peek(const unsigned char *blob, size_t len, const char *path, struct pit_ckpt_meta *m,
                   struct pit_err *e) {
   cJSON *h = NULL;
   size_t off = 0;
-  int rc = parse_header(blob, len, path, &h, &off, e);
-  if (rc < 0)
-    return rc;
-  rc = meta_from_json(h, m, path, e);
+  int rc = header_meta(blob, len, path, &h, &off, m, e);
   cJSON_Delete(h);
   return rc;
 }
@@ -321,10 +326,9 @@ int pit_ckpt_load(const unsigned char *blob, size_t len, const char *path, struc
                   struct pit_net *const *nets, struct pit_optim *optims, int n, struct pit_err *e) {
   cJSON *h = NULL;
   size_t off = 0;
-  int rc = parse_header(blob, len, path, &h, &off, e);
-  if (rc < 0)
+  int rc = header_meta(blob, len, path, &h, &off, m, e);
+  if (!h)
     return rc;
-  rc = meta_from_json(h, m, path, e);
   const cJSON *arr = cJSON_GetObjectItemCaseSensitive(h, "nets");
   if (rc == 0 && (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != n))
     rc = pit_err_set(e, PIT_EFORMAT, "'%s': checkpoint holds %d network(s), this model has %d", path,

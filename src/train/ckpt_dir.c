@@ -48,22 +48,17 @@ static int list_steps(const char *dir, int64_t **steps, int *n, struct pit_err *
   DIR *d = opendir(dir);
   if (!d)
     return pit_err_errno(e, errno == ENOENT ? PIT_ENOTFOUND : PIT_EIO, "cannot open directory '%s'", dir);
-  int cap = 0;
+  size_t cap = 0;
   struct dirent *de;
   while ((de = readdir(d))) {
     int64_t s = step_of(de->d_name);
     if (s < 0)
       continue;
-    if (*n == cap) {
-      cap = cap ? 2 * cap : 8;
-      int64_t *p = realloc(*steps, sizeof *p * (size_t)cap);
-      if (!p) {
-        closedir(d);
-        free(*steps);
-        *steps = NULL;
-        return pit_err_set(e, PIT_ENOMEM, "out of memory");
-      }
-      *steps = p;
+    if (PIT_GROW(*steps, *n + 1, cap)) {
+      closedir(d);
+      free(*steps);
+      *steps = NULL;
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
     }
     (*steps)[(*n)++] = s;
   }

@@ -471,14 +471,8 @@ static int steady_check(struct trainer *t, int64_t it, double step_s, int64_t pl
                         struct pit_train_result *res, struct pit_err *e) {
   const struct pit_train_opts *o = t->o;
   if (it != 0 && it != t->epoch_iters - 1) {
-    if (t->steady_n == t->steady_cap) {
-      int64_t nc = t->steady_cap ? 2 * t->steady_cap : 1024;
-      double *nx = realloc(t->steady_x, sizeof(double) * (size_t)nc);
-      if (!nx)
-        return pit_err_set(e, PIT_ENOMEM, "out of memory");
-      t->steady_x = nx;
-      t->steady_cap = nc;
-    }
+    if (PIT_GROW(t->steady_x, t->steady_n + 1, t->steady_cap))
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
     t->steady_x[t->steady_n++] = step_s;
   }
   int cap_hit = planned > 0 && t->step >= planned;

@@ -54,7 +54,8 @@ struct trainer {
 
   /* --until-steady: paramount step times so far (epoch edges left out) */
   double *steady_x;               /* (steady_cap) owned */
-  int64_t steady_n, steady_cap;
+  int64_t steady_n;
+  size_t steady_cap;
   char *end_detail;               /* JSON for the end record's detail, owned; NULL none */
 
   /* buffers */

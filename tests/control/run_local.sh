@@ -83,15 +83,6 @@ last=$(grep '"checkpoint"' "$T/r1/events.jsonl" | tail -1 | $PY -c 'import json,
 $CKPT compare "$T/u/checkpoint.pit" "$last" 1e-5 || fail "the resized run's parameters differ from the uninterrupted run's"
 grep -q "gen 0 → 1" "$T/r1.txt" || fail "no resize in the report: $(cat "$T/r1.txt")"
 
-# wait_for FILE PATTERN TRIES: until FILE holds a line matching PATTERN
-wait_for() {
-  for _ in $(seq 1 "$3"); do
-    grep -q "$2" "$1" 2> /dev/null && return 0
-    sleep 0.1
-  done
-  fail "timed out waiting for $2 in $1"
-}
-
 # ---- 2. a rank SIGKILLed mid-run (the same 2 nodes before and after: bit-identical parameters)
 mpirun_local 2 "$PITSTOP" train "${common[@]}" --max-iters 600 --out "$T/u2" --quiet > /dev/null
 "$PITSTOP" run --catalog "$T/cat.tsv" --checkpoint-dir "$T/r2" --run tr2 --quiet --nodes 2 \
@@ -153,11 +144,11 @@ bad() { # expected-message args...
   echo "bad input ok: $(head -1 "$T/bad.err")"
 }
 bad "unknown provider 'cloud9'" run --provider cloud9 --run tr4 --checkpoint-dir "$T/b" "${common[@]}" --max-iters 10
-bad "MIN 3 is above MAX 2" run --nnodes 3:2 --catalog "$T/cat.tsv" --run tr4 --checkpoint-dir "$T/b" "${common[@]}"
+bad "MIN 3 is above MAX 2" run --nnodes 3:2 --catalog "$T/cat.tsv" --run tr4 --checkpoint-dir "$T/b" "${common[@]}" --max-iters 10
 bad "beyond the job's 50 iterations" run --catalog "$T/cat.tsv" --run tr4 --checkpoint-dir "$T/b" \
   --schedule 60:2 "${common[@]}" --max-iters 50
-bad "'local-9' is not in the catalog" run --catalog "$T/cat.tsv" --nodes local-9:1 --run tr4 --checkpoint-dir "$T/b" "${common[@]}"
-bad "needs 1 CPU(s)" run --catalog "$T/cat.tsv" --nodes 64 --run tr4 --checkpoint-dir "$T/b" "${common[@]}"
+bad "'local-9' is not in the catalog" run --catalog "$T/cat.tsv" --nodes local-9:1 --run tr4 --checkpoint-dir "$T/b" "${common[@]}" --max-iters 10
+bad "needs 1 CPU(s)" run --catalog "$T/cat.tsv" --nodes 64 --run tr4 --checkpoint-dir "$T/b" "${common[@]}" --max-iters 10
 bad "exited with status 1 before its first iteration" run --catalog "$T/cat.tsv" --run tr5 --checkpoint-dir "$T/b5" -- false
 bad "no iteration within 2 s" run --catalog "$T/cat.tsv" --run tr6 --checkpoint-dir "$T/b6" --start-timeout 2 \
   --max-restarts 0 -- sleep 1234

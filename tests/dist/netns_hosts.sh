@@ -21,62 +21,18 @@ source "$PIT_SOURCE_DIR/tests/dist/common.bash"
 unset OMPI_MCA_oob_tcp_if_include OMPI_MCA_btl_tcp_if_include
 
 tag=pd$$
-ns1=$tag-h1 ns2=$tag-h2
 net=10.213.77
 tmp=$(mktemp -d)
 pids=()
+source "$PIT_SOURCE_DIR/tests/dist/netns_sshd.bash"
 cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do
-    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$p" 2>/dev/null || true
-  done
-  ip netns del "$ns1" 2>/dev/null || true
-  ip netns del "$ns2" 2>/dev/null || true
+  netns_sshd_down
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-# --- network: h1 (10.213.77.1) <-veth-> h2 (10.213.77.2)
-ip netns add "$ns1"
-ip netns add "$ns2"
-ip link add "${tag}a" type veth peer name "${tag}b"
-ip link set "${tag}a" netns "$ns1"
-ip link set "${tag}b" netns "$ns2"
-ip -n "$ns1" addr add $net.1/24 dev "${tag}a"
-ip -n "$ns2" addr add $net.2/24 dev "${tag}b"
-for ns in "$ns1" "$ns2"; do
-  ip -n "$ns" link set lo up
-done
-ip -n "$ns1" link set "${tag}a" up
-ip -n "$ns2" link set "${tag}b" up
-
-# --- keys and one sshd per namespace
-ssh-keygen -q -t ed25519 -N '' -f "$tmp/hostkey"
-ssh-keygen -q -t ed25519 -N '' -f "$tmp/userkey"
-cp "$tmp/userkey.pub" "$tmp/authorized_keys"
-mkdir -p /run/sshd
-start_sshd() { # NS NAME ADDR
-  ip netns exec "$1" unshare --uts sh -c 'hostname "$0"; exec "$@"' "$2" \
-    /usr/sbin/sshd -D -e -f /dev/null -h "$tmp/hostkey" -o ListenAddress="$3" -o Port=22 \
-    -o AuthorizedKeysFile="$tmp/authorized_keys" -o PermitRootLogin=prohibit-password \
-    -o PasswordAuthentication=no -o KbdInteractiveAuthentication=no -o UsePAM=no \
-    -o StrictModes=no -o PidFile=none -o "SetEnv=PATH=$PATH" -o AcceptEnv=none \
-    2> "$tmp/sshd-$2.log" &
-  pids+=($!)
-}
-start_sshd "$ns1" h1 $net.1
-start_sshd "$ns2" h2 $net.2
-ssh_cmd="ssh -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o BatchMode=yes -i $tmp/userkey"
-for a in $net.1 $net.2; do
-  ok=0
-  for _ in $(seq 50); do
-    if ip netns exec "$ns1" $ssh_cmd "$a" true 2>/dev/null; then ok=1; break; fi
-    sleep 0.1
-  done
-  ((ok)) || { cat "$tmp"/sshd-*.log; echo "FAIL: sshd on $a not reachable"; exit 1; }
-done
+# --- network: h1 (10.213.77.1) <-veth-> h2 (10.213.77.2), one sshd each
+netns_sshd_up || exit 1
 echo "two hosts up: $(ip netns exec "$ns1" $ssh_cmd $net.1 hostname) $(ip netns exec "$ns1" $ssh_cmd $net.2 hostname)"
 
 printf '%s slots=1\n%s slots=1\n' $net.1 $net.2 > "$tmp/hostfile"

@@ -36,7 +36,7 @@ for bad in 0 1 -0.1 x; do
   if "$P" train --until-steady "$bad" --events "$T/c.jsonl" 2> "$T/err"; then
     echo "until_steady: --until-steady $bad accepted" >&2; exit 1
   fi
-  grep -q 'until-steady expects' "$T/err"
+  grep -q -e '--until-steady expects a number' -e '--until-steady must be between' "$T/err"
   [[ ! -e $T/c.jsonl ]]
 done
 echo "until_steady: ok"

@@ -1,0 +1,250 @@
+/* cmd_simulate.c — `pitstop simulate`: a job on spot and on-demand nodes over
+ * a trace of spot availability, pitstop's policy against the baselines
+ * (on_demand, greedy, uniform_progress) and the exact optimum, each with its
+ * gap to the optimum (docs/simulate.md; library: include/pitstop/sim.h).
+ * Invariant: prints only on success (table or one JSON object on stdout) or
+ * one error line on stderr; the only file written is --chart's (atomically).
+ */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "pitstop/sim.h"
+
+static const char usage_text[] =
+    "usage: pitstop simulate --trace FILE --job-hours H --deadline-hours D --restart-hours R\n"
+    "                        [--catalog FILE [--itype T]] [--price-h P] [--spot-price-h S]\n"
+    "                        [--offset-hours X] [--nodes N] [--chart FILE.png|.svg] [--format table|json]\n"
+    "FILE: a Can't Be Late JSON trace, or CSV time_s,itype,zone,available[,spot_price_h].\n"
+    "Prices: --catalog (the trace's type, or --itype), else --price-h (default 1) and\n"
+    "--spot-price-h (default 0.3 x on-demand); the CSV's spot prices (their mean) win over both.\n";
+
+/* pos: the value must be > 0 (else >= 0) */
+static int parse_num(const char *opt, const char *v, int pos, double *out) {
+  double d;
+  if (pit_parse_f64(v, &d) || !isfinite(d) || d < 0 || (pos && d == 0))
+    return pit_cli_usage("--%s: '%s' is not a number %s 0", opt, v, pos ? ">" : ">=");
+  *out = d;
+  return 0;
+}
+
+static void jnum(cJSON *o, const char *k, double v) {
+  if (isfinite(v))
+    cJSON_AddNumberToObject(o, k, v);
+  else
+    cJSON_AddNullToObject(o, k);
+}
+
+static double gap_to(double cost, double opt) { return isfinite(cost) && opt > 0 ? cost / opt - 1 : NAN; }
+
+static cJSON *result_json(const struct pit_sim_result *r, double opt) {
+  cJSON *o = cJSON_CreateObject();
+  jnum(o, "cost", r->cost);
+  jnum(o, "finish_h", r->finish_h);
+  cJSON_AddBoolToObject(o, "deadline_met", r->deadline_met);
+  jnum(o, "gap_to_optimum", gap_to(r->cost, opt));
+  jnum(o, "spot_h", r->spot_h);
+  jnum(o, "on_demand_h", r->od_h);
+  cJSON_AddNumberToObject(o, "preemptions", r->preemptions);
+  cJSON *d = cJSON_AddArrayToObject(o, "decisions");
+  for (int i = 0; i < r->nchanges; i++) {
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddNumberToObject(x, "t_h", r->changes[i].t_h);
+    cJSON_AddStringToObject(x, "to", pit_spot_mode_name(r->changes[i].to));
+    cJSON_AddItemToArray(d, x);
+  }
+  return o;
+}
+
+int pit_cmd_simulate(int argc, char **argv) {
+  static const struct option opts[] = {{"trace", required_argument, 0, 'T'},
+                                       {"job-hours", required_argument, 0, 'j'},
+                                       {"deadline-hours", required_argument, 0, 'd'},
+                                       {"restart-hours", required_argument, 0, 'r'},
+                                       {"catalog", required_argument, 0, 'c'},
+                                       {"itype", required_argument, 0, 't'},
+                                       {"price-h", required_argument, 0, 'p'},
+                                       {"spot-price-h", required_argument, 0, 's'},
+                                       {"offset-hours", required_argument, 0, 'o'},
+                                       {"nodes", required_argument, 0, 'n'},
+                                       {"chart", required_argument, 0, 'C'},
+                                       {"format", required_argument, 0, 'f'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+  const char *trace = NULL, *catalog = NULL, *itype = NULL, *chart = NULL;
+  double job = NAN, deadline = NAN, restart = NAN, price = NAN, spot = NAN, offset = 0, nodes = 1;
+  int json = 0, rc = 0, o;
+  optind = 1;
+  while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1 && !rc) {
+    switch (o) {
+    case 'T': trace = optarg; break;
+    case 'j': rc = parse_num("job-hours", optarg, 1, &job); break;
+    case 'd': rc = parse_num("deadline-hours", optarg, 1, &deadline); break;
+    case 'r': rc = parse_num("restart-hours", optarg, 0, &restart); break;
+    case 'c': catalog = optarg; break;
+    case 't': itype = optarg; break;
+    case 'p': rc = parse_num("price-h", optarg, 1, &price); break;
+    case 's': rc = parse_num("spot-price-h", optarg, 0, &spot); break;
+    case 'o': rc = parse_num("offset-hours", optarg, 0, &offset); break;
+    case 'n': rc = parse_num("nodes", optarg, 1, &nodes); break;
+    case 'C': chart = optarg; break;
+    case 'f':
+      if (strcmp(optarg, "json") == 0)
+        json = 1;
+      else if (strcmp(optarg, "table") == 0)
+        json = 0;
+      else
+        rc = pit_cli_usage("--format: '%s' is not table or json", optarg);
+      break;
+    case 'h': fputs(usage_text, stdout); return 0;
+    default: rc = 2;
+    }
+  }
+  if (rc)
+    return rc;
+  if (optind < argc)
+    return pit_cli_usage("unexpected argument '%s' (pitstop simulate --help)", argv[optind]);
+  if (!trace || isnan(job) || isnan(deadline) || isnan(restart))
+    return pit_cli_usage("--trace, --job-hours, --deadline-hours and --restart-hours are required");
+  if (itype && !catalog)
+    return pit_cli_usage("--itype needs --catalog");
+  if (nodes != floor(nodes) || nodes > 1e6)
+    return pit_cli_usage("--nodes: a whole number of nodes, at most 10^6");
+
+  struct pit_err e = {0};
+  struct pit_trace tr;
+  struct pit_catalog cat = {0};
+  if (pit_trace_load(&tr, trace, &e))
+    return pit_cli_fail(&e);
+  const char *src = "--price-h/--spot-price-h";
+  if (catalog) {
+    if (pit_catalog_load(&cat, catalog, &e)) {
+      pit_trace_release(&tr);
+      return pit_cli_fail(&e);
+    }
+    const char *want = itype ? itype : tr.itype;
+    const struct pit_itype *ty = *want ? pit_catalog_find(&cat, want) : NULL;
+    if (!ty) {
+      if (*want)
+        rc = pit_cli_error("trace '%s': instance type '%s' is not in catalog '%s'", trace, want, catalog);
+      else
+        rc = pit_cli_error("trace '%s' names no instance type: give --itype", trace);
+    } else {
+      if (isnan(price))
+        price = ty->price_h;
+      if (isnan(spot))
+        spot = ty->spot_price_h;
+      src = "catalog";
+    }
+  }
+  if (!rc && tr.spot_price_h) { /* the CSV's own spot prices, their mean */
+    double s = 0;
+    int k = 0;
+    for (int i = 0; i < tr.n; i++)
+      if (isfinite(tr.spot_price_h[i]))
+        s += tr.spot_price_h[i], k++;
+    if (k) {
+      spot = s / k;
+      src = "trace (mean spot price)";
+    }
+  }
+  if (!rc && isnan(price))
+    price = 1, src = "default (on-demand 1, spot 0.3)";
+  if (!rc && isnan(spot)) {
+    if (catalog)
+      rc = pit_cli_error("catalog '%s' has no spot price for '%s': give --spot-price-h", catalog,
+                         itype ? itype : tr.itype);
+    spot = 0.3 * price;
+  }
+  if (rc) {
+    pit_catalog_release(&cat);
+    pit_trace_release(&tr);
+    return rc;
+  }
+  struct pit_sim_case c = {.trace = &tr, .job_h = job, .deadline_h = deadline, .restart_h = restart,
+                           .price_h = price, .spot_price_h = spot, .nodes = (int)nodes};
+  c.offset = (int)fmod(floor(offset * 3600 / tr.gap_s + 1e-9), tr.n);
+  enum { NB = 4 };
+  static const enum pit_spot_policy base[NB - 1] = {PIT_SPOT_ON_DEMAND, PIT_SPOT_GREEDY, PIT_SPOT_UNIFORM};
+  struct pit_sim_result pol, bl[NB];
+  pit_sim_result_init(&pol);
+  for (int i = 0; i < NB; i++)
+    pit_sim_result_init(&bl[i]);
+  int keep = chart != NULL, multi = c.nodes > 1;
+  size_t bytes = 0;
+  if (multi && chart)
+    pit_cli_note("--chart: not drawn for --nodes > 1");
+  /* with several nodes the optimum (a single-node DP) is not computed: its cost is null */
+  rc = multi ? pit_sim_multi(&c, PIT_SPOT_PITSTOP, &pol, &bytes, &e) : pit_sim_run(&c, PIT_SPOT_PITSTOP, keep, &pol, &e);
+  for (int i = 0; i < NB - 1 && !rc; i++)
+    rc = multi ? pit_sim_multi(&c, base[i], &bl[i], NULL, &e) : pit_sim_run(&c, base[i], keep, &bl[i], &e);
+  if (!rc && !multi)
+    rc = pit_sim_optimum(&c, keep, &bl[NB - 1], &e);
+  if (multi) {
+    bl[NB - 1].cost = bl[NB - 1].finish_h = NAN;
+    pit_cli_note("%d nodes: the optimum is not computed; the policy's simulation held %zu bytes", c.nodes, bytes);
+  }
+  if (rc) {
+    rc = pit_cli_fail(&e);
+    goto done;
+  }
+  struct pit_sim_grid g;
+  pit_sim_grid(&c, &g, &e);
+  double opt = bl[NB - 1].cost;
+  const char *names[NB + 1] = {"pitstop", "on_demand", "greedy", "uniform_progress", "optimum"};
+  if (json) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "trace", trace);
+    cJSON_AddStringToObject(j, "itype", tr.itype);
+    cJSON_AddNumberToObject(j, "tick_s", tr.gap_s);
+    cJSON_AddNumberToObject(j, "job_h", job);
+    cJSON_AddNumberToObject(j, "deadline_h", deadline);
+    cJSON_AddNumberToObject(j, "restart_h", restart);
+    cJSON_AddNumberToObject(j, "restart_ticks", (double)g.restart);
+    cJSON_AddNumberToObject(j, "offset_ticks", c.offset);
+    cJSON_AddNumberToObject(j, "nodes", c.nodes);
+    cJSON_AddNumberToObject(j, "price_h", price);
+    cJSON_AddNumberToObject(j, "spot_price_h", spot);
+    cJSON_AddStringToObject(j, "prices_from", src);
+    cJSON_AddItemToObject(j, "policy", result_json(&pol, opt));
+    cJSON *b = cJSON_AddObjectToObject(j, "baselines");
+    for (int i = 0; i < NB - multi; i++)
+      cJSON_AddItemToObject(b, names[i + 1], result_json(&bl[i], opt));
+    char *s = cJSON_PrintUnformatted(j);
+    if (!s || printf("%s\n", s) < 0)
+      rc = pit_cli_error("cannot write to standard output");
+    free(s);
+    cJSON_Delete(j);
+  } else {
+    printf("trace %s (%s, %g s ticks), job %g h, deadline %g h, restart %g h; on-demand %g $/h, spot %g $/h (%s)\n",
+           trace, *tr.itype ? tr.itype : "type unknown", tr.gap_s, job, deadline, restart, price, spot, src);
+    printf("%-17s %10s %9s %8s %9s %9s %7s %10s\n", "policy", "cost", "finish_h", "met", "spot_h", "od_h",
+           "reclaims", "gap_to_opt");
+    for (int i = 0; i <= NB - multi; i++) {
+      const struct pit_sim_result *r = i == 0 ? &pol : &bl[i - 1];
+      printf("%-17s %10.4f %9.2f %8s %9.2f %9.2f %7d %9.1f%%\n", names[i], r->cost, r->finish_h,
+             r->deadline_met ? "yes" : "MISSED", r->spot_h, r->od_h, r->preemptions, 100 * gap_to(r->cost, opt));
+    }
+  }
+  if (!rc && chart && !multi) {
+    struct pit_sim_result res[NB + 1];
+    res[0] = pol;
+    for (int i = 0; i < NB; i++)
+      res[i + 1] = bl[i];
+    if (pit_sim_chart(&c, res, names, NB + 1, chart, &e))
+      rc = pit_cli_fail(&e);
+    else
+      pit_cli_note("chart written to '%s'", chart);
+  }
+done:
+  pit_sim_result_release(&pol);
+  for (int i = 0; i < NB; i++)
+    pit_sim_result_release(&bl[i]);
+  pit_catalog_release(&cat);
+  pit_trace_release(&tr);
+  return rc;
+}

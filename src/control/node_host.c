@@ -1,0 +1,134 @@
+/* node_host.c — the ssh provider's host side: what `pitstop node-check` does
+ * on a host reached over ssh. A check (free disk in the run directory, the
+ * workload's program runnable) and a release (kill every process the run left
+ * on this host: those whose environment holds PITSTOP_RUN=RUN, which the
+ * launchers give every workload process).
+ *
+ * Invariant: a release touches only processes of the calling process's
+ * network namespace (its "host": network-namespace hosts share one PID space)
+ * that carry the run's tag, never the caller itself. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "control/control_impl.h"
+
+static int runnable(const char *exe) {
+  if (strchr(exe, '/'))
+    return access(exe, X_OK) == 0;
+  const char *path = getenv("PATH");
+  if (!path)
+    path = "/usr/local/bin:/usr/bin:/bin";
+  for (const char *p = path; *p;) {
+    const char *c = strchr(p, ':');
+    size_t n = c ? (size_t)(c - p) : strlen(p);
+    char full[4096];
+    snprintf(full, sizeof full, "%.*s/%s", (int)n, n ? p : ".", exe);
+    if (access(full, X_OK) == 0)
+      return 1;
+    p += n + (c ? 1 : 0);
+    if (!c)
+      break;
+  }
+  return 0;
+}
+
+int pit_node_check(const char *dir, const char *exe, double min_free_mb, struct pit_err *e) {
+  char host[256] = "?";
+  gethostname(host, sizeof host - 1);
+  if (dir && *dir) {
+    struct statvfs v;
+    if (statvfs(dir, &v) < 0)
+      return pit_err_errno(e, PIT_ENOTFOUND, "host %s: cannot see the run directory '%s'", host, dir);
+    double free_mb = (double)v.f_bavail * (double)v.f_frsize / (1024.0 * 1024.0);
+    if (free_mb < min_free_mb)
+      return pit_err_set(e, PIT_ESTATE, "host %s: %.0f MiB free in '%s', %.0f needed", host, free_mb, dir,
+                         min_free_mb);
+  }
+  if (exe && *exe && !runnable(exe))
+    return pit_err_set(e, PIT_ENOTFOUND, "host %s: cannot run '%s'", host, exe);
+  return 0;
+}
+
+static int same_netns(pid_t pid, const struct stat *mine) {
+  char path[64];
+  struct stat st;
+  snprintf(path, sizeof path, "/proc/%d/ns/net", (int)pid);
+  return stat(path, &st) == 0 && st.st_ino == mine->st_ino && st.st_dev == mine->st_dev;
+}
+
+static int tagged(pid_t pid, const char *tag) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  static char buf[1 << 17];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0)
+    return 0;
+  buf[n] = 0;
+  size_t tl = strlen(tag);
+  for (ssize_t i = 0; i < n;) {
+    size_t l = strlen(buf + i);
+    if (l == tl && memcmp(buf + i, tag, tl) == 0)
+      return 1;
+    i += (ssize_t)l + 1;
+  }
+  return 0;
+}
+
+/* Signals every tagged process of this namespace; returns how many. */
+static int signal_tagged(const char *tag, const struct stat *ns, int sig) {
+  DIR *d = opendir("/proc");
+  if (!d)
+    return 0;
+  int n = 0;
+  pid_t self = getpid();
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (!isdigit((unsigned char)de->d_name[0]))
+      continue;
+    pid_t pid = (pid_t)atoi(de->d_name);
+    if (pid == self || !same_netns(pid, ns) || !tagged(pid, tag))
+      continue;
+    if (kill(pid, sig) == 0)
+      n++;
+  }
+  closedir(d);
+  return n;
+}
+
+int pit_node_release(const char *run, double grace_s, int *killed, struct pit_err *e) {
+  *killed = 0;
+  struct stat ns;
+  if (stat("/proc/self/ns/net", &ns) < 0)
+    return pit_err_errno(e, PIT_EIO, "cannot read this process's network namespace");
+  char tag[PIT_NAME_MAX + 16];
+  snprintf(tag, sizeof tag, "PITSTOP_RUN=%s", run);
+  *killed = signal_tagged(tag, &ns, SIGTERM);
+  if (*killed == 0)
+    return 0;
+  for (double w = 0; w < grace_s; w += 0.05) {
+    usleep(50000);
+    if (signal_tagged(tag, &ns, 0) == 0)
+      return 0;
+  }
+  signal_tagged(tag, &ns, SIGKILL);
+  for (int i = 0; i < 40; i++) {
+    usleep(50000);
+    if (signal_tagged(tag, &ns, 0) == 0)
+      return 0;
+  }
+  return pit_err_set(e, PIT_ESTATE, "%d process(es) of run %s survive SIGKILL", signal_tagged(tag, &ns, 0), run);
+}

@@ -1,0 +1,115 @@
+/* observe.c — what the controller has seen, as the cost and time policies
+ * need it: the current generation's step times (steady by pit_steady_check),
+ * its ranks' mean compute and wait, and the PIT time of every membership the
+ * job has run on.
+ * Invariants: a membership has at most one entry in meas (its latest
+ * generation's measurement replaces an earlier one only when it is steady);
+ * nothing here decides — it only fills struct pit_policy_state. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/control_impl.h"
+#include "pitstop/predict.h"
+
+void ctl_obs_init(struct ctl_obs *o) {
+  memset(o, 0, sizeof *o);
+  o->precision = 0.03;
+  o->cap_iters = 200;
+}
+
+void ctl_obs_release(struct ctl_obs *o) {
+  free(o->steps);
+  o->steps = NULL;
+  o->n = o->cap = 0;
+}
+
+void ctl_obs_gen(struct ctl_obs *o) {
+  o->n = 0;
+  o->nranks = o->nsplit = 0;
+  o->steady = 0;
+  memset(o->csum, 0, sizeof o->csum);
+  memset(o->wsum, 0, sizeof o->wsum);
+}
+
+static void set_meas(struct ctl_obs *o, const struct pit_membership *cur, const struct pit_steady *st) {
+  int k = 0;
+  while (k < o->nmeas && !pit_membership_equal(&o->meas[k].m, cur))
+    k++;
+  if (k == o->nmeas) {
+    if (o->nmeas == PIT_POLICY_MEAS_MAX)
+      return;
+    o->nmeas++;
+  }
+  o->meas[k].m = *cur;
+  o->meas[k].tp = st->tp.mean;
+  o->meas[k].tp_half = st->tp.half;
+  o->meas[k].n = (int64_t)(o->n - st->warmup);
+}
+
+int ctl_obs_iter(struct ctl_obs *o, const struct pit_membership *cur, const struct pit_record *r,
+                 struct pit_err *e) {
+  if (!(r->step_s > 0))
+    return 0;
+  if (r->batch > 0)
+    o->batch = r->batch;
+  if (o->n == o->cap) {
+    size_t cap = o->cap ? 2 * o->cap : 1024;
+    double *g = realloc(o->steps, cap * sizeof *g);
+    if (!g)
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
+    o->steps = g;
+    o->cap = cap;
+  }
+  o->steps[o->n++] = r->step_s;
+  if (o->n > CTL_OBS_SKIP && r->nranks > 0 && r->nranks <= PIT_POLICY_NODES_MAX && r->compute_s) {
+    if (o->nsplit == 0 || r->nranks != o->nranks) {
+      memset(o->csum, 0, sizeof o->csum);
+      memset(o->wsum, 0, sizeof o->wsum);
+      o->nsplit = 0;
+      o->nranks = r->nranks;
+    }
+    for (int i = 0; i < r->nranks; i++) {
+      o->csum[i] += isfinite(r->compute_s[i]) ? r->compute_s[i] : 0;
+      o->wsum[i] += r->wait_s && isfinite(r->wait_s[i]) ? r->wait_s[i] : 0;
+    }
+    o->nsplit++;
+  }
+  if (o->n % CTL_OBS_EVERY != 0)
+    return 0;
+  struct pit_steady_opts so = {o->precision, 50, o->cap_iters};
+  struct pit_steady st;
+  int rc = pit_steady_check(o->steps, o->n, &so, &st, e);
+  if (rc < 0)
+    return rc;
+  if (st.state != PIT_STEADY_MORE && st.tp.mean > 0) {
+    o->steady = 1;
+    set_meas(o, cur, &st);
+  }
+  return 0;
+}
+
+void ctl_obs_state(const struct ctl_obs *o, const struct pit_node *nodes, int nnodes, int slots,
+                   struct pit_policy_state *s) {
+  s->steady = o->steady;
+  s->batch = o->batch;
+  s->nmeas = o->nmeas;
+  memcpy(s->meas, o->meas, (size_t)o->nmeas * sizeof o->meas[0]);
+  s->nnodes = 0;
+  if (slots < 1)
+    slots = 1;
+  for (int i = 0; i < nnodes && i < PIT_POLICY_NODES_MAX; i++) {
+    struct pit_policy_node *n = &s->nodes[s->nnodes++];
+    memcpy(n->itype, nodes[i].itype, sizeof n->itype);
+    n->compute_s = n->wait_s = NAN;
+    if (o->nsplit == 0 || o->nranks != nnodes * slots)
+      continue;
+    double c = 0, w = 0;
+    for (int k = i * slots; k < (i + 1) * slots; k++) {
+      c += o->csum[k];
+      w += o->wsum[k];
+    }
+    n->compute_s = c / (slots * (double)o->nsplit);
+    n->wait_s = w / (slots * (double)o->nsplit);
+  }
+}

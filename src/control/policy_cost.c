@@ -1,0 +1,375 @@
+/* policy_cost.c — the `cost` and `time` policies: at a decision point, the
+ * rest of the job predicted on each alternative membership (keep, add a node
+ * of a type, remove a node, switch type, go back to a measured membership),
+ * and a move only when it pays for the switch with a margin.
+ *
+ * Invariants: a pure function of (policy, state) — no clock, no I/O, no
+ * globals, so live runs, replays, the simulator and tests share it; every
+ * alternative stays within the node bounds; an alternative without a model
+ * (no measurement, no split, no fit, no catalog speed) is not weighed, never
+ * guessed; the decision compares the kept membership at its interval's LOW
+ * end with the candidate at its HIGH end, so a candidate's uncertainty (wide
+ * for never-measured ones) counts against it and two measured memberships
+ * whose intervals overlap never alternate. docs/decide.md has a worked
+ * example. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pitstop/control.h"
+#include "pitstop/predict.h"
+
+/* 95% relative half-width of a t_p predicted from the current ranks'
+ * compute/wait split (types present in the current membership) and from the
+ * catalog's relative speed (types never seen in this job). */
+#define REL_SPLIT 0.15
+#define REL_SPEED 0.50
+/* Seconds one resize is assumed to cost before the job has measured one. */
+#define SWITCH_S_UNMEASURED 5.0
+
+double pit_policy_price_h(const struct pit_policy_state *s, const struct pit_membership *m) {
+  double p = 0;
+  for (int i = 0; i < m->n; i++) {
+    const struct pit_policy_type *t = NULL;
+    for (int k = 0; k < s->ntypes && !t; k++)
+      if (strcmp(s->types[k].itype, m->m[i].itype) == 0)
+        t = &s->types[k];
+    if (!t)
+      return NAN;
+    p += m->m[i].nodes * t->price_h;
+  }
+  return p;
+}
+
+static const struct pit_policy_type *find_type(const struct pit_policy_state *s, const char *itype) {
+  for (int k = 0; k < s->ntypes; k++)
+    if (strcmp(s->types[k].itype, itype) == 0)
+      return &s->types[k];
+  return NULL;
+}
+
+static const struct pit_policy_meas *find_meas(const struct pit_policy_state *s, const struct pit_membership *m) {
+  for (int i = 0; i < s->nmeas; i++)
+    if (pit_membership_equal(&s->meas[i].m, m) && s->meas[i].tp > 0)
+      return &s->meas[i];
+  return NULL;
+}
+
+static int rpn_of(const struct pit_member *m) { return m->ranks_per_node > 0 ? m->ranks_per_node : 1; }
+
+/* Compute seconds per sample of one rank of itype, from the current nodes'
+ * split (rel REL_SPLIT) or, for a type not in the membership, scaled by the
+ * catalog's speeds (rel REL_SPEED). NaN when neither is known. */
+static double cps_of(const struct pit_policy_state *s, const char *itype, double *rel) {
+  int ranks = pit_membership_ranks(&s->cur);
+  if (ranks <= 0)
+    ranks = pit_membership_nodes(&s->cur);
+  if (s->batch <= 0 || ranks <= 0 || s->nnodes <= 0)
+    return NAN;
+  double local = (double)s->batch / ranks; /* equal shares */
+  double sum = 0, ref_cps = NAN, ref_speed = NAN;
+  int n = 0;
+  for (int i = 0; i < s->nnodes; i++) {
+    double c = s->nodes[i].compute_s;
+    if (!(c > 0))
+      return NAN; /* no split: no model */
+    if (strcmp(s->nodes[i].itype, itype) == 0) {
+      sum += c / local;
+      n++;
+    }
+    const struct pit_policy_type *t = find_type(s, s->nodes[i].itype);
+    if (isnan(ref_cps) && t && t->speed > 0) {
+      ref_cps = c / local;
+      ref_speed = t->speed;
+    }
+  }
+  if (n) {
+    *rel = REL_SPLIT;
+    return sum / n;
+  }
+  const struct pit_policy_type *t = find_type(s, itype);
+  if (!t || !(t->speed > 0) || isnan(ref_cps))
+    return NAN;
+  *rel = REL_SPEED;
+  return ref_cps * ref_speed / t->speed;
+}
+
+/* t_p of m by the USL fit over the measured counts of its one type. */
+static int tp_usl(const struct pit_policy_state *s, const struct pit_membership *m, double *tp, double *lo,
+                  double *hi) {
+  if (m->n != 1)
+    return 0;
+  struct pit_usl_point pt[PIT_POLICY_MEAS_MAX];
+  int np = 0;
+  for (int i = 0; i < s->nmeas; i++) {
+    const struct pit_policy_meas *q = &s->meas[i];
+    if (q->m.n == 1 && strcmp(q->m.m[0].itype, m->m[0].itype) == 0 && q->tp > 0) {
+      pt[np].n = q->m.m[0].nodes;
+      pt[np].x = 1.0 / q->tp;
+      pt[np].x_half = q->tp_half > 0 ? pt[np].x * q->tp_half / q->tp : NAN;
+      np++;
+    }
+  }
+  struct pit_usl fit;
+  struct pit_err e2 = {0};
+  if (np < 3 || pit_usl_fit(pt, np, &fit, &e2) < 0)
+    return 0;
+  double x, xl, xh;
+  pit_usl_predict(&fit, m->m[0].nodes, &x, &xl, &xh);
+  if (!(x > 0))
+    return 0;
+  *tp = 1.0 / x;
+  *lo = xh > 0 ? 1.0 / xh : *tp;
+  *hi = xl > 0 ? 1.0 / xl : INFINITY;
+  return 1;
+}
+
+/* t_p of m from the per-rank split: equal shares (the slowest rank sets the
+ * pace) or auto shares (speeds add), plus what the current step spends
+ * beyond its slowest rank's compute (collective, data) when m has more than
+ * one rank. */
+static int tp_split(const struct pit_policy_state *s, const struct pit_membership *m, double tp_cur, int auto_shares,
+                    double *tp, double *lo, double *hi) {
+  struct pit_hetero_type ht[PIT_MEMBERS_MAX];
+  double rel = 0, maxc = 0;
+  for (int i = 0; i < s->nnodes; i++)
+    if (s->nodes[i].compute_s > maxc)
+      maxc = s->nodes[i].compute_s;
+  int ranks = 0;
+  for (int i = 0; i < m->n; i++) {
+    double r = 0;
+    ht[i].ranks = m->m[i].nodes * rpn_of(&m->m[i]);
+    ht[i].compute_per_sample = cps_of(s, m->m[i].itype, &r);
+    if (!(ht[i].compute_per_sample > 0))
+      return 0;
+    rel = r > rel ? r : rel;
+    ranks += ht[i].ranks;
+  }
+  double comm = ranks > 1 && tp_cur > maxc ? tp_cur - maxc : 0;
+  int ranks_cur = pit_membership_ranks(&s->cur);
+  if (ranks > 1 && (ranks_cur > 0 ? ranks_cur : pit_membership_nodes(&s->cur)) == 1)
+    rel = REL_SPEED; /* one rank shows no collective: its cost is unknown */
+  const char *model;
+  struct pit_err e2 = {0};
+  if (pit_hetero_step(ht, m->n, s->batch, comm, auto_shares ? PIT_SHARES_AUTO : PIT_SHARES_EQUAL, tp, &model,
+                      &e2) < 0)
+    return 0;
+  *lo = *tp * (1 - rel);
+  *hi = *tp * (1 + rel);
+  return 1;
+}
+
+static int in_bounds(const struct pit_policy_state *s, const struct pit_membership *m) {
+  int n = pit_membership_nodes(m);
+  return n >= 1 && n >= s->nmin && (s->nmax <= 0 || n <= s->nmax);
+}
+
+static int have_alt(const struct pit_choice *c, const struct pit_membership *m) {
+  for (int i = 0; i < c->nalts; i++)
+    if (pit_membership_equal(&c->alts[i].m, m))
+      return 1;
+  return 0;
+}
+
+struct ctx {
+  const struct pit_policy *p;
+  const struct pit_policy_state *s;
+  int64_t rest_steps;
+  double tp_cur, tp_cur_half, sw;
+};
+
+/* Predicts the rest of the job on m and appends it; 0 when no model (or full). */
+static void add_alt(struct ctx *x, struct pit_choice *c, const struct pit_membership *m, const char *kind) {
+  const struct pit_policy_state *s = x->s;
+  if (c->nalts == PIT_POLICY_ALTS_MAX || !in_bounds(s, m) || have_alt(c, m))
+    return;
+  double price = pit_policy_price_h(s, m);
+  if (!(price >= 0))
+    return;
+  struct pit_policy_alt a;
+  memset(&a, 0, sizeof a);
+  a.m = *m;
+  snprintf(a.kind, sizeof a.kind, "%s", kind);
+  const struct pit_policy_meas *q = find_meas(s, m);
+  int keep = pit_membership_equal(m, &s->cur);
+  if (q) {
+    a.tp = q->tp;
+    double h = q->tp_half > 0 ? q->tp_half : 0;
+    a.tp_lo = q->tp - h;
+    a.tp_hi = q->tp + h;
+    snprintf(a.model, sizeof a.model, "measured (%lld iterations)", (long long)q->n);
+  } else if (tp_usl(s, m, &a.tp, &a.tp_lo, &a.tp_hi)) {
+    snprintf(a.model, sizeof a.model, "USL fit of measured counts");
+  } else if (tp_split(s, m, x->tp_cur, 0, &a.tp, &a.tp_lo, &a.tp_hi)) {
+    snprintf(a.model, sizeof a.model, "per-rank split%s, equal shares",
+             a.tp_hi > a.tp * (1 + REL_SPLIT) * (1 + 1e-9) ? " + catalog speed" : "");
+  } else {
+    return;
+  }
+  double sw = keep ? 0 : x->sw;
+  double n = (double)x->rest_steps;
+  a.rest_s = n * a.tp + sw;
+  a.rest_lo = n * a.tp_lo + sw;
+  a.rest_hi = n * a.tp_hi + sw;
+  a.cost = price / 3600.0 * a.rest_s;
+  a.cost_hi = price / 3600.0 * a.rest_hi;
+  a.feasible = (isnan(x->p->deadline_s) || s->t + a.rest_s <= x->p->deadline_s) &&
+               (isnan(x->p->budget) || s->spent + a.cost <= x->p->budget);
+  c->alts[c->nalts++] = a;
+}
+
+/* The objective: cost (US$) or time (s); lo/hi: at the interval's ends. */
+static double obj(const struct ctx *x, const struct pit_policy_alt *a, int end) {
+  double price = pit_policy_price_h(x->s, &a->m);
+  double t = end < 0 ? a->rest_lo : end > 0 ? a->rest_hi : a->rest_s;
+  return x->p->kind == PIT_POLICY_COST ? price / 3600.0 * t : t;
+}
+
+static void fmt_obj(const struct ctx *x, double v, char *b, size_t n) {
+  if (x->p->kind == PIT_POLICY_COST)
+    snprintf(b, n, "$%.5f", v);
+  else
+    snprintf(b, n, "%.1f s", v);
+}
+
+int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
+                           struct pit_err *e) {
+  (void)e;
+  char cur[PIT_MEMBERSHIP_TEXT_MAX];
+  pit_membership_format(&s->cur, cur, sizeof cur);
+  const struct pit_policy_meas *qc = find_meas(s, &s->cur);
+  int64_t every = p->every > 0 ? p->every : 50;
+  /* a decision point: cur measured steady, and `every` iterations on it since the change or the last point */
+  if (!s->steady || !qc || s->since_change < every || s->since_change % every != 0) {
+    snprintf(c->reason, sizeof c->reason, "measuring %s", cur);
+    return 0;
+  }
+  c->decided = 1;
+  if (s->total_steps <= 0 || s->step >= s->total_steps) {
+    snprintf(c->reason, sizeof c->reason, "keep %s: the job's length is unknown, so no saving can be weighed", cur);
+    return 0;
+  }
+  struct ctx x = {p, s, s->total_steps - s->step, qc->tp, qc->tp_half > 0 ? qc->tp_half : 0,
+                  s->switch_s > 0 ? s->switch_s : SWITCH_S_UNMEASURED};
+  /* 1. the alternatives */
+  add_alt(&x, c, &s->cur, "keep");
+  if (c->nalts == 0) {
+    snprintf(c->reason, sizeof c->reason, "keep %s: its price is not in the catalog", cur);
+    return 0;
+  }
+  int rpn = s->cur.n ? s->cur.m[0].ranks_per_node : -1;
+  struct pit_err e2 = {0};
+  for (int k = 0; k < s->ntypes; k++) { /* add one node of a type */
+    struct pit_membership m = s->cur;
+    if (pit_membership_add(&m, s->types[k].itype, 1, rpn, &e2) == 0)
+      add_alt(&x, c, &m, "add");
+  }
+  /* remove one node: first of the type whose rank computes longest (it makes the others wait) */
+  int slow = -1;
+  for (int i = 0; i < s->nnodes; i++)
+    if (s->nodes[i].compute_s > 0 && (slow < 0 || s->nodes[i].compute_s > s->nodes[slow].compute_s))
+      slow = i;
+  for (int k = -1; k < s->cur.n; k++) {
+    const char *it = k < 0 ? (slow >= 0 ? s->nodes[slow].itype : NULL) : s->cur.m[k].itype;
+    if (!it)
+      continue;
+    struct pit_membership m;
+    pit_membership_clear(&m);
+    for (int i = 0; i < s->cur.n; i++) {
+      int nn = s->cur.m[i].nodes - (strcmp(s->cur.m[i].itype, it) == 0);
+      if (nn > 0)
+        pit_membership_add(&m, s->cur.m[i].itype, nn, s->cur.m[i].ranks_per_node, &e2);
+    }
+    if (m.n)
+      add_alt(&x, c, &m, "remove");
+  }
+  int ncur = pit_membership_nodes(&s->cur);
+  for (int k = 0; k < s->ntypes; k++) { /* switch every node to one type */
+    struct pit_membership m;
+    pit_membership_clear(&m);
+    if (pit_membership_add(&m, s->types[k].itype, ncur, rpn, &e2) == 0)
+      add_alt(&x, c, &m, "switch");
+  }
+  for (int i = 0; i < s->nmeas; i++) /* back to any measured membership */
+    add_alt(&x, c, &s->meas[i].m, "switch");
+
+  /* 2. the best: among feasible ones by the cautious (high) objective; with
+   * nothing meeting the deadline, the fastest */
+  const struct pit_policy_alt *keep = &c->alts[0];
+  int any_feasible = 0;
+  for (int i = 0; i < c->nalts; i++)
+    any_feasible |= c->alts[i].feasible;
+  int best = -1;
+  for (int i = 1; i < c->nalts; i++) {
+    const struct pit_policy_alt *a = &c->alts[i];
+    if (any_feasible && !a->feasible)
+      continue;
+    double v = any_feasible ? obj(&x, a, 1) : a->rest_hi;
+    double w = best < 0 ? INFINITY : any_feasible ? obj(&x, &c->alts[best], 1) : c->alts[best].rest_hi;
+    if (v < w)
+      best = i;
+  }
+  char vk[32], vb[32], vs[32];
+  fmt_obj(&x, obj(&x, keep, 0), vk, sizeof vk);
+  if (best < 0) {
+    snprintf(c->reason, sizeof c->reason, "keep %s (%s for the rest): no other membership can be predicted", cur,
+             vk);
+    return 0;
+  }
+  const struct pit_policy_alt *b = &c->alts[best];
+  char to[PIT_MEMBERSHIP_TEXT_MAX];
+  pit_membership_format(&b->m, to, sizeof to);
+  double sw_obj =
+      p->kind == PIT_POLICY_COST
+          ? x.sw / 3600.0 * fmax(pit_policy_price_h(s, &s->cur), pit_policy_price_h(s, &b->m))
+          : x.sw;
+  /* cautious saving: keep at its low end against the candidate at its high end (switch included) */
+  double save;
+  const char *why;
+  if (!keep->feasible && b->feasible) {
+    save = INFINITY;
+    why = isnan(p->deadline_s) || s->t + keep->rest_s <= p->deadline_s ? "the budget no longer holds on"
+                                                                        : "the deadline no longer holds on";
+  } else if (!any_feasible && p->kind == PIT_POLICY_COST) {
+    save = keep->rest_lo - b->rest_hi;
+    sw_obj = x.sw;
+    why = "no membership meets the deadline; the fastest is wanted instead of";
+  } else {
+    save = obj(&x, keep, -1) - obj(&x, b, 1);
+    why = NULL;
+  }
+  fmt_obj(&x, obj(&x, b, 0), vb, sizeof vb);
+  fmt_obj(&x, sw_obj, vs, sizeof vs);
+  /* the candidate's high end already carries one switch: it must save margin × switch more */
+  if (!(save > p->margin * sw_obj)) {
+    snprintf(c->reason, sizeof c->reason,
+             "keep %s (%s for the rest, %s): the best alternative, %s %s (%s, %s), does not save more than "
+             "%.0f%% over the switch (%s, %.1f s) at the ends of their intervals",
+             cur, vk, keep->feasible ? "fits" : "does not fit", b->kind, to, vb, b->model, 100 * (1 + p->margin), vs,
+             x.sw);
+    return 0;
+  }
+  c->to = b->m;
+  snprintf(c->kind, sizeof c->kind, "%s", b->kind);
+  char sv[32];
+  fmt_obj(&x, save + sw_obj, sv, sizeof sv);
+  int w = 0;
+  if (why)
+    w = snprintf(c->reason, sizeof c->reason, "%s %s: %s %s, predicted %s [%.1f, %.1f s] (%s)", why, cur, b->kind,
+                 to, vb, b->rest_lo, b->rest_hi, b->model);
+  else
+    w = snprintf(c->reason, sizeof c->reason,
+                 "%s %s: the rest predicted %s against %s kept (t_p %.4g s [%.4g, %.4g], %s); cautious saving %s "
+                 "> %.0f%% of the switch %s (%.1f s)",
+                 b->kind, to, vb, vk, b->tp, b->tp_lo, b->tp_hi, b->model, sv, 100 * (1 + p->margin), vs, x.sw);
+  if (slow >= 0 && strcmp(b->kind, "remove") == 0 && w > 0 && (size_t)w < sizeof c->reason)
+    snprintf(c->reason + w, sizeof c->reason - (size_t)w, "; %s's rank computes %.4g s of a %.4g s step",
+             s->nodes[slow].itype, s->nodes[slow].compute_s, x.tp_cur);
+  if (!s->resizable) {
+    size_t l = strlen(c->reason);
+    snprintf(c->reason + l, sizeof c->reason - l, " (only recommended: the workload cannot checkpoint)");
+    return 0;
+  }
+  c->act = PIT_ACT_RESIZE;
+  return 0;
+}

@@ -1,0 +1,142 @@
+/* inputs.c — a run's records as the inputs of pit_predict (pit_predict_inputs):
+ * the time of one iteration with its interval and drift, the iterations per
+ * epoch, the global batch, init, validation, epoch-edge terms, and what a run
+ * in progress has done.
+ *
+ * The time of one iteration: when every paramount iteration record carries a
+ * clock (`t`, the records pitstop train and the line protocol write), it is the
+ * interval between consecutive iteration records of one (run, generation,
+ * epoch) — what an epoch's wall time is made of: the step, and whatever runs
+ * between steps (data the step did not time, writing records, and on a shared
+ * machine the time the process waited for a CPU); the interval right after an
+ * epoch-edge iteration belongs to the edge (a log's first iteration is often
+ * followed by one-off work: 0.3 s of 1.4 s iterations in a course trace).
+ * Without a clock (most course
+ * logs) it is the logged step time. Either series goes through
+ * pit_steady_check: its warm-up, batch-means t_p interval and drift are the
+ * prediction's.
+ * Invariants: never prints; s is only read (pit_series_summarize must have
+ * marked its iterations); PIT_ESTATE "too few iterations" names the run when
+ * fewer than 4 iteration times remain after the warm-up, so t_p would have no
+ * interval. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pitstop/predict.h"
+
+/* Half-width of a 95% t interval from statistics (NaN with fewer than 2). */
+static double stats_half(const struct pit_stats *s) {
+  return s->n >= 2 ? pit_t_quantile(0.975, (int)s->n - 1) * s->sd / sqrt((double)s->n) : NAN;
+}
+
+/* A number of the config JSON (top-level key), NaN when absent. */
+static double config_num(const struct pit_series *s, const char *key) {
+  char buf[64];
+  if (s->nruns < 1)
+    return NAN;
+  pit_config_field(&s->runs[0].cfg, s->runs[0].config, key, buf, sizeof buf);
+  char *end;
+  double v = strtod(buf, &end);
+  return end != buf && *end == '\0' ? v : NAN;
+}
+
+enum { NOT_PARAMOUNT = PIT_IT_EPOCH_EDGE | PIT_IT_NEAR_EVENT | PIT_IT_RESUME | PIT_IT_OTHER_RANK };
+
+/* Every paramount iteration of the series' rank carries a clock. */
+static int clocked(const struct pit_series *s) {
+  int any = 0;
+  for (int64_t i = 0; i < s->nit; i++)
+    if (!(s->it[i].flags & NOT_PARAMOUNT)) {
+      if (!isfinite(s->it[i].t))
+        return 0;
+      any = 1;
+    }
+  return any;
+}
+
+/* The per-iteration times into x (room for s->nit): wall intervals between
+ * consecutive iterations of one (run, gen, epoch) when wall, else step times. */
+static size_t iteration_times(const struct pit_series *s, int wall, double *x) {
+  size_t n = 0;
+  const struct pit_series_iter *prev = NULL; /* the last iteration of the series' rank */
+  for (int64_t i = 0; i < s->nit; i++) {
+    const struct pit_series_iter *it = &s->it[i];
+    if (it->flags & PIT_IT_OTHER_RANK)
+      continue;
+    int same = prev && prev->run == it->run && prev->gen == it->gen && prev->epoch == it->epoch;
+    if (!(it->flags & NOT_PARAMOUNT)) {
+      if (!wall)
+        x[n++] = it->step_s;
+      else if (same && !(prev->flags & PIT_IT_EPOCH_EDGE) && it->t > prev->t)
+        x[n++] = it->t - prev->t;
+    }
+    prev = it;
+  }
+  return n;
+}
+
+int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm, const char *name,
+                       double precision, struct pit_predict_in *in, struct pit_predict_basis *b,
+                       struct pit_err *e) {
+  pit_predict_in_init(in);
+  memset(b, 0, sizeof *b);
+  b->val_samples = -1;
+  double *x = malloc(sizeof *x * (size_t)(s->nit > 0 ? s->nit : 1));
+  if (!x)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  b->wall = clocked(s);
+  size_t n = iteration_times(s, b->wall, x);
+  if (b->wall && n < 4) { /* clocks, but too few iterations in a row: the step times */
+    b->wall = 0;
+    n = iteration_times(s, 0, x);
+  }
+  struct pit_steady_opts so = {precision > 0 ? precision : 0.02, 0, 0};
+  int rc = pit_steady_check(x, n, &so, &b->steady, e);
+  double se = NAN;
+  if (!rc && pit_drift(x + b->steady.warmup, n - b->steady.warmup, &in->drift, &se))
+    rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
+  free(x);
+  if (rc)
+    return rc;
+  const struct pit_interval *tp = &b->steady.tp;
+  if (!(tp->mean > 0) || !isfinite(tp->half)) {
+    pit_err_set(e, PIT_ESTATE,
+                "run '%s': too few iterations to predict: %zu paramount iteration times (%lld iteration records, "
+                "%zu of warm-up); t_p needs at least 4 after the warm-up for an interval",
+                name, n, (long long)sm->iters, b->steady.warmup);
+    pit_err_hint(e, "let the run go on longer (pitstop train --until-steady 0.02 stops when enough is measured)");
+    return PIT_ESTATE;
+  }
+  in->tp = tp->mean;
+  in->tp_half = tp->half;
+  in->drift_se = se;
+  in->measured = tp->n;
+  /* iterations per epoch: the config's (pitstop train, pitstop parse's L of
+   * "i/L"), else its samples / batch (a partial run has not seen its epoch's
+   * end), else the largest seen */
+  double ipe = config_num(s, "iters_per_epoch"), samples = config_num(s, "samples");
+  int64_t batch = s->nruns > 0 ? s->runs[0].cfg.batch : -1;
+  in->iters_per_epoch = ipe > 0                     ? ipe
+                        : samples > 0 && batch > 0 ? ceil(samples / (double)batch)
+                                                   : sm->iters_per_epoch;
+  in->batch = batch;
+  double vs = config_num(s, "val_samples");
+  b->val_samples = vs >= 0 ? (int64_t)vs : -1;
+  in->init = (struct pit_term){sm->init.mean, stats_half(&sm->init)};
+  in->val = (struct pit_term){sm->validation.mean, stats_half(&sm->validation)};
+  in->val_every_epoch = sm->validation.n > 0;
+  in->epoch_edge = (struct pit_term){sm->epoch_edge_extra_s, NAN};
+  /* in progress (no end record): what is done is timed, not predicted */
+  if (s->nruns > 0 && isnan(s->runs[0].end_total_s) && sm->iters > 0) {
+    in->done_iters = sm->iters;
+    in->elapsed_s = isfinite(sm->total_s) ? sm->total_s : sm->step.sum + sm->init_total_s;
+    if (!(in->elapsed_s > 0))
+      in->elapsed_s = sm->step.sum;
+    /* without a clock only step times are known: the time between iterations
+     * is allowed up to the drift allowance of what was timed */
+    if (!isfinite(sm->total_s))
+      in->elapsed_untimed = PIT_PREDICT_DRIFT_ALLOW * in->elapsed_s;
+  }
+  return 0;
+}

@@ -1,0 +1,126 @@
+/* chart.c — a simulated case at a glance: work done over time for each
+ * result against the deadline and the straight line to it, and under the
+ * axis one band per result shaded by what it held (spot, on-demand, idle).
+ * gnuplot draws it (PIT_GNUPLOT or "gnuplot", started from argv through
+ * pit_child_run) from data files in a private temporary directory; the
+ * picture is written beside out and renamed over it, so out is whole or
+ * untouched. Paths reach gnuplot single-quoted (a quote doubled).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pitstop/sim.h"
+
+static void gp_quote(FILE *f, const char *s) {
+  fputc('\'', f);
+  for (; *s; s++) {
+    if (*s == '\'')
+      fputc('\'', f);
+    fputc(*s, f);
+  }
+  fputc('\'', f);
+}
+
+static void rm_dir(const char *dir, int nfiles) {
+  char p[700];
+  for (int i = 0; i < nfiles; i++) {
+    snprintf(p, sizeof p, "%s/d%d.dat", dir, i);
+    unlink(p);
+  }
+  snprintf(p, sizeof p, "%s/chart.gp", dir);
+  unlink(p);
+  rmdir(dir);
+}
+
+int pit_sim_chart(const struct pit_sim_case *c, const struct pit_sim_result *res, const char *const *names, int n,
+                  const char *out, struct pit_err *e) {
+  struct pit_sim_grid g;
+  int rc = pit_sim_grid(c, &g, e);
+  if (rc)
+    return rc;
+  size_t ol = strlen(out);
+  int svg = ol > 4 && strcmp(out + ol - 4, ".svg") == 0;
+  if (!svg && !(ol > 4 && strcmp(out + ol - 4, ".png") == 0))
+    return pit_err_set(e, PIT_EARG, "chart '%s': the name must end in .png or .svg", out);
+  const char *tmp = getenv("TMPDIR");
+  char dir[512], path[700], tmpout[1100];
+  snprintf(dir, sizeof dir, "%s/pitstop-sim-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir))
+    return pit_err_errno(e, PIT_EIO, "cannot create a temporary directory '%s'", dir);
+  snprintf(tmpout, sizeof tmpout, "%s.tmp.%ld", out, (long)getpid());
+  double job = g.work * g.tick_h, dl = g.deadline * g.tick_h, band = job / 14;
+  for (int i = 0; i < n && !rc; i++) {
+    snprintf(path, sizeof path, "%s/d%d.dat", dir, i);
+    FILE *d = fopen(path, "w");
+    if (!d) {
+      rc = pit_err_errno(e, PIT_EIO, "cannot create '%s'", path);
+      break;
+    }
+    /* x done mode: one line per change of mode or every few ticks */
+    int step = res[i].nticks > 4000 ? res[i].nticks / 2000 : 1;
+    fprintf(d, "0 0 0\n");
+    for (int t = 0; t < res[i].nticks && res[i].done_at; t++)
+      if (t % step == 0 || t == res[i].nticks - 1 || (t > 0 && res[i].mode_at[t] != res[i].mode_at[t - 1]))
+        fprintf(d, "%.5f %.5f %d\n", (t + 1) * g.tick_h, res[i].done_at[t], res[i].mode_at[t]);
+    if (fclose(d) != 0)
+      rc = pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
+  }
+  snprintf(path, sizeof path, "%s/chart.gp", dir);
+  FILE *f = rc ? NULL : fopen(path, "w");
+  if (!rc && !f)
+    rc = pit_err_errno(e, PIT_EIO, "cannot create '%s'", path);
+  if (f) {
+    fprintf(f, svg ? "set terminal svg size 1100,650 noenhanced background '#ffffff'\n"
+                   : "set terminal pngcairo size 1100,650 noenhanced background '#ffffff'\n");
+    fputs("set output ", f);
+    gp_quote(f, tmpout);
+    fprintf(f, "\nset title 'work done: job %g h, deadline %g h, restart %g h (bands: green spot, red on-demand)'\n",
+            job, dl, g.restart * g.tick_h);
+    fprintf(f, "set xlabel 'hours since submission'\nset ylabel 'work done (h)'\nset key left top\n"
+               "set grid\nset xrange [0:%g]\nset yrange [%g:%g]\nset ytics 0, %g\n",
+            dl * 1.05, -band * n - band * 0.2, job * 1.08, job / 4);
+    fprintf(f, "set arrow from %g,%g to %g,%g nohead dt 2 lc rgb '#000000'\n", dl, -band * n, dl, job * 1.08);
+    for (int i = 0; i < n; i++)
+      fprintf(f, "set label %d '%s' at %g,%g right font ',8'\n", i + 1, names[i], -dl * 0.005,
+              -band * (i + 0.5));
+    fputs("set style fill solid 0.8 noborder\nplot ", f);
+    fprintf(f, "[0:%g] x*%g/%g title 'straight line to the deadline' dt 3 lc rgb '#888888', ", dl, job, dl);
+    for (int i = 0; i < n; i++) {
+      snprintf(path, sizeof path, "%s/d%d.dat", dir, i);
+      gp_quote(f, path);
+      fprintf(f, " using 1:2 with steps lw 2 title '%s', ", names[i]);
+      gp_quote(f, path);
+      /* band: a box from the previous point to this one, coloured by mode */
+      fprintf(f,
+              " using ($1-%g/2):(%g):(%g/2):(%g):($3==1?0x2ca02c:$3==2?0xd62728:0xf0f0f0) "
+              "with boxxyerror lc rgb variable notitle%s",
+              dl / 2000 > g.tick_h ? dl / 2000 : g.tick_h, -band * (i + 0.5),
+              dl / 2000 > g.tick_h ? dl / 2000 : g.tick_h, band * 0.4, i < n - 1 ? ", " : "\n");
+    }
+    if (fclose(f) != 0)
+      rc = pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
+  }
+  if (!rc) {
+    const char *prog = getenv("PIT_GNUPLOT");
+    char *argv[] = {(char *)(prog && *prog ? prog : "gnuplot"), path, NULL};
+    snprintf(path, sizeof path, "%s/chart.gp", dir);
+    char tail[512];
+    int status = 0;
+    rc = pit_child_run(argv, 1, &status, tail, sizeof tail, e);
+    if (rc == PIT_ENOTFOUND)
+      pit_err_hint(e, "charts are drawn by gnuplot: install it (Debian: apt-get install gnuplot-nox) or set PIT_GNUPLOT");
+    else if (!rc && status != 0)
+      rc = pit_err_set(e, PIT_ELIB, "gnuplot failed (exit status %d): %.300s", status, tail);
+    else if (!rc && access(tmpout, R_OK) != 0)
+      rc = pit_err_set(e, PIT_ELIB, "gnuplot wrote no picture");
+    else if (!rc && rename(tmpout, out) != 0)
+      rc = pit_err_errno(e, PIT_EIO, "cannot write chart '%s'", out);
+  }
+  if (rc)
+    unlink(tmpout);
+  rm_dir(dir, n);
+  return rc;
+}

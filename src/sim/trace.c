@@ -1,0 +1,258 @@
+/* trace.c — spot availability traces: the Can't Be Late JSON files read as
+ * they are, and a CSV for users' own traces (docs/simulate.md):
+ *   time_s,itype,zone,available,spot_price_h      (header line required)
+ *   0,p3.2xlarge,us-east-1a,1,0.918
+ *   600,p3.2xlarge,us-east-1a,0,0.918
+ * Times rise by one constant gap (the first difference); spot_price_h may be
+ * empty. Invariant: a loaded trace has n >= 1, gap_s > 0, every count >= 0;
+ * on error the trace is left empty and the message names the file (:line).
+ */
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pitstop/sim.h"
+
+void pit_trace_init(struct pit_trace *t) { memset(t, 0, sizeof *t); }
+
+void pit_trace_release(struct pit_trace *t) {
+  free(t->count);
+  free(t->spot_price_h);
+  pit_trace_init(t);
+}
+
+const char *pit_trace_kind_itype(const char *path) {
+  static const struct { const char *kind, *itype; } kinds[] = {
+      {"v100_1", "p3.2xlarge"}, {"v100_8", "p3.16xlarge"}, {"k80_1", "p2.xlarge"},
+      {"k80_8", "p2.8xlarge"},  {"intel_64", "r5.16xlarge"}, {"c3-88", "c3-highcpu-88"}};
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    if (strstr(base, kinds[i].kind))
+      return kinds[i].itype;
+  return NULL;
+}
+
+void pit_trace_stats(const struct pit_trace *t, double *mean, double *avail_frac) {
+  double s = 0, a = 0;
+  for (int i = 0; i < t->n; i++) {
+    s += t->count[i];
+    a += t->count[i] > 0;
+  }
+  *mean = t->n ? s / t->n : 0;
+  *avail_frac = t->n ? a / t->n : 0;
+}
+
+static char *slurp(const char *path, size_t *len, struct pit_err *e) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    pit_err_errno(e, PIT_EIO, "cannot open trace '%s'", path);
+    return NULL;
+  }
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (PIT_GROW(buf, n + 65536 + 1, cap)) {
+      free(buf);
+      fclose(f);
+      pit_err_set(e, PIT_ENOMEM, "out of memory reading trace '%s'", path);
+      return NULL;
+    }
+    size_t k = fread(buf + n, 1, 65536, f);
+    n += k;
+    if (k == 0)
+      break;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    free(buf);
+    pit_err_set(e, PIT_EIO, "cannot read trace '%s'", path);
+    return NULL;
+  }
+  buf[n] = '\0';
+  *len = n;
+  return buf;
+}
+
+static int load_json(struct pit_trace *t, const char *path, const char *text, struct pit_err *e) {
+  cJSON *j = cJSON_Parse(text);
+  if (!j)
+    return pit_err_set(e, PIT_EFORMAT, "trace '%s': not valid JSON (truncated?) near byte %ld", path,
+                       (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - text : 0));
+  int rc = 0;
+  cJSON *meta = cJSON_GetObjectItemCaseSensitive(j, "metadata");
+  cJSON *gap = meta ? cJSON_GetObjectItemCaseSensitive(meta, "gap_seconds") : NULL;
+  cJSON *data = cJSON_GetObjectItemCaseSensitive(j, "data");
+  if (!cJSON_IsNumber(gap))
+    rc = pit_err_set(e, PIT_EFORMAT, "trace '%s': no number metadata.gap_seconds", path);
+  else if (!(gap->valuedouble > 0) || !isfinite(gap->valuedouble))
+    rc = pit_err_set(e, PIT_EFORMAT, "trace '%s': metadata.gap_seconds is %g (must be > 0)", path,
+                     gap->valuedouble);
+  else if (!cJSON_IsArray(data) || cJSON_GetArraySize(data) == 0)
+    rc = pit_err_set(e, PIT_EFORMAT, "trace '%s': no ticks (\"data\" must be a non-empty array)", path);
+  if (!rc) {
+    t->gap_s = gap->valuedouble;
+    t->n = cJSON_GetArraySize(data);
+    t->count = malloc((size_t)t->n * sizeof *t->count);
+    if (!t->count)
+      rc = pit_err_set(e, PIT_ENOMEM, "out of memory reading trace '%s'", path);
+    int i = 0;
+    for (cJSON *x = data->child; x && !rc; x = x->next, i++) {
+      double v = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+      if (!(v >= 0) || v != floor(v) || v > 1e9)
+        rc = pit_err_set(e, PIT_EFORMAT, "trace '%s': data[%d] is %s (counts are integers >= 0)", path, i,
+                         cJSON_IsNumber(x) ? (v < 0 ? "negative" : "not an integer") : "not a number");
+      else
+        t->count[i] = (int)v;
+    }
+  }
+  cJSON_Delete(j);
+  const char *it = pit_trace_kind_itype(path);
+  if (!rc && it)
+    snprintf(t->itype, sizeof t->itype, "%s", it);
+  return rc;
+}
+
+/* Splits line at commas into at most max fields (in place); returns the count. */
+static int split_csv(char *line, char **f, int max) {
+  int n = 0;
+  char *p = line;
+  for (;;) {
+    if (n < max)
+      f[n] = p;
+    n++;
+    char *c = strchr(p, ',');
+    if (!c)
+      break;
+    *c = '\0';
+    p = c + 1;
+  }
+  for (int i = 0; i < n && i < max; i++) { /* trim */
+    while (isspace((unsigned char)*f[i]))
+      f[i]++;
+    size_t l = strlen(f[i]);
+    while (l && isspace((unsigned char)f[i][l - 1]))
+      f[i][--l] = '\0';
+  }
+  return n;
+}
+
+static int load_csv(struct pit_trace *t, const char *path, char *text, struct pit_err *e) {
+  size_t cap = 0, pcap = 0;
+  int line = 0, rc = 0, header = 0;
+  double t0 = NAN, tprev = NAN;
+  int ended_nl = strlen(text) > 0 && text[strlen(text) - 1] == '\n';
+  for (char *ln = text, *next; ln && *ln && !rc; ln = next) {
+    line++;
+    next = strchr(ln, '\n');
+    if (next)
+      *next++ = '\0';
+    size_t l = strlen(ln);
+    if (l && ln[l - 1] == '\r')
+      ln[--l] = '\0';
+    if (l == 0 || ln[0] == '#')
+      continue;
+    char *f[6];
+    int nf = split_csv(ln, f, 6);
+    if (!header) {
+      header = 1;
+      if (nf < 4 || strcmp(f[0], "time_s") != 0 || strcmp(f[1], "itype") != 0 || strcmp(f[2], "zone") != 0 ||
+          strcmp(f[3], "available") != 0 || (nf >= 5 && strcmp(f[4], "spot_price_h") != 0))
+        rc = pit_err_set(e, PIT_EFORMAT,
+                         "%s:%d: the header must be time_s,itype,zone,available[,spot_price_h]", path, line);
+      continue;
+    }
+    double ts, cnt, price = NAN;
+    if (nf < 4 || nf > 5) {
+      rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: %d fields, expected 4 or 5 (truncated?)", path, line, nf);
+      break;
+    }
+    if (pit_parse_f64(f[0], &ts) || !isfinite(ts)) {
+      rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: time_s '%s' is not a number", path, line, f[0]);
+      break;
+    }
+    if (pit_parse_f64(f[3], &cnt) || cnt != floor(cnt) || cnt > 1e9) {
+      rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: available '%s' is not an integer", path, line, f[3]);
+      break;
+    }
+    if (cnt < 0) {
+      rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: available is negative (%s)", path, line, f[3]);
+      break;
+    }
+    if (nf == 5 && *f[4] && (pit_parse_f64(f[4], &price) || !(price >= 0) || !isfinite(price))) {
+      rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: spot_price_h '%s' is not a price >= 0", path, line, f[4]);
+      break;
+    }
+    if (t->n == 0) {
+      if (!*f[1]) {
+        rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: no itype", path, line);
+        break;
+      }
+      snprintf(t->itype, sizeof t->itype, "%s", f[1]);
+      snprintf(t->zone, sizeof t->zone, "%s", f[2]);
+      t0 = ts;
+    } else {
+      if (strcmp(t->itype, f[1]) != 0 || strcmp(t->zone, f[2]) != 0) {
+        rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: a second type or zone (%s %s after %s %s): one trace per file",
+                         path, line, f[1], f[2], t->itype, t->zone);
+        break;
+      }
+      double gap = ts - tprev;
+      if (t->n == 1)
+        t->gap_s = gap;
+      if (!(gap > 0)) {
+        rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: time_s %g does not rise (gap %g s; gaps must be > 0)", path, line,
+                         ts, gap);
+        break;
+      }
+      if (fabs(ts - t0 - t->gap_s * t->n) > 1e-6 * t->gap_s + 1e-9) {
+        rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: time_s %g is off the trace's gap of %g s", path, line, ts,
+                         t->gap_s);
+        break;
+      }
+    }
+    tprev = ts;
+    if (PIT_GROW(t->count, t->n + 1, cap) || PIT_GROW(t->spot_price_h, t->n + 1, pcap)) {
+      rc = pit_err_set(e, PIT_ENOMEM, "out of memory reading trace '%s'", path);
+      break;
+    }
+    t->count[t->n] = (int)cnt;
+    t->spot_price_h[t->n] = price;
+    t->n++;
+  }
+  if (!rc && !ended_nl && t->n > 0)
+    rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: the last line has no newline (truncated?)", path, line);
+  if (!rc && t->n == 0)
+    rc = pit_err_set(e, PIT_EFORMAT, "trace '%s': no ticks", path);
+  if (!rc && t->n == 1)
+    t->gap_s = 0;
+  if (!rc && !(t->gap_s > 0))
+    rc = pit_err_set(e, PIT_EFORMAT, "trace '%s': one tick gives no gap (at least two rows)", path);
+  return rc;
+}
+
+int pit_trace_load(struct pit_trace *t, const char *path, struct pit_err *e) {
+  pit_trace_init(t);
+  size_t len = 0;
+  char *text = slurp(path, &len, e);
+  if (!text)
+    return e ? e->code : PIT_EIO;
+  if (strlen(text) != len) {
+    free(text);
+    return pit_err_set(e, PIT_EFORMAT, "trace '%s': a NUL byte (not a text file)", path);
+  }
+  const char *p = text;
+  while (isspace((unsigned char)*p))
+    p++;
+  snprintf(t->path, sizeof t->path, "%s", path);
+  int rc = *p == '{' ? load_json(t, path, text, e) : load_csv(t, path, text, e);
+  free(text);
+  if (rc)
+    pit_trace_release(t);
+  return rc;
+}

@@ -1,0 +1,102 @@
+# command_common.bash — sourced by tests/control/command_{aws,clap}.sh: the fake cloud
+# (tests/control/fake: fake `aws` and `clapp` first in PATH, every call recorded), a
+# catalog, the train options, and the checks both tests make.
+. "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
+T=$(mktemp -d)
+export FAKE_CLOUD=$T/cloud PATH="$PIT_SOURCE_DIR/tests/control/fake:$PATH"
+mkdir -p "$FAKE_CLOUD"
+echo 1 > "$FAKE_CLOUD/boot_s"
+echo 30 > "$FAKE_CLOUD/grace_s"
+leftovers() { { pgrep -af -- "--run $RUNP[0-9]" || true; } | grep -v pgrep || true; }
+cleanup() {
+  pkill -9 -f -- "--run $RUNP[0-9]" 2> /dev/null || true
+  rm -rf "$T"
+}
+trap cleanup EXIT
+cat > "$T/cat.tsv" << 'CAT'
+itype      vcpus  price_h  spot_price_h  billing_s  min_s
+c5.large   2      0.085    0.035         1          60
+m5.large   2      0.096    0.040         1          60
+CAT
+common=(--model cnn --data synthetic --batch-size 32 --threads 1 --seed 5 --lr 0.01 --lr-schedule constant
+        --no-validation --limit 400 --epochs 0 --backend ref)
+
+# live_nodes: nodes the fake cloud still runs (any run)
+live_nodes() {
+  $PY - "$FAKE_CLOUD/nodes.json" << 'PYEOF'
+import json, sys, time, os
+if not os.path.exists(sys.argv[1]):
+    sys.exit(0)
+now = time.time()
+for n in json.load(open(sys.argv[1]))["nodes"]:
+    if not (n.get("gone_at") and n["gone_at"] <= now):
+        print(n["id"])
+PYEOF
+}
+
+# check_run EVENTS NITERS RUN GRACE: contiguous steps, every sample of each whole epoch once,
+# a reclaim decision followed by a checkpoint within GRACE s (GRACE 0: a node gone without
+# notice, no reclaim decision), every node started was stopped, one of them lost
+check_run() {
+  $PY - "$@" << 'PYEOF'
+import json, os, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+niters, run, grace = int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+ri = [x for x in r if x["type"] == "iter"]
+steps = [x["step"] for x in ri]
+assert steps == list(range(niters)), f"steps not contiguous: {len(steps)} {steps[:3]}..{steps[-3:]}"
+assert all(x["run"] == run for x in r)
+sys.path.insert(0, os.path.join(os.environ["PIT_SOURCE_DIR"], "python"))
+import pitstop  # the protocol's reference: samples digests (docs/protocol.md)
+whole = pitstop.epoch_digest(400)
+by = {}
+for x in ri:
+    by.setdefault(x["epoch"], []).append(x)
+full = [ep for ep, xs in by.items() if len(xs) == 13]
+for ep in full:
+    assert pitstop.add_digests(x["samples_digest"] for x in by[ep]) == whole, f"epoch {ep}: a sample missed or repeated"
+dec = [x for x in r if x["type"] == "decision" and "(policy reclaim)" in json.dumps(x["detail"])]
+if grace > 0:
+    assert len(dec) == 1, f"{len(dec)} reclaim decisions"
+    ck = [x for x in r if x["type"] == "checkpoint" and x["t"] >= dec[0]["t"]]
+    assert ck and ck[0]["t"] - dec[0]["t"] < grace, "no checkpoint within the grace period after the notice"
+    how = f"checkpoint {ck[0]['t'] - dec[0]['t']:.3f} s after the notice (grace {grace:.0f} s)"
+else:
+    assert not dec, dec
+    how = "no notice: the generation failed and restarted from the last checkpoint"
+nodes = [x for x in r if x["type"] == "node"]
+starts = [x["node"] for x in nodes if x["action"] == "start"]
+ends = [x["node"] for x in nodes if x["action"] in ("stop", "lost")]
+assert sorted(starts) == sorted(ends) and len(set(starts)) == len(starts), (starts, ends)
+lost = [x["node"] for x in nodes if x["action"] == "lost"]
+assert len(lost) == 1, lost
+gens = sorted({x["gen"] for x in ri})
+print(f"{'reclaim' if grace > 0 else 'node gone'}: {niters} contiguous steps over generations {gens}, "
+      f"{len(full)} whole epochs each using every sample once; {how}; "
+      f"{len(starts)} nodes started, all stopped ({lost[0]} reclaimed and replaced)")
+PYEOF
+}
+
+# check_calls PROG RUN: every recorded call ran PROG itself (no shell), and values reached it whole
+check_calls() {
+  $PY - "$FAKE_CLOUD/calls" "$@" << 'PYEOF'
+import json, os, sys
+d, prog, run = sys.argv[1], sys.argv[2], sys.argv[3]
+calls = [json.load(open(os.path.join(d, f)))["argv"] for f in sorted(os.listdir(d))]
+assert calls
+for a in calls:
+    assert os.path.basename(a[0]) == prog, f"a call not of {prog}: {a}"
+    assert not any(x in ("sh", "bash", "-c") for x in a), f"a shell: {a}"
+print(f"{len(calls)} calls of {prog}, none through a shell")
+PYEOF
+}
+
+# bad WANT ARGS...: pitstop fails, says WANT, leaves no node or process
+bad() {
+  local want=$1
+  shift
+  if "$PITSTOP" "$@" > "$T/bad.out" 2> "$T/bad.err"; then fail "accepted: $*"; fi
+  grep -q -- "$want" "$T/bad.err" || fail "'$*' said: $(cat "$T/bad.err") (wanted: $want)"
+  [ -z "$(live_nodes)" ] || fail "nodes left running after '$want': $(live_nodes)"
+  echo "bad input ok: $(grep -m1 pitstop: "$T/bad.err")"
+}

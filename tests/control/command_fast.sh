@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# command_fast.sh — the command provider without a training job (fast, so the ASan build
+# runs provider_command.c too): with the fake `aws`, nodes started for a workload that
+# fails (`false`) are all terminated, tagged with the run, spot only where the config
+# says, every call without a shell; a start that always fails, a list that prints
+# garbage, a template placeholder without a value, a bad regex, no config: one clear
+# message, non-zero exit, no node left.
+set -euo pipefail
+RUNP=tcf
+. "$PIT_SOURCE_DIR/tests/control/command_common.bash"
+echo 0 > "$FAKE_CLOUD/boot_s"
+cat > "$T/aws.json" << 'EOF2'
+{"preset": "aws", "vars": {"image": "ami-0abc", "key": "a key; $(reboot)", "security_group": "sg-1"},
+ "spot": ["m5.large"], "host": "localhost", "poll_s": 0.2, "retry_wait_s": 0.1, "start_timeout_s": 20}
+EOF2
+run=(run --provider command --provider-config "$T/aws.json" --catalog "$T/cat.tsv" --quiet --max-restarts 0)
+before=$(leftovers)
+bad "exited with status 1 before its first iteration" "${run[@]}" --nodes c5.large:1+m5.large:1 --run tcf1 \
+  --checkpoint-dir "$T/r1" -- false
+check_calls aws tcf1
+$PY - "$FAKE_CLOUD/calls" << 'PYEOF'
+import json, os, sys
+d = sys.argv[1]
+calls = [json.load(open(os.path.join(d, f)))["argv"][1:] for f in sorted(os.listdir(d))]
+runs = [a for a in calls if a[1] == "run-instances"]
+assert len(runs) == 2, runs
+for a in runs:
+    assert "ResourceType=instance,Tags=[{Key=pitstop-run,Value=tcf1}]" in a, a
+    assert a[a.index("--key-name") + 1] == "a key; $(reboot)", a
+    assert ("MarketType=spot" in a) == (a[a.index("--instance-type") + 1] == "m5.large"), a
+assert len([a for a in calls if a[1] == "terminate-instances"]) == 2
+print("2 run-instances tagged with the run (spot for m5.large only), the key as one argv entry, 2 terminated")
+PYEOF
+echo 99 > "$FAKE_CLOUD/fail_start"
+bad "cannot start a c5.large node: 3 attempts failed" "${run[@]}" --nodes c5.large:1 --run tcf2 \
+  --checkpoint-dir "$T/r2" -- false
+echo 0 > "$FAKE_CLOUD/fail_start"
+echo 9 > "$FAKE_CLOUD/hang_start"
+sed 's/"start_timeout_s": 20/"start_timeout_s": 3/' "$T/aws.json" > "$T/hang.json"
+bad "did not answer within 3 s" run --provider command --provider-config "$T/hang.json" --catalog "$T/cat.tsv" \
+  --nodes c5.large:1 --run tcf3 --checkpoint-dir "$T/r3" -- false
+grep -q "billed seconds were wasted" "$T/bad.err" || fail "no waste said: $(cat "$T/bad.err")"
+echo 0 > "$FAKE_CLOUD/hang_start"
+touch "$FAKE_CLOUD/garbage_list"
+bad "(list):1: not valid JSON" "${run[@]}" --nodes c5.large:1 --run tcf4 --checkpoint-dir "$T/r4" -- false
+rm "$FAKE_CLOUD/garbage_list"
+echo '{"preset": "aws", "vars": {"image": "ami-1", "security_group": "sg"}}' > "$T/c1.json"
+bad "the start template names {key}, which has no value" run --provider command --provider-config "$T/c1.json" \
+  --catalog "$T/cat.tsv" --nodes c5.large:1 --run tcf5 --checkpoint-dir "$T/r5" -- false
+echo '{"preset": "clap", "list_output": {"regex": "([a-z", "fields": ["id"]}}' > "$T/c2.json"
+bad "is not an extended regular expression" run --provider command --provider-config "$T/c2.json" \
+  --catalog "$T/cat.tsv" --nodes c5.large:1 --run tcf6 --checkpoint-dir "$T/r6" -- false
+echo '{"preset": "gcp"' > "$T/c3.json"
+bad "c3.json:1: not valid JSON" run --provider command --provider-config "$T/c3.json" \
+  --catalog "$T/cat.tsv" --nodes c5.large:1 --run tcf7 --checkpoint-dir "$T/r7" -- false
+echo '{"preset": "gcp"}' > "$T/c4.json"
+bad "unknown preset 'gcp'" run --provider command --provider-config "$T/c4.json" \
+  --catalog "$T/cat.tsv" --nodes c5.large:1 --run tcf8 --checkpoint-dir "$T/r8" -- false
+bad "needs --provider-config" run --provider command --catalog "$T/cat.tsv" --nodes c5.large:1 --run tcf9 \
+  --checkpoint-dir "$T/r9" -- false
+after=$(leftovers)
+[ "$before" = "$after" ] || fail "left behind: $after"
+echo "nothing left behind (processes, nodes)"

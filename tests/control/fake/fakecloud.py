@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+"""fakecloud.py — a fake cloud behind fake `aws` and `clapp` executables, for the
+command provider's tests (tests/control/command_*.sh). Nodes are records in
+$FAKE_CLOUD/nodes.json; every call is recorded as $FAKE_CLOUD/calls/NNNN.json
+(its argv, as a list: what reached the program, so a test sees no shell).
+
+Switches (files in $FAKE_CLOUD, read at each call):
+  boot_s          seconds a node stays pending/started before running/reachable (default 1)
+  fail_start      N: the next N starts fail (status 255, a message on stderr)
+  hang_start      N: the next N starts create the node, then hang
+  garbage_list    list prints garbage
+  reclaim         present: the first running spot node (aws) / node (clap) gets a notice;
+                  it goes after grace_s (default 20) seconds; the file is then removed
+  vanish          present: the same node goes at once, without notice; the file is then removed
+"""
+import fcntl, json, os, sys, time
+
+D = os.environ["FAKE_CLOUD"]
+os.makedirs(os.path.join(D, "calls"), exist_ok=True)
+
+
+def sw(name, default=None):
+    p = os.path.join(D, name)
+    if not os.path.exists(p):
+        return default
+    t = open(p).read().strip()
+    return t if t else "1"
+
+
+def take(name):  # decrements a counter switch; True when it fired
+    p = os.path.join(D, name)
+    v = sw(name)
+    if v is None or int(v) <= 0:
+        return False
+    open(p, "w").write(str(int(v) - 1))
+    return True
+
+
+lock = open(os.path.join(D, "lock"), "a")
+fcntl.flock(lock, fcntl.LOCK_EX)
+seq = len(os.listdir(os.path.join(D, "calls")))
+json.dump({"argv": sys.argv, "prog": os.path.basename(sys.argv[0])},
+          open(os.path.join(D, "calls", "%04d.json" % seq), "w"))
+db_path = os.path.join(D, "nodes.json")
+db = json.load(open(db_path)) if os.path.exists(db_path) else {"next": 0, "nodes": []}
+now = time.time()
+boot = float(sw("boot_s", "1"))
+grace = float(sw("grace_s", "20"))
+
+
+def save():
+    json.dump(db, open(db_path + ".tmp", "w"))
+    os.replace(db_path + ".tmp", db_path)
+
+
+def state(n):
+    if n.get("gone_at") and now >= n["gone_at"]:
+        return "gone"
+    if n.get("notice_at"):
+        return "notice"
+    return "running" if now - n["t"] >= boot else "pending"
+
+
+def reclaim_check(pred):
+    for name in ("reclaim", "vanish"):
+        if sw(name) is None:
+            continue
+        for n in db["nodes"]:
+            if pred(n) and state(n) == "running":
+                if name == "reclaim":
+                    n["notice_at"] = now
+                n["gone_at"] = now + (grace if name == "reclaim" else 0)
+                os.unlink(os.path.join(D, name))
+                return
+
+
+def new_node(itype, tags, spot):
+    db["next"] += 1
+    nid = "i-%08x" % (0xf00 + db["next"])
+    n = {"id": nid, "itype": itype, "tags": tags, "spot": spot, "t": now}
+    db["nodes"].append(n)
+    return n
+
+
+def arg(flag, default=None):
+    a = sys.argv
+    return a[a.index(flag) + 1] if flag in a else default
+
+
+def fail(msg, code=255):
+    sys.stderr.write(msg + "\n")
+    save()
+    sys.exit(code)
+
+
+def hang():
+    save()
+    lock.close()
+    time.sleep(1000)
+
+
+prog = os.path.basename(sys.argv[0])
+a = sys.argv[1:]
+if prog == "aws":
+    AWS = {"pending": "pending", "running": "running", "notice": "running", "gone": "terminated"}
+    if len(a) < 2 or a[0] != "ec2":
+        fail("aws: unknown service")
+    op = a[1]
+    if op == "run-instances":
+        if take("fail_start"):
+            fail("An error occurred (InsufficientInstanceCapacity) when calling the RunInstances operation")
+        tags = {}
+        i = a.index("--tag-specifications") + 1
+        while i < len(a) and not a[i].startswith("--"):
+            spec = a[i]
+            if spec.startswith("ResourceType=instance,Tags=[{Key=pitstop-run,Value="):
+                tags["pitstop-run"] = spec.split("Value=")[1].rstrip("}]")
+            i += 1
+        spot = arg("--instance-market-options") == "MarketType=spot"
+        n = new_node(arg("--instance-type"), tags, spot)
+        if take("hang_start"):
+            hang()
+        print(json.dumps({"Instances": [{"InstanceId": n["id"], "InstanceType": n["itype"],
+                                         "State": {"Name": "pending"}}]}))
+    elif op == "describe-instances":
+        if sw("garbage_list"):
+            save()
+            print("<html>502 Bad Gateway</html>")
+            sys.exit(0)
+        f = arg("--filters", "")
+        assert f.startswith("Name=tag:pitstop-run,Values="), f
+        run = f.split("Values=")[1]
+        reclaim_check(lambda n: n["spot"])
+        inst = [{"InstanceId": n["id"], "InstanceType": n["itype"], "State": {"Name": AWS[state(n)]},
+                 "PrivateIpAddress": "10.0.0.%d" % (i + 1),
+                 "Tags": [{"Key": k, "Value": v} for k, v in n["tags"].items()]}
+                for i, n in enumerate(db["nodes"]) if n["tags"].get("pitstop-run") == run]
+        print(json.dumps({"Reservations": [{"Instances": inst}] if inst else []}))
+    elif op == "describe-spot-instance-requests":
+        f = arg("--filters", "")
+        run = f.split("Values=")[1]
+        reclaim_check(lambda n: n["spot"])
+        req = [{"InstanceId": n["id"], "Status": {"Code": "marked-for-termination" if state(n) == "notice"
+                                                  else "fulfilled"}}
+               for n in db["nodes"] if n["spot"] and n["tags"].get("pitstop-run") == run and state(n) != "gone"]
+        print(json.dumps({"SpotInstanceRequests": req}))
+    elif op == "terminate-instances":
+        nid = arg("--instance-ids")
+        for n in db["nodes"]:
+            if n["id"] == nid and not (n.get("gone_at") and now >= n["gone_at"]):
+                n["gone_at"] = now
+        print(json.dumps({"TerminatingInstances": [{"InstanceId": nid}]}))
+    else:
+        fail("aws ec2: unknown operation " + op)
+elif prog == "clapp":
+    CL = {"pending": "started", "running": "reachable", "notice": "reclaiming", "gone": None}
+
+    def line(n):
+        tags = ",".join("%s=%s" % kv for kv in n["tags"].items())
+        return "* Node: %s, config: %s, nickname: n%s, status: %s, ip: 127.0.0.1, tags: %s" % (
+            n["id"], n["itype"], n["id"][-2:], CL[state(n)], tags.replace(",", ";"))
+    if a[:2] == ["node", "start"]:
+        if take("fail_start"):
+            fail("[ERROR] Error starting nodes: capacity", 1)
+        itype, count = a[2].split(":")
+        ns = [new_node(itype, {}, False) for _ in range(int(count))]
+        if take("hang_start"):
+            hang()
+        print("Started %d nodes" % len(ns))
+        for n in ns:
+            print(line(n))
+    elif a[:2] == ["node", "add-tag"]:
+        nid, tag = a[2], a[a.index("--tag") + 1]
+        k, v = tag.split("=", 1)
+        for n in db["nodes"]:
+            if n["id"] == nid:
+                n["tags"][k] = v
+    elif a[:2] == ["node", "list"]:
+        if sw("garbage_list"):
+            save()
+            print("Traceback (most recent call last):\n  KeyError: 'provider'")
+            sys.exit(0)
+        reclaim_check(lambda n: True)
+        live = [n for n in db["nodes"] if state(n) != "gone"]
+        print("Listing %d nodes" % len(live))
+        for n in live:
+            print(line(n))
+    elif a[:2] == ["node", "stop"]:
+        for n in db["nodes"]:
+            if n["id"] == a[2]:
+                n["gone_at"] = now
+        print("Stopped 1 node")
+    else:
+        fail("clapp: unknown command " + " ".join(a), 2)
+save()

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# ctest: slow
+# run_slurm.sh — `pitstop run --provider slurm` on a Slurm started by the test on this machine:
+# its own munged (own socket), slurmctld and two slurmd (n1, n2) from a temporary slurm.conf.
+#  1. a pitstop train job resized 1 → 2 → 1 nodes (allocations) by a schedule: contiguous
+#     steps, the uninterrupted run's samples at every step, parameters equal within tolerance;
+#  2. `scancel` of one allocation mid-run: the controller restarts from the last checkpoint on a
+#     new allocation, steps stay contiguous, parameters bit-identical to an uninterrupted 2-rank run;
+#  3. bad input: more nodes than Slurm has (salloc --immediate refused): one message, non-zero
+#     exit, no allocation left.
+# Needs root and Debian's slurmctld, slurmd, slurm-client, munge: exit 77 (skipped) otherwise.
+# Every daemon it starts is stopped on exit.
+set -euo pipefail
+: "${PIT_SOURCE_DIR:?}" "${PITSTOP:?}"
+if [[ $(id -u) -ne 0 ]]; then
+  echo "run_slurm: needs root (slurmd, munged): skipped"
+  exit 77
+fi
+for t in /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/munged salloc srun squeue scancel mpirun; do
+  command -v "$t" > /dev/null || { echo "run_slurm: $t not installed: skipped"; exit 77; }
+done
+. "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
+T=$(mktemp -d)
+chmod 755 "$T"
+pids=()
+cleanup() {
+  local p
+  [ -n "${SLURM_CONF:-}" ] && scancel --name="pitstop-tsl1" --name="pitstop-tsl2" 2> /dev/null || true
+  for f in "$T"/ctld.pid "$T"/slurmd-n1.pid "$T"/slurmd-n2.pid "$T"/munge/munged.pid; do
+    [ -f "$f" ] && pids+=("$(cat "$f")")
+  done
+  for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
+  for p in "${pids[@]}"; do
+    for _ in $(seq 30); do kill -0 "$p" 2> /dev/null || break; sleep 0.1; done
+    kill -9 "$p" 2> /dev/null || true
+  done
+  rm -rf "$T"
+}
+trap cleanup EXIT
+
+# ---- munge (own socket), slurmctld, slurmd n1 and n2
+mkdir -p "$T/munge" "$T/state" "$T/spool"
+chown munge:munge "$T/munge"
+runuser -u munge -- /usr/sbin/munged --socket="$T/munge/sock" --pid-file="$T/munge/munged.pid" \
+  --log-file="$T/munge/log" --seed-file="$T/munge/seed"
+base=$((17100 + $$ % 800 * 3))
+cat > "$T/slurm.conf" << CONF
+ClusterName=pit
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=$base
+SlurmUser=root
+AuthType=auth/munge
+AuthInfo=socket=$T/munge/sock
+CredType=cred/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+MpiDefault=none
+ReturnToService=2
+StateSaveLocation=$T/state
+SlurmdSpoolDir=$T/spool/%n
+SlurmctldPidFile=$T/ctld.pid
+SlurmdPidFile=$T/slurmd-%n.pid
+SlurmctldLogFile=$T/ctld.log
+SlurmdLogFile=$T/slurmd-%n.log
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SchedulerType=sched/backfill
+NodeName=n1 NodeHostname=$(hostname) NodeAddr=127.0.0.1 CPUs=1 Port=$((base + 1))
+NodeName=n2 NodeHostname=$(hostname) NodeAddr=127.0.0.1 CPUs=1 Port=$((base + 2))
+PartitionName=node Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
+CONF
+export SLURM_CONF=$T/slurm.conf
+/usr/sbin/slurmctld -i
+/usr/sbin/slurmd -N n1
+/usr/sbin/slurmd -N n2
+for _ in $(seq 100); do
+  [ "$(sinfo -h -o '%t' 2> /dev/null | sort -u)" = "idle" ] && break
+  sleep 0.1
+done
+[ "$(sinfo -h -o '%t' | sort -u)" = "idle" ] || { sinfo; cat "$T"/*.log; fail "Slurm nodes not idle"; }
+echo "slurm up: $(sinfo -h -o '%P %D %t')"
+
+cat > "$T/cat.tsv" << 'CAT'
+itype   vcpus  price_h  billing_s  min_s
+node    1      0.10     1          0
+CAT
+common=(--model cnn --data synthetic --batch-size 32 --threads 1 --seed 5 --lr 0.01 --lr-schedule constant
+        --no-validation --limit 400 --epochs 0 --backend ref)
+left() { squeue -h -o '%i %j' | grep pitstop- || true; }
+
+# ---- 1. resized 1 → 2 → 1 allocations
+"$PITSTOP" train "${common[@]}" --max-iters 120 --out "$T/u" --events "$T/u.jsonl" --quiet > /dev/null
+timeout 300 "$PITSTOP" run --provider slurm --catalog "$T/cat.tsv" --itype node --checkpoint-dir "$T/r1" --run tsl1 \
+  --quiet --schedule 40:2,80:1 "${common[@]}" --max-iters 120 > "$T/r1.txt" 2> "$T/r1.err" \
+  || { cat "$T/r1.err" "$T"/r1/gen-*.log; fail "the slurm run failed"; }
+last=$($PY "$PIT_SOURCE_DIR/tests/control/resize_check.py" "$T/u.jsonl" "$T/r1/events.jsonl" 400 120 tsl1 3 2 1 \
+  | tee /dev/stderr | tail -1) || fail "resize check"
+$CKPT compare "$T/u/checkpoint.pit" "$last" 1e-5 || fail "the resized run's parameters differ from the uninterrupted run's"
+echo "slurm resize: final parameters equal the uninterrupted run's within 1e-5"
+[ -z "$(left)" ] || fail "allocations left: $(left)"
+[ -z "$(ls "$T/r1/nodes")" ] || fail "node files left: $(ls "$T/r1/nodes")"
+
+# ---- 2. scancel of one allocation mid-run
+mpirun_local 2 "$PITSTOP" train "${common[@]}" --max-iters 200 --out "$T/u2" --quiet > /dev/null
+"$PITSTOP" run --provider slurm --catalog "$T/cat.tsv" --itype node --checkpoint-dir "$T/r2" --run tsl2 --quiet \
+  --nodes 2 "${common[@]}" --max-iters 200 --checkpoint-every 50 > "$T/r2.txt" 2> "$T/r2.err" &
+ctl=$!
+pids+=("$ctl")
+for _ in $(seq 600); do grep -q '"checkpoint"' "$T/r2/events.jsonl" 2> /dev/null && break; sleep 0.1; done
+victim=$(squeue -h --name=pitstop-tsl2 -o '%i' | tail -1)
+[ -n "$victim" ] || fail "no allocation of run tsl2"
+scancel "$victim"
+echo "scancel $victim"
+wait $ctl || { cat "$T/r2.err"; fail "the run did not survive the scancel of an allocation"; }
+grep -q "restart 1 of" "$T/r2.err" || fail "no restart said: $(cat "$T/r2.err")"
+grep -q "allocation $victim is gone" "$T/r2.err" || fail "the lost allocation is not named: $(cat "$T/r2.err")"
+$PY - "$T/r2/events.jsonl" 200 "$victim" << 'PYEOF'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+steps = [x["step"] for x in r if x["type"] == "iter"]
+assert steps == list(range(int(sys.argv[2]))), f"steps not contiguous after a scancel ({len(steps)})"
+lost = [x["node"] for x in r if x["type"] == "node" and x["action"] == "lost"]
+assert any(n.endswith(".j" + sys.argv[3]) for n in lost), f"lost nodes {lost}"
+starts = [x["node"] for x in r if x["type"] == "node" and x["action"] == "start"]
+assert len(starts) == 3 and len(set(starts)) == 3, starts
+print(f"scancel: {len(steps)} contiguous steps, generations {sorted({x['gen'] for x in r})}, node lost {lost}, "
+      f"allocations {starts}")
+PYEOF
+last=$(grep '"checkpoint"' "$T/r2/events.jsonl" | tail -1 | $PY -c 'import json,sys; print(json.loads(sys.stdin.read())["path"])')
+$CKPT same "$T/u2/checkpoint.pit" "$last" || fail "parameters differ after a scancel (same membership: must be bit-identical)"
+echo "scancel: parameters bit-identical to the uninterrupted 2-rank run"
+[ -z "$(left)" ] || fail "allocations left: $(left)"
+
+# ---- 3. bad input: three nodes of a partition that has two
+t0=$(date +%s)
+if "$PITSTOP" run --provider slurm --catalog "$T/cat.tsv" --itype node --checkpoint-dir "$T/b" --run tsl3 --quiet \
+  --nodes 3 "${common[@]}" --max-iters 10 > /dev/null 2> "$T/b.err"; then
+  fail "three nodes from a two-node Slurm accepted"
+fi
+t1=$(date +%s)
+grep -q "Slurm cannot give a node of type node now in partition node" "$T/b.err" || fail "unclear: $(cat "$T/b.err")"
+echo "bad input ok ($((t1 - t0)) s): $(head -1 "$T/b.err")"
+[ -z "$(left)" ] || fail "allocations left: $(left)"
+[ -z "$(ls "$T/b/nodes" 2> /dev/null)" ] || fail "node files left: $(ls "$T/b/nodes")"
+if "$PITSTOP" run --provider slurm --partition nosuch --catalog "$T/cat.tsv" --itype node --checkpoint-dir "$T/b2" \
+  --run tsl4 --quiet "${common[@]}" --max-iters 10 > /dev/null 2> "$T/b2.err"; then fail "unknown partition accepted"; fi
+echo "bad input ok: $(head -1 "$T/b2.err")"
+[ -z "$(left)" ] || fail "allocations left: $(left)"
+echo "nothing left behind (allocations, node files)"

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# ctest: slow
+# run_ssh.sh — `pitstop run --provider ssh` across two "hosts" on this machine: two network
+# namespaces joined by a veth pair, each with its own UTS name (h1, h2) and its own sshd
+# (temporary keys, no system config); the controller runs on h1 and mpirun reaches h2 over ssh.
+#  1. a pitstop train job resized 1 → 2 → 1 hosts by a schedule: contiguous steps, the
+#     uninterrupted run's samples at every step, every sample once per epoch, final parameters
+#     equal within tolerance, every host released;
+#  2. bad input: a hostfile naming an unreachable host: one clear message within a bounded
+#     time, non-zero exit, no node or process left.
+# Needs root (namespaces, sshd): exit 77 (skipped) otherwise. Everything it starts is stopped
+# and the namespaces deleted on exit.
+set -euo pipefail
+: "${PIT_SOURCE_DIR:?}" "${PITSTOP:?}"
+if [[ $(id -u) -ne 0 ]]; then
+  echo "run_ssh: needs root (network namespaces, sshd): skipped"
+  exit 77
+fi
+for t in ip unshare /usr/sbin/sshd ssh ssh-keygen mpirun; do
+  command -v "$t" > /dev/null || { echo "run_ssh: $t not installed: skipped"; exit 77; }
+done
+net=10.213.78
+export OMPI_MCA_oob_tcp_if_include=$net.0/24 OMPI_MCA_btl_tcp_if_include=$net.0/24 OMPI_MCA_btl=tcp,self
+. "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
+tag=prs$$
+tmp=$(mktemp -d)
+T=$tmp
+pids=()
+. "$PIT_SOURCE_DIR/tests/dist/netns_sshd.bash"
+leftovers() { pgrep -af -- "--run ts[0-9]" | grep -v pgrep || true; }
+cleanup() {
+  local p
+  for p in $(pgrep -f -- "--run ts[0-9]$tag" || true); do kill -9 "$p" 2> /dev/null || true; done
+  netns_sshd_down
+  rm -rf "$T"
+}
+trap cleanup EXIT
+netns_sshd_up || fail "two hosts"
+export PITSTOP_SSH_OPTS=$ssh_opts
+ON_H1=(ip netns exec "$ns1" unshare --uts sh -c 'hostname h1; exec "$@"' sh)
+
+cat > "$T/cat.tsv" << 'CAT'
+itype   vcpus  price_h  billing_s  min_s
+host    1      0.10     1          0
+CAT
+printf '%s slots=1\n%s slots=1\n' $net.1 $net.2 > "$T/hostfile"
+common=(--model cnn --data synthetic --batch-size 32 --threads 1 --seed 5 --lr 0.01 --lr-schedule constant
+        --no-validation --limit 400 --epochs 0 --backend ref)
+before=$(leftovers)
+
+# ---- 1. resized 1 → 2 → 1 hosts
+"$PITSTOP" train "${common[@]}" --max-iters 120 --out "$T/u" --events "$T/u.jsonl" --quiet > /dev/null
+run=ts1$tag
+timeout 300 "${ON_H1[@]}" "$PITSTOP" run --provider ssh --hostfile "$T/hostfile" --catalog "$T/cat.tsv" \
+  --itype host --checkpoint-dir "$T/r1" --run $run --quiet --schedule 40:2,80:1 "${common[@]}" --max-iters 120 \
+  > "$T/r1.txt" 2> "$T/r1.err" || { cat "$T/r1.err" "$T"/r1/gen-*.log; fail "the ssh run failed"; }
+last=$($PY "$PIT_SOURCE_DIR/tests/control/resize_check.py" "$T/u.jsonl" "$T/r1/events.jsonl" 400 120 $run 3 2 2 \
+  | tee /dev/stderr | tail -1) || fail "resize check"
+$CKPT compare "$T/u/checkpoint.pit" "$last" 1e-5 || fail "the resized run's parameters differ from the uninterrupted run's"
+echo "ssh resize: final parameters equal the uninterrupted run's within 1e-5"
+[ -z "$(ls "$T/r1/nodes")" ] || fail "hosts still claimed: $(ls "$T/r1/nodes")"
+
+# ---- 2. bad input: an unreachable host (an address of the test's own network where nobody is)
+printf '%s slots=1\n' $net.9 > "$T/bad-hostfile"
+t0=$(date +%s)
+if timeout 120 "${ON_H1[@]}" "$PITSTOP" run --provider ssh --hostfile "$T/bad-hostfile" --catalog "$T/cat.tsv" \
+  --itype host --checkpoint-dir "$T/b" --run ts2$tag --quiet "${common[@]}" --max-iters 10 > "$T/b.out" 2> "$T/b.err"; then
+  fail "a run on an unreachable host succeeded"
+fi
+t1=$(date +%s)
+grep -q "host $net.9: unreachable over ssh" "$T/b.err" || fail "unclear message: $(cat "$T/b.err")"
+((t1 - t0 < 60)) || fail "the unreachable host took $((t1 - t0)) s"
+echo "bad input ok ($((t1 - t0)) s): $(grep -m1 'cannot start' "$T/b.err")"
+if "$PITSTOP" run --provider ssh --catalog "$T/cat.tsv" --itype host --run ts3$tag --checkpoint-dir "$T/b3" \
+  "${common[@]}" --max-iters 10 > /dev/null 2> "$T/b3.err"; then fail "ssh without a hostfile accepted"; fi
+grep -q "needs a hostfile" "$T/b3.err" || fail "no hostfile: $(cat "$T/b3.err")"
+printf 'h1 slots=x\n' > "$T/malformed"
+if "$PITSTOP" run --provider ssh --hostfile "$T/malformed" --catalog "$T/cat.tsv" --itype host --run ts4$tag \
+  --checkpoint-dir "$T/b4" "${common[@]}" --max-iters 10 > /dev/null 2> "$T/b4.err"; then fail "bad hostfile accepted"; fi
+grep -q "malformed:1: 'slots=x'" "$T/b4.err" || fail "bad hostfile: $(cat "$T/b4.err")"
+echo "bad input ok: $(head -1 "$T/b4.err")"
+[ -z "$(ls "$T/b/nodes" 2> /dev/null)" ] || fail "nodes left: $(ls "$T/b/nodes")"
+after=$(leftovers)
+[ "$before" = "$after" ] || fail "left behind: $after"
+echo "nothing left behind (processes, claimed hosts)"

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# predict_cli.sh — `pitstop predict` as a user runs it (issue 12): the same
+# prediction from an events file, a raw training log and the store; the table,
+# CSV and JSON printers agree; the cost is the catalog's price × billed time;
+# bad input (a catalog with a missing column, a negative or non-numeric
+# price, a duplicate type, an unknown unit; a job size of 0 or less; a run with
+# too few iterations) gives one clear message naming file:line or the run, a
+# non-zero exit, and nothing on stdout or on disk.
+set -euo pipefail
+: "${PITSTOP:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+# a run in progress: 200 of 1000 iterations (batch 32 of 32000 samples), 50 ms apart
+/usr/bin/python3 - <<'PY'
+import json, random
+random.seed(3)
+run = "syn"
+with open("ev.jsonl", "w") as f, open("raw.log", "w") as g:
+    f.write(json.dumps({"type": "init", "run": run, "gen": 0, "t": 1.0, "init_s": 1.0, "ranks": 1, "nodes": 1,
+                        "config": {"model": "cnn", "batch": 32, "samples": 32000, "itype": "c5.xlarge"}}) + "\n")
+    t = 1.0
+    for i in range(200):
+        s = 0.05 * (1 + 0.02 * random.uniform(-1, 1))
+        t += s
+        f.write(json.dumps({"type": "iter", "run": run, "gen": 0, "t": t, "epoch": 0, "iter": i, "step": i,
+                            "batch": 32, "step_s": s}) + "\n")
+        g.write(f"Rank: 0, Epoch: 0, iteration: {i}/1000, It. time: {s:.6f}s, Elapsed time: {t:.6f} s\n")
+    # too few: three iterations
+    with open("few.jsonl", "w") as h:
+        for i in range(3):
+            h.write(json.dumps({"type": "iter", "run": "few", "gen": 0, "t": 0.1 * (i + 1), "epoch": 0, "iter": i,
+                                "step": i, "batch": 32, "step_s": 0.1}) + "\n")
+PY
+printf 'itype\tvcpus\tprice_h\tbilling_s\tmin_s\nc5.xlarge\t4\t0.17\t1\t60\n' > cat.tsv
+
+"$PITSTOP" predict ev.jsonl --catalog cat.tsv --format json > a.json
+"$PITSTOP" predict ev.jsonl --catalog cat.tsv --format csv > a.csv
+"$PITSTOP" predict ev.jsonl --catalog cat.tsv > a.txt
+"$PITSTOP" predict raw.log --iters-per-epoch 1000 --catalog cat.tsv --itype c5.xlarge --nodes 2 --format json > raw.json
+"$PITSTOP" parse --db d.db --run syn ev.jsonl > /dev/null
+"$PITSTOP" predict --db d.db --run syn --catalog cat.tsv --format json > db.json
+"$PITSTOP" predict ev.jsonl --iters 5000 --format json > iters.json
+"$PITSTOP" predict ev.jsonl --samples 64000 --format json > samples.json
+/usr/bin/python3 - <<'PY'
+import csv, json
+a = json.load(open("a.json"))
+for k in ("pit_s", "pit_interval_s", "iters_per_epoch", "predicted_epoch_s", "predicted_epoch_interval_s",
+          "predicted_s", "predicted_interval_s", "remaining_s", "predicted_cost", "samples_per_dollar", "model",
+          "inputs", "steady", "time_basis"):
+    assert k in a, k
+assert a["iters_per_epoch"] == 1000, a
+assert a["time_basis"].startswith("wall clock"), a
+# 200 done of 1000 at ~50 ms: the epoch is ~50 s, the job 1 s init + 50 s
+assert abs(a["predicted_epoch_s"] - 50.0) < 1.5, a
+lo, hi = a["predicted_interval_s"]
+assert lo < a["predicted_s"] < hi, a
+assert abs(a["remaining_s"] - 800 * a["pit_s"]) < 1.0, a
+# cost: per-second billing, one c5.xlarge (the run's own), 60 s minimum
+billed = max(60, -(-a["predicted_s"] // 1))
+assert abs(a["predicted_cost"] - 0.17 / 3600 * billed) < 1e-9, a
+assert a["inputs"]["itype"].startswith("c5.xlarge:1") and a["inputs"]["price_h"] == 0.17, a
+# CSV and table carry the same values
+row = next(csv.DictReader(open("a.csv")))
+assert abs(float(row["predicted_s"]) - a["predicted_s"]) < 1e-6 * a["predicted_s"], row
+assert abs(float(row["predicted_hi"]) - a["predicted_interval_s"][1]) < 1e-6 * a["predicted_s"], row
+assert row["model"] == a["model"] and row["itype"] == a["inputs"]["itype"], row
+txt = open("a.txt").read()
+assert "the whole job" in txt and "c5.xlarge" in txt, txt
+# the raw log gives the same t_p (clock from its elapsed times), priced for 2 nodes
+r = json.load(open("raw.json"))
+assert abs(r["pit_s"] - a["pit_s"]) < 1e-4 * a["pit_s"], (r["pit_s"], a["pit_s"])
+assert r["inputs"]["itype"] == "c5.xlarge:2" and abs(r["inputs"]["price_h"] - 0.34) < 1e-12, r
+d = json.load(open("db.json"))
+assert abs(d["predicted_s"] - a["predicted_s"]) < 1e-6 * a["predicted_s"], (d, a)
+assert json.load(open("iters.json"))["inputs"]["iters"] == 5000
+assert json.load(open("samples.json"))["inputs"]["iters"] == 2000
+PY
+
+# scaling: runs at 1, 2, 3 ranks of one configuration (throughput on a known USL curve, ±2% noise)
+# predict 4 ranks within 10%; two counts are "too few points"
+/usr/bin/python3 - <<'PY'
+import json, random
+random.seed(5)
+lam, sig, kap, b = 100.0, 0.05, 0.01, 64
+for n in (1, 2, 3):
+    tp = b * (1 + sig * (n - 1) + kap * n * (n - 1)) / (lam * n)
+    with open(f"r{n}.jsonl", "w") as f:
+        f.write(json.dumps({"type": "init", "run": f"r{n}", "gen": 0, "t": 0.5, "init_s": 0.5, "ranks": n,
+                            "nodes": n, "config": {"model": "cnn", "batch": b, "samples": 64000}}) + "\n")
+        t = 0.5
+        for i in range(300):
+            s = tp * (1 + 0.02 * random.uniform(-1, 1))
+            t += s
+            f.write(json.dumps({"type": "iter", "run": f"r{n}", "gen": 0, "t": t, "epoch": 0, "iter": i,
+                                "step": i, "batch": b, "step_s": s}) + "\n")
+        f.write(json.dumps({"type": "end", "run": f"r{n}", "gen": 0, "t": t, "total_s": t}) + "\n")
+PY
+"$PITSTOP" predict r1.jsonl r2.jsonl r3.jsonl --scale-to 4 --format json > s4.json
+/usr/bin/python3 - <<'PY'
+import json
+j = json.load(open("s4.json"))
+truth = 64 * (1 + 0.05 * 3 + 0.01 * 12) / (100.0 * 4)
+assert abs(j["pit_s"] / truth - 1) < 0.10, (j["pit_s"], truth)
+assert j["model"].startswith("USL over ranks 1,2,3"), j["model"]
+assert j["pit_interval_s"][0] < j["pit_s"] < j["pit_interval_s"][1], j
+PY
+rm -f s4.json
+
+# bad input: non-zero exit, one message naming the place, nothing written
+before=$(ls | sort)
+fail() { # fail PATTERN ARGS...: the command fails, stderr matches, stdout empty
+  local pat=$1
+  shift
+  if "$PITSTOP" predict "$@" > out 2> err; then
+    echo "expected a failure: predict $*"; exit 1
+  fi
+  grep -qE -- "$pat" err || { echo "message for predict $* does not match '$pat':"; cat err; exit 1; }
+  test "$(grep -c '^pitstop: ' err)" -ge 1
+  test ! -s out || { echo "stdout not empty for predict $*"; cat out; exit 1; }
+  rm -f out err
+}
+printf 'itype\tvcpus\tbilling_s\tmin_s\nc5.xlarge\t4\t1\t60\n' > nocol.tsv
+printf 'itype\tvcpus\tprice_h\tbilling_s\tmin_s\nc5.xlarge\t4\t-0.17\t1\t60\n' > neg.tsv
+printf 'itype\tvcpus\tprice_h\tbilling_s\tmin_s\nc5.xlarge\t4\tcheap\t1\t60\n' > nan.tsv
+printf 'itype\tvcpus\tprice_h\tbilling_s\tmin_s\nc5.xlarge\t4\t0.17\t1\t60\nc5.xlarge\t4\t0.2\t1\t60\n' > dup.tsv
+printf 'itype\tvcpus\tprice_h\tbilling_s\tmin_s\nc5.xlarge\t4\t0.17\t1parsec\t60\n' > unit.tsv
+before=$(ls | sort)
+fail "nocol.tsv.*price_h" ev.jsonl --catalog nocol.tsv
+fail "neg.tsv:2" ev.jsonl --catalog neg.tsv
+fail "nan.tsv:2" ev.jsonl --catalog nan.tsv
+fail "dup.tsv:3" ev.jsonl --catalog dup.tsv
+fail "unit.tsv:2" ev.jsonl --catalog unit.tsv
+fail "epochs.*> 0.*'0'" ev.jsonl --epochs 0
+fail "iters.*> 0.*'-5'" ev.jsonl --iters -5
+fail "samples.*> 0.*'many'" ev.jsonl --samples many
+fail "run 'few': too few iterations" few.jsonl
+fail "not in 'cat.tsv'" ev.jsonl --catalog cat.tsv --itype m5.large
+fail "no such|cannot open" missing.jsonl
+fail "too few points" r1.jsonl r2.jsonl --scale-to 4
+test "$(ls | sort)" = "$before" || { echo "files appeared:"; ls; exit 1; }
+echo "predict_cli: ok"

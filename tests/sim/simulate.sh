@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# simulate.sh — `pitstop simulate` as a user runs it: a small JSON trace in the
+# Can't Be Late format and a CSV trace give a table and JSON with policy and the
+# four baselines (optimum's gap 0, no result below it, pitstop meets the
+# deadline); bad traces (truncated, negative count, zero gap, a type the catalog
+# lacks) give one message naming the file and a non-zero exit.
+set -u
+P=${PITSTOP:?}
+SRC=${PIT_SOURCE_DIR:?}
+T=$(mktemp -d "${TMPDIR:-/tmp}/pit-sim-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+fail=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fail=1; }
+PY=$(command -v python3) || { echo "no python3: skipped"; exit 77; }
+
+# 10-minute ticks: spot 6 h, away 3 h, back 6 h, away 2 h, ... (two days)
+"$PY" - "$T/us-west-2a_v100_1.json" <<'PY'
+import json, sys
+d = ([1]*36 + [0]*18 + [1]*36 + [0]*12) * 3
+json.dump({"metadata": {"gap_seconds": 600}, "data": d}, open(sys.argv[1], "w"))
+PY
+out=$("$P" simulate --trace "$T/us-west-2a_v100_1.json" --job-hours 10 --deadline-hours 15 --restart-hours 0.2 \
+      --catalog "$SRC/catalogs/aws.tsv" --spot-price-h 0.918 --format json) || bad "json run failed"
+echo "$out" | "$PY" -c '
+import json, sys
+j = json.load(sys.stdin)
+b = j["baselines"]; p = j["policy"]
+assert j["itype"] == "p3.2xlarge" and j["price_h"] == 3.06, j["itype"]
+for k in ("on_demand", "greedy", "uniform_progress", "optimum"):
+    for f in ("cost", "finish_h", "deadline_met", "decisions", "gap_to_optimum"):
+        assert f in b[k], (k, f)
+opt = b["optimum"]["cost"]
+assert abs(b["optimum"]["gap_to_optimum"]) < 1e-12
+for r in [p] + list(b.values()):
+    assert r["cost"] >= opt - 1e-9, r["cost"]
+assert p["deadline_met"] and p["finish_h"] <= 15
+assert abs(b["on_demand"]["cost"] - 3.06 * (10 + 2 / 6)) < 1e-6, b["on_demand"]["cost"]  # restart: 2 ticks of 10 min
+assert p["cost"] < b["on_demand"]["cost"]
+assert len(p["decisions"]) >= 1 and p["decisions"][0]["t_h"] == 0
+' && ok "json: policy and baselines, none below the optimum" || bad "json content: $out"
+
+"$P" simulate --trace "$T/us-west-2a_v100_1.json" --job-hours 10 --deadline-hours 15 --restart-hours 0.2 \
+  | grep -q "^uniform_progress" && ok "table" || bad "table"
+
+printf 'time_s,itype,zone,available,spot_price_h\n0,x1,z,1,0.3\n3600,x1,z,1,0.3\n7200,x1,z,0,0.3\n10800,x1,z,1,0.3\n' > "$T/own.csv"
+"$P" simulate --trace "$T/own.csv" --job-hours 2 --deadline-hours 4 --restart-hours 0 --price-h 1 --format json \
+  | "$PY" -c 'import json,sys; j=json.load(sys.stdin); assert j["spot_price_h"]==0.3 and abs(j["baselines"]["optimum"]["cost"]-0.6)<1e-9, j' \
+  && ok "csv trace with its spot prices" || bad "csv trace"
+
+expect_fail() { # name file extra-args... : non-zero exit, one line naming the file
+  local name=$1 f=$2; shift 2
+  local err
+  if err=$("$P" simulate --trace "$f" --job-hours 2 --deadline-hours 4 --restart-hours 0.1 "$@" 2>&1 >/dev/null); then
+    bad "$name: exit 0"
+  elif [ "$(printf '%s\n' "$err" | grep -c .)" -ne 1 ] || ! printf '%s' "$err" | grep -qF "$(basename "$f")"; then
+    bad "$name: message '$err'"
+  else
+    ok "$name: $err"
+  fi
+}
+printf '{"metadata": {"gap_seconds": 600}, "data": [1, 0, 1' > "$T/trunc.json"
+expect_fail truncated "$T/trunc.json"
+printf '{"metadata": {"gap_seconds": 600}, "data": [1, -3, 1]}' > "$T/neg.json"
+expect_fail "negative count" "$T/neg.json"
+printf '{"metadata": {"gap_seconds": 0}, "data": [1, 1]}' > "$T/zero.json"
+expect_fail "zero gap" "$T/zero.json"
+printf 'time_s,itype,zone,available\n0,x1,z,1\n0,x1,z,1\n' > "$T/zero.csv"
+expect_fail "zero gap (csv)" "$T/zero.csv"
+printf 'time_s,itype,zone,available\n0,no.such,z,1\n60,no.such,z,1\n' > "$T/type.csv"
+expect_fail "type not in catalog" "$T/type.csv" --catalog "$SRC/catalogs/aws.tsv"
+exit $fail

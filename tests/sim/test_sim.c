@@ -1,0 +1,221 @@
+/* test_sim.c — the sim module: the DP optimum on tiny hand-solved traces,
+ * each baseline's behaviour on a scripted trace, pitstop's policy never
+ * missing a deadline on-demand could meet (random traces), and the trace
+ * readers' errors (truncated, negative count, zero gap), many nodes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "pitstop/sim.h"
+
+/* a trace of n ticks of one hour from a string of '0'/'1' */
+static struct pit_trace mk(const char *s) {
+  struct pit_trace t;
+  pit_trace_init(&t);
+  t.gap_s = 3600;
+  t.n = (int)strlen(s);
+  t.count = malloc((size_t)t.n * sizeof *t.count);
+  for (int i = 0; i < t.n; i++)
+    t.count[i] = s[i] - '0';
+  return t;
+}
+
+static struct pit_sim_case cs(const struct pit_trace *t, double job, double dl, double r) {
+  return (struct pit_sim_case){.trace = t, .job_h = job, .deadline_h = dl, .restart_h = r, .price_h = 1,
+                               .spot_price_h = 0.25, .nodes = 1};
+}
+
+static double opt(const struct pit_sim_case *c) {
+  struct pit_sim_result r;
+  struct pit_err e = {0};
+  CHECK(pit_sim_optimum(c, 1, &r, &e) == 0, "optimum: %s", e.msg);
+  double v = r.cost;
+  pit_sim_result_release(&r);
+  return v;
+}
+
+static struct pit_sim_result run(const struct pit_sim_case *c, enum pit_spot_policy p) {
+  struct pit_sim_result r;
+  struct pit_err e = {0};
+  CHECK(pit_sim_run(c, p, 1, &r, &e) == 0, "run: %s", e.msg);
+  return r;
+}
+
+static void test_optimum_by_hand(void) {
+  /* no restart: 2 h of work by hour 4, spot in hours 1 and 3: both on spot */
+  struct pit_trace t = mk("0101");
+  struct pit_sim_case c = cs(&t, 2, 4, 0);
+  CHECK_NEAR(opt(&c), 0.5, 1e-9, "two spot hours");
+  /* deadline 3: only one spot hour (hour 1) fits before it: 0.25 + 1 */
+  c.deadline_h = 3;
+  CHECK_NEAR(opt(&c), 1.25, 1e-9, "one spot, one on-demand");
+  /* restart 1 h: every start costs a paid hour. "0111", 2 h by 4: start spot at
+   * hour 1 (overhead), work hours 2-3 on spot: 3 × 0.25 */
+  pit_trace_release(&t);
+  t = mk("0111");
+  c = cs(&t, 2, 4, 1);
+  CHECK_NEAR(opt(&c), 0.75, 1e-9, "spot after its restart");
+  /* "1010" with restart 1, 1 h of work by 3: spot at hour 0 is reclaimed at 1
+   * before any progress; on-demand from hour 0 or 1: 2 × 1 */
+  pit_trace_release(&t);
+  t = mk("1010");
+  c = cs(&t, 1, 3, 1);
+  CHECK_NEAR(opt(&c), 2, 1e-9, "on-demand when spot never outlives its restart");
+  /* impossible: 3 h of work + 1 restart by hour 3 */
+  c = cs(&t, 3, 3, 1);
+  CHECK(isinf(opt(&c)), "infeasible case has infinite cost");
+  pit_trace_release(&t);
+}
+
+/* the optimum is never beaten by any policy, on random traces (brute force check
+ * of the DP's lower bound through every policy) */
+static void test_optimum_lower_bound(void) {
+  check_rng = 7;
+  for (int k = 0; k < 200; k++) {
+    char s[41];
+    int n = 10 + (int)(check_urand() * 30);
+    for (int i = 0; i < n; i++)
+      s[i] = check_urand() < 0.6 ? '1' : '0';
+    s[n] = '\0';
+    struct pit_trace t = mk(s);
+    double job = 2 + (int)(check_urand() * 8), r = (int)(check_urand() * 3);
+    struct pit_sim_case c = cs(&t, job, job + r + (int)(check_urand() * 10), r);
+    c.offset = (int)(check_urand() * n);
+    double o = opt(&c);
+    for (int p = 0; p < PIT_SPOT_NPOLICIES; p++) {
+      struct pit_sim_result res = run(&c, (enum pit_spot_policy)p);
+      if (res.deadline_met)
+        CHECK(res.cost >= o - 1e-9, "%s %.4f below the optimum %.4f on %s", pit_spot_policy_name(p), res.cost, o, s);
+      if (p == PIT_SPOT_PITSTOP || p == PIT_SPOT_GREEDY || p == PIT_SPOT_ON_DEMAND)
+        CHECK(res.deadline_met, "%s missed a deadline on-demand meets (%s job %g R %g D %g)", pit_spot_policy_name(p),
+              s, c.job_h, c.restart_h, c.deadline_h);
+      pit_sim_result_release(&res);
+    }
+    /* the optimum's rebuilt schedule costs what the DP says and meets the deadline */
+    struct pit_sim_result r2;
+    struct pit_err e = {0};
+    CHECK(pit_sim_optimum(&c, 1, &r2, &e) == 0, "%s", e.msg);
+    double recost = r2.spot_h * c.spot_price_h + r2.od_h * c.price_h;
+    CHECK_NEAR(recost, r2.cost, 1e-6, "the optimum's schedule costs its value");
+    CHECK(r2.nticks > 0 && r2.done_at[r2.nticks - 1] >= c.job_h - 1e-6, "the schedule finishes the job");
+    pit_sim_result_release(&r2);
+    pit_trace_release(&t);
+  }
+}
+
+/* scripted trace: spot for 3 h, away 4 h, back for the rest; job 5 h, deadline 10 h, no restart */
+static void test_baselines(void) {
+  struct pit_trace t = mk("111000011111");
+  struct pit_sim_case c = cs(&t, 5, 10, 0);
+  struct pit_sim_result r = run(&c, PIT_SPOT_ON_DEMAND);
+  CHECK_NEAR(r.cost, 5, 1e-9, "on-demand: 5 h at 1");
+  CHECK_NEAR(r.finish_h, 5, 1e-9, "on-demand finishes at 5");
+  pit_sim_result_release(&r);
+  /* greedy: spot 0-2, waits 3-6 (slack 5 → 1), spot 7-8: all spot, done at 9 */
+  r = run(&c, PIT_SPOT_GREEDY);
+  CHECK_NEAR(r.cost, 5 * 0.25, 1e-9, "greedy all spot");
+  CHECK_NEAR(r.finish_h, 9, 1e-9, "greedy finishes at 9");
+  CHECK(r.preemptions == 1, "greedy reclaimed once (%d)", r.preemptions);
+  pit_sim_result_release(&r);
+  /* uniform progress: behind the line 0.5 h/h at hour 4 (done 3 < 2 needed? no:
+   * 3 >= 2) ... at hour 6, ep = 3 = done → idle; at 7 spot is back: all spot */
+  r = run(&c, PIT_SPOT_UNIFORM);
+  CHECK_NEAR(r.cost, 5 * 0.25, 1e-9, "UP all spot here");
+  pit_sim_result_release(&r);
+  /* a longer outage: UP goes on-demand when behind the line, greedy waits */
+  pit_trace_release(&t);
+  t = mk("1000000001111111");
+  c = cs(&t, 6, 12, 0);
+  r = run(&c, PIT_SPOT_UNIFORM);
+  CHECK(r.od_h > 0, "UP catches up on on-demand during the outage (od %g h)", r.od_h);
+  CHECK(r.deadline_met, "UP meets it");
+  pit_sim_result_release(&r);
+  r = run(&c, PIT_SPOT_GREEDY);
+  /* greedy: 1 h spot, waits while slack (6 → 0), then on-demand to the end */
+  CHECK_NEAR(r.od_h, 5, 1e-9, "greedy: 5 h on-demand after the slack runs out");
+  CHECK(r.changes[r.nchanges - 1].to == PIT_SPOT_OD, "greedy ends on on-demand");
+  pit_sim_result_release(&r);
+  pit_trace_release(&t);
+}
+
+static void write_file(const char *p, const char *s) {
+  FILE *f = fopen(p, "w");
+  fputs(s, f);
+  fclose(f);
+}
+
+static void test_trace_errors(void) {
+  char p[512];
+  struct pit_trace t;
+  struct pit_err e = {0};
+  snprintf(p, sizeof p, "%s/ok.json", check_tmpdir());
+  write_file(p, "{\"metadata\": {\"gap_seconds\": 600}, \"data\": [1, 0, 2]}\n");
+  CHECK(pit_trace_load(&t, p, &e) == 0 && t.n == 3 && t.gap_s == 600 && t.count[2] == 2, "json: %s", e.msg);
+  pit_trace_release(&t);
+  static const char *bad[][2] = {
+      {"trunc.json", "{\"metadata\": {\"gap_seconds\": 600}, \"data\": [1, 0, "},
+      {"neg.json", "{\"metadata\": {\"gap_seconds\": 600}, \"data\": [1, -1]}"},
+      {"gap.json", "{\"metadata\": {\"gap_seconds\": 0}, \"data\": [1]}"},
+      {"neg.csv", "time_s,itype,zone,available\n0,p3.2xlarge,a,1\n60,p3.2xlarge,a,-2\n"},
+      {"gap.csv", "time_s,itype,zone,available\n0,p3.2xlarge,a,1\n0,p3.2xlarge,a,1\n"},
+      {"trunc.csv", "time_s,itype,zone,available\n0,p3.2xlarge,a,1\n60,p3.2"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    snprintf(p, sizeof p, "%s/%s", check_tmpdir(), bad[i][0]);
+    write_file(p, bad[i][1]);
+    memset(&e, 0, sizeof e);
+    CHECK(pit_trace_load(&t, p, &e) == PIT_EFORMAT && strstr(e.msg, bad[i][0]), "%s: rc/message '%s'", bad[i][0],
+          e.msg);
+    CHECK(t.count == NULL && t.n == 0, "%s: left empty", bad[i][0]);
+  }
+  snprintf(p, sizeof p, "%s/ok.csv", check_tmpdir());
+  write_file(p, "time_s,itype,zone,available,spot_price_h\n0,p3.2xlarge,a,1,0.9\n60,p3.2xlarge,a,0,\n");
+  CHECK(pit_trace_load(&t, p, &e) == 0 && t.n == 2 && t.gap_s == 60 && strcmp(t.itype, "p3.2xlarge") == 0 &&
+            t.spot_price_h[0] == 0.9 && isnan(t.spot_price_h[1]),
+        "csv: %s", e.msg);
+  pit_trace_release(&t);
+  CHECK(strcmp(pit_trace_kind_itype("x/us-east-1a_v100_1.json"), "p3.2xlarge") == 0, "kind v100_1");
+}
+
+/* pit_sim_multi: one node is pit_sim_run; with 3 nodes and a count of 2 the
+ * membership is 2 spot + 1 on-demand; a count falling below the spot nodes
+ * held is a reclaim */
+static void test_multi(void) {
+  struct pit_trace t = mk("222222");
+  struct pit_sim_case c = cs(&t, 4, 6, 0);
+  struct pit_sim_result a, b;
+  struct pit_err e = {0};
+  size_t bytes = 0;
+  CHECK(pit_sim_multi(&c, PIT_SPOT_GREEDY, &a, &bytes, &e) == 0 && bytes > 0, "multi 1: %s", e.msg);
+  b = run(&c, PIT_SPOT_GREEDY);
+  CHECK_NEAR(a.cost, b.cost, 1e-12, "one node: the single-node simulation");
+  pit_sim_result_release(&a);
+  pit_sim_result_release(&b);
+  c.nodes = 3;
+  CHECK(pit_sim_multi(&c, PIT_SPOT_GREEDY, &a, NULL, &e) == 0, "multi 3: %s", e.msg);
+  CHECK_NEAR(a.spot_h, 8, 1e-9, "2 spot nodes × 4 h");
+  CHECK_NEAR(a.od_h, 4, 1e-9, "1 on-demand node × 4 h");
+  CHECK_NEAR(a.cost, 8 * 0.25 + 4, 1e-9, "mixed membership cost");
+  pit_sim_result_release(&a);
+  pit_trace_release(&t);
+  t = mk("2211111");
+  c = cs(&t, 4, 7, 0);
+  c.nodes = 2;
+  CHECK(pit_sim_multi(&c, PIT_SPOT_GREEDY, &a, NULL, &e) == 0, "multi reclaim: %s", e.msg);
+  CHECK(a.preemptions == 1 && a.deadline_met, "count 2 -> 1 reclaims the 2-spot membership (%d)", a.preemptions);
+  pit_sim_result_release(&a);
+  c.nodes = 0;
+  CHECK(pit_sim_multi(&c, PIT_SPOT_GREEDY, &a, NULL, &e) == PIT_EARG, "nodes 0 refused");
+  pit_trace_release(&t);
+}
+
+int main(void) {
+  test_multi();
+  test_optimum_by_hand();
+  test_optimum_lower_bound();
+  test_baselines();
+  test_trace_errors();
+  return check_done();
+}
