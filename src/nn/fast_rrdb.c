@@ -19,7 +19,8 @@
  * layout right before each convolution, into scratch shared by every conv: the
  * optimizer changes them every iteration anyway, and 345 kept copies of ESRGAN's 38.5M
  * weights (forward, backward-data, gradient, plain gradient) would cost 616 MB. Weight
- * gradients are reordered to plain and added into the gradient array.
+ * gradients are reordered to plain and added into the gradient array in one reorder
+ * (a sum post-op).
  * Scratch (everything but the saved concatenations) is shared by all the RRDBs of one
  * plan: they run one after the other.
  * The element-wise glue (stacking, separators, residual sums, LeakyReLU backward) is
@@ -51,8 +52,8 @@ struct rscratch {
   float *o5;      /* (F, Hs, W) conv_5 output, then the RRDB output before unstacking */
   float *xs;      /* (F, Hs, W) stacked input */
   float *gcat, *tmp, *go, *gd, *gys; /* backward: (5F), (5F), (F), (F), (F) stacked */
-  float *wf, *wb, *dw, *dwp;         /* one conv's weights: forward, backward-data layout,
-                                        gradient in oneDNN's layout, gradient plain */
+  float *wf, *wb, *dw;               /* one conv's weights: forward, backward-data layout,
+                                        gradient in oneDNN's layout */
 };
 
 struct pit_fast_rrdb {
@@ -90,11 +91,25 @@ static const dnnl_memory_desc_t *qmd(const_dnnl_primitive_desc_t pd, int a) {
   return dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, a);
 }
 
+/* A reorder from → to; accumulate = 1 ADDS into the destination (a sum post-op). */
 static int reorder(struct pit_fast_rrdb *r, const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
-                   dnnl_primitive_t *out, struct pit_err *e) {
+                   int accumulate, dnnl_primitive_t *out, struct pit_err *e) {
   dnnl_primitive_desc_t pd;
-  DN(dnnl_reorder_primitive_desc_create(&pd, from, r->eng, to, r->eng, NULL));
-  dnnl_status_t s = dnnl_primitive_create(out, pd);
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t po = NULL;
+  if (accumulate) {
+    DN(dnnl_post_ops_create(&po));
+    DN(dnnl_post_ops_append_sum(po, 1.0f));
+    DN(dnnl_primitive_attr_create(&attr));
+    DN(dnnl_primitive_attr_set_post_ops(attr, po));
+  }
+  dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, from, r->eng, to, r->eng, attr);
+  if (po)
+    dnnl_post_ops_destroy(po);
+  if (attr)
+    dnnl_primitive_attr_destroy(attr);
+  DN(s);
+  s = dnnl_primitive_create(out, pd);
   dnnl_primitive_desc_destroy(pd);
   DN(s);
   return 0;
@@ -167,9 +182,9 @@ static int conv_build(struct pit_fast_rrdb *r, const struct pit_layer_spec *L, i
   DN(dnnl_memory_create(&c->ddst, &dmd, r->eng, DNNL_MEMORY_NONE));
   DN(dnnl_memory_create(&c->dsrc, &smd, r->eng, DNNL_MEMORY_NONE));
   int rc;
-  if ((rc = reorder(r, &wplain, qmd(fpd, DNNL_ARG_WEIGHTS), &c->re_wf, e)) ||
-      (rc = reorder(r, &wplain, qmd(dpd, DNNL_ARG_WEIGHTS), &c->re_wb, e)) ||
-      (rc = reorder(r, qmd(wpd, DNNL_ARG_DIFF_WEIGHTS), &wplain, &c->re_dw, e)))
+  if ((rc = reorder(r, &wplain, qmd(fpd, DNNL_ARG_WEIGHTS), 0, &c->re_wf, e)) ||
+      (rc = reorder(r, &wplain, qmd(dpd, DNNL_ARG_WEIGHTS), 0, &c->re_wb, e)) ||
+      (rc = reorder(r, qmd(wpd, DNNL_ARG_DIFF_WEIGHTS), &wplain, 1, &c->re_dw, e))) /* into grads */
     return rc;
   if (!dnnl_memory_desc_equal(qmd(fpd, DNNL_ARG_SRC), &smd) || !dnnl_memory_desc_equal(qmd(wpd, DNNL_ARG_SRC), &smd) ||
       !dnnl_memory_desc_equal(qmd(wpd, DNNL_ARG_DIFF_DST), &dmd) ||
@@ -199,7 +214,7 @@ void pit_fast_rrdb_free(struct pit_fast_rrdb *r) {
   for (int k = 0; k < r->npd; k++)
     dnnl_primitive_desc_destroy(r->keep_pd[k]);
   float *own[] = {r->own.o5, r->own.xs, r->own.gcat, r->own.tmp, r->own.go, r->own.gd,
-                  r->own.gys, r->own.wf, r->own.wb, r->own.dw, r->own.dwp};
+                  r->own.gys, r->own.wf, r->own.wb, r->own.dw};
   for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
     free(own[k]);
   free(r);
@@ -246,7 +261,7 @@ int pit_fast_rrdb_create(struct pit_fast_rrdb **out, const struct pit_layer_spec
     ok = (o->o5 = buf(F * pl)) && (o->xs = buf(F * pl)) && (o->gcat = buf(D5 * F * pl)) &&
          (o->tmp = buf(D5 * F * pl)) && (o->go = buf(F * pl)) && (o->gd = buf(F * pl)) &&
          (o->gys = buf(F * pl)) && (o->wf = buf(r->wmax)) && (o->wb = buf(r->wmax)) &&
-         (o->dw = buf(r->wmax)) && (o->dwp = buf(r->wmax));
+         (o->dw = buf(r->wmax));
     if (!ok)
       rc = pit_err_set(e, PIT_ENOMEM, "out of memory for an RRDB (batch %d)", B);
   }
@@ -380,11 +395,11 @@ int pit_fast_rrdb_backward(struct pit_fast_rrdb *r, const float *dy, float *dx, 
         dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, c->src}, {DNNL_ARG_DIFF_DST, c->ddst},
                                 {DNNL_ARG_DIFF_WEIGHTS, c->dw}, {DNNL_ARG_DIFF_BIAS, c->db}};
         dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, c->dw}, {DNNL_ARG_TO, c->dw_plain}};
-        if ((rc = bind(c->dw, sc->dw, e)) || (rc = bind(c->dw_plain, sc->dwp, e)) ||
+        /* the weight gradient, reordered to plain and added into the gradient array at once */
+        if ((rc = bind(c->dw, sc->dw, e)) || (rc = bind(c->dw_plain, r->grads + c->w_off, e)) ||
             (rc = exec(r, c->bwd_w, 4, a, e)) || (rc = exec(r, c->re_dw, 2, ra, e)))
           return rc;
         DN(dnnl_stream_wait(r->strm));
-        axpby(c->w_len, 1.0f, sc->dwp, 1.0f, r->grads + c->w_off);
         axpby((size_t)r->F, 1.0f, handle(c->db), 1.0f, r->grads + c->b_off);
       }
       dnnl_exec_arg_t a[3] = {{DNNL_ARG_DIFF_DST, c->ddst}, {DNNL_ARG_WEIGHTS, c->w_b},
