@@ -35,15 +35,10 @@ def parse():
 
 
 args = parse()
-from torch_env import blas_library, set_blas  # noqa: E402
+from torch_env import blas_library, torch_ready  # noqa: E402
 
-set_blas(args.blas_threads, args.blas_core)
-import torch  # noqa: E402
+torch = torch_ready(args.threads, args.blas_threads, args.blas_core, args.seed)
 import torch.nn as nn  # noqa: E402
-
-torch.set_num_threads(args.threads)
-torch.set_flush_denormal(True)
-torch.manual_seed(args.seed)
 
 
 def conv3(cin, cout, stride=1):

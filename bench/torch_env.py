@@ -1,5 +1,9 @@
 """torch_env.py — what bench's PyTorch scripts (torch_train.py, esrgan_torch.py) share:
 
+  torch_ready(threads, blas_threads, blas_core, seed)
+                           set_blas, then imports torch with `threads` OpenMP threads,
+                           denormals flushed (as pitstop: Adam/momentum buffers decay into
+                           denormals, slow on this CPU) and the seed set; returns torch
   set_blas(threads, core)  OpenBLAS reads its thread count and kernel choice when the
                            library loads: set them before torch is imported (re-executing
                            the script once when the environment differs). core "" leaves
@@ -39,3 +43,12 @@ def blas_library():
     if any("openblas" in p for p in paths):
         return "openblas"
     return ",".join(sorted(paths)) or "none"
+
+
+def torch_ready(threads, blas_threads, blas_core, seed):
+    set_blas(blas_threads, blas_core)
+    import torch
+    torch.set_num_threads(threads)
+    torch.set_flush_denormal(True)
+    torch.manual_seed(seed)
+    return torch

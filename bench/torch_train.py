@@ -56,19 +56,13 @@ def parse():
 
 
 args = parse()
-# OpenBLAS reads its thread count and kernel choice when the library loads
-from torch_env import blas_library, set_blas  # noqa: E402
+# OpenBLAS reads its thread count and kernel choice when the library loads: torch_ready
+# sets them before importing torch (and flushes denormals, as pitstop does)
+from torch_env import blas_library, torch_ready  # noqa: E402
 
-set_blas(args.blas_threads, args.blas_core)
+torch = torch_ready(args.threads, args.blas_threads, args.blas_core, args.seed)
 import numpy as np  # noqa: E402
-import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
-
-torch.set_num_threads(args.threads)
-# Flush denormals, as pitstop does (pit_nn_set_threads): momentum / Adam buffers of
-# parameters with zero gradient decay into denormals, which are slow on this CPU.
-torch.set_flush_denormal(True)
-torch.manual_seed(args.seed)
 
 
 def cnn(channels, size, classes, wide):

@@ -8,12 +8,8 @@
 # VGG content loss without weights — gets one clear message and a non-zero exit.
 set -uo pipefail
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
-SK=/usr/lib/python3/dist-packages/skimage/data
-[ -f "$SK/astronaut.png" ] || { echo "SKIP: python3-skimage's sample images are not installed"; exit 0; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-mkdir -p "$T/photos" "$T/val" "$T/tiny"
-cp "$SK/astronaut.png" "$SK/chelsea.png" "$SK/coffee.png" "$SK/motorcycle_left.png" "$T/photos/"
+. "$PIT_SOURCE_DIR/tests/train/photos.bash"
+mkdir -p "$T/val" "$T/tiny"
 cp "$SK/rocket.jpg" "$T/val/"
 cp "$SK/astronaut.png" "$SK/block.png" "$T/tiny/" # block.png is 10x10
 small=(--model esrgan --data images --data-dir "$T/photos" --image-size 96 --hr-size 32

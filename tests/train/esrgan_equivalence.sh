@@ -9,12 +9,7 @@
 # SyncBatchNorm, and as pitstop's dcgan), so that phase is not compared.
 set -euo pipefail
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
-SK=/usr/lib/python3/dist-packages/skimage/data
-[ -f "$SK/astronaut.png" ] || { echo "SKIP: python3-skimage's sample images are not installed"; exit 0; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-mkdir -p "$T/photos"
-cp "$SK/astronaut.png" "$SK/chelsea.png" "$SK/coffee.png" "$SK/motorcycle_left.png" "$T/photos/"
+. "$PIT_SOURCE_DIR/tests/train/photos.bash"
 common=(train --quiet --model esrgan --data images --data-dir "$T/photos" --image-size 96 --hr-size 32
         --residual-blocks 1 --filters 16 --batch-size 4 --threads 1 --content-loss none --seed 5)
 warm=(--max-iters 12 --warmup-batches 12)
