@@ -56,28 +56,13 @@ def parse():
 
 
 args = parse()
-# OpenBLAS reads its thread count and kernel choice when the library loads: set
-# them before importing torch (re-executing once if the environment differs).
-env_want = {"OPENBLAS_NUM_THREADS": str(args.blas_threads)}
-if args.blas_core:
-    env_want["OPENBLAS_CORETYPE"] = args.blas_core
-if any(os.environ.get(k) != v for k, v in env_want.items()) or (
-        not args.blas_core and "OPENBLAS_CORETYPE" in os.environ):
-    env = dict(os.environ)
-    env.update(env_want)
-    if not args.blas_core:
-        env.pop("OPENBLAS_CORETYPE", None)
-    os.execve(sys.executable, [sys.executable] + sys.argv, env)
+# OpenBLAS reads its thread count and kernel choice when the library loads: torch_ready
+# sets them before importing torch (and flushes denormals, as pitstop does)
+from torch_env import blas_library, torch_ready  # noqa: E402
 
+torch = torch_ready(args.threads, args.blas_threads, args.blas_core, args.seed)
 import numpy as np  # noqa: E402
-import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
-
-torch.set_num_threads(args.threads)
-# Flush denormals, as pitstop does (pit_nn_set_threads): momentum / Adam buffers of
-# parameters with zero gradient decay into denormals, which are slow on this CPU.
-torch.set_flush_denormal(True)
-torch.manual_seed(args.seed)
 
 
 def cnn(channels, size, classes, wide):
@@ -247,7 +232,8 @@ def main():
     print(f"model={args.model} batch={B} threads={args.threads} omp={torch.get_num_threads()} "
           f"blas={os.environ.get('OPENBLAS_NUM_THREADS')} "
           f"blas_core={os.environ.get('OPENBLAS_CORETYPE', 'auto')} iters={args.iters} "
-          f"sps={B * len(meas) / sum(meas):.2f} step_ms_median={1e3 * med:.4f}", flush=True)
+          f"sps={B * len(meas) / sum(meas):.2f} step_ms_median={1e3 * med:.4f} "
+          f"blas_lib={blas_library()}", flush=True)
 
 
 main()

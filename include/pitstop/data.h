@@ -30,7 +30,12 @@ struct pit_dataset {
   void *priv;          /* synthetic: private tables (class templates, noise); NULL otherwise */
 };
 
-enum pit_data_norm { PIT_NORM_CLASSIFIER, PIT_NORM_GAN };
+enum pit_data_norm {
+  PIT_NORM_CLASSIFIER, /* (x - the dataset's mean) / std */
+  PIT_NORM_GAN,        /* [-1, 1] */
+  PIT_NORM_IMAGENET    /* torchvision's ImageNet mean (0.485, 0.456, 0.406), std (0.229, 0.224,
+                          0.225), per RGB channel (ESRGAN's, whose VGG19 expects it) */
+};
 
 struct pit_data_opts {
   const char *kind;      /* "fashion-mnist" | "mnist" | "cifar10" | "images" | "synthetic" */
@@ -44,6 +49,7 @@ struct pit_data_opts {
   int synth_classes;     /* synthetic: classes (default 10) */
   uint64_t seed;
   int64_t limit;         /* >0: keep only the first `limit` samples */
+  int min_side;          /* images: refuse an image whose native shorter side is below this (0: any) */
 };
 
 int pit_dataset_load(struct pit_dataset *ds, const struct pit_data_opts *o, struct pit_err *e);
@@ -52,6 +58,18 @@ void pit_dataset_release(struct pit_dataset *ds);
  * Returns PIT_EARG for an index outside [0, n). Reads ds only: threads may gather at once. */
 int pit_dataset_gather(const struct pit_dataset *ds, const int64_t *idx, int n, float *x,
                        int32_t *y);
+
+/* Resizing float planes (c, h, w) → (c, oh, ow) the way PIL resizes with antialiasing
+ * (torchvision's Resize on PIL images): separable; output pixel i (centre
+ * (i + 0.5)·scale, scale = in/out) averages the source pixels within support·max(scale, 1)
+ * of it, weighted by the kernel at distance / max(scale, 1), weights normalised to sum 1.
+ *   BILINEAR: triangle, support 1;
+ *   BICUBIC:  Keys' cubic with a = -0.5 (PIL's BICUBIC), support 2.
+ * So a 4x bicubic downscale weighs 16 source pixels per axis. Values stay float (PIL
+ * rounds to 8 bits and clips the cubic's overshoot; this does not). */
+enum pit_resize_kernel { PIT_RESIZE_BILINEAR, PIT_RESIZE_BICUBIC };
+int pit_resize(const float *src, int c, int h, int w, float *dst, int oh, int ow,
+               enum pit_resize_kernel kernel, struct pit_err *e);
 
 struct pit_sampler_state {
   uint64_t seed;

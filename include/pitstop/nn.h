@@ -10,6 +10,8 @@
  *   deconv weight (I, O, kh, kw), bias (O) if any     (ConvTranspose2d)
  *   linear weight (O, I), bias (O)
  *   bnorm  weight/gamma (C), bias/beta (C)
+ *   rrdb   for dense block d = 0..2, conv j = 1..5: weight (F, j*F, 3, 3), bias (F)
+ *          (PyTorch-GAN's dense_blocks.d.bj.0.weight / .bias order)
  * Gradients have the same layout (one contiguous array: what MPI allreduces).
  * Non-trained state (BatchNorm running mean then running var, per BN layer)
  * lives in a separate array (checkpointed, not reduced).
@@ -34,7 +36,14 @@ enum pit_layer_kind {
   PIT_L_RELU,
   PIT_L_LEAKYRELU,  /* slope alpha */
   PIT_L_TANH,
-  PIT_L_SIGMOID
+  PIT_L_SIGMOID,
+  PIT_L_SHUFFLE,    /* PixelShuffle(k): (C*k*k, H, W) → (C, H*k, W*k) */
+  PIT_L_SKIP,       /* opens a skip connection: y = x, x is kept for the matching SKIPADD */
+  PIT_L_SKIPADD,    /* closes the innermost open SKIP: y = x + (input of that SKIP) */
+  PIT_L_RRDB        /* ESRGAN residual-in-residual dense block of out_c filters (= in_c):
+                       3 dense blocks of five 3x3 convs (growth out_c by concatenation,
+                       LeakyReLU alpha after the first four), each y = scale*conv5 + x,
+                       and y = scale*dense3(dense2(dense1(x))) + x around the three */
 };
 
 struct pit_layer_spec {
@@ -42,17 +51,19 @@ struct pit_layer_spec {
   int out_c;        /* conv/deconv/linear: output channels / features */
   int k, stride, pad;
   int bias;         /* 1: has a bias vector */
-  float alpha;      /* LeakyReLU slope */
+  float alpha;      /* LeakyReLU slope (RRDB: of its dense convs) */
+  float scale;      /* RRDB: residual scaling (ESRGAN 0.2) */
   /* Filled by pit_model_spec_finish: */
   int in_c, in_h, in_w;    /* input shape of this layer (per sample) */
   int o_c, o_h, o_w;       /* output shape of this layer (per sample) */
   size_t w_off, w_len;     /* offset/length of the weight (gamma) in the params array */
   size_t b_off, b_len;     /* offset/length of the bias (beta); b_len 0 if none */
   size_t s_off;            /* BN: offset of running mean in the state array (var follows, C each) */
+  int pair;                /* SKIPADD: index of its SKIP layer */
   double flops_fwd;        /* multiply-adds*2 per sample, forward (conv/deconv/linear only) */
 };
 
-#define PIT_MAX_LAYERS 32
+#define PIT_MAX_LAYERS 64
 
 struct pit_model_spec {
   char name[32];
@@ -75,6 +86,19 @@ int pit_model_spec_finish(struct pit_model_spec *m, int in_c, int in_h, int in_w
 int pit_model_build(const char *name, int channels, int image_size, int classes, int nz,
                     struct pit_model_spec *gen, struct pit_model_spec *disc, struct pit_err *e);
 int pit_model_is_gan(const char *name);
+
+/* ESRGAN as PyTorch-GAN's esrgan/models.py, 4x super-resolution of channels-channel
+ * images of hr x hr (hr a multiple of 16):
+ *   gen  GeneratorRRDB: (channels, hr/4, hr/4) → (channels, hr, hr): conv 3x3 → skip →
+ *        `blocks` RRDBs of `filters` (LeakyReLU 0.01 inside — PyTorch's default slope,
+ *        as the original's nn.LeakyReLU() —, residual scaling 0.2) → conv → skip-add →
+ *        2 x (conv to 4*filters, LeakyReLU 0.01, pixel shuffle 2) → conv → LeakyReLU → conv;
+ *   disc the VGG-style patch discriminator: (channels, hr, hr) → (1, hr/16, hr/16) logits;
+ *   vgg  VGG19's features[:35] (through conv5_4, before its ReLU): (3, hr, hr) →
+ *        (512, hr/16, hr/16), the content loss's feature extractor (vgg may be NULL). */
+int pit_model_build_esrgan(int channels, int hr, int blocks, int filters,
+                           struct pit_model_spec *gen, struct pit_model_spec *disc,
+                           struct pit_model_spec *vgg, struct pit_err *e);
 
 /* ---- networks ---- */
 enum pit_backend { PIT_BACKEND_REF = 0, PIT_BACKEND_FAST = 1 };
@@ -112,6 +136,12 @@ void pit_nn_set_threads(int threads);
 void pit_init_default(const struct pit_model_spec *m, float *params, uint64_t seed);
 /* DCGAN's weights_init: conv/deconv N(0, 0.02); BN gamma N(1, 0.02), beta 0. */
 void pit_init_dcgan(const struct pit_model_spec *m, float *params, uint64_t seed);
+/* Conv layers' weight and bias from a safetensors file (F32; layer i's tensors named
+ * "i.weight" / "i.bias", any dotted prefix: torchvision's features[...] state_dict).
+ * A missing tensor, another dtype or shape, or a truncated file → PIT_EFORMAT with one
+ * message naming the file and the tensor; params is then left untouched. */
+int pit_safetensors_load(const char *path, const struct pit_model_spec *m, float *params,
+                         struct pit_err *e);
 /* BN running stats: mean 0, var 1. */
 void pit_init_state(const struct pit_model_spec *m, float *state);
 
@@ -124,6 +154,28 @@ double pit_loss_xent(const float *logits, const int32_t *labels, int B, int K, d
 /* probabilities p (B), target t (scalar, same for all) → binary cross-entropy
  * with PyTorch's clamp of log at -100; dp (B) or NULL. */
 double pit_loss_bce(const float *p, float target, int B, double denom, float *dp);
+/* logits z (n), target t (scalar, same for all) → BCEWithLogits:
+ * max(z,0) - z*t + log(1 + e^-|z|) (stable); dz (n) = (sigmoid(z) - t) / denom, or NULL. */
+double pit_loss_bce_logits(const float *z, float target, size_t n, double denom, float *dz);
+/* a, b (n) → L1: sum |a - b| / denom; da (n) = sign(a - b) / denom (0 where equal), or NULL. */
+double pit_loss_l1(const float *a, const float *b, size_t n, double denom, float *da);
+/* Relativistic average GAN loss on patch logits (ESRGAN's), for a global batch of N
+ * samples with P logits each, of which this rank holds n (rows of real and fake, (n, P)):
+ *   gen (disc = 0):  ½ [BCE(fake − mean_real, 1) + BCE(real − mean_fake, 0)]
+ *   disc (disc = 1): ½ [BCE(real − mean_fake, 1) + BCE(fake − mean_real, 0)]
+ * BCE with logits averaged over the N·P logits; mean_real / mean_fake (P) are the means
+ * over the GLOBAL batch of each patch position (PyTorch's pred.mean(0, keepdim=True)).
+ * In two phases so ranks can sum in between:
+ *   part:   returns this rank's share of the value; writes the direct gradients
+ *           dreal, dfake (n, P) and col (2P): the column sums of the real term's and the
+ *           fake term's gradients (to be summed over all ranks);
+ *   finish: given the summed col, subtracts what flows back through the means:
+ *           dfake[b,p] -= col[p] / N, dreal[b,p] -= col[P + p] / N.
+ * The generator's dreal is unused (the original detaches pred_real). */
+double pit_loss_ragan_part(const float *real, const float *fake, int n, int P, double N,
+                           const double *mean_real, const double *mean_fake, int disc,
+                           float *dreal, float *dfake, double *col);
+void pit_loss_ragan_finish(int n, int P, double N, const double *col, float *dreal, float *dfake);
 /* Number of rows whose argmax equals the label. */
 int pit_count_correct(const float *logits, const int32_t *labels, int B, int K);
 

@@ -33,7 +33,7 @@ enum pit_rec_type {
   PIT_REC_NTYPES
 };
 
-#define PIT_MAX_LOSSES 4
+#define PIT_MAX_LOSSES 6
 #define PIT_NAME_MAX 64
 
 struct pit_record {

@@ -46,6 +46,8 @@ struct pit_train_result {
   char stop_why[200];         /* stopped == 2: why ("steady: t_p half-width 1.2% <= 2% ...") */
   char checkpoint[1024];      /* last checkpoint written, "" if none */
   char samples_png[1024];     /* GAN: last sample grid written, "" if none */
+  double psnr, psnr_bicubic;  /* esrgan: validation PSNR (dB, RGB in [0, 1]) of the model's output
+                                 and of bicubic upscaling of its input, at the end; NaN otherwise */
 };
 
 int pit_train_run(const struct pit_train_opts *o, struct pit_dist *d, struct pit_train_result *res,

@@ -43,7 +43,7 @@ struct pit_train_progress {
 typedef void (*pit_train_progress_fn)(void *ctx, const struct pit_train_progress *p);
 
 struct pit_train_opts {
-  const char *model;          /* "cnn" | "cnn-wide" | "dcgan" */
+  const char *model;          /* "cnn" | "cnn-wide" | "dcgan" | "esrgan" */
   const char *data;           /* "fashion-mnist" | "cifar10" | "images" | "synthetic" */
   const char *data_dir;       /* NULL: the kind's default */
   int64_t batch;              /* GLOBAL batch; 0: the model's default (pit_train_model_defaults) */
@@ -80,6 +80,16 @@ struct pit_train_opts {
   int rebalance_every;        /* auto shares: rebalance every K iterations */
   int64_t check_sync;         /* > 0: compare parameter checksums across ranks every N iterations */
   enum pit_backend backend;
+  /* esrgan (PyTorch-GAN's esrgan.py defaults) */
+  int residual_blocks;        /* RRDBs in the generator (23) */
+  int filters;                /* generator filters (64) */
+  int hr_size;                /* high-resolution crop side (128); the input is hr/4 */
+  int64_t warmup_batches;     /* iterations with the pixel loss only (500) */
+  double lambda_adv;          /* weight of the adversarial loss (5e-3) */
+  double lambda_pixel;        /* weight of the pixel loss after warm-up (1e-2) */
+  const char *content_loss;   /* "vgg" (needs vgg_weights) | "none" | "random-vgg" (timing only) */
+  const char *vgg_weights;    /* safetensors file of VGG19 features[:35], NULL none */
+  const char *val_dir;        /* validation photos (PSNR, sample grid); NULL: the first training images */
   pit_train_progress_fn progress; /* NULL: no progress reports; called on rank 0 only */
   void *progress_ctx;         /* passed to progress; borrowed */
   double t_process_start;     /* pit_now() at process start (for init_s) */

@@ -135,6 +135,8 @@ int pit_cmd_train(int argc, char **argv) {
       fprintf(f, ", test accuracy %.4f", res.accuracy);
     if (isfinite(res.loss_g))
       fprintf(f, ", loss D %.4f G %.4f", res.loss, res.loss_g);
+    if (isfinite(res.psnr))
+      fprintf(f, ", validation PSNR %.2f dB (bicubic %.2f dB)", res.psnr, res.psnr_bicubic);
     else if (isfinite(res.loss))
       fprintf(f, ", loss %.4f", res.loss);
     fputc('\n', f);

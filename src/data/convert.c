@@ -5,58 +5,17 @@
  * float rounding; resizing first does it on one layout for every source.)
  *
  * The resize reproduces torchvision's Resize(s) + CenterCrop(s) on a float tensor
- * with bilinear interpolation and antialias=True: separable, each output pixel
- * (half-pixel centre c = scale·(i + 0.5), scale = in/out) takes the source pixels
- * within `support` of c (support = max(scale, 1)) weighted by the triangle
- * 1 - |d|/max(scale, 1), weights normalised to sum 1. Growing (28 → 32) is
- * therefore plain bilinear with edge clamping; shrinking averages over the
- * footprint (no aliasing). Results stay float (no rounding back to bytes).
+ * with bilinear interpolation and antialias=True (resize.c's filter tables: each
+ * output pixel weighs the source pixels within max(scale, 1) of its centre by the
+ * triangle). Growing (28 → 32) is therefore plain bilinear with edge clamping;
+ * shrinking averages over the footprint (no aliasing). Results stay float (no
+ * rounding back to bytes).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "data/data_impl.h"
-
-/* Filter table for one dimension: output positions first..first+count-1 of a
- * resize from `in` to `out`. */
-static int filter_table(int in, int out, int first, int count, int **pos, int **len, float **wt,
-                        int *maxk) {
-  double scale = (double)in / out;
-  double support = scale >= 1.0 ? scale : 1.0;
-  double inv = scale >= 1.0 ? 1.0 / scale : 1.0;
-  int k = (int)ceil(support) * 2 + 1;
-  *pos = malloc(sizeof(int) * (size_t)count);
-  *len = malloc(sizeof(int) * (size_t)count);
-  *wt = malloc(sizeof(float) * (size_t)count * (size_t)k);
-  if (!*pos || !*len || !*wt)
-    return PIT_ENOMEM;
-  *maxk = k;
-  for (int i = 0; i < count; i++) {
-    double center = scale * (first + i + 0.5);
-    int64_t xmin = (int64_t)(center - support + 0.5);
-    int64_t xmax = (int64_t)(center + support + 0.5);
-    if (xmin < 0)
-      xmin = 0;
-    if (xmax > in)
-      xmax = in;
-    if (xmax - xmin > k)
-      xmax = xmin + k;
-    double total = 0;
-    int n = (int)(xmax - xmin);
-    float *w = *wt + (size_t)i * k;
-    for (int j = 0; j < k; j++) {
-      double d = j < n ? fabs((j + xmin - center + 0.5) * inv) : 1.0;
-      w[j] = d < 1.0 ? (float)(1.0 - d) : 0.0f;
-      total += w[j];
-    }
-    (*pos)[i] = (int)xmin;
-    (*len)[i] = n;
-    for (int j = 0; j < k; j++)
-      w[j] = total > 0 ? (float)(w[j] / total) : 0.0f;
-  }
-  return 0;
-}
 
 int pit__conv_init(struct pit__conv *cv, int c0, int h0, int w0, int chw, int c, int s,
                    const float *mean, const float *std, struct pit_err *e) {
@@ -97,8 +56,8 @@ int pit__conv_init(struct pit__conv *cv, int c0, int h0, int w0, int chw, int c,
     int top = (int)nearbyint((rh - s) / 2.0), left = (int)nearbyint((rw - s) / 2.0);
     cv->tmp = malloc(sizeof(float) * (size_t)c0 * s * w0);
     cv->plane = malloc(sizeof(float) * (size_t)c0 * s * s);
-    if (!cv->tmp || !cv->plane || filter_table(w0, rw, left, s, &cv->x0, &cv->xn, &cv->wx, &cv->maxkx) ||
-        filter_table(h0, rh, top, s, &cv->y0, &cv->yn, &cv->wy, &cv->maxky)) {
+    if (!cv->tmp || !cv->plane || pit__filter_table(w0, rw, left, s, PIT_RESIZE_BILINEAR, &cv->x0, &cv->xn, &cv->wx, &cv->maxkx) ||
+        pit__filter_table(h0, rh, top, s, PIT_RESIZE_BILINEAR, &cv->y0, &cv->yn, &cv->wy, &cv->maxky)) {
       pit__conv_release(cv);
       return pit_err_set(e, PIT_ENOMEM, "out of memory resizing %dx%d images", h0, w0);
     }

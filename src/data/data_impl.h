@@ -74,6 +74,13 @@ void pit__synth_release(struct pit_dataset *ds);
 void pit__synth_gather(const struct pit_dataset *ds, const int64_t *idx, int n, float *x,
                        int32_t *y);
 
+/* resize.c: filter table for one dimension of a resize from `in` to `out` samples,
+ * output positions first..first+count-1 (pit_resize's definition): per output position
+ * the first source index pos[i], the number of taps len[i], and maxk weights (row i of wt).
+ * Arrays malloc'd, owned by the caller; PIT_ENOMEM on failure (caller frees what was set). */
+int pit__filter_table(int in, int out, int first, int count, enum pit_resize_kernel kernel,
+                      int **pos, int **len, float **wt, int *maxk);
+
 /* Allocates ds->x (n, c, h, w) and ds->y (n), checking for overflow. */
 int pit__dataset_alloc(struct pit_dataset *ds, int64_t n, int c, int h, int w, const char *what,
                        struct pit_err *e);

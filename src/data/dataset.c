@@ -77,8 +77,12 @@ static int check_opts(const struct pit_data_opts *o, struct pit_err *e) {
   if (o->synth_classes < 0 || o->synth_classes > 1000)
     return pit_err_set(e, PIT_EARG, "synthetic classes must be 1..1000 (0 = 10), not %d",
                        o->synth_classes);
-  if (o->norm != PIT_NORM_CLASSIFIER && o->norm != PIT_NORM_GAN)
+  if (o->norm != PIT_NORM_CLASSIFIER && o->norm != PIT_NORM_GAN && o->norm != PIT_NORM_IMAGENET)
     return pit_err_set(e, PIT_EARG, "unknown normalisation %d", (int)o->norm);
+  if (o->norm == PIT_NORM_IMAGENET && strcmp(o->kind, "images") != 0)
+    return pit_err_set(e, PIT_EARG, "ImageNet normalisation is for image folders, not '%s'", o->kind);
+  if (o->min_side < 0)
+    return pit_err_set(e, PIT_EARG, "minimum image side must be >= 0, not %d", o->min_side);
   return 0;
 }
 

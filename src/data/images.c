@@ -7,7 +7,9 @@
  * decoded to 8-bit RGB (grey expanded, alpha dropped by libpng's compositing onto
  * black), so the native channel count is 3. With image_size = 0 all images must
  * have the first one's size; otherwise each is resized (shorter side) and
- * centre-cropped to image_size × image_size (see convert.c).
+ * centre-cropped to image_size × image_size (see convert.c). Values in [-1, 1], or
+ * normalised with ImageNet's mean and std (PIT_NORM_IMAGENET). An image whose native
+ * shorter side is below min_side is refused, naming it.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -207,6 +209,8 @@ static int decode(const char *path, uint8_t **out, int *h, int *w, struct pit_er
 int pit__images_load(struct pit_dataset *ds, const struct pit_data_opts *o, const char *dir,
                      struct pit_err *e) {
   static const float half[3] = {0.5f, 0.5f, 0.5f};
+  static const float in_mean[3] = {0.485f, 0.456f, 0.406f}, in_std[3] = {0.229f, 0.224f, 0.225f};
+  const int imagenet = o->norm == PIT_NORM_IMAGENET;
   struct list l = {0};
   struct pit__conv cv = {0};
   uint8_t *img = NULL;
@@ -225,6 +229,11 @@ int pit__images_load(struct pit_dataset *ds, const struct pit_data_opts *o, cons
   for (int64_t i = 0; i < n; i++) {
     if ((rc = decode(l.v[i], &img, &h, &w, e)))
       goto out;
+    if (o->min_side > 0 && (h < o->min_side || w < o->min_side)) {
+      rc = pit_err_set(e, PIT_EARG, "image '%s' is %dx%d, smaller than %dx%d", l.v[i], w, h,
+                       o->min_side, o->min_side);
+      goto out;
+    }
     if (i == 0 || (h != h0 || w != w0)) {
       if (i > 0 && !o->image_size) {
         rc = pit_err_set(e, PIT_EFORMAT, "image '%s' is %dx%d but '%s' is %dx%d", l.v[i], w, h,
@@ -233,7 +242,8 @@ int pit__images_load(struct pit_dataset *ds, const struct pit_data_opts *o, cons
         goto out;
       }
       pit__conv_release(&cv);
-      if ((rc = pit__conv_init(&cv, 3, h, w, 0, o->channels, o->image_size, half, half, e)))
+      if ((rc = pit__conv_init(&cv, 3, h, w, 0, o->channels, o->image_size,
+                                imagenet ? in_mean : half, imagenet ? in_std : half, e)))
         goto out;
       if (i == 0 && (rc = pit__dataset_alloc(ds, n, cv.c, cv.h, cv.w, dir, e)))
         goto out;

@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include <oneapi/dnnl/dnnl.h>
+
 #include "nn/net_impl.h"
 
 /* Max pooling on a channel-blocked layout (fast_pool.c): n samples, cb channel
@@ -16,5 +18,28 @@ struct pit_fast_pool {
 };
 void pit_fast_pool_fwd(const struct pit_fast_pool *p, const float *x, float *y, uint8_t *idx);
 void pit_fast_pool_bwd(const struct pit_fast_pool *p, const float *dy, const uint8_t *idx, float *dx);
+
+/* PixelShuffle on a channel-blocked layout (fast_shuffle.c): n samples of c*r*r
+ * channels of h x w in → c channels of h*r x w*r out, lanes blk (16, 8, 1). */
+struct pit_fast_shuffle {
+  int n, c, h, w, r, blk;
+};
+void pit_fast_shuffle_fwd(const struct pit_fast_shuffle *p, const float *x, float *y);
+void pit_fast_shuffle_bwd(const struct pit_fast_shuffle *p, const float *dy, float *dx);
+
+/* ESRGAN's residual-in-residual dense block on oneDNN (fast_rrdb.c), for one batch size
+ * B; input and output (B, F, H, W) nChw16c, F a multiple of 16. params/grads: the
+ * network's arrays (offsets of nn/rrdb.h). share: an RRDB of the same plan whose scratch
+ * this one borrows (NULL: its own; share must outlive it). engine and stream are borrowed. Backward
+ * uses the activations of the last forward; dx may be NULL; param_grads=1 ADDS the
+ * parameter gradients into grads. */
+struct pit_fast_rrdb;
+int pit_fast_rrdb_create(struct pit_fast_rrdb **out, const struct pit_layer_spec *L, int B,
+                         float *params, float *grads, struct pit_fast_rrdb *share, dnnl_engine_t eng,
+                         dnnl_stream_t strm, struct pit_err *e);
+void pit_fast_rrdb_free(struct pit_fast_rrdb *r);
+int pit_fast_rrdb_forward(struct pit_fast_rrdb *r, const float *x, float *y, struct pit_err *e);
+int pit_fast_rrdb_backward(struct pit_fast_rrdb *r, const float *dy, float *dx, int param_grads,
+                           struct pit_err *e);
 
 #endif

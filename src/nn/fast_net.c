@@ -33,7 +33,13 @@
 #define FAST_MAX_STEPS 320
 #define FAST_MAX_OBJS 640
 
-enum step_type { S_PRIM, S_ACCUM, S_BNRUN, S_POOLF, S_POOLB };
+enum step_type {
+  S_PRIM, S_ACCUM, S_BNRUN, S_POOLF, S_POOLB,
+  S_SHUFF, S_SHUFB, /* pixel shuffle: args[0] → args[1] */
+  S_RRDBF, S_RRDBB, /* RRDB (fast_rrdb.c): forward x → y; backward dy → dx */
+  S_ADD,            /* args[2] = args[0] + args[1], n floats */
+  S_COPY            /* args[1] = args[0], n floats */
+};
 enum step_flag {
   F_TRAIN = 1,  /* forward: only in train mode */
   F_EVAL = 2,   /* forward: only in eval mode */
@@ -61,6 +67,9 @@ struct step {
   uint64_t wver; /* F_W steps: parameter version last laid out (0: never) */
   /* S_POOLF: args[0..2] = src, dst, idx memories; S_POOLB: diff_dst, idx, diff_src */
   struct pit_fast_pool pool;
+  struct pit_fast_shuffle shuf;
+  struct pit_fast_rrdb *rrdb; /* S_RRDBF/B: owned by the plan */
+  int first;                  /* S_RRDBB: the network's first layer (dx only when asked) */
 };
 
 struct plan {
@@ -78,6 +87,8 @@ struct plan {
   int slot_of[FAST_MAX_OBJS], nslot_mem;
   size_t slot_size[SLOT_N];
   void *slot_buf[SLOT_N];
+  struct pit_fast_rrdb *rrdbs[PIT_MAX_LAYERS]; /* owned */
+  int nrrdb;
 };
 
 struct fast {
@@ -247,6 +258,7 @@ struct lstate {
   int custom_pool;        /* max pooling by fast_pool.c */
   int flat;               /* linear layer fed a plain (B, C*H*W) view of its 4-D input */
   struct pit_fast_pool pool;
+  dnnl_memory_t skipg;    /* SKIP: its SKIPADD's output gradient, kept for the SKIP's backward */
   /* forward */
   dnnl_primitive_desc_t fpd, fpd_inf;
   dnnl_memory_t src, dst, ws, mean, var;
@@ -529,7 +541,10 @@ static int build_simple_fwd(struct fast *f, struct plan *p, struct pit_net *net,
     float alpha = L->kind == PIT_L_LEAKYRELU ? L->alpha : 0.0f;
     DN(dnnl_eltwise_forward_desc_init(&d, dnnl_forward_training, elt_alg(L->kind), cmd, alpha, 0.0f));
     DN(dnnl_primitive_desc_create(&ls->fpd, &d, NULL, f->eng, NULL));
-    int inplace = i > 0 && !is_elt(net->spec.layer[i - 1].kind);
+    /* not after another element-wise layer (its backward reads its output), nor on a
+     * tensor a skip connection keeps */
+    int inplace = i > 0 && !is_elt(net->spec.layer[i - 1].kind) &&
+                  net->spec.layer[i - 1].kind != PIT_L_SKIP;
     if (inplace)
       ls->dst = *cur;
     else if ((rc = keep_mem(p, cmd, DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
@@ -757,6 +772,152 @@ static int build_pool_bwd(struct fast *f, struct plan *p, int i, dnnl_memory_t *
   return 0;
 }
 
+/* ---- ESRGAN's layers: pixel shuffle, skip connections, RRDB ---- */
+
+static size_t md_floats(const dnnl_memory_desc_t *md) {
+  return dnnl_memory_desc_get_size(md) / sizeof(float);
+}
+
+/* A step of a custom type over memories a (and b, c). */
+static struct step *custom(struct step *list, int *n, int flags, int type, dnnl_memory_t a,
+                           dnnl_memory_t b, dnnl_memory_t c, struct pit_err *e) {
+  struct step *s = add_step(list, n, flags, e);
+  if (!s)
+    return NULL;
+  s->type = type;
+  arg(s, 0, a);
+  arg(s, 0, b);
+  if (c)
+    arg(s, 0, c);
+  s->n = md_floats(mem_md(a));
+  return s;
+}
+
+/* The forward step of a custom type whose output is dst (its backward's parameters). */
+static const struct step *fwd_step(const struct plan *p, int type, dnnl_memory_t dst) {
+  for (int k = 0; k < p->nfwd; k++)
+    if (p->fwd[k].type == type && p->fwd[k].args[1].memory == dst)
+      return &p->fwd[k];
+  return NULL;
+}
+
+static int build_shuffle_fwd(struct fast *f, struct plan *p, struct pit_net *net, int i,
+                             dnnl_memory_t *cur, struct lstate *ls, struct pit_err *e) {
+  const struct pit_layer_spec *L = &net->spec.layer[i];
+  int blk = pool_blk(mem_md(*cur)), rc;
+  if (blk == 0 || L->in_c % blk || L->o_c % blk)
+    blk = 1;
+  dnnl_format_tag_t tag = blk == 16 ? dnnl_nChw16c : blk == 8 ? dnnl_nChw8c : dnnl_nchw;
+  dnnl_memory_desc_t smd, dmd;
+  dnnl_dims_t sd = {p->batch, L->in_c, L->in_h, L->in_w}, dd = {p->batch, L->o_c, L->o_h, L->o_w};
+  md_tag(&smd, 4, sd, tag);
+  md_tag(&dmd, 4, dd, tag);
+  if ((rc = convert(f, p, p->fwd, &p->nfwd, 0, *cur, &smd, &ls->src, -1, e)) ||
+      (rc = keep_mem(p, &dmd, DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
+    return rc;
+  struct step *s = custom(p->fwd, &p->nfwd, 0, S_SHUFF, ls->src, ls->dst, NULL, e);
+  if (!s)
+    return e->code;
+  s->shuf = (struct pit_fast_shuffle){.n = p->batch, .c = L->o_c, .h = L->in_h, .w = L->in_w, .r = L->k,
+                                      .blk = blk};
+  *cur = ls->dst;
+  return 0;
+}
+
+static int build_shuffle_bwd(struct fast *f, struct plan *p, int i, dnnl_memory_t *cur, int *cur_slot,
+                             struct lstate *ls, struct pit_err *e) {
+  int fl = i == 0 ? F_DX : 0, rc;
+  dnnl_memory_t ddst, dsrc;
+  if ((rc = convert(f, p, p->bwd, &p->nbwd, fl, *cur, mem_md(ls->dst), &ddst, SLOT_CONV, e)) ||
+      (rc = slot_mem(p, mem_md(ls->src), next_slot(cur_slot), &dsrc, f->eng, e)))
+    return rc;
+  const struct step *fw = fwd_step(p, S_SHUFF, ls->dst);
+  struct step *s = custom(p->bwd, &p->nbwd, fl, S_SHUFB, ddst, dsrc, NULL, e);
+  if (!s || !fw)
+    return s ? PIT_BUG(e, "pixel shuffle %d lost its forward step", i) : e->code;
+  s->shuf = fw->shuf;
+  *cur = dsrc;
+  return 0;
+}
+
+/* SKIPADD forward: dst = cur + (the SKIP's input, in cur's layout). */
+static int build_skipadd_fwd(struct fast *f, struct plan *p, const struct lstate *skip, dnnl_memory_t *cur,
+                             struct lstate *ls, struct pit_err *e) {
+  dnnl_memory_t saved;
+  int rc;
+  ls->src = *cur;
+  if ((rc = convert(f, p, p->fwd, &p->nfwd, 0, skip->src, mem_md(*cur), &saved, -1, e)) ||
+      (rc = keep_mem(p, mem_md(*cur), DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
+    return rc;
+  if (!custom(p->fwd, &p->nfwd, 0, S_ADD, *cur, saved, ls->dst, e))
+    return e->code;
+  *cur = ls->dst;
+  return 0;
+}
+
+/* SKIPADD backward: the gradient passes through unchanged, and a copy is kept for the SKIP. */
+static int build_skipadd_bwd(struct fast *f, struct plan *p, dnnl_memory_t cur, struct lstate *skip,
+                             struct pit_err *e) {
+  int rc = keep_mem(p, mem_md(cur), DNNL_MEMORY_ALLOCATE, &skip->skipg, f->eng, e);
+  if (rc)
+    return rc;
+  return custom(p->bwd, &p->nbwd, 0, S_COPY, cur, skip->skipg, NULL, e) ? 0 : e->code;
+}
+
+/* SKIP backward: the straight path's gradient plus the skip's. */
+static int build_skip_bwd(struct fast *f, struct plan *p, dnnl_memory_t *cur, int *cur_slot,
+                          const struct lstate *ls, struct pit_err *e) {
+  dnnl_memory_t sg, out;
+  int rc;
+  if ((rc = convert(f, p, p->bwd, &p->nbwd, 0, ls->skipg, mem_md(*cur), &sg, -1, e)) ||
+      (rc = slot_mem(p, mem_md(*cur), next_slot(cur_slot), &out, f->eng, e)))
+    return rc;
+  if (!custom(p->bwd, &p->nbwd, 0, S_ADD, *cur, sg, out, e))
+    return e->code;
+  *cur = out;
+  return 0;
+}
+
+static int build_rrdb_fwd(struct fast *f, struct plan *p, struct pit_net *net, int i, dnnl_memory_t *cur,
+                          struct lstate *ls, struct pit_err *e) {
+  const struct pit_layer_spec *L = &net->spec.layer[i];
+  dnnl_memory_desc_t md;
+  dnnl_dims_t dd = {p->batch, L->in_c, L->in_h, L->in_w};
+  md_tag(&md, 4, dd, dnnl_nChw16c);
+  struct pit_fast_rrdb *r;
+  int rc = pit_fast_rrdb_create(&r, L, p->batch, net->params, net->grads, p->nrrdb ? p->rrdbs[0] : NULL,
+                                f->eng, f->strm, e);
+  if (rc)
+    return rc;
+  p->rrdbs[p->nrrdb++] = r;
+  if ((rc = convert(f, p, p->fwd, &p->nfwd, 0, *cur, &md, &ls->src, -1, e)) ||
+      (rc = keep_mem(p, &md, DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
+    return rc;
+  struct step *s = custom(p->fwd, &p->nfwd, 0, S_RRDBF, ls->src, ls->dst, NULL, e);
+  if (!s)
+    return e->code;
+  s->rrdb = r;
+  *cur = ls->dst;
+  return 0;
+}
+
+static int build_rrdb_bwd(struct fast *f, struct plan *p, int i, dnnl_memory_t *cur, int *cur_slot,
+                          struct lstate *ls, struct pit_err *e) {
+  dnnl_memory_t ddst, dsrc;
+  int rc;
+  if ((rc = convert(f, p, p->bwd, &p->nbwd, 0, *cur, mem_md(ls->dst), &ddst, SLOT_CONV, e)) ||
+      (rc = slot_mem(p, mem_md(ls->src), next_slot(cur_slot), &dsrc, f->eng, e)))
+    return rc;
+  const struct step *fw = fwd_step(p, S_RRDBF, ls->dst);
+  struct step *s = custom(p->bwd, &p->nbwd, 0, S_RRDBB, ddst, dsrc, NULL, e);
+  if (!s || !fw)
+    return s ? PIT_BUG(e, "RRDB %d lost its forward step", i) : e->code;
+  s->rrdb = fw->rrdb;
+  s->first = i == 0;
+  *cur = dsrc;
+  return 0;
+}
+
 static void plan_free(struct plan *p) {
   if (!p)
     return;
@@ -766,6 +927,8 @@ static void plan_free(struct plan *p) {
     dnnl_memory_destroy(p->mems[i]);
   for (int i = 0; i < SLOT_N; i++)
     free(p->slot_buf[i]);
+  for (int i = p->nrrdb - 1; i >= 0; i--) /* the first owns the scratch the others borrow */
+    pit_fast_rrdb_free(p->rrdbs[i]);
   free(p);
 }
 
@@ -804,6 +967,14 @@ static int plan_build(struct fast *f, struct pit_net *net, int B, struct plan **
       rc = build_pool_fwd(f, p, net, i, &cur, &ls[i], i > 0 && ls[i - 1].fused_relu, e);
     else if (k == PIT_L_CONV || k == PIT_L_DECONV || k == PIT_L_LINEAR)
       rc = build_weighted_fwd(f, p, net, i, &cur, &ls[i], e);
+    else if (k == PIT_L_SHUFFLE)
+      rc = build_shuffle_fwd(f, p, net, i, &cur, &ls[i], e);
+    else if (k == PIT_L_SKIP)
+      ls[i].src = ls[i].dst = cur;
+    else if (k == PIT_L_SKIPADD)
+      rc = build_skipadd_fwd(f, p, &ls[m->layer[i].pair], &cur, &ls[i], e);
+    else if (k == PIT_L_RRDB)
+      rc = build_rrdb_fwd(f, p, net, i, &cur, &ls[i], e);
     else
       rc = build_simple_fwd(f, p, net, i, &cur, &ls[i], e);
   }
@@ -824,6 +995,14 @@ static int plan_build(struct fast *f, struct pit_net *net, int B, struct plan **
       continue; /* its gradient was applied by the pooling's backward */
     if (ls[i].custom_pool)
       rc = build_pool_bwd(f, p, i, &cur, &cur_slot, &ls[i], e);
+    else if (k == PIT_L_SHUFFLE)
+      rc = build_shuffle_bwd(f, p, i, &cur, &cur_slot, &ls[i], e);
+    else if (k == PIT_L_SKIPADD)
+      rc = build_skipadd_bwd(f, p, cur, &ls[m->layer[i].pair], e);
+    else if (k == PIT_L_SKIP)
+      rc = build_skip_bwd(f, p, &cur, &cur_slot, &ls[i], e);
+    else if (k == PIT_L_RRDB)
+      rc = build_rrdb_bwd(f, p, i, &cur, &cur_slot, &ls[i], e);
     else if (k == PIT_L_CONV || k == PIT_L_DECONV || k == PIT_L_LINEAR)
       rc = build_weighted_bwd(f, p, net, i, &cur, &cur_slot, &ls[i], e);
     else
@@ -892,6 +1071,28 @@ static int run_steps(struct fast *f, struct step *list, int n, int skip, struct 
     } else if (s->type == S_POOLF) {
       pit_fast_pool_fwd(&s->pool, mem_ptr(s->args[0].memory), mem_ptr(s->args[1].memory),
                         (uint8_t *)mem_ptr(s->args[2].memory));
+    } else if (s->type == S_SHUFF) {
+      pit_fast_shuffle_fwd(&s->shuf, mem_ptr(s->args[0].memory), mem_ptr(s->args[1].memory));
+    } else if (s->type == S_SHUFB) {
+      pit_fast_shuffle_bwd(&s->shuf, mem_ptr(s->args[0].memory), mem_ptr(s->args[1].memory));
+    } else if (s->type == S_RRDBF) {
+      int rc = pit_fast_rrdb_forward(s->rrdb, mem_ptr(s->args[0].memory), mem_ptr(s->args[1].memory), e);
+      if (rc)
+        return rc;
+    } else if (s->type == S_RRDBB) {
+      float *dx = s->first && (skip & F_DX) ? NULL : mem_ptr(s->args[1].memory);
+      int rc = pit_fast_rrdb_backward(s->rrdb, mem_ptr(s->args[0].memory), dx, !(skip & F_PG), e);
+      if (rc)
+        return rc;
+    } else if (s->type == S_ADD) {
+      const float *restrict a = mem_ptr(s->args[0].memory), *restrict b = mem_ptr(s->args[1].memory);
+      float *restrict c = mem_ptr(s->args[2].memory);
+      const size_t n2 = s->n;
+#pragma omp parallel for
+      for (size_t j = 0; j < n2; j++)
+        c[j] = a[j] + b[j];
+    } else if (s->type == S_COPY) {
+      memcpy(mem_ptr(s->args[1].memory), mem_ptr(s->args[0].memory), s->n * sizeof(float));
     } else if (s->type == S_POOLB) {
       pit_fast_pool_bwd(&s->pool, mem_ptr(s->args[0].memory),
                         (const uint8_t *)mem_ptr(s->args[1].memory), mem_ptr(s->args[2].memory));

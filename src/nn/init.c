@@ -2,6 +2,7 @@
  * (not its random stream): default Conv/Linear init and DCGAN's weights_init. */
 #include <math.h>
 
+#include "nn/rrdb.h"
 #include "pitstop/nn.h"
 
 static size_t fan_in(const struct pit_layer_spec *L) {
@@ -17,11 +18,28 @@ static size_t fan_in(const struct pit_layer_spec *L) {
   }
 }
 
+/* U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for a weighted layer's weight then bias. */
+static void init_uniform(const struct pit_layer_spec *L, float *params, struct pit_rng *r) {
+  double bound = 1.0 / sqrt((double)fan_in(L));
+  for (size_t j = 0; j < L->w_len; j++)
+    params[L->w_off + j] = (float)((2.0 * pit_rng_uniform(r) - 1.0) * bound);
+  for (size_t j = 0; j < L->b_len; j++)
+    params[L->b_off + j] = (float)((2.0 * pit_rng_uniform(r) - 1.0) * bound);
+}
+
 void pit_init_default(const struct pit_model_spec *m, float *params, uint64_t seed) {
   struct pit_rng r;
   pit_rng_seed(&r, seed);
   for (int i = 0; i < m->n; i++) {
     const struct pit_layer_spec *L = &m->layer[i];
+    if (L->kind == PIT_L_RRDB) { /* each inner conv by its own fan-in */
+      for (int d = 0; d < PIT_RRDB_DENSE; d++)
+        for (int j = 1; j <= PIT_RRDB_CONVS; j++) {
+          struct pit_layer_spec c = pit_rrdb_conv(L, d, j);
+          init_uniform(&c, params, &r);
+        }
+      continue;
+    }
     if (L->kind == PIT_L_BATCHNORM) {
       for (size_t j = 0; j < L->w_len; j++)
         params[L->w_off + j] = 1.0f;
@@ -29,11 +47,7 @@ void pit_init_default(const struct pit_model_spec *m, float *params, uint64_t se
         params[L->b_off + j] = 0.0f;
       continue;
     }
-    double bound = 1.0 / sqrt((double)fan_in(L));
-    for (size_t j = 0; j < L->w_len; j++)
-      params[L->w_off + j] = (float)((2.0 * pit_rng_uniform(&r) - 1.0) * bound);
-    for (size_t j = 0; j < L->b_len; j++)
-      params[L->b_off + j] = (float)((2.0 * pit_rng_uniform(&r) - 1.0) * bound);
+    init_uniform(L, params, &r);
   }
 }
 
@@ -53,9 +67,7 @@ void pit_init_dcgan(const struct pit_model_spec *m, float *params, uint64_t seed
       for (size_t j = 0; j < L->b_len; j++)
         params[L->b_off + j] = 0.0f;
     } else if (L->kind == PIT_L_LINEAR) {
-      double bound = 1.0 / sqrt((double)fan_in(L));
-      for (size_t j = 0; j < L->w_len + L->b_len; j++)
-        params[L->w_off + j] = (float)((2.0 * pit_rng_uniform(&r) - 1.0) * bound);
+      init_uniform(L, params, &r);
     }
   }
 }

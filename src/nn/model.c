@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nn/rrdb.h"
 #include "pitstop/nn.h"
 
 static const char *kind_name(enum pit_layer_kind k) {
-  static const char *n[] = {"conv", "deconv", "linear", "maxpool", "batchnorm",
-                            "relu", "leakyrelu", "tanh", "sigmoid"};
+  static const char *n[] = {"conv",    "deconv", "linear", "maxpool", "batchnorm",
+                            "relu",    "leakyrelu", "tanh", "sigmoid", "pixelshuffle",
+                            "skip",    "skipadd", "rrdb"};
   return n[k];
 }
 
@@ -17,6 +19,7 @@ int pit_model_spec_finish(struct pit_model_spec *m, int in_c, int in_h, int in_w
   int c = in_c, h = in_h, w = in_w;
   size_t p = 0, s = 0;
   int i = 0;
+  int open[PIT_MAX_LAYERS], nopen = 0; /* indexes of the SKIP layers not yet closed */
   m->in_c = in_c;
   m->in_h = in_h;
   m->in_w = in_w;
@@ -66,6 +69,42 @@ int pit_model_spec_finish(struct pit_model_spec *m, int in_c, int in_h, int in_w
       L->b_len = (size_t)c;
       s += 2 * (size_t)c;
       break;
+    case PIT_L_SHUFFLE:
+      if (L->k < 1 || c % (L->k * L->k) != 0)
+        return pit_err_set(e, PIT_EARG,
+                           "model '%s' layer %d (pixelshuffle %d): %d channels are not a multiple "
+                           "of %d",
+                           m->name, i + 1, L->k, c, L->k * L->k);
+      c /= L->k * L->k;
+      h *= L->k;
+      w *= L->k;
+      break;
+    case PIT_L_SKIP:
+      if (nopen >= PIT_MAX_LAYERS)
+        goto bad;
+      open[nopen++] = i;
+      break;
+    case PIT_L_SKIPADD: {
+      if (nopen == 0)
+        return pit_err_set(e, PIT_EARG, "model '%s' layer %d: skipadd without an open skip",
+                           m->name, i + 1);
+      const struct pit_layer_spec *S = &m->layer[open[--nopen]];
+      if (S->in_c != c || S->in_h != h || S->in_w != w)
+        return pit_err_set(e, PIT_EARG,
+                           "model '%s' layer %d: skipadd of %dx%dx%d onto the %dx%dx%d of layer %d",
+                           m->name, i + 1, c, h, w, S->in_c, S->in_h, S->in_w, open[nopen] + 1);
+      L->pair = open[nopen];
+      break;
+    }
+    case PIT_L_RRDB:
+      if (L->out_c != c)
+        return pit_err_set(e, PIT_EARG, "model '%s' layer %d (rrdb of %d filters) gets %d channels",
+                           m->name, i + 1, L->out_c, c);
+      L->w_len = PIT_RRDB_DENSE * pit_rrdb_dense_params(c);
+      for (int d = 0; d < PIT_RRDB_DENSE; d++)
+        for (int j = 1; j <= PIT_RRDB_CONVS; j++)
+          L->flops_fwd += pit_rrdb_conv(L, d, j).flops_fwd;
+      break;
     default:
       break;
     }
@@ -78,6 +117,9 @@ int pit_model_spec_finish(struct pit_model_spec *m, int in_c, int in_h, int in_w
     L->o_w = w;
     m->flops_fwd += L->flops_fwd;
   }
+  if (nopen > 0)
+    return pit_err_set(e, PIT_EARG, "model '%s': the skip of layer %d is never closed", m->name,
+                       open[nopen - 1] + 1);
   m->out_c = c;
   m->out_h = h;
   m->out_w = w;
@@ -106,7 +148,91 @@ static struct pit_layer_spec pool2(void) {
   return (struct pit_layer_spec){.kind = PIT_L_MAXPOOL, .k = 2, .stride = 2};
 }
 
-int pit_model_is_gan(const char *name) { return strcmp(name, "dcgan") == 0; }
+int pit_model_is_gan(const char *name) {
+  return strcmp(name, "dcgan") == 0 || strcmp(name, "esrgan") == 0;
+}
+
+/* Empties m and names it; returns its layer array to fill. */
+static struct pit_layer_spec *spec_start(struct pit_model_spec *m, const char *name) {
+  memset(m, 0, sizeof *m);
+  snprintf(m->name, sizeof m->name, "%s", name);
+  return m->layer;
+}
+
+static struct pit_layer_spec lrelu(float slope) {
+  return (struct pit_layer_spec){.kind = PIT_L_LEAKYRELU, .alpha = slope};
+}
+
+int pit_model_build_esrgan(int channels, int hr, int blocks, int filters,
+                           struct pit_model_spec *gen, struct pit_model_spec *disc,
+                           struct pit_model_spec *vgg, struct pit_err *e) {
+  const float g_slope = 0.01f; /* nn.LeakyReLU() in the generator */
+  if (hr < 16 || hr % 16 != 0)
+    return pit_err_set(e, PIT_EARG, "esrgan needs a high-resolution size that is a multiple of 16 "
+                       "(4x upscaling, a discriminator and VGG that halve it 4 times), not %d", hr);
+  if (filters < 1 || filters > 4096)
+    return pit_err_set(e, PIT_EARG, "esrgan filters must be between 1 and 4096, not %d", filters);
+  if (blocks < 0 || blocks > PIT_MAX_LAYERS - 12)
+    return pit_err_set(e, PIT_EARG, "esrgan residual blocks must be between 0 and %d, not %d",
+                       PIT_MAX_LAYERS - 12, blocks);
+  /* generator: (channels, hr/4, hr/4) → (channels, hr, hr) */
+  struct pit_layer_spec *L = spec_start(gen, "esrgan-g");
+  int n = 0;
+  L[n++] = conv(filters, 3, 1, 1, 1);                            /* conv1: out1 */
+  L[n++] = simple(PIT_L_SKIP);
+  for (int b = 0; b < blocks; b++)                               /* res_blocks */
+    L[n++] = (struct pit_layer_spec){.kind = PIT_L_RRDB, .out_c = filters, .alpha = g_slope,
+                                     .scale = 0.2f};
+  L[n++] = conv(filters, 3, 1, 1, 1);                            /* conv2 */
+  L[n++] = simple(PIT_L_SKIPADD);                                /* out1 + out2 */
+  for (int u = 0; u < 2; u++) {                                  /* upsampling */
+    L[n++] = conv(4 * filters, 3, 1, 1, 1);
+    L[n++] = lrelu(g_slope);
+    L[n++] = (struct pit_layer_spec){.kind = PIT_L_SHUFFLE, .k = 2};
+  }
+  L[n++] = conv(filters, 3, 1, 1, 1);                            /* conv3 */
+  L[n++] = lrelu(g_slope);
+  L[n++] = conv(channels, 3, 1, 1, 1);
+  gen->n = n;
+  int rc = pit_model_spec_finish(gen, channels, hr / 4, hr / 4, e);
+  if (rc)
+    return rc;
+  /* discriminator: 4 blocks (conv s1, [BN], LeakyReLU 0.2, conv s2, BN, LeakyReLU 0.2) of
+   * 64, 128, 256, 512 filters, then conv to 1: (channels, hr, hr) → (1, hr/16, hr/16) */
+  struct pit_layer_spec *D = spec_start(disc, "esrgan-d");
+  int d = 0;
+  for (int i = 0, f = 64; i < 4; i++, f *= 2) {
+    D[d++] = conv(f, 3, 1, 1, 1);
+    if (i > 0)
+      D[d++] = simple(PIT_L_BATCHNORM);
+    D[d++] = lrelu(0.2f);
+    D[d++] = conv(f, 3, 2, 1, 1);
+    D[d++] = simple(PIT_L_BATCHNORM);
+    D[d++] = lrelu(0.2f);
+  }
+  D[d++] = conv(1, 3, 1, 1, 1);
+  disc->n = d;
+  if ((rc = pit_model_spec_finish(disc, channels, hr, hr, e)))
+    return rc;
+  if (!vgg)
+    return 0;
+  /* VGG19 features[:35]: 64 x2, pool, 128 x2, pool, 256 x4, pool, 512 x4, pool, 512 x4,
+   * each conv 3x3 pad 1 followed by ReLU, except the last (conv5_4 before its ReLU) */
+  struct pit_layer_spec *V = spec_start(vgg, "vgg19-54");
+  static const int stage_convs[5] = {2, 2, 4, 4, 4};
+  int v = 0;
+  for (int s = 0, f = 64; s < 5; s++, f = f < 512 ? f * 2 : 512) {
+    for (int k = 0; k < stage_convs[s]; k++) {
+      V[v++] = conv(f, 3, 1, 1, 1);
+      if (s < 4 || k + 1 < stage_convs[s])
+        V[v++] = simple(PIT_L_RELU);
+    }
+    if (s < 4)
+      V[v++] = pool2();
+  }
+  vgg->n = v; /* 35 */
+  return pit_model_spec_finish(vgg, 3, hr, hr, e);
+}
 
 int pit_model_build(const char *name, int channels, int image_size, int classes, int nz,
                     struct pit_model_spec *gen, struct pit_model_spec *disc, struct pit_err *e) {
@@ -161,9 +287,7 @@ int pit_model_build(const char *name, int channels, int image_size, int classes,
     if (rc)
       return rc;
     /* discriminator: (channels, size, size) → (1,1,1) */
-    memset(disc, 0, sizeof *disc);
-    snprintf(disc->name, sizeof disc->name, "dcgan-d");
-    struct pit_layer_spec *D = disc->layer;
+    struct pit_layer_spec *D = spec_start(disc, "dcgan-d");
     int d = 0;
     D[d++] = conv(ndf, 4, 2, 1, 0);
     D[d++] = simple(PIT_L_LEAKYRELU);
@@ -182,7 +306,9 @@ int pit_model_build(const char *name, int channels, int image_size, int classes,
       return pit_err_set(e, PIT_EARG, "dcgan shapes do not match %d", image_size);
     return 0;
   }
+  if (strcmp(name, "esrgan") == 0)
+    return pit_err_set(e, PIT_EARG, "model 'esrgan' is built by pit_model_build_esrgan");
   pit_err_set(e, PIT_ENOTFOUND, "unknown model '%s'", name);
-  pit_err_hint(e, "models: cnn, cnn-wide, dcgan");
+  pit_err_hint(e, "models: cnn, cnn-wide, dcgan (esrgan: pit_model_build_esrgan)");
   return PIT_ENOTFOUND;
 }

@@ -11,7 +11,8 @@ struct pit_net {
   enum pit_backend backend;
   int max_batch;
   float *params;  /* (nparams) */
-  float *grads;   /* (nparams) */
+  float *grads;   /* (nparams), 64-byte aligned inside grads_raw */
+  void *grads_raw; /* what calloc returned (freed) */
   float *state;   /* (nstate) */
   void *impl;     /* backend-private */
   const struct pit_net_backend *ops;

@@ -66,4 +66,22 @@ void pit_ref_act_forward(const struct pit_layer_spec *L, size_t n, const float *
 void pit_ref_act_backward(const struct pit_layer_spec *L, size_t n, const float *x,
                           const float *y, const float *dy, float *dx);
 
+/* ref_shuffle.c — PixelShuffle(r = L->k): y[b, c, h*r+i, w*r+j] = x[b, c*r*r + i*r + j, h, w].
+ * backward is the inverse permutation (dx written completely). */
+void pit_ref_shuffle_forward(const struct pit_layer_spec *L, int B, const float *x, float *y);
+void pit_ref_shuffle_backward(const struct pit_layer_spec *L, int B, const float *dy, float *dx);
+
+/* ref_rrdb.c — ESRGAN residual-in-residual dense block (nn/rrdb.h), F = L->in_c filters.
+ * saved (pit_ref_rrdb_saved_floats): what forward keeps for backward, per dense block d
+ * and sample b the concatenation [x, o1..o4] (5F, H, W), the LeakyReLU applied in place
+ * on o1..o4. ws (pit_ref_rrdb_ws_floats): backward scratch. params: the network's
+ * parameter array (offsets of nn/rrdb.h); dparams: its gradient array (NULL: none). */
+size_t pit_ref_rrdb_saved_floats(const struct pit_layer_spec *L, int B);
+size_t pit_ref_rrdb_ws_floats(const struct pit_layer_spec *L);
+void pit_ref_rrdb_forward(const struct pit_layer_spec *L, int B, const float *x,
+                          const float *params, float *saved, float *y);
+void pit_ref_rrdb_backward(const struct pit_layer_spec *L, int B, const float *params,
+                           const float *saved, const float *dy, float *dx, float *dparams,
+                           float *ws);
+
 #endif

@@ -8,6 +8,9 @@
  *   argmax[i]   MaxPool layer i: winning input index per output
  *   mean[i], invstd[i]  BatchNorm layer i: batch statistics of the last train forward (C)
  *   grad[0..1]  ping-pong gradient buffers, each the largest activation
+ *   saved[i]    RRDB layer i: its dense blocks' concatenations (ref_rrdb.c)
+ *   skipg[i]    SKIP layer i: the gradient its SKIPADD passed back along the skip
+ *   ws          RRDB backward scratch (the largest RRDB's)
  * Invariant: backward is only valid after a train forward (trained == 1), and uses
  * that forward's batch; every activation it reads is still the one that forward wrote. */
 #include <stdlib.h>
@@ -22,6 +25,9 @@ struct ref_impl {
   float *mean[PIT_MAX_LAYERS];
   float *invstd[PIT_MAX_LAYERS];
   float *grad[2];
+  float *saved[PIT_MAX_LAYERS];
+  float *skipg[PIT_MAX_LAYERS];
+  float *ws;
   int batch;   /* batch of the last forward */
   int trained; /* 1 if the last forward was a train forward */
 };
@@ -43,7 +49,10 @@ static void ref_destroy(struct pit_net *net) {
     free(r->argmax[i]);
     free(r->mean[i]);
     free(r->invstd[i]);
+    free(r->saved[i]);
+    free(r->skipg[i]);
   }
+  free(r->ws);
   free(r->grad[0]);
   free(r->grad[1]);
   free(r);
@@ -60,7 +69,7 @@ static int ref_create(struct pit_net *net, struct pit_err *e) {
   if (!r)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   net->impl = r;
-  size_t biggest = (size_t)m->in_c * m->in_h * m->in_w;
+  size_t biggest = (size_t)m->in_c * m->in_h * m->in_w, ws = 1;
   int ok = (r->act[0] = malloc(B * biggest * sizeof(float) + 1)) != NULL;
   for (int i = 0; i < m->n && ok; i++) {
     const struct pit_layer_spec *L = &m->layer[i];
@@ -73,7 +82,15 @@ static int ref_create(struct pit_net *net, struct pit_err *e) {
     if (ok && L->kind == PIT_L_BATCHNORM)
       ok = (r->mean[i] = calloc((size_t)L->in_c, sizeof(float))) &&
            (r->invstd[i] = calloc((size_t)L->in_c, sizeof(float)));
+    if (ok && L->kind == PIT_L_SKIP)
+      ok = (r->skipg[i] = malloc(B * in_size(L) * sizeof(float) + 1)) != NULL;
+    if (ok && L->kind == PIT_L_RRDB) {
+      ok = (r->saved[i] = malloc(pit_ref_rrdb_saved_floats(L, (int)B) * sizeof(float))) != NULL;
+      if (pit_ref_rrdb_ws_floats(L) > ws)
+        ws = pit_ref_rrdb_ws_floats(L);
+    }
   }
+  ok = ok && (r->ws = malloc(ws * sizeof(float)));
   ok = ok && (r->grad[0] = malloc(B * biggest * sizeof(float) + 1)) &&
        (r->grad[1] = malloc(B * biggest * sizeof(float) + 1));
   if (!ok) {
@@ -130,6 +147,21 @@ static int ref_forward(struct pit_net *net, const float *x, int B, int train, co
     case PIT_L_SIGMOID:
       pit_ref_act_forward(L, (size_t)B * in_size(L), in, out);
       break;
+    case PIT_L_SHUFFLE:
+      pit_ref_shuffle_forward(L, B, in, out);
+      break;
+    case PIT_L_SKIP:
+      memcpy(out, in, (size_t)B * in_size(L) * sizeof(float));
+      break;
+    case PIT_L_SKIPADD: {
+      const float *skip = r->act[L->pair]; /* the input of the matching SKIP */
+      for (size_t j = 0; j < (size_t)B * in_size(L); j++)
+        out[j] = in[j] + skip[j];
+      break;
+    }
+    case PIT_L_RRDB:
+      pit_ref_rrdb_forward(L, B, in, net->params, r->saved[i], out);
+      break;
     default:
       return pit_err_set(e, PIT_EARG, "model '%s' layer %d: unknown layer kind %d", m->name,
                          i + 1, (int)L->kind);
@@ -178,6 +210,24 @@ static int ref_backward(struct pit_net *net, const float *dy, float *dx, int par
       break;
     case PIT_L_BATCHNORM:
       pit_ref_bnorm_backward(L, B, in, w, r->mean[i], r->invstd[i], g, gin, dw, db);
+      break;
+    case PIT_L_SHUFFLE:
+      if (gin)
+        pit_ref_shuffle_backward(L, B, g, gin);
+      break;
+    case PIT_L_SKIPADD: /* the gradient goes both ways unchanged */
+      memcpy(r->skipg[L->pair], g, (size_t)B * in_size(L) * sizeof(float));
+      if (gin)
+        memcpy(gin, g, (size_t)B * in_size(L) * sizeof(float));
+      break;
+    case PIT_L_SKIP: /* the straight path's gradient plus the skip's */
+      if (gin)
+        for (size_t j = 0; j < (size_t)B * in_size(L); j++)
+          gin[j] = g[j] + r->skipg[i][j];
+      break;
+    case PIT_L_RRDB:
+      pit_ref_rrdb_backward(L, B, net->params, r->saved[i], g, gin,
+                            param_grads ? net->grads : NULL, r->ws);
       break;
     default: /* activations */
       if (gin)

@@ -23,8 +23,8 @@
  * The waits a reduction returns belong to the PREVIOUS reduction (dist.h): the
  * first reduction of a step completes the pending record of the step before
  * (unless that record was already flushed), later ones belong to this step. */
-static int reduce(struct trainer *t, struct pit_net *net, double compute, double *v, int nv,
-                  struct pit_err *e) {
+int tr_reduce(struct trainer *t, struct pit_net *net, double compute, double *v, int nv,
+              struct pit_err *e) {
   struct pit_dist *d = t->d;
   float *g = pit_net_grads(net);
   size_t n = pit_net_spec(net)->nparams;
@@ -50,7 +50,7 @@ static int reduce(struct trainer *t, struct pit_net *net, double compute, double
   return 0;
 }
 
-static void update(struct trainer *t, int i) {
+void tr_update(struct trainer *t, int i) {
   pit_optim_step(&t->opt[i], pit_net_params(t->net[i]), pit_net_grads(t->net[i]));
   pit_net_params_changed(t->net[i]);
 }
@@ -82,9 +82,10 @@ static void noise_for(struct trainer *t, int64_t first, int64_t n, float *z) {
 }
 
 /* Starts an iteration: clears the sums, gathers this rank's slice (and, for a
- * GAN, its noise); *t1 = when compute starts, *data_s = the time it took. */
-static int begin_step(struct trainer *t, const int64_t *idx, int64_t count, int64_t *off, int64_t *len,
-                      int noise, double *t1, double *data_s, struct pit_err *e) {
+ * GAN, its noise; for esrgan, its crops and their LR inputs); *t1 = when compute
+ * starts, *data_s = the time it took. */
+int tr_begin_step(struct trainer *t, const int64_t *idx, int64_t count, int64_t *off, int64_t *len,
+                  int noise, double *t1, double *data_s, struct pit_err *e) {
   clear_sums(t);
   double t0 = pit_now();
   int rc = take_slice(t, idx, count, off, len, e);
@@ -92,6 +93,8 @@ static int begin_step(struct trainer *t, const int64_t *idx, int64_t count, int6
     return rc;
   if (noise)
     noise_for(t, *off, *len, t->z); // (len, nz, 1, 1)
+  if (t->esrgan && *len > 0 && (rc = tr_esrgan_inputs(t, *off, *len, e)) < 0)
+    return rc;
   *t1 = pit_now();
   *data_s = *t1 - t0;
   return 0;
@@ -101,7 +104,7 @@ int tr_step_classifier(struct trainer *t, const int64_t *idx, int64_t count, dou
                        double *data_s, int stop_in, int *stop_out, struct pit_err *e) {
   int64_t off, len;
   double t1;
-  int rc = begin_step(t, idx, count, &off, &len, 0, &t1, data_s, e);
+  int rc = tr_begin_step(t, idx, count, &off, &len, 0, &t1, data_s, e);
   if (rc < 0)
     return rc;
   struct pit_net *net = t->net[0];
@@ -118,10 +121,10 @@ int tr_step_classifier(struct trainer *t, const int64_t *idx, int64_t count, dou
       return rc;
   }
   double v[2] = {l, stop_in ? 1.0 : 0.0};
-  rc = reduce(t, net, pit_now() - t1, v, 2, e);
+  rc = tr_reduce(t, net, pit_now() - t1, v, 2, e);
   if (rc < 0)
     return rc;
-  update(t, 0);
+  tr_update(t, 0);
   *loss = v[0];
   *stop_out = v[1] > 0;
   return 0;
@@ -131,7 +134,7 @@ int tr_step_gan(struct trainer *t, const int64_t *idx, int64_t count, double *lo
                 double *loss_g, double *data_s, int stop_in, int *stop_out, struct pit_err *e) {
   int64_t off, len;
   double t1;
-  int rc = begin_step(t, idx, count, &off, &len, 1, &t1, data_s, e);
+  int rc = tr_begin_step(t, idx, count, &off, &len, 1, &t1, data_s, e);
   if (rc < 0)
     return rc;
   struct pit_net *G = t->net[0], *D = t->net[1];
@@ -157,9 +160,9 @@ int tr_step_gan(struct trainer *t, const int64_t *idx, int64_t count, double *lo
       return rc;
   }
   double t2 = pit_now();
-  if ((rc = reduce(t, D, t2 - t1, NULL, 0, e)) < 0)
+  if ((rc = tr_reduce(t, D, t2 - t1, NULL, 0, e)) < 0)
     return rc;
-  update(t, 1);
+  tr_update(t, 1);
 
   /* 2. generator: D (updated) should call the generated batch real */
   double t3 = pit_now();
@@ -174,9 +177,9 @@ int tr_step_gan(struct trainer *t, const int64_t *idx, int64_t count, double *lo
       return rc;
   }
   double v[3] = {ld, lg, stop_in ? 1.0 : 0.0};
-  if ((rc = reduce(t, G, pit_now() - t3, v, 3, e)) < 0)
+  if ((rc = tr_reduce(t, G, pit_now() - t3, v, 3, e)) < 0)
     return rc;
-  update(t, 0);
+  tr_update(t, 0);
   *loss_d = v[0];
   *loss_g = v[1];
   *stop_out = v[2] > 0;

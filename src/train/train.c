@@ -51,12 +51,17 @@ static int load_data(struct trainer *t, struct pit_err *e) {
   dopt.image_size = o->image_size;
   if (dopt.image_size == 0)
     dopt.image_size = pit_train_model_find(o->model)->image_size;
+  if (t->esrgan)
+    tr_esrgan_data_opts(t, &dopt);
   if (strcmp(o->data, "synthetic") == 0) {
     dopt.channels = 3;
     if (dopt.image_size == 0)
       dopt.image_size = 32; /* CIFAR-10's shape */
   }
   int rc = pit_dataset_load(&t->train, &dopt, e);
+  if (rc == PIT_EARG && t->esrgan && dopt.min_side > 0)
+    pit_err_hint(e, "esrgan crops --hr-size %d squares from each photo: drop smaller photos or lower --hr-size",
+                 dopt.min_side);
   if (rc < 0)
     return rc;
   if (t->train.n <= 0)
@@ -64,6 +69,12 @@ static int load_data(struct trainer *t, struct pit_err *e) {
   if (t->train.h != t->train.w)
     return pit_err_set(e, PIT_EARG, "dataset '%s' has %dx%d images; pitstop's models take square images",
                        t->train.name, t->train.h, t->train.w);
+  if (t->esrgan && o->val_dir) { /* held-out photos for PSNR and the sample grid */
+    dopt.dir = o->val_dir;
+    dopt.limit = 0;
+    if ((rc = pit_dataset_load(&t->test, &dopt, e)) < 0)
+      return rc;
+  }
   if (!t->gan) {
     if (t->train.classes < 2)
       return pit_err_set(e, PIT_EARG, "dataset '%s' has no class labels; model '%s' is a classifier",
@@ -87,6 +98,8 @@ static int load_data(struct trainer *t, struct pit_err *e) {
 
 static int build_model(struct trainer *t, struct pit_err *e) {
   const struct pit_train_opts *o = t->o;
+  if (t->esrgan)
+    return tr_esrgan_build(t, e);
   int rc = pit_model_build(o->model, t->in_c, t->size, t->classes, PIT_NZ, &t->spec[0], &t->spec[1], e);
   if (rc < 0) {
     char keep[sizeof e->msg];
@@ -136,7 +149,7 @@ static int alloc_buffers(struct trainer *t, struct pit_err *e) {
   t->sum_c = calloc(n, sizeof(double));
   t->sum_w = calloc(n, sizeof(double));
   int ok = t->x && t->y && t->gidx && t->dout && t->all_c && t->all_w && t->sum_c && t->sum_w;
-  if (t->gan) {
+  if (t->gan && !t->esrgan) {
     t->z = malloc(sizeof(float) * B * PIT_NZ);
     t->fake = malloc(sizeof(float) * B * t->sample_floats);
     t->dfake = malloc(sizeof(float) * B * t->sample_floats);
@@ -175,6 +188,7 @@ static void trainer_release(struct trainer *t) {
   free(t->sum_w);
   pit_record_release(&t->rec);
   pit_record_release(&t->pend);
+  tr_esrgan_free(t);
 }
 
 /* Rank 0 reads the checkpoint and broadcasts it (no shared file system needed). */
@@ -266,6 +280,16 @@ static char *config_json(struct trainer *t) {
     cJSON_AddNumberToObject(c, "planned_iters", (double)planned);
   cJSON_AddStringToObject(c, "shares", o->batch_shares ? o->batch_shares : "equal");
   cJSON_AddStringToObject(c, "backend", o->backend == PIT_BACKEND_REF ? "ref" : "fast");
+  if (t->esrgan) {
+    cJSON_AddNumberToObject(c, "residual_blocks", o->residual_blocks);
+    cJSON_AddNumberToObject(c, "filters", o->filters);
+    cJSON_AddNumberToObject(c, "hr_size", o->hr_size);
+    cJSON_AddNumberToObject(c, "warmup_batches", (double)o->warmup_batches);
+    cJSON_AddNumberToObject(c, "lambda_adv", o->lambda_adv);
+    cJSON_AddNumberToObject(c, "lambda_pixel", o->lambda_pixel);
+    /* random-vgg runs are timing runs: the records say so */
+    cJSON_AddStringToObject(c, "content_loss", o->content_loss ? o->content_loss : "vgg");
+  }
   cJSON_AddNumberToObject(c, "seed", (double)o->seed);
   cJSON_AddStringToObject(c, "host", t->d->host);
   cJSON *hosts = cJSON_AddArrayToObject(c, "hosts"); /* by rank: which node a slow rank is on */
@@ -333,7 +357,7 @@ static int sample_grid(struct trainer *t, struct pit_train_result *res, int fina
     snprintf(name, sizeof name, "samples_step%06lld.png", (long long)t->step);
   int rc = out_path(t, path, sizeof path, name, e);
   if (rc == 0)
-    rc = tr_sample_grid(t, path, e);
+    rc = t->esrgan ? tr_esrgan_grid(t, path, e) : tr_sample_grid(t, path, e);
   if (rc == 0)
     snprintf(res->samples_png, sizeof res->samples_png, "%s", path);
   return rc;
@@ -408,7 +432,9 @@ static int emit_iter(struct trainer *t, int64_t epoch, int64_t iter, const int64
     r->compute_s[k] = t->sum_c[k];
     r->wait_s[k] = t->sum_w[k];
   }
-  if (t->gan) {
+  if (t->esrgan) {
+    tr_esrgan_losses(t, r);
+  } else if (t->gan) {
     r->nlosses = 2;
     snprintf(r->loss_name[0], sizeof r->loss_name[0], "d");
     snprintf(r->loss_name[1], sizeof r->loss_name[1], "g");
@@ -497,6 +523,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   if (rc < 0)
     return rc;
   t->gan = pit_model_is_gan(o->model);
+  t->esrgan = strcmp(o->model, "esrgan") == 0;
   t->seed = o->seed;
   t->B = o->batch > 0 ? o->batch : pit_train_model_find(o->model)->batch; /* checked: a known model */
   t->epochs = o->epochs;
@@ -600,6 +627,7 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   res->gen = t->gen;
   res->accuracy = NAN;
   res->loss = res->loss_g = NAN;
+  res->psnr = res->psnr_bicubic = NAN;
   t->step0 = t->step;
   t->epoch_iters = pit_sampler_batches_per_epoch(&t->smp);
   t->t_first = pit_now();
@@ -625,7 +653,13 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
     if (cosine && planned > 0)
       for (int i = 0; i < t->nnets; i++)
         t->opt[i].lr = lr0[i] * 0.5 * (1.0 + cos(3.14159265358979323846 * (double)t->step / (double)planned));
-    if (t->gan)
+    if (t->esrgan) {
+      rc = tr_step_esrgan(t, idx, count, &data_s, stop_requested, &stop, e);
+      if (rc == 0) {
+        loss = tr_esrgan_loss_d(t);
+        loss_g = tr_esrgan_loss_g(t);
+      }
+    } else if (t->gan)
       rc = tr_step_gan(t, idx, count, &loss, &loss_g, &data_s, stop_requested, &stop, e);
     else
       rc = tr_step_classifier(t, idx, count, &loss, &data_s, stop_requested, &stop, e);
@@ -711,6 +745,8 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   if (o->out && last_ckpt_step != t->step && (rc = checkpoint(t, res, e)) < 0)
     return rc;
   if ((rc = sample_grid(t, res, 1, e)) < 0)
+    return rc;
+  if (t->esrgan && d->rank == 0 && (rc = tr_esrgan_validate(t, &res->psnr, &res->psnr_bicubic, e)) < 0)
     return rc;
   if (o->progress && d->rank == 0 && it != t->epoch_iters - 1)
     tr_progress(t, ep, it, NAN, 1);

@@ -12,10 +12,14 @@
 #define PIT_NZ 100          /* DCGAN latent size */
 #define PIT_GRID_N 64       /* samples in a GAN grid (8 x 8) */
 
+struct tr_esrgan; /* esrgan.c */
+
 struct trainer {
   const struct pit_train_opts *o;
   struct pit_dist *d;
   int gan;
+  int esrgan;                     /* model esrgan (gan is 1 too) */
+  struct tr_esrgan *sr;           /* esrgan's own state (esrgan.c); owned, NULL for other models */
   char run[PIT_NAME_MAX];
   char outdir[1024];              /* --out, or runs/<run> for a GAN's samples; "" none */
   char resume[1024];              /* checkpoint this generation resumes from ("auto" resolved); "" none */
@@ -107,6 +111,28 @@ int tr_shares_init(struct trainer *t, struct pit_err *e);
 void tr_shares_for(struct trainer *t, int64_t count);
 /* After an iteration: feed every rank's compute time; rebalance if due. */
 void tr_shares_observe(struct trainer *t, const double *all_compute);
+
+/* step.c: pieces of an iteration shared with esrgan.c. begin: clears the sums, gathers
+ * this rank's slice [*off, *off + *len) (and its inputs); reduce: SUM-allreduces net's
+ * gradients (and v[0..nv)) recording compute and wait; update: optimizer step of net i. */
+int tr_begin_step(struct trainer *t, const int64_t *idx, int64_t count, int64_t *off, int64_t *len,
+                  int noise, double *t1, double *data_s, struct pit_err *e);
+int tr_reduce(struct trainer *t, struct pit_net *net, double compute, double *v, int nv,
+              struct pit_err *e);
+void tr_update(struct trainer *t, int i);
+
+/* esrgan.c: ESRGAN's data, nets, iteration, validation and sample grid (see its header). */
+void tr_esrgan_data_opts(const struct trainer *t, struct pit_data_opts *dopt);
+int tr_esrgan_build(struct trainer *t, struct pit_err *e);
+int tr_esrgan_inputs(struct trainer *t, int64_t off, int64_t len, struct pit_err *e);
+int tr_step_esrgan(struct trainer *t, const int64_t *idx, int64_t count, double *data_s,
+                   int stop_in, int *stop_out, struct pit_err *e);
+void tr_esrgan_losses(const struct trainer *t, struct pit_record *r);
+double tr_esrgan_loss_d(const struct trainer *t);
+double tr_esrgan_loss_g(const struct trainer *t);
+int tr_esrgan_validate(struct trainer *t, double *psnr_model, double *psnr_bicubic, struct pit_err *e);
+int tr_esrgan_grid(struct trainer *t, const char *path, struct pit_err *e);
+void tr_esrgan_free(struct trainer *t);
 
 /* step.c: one iteration. On return *loss (and *loss_g for a GAN) are the
  * global losses, t->sum_c / t->sum_w every rank's compute and wait. stop_in is

@@ -20,6 +20,9 @@ const struct pit_train_model pit_train_models[] = {
     {"cnn", 0, 8, "sgd", 0.005, 1e-3, 0.9, "cosine", 0, "PyTorch's CIFAR-10 tutorial net"},
     {"cnn-wide", 0, 8, "sgd", 0.005, 1e-3, 0.9, "cosine", 0, "the same, 64 channels in the first conv"},
     {"dcgan", 1, 64, "adam", 0.005, 2e-4, 0.9, "constant", 64, "PyTorch's DCGAN example (a GAN)"},
+    /* PyTorch-GAN's esrgan.py: batch 4, Adam 2e-4 (betas 0.9/0.999); image size: --hr-size */
+    {"esrgan", 1, 4, "adam", 0.005, 2e-4, 0.9, "constant", 0,
+     "ESRGAN 4x super-resolution (PyTorch-GAN's; a GAN with a VGG19 content loss)"},
     {NULL, 0, 0, NULL, 0, 0, 0, NULL, 0, NULL}};
 
 const struct pit_train_model *pit_train_model_find(const char *name) {
@@ -42,6 +45,13 @@ void pit_train_opts_init(struct pit_train_opts *o) {
   o->batch_shares = "equal";
   o->rebalance_every = 10;
   o->backend = PIT_BACKEND_FAST;
+  o->residual_blocks = 23;
+  o->filters = 64;
+  o->hr_size = 128;
+  o->warmup_batches = 500;
+  o->lambda_adv = 5e-3;
+  o->lambda_pixel = 1e-2;
+  o->content_loss = "vgg";
   o->t_process_start = pit_now();
 }
 
@@ -49,7 +59,7 @@ void pit_train_opts_init(struct pit_train_opts *o) {
 #define BIG 1e15
 /* Order: the order of --help and of the argv given to train. */
 const struct pit_train_optdef pit_train_optdefs[] = {
-    {"model", "M", PIT_TOPT_STR, F(model), 0, 0, "cnn|cnn-wide|dcgan", PIT_TOPT_ALWAYS, "model"},
+    {"model", "M", PIT_TOPT_STR, F(model), 0, 0, "cnn|cnn-wide|dcgan|esrgan", PIT_TOPT_ALWAYS, "model"},
     {"data", "D", PIT_TOPT_STR, F(data), 0, 0, "fashion-mnist|cifar10|images|synthetic", PIT_TOPT_ALWAYS, "dataset"},
     {"data-dir", "DIR", PIT_TOPT_STR, F(data_dir), 0, 0, NULL, 0, "dataset directory (default: the kind's own)"},
     {"batch-size", "B", PIT_TOPT_I64, F(batch), 1, BIG, NULL, 0, "GLOBAL batch, over all ranks"},
@@ -84,6 +94,21 @@ const struct pit_train_optdef pit_train_optdefs[] = {
      "compare parameter checksums across ranks every N iterations"},
     {"backend", "fast|ref", PIT_TOPT_BACKEND, F(backend), 0, 0, "fast|ref", 0,
      "kernels: oneDNN (fast) or the plain C reference"},
+    {"residual-blocks", "N", PIT_TOPT_INT, F(residual_blocks), 0, 52, NULL, 0,
+     "esrgan: residual-in-residual dense blocks in the generator"},
+    {"filters", "N", PIT_TOPT_INT, F(filters), 1, 1024, NULL, 0, "esrgan: generator filters"},
+    {"hr-size", "N", PIT_TOPT_INT, F(hr_size), 16, 4096, NULL, 0,
+     "esrgan: high-resolution crop side, a multiple of 16 (the input is N/4)"},
+    {"warmup-batches", "N", PIT_TOPT_I64, F(warmup_batches), 0, BIG, NULL, 0,
+     "esrgan: first N iterations train the generator on the pixel loss only"},
+    {"lambda-adv", "X", PIT_TOPT_F64, F(lambda_adv), 0, 1e6, NULL, 0, "esrgan: adversarial loss weight"},
+    {"lambda-pixel", "X", PIT_TOPT_F64, F(lambda_pixel), 0, 1e6, NULL, 0, "esrgan: pixel (L1) loss weight"},
+    {"content-loss", "K", PIT_TOPT_STR, F(content_loss), 0, 0, "vgg|none|random-vgg", 0,
+     "esrgan: VGG19 content loss (vgg needs --vgg-weights; random-vgg: random weights, timing only)"},
+    {"vgg-weights", "FILE", PIT_TOPT_STR, F(vgg_weights), 0, 0, NULL, 0,
+     "esrgan: VGG19 features[:35] weights, safetensors (docs/train.md shows the export)"},
+    {"val-dir", "DIR", PIT_TOPT_STR, F(val_dir), 0, 0, NULL, 0,
+     "esrgan: held-out photos for validation PSNR and the sample grid (default: the first 8 training images)"},
     {"db", "PATH", PIT_TOPT_STR, F(db), 0, 0, NULL, 0, "store the records in this SQLite store"},
     {"run", "ID", PIT_TOPT_STR, F(run), 0, 0, NULL, 0, "run id (default: model-date-pid)"},
     {NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL}};
@@ -239,7 +264,7 @@ int pit_train_check(const struct pit_train_opts *o, struct pit_err *e) {
   pit_train_opts_init(&def);
   if (!o->model || !pit_train_model_find(o->model)) {
     pit_err_set(e, PIT_EARG, "unknown model '%s'", o->model ? o->model : "");
-    pit_err_hint(e, "models: cnn, cnn-wide, dcgan");
+    pit_err_hint(e, "models: cnn, cnn-wide, dcgan, esrgan");
     return PIT_EARG;
   }
   if (!o->data || !is_choice(o->data, pit_train_opt_find("data")->choices)) {
@@ -274,6 +299,26 @@ int pit_train_check(const struct pit_train_opts *o, struct pit_err *e) {
   if (!pit_train_model_find(o->model)->gan && strcmp(o->data, "images") == 0)
     return pit_err_set(e, PIT_EARG, "model '%s' is a classifier and needs labels; an image folder has none",
                        o->model);
+  if (strcmp(o->model, "esrgan") == 0) {
+    if (strcmp(o->data, "images") != 0 && strcmp(o->data, "synthetic") != 0)
+      return pit_err_set(e, PIT_EARG, "esrgan trains on photos: --data images --data-dir DIR (or synthetic), not '%s'",
+                         o->data);
+    if (o->hr_size % 16 != 0)
+      return pit_err_set(e, PIT_EARG, "--hr-size must be a multiple of 16 (4x upscaling, a discriminator "
+                                      "and VGG that halve it 4 times), not %d", o->hr_size);
+    const char *cl = o->content_loss ? o->content_loss : "vgg";
+    if (strcmp(cl, "vgg") == 0 && !o->vgg_weights) {
+      pit_err_set(e, PIT_EARG, "esrgan's content loss needs VGG19 weights, which cannot be downloaded here");
+      pit_err_hint(e, "--vgg-weights FILE (docs/train.md: a three-line export where torchvision's weights "
+                      "are at hand), or --content-loss none, or --content-loss random-vgg for timing runs");
+      return PIT_EARG;
+    }
+    if (strcmp(cl, "vgg") != 0 && o->vgg_weights)
+      return pit_err_set(e, PIT_EARG, "--vgg-weights is given but --content-loss %s does not use it", cl);
+    if (o->image_size > 0 && o->image_size < o->hr_size)
+      return pit_err_set(e, PIT_EARG, "--image-size %d is smaller than the --hr-size %d crops", o->image_size,
+                         o->hr_size);
+  }
   return 0;
 }
 

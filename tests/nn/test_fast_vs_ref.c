@@ -232,5 +232,20 @@ int main(void) {
     run_case("dcgan64 D", &d, 2, 3, 1);
   } else
     CHECK(0, "build dcgan 64: %s", e.msg);
+  /* esrgan: pixel shuffle, skip connections, RRDBs (batch stacked with separator rows in
+   * the fast path: batches 1 and 3 both), the patch discriminator and VGG19[:35] */
+  struct pit_model_spec v;
+  /* batches 2, 1 for D: with 3, 2 one LeakyReLU input of D lies within float rounding of 0
+   * and takes the other slope in one backend (measured: one channel's beta gradient 5.35
+   * vs 5.75), which says nothing of the code */
+  if (pit_model_build_esrgan(3, 32, 2, 16, &g, &d, NULL, &e) == 0) {
+    run_case("esrgan G (2 RRDB, 16 filters)", &g, 3, 1, 0);
+    run_case("esrgan D", &d, 2, 1, 0);
+  } else
+    CHECK(0, "build esrgan: %s", e.msg);
+  if (pit_model_build_esrgan(3, 16, 0, 16, &g, &d, &v, &e) == 0) /* the reference VGG is slow */
+    run_case("vgg19[:35] 16x16", &v, 2, 1, 0);
+  else
+    CHECK(0, "build esrgan 16: %s", e.msg);
   return check_done();
 }

@@ -20,10 +20,15 @@ static struct pit_layer_spec mk(enum pit_layer_kind kind, int out_c, int k, int 
                                  .bias = bias, .alpha = 0.2f};
 }
 
+/* ESRGAN's residual-in-residual dense block: LeakyReLU 0.01 inside, residual scaling 0.2 */
+static struct pit_layer_spec rrdb(int filters) {
+  return (struct pit_layer_spec){.kind = PIT_L_RRDB, .out_c = filters, .alpha = 0.01f, .scale = 0.2f};
+}
+
 struct gc_case {
   const char *name;
   int n;
-  struct pit_layer_spec layer[6];
+  struct pit_layer_spec layer[10];
   int c, h, w, batch;
   double h_fd;      /* finite-difference step */
   double tol;       /* allowed |fd - analytic| / max(1, |analytic|) */
@@ -114,6 +119,10 @@ static void run_case(const struct gc_case *gc, uint64_t seed) {
     if (m.layer[i].kind == PIT_L_BATCHNORM)
       for (size_t j = 0; j < m.layer[i].w_len; j++)
         p[m.layer[i].w_off + j] = (float)uni(0.5, 1.5);
+  for (int i = 0; i < m.n; i++) /* RRDB: 15 convs of fan-in up to 45F; keep activations O(1) */
+    if (m.layer[i].kind == PIT_L_RRDB)
+      for (size_t j = 0; j < m.nparams; j++)
+        p[j] *= 0.25f;
   const size_t nx = (size_t)B * m.in_c * m.in_h * m.in_w;
   const size_t ny = (size_t)B * m.out_c * m.out_h * m.out_w;
   float *x = malloc(nx * sizeof(float)), *r = malloc(ny * sizeof(float));
@@ -192,6 +201,37 @@ static void run_case(const struct gc_case *gc, uint64_t seed) {
 }
 
 /* ---- losses ---- */
+/* A loss over n values v (and a second operand w or a scalar target t), for finite differences. */
+struct loss_in {
+  double (*f)(const struct loss_in *in);
+  float *v;
+  const float *w;
+  size_t n;
+  float t;
+  double denom;
+};
+static double pit_loss_bce_fn(const struct loss_in *in) {
+  return pit_loss_bce(in->v, in->t, (int)in->n, in->denom, NULL);
+}
+static double bce_logits_fn(const struct loss_in *in) {
+  return pit_loss_bce_logits(in->v, in->t, in->n, in->denom, NULL);
+}
+static double l1_fn(const struct loss_in *in) {
+  return pit_loss_l1(in->v, in->w, in->n, in->denom, NULL);
+}
+/* Central difference of in->f w.r.t. *x (one of in->v), over the exact float step. */
+static double loss_fd(const struct loss_in *in, float *x, double h) {
+  const float o = *x;
+  *x = (float)(o + h);
+  double fp = in->f(in);
+  const float up = *x;
+  *x = (float)(o - h);
+  double fm = in->f(in);
+  double fd = (fp - fm) / ((double)up - *x);
+  *x = o;
+  return fd;
+}
+
 static void check_losses(void) {
   pit_rng_seed(&rng, 99);
   enum { B = 4, K = 6 };
@@ -245,15 +285,8 @@ static void check_losses(void) {
     CHECK_NEAR(vb, rb / denom, 1e-9, "bce value");
     double me = 0;
     for (int b = 0; b < B; b++) {
-      float o = pr[b];
-      const double h = 1e-5;
-      pr[b] = (float)(o + h);
-      double fp = pit_loss_bce(pr, (float)t, B, denom, NULL);
-      float up = pr[b];
-      pr[b] = (float)(o - h);
-      double fm = pit_loss_bce(pr, (float)t, B, denom, NULL);
-      double fd = (fp - fm) / ((double)up - pr[b]);
-      pr[b] = o;
+      struct loss_in in = {pit_loss_bce_fn, pr, NULL, B, (float)t, denom};
+      double fd = loss_fd(&in, &pr[b], 1e-5);
       double err = fabs(fd - dp[b]) / fmax(1.0, fabs(dp[b]));
       me = fmax(me, err);
       CHECK(err <= 1e-4, "bce t=%d d[%d]: fd %.9g vs %.9g", t, b, fd, dp[b]);
@@ -270,6 +303,135 @@ static void check_losses(void) {
   float lg[3 * 3] = {1, 2, 3, 5, 5, 1, 0, -1, -2};
   int32_t lb[3] = {2, 1, 0};
   CHECK(pit_count_correct(lg, lb, 3, 3) == 2, "count_correct: ties go to the first index");
+}
+
+/* BCE with logits and L1 (ESRGAN's losses): value from the definition, gradient by
+ * finite differences; large logits stay finite. */
+static void check_gan_losses(void) {
+  pit_rng_seed(&rng, 77);
+  enum { N = 7 };
+  float z[N] = {-3.0f, -0.4f, 0.0f, 0.3f, 2.5f, 60.0f, -60.0f}, dz[N];
+  const double denom = 5.0;
+  for (int t = 0; t <= 1; t++) {
+    double v = pit_loss_bce_logits(z, (float)t, N, denom, dz);
+    double ref = 0;
+    for (int i = 0; i < N; i++) {
+      double sg = 1.0 / (1.0 + exp(-(double)z[i]));
+      /* far tails written out so the reference itself does not overflow */
+      double lp = z[i] < -30 ? z[i] : log(sg), l1p = z[i] > 30 ? -z[i] : log(1.0 - sg);
+      ref += -(t * lp + (1 - t) * l1p);
+    }
+    CHECK(fabs(v - ref / denom) <= 1e-9, "bce_logits value t=%d: %.12g vs %.12g", t, v, ref / denom);
+    CHECK(isfinite(v), "bce_logits not finite for large logits");
+    double me = 0;
+    for (int i = 0; i < N; i++) {
+      struct loss_in in = {bce_logits_fn, z, NULL, N, (float)t, denom};
+      double fd = loss_fd(&in, &z[i], 1e-3);
+      me = fmax(me, fabs(fd - dz[i]));
+      CHECK(fabs(fd - dz[i]) <= 1e-6, "bce_logits t=%d d[%d]: fd %.9g vs %.9g", t, i, fd, dz[i]);
+    }
+    printf("%-28s t=%d gradient max abs err %.2e\n", "loss bce_logits", t, me);
+  }
+  float a[N], b[N], da[N];
+  for (int i = 0; i < N; i++) {
+    a[i] = (float)uni(-1, 1);
+    b[i] = (float)uni(-1, 1);
+  }
+  b[3] = a[3]; /* equal: PyTorch's sign(0) = 0 */
+  double v = pit_loss_l1(a, b, N, denom, da), ref = 0;
+  for (int i = 0; i < N; i++)
+    ref += fabs((double)a[i] - b[i]);
+  CHECK_NEAR(v, ref / denom, 1e-7, "l1 value");
+  CHECK(da[3] == 0.0f, "l1 gradient where equal is %g, not 0", da[3]);
+  for (int i = 0; i < N; i++) {
+    if (i == 3)
+      continue;
+    struct loss_in in = {l1_fn, a, b, N, 0.0f, denom};
+    double fd = loss_fd(&in, &a[i], 1e-3);
+    CHECK(fabs(fd - da[i]) <= 1e-4 * fabs(da[i]), "l1 d[%d]: fd %.9g vs %.9g", i, fd, da[i]);
+  }
+  printf("%-28s checked\n", "loss l1");
+}
+
+/* RaGAN (ESRGAN's adversarial loss) with the whole batch on one rank: value and both
+ * gradients (direct part + the part through the batch means) against finite differences
+ * of the value recomputed from scratch; and split over two "ranks" (column sums added
+ * between the phases) it gives the same value and gradients. */
+enum { RG_N = 3, RG_P = 4 };
+/* The batch means (mr, mf), then the first phase over the whole batch. */
+static double ragan_whole(const float *real, const float *fake, int disc, double *mr, double *mf,
+                          float *dr, float *df, double *col) {
+  for (int p = 0; p < RG_P; p++)
+    mr[p] = mf[p] = 0;
+  for (int b = 0; b < RG_N; b++)
+    for (int p = 0; p < RG_P; p++) {
+      mr[p] += real[b * RG_P + p] / (double)RG_N;
+      mf[p] += fake[b * RG_P + p] / (double)RG_N;
+    }
+  return pit_loss_ragan_part(real, fake, RG_N, RG_P, RG_N, mr, mf, disc, dr, df, col);
+}
+static double ragan_value(const float *real, const float *fake, int disc) {
+  double mr[RG_P], mf[RG_P], col[2 * RG_P];
+  float dr[RG_N * RG_P], df[RG_N * RG_P];
+  return ragan_whole(real, fake, disc, mr, mf, dr, df, col);
+}
+static void check_ragan(void) {
+  pit_rng_seed(&rng, 55);
+  float real[RG_N * RG_P], fake[RG_N * RG_P];
+  for (int i = 0; i < RG_N * RG_P; i++) {
+    real[i] = (float)uni(-2, 2);
+    fake[i] = (float)uni(-2, 2);
+  }
+  for (int disc = 0; disc <= 1; disc++) {
+    double mr[RG_P], mf[RG_P], col[2 * RG_P];
+    float dr[RG_N * RG_P], df[RG_N * RG_P];
+    double v = ragan_whole(real, fake, disc, mr, mf, dr, df, col);
+    pit_loss_ragan_finish(RG_N, RG_P, RG_N, col, dr, df);
+    /* the value from the definition */
+    double ref = 0;
+    for (int b = 0; b < RG_N; b++)
+      for (int p = 0; p < RG_P; p++) {
+        double zr = real[b * RG_P + p] - mf[p], zf = fake[b * RG_P + p] - mr[p];
+        double sr = 1 / (1 + exp(-zr)), sf = 1 / (1 + exp(-zf));
+        ref += disc ? -log(sr) - log(1 - sf) : -log(1 - sr) - log(sf);
+      }
+    ref /= 2.0 * RG_N * RG_P;
+    CHECK(fabs(v - ref) < 1e-6, "ragan disc=%d value %.9g vs %.9g", disc, v, ref);
+    double me = 0;
+    for (int side = 0; side < 2; side++)
+      for (int i = 0; i < RG_N * RG_P; i++) {
+        float *x = side ? &fake[i] : &real[i], o = *x;
+        const double h = 1e-3;
+        *x = (float)(o + h);
+        double fp = ragan_value(real, fake, disc);
+        float up = *x;
+        *x = (float)(o - h);
+        double fm = ragan_value(real, fake, disc);
+        double fd = (fp - fm) / ((double)up - *x);
+        *x = o;
+        double an = side ? df[i] : dr[i];
+        me = fmax(me, fabs(fd - an));
+        CHECK(fabs(fd - an) <= 1e-5, "ragan disc=%d d%s[%d]: fd %.9g vs %.9g", disc,
+              side ? "fake" : "real", i, fd, an);
+      }
+    /* two ranks: rows {0} and {1, 2}, column sums added between the phases */
+    double c0[2 * RG_P], c1[2 * RG_P];
+    float r0[RG_P], f0[RG_P], r1[2 * RG_P], f1[2 * RG_P];
+    double v2 = pit_loss_ragan_part(real, fake, 1, RG_P, RG_N, mr, mf, disc, r0, f0, c0) +
+                pit_loss_ragan_part(real + RG_P, fake + RG_P, 2, RG_P, RG_N, mr, mf, disc, r1, f1, c1);
+    for (int p = 0; p < 2 * RG_P; p++)
+      c0[p] += c1[p];
+    pit_loss_ragan_finish(1, RG_P, RG_N, c0, r0, f0);
+    pit_loss_ragan_finish(2, RG_P, RG_N, c0, r1, f1);
+    CHECK(fabs(v2 - v) < 1e-12, "ragan split value %.12g vs %.12g", v2, v);
+    int same = 1;
+    for (int p = 0; p < RG_P; p++)
+      same &= fabsf(r0[p] - dr[p]) < 1e-7f && fabsf(f0[p] - df[p]) < 1e-7f;
+    for (int i = 0; i < 2 * RG_P; i++)
+      same &= fabsf(r1[i] - dr[RG_P + i]) < 1e-7f && fabsf(f1[i] - df[RG_P + i]) < 1e-7f;
+    CHECK(same, "ragan disc=%d: split over two ranks gives other gradients", disc);
+    printf("%-28s disc=%d gradient max abs err %.2e\n", "loss ragan", disc, me);
+  }
 }
 
 /* ---- specific behaviours ---- */
@@ -371,10 +533,33 @@ int main(void) {
         mk(PIT_L_CONV, 2, 4, 2, 1, 0), mk(PIT_L_BATCHNORM, 0, 0, 0, 0, 0),
         mk(PIT_L_SIGMOID, 0, 0, 0, 0, 0)},
        2, 8, 8, 3, 3e-3, 3e-3, 0, 0, 1},
+      /* ESRGAN's layers */
+      {"pixelshuffle 2", 1, {mk(PIT_L_SHUFFLE, 0, 2, 0, 0, 0)}, 8, 3, 2, 2, H, 1e-3, 0, 0, 0},
+      {"pixelshuffle 3", 1, {mk(PIT_L_SHUFFLE, 0, 3, 0, 0, 0)}, 9, 2, 3, 2, H, 1e-3, 0, 0, 0},
+      {"skip-conv-lrelu-skipadd", 4,
+       {mk(PIT_L_SKIP, 0, 0, 0, 0, 0), mk(PIT_L_CONV, 3, 3, 1, 1, 1),
+        mk(PIT_L_LEAKYRELU, 0, 0, 0, 0, 0), mk(PIT_L_SKIPADD, 0, 0, 0, 0, 0)},
+       3, 4, 4, 2, 3e-3, 3e-3, 0, 0, 1},
+      {"nested skips", 6,
+       {mk(PIT_L_SKIP, 0, 0, 0, 0, 0), mk(PIT_L_CONV, 2, 3, 1, 1, 1), mk(PIT_L_SKIP, 0, 0, 0, 0, 0),
+        mk(PIT_L_CONV, 2, 3, 1, 1, 0), mk(PIT_L_SKIPADD, 0, 0, 0, 0, 0),
+        mk(PIT_L_SKIPADD, 0, 0, 0, 0, 0)},
+       2, 3, 4, 2, 3e-3, 3e-3, 0, 0, 0},
+      {"rrdb F=2", 1, {rrdb(2)}, 2, 4, 3, 2, 3e-3, 3e-3, 0, 0, 1},
+      /* 19 convs deep in float: finite differences carry ~1e-5 of noise in f (measured:
+       * errors move with h), so 2e-2 here; a wiring error shows as O(1) */
+      {"esrgan-mini (conv skip rrdb conv add up x2)", 9,
+       {mk(PIT_L_CONV, 4, 3, 1, 1, 1), mk(PIT_L_SKIP, 0, 0, 0, 0, 0), rrdb(4),
+        mk(PIT_L_CONV, 4, 3, 1, 1, 1), mk(PIT_L_SKIPADD, 0, 0, 0, 0, 0),
+        mk(PIT_L_CONV, 8, 3, 1, 1, 1), mk(PIT_L_LEAKYRELU, 0, 0, 0, 0, 0),
+        mk(PIT_L_SHUFFLE, 0, 2, 0, 0, 0), mk(PIT_L_CONV, 3, 3, 1, 1, 1)},
+       3, 2, 2, 2, 2e-3, 2e-2, 0, 0, 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     run_case(&cases[i], 1000 + i);
   check_losses();
+  check_gan_losses();
+  check_ragan();
   check_maxpool_ties_and_bn_stats();
   printf("worst relative error over all layer checks: %.2e\n", worst_rel);
   return check_done();

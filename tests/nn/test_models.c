@@ -87,6 +87,25 @@ int main(void) {
   shape(&g, 1, 32, 32, "dcgan32 G gray");
   CHECK(d.in_c == 1, "dcgan D gray input");
 
+  /* esrgan: parameter counts of bench/esrgan_torch.py --params (PyTorch-GAN's shapes) */
+  struct pit_model_spec v;
+  CHECK(pit_model_build_esrgan(3, 128, 23, 64, &g, &d, &v, &e) == 0, "esrgan: %s", e.msg);
+  CHECK(g.nparams == 38549123, "esrgan G params %zu", g.nparams);
+  CHECK(d.nparams == 4693697, "esrgan D params %zu", d.nparams);
+  CHECK(v.nparams == 20024384, "vgg19[:35] params %zu", v.nparams);
+  CHECK(v.n == 35 && v.layer[34].kind == PIT_L_CONV, "vgg19[:35] ends with conv5_4 (%d layers)", v.n);
+  shape(&g, 3, 128, 128, "esrgan G");
+  CHECK(g.in_h == 32 && g.in_c == 3, "esrgan G input %dx%d", g.in_c, g.in_h);
+  shape(&d, 1, 8, 8, "esrgan D");
+  shape(&v, 512, 8, 8, "vgg19[:35]");
+  CHECK(pit_model_build_esrgan(3, 64, 2, 16, &g, &d, NULL, &e) == 0, "esrgan small: %s", e.msg);
+  CHECK(g.nparams == 231923, "esrgan 2 blocks 16 filters: G params %zu", g.nparams);
+  shape(&g, 3, 64, 64, "esrgan G 64");
+  memset(&e, 0, sizeof e);
+  CHECK(pit_model_build_esrgan(3, 100, 23, 64, &g, &d, NULL, &e) == PIT_EARG, "hr 100 accepted");
+  CHECK(strstr(e.msg, "multiple of 16") != NULL, "message: %s", e.msg);
+  CHECK(pit_model_build_esrgan(3, 128, 60, 64, &g, &d, NULL, &e) == PIT_EARG, "60 blocks accepted");
+
   /* rejected shapes and names, each with a message */
   memset(&e, 0, sizeof e);
   CHECK(pit_model_build("cnn", 3, 15, 10, 0, &g, NULL, &e) == PIT_EARG, "cnn 15x15 accepted");

@@ -1,0 +1,420 @@
+/* fast_rrdb.c — the FAST backend's ESRGAN residual-in-residual dense block
+ * (PIT_L_RRDB, definition in ref_rrdb.c and nn/rrdb.h) on oneDNN convolutions.
+ *
+ * Layout: the batch is stacked into ONE image of height Hs = B·(H+1) − 1, samples one
+ * above the other with a zero row between them, in oneDNN's blocked nChw16c (F a
+ * multiple of 16). A 3x3 convolution (pad 1) of the stacked image computes every
+ * sample's rows exactly as on its own — the zero rows stand for the padding — and its
+ * output rows at the separators are zeroed afterwards. With N = 1 the first j·F
+ * channels of a (5F, Hs, W) nChw16c buffer are one contiguous prefix, so each dense
+ * block keeps ONE such buffer: conv j reads its first j·F channels in place and writes
+ * its F output channels straight after them (the concatenation costs nothing), with the
+ * LeakyReLU fused as a post-op. conv_5 writes a separate buffer, from which the block
+ * output s·o5 + x goes into the first F channels of the next block's buffer.
+ * Backward keeps one (5F, Hs, W) gradient buffer per dense block in turn: conv j's
+ * backward-data result (its separator rows zeroed) is added into the buffer's first j·F
+ * channels; the LeakyReLU backward runs in place on o_j's gradient using the saved
+ * output's sign; backward-weights reads the saved buffer's prefix and the gradient slice.
+ * Weights: reordered from the plain parameters into the forward (and backward-data)
+ * layout right before each convolution, into scratch shared by every conv: the
+ * optimizer changes them every iteration anyway, and 345 kept copies of ESRGAN's 38.5M
+ * weights (forward, backward-data, gradient, plain gradient) would cost 616 MB. Weight
+ * gradients are reordered to plain and added into the gradient array in one reorder
+ * (a sum post-op).
+ * Scratch (everything but the saved concatenations) is shared by all the RRDBs of one
+ * plan: they run one after the other.
+ * The element-wise glue (stacking, separators, residual sums, LeakyReLU backward) is
+ * plain C over contiguous float arrays, parallelised with OpenMP.
+ * Ownership: the object owns its primitives, memories and buffers; params/grads
+ * belong to the network.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl_debug.h>
+
+#include "nn/fast_impl.h"
+#include "nn/rrdb.h"
+
+#define D5 PIT_RRDB_CONVS
+#define ND PIT_RRDB_DENSE
+
+struct rconv {
+  dnnl_primitive_t fwd, bwd_d, bwd_w, re_wf, re_wb, re_dw;
+  dnnl_memory_t w_user, w_f, w_b, b_user, dw, dw_plain, db;
+  dnnl_memory_t src, dst, ddst, dsrc; /* bound to the buffers at execution */
+  size_t w_off, b_off, w_len;
+};
+
+/* Scratch of one RRDB, or shared by several of the same shape (the first owns it). */
+struct rscratch {
+  float *o5;      /* (F, Hs, W) conv_5 output, then the RRDB output before unstacking */
+  float *xs;      /* (F, Hs, W) stacked input */
+  float *gcat, *tmp, *go, *gd, *gys; /* backward: (5F), (5F), (F), (F), (F) stacked */
+  float *wf, *wb, *dw;               /* one conv's weights: forward, backward-data layout,
+                                        gradient in oneDNN's layout */
+};
+
+struct pit_fast_rrdb {
+  int B, F, H, W, Hs;
+  float slope, scale;
+  dnnl_engine_t eng;
+  dnnl_stream_t strm;
+  float *params, *grads;
+  struct rconv c[ND][D5];
+  float *cat[ND]; /* (5F, Hs, W) each: the dense blocks' concatenations, kept for backward */
+  struct rscratch own, *sc; /* sc: own, or another RRDB's */
+  size_t wmax;              /* floats of the largest weight layout among the convs */
+  dnnl_primitive_desc_t keep_pd[ND * D5 * 3];
+  int npd;
+};
+
+#define DN(call)                                                                                   \
+  do {                                                                                             \
+    dnnl_status_t s_ = (call);                                                                     \
+    if (s_ != dnnl_success)                                                                        \
+      return pit_err_set(e, PIT_ELIB, "src/nn/fast_rrdb.c:%d: oneDNN call failed: %s", __LINE__,   \
+                         dnnl_status2str(s_));                                                     \
+  } while (0)
+
+static size_t plane(const struct pit_fast_rrdb *r) { return (size_t)r->Hs * r->W; }
+
+static float *buf(size_t floats) {
+  float *p = aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
+  if (p)
+    memset(p, 0, floats * sizeof(float));
+  return p;
+}
+
+static const dnnl_memory_desc_t *qmd(const_dnnl_primitive_desc_t pd, int a) {
+  return dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, a);
+}
+
+/* A reorder from → to; accumulate = 1 ADDS into the destination (a sum post-op). */
+static int reorder(struct pit_fast_rrdb *r, const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
+                   int accumulate, dnnl_primitive_t *out, struct pit_err *e) {
+  dnnl_primitive_desc_t pd;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t po = NULL;
+  if (accumulate) {
+    DN(dnnl_post_ops_create(&po));
+    DN(dnnl_post_ops_append_sum(po, 1.0f));
+    DN(dnnl_primitive_attr_create(&attr));
+    DN(dnnl_primitive_attr_set_post_ops(attr, po));
+  }
+  dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, from, r->eng, to, r->eng, attr);
+  if (po)
+    dnnl_post_ops_destroy(po);
+  if (attr)
+    dnnl_primitive_attr_destroy(attr);
+  DN(s);
+  s = dnnl_primitive_create(out, pd);
+  dnnl_primitive_desc_destroy(pd);
+  DN(s);
+  return 0;
+}
+
+/* Primitives and memories of dense block d, conv j (1-based), on a (1, C, Hs, W) image. */
+static int conv_build(struct pit_fast_rrdb *r, const struct pit_layer_spec *L, int d, int j,
+                      struct pit_err *e) {
+  struct rconv *c = &r->c[d][j - 1];
+  struct pit_layer_spec cs = pit_rrdb_conv(L, d, j);
+  c->w_off = cs.w_off;
+  c->b_off = cs.b_off;
+  c->w_len = cs.w_len;
+  const int F = r->F, C = j * F;
+  dnnl_dims_t sd = {1, C, r->Hs, r->W}, dd = {1, F, r->Hs, r->W}, wd = {F, C, 3, 3}, bd = {F};
+  dnnl_dims_t st = {1, 1}, pad = {1, 1};
+  dnnl_memory_desc_t smd, dmd, wany, wplain, bmd;
+  DN(dnnl_memory_desc_init_by_tag(&smd, 4, sd, dnnl_f32, dnnl_nChw16c));
+  DN(dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32, dnnl_nChw16c));
+  DN(dnnl_memory_desc_init_by_tag(&wany, 4, wd, dnnl_f32, dnnl_format_tag_any));
+  DN(dnnl_memory_desc_init_by_tag(&wplain, 4, wd, dnnl_f32, dnnl_oihw));
+  DN(dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_x));
+  /* forward, LeakyReLU fused for j < 5 */
+  dnnl_convolution_desc_t cd;
+  DN(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_training, dnnl_convolution_direct, &smd, &wany,
+                                        &bmd, &dmd, st, pad, pad));
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t po = NULL;
+  if (j < D5) {
+    DN(dnnl_post_ops_create(&po));
+    DN(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, r->slope, 0.0f));
+    DN(dnnl_primitive_attr_create(&attr));
+    DN(dnnl_primitive_attr_set_post_ops(attr, po));
+  }
+  dnnl_primitive_desc_t fpd, dpd, wpd;
+  dnnl_status_t s = dnnl_primitive_desc_create(&fpd, &cd, attr, r->eng, NULL);
+  if (po)
+    dnnl_post_ops_destroy(po);
+  if (attr)
+    dnnl_primitive_attr_destroy(attr);
+  DN(s);
+  r->keep_pd[r->npd++] = fpd;
+  DN(dnnl_convolution_backward_data_desc_init(&cd, dnnl_convolution_direct, &smd, &wany, &dmd, st, pad,
+                                              pad));
+  DN(dnnl_primitive_desc_create(&dpd, &cd, NULL, r->eng, fpd));
+  r->keep_pd[r->npd++] = dpd;
+  DN(dnnl_convolution_backward_weights_desc_init(&cd, dnnl_convolution_direct, &smd, &wany, &bmd, &dmd,
+                                                 st, pad, pad));
+  DN(dnnl_primitive_desc_create(&wpd, &cd, NULL, r->eng, fpd));
+  r->keep_pd[r->npd++] = wpd;
+  DN(dnnl_primitive_create(&c->fwd, fpd));
+  DN(dnnl_primitive_create(&c->bwd_d, dpd));
+  DN(dnnl_primitive_create(&c->bwd_w, wpd));
+  DN(dnnl_memory_create(&c->w_user, &wplain, r->eng, r->params + c->w_off));
+  DN(dnnl_memory_create(&c->b_user, &bmd, r->eng, r->params + c->b_off));
+  const dnnl_memory_desc_t *wmds[] = {qmd(fpd, DNNL_ARG_WEIGHTS), qmd(dpd, DNNL_ARG_WEIGHTS),
+                                      qmd(wpd, DNNL_ARG_DIFF_WEIGHTS), &wplain};
+  for (int k = 0; k < 4; k++) {
+    size_t n = dnnl_memory_desc_get_size(wmds[k]) / sizeof(float);
+    if (n > r->wmax)
+      r->wmax = n;
+  }
+  DN(dnnl_memory_create(&c->w_f, wmds[0], r->eng, DNNL_MEMORY_NONE)); /* bound to scratch */
+  DN(dnnl_memory_create(&c->w_b, wmds[1], r->eng, DNNL_MEMORY_NONE));
+  DN(dnnl_memory_create(&c->dw, wmds[2], r->eng, DNNL_MEMORY_NONE));
+  DN(dnnl_memory_create(&c->dw_plain, &wplain, r->eng, DNNL_MEMORY_NONE));
+  DN(dnnl_memory_create(&c->db, &bmd, r->eng, DNNL_MEMORY_ALLOCATE));
+  DN(dnnl_memory_create(&c->src, &smd, r->eng, DNNL_MEMORY_NONE));
+  DN(dnnl_memory_create(&c->dst, &dmd, r->eng, DNNL_MEMORY_NONE));
+  DN(dnnl_memory_create(&c->ddst, &dmd, r->eng, DNNL_MEMORY_NONE));
+  DN(dnnl_memory_create(&c->dsrc, &smd, r->eng, DNNL_MEMORY_NONE));
+  int rc;
+  if ((rc = reorder(r, &wplain, qmd(fpd, DNNL_ARG_WEIGHTS), 0, &c->re_wf, e)) ||
+      (rc = reorder(r, &wplain, qmd(dpd, DNNL_ARG_WEIGHTS), 0, &c->re_wb, e)) ||
+      (rc = reorder(r, qmd(wpd, DNNL_ARG_DIFF_WEIGHTS), &wplain, 1, &c->re_dw, e))) /* into grads */
+    return rc;
+  if (!dnnl_memory_desc_equal(qmd(fpd, DNNL_ARG_SRC), &smd) || !dnnl_memory_desc_equal(qmd(wpd, DNNL_ARG_SRC), &smd) ||
+      !dnnl_memory_desc_equal(qmd(wpd, DNNL_ARG_DIFF_DST), &dmd) ||
+      !dnnl_memory_desc_equal(qmd(dpd, DNNL_ARG_DIFF_SRC), &smd))
+    return pit_err_set(e, PIT_ELIB, "src/nn/fast_rrdb.c: oneDNN did not take nChw16c activations");
+  return 0;
+}
+
+void pit_fast_rrdb_free(struct pit_fast_rrdb *r) {
+  if (!r)
+    return;
+  for (int d = 0; d < ND; d++) {
+    for (int j = 0; j < D5; j++) {
+      struct rconv *c = &r->c[d][j];
+      dnnl_primitive_t ps[] = {c->fwd, c->bwd_d, c->bwd_w, c->re_wf, c->re_wb, c->re_dw};
+      dnnl_memory_t ms[] = {c->w_user, c->w_f, c->w_b, c->b_user, c->dw, c->dw_plain, c->db,
+                            c->src,    c->dst, c->ddst, c->dsrc};
+      for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++)
+        if (ps[k])
+          dnnl_primitive_destroy(ps[k]);
+      for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++)
+        if (ms[k])
+          dnnl_memory_destroy(ms[k]);
+    }
+    free(r->cat[d]);
+  }
+  for (int k = 0; k < r->npd; k++)
+    dnnl_primitive_desc_destroy(r->keep_pd[k]);
+  float *own[] = {r->own.o5, r->own.xs, r->own.gcat, r->own.tmp, r->own.go, r->own.gd,
+                  r->own.gys, r->own.wf, r->own.wb, r->own.dw};
+  for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
+    free(own[k]);
+  free(r);
+}
+
+int pit_fast_rrdb_create(struct pit_fast_rrdb **out, const struct pit_layer_spec *L, int B,
+                         float *params, float *grads, struct pit_fast_rrdb *share, dnnl_engine_t eng,
+                         dnnl_stream_t strm, struct pit_err *e) {
+  *out = NULL;
+  if (L->in_c % 16 != 0)
+    return pit_err_set(e, PIT_EARG,
+                       "the fast backend runs RRDB blocks of a multiple of 16 filters, not %d "
+                       "(--backend ref runs any)",
+                       L->in_c);
+  struct pit_fast_rrdb *r = calloc(1, sizeof *r);
+  if (!r)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  r->B = B;
+  r->F = L->in_c;
+  r->H = L->in_h;
+  r->W = L->in_w;
+  r->Hs = B * (L->in_h + 1) - 1;
+  r->slope = L->alpha;
+  r->scale = L->scale;
+  r->eng = eng;
+  r->strm = strm;
+  r->params = params;
+  r->grads = grads;
+  const size_t pl = plane(r), F = (size_t)r->F;
+  int ok = 1;
+  for (int d = 0; d < ND; d++)
+    ok = ok && (r->cat[d] = buf(D5 * F * pl));
+  int rc = ok ? 0 : pit_err_set(e, PIT_ENOMEM, "out of memory for an RRDB (batch %d)", B);
+  for (int d = 0; d < ND && !rc; d++)
+    for (int j = 1; j <= D5 && !rc; j++)
+      rc = conv_build(r, L, d, j, e);
+  int same = share && share->B == B && share->F == r->F && share->H == r->H && share->W == r->W &&
+             share->wmax >= r->wmax;
+  if (!rc && same) {
+    r->sc = share->sc;
+  } else if (!rc) {
+    struct rscratch *o = &r->own;
+    r->sc = o;
+    ok = (o->o5 = buf(F * pl)) && (o->xs = buf(F * pl)) && (o->gcat = buf(D5 * F * pl)) &&
+         (o->tmp = buf(D5 * F * pl)) && (o->go = buf(F * pl)) && (o->gd = buf(F * pl)) &&
+         (o->gys = buf(F * pl)) && (o->wf = buf(r->wmax)) && (o->wb = buf(r->wmax)) &&
+         (o->dw = buf(r->wmax));
+    if (!ok)
+      rc = pit_err_set(e, PIT_ENOMEM, "out of memory for an RRDB (batch %d)", B);
+  }
+  if (rc) {
+    pit_fast_rrdb_free(r);
+    return rc;
+  }
+  *out = r;
+  return 0;
+}
+
+/* ---- element-wise glue on stacked (C, Hs, W) nChw16c buffers ---- */
+
+/* Zeroes the separator rows of a stacked buffer of C channels. */
+static void zero_seps(const struct pit_fast_rrdb *r, float *x, int C) {
+  const size_t row = (size_t)r->W * 16;
+#pragma omp parallel for
+  for (int cb = 0; cb < C / 16; cb++)
+    for (int n = 0; n + 1 < r->B; n++)
+      memset(x + ((size_t)cb * r->Hs + (size_t)n * (r->H + 1) + r->H) * row, 0, row * sizeof(float));
+}
+
+/* Copies between a batch (B, F, H, W) nChw16c and its stacked form (F, Hs, W): one
+ * H·W·16 block per (sample, channel block); to_batch picks the direction. The stacked
+ * separator rows are never written. */
+static void restack(const struct pit_fast_rrdb *r, float *batch, float *stacked, int to_batch) {
+  const size_t blk = (size_t)r->H * r->W * 16, CB = (size_t)r->F / 16;
+#pragma omp parallel for collapse(2)
+  for (int n = 0; n < r->B; n++)
+    for (size_t cb = 0; cb < CB; cb++) {
+      float *s = stacked + (cb * r->Hs + (size_t)n * (r->H + 1)) * r->W * 16;
+      float *u = batch + ((size_t)n * CB + cb) * blk;
+      if (to_batch)
+        memcpy(u, s, blk * sizeof(float));
+      else
+        memcpy(s, u, blk * sizeof(float));
+    }
+}
+
+/* y = a·x + b·y over n floats. */
+static void axpby(size_t n, float a, const float *x, float b, float *y) {
+#pragma omp parallel for
+  for (size_t i = 0; i < n; i++)
+    y[i] = a * x[i] + b * y[i];
+}
+
+static int exec(struct pit_fast_rrdb *r, dnnl_primitive_t p, int n, const dnnl_exec_arg_t *a,
+                struct pit_err *e) {
+  DN(dnnl_primitive_execute(p, r->strm, n, a));
+  return 0;
+}
+
+static int bind(dnnl_memory_t m, void *ptr, struct pit_err *e) {
+  DN(dnnl_memory_set_data_handle(m, ptr));
+  return 0;
+}
+
+/* Reorders conv c's plain weights into `to` (bound to buffer p), for `prim`'s use. */
+static int lay(struct pit_fast_rrdb *r, struct rconv *c, dnnl_primitive_t re, dnnl_memory_t to, float *p,
+               struct pit_err *e) {
+  int rc = bind(to, p, e);
+  dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, c->w_user}, {DNNL_ARG_TO, to}};
+  return rc ? rc : exec(r, re, 2, a, e);
+}
+
+int pit_fast_rrdb_forward(struct pit_fast_rrdb *r, const float *x, float *y, struct pit_err *e) {
+  const size_t pl = plane(r), Fp = (size_t)r->F * pl;
+  struct rscratch *sc = r->sc;
+  int rc;
+  restack(r, (float *)x, sc->xs, 0); /* x is only read */
+  memcpy(r->cat[0], sc->xs, Fp * sizeof(float));
+  for (int d = 0; d < ND; d++) {
+    float *cat = r->cat[d];
+    for (int j = 1; j <= D5; j++) {
+      struct rconv *c = &r->c[d][j - 1];
+      float *dst = j < D5 ? cat + j * Fp : sc->o5;
+      if ((rc = lay(r, c, c->re_wf, c->w_f, sc->wf, e)) || (rc = bind(c->src, cat, e)) ||
+          (rc = bind(c->dst, dst, e)))
+        return rc;
+      dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, c->src}, {DNNL_ARG_WEIGHTS, c->w_f},
+                              {DNNL_ARG_BIAS, c->b_user}, {DNNL_ARG_DST, c->dst}};
+      if ((rc = exec(r, c->fwd, 4, a, e)))
+        return rc;
+      DN(dnnl_stream_wait(r->strm));
+      zero_seps(r, dst, r->F); /* what the convolution wrote between the samples */
+    }
+    if (d + 1 < ND) { /* block output x + s·o5 into the next block's first channels */
+      memcpy(r->cat[d + 1], cat, Fp * sizeof(float));
+      axpby(Fp, r->scale, sc->o5, 1.0f, r->cat[d + 1]);
+    } else { /* o5 = s·(x + s·o5) + (the RRDB's input) */
+      axpby(Fp, 1.0f, cat, r->scale, sc->o5);
+      axpby(Fp, 1.0f, sc->xs, r->scale, sc->o5);
+    }
+  }
+  restack(r, y, sc->o5, 1);
+  return 0;
+}
+
+static float *handle(dnnl_memory_t m) {
+  void *h = NULL;
+  dnnl_memory_get_data_handle(m, &h);
+  return h;
+}
+
+int pit_fast_rrdb_backward(struct pit_fast_rrdb *r, const float *dy, float *dx, int param_grads,
+                           struct pit_err *e) {
+  const size_t pl = plane(r), Fp = (size_t)r->F * pl;
+  struct rscratch *sc = r->sc;
+  int rc;
+  restack(r, (float *)dy, sc->gys, 0); /* dy is only read; separator rows stay zero */
+  axpby(Fp, r->scale, sc->gys, 0.0f, sc->gd);
+  for (int d = ND - 1; d >= 0; d--) {
+    const float *cat = r->cat[d];
+    memcpy(sc->gcat, sc->gd, Fp * sizeof(float)); /* the block's own skip */
+    memset(sc->gcat + Fp, 0, (D5 - 1) * Fp * sizeof(float));
+    axpby(Fp, r->scale, sc->gd, 0.0f, sc->go);
+    for (int j = D5; j >= 1; j--) {
+      struct rconv *c = &r->c[d][j - 1];
+      float *g = sc->go;
+      if (j < D5) { /* LeakyReLU backward in place: the saved output's sign is the input's */
+        g = sc->gcat + j * Fp;
+        const float *o = cat + j * Fp;
+        const float a = r->slope;
+#pragma omp parallel for
+        for (size_t i = 0; i < Fp; i++)
+          g[i] = o[i] > 0.0f ? g[i] : a * g[i];
+      }
+      if ((rc = bind(c->src, (void *)cat, e)) || (rc = bind(c->ddst, g, e)) || (rc = bind(c->dsrc, sc->tmp, e)))
+        return rc;
+      if (param_grads) {
+        dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, c->src}, {DNNL_ARG_DIFF_DST, c->ddst},
+                                {DNNL_ARG_DIFF_WEIGHTS, c->dw}, {DNNL_ARG_DIFF_BIAS, c->db}};
+        dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, c->dw}, {DNNL_ARG_TO, c->dw_plain}};
+        /* the weight gradient, reordered to plain and added into the gradient array at once */
+        if ((rc = bind(c->dw, sc->dw, e)) || (rc = bind(c->dw_plain, r->grads + c->w_off, e)) ||
+            (rc = exec(r, c->bwd_w, 4, a, e)) || (rc = exec(r, c->re_dw, 2, ra, e)))
+          return rc;
+        DN(dnnl_stream_wait(r->strm));
+        axpby((size_t)r->F, 1.0f, handle(c->db), 1.0f, r->grads + c->b_off);
+      }
+      dnnl_exec_arg_t a[3] = {{DNNL_ARG_DIFF_DST, c->ddst}, {DNNL_ARG_WEIGHTS, c->w_b},
+                              {DNNL_ARG_DIFF_SRC, c->dsrc}};
+      if ((rc = lay(r, c, c->re_wb, c->w_b, sc->wb, e)) || (rc = exec(r, c->bwd_d, 3, a, e)))
+        return rc;
+      DN(dnnl_stream_wait(r->strm));
+      zero_seps(r, sc->tmp, j * r->F);
+      axpby((size_t)j * Fp, 1.0f, sc->tmp, 1.0f, sc->gcat); /* the concatenation's backward */
+    }
+    memcpy(sc->gd, sc->gcat, Fp * sizeof(float));
+  }
+  if (dx) {
+    axpby(Fp, 1.0f, sc->gys, 1.0f, sc->gd);
+    restack(r, dx, sc->gd, 1);
+  }
+  return 0;
+}
