@@ -7,7 +7,12 @@
 #     uninterrupted run's samples at every step, every sample once per epoch, final parameters
 #     equal within tolerance, every host released;
 #  2. bad input: a hostfile naming an unreachable host: one clear message within a bounded
-#     time, non-zero exit, no node or process left.
+#     time, non-zero exit, no node or process left;
+#  3. the controller SIGKILLed mid-generation and started again: while it runs, each host
+#     holds processes of the run's new generation only (none the killed controller's
+#     workload left), both hosts are nodes it knows (adopted, not started again); it
+#     finishes with contiguous steps, the events file and the store agree on the node
+#     records, and each host is left with nothing but its sshd (no session, no process).
 # Needs root (namespaces, sshd): exit 77 (skipped) otherwise. Everything it starts is stopped
 # and the namespaces deleted on exit.
 set -euo pipefail
@@ -83,3 +88,59 @@ echo "bad input ok: $(head -1 "$T/b4.err")"
 after=$(leftovers)
 [ "$before" = "$after" ] || fail "left behind: $after"
 echo "nothing left behind (processes, claimed hosts)"
+
+# ---- 3. the controller SIGKILLed mid-generation, then started again
+# host_procs NS RUN: "GEN COMM" of each process on host NS tagged PITSTOP_RUN=RUN (the launchers' tag)
+host_procs() {
+  local p env
+  for p in $(ip netns pids "$1"); do
+    env=$(tr '\0' '\n' < "/proc/$p/environ" 2> /dev/null) || continue
+    grep -qx "PITSTOP_RUN=$2" <<< "$env" || continue
+    echo "$(sed -n 's/^PITSTOP_GEN=//p' <<< "$env") $(cat "/proc/$p/comm" 2> /dev/null)"
+  done
+}
+# host_extra NS: processes on host NS other than its sshd listener (sessions, orted, ranks)
+host_extra() {
+  local p
+  for p in $(ip netns pids "$1"); do
+    [[ " ${pids[*]} " == *" $p "* ]] || echo "$p $(tr '\0' ' ' < "/proc/$p/cmdline" 2> /dev/null)"
+  done
+}
+run=ts5$tag
+run5=(run --provider ssh --hostfile "$T/hostfile" --catalog "$T/cat.tsv" --itype host --nodes 2 --checkpoint-dir "$T/r5"
+      --run $run --db "$T/r5.db" --quiet "${common[@]}" --max-iters 160 --checkpoint-every 20)
+"${ON_H1[@]}" "$PITSTOP" "${run5[@]}" > /dev/null 2> "$T/r5a.err" &
+ctl=$!
+wait_for "$T/r5/events.jsonl" '"checkpoint"' 600
+[ "$(cat /proc/$ctl/comm)" = pitstop ] || fail "pid $ctl is not the controller"
+kill -9 $ctl
+wait $ctl 2> /dev/null || true
+echo "DEBUG h1: $(host_extra "$ns1") h2: $(host_extra "$ns2") tagged1 $(host_procs "$ns1" $run) tagged2 $(host_procs "$ns2" $run)"
+sleep 2
+echo "DEBUG h1: $(host_extra "$ns1") h2: $(host_extra "$ns2") tagged1 $(host_procs "$ns1" $run) tagged2 $(host_procs "$ns2" $run)"
+[ -n "$(host_procs "$ns2" $run)" ] || fail "no rank on h2 outlived its controller (nothing to reconcile)"
+echo "controller killed; its workload still runs: h1: $(host_procs "$ns1" $run | sort | uniq -c | xargs);" \
+  "h2: $(host_procs "$ns2" $run | sort | uniq -c | xargs)"
+"${ON_H1[@]}" "$PITSTOP" "${run5[@]}" > "$T/r5.txt" 2> "$T/r5b.err" &
+ctl=$!
+for _ in $(seq 600); do grep -q '"checkpoint".*"gen":1\|"gen":1.*"checkpoint"' "$T/r5/events.jsonl" && break; sleep 0.1; done
+grep -q '"gen":1' "$T/r5/events.jsonl" || fail "the restarted controller reached no checkpoint: $(cat "$T/r5b.err")"
+# the provider's view mid-generation: processes on each host, against the controller's nodes
+for ns in "$ns1" "$ns2"; do
+  old=$(host_procs "$ns" $run | grep -v '^1 ' || true)
+  [ -z "$old" ] || fail "host $ns runs processes of the killed controller's generation: $old"
+done
+[ -n "$(host_procs "$ns2" $run)" ] || fail "the restarted controller runs nothing on h2"
+known=$(ls "$T/r5/nodes" | sort | xargs)
+[ "$known" = "$run.h0.node $run.h1.node" ] || fail "the restarted controller holds $known, not both hosts"
+echo "restarted controller mid-generation: holds both hosts ($known); h1: $(host_procs "$ns1" $run | sort | uniq -c | xargs);" \
+  "h2: $(host_procs "$ns2" $run | sort | uniq -c | xargs) (generation 1 only)"
+wait $ctl || fail "the restarted controller failed: $(cat "$T/r5b.err")"
+grep -q "stopped the workload" "$T/r5b.err" || fail "the orphaned workload was not stopped: $(cat "$T/r5b.err")"
+[ "$(grep -c "adopted node" "$T/r5b.err")" = 2 ] || fail "not both hosts adopted: $(cat "$T/r5b.err")"
+$PY "$PIT_SOURCE_DIR/tests/control/crash_check.py" "$T/r5/events.jsonl" 160 $run "$T/r5.db" || fail "crash check"
+[ -z "$(ls "$T/r5/nodes")" ] || fail "hosts still claimed: $(ls "$T/r5/nodes")"
+for _ in $(seq 50); do [ -z "$(host_extra "$ns1")$(host_extra "$ns2")" ] && break; sleep 0.1; done
+[ -z "$(host_extra "$ns1")" ] || fail "left on h1: $(host_extra "$ns1")"
+[ -z "$(host_extra "$ns2")" ] || fail "left on h2: $(host_extra "$ns2")"
+echo "controller crash: each host holds nothing but its sshd afterwards (no ssh session, no process)"
