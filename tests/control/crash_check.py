@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""crash_check.py EVENTS NITERS RUN [DB] — what a run whose controller was SIGKILLed and
+"""crash_check.py EVENTS NITERS RUN [DB [STARTS]] — what a run whose controller was SIGKILLed and
 started again must show (tests/control/run_local.sh part 3, run_ssh.sh, run_slurm.sh,
 command_clap.sh):
   - the stored steps are contiguous, 0 .. NITERS-1;
@@ -7,7 +7,9 @@ command_clap.sh):
     node the restarted controller adopted ("ready" with no "start" since its last
     stop) had its start recorded by the first controller, every node ends stopped or lost;
   - with DB (the store given to --db): the store's node records of RUN are the events
-    file's, in the same order, and its distinct iteration steps are 0 .. NITERS-1.
+    file's, in the same order, and its distinct iteration steps are 0 .. NITERS-1;
+  - with STARTS: exactly STARTS node starts recorded (the restarted controller started none
+    beyond what the test expects).
 Prints one line: steps, generations, nodes started, adopted, stopped."""
 import json
 import sqlite3
@@ -47,6 +49,8 @@ def main():
     nodes = [(x["action"], x["node"]) for x in r if x["type"] == "node"]
     started, adopted = check_nodes(nodes, events)
     gens = sorted({x["gen"] for x in r if x["type"] == "iter"})
+    if len(sys.argv) > 5:
+        assert len(started) == int(sys.argv[5]), f"{len(started)} node starts, not {sys.argv[5]}: {started}"
     store = ""
     if len(sys.argv) > 4:
         db = sqlite3.connect(sys.argv[4])
