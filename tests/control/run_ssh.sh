@@ -90,15 +90,9 @@ after=$(leftovers)
 echo "nothing left behind (processes, claimed hosts)"
 
 # ---- 3. the controller SIGKILLed mid-generation, then started again
-# host_procs NS RUN: "GEN COMM" of each process on host NS tagged PITSTOP_RUN=RUN (the launchers' tag)
-host_procs() {
-  local p env
-  for p in $(ip netns pids "$1"); do
-    env=$(tr '\0' '\n' < "/proc/$p/environ" 2> /dev/null) || continue
-    grep -qx "PITSTOP_RUN=$2" <<< "$env" || continue
-    echo "$(sed -n 's/^PITSTOP_GEN=//p' <<< "$env") $(cat "/proc/$p/comm" 2> /dev/null)"
-  done
-}
+. "$PIT_SOURCE_DIR/tests/control/run_procs.bash"
+# host_procs NS RUN: "GEN COMM" of each process on host NS tagged with the run
+host_procs() { run_procs "$2" $(ip netns pids "$1"); }
 # host_extra NS: "PID COMM" of the processes on host NS other than its sshd listener
 # (ssh sessions, orted, ranks, and on h1 the controller, mpirun and its ssh)
 host_extra() {
@@ -107,7 +101,6 @@ host_extra() {
     [[ " ${pids[*]} " == *" $p "* ]] || echo "$p $(cat "/proc/$p/comm" 2> /dev/null)"
   done
 }
-summary() { sort | uniq -c | xargs; } # "GEN COMM" lines → "N GEN COMM ..."
 run=ts5$tag
 run5=(run --provider ssh --hostfile "$T/hostfile" --catalog "$T/cat.tsv" --itype host --nodes 2 --checkpoint-dir "$T/r5"
       --run $run --db "$T/r5.db" --quiet "${common[@]}" --max-iters 160 --checkpoint-every 20)
