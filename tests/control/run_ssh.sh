@@ -7,7 +7,8 @@
 #     uninterrupted run's samples at every step, every sample once per epoch, final parameters
 #     equal within tolerance, every host released;
 #  2. bad input: a hostfile naming an unreachable host: one clear message within a bounded
-#     time, non-zero exit, no node or process left;
+#     time, non-zero exit, no node, process or ssh left; beside two good hosts, the run goes on
+#     on those two; no hostfile, a malformed one: one message naming file:line;
 #  3. the controller SIGKILLed mid-generation and started again: while it runs, the hosts
 #     claimed are the killed controller's two, adopted (no node started again), and each host
 #     holds processes of the new generation only (none of the killed one's, one ssh session
@@ -76,6 +77,15 @@ t1=$(date +%s)
 grep -q "host $net.9: unreachable over ssh" "$T/b.err" || fail "unclear message: $(cat "$T/b.err")"
 ((t1 - t0 < 60)) || fail "the unreachable host took $((t1 - t0)) s"
 echo "bad input ok ($((t1 - t0)) s): $(grep -m1 'cannot start' "$T/b.err")"
+[ -z "$(pgrep -af "ssh .*$net.9" | grep -v pgrep)" ] || fail "ssh to the unreachable host left: $(pgrep -af "ssh .*$net.9")"
+# the unreachable host beside two good ones: the run goes on without it, saying why once per start
+printf '%s slots=1\n%s slots=1\n%s slots=1\n' $net.9 $net.1 $net.2 > "$T/mixed-hostfile"
+timeout 300 "${ON_H1[@]}" "$PITSTOP" run --provider ssh --hostfile "$T/mixed-hostfile" --catalog "$T/cat.tsv" --itype host \
+  --nodes 2 --checkpoint-dir "$T/b1" --run ts6$tag --quiet "${common[@]}" --max-iters 10 > /dev/null 2> "$T/b1.err" \
+  || fail "a run with two good hosts of three failed: $(cat "$T/b1.err")"
+[ "$(grep -c '"action":"start"' "$T/b1/events.jsonl")" = 2 ] || fail "not 2 nodes started: $(cat "$T/b1.err")"
+grep -q "host $net.9: unreachable over ssh" "$T/b1.err" || fail "the unreachable host not said: $(cat "$T/b1.err")"
+echo "an unreachable host beside two good ones: the run finished on the two; said: $(grep -m1 "$net.9" "$T/b1.err")"
 if "$PITSTOP" run --provider ssh --catalog "$T/cat.tsv" --itype host --run ts3$tag --checkpoint-dir "$T/b3" \
   "${common[@]}" --max-iters 10 > /dev/null 2> "$T/b3.err"; then fail "ssh without a hostfile accepted"; fi
 grep -q "needs a hostfile" "$T/b3.err" || fail "no hostfile: $(cat "$T/b3.err")"
@@ -84,7 +94,7 @@ if "$PITSTOP" run --provider ssh --hostfile "$T/malformed" --catalog "$T/cat.tsv
   --checkpoint-dir "$T/b4" "${common[@]}" --max-iters 10 > /dev/null 2> "$T/b4.err"; then fail "bad hostfile accepted"; fi
 grep -q "malformed:1: 'slots=x'" "$T/b4.err" || fail "bad hostfile: $(cat "$T/b4.err")"
 echo "bad input ok: $(head -1 "$T/b4.err")"
-[ -z "$(ls "$T/b/nodes" 2> /dev/null)" ] || fail "nodes left: $(ls "$T/b/nodes")"
+[ -z "$(ls "$T/b/nodes" "$T/b1/nodes" 2> /dev/null)" ] || fail "nodes left: $(ls "$T/b/nodes" "$T/b1/nodes")"
 after=$(leftovers)
 [ "$before" = "$after" ] || fail "left behind: $after"
 echo "nothing left behind (processes, claimed hosts)"
