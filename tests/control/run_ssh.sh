@@ -94,7 +94,7 @@ if "$PITSTOP" run --provider ssh --hostfile "$T/malformed" --catalog "$T/cat.tsv
   --checkpoint-dir "$T/b4" "${common[@]}" --max-iters 10 > /dev/null 2> "$T/b4.err"; then fail "bad hostfile accepted"; fi
 grep -q "malformed:1: 'slots=x'" "$T/b4.err" || fail "bad hostfile: $(cat "$T/b4.err")"
 echo "bad input ok: $(head -1 "$T/b4.err")"
-[ -z "$(ls "$T/b/nodes" "$T/b1/nodes" 2> /dev/null)" ] || fail "nodes left: $(ls "$T/b/nodes" "$T/b1/nodes")"
+[ -z "$(find "$T/b" "$T/b1" -name "*.node" 2> /dev/null)" ] || fail "nodes left: $(find "$T/b" "$T/b1" -name "*.node")"
 after=$(leftovers)
 [ "$before" = "$after" ] || fail "left behind: $after"
 echo "nothing left behind (processes, claimed hosts)"
