@@ -179,7 +179,12 @@ $PY "$PIT_SOURCE_DIR/tests/control/crash_check.py" "$T/r3/events.jsonl" 120 tsl5
 [ -z "$(procs tsl5)" ] || fail "processes left: $(procs tsl5)"
 echo "controller crash: no allocation, node file or process of the run left"
 
-# ---- 4. bad input: three nodes of a partition that has two
+# ---- 4. bad input: three nodes of a partition that has two; a partition Slurm does not have
+# slurm_left RUN: allocations of RUN, node files, salloc/srun processes naming it
+slurm_left() {
+  { squeue -h --name="pitstop-$1" -o '%i %j %T'; find "$T/$2" -name "*.node" 2> /dev/null
+    pgrep -af "pitstop-$1" | grep -v pgrep; } || true
+}
 t0=$(date +%s)
 if "$PITSTOP" run --provider slurm --catalog "$T/cat.tsv" --itype node --checkpoint-dir "$T/b" --run tsl3 --quiet \
   --nodes 3 "${common[@]}" --max-iters 10 > /dev/null 2> "$T/b.err"; then
@@ -187,11 +192,27 @@ if "$PITSTOP" run --provider slurm --catalog "$T/cat.tsv" --itype node --checkpo
 fi
 t1=$(date +%s)
 grep -q "Slurm cannot give a node of type node now in partition node" "$T/b.err" || fail "unclear: $(cat "$T/b.err")"
-echo "bad input ok ($((t1 - t0)) s): $(head -1 "$T/b.err")"
-[ -z "$(left)" ] || fail "allocations left: $(left)"
-[ -z "$(ls "$T/b/nodes" 2> /dev/null)" ] || fail "node files left: $(ls "$T/b/nodes")"
+((t1 - t0 < 60)) || fail "three nodes of two took $((t1 - t0)) s to refuse"
+echo "bad input ok ($((t1 - t0)) s): $(grep -m1 "cannot give" "$T/b.err")"
+$PY - "$T/b/events.jsonl" << 'PYEOF'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+act = [(x["action"], x["node"]) for x in r if x["type"] == "node"]
+starts = [n for a, n in act if a == "start"]
+stops = [n for a, n in act if a == "stop"]
+assert len(starts) == 2 and sorted(starts) == sorted(stops), act
+assert not [x for x in r if x["type"] == "iter"], "iterations without the third node"
+print(f"the two allocations granted before the refusal ({', '.join(starts)}) were cancelled; no iteration ran")
+PYEOF
+[ -z "$(slurm_left tsl3 b)" ] || fail "left behind: $(slurm_left tsl3 b)"
+t0=$(date +%s)
 if "$PITSTOP" run --provider slurm --partition nosuch --catalog "$T/cat.tsv" --itype node --checkpoint-dir "$T/b2" \
   --run tsl4 --quiet "${common[@]}" --max-iters 10 > /dev/null 2> "$T/b2.err"; then fail "unknown partition accepted"; fi
-echo "bad input ok: $(head -1 "$T/b2.err")"
+t1=$(date +%s)
+grep -q "Slurm cannot give a node of type node now in partition nosuch.*Invalid partition name" "$T/b2.err" \
+  || fail "unclear: $(cat "$T/b2.err")"
+((t1 - t0 < 60)) || fail "an unknown partition took $((t1 - t0)) s to refuse"
+echo "bad input ok ($((t1 - t0)) s): $(grep -m1 "cannot give" "$T/b2.err")"
+[ -z "$(slurm_left tsl4 b2)" ] || fail "left behind: $(slurm_left tsl4 b2)"
 [ -z "$(left)" ] || fail "allocations left: $(left)"
-echo "nothing left behind (allocations, node files)"
+echo "nothing left behind (allocations, node files, salloc or srun)"
