@@ -96,6 +96,8 @@ struct ctl {
   struct pit_policy_type types[PIT_POLICY_TYPES_MAX]; /* the types they may use */
   struct pit_err rec_err;
   int rec_failed;
+  int poll_failing;                 /* the provider's last polls failed (said once per streak) */
+  double poll_fail_t;               /* run seconds of the streak's first failure */
 };
 
 static double now_t(const struct ctl *c) { return pit_now() - c->t0; }
@@ -735,8 +737,16 @@ static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err
   int nev = 0;
   struct pit_err e2 = {0};
   if (c->prov.ops->poll(&c->prov, ev, 16, &nev, &e2) < 0) {
-    warn(c, "cannot ask the provider about the nodes: %s", e2.msg);
+    /* the workload goes on; said once until the provider answers again */
+    if (!c->poll_failing++) {
+      c->poll_fail_t = now_t(c);
+      warn(c, "cannot ask the provider about the nodes (the run goes on; said once until it answers): %s", e2.msg);
+    }
     return 0;
+  }
+  if (c->poll_failing) {
+    warn(c, "the provider answers again (it could not be asked for %.1f s)", now_t(c) - c->poll_fail_t);
+    c->poll_failing = 0;
   }
   for (int k = 0; k < nev; k++) {
     int i = 0;
