@@ -15,7 +15,8 @@
  *    file; records get the run id, the controller's generation and its clock;
  *  - iteration records are kept back until a checkpoint (or the workload's
  *    end) covers them, so a failure drops exactly the steps that will be
- *    redone and the stored steps stay contiguous;
+ *    redone and the stored steps stay contiguous; node records are written
+ *    through at once (a restarted controller's records follow the killed one's);
  *  - RUN_DIR/state (written atomically at each change) names the generation,
  *    the last checkpoint and the workload's process groups; RUN_DIR/lock is
  *    held (flock) while a controller runs the run, so two never start a node
@@ -206,7 +207,10 @@ static int node_record(struct ctl *c, const struct pit_node *n, const char *acti
   snprintf(r.node, sizeof r.node, "%s", n->id);
   snprintf(r.itype, sizeof r.itype, "%s", n->itype);
   r.price_h = n->price_h;
+  /* written through at once: a restarted controller's reconciliation and the bill rest on it */
   int rc = out_record(c, &r, e);
+  if (rc == 0)
+    rc = out_flush(c, e);
   pit_record_release(&r);
   return rc;
 }
@@ -1034,8 +1038,10 @@ static int reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
     for (int j = 0; j < c->nnodes; j++)
       have += strcmp(c->nodes[j].itype, nd->itype) == 0;
     struct pit_err e2 = {0};
+    /* adopted: healthy, and cleared of what the killed controller's workload left there */
     if (nd->state == PIT_NODE_READY && have < pit_membership_count(&c->cur, nd->itype) &&
-        c->prov.ops->health(&c->prov, nd, &e2) == 0 && c->nnodes < MAX_NODES) {
+        c->prov.ops->health(&c->prov, nd, &e2) == 0 && (!c->prov.ops->clear || c->prov.ops->clear(&c->prov, nd, &e2) == 0) &&
+        c->nnodes < MAX_NODES) {
       c->nodes[c->nnodes] = *nd;
       c->nodes[c->nnodes].t_start = now_t(c);
       c->nodes[c->nnodes].t_ready = now_t(c);

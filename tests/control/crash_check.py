@@ -2,7 +2,7 @@
 """crash_check.py EVENTS NITERS RUN [DB [STARTS]] — what a run whose controller was SIGKILLed and
 started again must show (tests/control/run_local.sh part 3, run_ssh.sh, run_slurm.sh,
 command_clap.sh):
-  - the stored steps are contiguous, 0 .. NITERS-1;
+  - the stored steps are contiguous, 0 .. NITERS-1 (NITERS 0: however many);
   - node records, in order: no node is started while it is live (never twice), a
     node the restarted controller adopted ("ready" with no "start" since its last
     stop) had its start recorded by the first controller, every node ends stopped or lost;
@@ -45,6 +45,7 @@ def main():
     r = [json.loads(line) for line in open(events)]
     assert all(x["run"] == run for x in r), "a record of another run"
     steps = [x["step"] for x in r if x["type"] == "iter"]
+    niters = niters or len(steps)
     assert steps == list(range(niters)), f"steps not contiguous after a controller crash ({len(steps)})"
     nodes = [(x["action"], x["node"]) for x in r if x["type"] == "node"]
     started, adopted = check_nodes(nodes, events)

@@ -13,7 +13,10 @@
 #     claimed are the killed controller's two, adopted (no node started again), and each host
 #     holds processes of the new generation only (none of the killed one's, one ssh session
 #     and one orted on h2); it finishes with contiguous steps, the events file and the store
-#     agree on the node records, and each host is left with nothing but its sshd.
+#     agree on the node records, and each host is left with nothing but its sshd;
+#  4. the same under the per-node launcher, killed before any checkpoint, with a workload that
+#     outlives its ssh session: mid-generation 1 each host runs generation 1's process only
+#     (the killed one's cleared before adopting), the node records of both controllers kept.
 # Needs root (namespaces, sshd): exit 77 (skipped) otherwise. Everything it starts is stopped
 # and the namespaces deleted on exit.
 set -euo pipefail
@@ -153,3 +156,49 @@ for _ in $(seq 50); do [ -z "$(host_extra "$ns1")$(host_extra "$ns2")" ] && brea
 [ -z "$(host_extra "$ns1")" ] || fail "left on h1: $(host_extra "$ns1")"
 [ -z "$(host_extra "$ns2")" ] || fail "left on h2: $(host_extra "$ns2")"
 echo "controller crash: each host holds nothing but its sshd afterwards (no ssh session, no process)"
+
+# ---- 4. the same under the per-node launcher (`ssh HOST -- env ... CMD`), killed before any
+# checkpoint, with a workload that outlives its ssh session (it ignores SIGPIPE and SIGHUP;
+# node 0 logs its iterations in the course DCGAN format, as tests/control/run_foreign.sh):
+# the restarted controller kills what the killed one left on each host before adopting it
+cat > "$T/survivor.py" << 'PYEOF'
+import os, signal, sys, time
+signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+i, log = 0, os.environ["PITSTOP_NODE_RANK"] == "0"  # node 0 logs the iterations
+while not os.path.exists(sys.argv[1]):
+    try:
+        if log:
+            print(f"Rank: 0, Epoch: 0, iteration: {i}/100000, It. time: 0.0500s, Elapsed time: {i * 0.05:.4f} s", flush=True)
+    except OSError:
+        pass
+    time.sleep(0.05)
+    i += 1
+PYEOF
+run=ts7$tag
+run7=(run --provider ssh --hostfile "$T/hostfile" --catalog "$T/cat.tsv" --itype host --nodes 2 --launcher per-node
+      --checkpoint-dir "$T/r7" --run $run --db "$T/r7.db" --quiet -- "$PY" "$T/survivor.py" "$T/go")
+"${ON_H1[@]}" "$PITSTOP" "${run7[@]}" > /dev/null 2> "$T/r7a.err" &
+ctl=$!
+for _ in $(seq 600); do [ -n "$(host_procs "$ns1" $run | grep ' python3$')" ] && [ -n "$(host_procs "$ns2" $run)" ] && break; sleep 0.1; done
+[ "$(host_procs "$ns2" $run)" = "0 python3" ] || fail "the per-node workload did not start on h2: $(cat "$T/r7a.err")"
+kill -9 $ctl
+wait $ctl 2> /dev/null || true
+sleep 0.5 # what dies with its ssh session has died by now; the survivors stay
+left1=$(host_procs "$ns1" $run | grep ' python3$' || true) left2=$(host_procs "$ns2" $run)
+[ "$left2" = "0 python3" ] && [ "$left1" = "0 python3" ] || fail "the workload did not outlive its controller: '$left1' '$left2'"
+echo "per-node: controller killed; its workload outlives it: h1: $left1; h2: $left2"
+"${ON_H1[@]}" "$PITSTOP" "${run7[@]}" > /dev/null 2> "$T/r7b.err" &
+ctl=$!
+for _ in $(seq 600); do host_procs "$ns2" $run | grep -q '^1 ' && host_procs "$ns1" $run | grep -q '^1 python3' && break; sleep 0.1; done
+now1=$(host_procs "$ns1" $run | grep ' python3$' || true) now2=$(host_procs "$ns2" $run)
+[ "$now1" = "1 python3" ] && [ "$now2" = "1 python3" ] \
+  || fail "mid-generation 1 the hosts run '$now1' and '$now2', not generation 1's workload once each"
+echo "per-node: restarted controller: h1: $now1; h2: $now2 (the killed generation's cleared before adopting)"
+touch "$T/go"
+wait $ctl || fail "the restarted controller failed: $(cat "$T/r7b.err")"
+[ "$(grep -c "adopted node" "$T/r7b.err")" = 2 ] || fail "not both hosts adopted: $(cat "$T/r7b.err")"
+$PY "$PIT_SOURCE_DIR/tests/control/crash_check.py" "$T/r7/events.jsonl" 0 $run "$T/r7.db" 2 || fail "crash check"
+for _ in $(seq 50); do [ -z "$(host_extra "$ns1")$(host_extra "$ns2")" ] && break; sleep 0.1; done
+[ -z "$(host_extra "$ns1")$(host_extra "$ns2")" ] || fail "left: $(host_extra "$ns1") $(host_extra "$ns2")"
+echo "per-node controller crash: each host holds nothing but its sshd afterwards"
