@@ -15,7 +15,8 @@
  *    file; records get the run id, the controller's generation and its clock;
  *  - iteration records are kept back until a checkpoint (or the workload's
  *    end) covers them, so a failure drops exactly the steps that will be
- *    redone and the stored steps stay contiguous;
+ *    redone and the stored steps stay contiguous; node records are written
+ *    through at once (a restarted controller's records follow the killed one's);
  *  - RUN_DIR/state (written atomically at each change) names the generation,
  *    the last checkpoint and the workload's process groups; RUN_DIR/lock is
  *    held (flock) while a controller runs the run, so two never start a node
@@ -96,6 +97,8 @@ struct ctl {
   struct pit_policy_type types[PIT_POLICY_TYPES_MAX]; /* the types they may use */
   struct pit_err rec_err;
   int rec_failed;
+  int poll_failing;                 /* the provider's last polls failed (said once per streak) */
+  double poll_fail_t;               /* run seconds of the streak's first failure */
 };
 
 static double now_t(const struct ctl *c) { return pit_now() - c->t0; }
@@ -204,7 +207,10 @@ static int node_record(struct ctl *c, const struct pit_node *n, const char *acti
   snprintf(r.node, sizeof r.node, "%s", n->id);
   snprintf(r.itype, sizeof r.itype, "%s", n->itype);
   r.price_h = n->price_h;
+  /* written through at once: a restarted controller's reconciliation and the bill rest on it */
   int rc = out_record(c, &r, e);
+  if (rc == 0)
+    rc = out_flush(c, e);
   pit_record_release(&r);
   return rc;
 }
@@ -735,8 +741,16 @@ static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err
   int nev = 0;
   struct pit_err e2 = {0};
   if (c->prov.ops->poll(&c->prov, ev, 16, &nev, &e2) < 0) {
-    warn(c, "cannot ask the provider about the nodes: %s", e2.msg);
+    /* the workload goes on; said once until the provider answers again */
+    if (!c->poll_failing++) {
+      c->poll_fail_t = now_t(c);
+      warn(c, "cannot ask the provider about the nodes (the run goes on; said once until it answers): %s", e2.msg);
+    }
     return 0;
+  }
+  if (c->poll_failing) {
+    warn(c, "the provider answers again (it could not be asked for %.1f s)", now_t(c) - c->poll_fail_t);
+    c->poll_failing = 0;
   }
   for (int k = 0; k < nev; k++) {
     int i = 0;
@@ -1007,8 +1021,10 @@ static int reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
     for (int j = 0; j < c->nnodes; j++)
       have += strcmp(c->nodes[j].itype, nd->itype) == 0;
     struct pit_err e2 = {0};
+    /* adopted: healthy, and cleared of what the killed controller's workload left there */
     if (nd->state == PIT_NODE_READY && have < pit_membership_count(&c->cur, nd->itype) &&
-        c->prov.ops->health(&c->prov, nd, &e2) == 0 && c->nnodes < MAX_NODES) {
+        c->prov.ops->health(&c->prov, nd, &e2) == 0 && (!c->prov.ops->clear || c->prov.ops->clear(&c->prov, nd, &e2) == 0) &&
+        c->nnodes < MAX_NODES) {
       c->nodes[c->nnodes] = *nd;
       c->nodes[c->nnodes].t_start = now_t(c);
       c->nodes[c->nnodes].t_ready = now_t(c);

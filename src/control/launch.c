@@ -238,9 +238,9 @@ static int remote_words(struct ctl_argv *a, int at, char *const *env, int nenv) 
 
 static int push_wrap(const struct ctl_launch *L, const struct pit_node *n, struct ctl_argv *a,
                      struct pit_err *e) {
-  const char *w[16];
+  const char *w[PIT_WRAP_MAX];
   int nw = 0;
-  int rc = L->prov->ops->wrap(L->prov, n, w, 16, &nw, e);
+  int rc = L->prov->ops->wrap(L->prov, n, w, PIT_WRAP_MAX, &nw, e);
   if (rc < 0)
     return rc;
   for (int i = 0; i < nw; i++)

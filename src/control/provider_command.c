@@ -73,6 +73,7 @@ struct cmdp {
   double start_timeout_s, stop_timeout_s, list_timeout_s, boot_timeout_s, poll_s, retry_wait_s, grace_s;
   int start_retries;
   double last_poll;             /* pit_now() of the last poll's list */
+  struct pit_err poll_err;      /* the last poll's error (code 0: it answered), repeated until the next */
   char reported[MAX_ITEMS][PIT_NAME_MAX]; /* ids already reported by poll (each once) */
   int reported_kind[MAX_ITEMS], nreported;
   char wrapbuf[T_ARGS][256];    /* wrap's expanded entries (valid until the next call) */
@@ -1003,12 +1004,24 @@ static int reported(struct cmdp *c, const char *id, int kind) {
   return 0;
 }
 
+static int poll_cloud(struct pit_provider *p, struct pit_node_event *ev, int cap, int *nev, struct pit_err *e);
+
+/* ops->poll: asks the cloud at most every poll_s; between, repeats the last answer's error. */
 static int c_poll(struct pit_provider *p, struct pit_node_event *ev, int cap, int *nev, struct pit_err *e) {
   struct cmdp *c = p->impl;
   *nev = 0;
-  if (pit_now() - c->last_poll < c->poll_s)
-    return 0;
-  c->last_poll = pit_now();
+  if (pit_now() - c->last_poll >= c->poll_s) {
+    c->last_poll = pit_now();
+    pit_err_clear(&c->poll_err);
+    poll_cloud(p, ev, cap, nev, &c->poll_err);
+  }
+  if (c->poll_err.code && e) /* between asks, the last answer's error stands */
+    *e = c->poll_err;
+  return c->poll_err.code;
+}
+
+static int poll_cloud(struct pit_provider *p, struct pit_node_event *ev, int cap, int *nev, struct pit_err *e) {
+  struct cmdp *c = p->impl;
   char ids[MAX_ITEMS][PIT_NAME_MAX];
   int nk = known_ids(p, ids, MAX_ITEMS);
   if (nk == 0)
