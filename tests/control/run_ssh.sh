@@ -190,7 +190,7 @@ left1=$(host_procs "$ns1" $run | grep ' python3$' || true) left2=$(host_procs "$
 echo "per-node: controller killed; its workload outlives it: h1: $left1; h2: $left2"
 "${ON_H1[@]}" "$PITSTOP" "${run7[@]}" > /dev/null 2> "$T/r7b.err" &
 ctl=$!
-for _ in $(seq 600); do host_procs "$ns2" $run | grep -q '^1 ' && host_procs "$ns1" $run | grep -q '^1 python3' && break; sleep 0.1; done
+for _ in $(seq 600); do [[ "$(host_procs "$ns2" $run)" == *"1 python3"* && "$(host_procs "$ns1" $run)" == *"1 python3"* ]] && break; sleep 0.1; done
 now1=$(host_procs "$ns1" $run | grep ' python3$' || true) now2=$(host_procs "$ns2" $run)
 [ "$now1" = "1 python3" ] && [ "$now2" = "1 python3" ] \
   || fail "mid-generation 1 the hosts run '$now1' and '$now2', not generation 1's workload once each"
