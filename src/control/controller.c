@@ -783,46 +783,30 @@ static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err
 
 /* ---------------- one generation ---------------- */
 
+/* The complete lines p's stdout holds now into the generation's parser; final: p is
+ * gone, its unfinished last line counts. The stdout is closed once it has ended. */
 static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e) {
   for (;;) {
-    if (p->len == sizeof p->line) { /* an over-long line: kept whole would need more; cut */
-      int rc = pit_parser_line(c->parser, p->line, p->len, e);
-      p->len = 0;
-      if (rc < 0)
+    const char *s;
+    size_t n;
+    int rc = pit_follower_line(&p->out, &s, &n, e);
+    if (rc == PIT_FOLLOW_RECORD) {
+      /* a workload that speaks the protocol (PITSTOP lines, JSON records) stops on SIGUSR1 */
+      if ((n >= 8 && memcmp(s, "PITSTOP ", 8) == 0) || (n && s[0] == '{'))
+        c->resizable = 1;
+      if ((rc = pit_parser_line(c->parser, s, n, e)) < 0)
         return rc;
-    }
-    ssize_t k = read(p->fd, p->line + p->len, sizeof p->line - p->len);
-    if (k < 0 && errno == EINTR)
       continue;
-    if (k < 0 && errno == EAGAIN)
-      return 0;
-    if (k <= 0) {
-      if (p->len && final) {
-        int rc = pit_parser_line(c->parser, p->line, p->len, e);
-        p->len = 0;
-        if (rc < 0)
-          return rc;
-      }
-      if (k == 0) {
+    }
+    if (rc == PIT_FOLLOW_CLOSED) {
+      if (p->fd >= 0)
         close(p->fd);
-        p->fd = -1;
-      }
+      p->fd = -1;
       return 0;
     }
-    p->len += (size_t)k;
-    size_t start = 0;
-    for (size_t i = p->len - (size_t)k; i < p->len; i++)
-      if (p->line[i] == '\n') {
-        /* a workload that speaks the protocol (PITSTOP lines, JSON records) stops on SIGUSR1 */
-        if ((i - start >= 8 && memcmp(p->line + start, "PITSTOP ", 8) == 0) || p->line[start] == '{')
-          c->resizable = 1;
-        int rc = pit_parser_line(c->parser, p->line + start, i - start, e);
-        if (rc < 0)
-          return rc;
-        start = i + 1;
-      }
-    memmove(p->line, p->line + start, p->len - start);
-    p->len -= start;
+    if (rc < 0 || !final)
+      return rc < 0 ? rc : 0;
+    pit_follower_writer_gone(&p->out);
   }
 }
 
@@ -941,8 +925,7 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
     }
     if (!alive) {
       for (int i = 0; i < c->g->nproc; i++)
-        if (c->g->proc[i].len)
-          feed(c, &c->g->proc[i], 1, e);
+        feed(c, &c->g->proc[i], 1, e);
       break;
     }
     status(c, c->stop_requested ? "resizing" : "running", 0);

@@ -964,11 +964,7 @@ static int c_list(struct pit_provider *p, struct pit_node **out, int *nout, stru
     }
     struct pit_node *x = &v[k++];
     if (read_node(p, it[i].id, x) < 0) { /* one a crash left before its file: to stop */
-      memset(x, 0, sizeof *x);
-      snprintf(x->id, sizeof x->id, "%s", it[i].id);
-      snprintf(x->itype, sizeof x->itype, "%s", it[i].itype[0] ? it[i].itype : "?");
-      x->t_start = x->t_ready = x->t_stop = NAN;
-      x->state = PIT_NODE_LOST;
+      ctl_node_orphan(x, it[i].id, it[i].itype);
       continue;
     }
     x->state = in_states(c->ready, c->nready, it[i].state) ? PIT_NODE_READY : PIT_NODE_LOST;
@@ -1106,14 +1102,7 @@ static int c_wrap(struct pit_provider *p, const struct pit_node *n, const char *
 }
 
 const struct pit_provider_ops pit_provider_command = {
-    .name = "command",
-    .help = "any cloud through its CLI: start/stop/list argv templates (presets aws, clap)",
-    .open = c_open,
-    .start = c_start,
-    .stop = c_stop,
-    .list = c_list,
-    .health = c_health,
-    .wrap = c_wrap,
-    .close = c_close,
+    PIT_PROVIDER_OPS(c, "command",
+                     "any cloud through its CLI: start/stop/list argv templates (presets aws, clap)"),
     .poll = c_poll,
 };

@@ -332,15 +332,8 @@ static int s_mpi_args(struct pit_provider *p, const char **argv, int cap, int *n
 }
 
 const struct pit_provider_ops pit_provider_ssh = {
-    .name = "ssh",
-    .help = "nodes are hosts of a hostfile, reached over ssh",
-    .open = s_open,
-    .start = s_start,
-    .stop = s_stop,
-    .list = s_list,
-    .health = s_health,
-    .wrap = s_wrap,
-    .close = s_close,
+    PIT_PROVIDER_OPS(s, "ssh",
+                     "nodes are hosts of a hostfile, reached over ssh"),
     .mpi_args = s_mpi_args,
     .wrap_remote_shell = 1,
     .clear = s_clear,
