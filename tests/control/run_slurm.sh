@@ -185,23 +185,9 @@ echo "controller crash: no allocation, node file or process of the run left"
 # checkpoint, with a workload that outlives its srun (it ignores SIGPIPE and SIGHUP; node 0 logs
 # its iterations in the course DCGAN format): Slurm kills the steps whose srun was killed, so none
 # runs beside generation 1's (no clear op needed for slurm: checked without one)
-cat > "$T/survivor.py" << 'PYEOF'
-import os, signal, sys, time
-signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-signal.signal(signal.SIGHUP, signal.SIG_IGN)
-i, log = 0, os.environ["PITSTOP_NODE_RANK"] == "0"
-while not os.path.exists(sys.argv[1]):
-    try:
-        if log:
-            print(f"Rank: 0, Epoch: 0, iteration: {i}/100000, It. time: 0.0500s, Elapsed time: {i * 0.05:.4f} s", flush=True)
-    except OSError:
-        pass
-    time.sleep(0.05)
-    i += 1
-PYEOF
 pyprocs() { procs "$1" | grep ' python3$' | summary; }
 run4=(run --provider slurm --catalog "$T/cat.tsv" --itype node --checkpoint-dir "$T/r4" --run tsl6 --quiet --nodes 2
-      --launcher per-node --db "$T/r4.db" -- "$PY" "$T/survivor.py" "$T/go")
+      --launcher per-node --db "$T/r4.db" -- "$PY" "$PIT_SOURCE_DIR/tests/control/survivor.py" "$T/go")
 "$PITSTOP" "${run4[@]}" > /dev/null 2> "$T/r4a.err" &
 ctl=$!
 pids+=("$ctl")

@@ -161,23 +161,10 @@ echo "controller crash: each host holds nothing but its sshd afterwards (no ssh 
 # checkpoint, with a workload that outlives its ssh session (it ignores SIGPIPE and SIGHUP;
 # node 0 logs its iterations in the course DCGAN format, as tests/control/run_foreign.sh):
 # the restarted controller kills what the killed one left on each host before adopting it
-cat > "$T/survivor.py" << 'PYEOF'
-import os, signal, sys, time
-signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-signal.signal(signal.SIGHUP, signal.SIG_IGN)
-i, log = 0, os.environ["PITSTOP_NODE_RANK"] == "0"  # node 0 logs the iterations
-while not os.path.exists(sys.argv[1]):
-    try:
-        if log:
-            print(f"Rank: 0, Epoch: 0, iteration: {i}/100000, It. time: 0.0500s, Elapsed time: {i * 0.05:.4f} s", flush=True)
-    except OSError:
-        pass
-    time.sleep(0.05)
-    i += 1
-PYEOF
 run=ts7$tag
 run7=(run --provider ssh --hostfile "$T/hostfile" --catalog "$T/cat.tsv" --itype host --nodes 2 --launcher per-node
-      --checkpoint-dir "$T/r7" --run $run --db "$T/r7.db" --quiet -- "$PY" "$T/survivor.py" "$T/go")
+      --checkpoint-dir "$T/r7" --run $run --db "$T/r7.db" --quiet
+      -- "$PY" "$PIT_SOURCE_DIR/tests/control/survivor.py" "$T/go")
 "${ON_H1[@]}" "$PITSTOP" "${run7[@]}" > /dev/null 2> "$T/r7a.err" &
 ctl=$!
 for _ in $(seq 600); do [ -n "$(host_procs "$ns1" $run | grep ' python3$')" ] && [ -n "$(host_procs "$ns2" $run)" ] && break; sleep 0.1; done
