@@ -10,8 +10,8 @@
 #     exactly the killed controller's two allocations (adopted, none started again) and no job
 #     step and no process of the killed generation; it finishes with contiguous steps, the events
 #     file and the store agree on the node records, and Slurm lists no allocation of the run;
-#     the same under the per-node launcher with a workload that outlives its srun: mid-generation
-#     1 the run's workload runs once per node (generation 1's only);
+#     the same under the per-node launcher with a workload that outlives its srun: its steps
+#     killed before the allocations are adopted, generation 1's workload once per node;
 #  4. bad input: more nodes than Slurm has (salloc --immediate refused), a partition Slurm does
 #     not have: one message, bounded time, non-zero exit, no allocation, salloc or node file left.
 # Needs root and Debian's slurmctld, slurmd, slurm-client, munge: exit 77 (skipped) otherwise.
@@ -183,8 +183,8 @@ echo "controller crash: no allocation, node file or process of the run left"
 
 # the same under the per-node launcher (each node's command an srun step), killed before any
 # checkpoint, with a workload that outlives its srun (it ignores SIGPIPE and SIGHUP; node 0 logs
-# its iterations in the course DCGAN format): Slurm kills the steps whose srun was killed, so none
-# runs beside generation 1's (no clear op needed for slurm: checked without one)
+# its iterations in the course DCGAN format): its steps are killed before the allocations are
+# adopted (Slurm ends a killed srun's steps itself, but under load not before generation 1 starts)
 pyprocs() { procs "$1" | grep ' python3$' | summary; }
 run4=(run --provider slurm --catalog "$T/cat.tsv" --itype node --checkpoint-dir "$T/r4" --run tsl6 --quiet --nodes 2
       --launcher per-node --db "$T/r4.db" -- "$PY" "$PIT_SOURCE_DIR/tests/control/survivor.py" "$T/go")
@@ -206,7 +206,7 @@ for _ in $(seq 300); do [[ "$(pyprocs tsl6)" == *"2 1 python3"* ]] && break; sle
 a1=$(allocs tsl6) p1=$(pyprocs tsl6)
 [ "$a1" = "$a0" ] || fail "squeue lists '$a1' mid-generation 1, not the killed controller's '$a0'"
 [ "$p1" = "2 1 python3" ] || fail "mid-generation 1 the run's workload processes are '$p1', not generation 1's once per node"
-echo "per-node: restarted controller: allocations $a1, steps $(steps tsl6); workload: $p1 (none of the killed generation's)"
+echo "per-node: restarted controller: allocations $a1, steps $(steps tsl6); workload: $p1 (the killed generation's steps killed)"
 touch "$T/go"
 wait $ctl || fail "the restarted controller failed: $(cat "$T/r4b.err")"
 [ "$(grep -c "adopted node" "$T/r4b.err")" = 2 ] || fail "not both allocations adopted: $(cat "$T/r4b.err")"
