@@ -36,7 +36,7 @@ tmp=$(mktemp -d)
 T=$tmp
 pids=()
 . "$PIT_SOURCE_DIR/tests/dist/netns_sshd.bash"
-leftovers() { pgrep -af -- "--run ts[0-9]" | grep -v pgrep || true; }
+leftovers() { pgrep -af -- "--run ts[0-9]$tag" | grep -v pgrep || true; } # this test's runs only
 cleanup() {
   local p
   for p in $(pgrep -f -- "--run ts[0-9]$tag" || true); do kill -9 "$p" 2> /dev/null || true; done
