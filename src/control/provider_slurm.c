@@ -6,7 +6,8 @@
  * node files; health = the allocation's squeue state (RUNNING, or lost:
  * cancelled, preempted, failed, gone); wrap = `srun --jobid=ID -N1 -n1
  * --overlap --` (ranks and per-node commands are job steps of the
- * allocation; srun passes the environment on). An instance type maps to a
+ * allocation; srun passes the environment on); clear = SIGKILL to the
+ * allocation's job steps (what a killed controller's srun left running). An instance type maps to a
  * partition: --partition for every type, else the partition named as the
  * type when Slurm has one, else Slurm's default partition.
  *
@@ -309,6 +310,52 @@ static int sl_health(struct pit_provider *p, const struct pit_node *n, struct pi
                      st[0] ? st : "gone (cancelled, preempted or failed)");
 }
 
+/* The job steps of job (squeue -s: "JOB.STEP" words, numeric steps only) into buf; how many. */
+static int job_steps(struct slurm *s, const char *job, char *buf, size_t n, struct pit_err *e) {
+  char jarg[80], out[4096];
+  snprintf(jarg, sizeof jarg, "--jobs=%s", job);
+  char *argv[] = {"squeue", "-h", "-s", jarg, "-o", "%i", NULL};
+  int rc = slurm_cmd(s, argv, out, sizeof out, e);
+  if (rc < 0)
+    return rc;
+  int k = 0;
+  size_t at = 0;
+  buf[0] = 0;
+  char *save = NULL;
+  for (char *w = strtok_r(out, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
+    const char *dot = strchr(w, '.');
+    if (!dot || dot[1] < '0' || dot[1] > '9' || at + strlen(w) + 2 > n)
+      continue; /* "JOB.extern", "JOB.batch": not the workload's */
+    at += (size_t)snprintf(buf + at, n - at, "%s%s", k ? " " : "", w);
+    k++;
+  }
+  return k;
+}
+
+/* Kills the run's job steps in n's allocation (a killed controller's ranks: Slurm ends the
+ * steps of a killed srun, but not before a restarted controller may launch beside them), the
+ * allocation kept: SIGKILL to each step, then until squeue lists none (the time-out). */
+static int sl_clear(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {
+  struct slurm *s = p->impl;
+  const char *job = job_of(n->id);
+  char steps[2048];
+  int k = job_steps(s, job, steps, sizeof steps, e);
+  char *save = NULL;
+  for (char *w = k > 0 ? strtok_r(steps, " ", &save) : NULL; w; w = strtok_r(NULL, " ", &save)) {
+    char *argv[] = {"scancel", "--signal=KILL", "--quiet", w, NULL};
+    struct pit_err e2 = {0};
+    slurm_cmd(s, argv, NULL, 0, &e2); /* a step that ended meanwhile is no error */
+  }
+  for (double t0 = pit_now(); k > 0 && pit_now() - t0 < s->timeout_s; usleep(100000))
+    k = job_steps(s, job, steps, sizeof steps, e);
+  if (k < 0)
+    return k;
+  if (k > 0)
+    return pit_err_set(e, PIT_ESTATE, "allocation %s: job steps %s still run %.0f s after SIGKILL", job, steps,
+                       s->timeout_s);
+  return 0;
+}
+
 static int sl_wrap(struct pit_provider *p, const struct pit_node *n, const char **argv, int cap, int *nout,
                    struct pit_err *e) {
   struct slurm *s = p->impl;
@@ -330,4 +377,5 @@ static int sl_wrap(struct pit_provider *p, const struct pit_node *n, const char 
 const struct pit_provider_ops pit_provider_slurm = {
     PIT_PROVIDER_OPS(sl, "slurm",
                      "nodes are Slurm allocations (salloc --immediate), ranks srun steps"),
+    .clear = sl_clear,
 };

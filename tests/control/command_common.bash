@@ -7,9 +7,10 @@ export FAKE_CLOUD=$T/cloud PATH="$PIT_SOURCE_DIR/tests/control/fake:$PATH"
 mkdir -p "$FAKE_CLOUD"
 echo 1 > "$FAKE_CLOUD/boot_s"
 echo 30 > "$FAKE_CLOUD/grace_s"
-leftovers() { { pgrep -af -- "--run $RUNP[0-9]" || true; } | grep -v pgrep || true; }
+# this test's processes only: other checkouts may run the same tests (same run names) meanwhile
+leftovers() { { pgrep -af -- "--run $RUNP[0-9]" || true; } | grep -F -- "$T/" | grep -v pgrep || true; }
 cleanup() {
-  pkill -9 -f -- "--run $RUNP[0-9]" 2> /dev/null || true
+  pkill -9 -f -- "--run $RUNP[0-9].* $T/" 2> /dev/null || true
   rm -rf "$T"
 }
 trap cleanup EXIT

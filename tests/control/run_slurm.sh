@@ -10,6 +10,8 @@
 #     exactly the killed controller's two allocations (adopted, none started again) and no job
 #     step and no process of the killed generation; it finishes with contiguous steps, the events
 #     file and the store agree on the node records, and Slurm lists no allocation of the run;
+#     the same under the per-node launcher with a workload that outlives its srun: its steps
+#     killed before the allocations are adopted, generation 1's workload once per node;
 #  4. bad input: more nodes than Slurm has (salloc --immediate refused), a partition Slurm does
 #     not have: one message, bounded time, non-zero exit, no allocation, salloc or node file left.
 # Needs root and Debian's slurmctld, slurmd, slurm-client, munge: exit 77 (skipped) otherwise.
@@ -29,7 +31,7 @@ chmod 755 "$T"
 pids=()
 cleanup() {
   local p
-  [ -n "${SLURM_CONF:-}" ] && scancel --name="pitstop-tsl1" --name="pitstop-tsl2" --name="pitstop-tsl5" 2> /dev/null || true
+  [ -n "${SLURM_CONF:-}" ] && scancel --name="pitstop-tsl1" --name="pitstop-tsl2" --name="pitstop-tsl5" --name="pitstop-tsl6" 2> /dev/null || true
   for f in "$T"/ctld.pid "$T"/slurmd-n1.pid "$T"/slurmd-n2.pid "$T"/munge/munged.pid; do
     [ -f "$f" ] && pids+=("$(cat "$f")")
   done
@@ -178,6 +180,39 @@ $PY "$PIT_SOURCE_DIR/tests/control/crash_check.py" "$T/r3/events.jsonl" 120 tsl5
 [ -z "$(ls "$T/r3/nodes")" ] || fail "node files left: $(ls "$T/r3/nodes")"
 [ -z "$(procs tsl5)" ] || fail "processes left: $(procs tsl5)"
 echo "controller crash: no allocation, node file or process of the run left"
+
+# the same under the per-node launcher (each node's command an srun step), killed before any
+# checkpoint, with a workload that outlives its srun (it ignores SIGPIPE and SIGHUP; node 0 logs
+# its iterations in the course DCGAN format): its steps are killed before the allocations are
+# adopted (Slurm ends a killed srun's steps itself, but under load not before generation 1 starts)
+pyprocs() { procs "$1" | grep ' python3$' | summary; }
+run4=(run --provider slurm --catalog "$T/cat.tsv" --itype node --checkpoint-dir "$T/r4" --run tsl6 --quiet --nodes 2
+      --launcher per-node --db "$T/r4.db" -- "$PY" "$PIT_SOURCE_DIR/tests/control/survivor.py" "$T/go")
+"$PITSTOP" "${run4[@]}" > /dev/null 2> "$T/r4a.err" &
+ctl=$!
+pids+=("$ctl")
+for _ in $(seq 600); do [ "$(pyprocs tsl6)" = "2 0 python3" ] && break; sleep 0.1; done
+[ "$(pyprocs tsl6)" = "2 0 python3" ] || fail "the per-node workload did not start: $(cat "$T/r4a.err")"
+kill -9 $ctl
+wait $ctl 2> /dev/null || true
+sleep 0.5 # what dies with its srun has died by now; the survivors stay
+a0=$(allocs tsl6) s0=$(steps tsl6)
+[ "$(pyprocs tsl6)" = "2 0 python3" ] || fail "the workload did not outlive its controller: $(procs tsl6)"
+echo "per-node: controller killed; allocations $a0, steps $s0; its workload outlives it: $(pyprocs tsl6)"
+"$PITSTOP" "${run4[@]}" > /dev/null 2> "$T/r4b.err" &
+ctl=$!
+pids+=("$ctl")
+for _ in $(seq 300); do [[ "$(pyprocs tsl6)" == *"2 1 python3"* ]] && break; sleep 0.1; done
+a1=$(allocs tsl6) p1=$(pyprocs tsl6)
+[ "$a1" = "$a0" ] || fail "squeue lists '$a1' mid-generation 1, not the killed controller's '$a0'"
+[ "$p1" = "2 1 python3" ] || fail "mid-generation 1 the run's workload processes are '$p1', not generation 1's once per node"
+echo "per-node: restarted controller: allocations $a1, steps $(steps tsl6); workload: $p1 (the killed generation's steps killed)"
+touch "$T/go"
+wait $ctl || fail "the restarted controller failed: $(cat "$T/r4b.err")"
+[ "$(grep -c "adopted node" "$T/r4b.err")" = 2 ] || fail "not both allocations adopted: $(cat "$T/r4b.err")"
+$PY "$PIT_SOURCE_DIR/tests/control/crash_check.py" "$T/r4/events.jsonl" 0 tsl6 "$T/r4.db" 2 || fail "crash check"
+[ -z "$(allocs tsl6)$(procs tsl6)" ] || fail "left: $(allocs tsl6) $(procs tsl6)"
+echo "per-node controller crash: no allocation or process of the run left"
 
 # ---- 4. bad input: three nodes of a partition that has two; a partition Slurm does not have
 # slurm_left RUN: allocations of RUN, node files, salloc/srun processes naming it

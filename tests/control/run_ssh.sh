@@ -36,7 +36,7 @@ tmp=$(mktemp -d)
 T=$tmp
 pids=()
 . "$PIT_SOURCE_DIR/tests/dist/netns_sshd.bash"
-leftovers() { pgrep -af -- "--run ts[0-9]" | grep -v pgrep || true; }
+leftovers() { pgrep -af -- "--run ts[0-9]$tag" | grep -v pgrep || true; } # this test's runs only
 cleanup() {
   local p
   for p in $(pgrep -f -- "--run ts[0-9]$tag" || true); do kill -9 "$p" 2> /dev/null || true; done
@@ -161,23 +161,10 @@ echo "controller crash: each host holds nothing but its sshd afterwards (no ssh 
 # checkpoint, with a workload that outlives its ssh session (it ignores SIGPIPE and SIGHUP;
 # node 0 logs its iterations in the course DCGAN format, as tests/control/run_foreign.sh):
 # the restarted controller kills what the killed one left on each host before adopting it
-cat > "$T/survivor.py" << 'PYEOF'
-import os, signal, sys, time
-signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-signal.signal(signal.SIGHUP, signal.SIG_IGN)
-i, log = 0, os.environ["PITSTOP_NODE_RANK"] == "0"  # node 0 logs the iterations
-while not os.path.exists(sys.argv[1]):
-    try:
-        if log:
-            print(f"Rank: 0, Epoch: 0, iteration: {i}/100000, It. time: 0.0500s, Elapsed time: {i * 0.05:.4f} s", flush=True)
-    except OSError:
-        pass
-    time.sleep(0.05)
-    i += 1
-PYEOF
 run=ts7$tag
 run7=(run --provider ssh --hostfile "$T/hostfile" --catalog "$T/cat.tsv" --itype host --nodes 2 --launcher per-node
-      --checkpoint-dir "$T/r7" --run $run --db "$T/r7.db" --quiet -- "$PY" "$T/survivor.py" "$T/go")
+      --checkpoint-dir "$T/r7" --run $run --db "$T/r7.db" --quiet
+      -- "$PY" "$PIT_SOURCE_DIR/tests/control/survivor.py" "$T/go")
 "${ON_H1[@]}" "$PITSTOP" "${run7[@]}" > /dev/null 2> "$T/r7a.err" &
 ctl=$!
 for _ in $(seq 600); do [ -n "$(host_procs "$ns1" $run | grep ' python3$')" ] && [ -n "$(host_procs "$ns2" $run)" ] && break; sleep 0.1; done
@@ -190,7 +177,7 @@ left1=$(host_procs "$ns1" $run | grep ' python3$' || true) left2=$(host_procs "$
 echo "per-node: controller killed; its workload outlives it: h1: $left1; h2: $left2"
 "${ON_H1[@]}" "$PITSTOP" "${run7[@]}" > /dev/null 2> "$T/r7b.err" &
 ctl=$!
-for _ in $(seq 600); do host_procs "$ns2" $run | grep -q '^1 ' && host_procs "$ns1" $run | grep -q '^1 python3' && break; sleep 0.1; done
+for _ in $(seq 600); do [[ "$(host_procs "$ns2" $run)" == *"1 python3"* && "$(host_procs "$ns1" $run)" == *"1 python3"* ]] && break; sleep 0.1; done
 now1=$(host_procs "$ns1" $run | grep ' python3$' || true) now2=$(host_procs "$ns2" $run)
 [ "$now1" = "1 python3" ] && [ "$now2" = "1 python3" ] \
   || fail "mid-generation 1 the hosts run '$now1' and '$now2', not generation 1's workload once each"
