@@ -2,7 +2,7 @@
  * example of predict.c (time, interval, one epoch, remaining); 300 seeded random jobs written as JSON Lines and recomputed
  * independently by tests/predict/predict_check.py; pit_steady_check on
  * noise (steady, with a sensible "want" before), on a 20% drift (never
- * steady, the cap says why) and on bad options; issue 12's drift must-show
+ * steady, the cap says why) and on bad options; κ >= 0 in the USL fit; issue 12's drift must-show
  * (a 20% drift over an epoch predicted after 100..1500 of its iterations is
  * within 5%, covered, or said to be too short with a count of iterations
  * wanted — never silent) with its no-drift control; the USL fit (exact on
@@ -362,6 +362,19 @@ static void usl(void) {
   CHECK(pit_usl_fit(p, 3, &fit, &e) == PIT_ESTATE && strstr(e.msg, "too few points"), "too few: %s", e.msg);
   p[2] = (struct pit_usl_point){3, -1, NAN};
   CHECK(pit_usl_fit(p, 3, &fit, &e) == PIT_EARG, "negative throughput");
+  /* nearly linear points whose exact fit has κ < 0 (3 counts: y = n/X passes
+   * through all three, κ = −3.9e-3): refitted with κ = 0, the 4-node throughput
+   * is the two-parameter least squares', below the exact fit's 447/s */
+  p[0] = (struct pit_usl_point){1, 100, NAN};
+  p[1] = (struct pit_usl_point){2, 204, NAN};
+  p[2] = (struct pit_usl_point){3, 320, NAN};
+  CHECK(pit_usl_fit(p, 3, &fit, &e) == 0 && fit.kappa == 0 && fit.sigma < 0 && fit.dof == 1, "kappa %g sigma %g dof %d",
+        fit.kappa, fit.sigma, fit.dof);
+  {
+    double x, lo, hi;
+    pit_usl_predict(&fit, 4, &x, &lo, &hi);
+    CHECK(x > 400 && x < 440 && lo < x && x < hi, "kappa 0: X(4) %g [%g, %g]", x, lo, hi);
+  }
 }
 
 static void hetero(void) {
