@@ -225,6 +225,29 @@ static void steady(void) {
   CHECK(pit_steady_check(x, 100, &o, &st, &e) == PIT_EARG, "precision 0");
 }
 
+/* pit_predict of an epoch of 2000 in progress after the first n of x, t_p
+ * and its interval tp from the last n − skip of those. */
+static void predict_epoch_in_progress(const double *x, size_t n, size_t skip, const struct pit_interval *tp,
+                                      struct pit_prediction *p) {
+  struct pit_err e = {0};
+  struct pit_predict_in in;
+  pit_predict_in_init(&in);
+  double se = NAN, done = 0;
+  CHECK(pit_drift(x + skip, n - skip, &in.drift, &se) == 0, "drift");
+  for (size_t i = 0; i < n; i++)
+    done += x[i];
+  in.tp = tp->mean;
+  in.tp_half = tp->half;
+  in.drift_se = se;
+  in.measured = (int64_t)(n - skip);
+  in.iters_per_epoch = 2000;
+  in.unit = PIT_JOB_EPOCHS;
+  in.size = 1;
+  in.done_iters = (int64_t)n;
+  in.elapsed_s = done;
+  CHECK(pit_predict(&in, p, &e) == 0, "predict: %s", e.msg);
+}
+
 /* Issue 12's drift must-show: step times drifting 20% over an epoch of 2000
  * (±10% noise), an epoch in progress predicted after its first n iterations
  * for n from 100 to 1500. For every n and seed the output must not fail
@@ -246,23 +269,8 @@ static void drift_prefixes(void) {
       size_t n = ns[k];
       struct pit_steady st;
       CHECK(pit_steady_check(x, n, &o, &st, &e) == 0, "check");
-      struct pit_predict_in in;
-      pit_predict_in_init(&in);
-      double se = NAN, done = 0;
-      CHECK(pit_drift(x + st.warmup, n - st.warmup, &in.drift, &se) == 0, "drift");
-      for (size_t i = 0; i < n; i++)
-        done += x[i];
-      in.tp = st.tp.mean;
-      in.tp_half = st.tp.half;
-      in.drift_se = se;
-      in.measured = (int64_t)(n - st.warmup);
-      in.iters_per_epoch = 2000;
-      in.unit = PIT_JOB_EPOCHS;
-      in.size = 1;
-      in.done_iters = (int64_t)n;
-      in.elapsed_s = done;
       struct pit_prediction p;
-      CHECK(pit_predict(&in, &p, &e) == 0, "predict: %s", e.msg);
+      predict_epoch_in_progress(x, n, st.warmup, &st.tp, &p);
       int w = fabs(p.total_s / truth - 1) <= 0.05, c = p.lo <= truth && truth <= p.hi;
       int u = (st.state == PIT_STEADY_MORE && st.want > 0) || p.drift_want > 0;
       within += w;
@@ -290,25 +298,10 @@ static void drift_prefixes(void) {
       x[i] = 1 + 0.1 * (2 * check_urand() - 1);
     size_t n = 100;
     for (int round = 0; round < 2; round++) {
-      double se = NAN, done = 0;
-      struct pit_predict_in in;
-      pit_predict_in_init(&in);
-      CHECK(pit_drift(x, n, &in.drift, &se) == 0, "drift");
-      for (size_t i = 0; i < n; i++)
-        done += x[i];
       struct pit_interval tp;
       pit_batch_means(x, n, &tp);
-      in.tp = tp.mean;
-      in.tp_half = tp.half;
-      in.drift_se = se;
-      in.measured = (int64_t)n;
-      in.iters_per_epoch = 2000;
-      in.unit = PIT_JOB_EPOCHS;
-      in.size = 1;
-      in.done_iters = (int64_t)n;
-      in.elapsed_s = done;
       struct pit_prediction p;
-      CHECK(pit_predict(&in, &p, &e) == 0, "predict: %s", e.msg);
+      predict_epoch_in_progress(x, n, 0, &tp, &p);
       if (round == 0) {
         CHECK(p.drift_want > 0 && p.drift_want < 1900, "100 flat iterations: want %lld", (long long)p.drift_want);
         n += (size_t)p.drift_want;
