@@ -151,7 +151,8 @@ int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm,
 /* X(n) = λn / (1 + σ(n−1) + κn(n−1)). Fitted as the linear model
  * n/X = a + b(n−1) + c·n(n−1) (a = 1/λ, b = σ/λ, c = κ/λ) by weighted least
  * squares, weights from each point's interval; the parameters' covariance
- * (linearised) is scaled by the reduced χ² when there are spare points. */
+ * (linearised) is scaled by the reduced χ² when there are spare points.
+ * κ >= 0: a fit with κ < 0 is redone with κ = 0 (src/predict/usl.c). */
 struct pit_usl_point {
   double n;                  /* nodes (or ranks) */
   double x;                  /* throughput (samples or iterations per second) */

@@ -12,8 +12,9 @@
  * grads_end instead starts the timing buffer first and reduces the whole array
  * with blocking MPI_Allreduce (Open MPI's tuned algorithms beat the nonblocking
  * ones), then waits for the timings — except with PIT_DIST_WAIT=sleep, where
- * nothing may block polling (dist_impl.h): the buckets are started then. So in one reduction either every rank
- * calls grads_ready or none does (same code on every rank guarantees it).
+ * nothing may block polling (dist_impl.h): the buckets are started then. So
+ * in one reduction either every rank calls grads_ready or none does (same code
+ * on every rank guarantees it).
  *
  * Timings: wait of a reduction = time this rank spent blocked in MPI between
  * grads_begin and the return of grads_end (MPI_Testall in grads_ready, any
