@@ -2,6 +2,8 @@
 # predict_cli.sh — `pitstop predict` as a user runs it (issue 12): the same
 # prediction from an events file, a raw training log and the store; the table,
 # CSV and JSON printers agree; the cost is the catalog's price × billed time;
+# a drift hidden in the noise of a short series is "not steady yet" for a long
+# epoch, with iterations wanted;
 # bad input (a catalog with a missing column, a negative or non-numeric
 # price, a duplicate type, an unknown unit; a job size of 0 or less; a run with
 # too few iterations) gives one clear message naming file:line or the run, a
