@@ -88,6 +88,7 @@ struct pit_provider_conf {
 };
 /* All strings in pit_provider_conf are borrowed: they outlive the provider. */
 
+#define PIT_WRAP_MAX 64
 struct pit_provider;
 struct pit_provider_ops {
   const char *name;
@@ -102,7 +103,8 @@ struct pit_provider_ops {
   /* 0 when n can run ranks. */
   int (*health)(struct pit_provider *p, const struct pit_node *n, struct pit_err *e);
   /* The argv prefix that runs a command on n (NULL-terminated, static strings
-   * or strings owned by the provider until the next call); *n_out entries. */
+   * or strings owned by the provider until the next call); *n_out entries;
+   * the caller gives cap >= PIT_WRAP_MAX (ssh: its prefix and every ssh option). */
   int (*wrap)(struct pit_provider *p, const struct pit_node *n, const char **argv, int cap, int *n_out,
               struct pit_err *e);
   void (*close)(struct pit_provider *p);
@@ -117,6 +119,11 @@ struct pit_provider_ops {
    * limits how often it asks its cloud): fills up to cap events about the
    * run's nodes, each reported once. */
   int (*poll)(struct pit_provider *p, struct pit_node_event *ev, int cap, int *nev, struct pit_err *e);
+  /* May be NULL (the run's processes on a node die with the controller's
+   * process groups). Kills what the run left running on n (a killed
+   * controller's workload) and keeps n: called before a restarted controller
+   * adopts n, so no generation runs there twice. */
+  int (*clear)(struct pit_provider *p, const struct pit_node *n, struct pit_err *e);
 };
 
 struct pit_provider {

@@ -227,7 +227,9 @@ int pit_decision_decode(struct pit_decision *d, const char *json, struct pit_err
  * on a file (its writer appends) and on a pipe (a child's stdout, made
  * non-blocking; when the writer closes it, a last line without newline counts).
  * In protocol mode only `PITSTOP {json}` lines are records (the line protocol,
- * through the same parser as `pitstop parse`); other output is skipped. */
+ * through the same parser as `pitstop parse`); other output is skipped.
+ * The lower half, pit_follower_line, hands out the complete lines themselves: the
+ * controller reads its workloads' stdout through it into its own parser. */
 enum pit_follow_status {
   PIT_FOLLOW_AGAIN = 0,       /* nothing new now: call again later */
   PIT_FOLLOW_RECORD = 1,      /* a record in r */
@@ -243,7 +245,7 @@ struct pit_follower {
   char *path;                 /* name in messages, owned */
   char *buf;                  /* bytes read, not yet consumed: [off, len); owned */
   size_t cap, len, off;
-  struct pit_parser *parser;  /* owned */
+  struct pit_parser *parser;  /* owned; made by the first pit_follower_next */
   struct pit_record *out;     /* during a call: the caller's r (borrowed), where the parser's record goes */
   int got;                    /* during a call: a record was emitted */
   struct pit_err bad;         /* during a call: a malformed line's message */
@@ -256,6 +258,14 @@ int pit_follower_open_fd(struct pit_follower *f, int fd, int owns_fd, const char
 /* One of enum pit_follow_status; negative: a malformed complete line ("file:line:
  * reason", the follower has moved past it and can go on) or a read error. */
 int pit_follower_next(struct pit_follower *f, struct pit_record *r, struct pit_err *e);
+/* The next complete line instead of its record: PIT_FOLLOW_RECORD with *line (n
+ * bytes, no '\n'; valid until the next call) set, or AGAIN, PARTIAL, CLOSED as
+ * above; negative: a read error or a line longer than 1 GiB. (Not to be mixed
+ * with pit_follower_next on one follower: lines taken here are not parsed.) */
+int pit_follower_line(struct pit_follower *f, const char **line, size_t *n, struct pit_err *e);
+/* The writer is gone (the caller killed or reaped it): nothing more is read, an
+ * unfinished last line counts as complete, then CLOSED. */
+void pit_follower_writer_gone(struct pit_follower *f);
 void pit_follower_release(struct pit_follower *f);
 
 #endif

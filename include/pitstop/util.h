@@ -61,6 +61,13 @@ int pit_grow(void *ptr, size_t *cap, size_t need, size_t elem);
  * lvalue through pit_grow's size_t); 0 or PIT_ENOMEM. */
 #define PIT_GROW(p, n, cap) pit_grow(&(p), &(cap), (size_t)(n), sizeof *(p))
 
+/* Frees each of n pointers (NULL ones are skipped, as by free). Behind
+ * PIT_FREE_ALL(a, b, ...): a release function names the buffers its struct
+ * owns in one statement, e.g. PIT_FREE_ALL(r->compute_s, r->wait_s, r->path). */
+void pit_free_many(void *const *p, size_t n);
+#define PIT_FREE_ALL(...)                                                                          \
+  pit_free_many((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
+
 /* Monotonic clock, seconds. The only clock used for durations. */
 double pit_now(void);
 

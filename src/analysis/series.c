@@ -17,11 +17,7 @@ void pit_series_init(struct pit_series *s) { memset(s, 0, sizeof *s); }
 void pit_series_release(struct pit_series *s) {
   for (int i = 0; i < s->nruns; i++)
     free(s->runs[i].config);
-  free(s->runs);
-  free(s->it);
-  free(s->compute_s);
-  free(s->wait_s);
-  free(s->ev);
+  PIT_FREE_ALL(s->runs, s->it, s->compute_s, s->wait_s, s->ev);
   pit_series_init(s);
 }
 

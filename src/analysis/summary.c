@@ -186,11 +186,7 @@ static int imbalance(const struct pit_series *s, struct pit_summary *sm) {
   }
   if (from_arrays && tot_c + tot_w > 0)
     sm->wait_share = tot_w / (tot_c + tot_w);
-  free(means);
-  free(sc);
-  free(sw);
-  free(nc);
-  free(nw);
+  PIT_FREE_ALL(means, sc, sw, nc, nw);
   return 0;
 }
 

@@ -212,6 +212,21 @@ static int leave(int rc) {
   return rc;
 }
 
+/* A caller's duration or accuracy: finite and >= 0, else unknown (NaN). */
+static double nonneg_or_nan(double v) { return isfinite(v) && v >= 0 ? v : NAN; }
+
+/* enter(fn) for a call allowed only inside an iteration (in_iter 1) or only
+ * outside one (0); otherwise PITSTOP_ESTATE "pitstop: <fn> <why>". 0 with the
+ * lock held, or an error with it released. */
+static int enter_iter(const char *fn, int in_iter, const char *why) {
+  int rc = enter(fn);
+  if (rc)
+    return rc;
+  if (S.in_iter != in_iter)
+    return leave(fail(PITSTOP_ESTATE, "pitstop: %s %s", fn, why));
+  return 0;
+}
+
 int pit_set_rank(int rank) {
   int rc = enter("pit_set_rank");
   if (rc)
@@ -233,11 +248,9 @@ int pit_set_batch(long long batch) {
 }
 
 int pit_iter_begin(void) {
-  int rc = enter("pit_iter_begin");
+  int rc = enter_iter("pit_iter_begin", 0, "twice without pit_iter_end");
   if (rc)
     return rc;
-  if (S.in_iter)
-    return leave(fail(PITSTOP_ESTATE, "pitstop: pit_iter_begin twice without pit_iter_end"));
   if (!S.init_written && (rc = write_init()) != 0)
     return leave(rc);
   S.it_begin = pit_now();
@@ -249,21 +262,17 @@ int pit_iter_begin(void) {
 }
 
 int pit_iter_data(void) {
-  int rc = enter("pit_iter_data");
+  int rc = enter_iter("pit_iter_data", 1, "outside an iteration");
   if (rc)
     return rc;
-  if (!S.in_iter)
-    return leave(fail(PITSTOP_ESTATE, "pitstop: pit_iter_data outside an iteration"));
   S.it_data = pit_now();
   return leave(0);
 }
 
 int pit_iter_end(double loss) {
-  int rc = enter("pit_iter_end");
+  int rc = enter_iter("pit_iter_end", 1, "without pit_iter_begin");
   if (rc)
     return rc;
-  if (!S.in_iter)
-    return leave(fail(PITSTOP_ESTATE, "pitstop: pit_iter_end without pit_iter_begin"));
   struct pit_record r;
   rec_start(&r, PIT_REC_ITER);
   double now = S.t0 + r.t;
@@ -290,11 +299,9 @@ static int start_event(struct pit_record *r, enum pit_rec_type t) {
 }
 
 int pit_epoch_end(void) {
-  int rc = enter("pit_epoch_end");
+  int rc = enter_iter("pit_epoch_end", 0, "inside an iteration");
   if (rc)
     return rc;
-  if (S.in_iter)
-    return leave(fail(PITSTOP_ESTATE, "pitstop: pit_epoch_end inside an iteration"));
   struct pit_record r;
   if ((rc = start_event(&r, PIT_REC_EPOCH)) != 0)
     return leave(rc);
@@ -321,8 +328,8 @@ int pit_validation(double accuracy, double secs) {
   if (rc)
     return rc;
   r.epoch = S.epoch;
-  r.val_s = isfinite(secs) && secs >= 0 ? secs : NAN;
-  r.accuracy = isfinite(accuracy) && accuracy >= 0 ? accuracy : NAN;
+  r.val_s = nonneg_or_nan(secs);
+  r.accuracy = nonneg_or_nan(accuracy);
   return leave(emit(&r));
 }
 
@@ -332,7 +339,7 @@ int pit_checkpoint(const char *path, long long bytes, double secs) {
   if (rc)
     return rc;
   r.step = S.step;
-  r.ckpt_s = isfinite(secs) && secs >= 0 ? secs : NAN;
+  r.ckpt_s = nonneg_or_nan(secs);
   r.bytes = bytes >= 0 ? bytes : -1;
   r.path = path ? strdup(path) : NULL;
   if (path && !r.path) {

@@ -62,8 +62,53 @@ void pit_cli_opts_print(FILE *f, const struct pit_cli_opt *t, int n, int width) 
   for (int i = 0; i < n; i++) {
     char left[64];
     snprintf(left, sizeof left, "--%s%s%s", t[i].name, t[i].arg ? " " : "", t[i].arg ? t[i].arg : "");
-    fprintf(f, "  %-*s %s\n", width, left, t[i].help);
+    const char *h = t[i].help;
+    int len = (int)strcspn(h, "\n");
+    fprintf(f, "  %-*s %.*s\n", width, left, len, h);
+    while (h[len]) { /* further lines, under the first */
+      h += len + 1;
+      len = (int)strcspn(h, "\n");
+      fprintf(f, "  %-*s %.*s\n", width, "", len, h);
+    }
   }
+}
+
+static const struct pit_cli_opt help_opt = {"help", 0, 'h', NULL, "this text"};
+
+void pit_cli_help(FILE *f, const struct pit_cli_cmd *c) {
+  int width = 6; /* "--help" */
+  for (int i = 0; i < c->nopts; i++) {
+    const struct pit_cli_opt *o = &c->opts[i];
+    int w = 2 + (int)strlen(o->name) + (o->arg ? 1 + (int)strlen(o->arg) : 0);
+    if (w > width)
+      width = w;
+  }
+  fputs(c->usage, f);
+  pit_cli_opts_print(f, c->opts, c->nopts, width + 1);
+  pit_cli_opts_print(f, &help_opt, 1, width + 1);
+  if (c->epilog)
+    fputs(c->epilog, f);
+}
+
+void pit_cli_getopt_init(struct pit_cli_getopt *g, int argc, char **argv, const struct pit_cli_cmd *c) {
+  memset(g, 0, sizeof *g);
+  g->argc = argc;
+  g->argv = argv;
+  g->t = c->opts;
+  int n = g->n = c->nopts < PIT_CLI_MAX_OPTS ? c->nopts : PIT_CLI_MAX_OPTS;
+  for (int i = 0; i < n; i++) /* lo[i] is t[i] */
+    g->lo[i] = (struct option){c->opts[i].name, c->opts[i].has_arg ? required_argument : no_argument, NULL,
+                               c->opts[i].val};
+  g->lo[n] = (struct option){help_opt.name, no_argument, NULL, help_opt.val};
+  optind = 1;
+  opterr = 0;
+}
+
+int pit_cli_getopt_next(struct pit_cli_getopt *g) {
+  int k = -1;
+  int c = getopt_long(g->argc, g->argv, "", g->lo, &k);
+  g->opt = c == -1 || c == '?' || k < 0 ? NULL : k < g->n ? &g->t[k] : &help_opt;
+  return c;
 }
 
 const char *pit_cli_self_exe(void) {

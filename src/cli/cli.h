@@ -4,6 +4,7 @@
 #ifndef PIT_CLI_H
 #define PIT_CLI_H
 
+#include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -21,17 +22,55 @@ int pit_cmd_predict(int argc, char **argv);
 int pit_cmd_profile(int argc, char **argv);
 int pit_cmd_simulate(int argc, char **argv);
 
-/* A command's own options as one table (name without "--", has_arg, the
- * value's name for --help, one line of help): found by name, printed. */
+/* A command's own options as one table (name without "--", has_arg, the code
+ * pit_cli_getopt_next returns for it (0 where no getopt reads the table), the
+ * value's name for --help, its help, lines split by '\n'): parsed, found by
+ * name, printed. Strings are static. */
 struct pit_cli_opt {
   const char *name;
   int has_arg;
+  int val;
   const char *arg, *help;
 };
 /* The entry of t[0..n-1] named name[0..len-1], or NULL. */
 const struct pit_cli_opt *pit_cli_opt_find(const struct pit_cli_opt *t, int n, const char *name, size_t len);
-/* "  --name ARG   help" lines, the left column width wide. */
+/* "  --name ARG   help" lines, the left column width wide (a help's further
+ * lines indented under its first). */
 void pit_cli_opts_print(FILE *f, const struct pit_cli_opt *t, int n, int width);
+
+/* A command's options and --help in one place: its usage lines (and any prose
+ * before the options), its option table, and text after the options (or NULL).
+ * --help (val 'h') is every command's: neither the table nor the usage lists it. */
+struct pit_cli_cmd {
+  const char *usage;
+  const struct pit_cli_opt *opts; /* nopts rows, at most PIT_CLI_MAX_OPTS */
+  int nopts;
+  const char *epilog;
+};
+#define PIT_CLI_NOPTS(t) ((int)(sizeof(t) / sizeof((t)[0])))
+/* usage, the options (with --help) in a column as wide as the longest, epilog. */
+void pit_cli_help(FILE *f, const struct pit_cli_cmd *c);
+
+/* getopt_long over a command's option table:
+ *   struct pit_cli_getopt go;
+ *   pit_cli_getopt_init(&go, argc, argv, &cmd);
+ *   while ((c = pit_cli_getopt_next(&go)) != -1)
+ *     switch (c) { case 'n': ... parse optarg, name it go.opt->name ...;
+ *                  case 'h': pit_cli_help(stdout, &cmd); ...; default: pit_cli_bad_option(...) }
+ * next returns the row's val with optarg set and go.opt its row ('h' for --help),
+ * '?' for an unknown option or a missing value (getopt prints nothing), -1 after
+ * the last option (optind then indexes the first operand). */
+#define PIT_CLI_MAX_OPTS 48
+struct pit_cli_getopt {
+  const struct pit_cli_opt *opt;              /* the row last returned (in t), or NULL */
+  const struct pit_cli_opt *t;                /* the table (n rows); borrowed */
+  int n;
+  int argc;
+  char **argv;                                /* borrowed */
+  struct option lo[PIT_CLI_MAX_OPTS + 2];     /* the table and --help, as getopt_long reads them */
+};
+void pit_cli_getopt_init(struct pit_cli_getopt *g, int argc, char **argv, const struct pit_cli_cmd *c);
+int pit_cli_getopt_next(struct pit_cli_getopt *g);
 
 /* This program's path (/proc/self/exe; static storage), NULL if unknown. */
 const char *pit_cli_self_exe(void);

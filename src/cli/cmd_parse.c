@@ -39,25 +39,27 @@ struct sink {
   struct writer *w;         /* JSON output thread (NULL with --db) */
 };
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: pitstop parse [--format F] [--run ID | --job-per-dir] [--itype T | --catalog FILE]\n"
-          "                     [--out FILE | --db PATH] [--quiet] FILE...\n"
-          "\n"
-          "Reads training logs (\"-\" = stdin) and writes one record per iteration, epoch,\n"
-          "validation, init and end they report (docs/parse.md lists every line kind).\n"
-          "\n"
-          "  --format F   auto (default: decided per line), jsonl, sagemaker, csv, dcgan, pi\n"
-          "  --run ID     run id of every record (default: the file's name without extension);\n"
-          "               the per-rank files of one job given with one --run make one run\n"
-          "  --job-per-dir  the files of one directory are the ranks of one job: run id = directory name\n"
-          "  --itype T    instance type of the job (default: a path component naming a type of\n"
-          "               the catalog: .../m4.xlarge/rank0.out, result-p2-8-256-e0.txt)\n"
-          "  --catalog FILE  instance types for that (default ./catalogs/aws.tsv, else the installed copy)\n"
-          "  --out FILE   write JSON Lines to FILE (atomically) instead of stdout\n"
-          "  --db PATH    store the records in the SQLite store at PATH, a run per file\n"
-          "  --quiet      no per-file summary on stderr (malformed lines are still reported)\n");
-}
+static const struct pit_cli_opt opts[] = {
+    {"format", 1, 'f', "F", "auto (default: decided per line), jsonl, sagemaker, csv, dcgan, pi"},
+    {"run", 1, 'r', "ID", "run id of every record (default: the file's name without extension);\n"
+                          "the per-rank files of one job given with one --run make one run"},
+    {"job-per-dir", 0, 'j', NULL, "the files of one directory are the ranks of one job: run id = directory name"},
+    {"itype", 1, 'i', "T", "instance type of the job (default: a path component naming a type of\n"
+                           "the catalog: .../m4.xlarge/rank0.out, result-p2-8-256-e0.txt)"},
+    {"catalog", 1, 'c', "FILE", "instance types for that (default ./catalogs/aws.tsv, else the installed copy)"},
+    {"out", 1, 'o', "FILE", "write JSON Lines to FILE (atomically) instead of stdout"},
+    {"db", 1, 'd', "PATH", "store the records in the SQLite store at PATH, a run per file"},
+    {"quiet", 0, 'q', NULL, "no per-file summary on stderr (malformed lines are still reported)"},
+};
+
+static const struct pit_cli_cmd cmd = {
+    "usage: pitstop parse [--format F] [--run ID | --job-per-dir] [--itype T | --catalog FILE]\n"
+    "                     [--out FILE | --db PATH] [--quiet] FILE...\n"
+    "\n"
+    "Reads training logs (\"-\" = stdin) and writes one record per iteration, epoch,\n"
+    "validation, init and end they report (docs/parse.md lists every line kind).\n"
+    "\n",
+    opts, PIT_CLI_NOPTS(opts), NULL};
 
 static int drain(struct sink *s, struct pit_err *e) {
   if (s->len && fwrite(s->buf, 1, s->len, s->fp) != s->len)
@@ -374,22 +376,12 @@ static int runs_are_new(struct pit_store *db, char **ids, int n, int one_run, st
 }
 
 int pit_cmd_parse(int argc, char **argv) {
-  static const struct option opts[] = {{"format", required_argument, 0, 'f'},
-                                       {"run", required_argument, 0, 'r'},
-                                       {"out", required_argument, 0, 'o'},
-                                       {"db", required_argument, 0, 'd'},
-                                       {"quiet", no_argument, 0, 'q'},
-                                       {"job-per-dir", no_argument, 0, 'j'},
-                                       {"itype", required_argument, 0, 'i'},
-                                       {"catalog", required_argument, 0, 'c'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
   enum pit_parse_format fmt = PIT_PARSE_AUTO;
   const char *run = NULL, *out = NULL, *dbpath = NULL, *itype = NULL, *catalog = NULL;
   int quiet = 0, per_dir = 0, c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+  struct pit_cli_getopt go;
+  pit_cli_getopt_init(&go, argc, argv, &cmd);
+  while ((c = pit_cli_getopt_next(&go)) != -1) {
     switch (c) {
     case 'f':
       if (pit_parse_format_from_name(optarg, &fmt))
@@ -419,15 +411,15 @@ int pit_cmd_parse(int argc, char **argv) {
       catalog = optarg;
       break;
     case 'h':
-      usage(stdout);
+      pit_cli_help(stdout, &cmd);
       return 0;
     default:
-      usage(stderr);
+      pit_cli_help(stderr, &cmd);
       return pit_cli_usage("parse: bad option '%s'", argv[optind - 1]);
     }
   }
   if (optind >= argc) {
-    usage(stderr);
+    pit_cli_help(stderr, &cmd);
     return pit_cli_usage("parse: no input file");
   }
   if (out && dbpath)

@@ -17,18 +17,35 @@
 #include "pitstop/report.h"
 #include "pitstop/store.h"
 
-static const char usage_text[] =
+static const struct pit_cli_opt opts[] = {
+    {"events", 1, 'e', "FILE", "JSON Lines records only (pitstop train --events); repeatable"},
+    {"db", 1, 'd', "PATH", "a store (--run picks the run)"},
+    {"run", 1, 'r', "ID", "the run to predict, among several"},
+    {"epochs", 1, 'E', "N", "the job: N epochs (default 1)"},
+    {"iters", 1, 'I', "N", "the job: N iterations"},
+    {"samples", 1, 'S', "N", "the job: N samples"},
+    {"iters-per-epoch", 1, 'p', "N", "iterations in an epoch (default: the run's)"},
+    {"catalog", 1, 'c', "FILE", "instance types and prices"},
+    {"itype", 1, 't', "T", "the type (or a membership \"c5.xlarge:2+m5.large:1\") to price,\n"
+                           "else the run's own"},
+    {"nodes", 1, 'n', "N", "nodes of --itype's one type"},
+    {"drift-allow", 1, 'a', "A", "how much the untimed iterations' mean may differ (default 0.05)"},
+    {"precision", 1, 'P', "P", "the steadiness check's relative half-width (default 0.02)"},
+    {"scale-to", 1, 's', "N", "the runs given are one configuration at several rank counts; predict the\n"
+                              "job at N ranks from their Universal Scalability Law fit (3 distinct\n"
+                              "counts at least)"},
+    {"format", 1, 'f', "F", "table (default), json or csv"},
+};
+
+static const struct pit_cli_cmd cmd = {
     "usage: pitstop predict [FILE...] [--events FILE]... | --db PATH   [--run ID]\n"
     "                       [--epochs N | --iters N | --samples N] [--iters-per-epoch N]\n"
     "                       [--catalog FILE [--itype T [--nodes N]]] [--drift-allow A] [--precision P]\n"
     "                       [--scale-to N] [--format table|json|csv]\n"
     "FILE: JSON Lines records (pitstop train --events) or a raw training log (any format\n"
-    "pitstop parse reads, parsed on the fly). --db: a store (--run picks the run). A run\n"
-    "without an end record is taken as in progress: its remaining time is predicted.\n"
-    "Cost: --itype T (a type or a membership \"c5.xlarge:2+m5.large:1\"), else the run's own.\n"
-    "--precision P: the steadiness check's relative half-width (default 0.02).\n"
-    "--scale-to N: the runs given are one configuration at several rank counts; predict the\n"
-    "job at N ranks from their Universal Scalability Law fit (3 distinct counts at least).\n";
+    "pitstop parse reads, parsed on the fly). A run without an end record is taken as in\n"
+    "progress: its remaining time is predicted.\n\n",
+    opts, PIT_CLI_NOPTS(opts), NULL};
 
 static int parse_pos(const char *opt, const char *v, double *out) {
   char *end;
@@ -97,22 +114,6 @@ static void print_warning(void *arg, const struct pit_err *w) {
 }
 
 int pit_cmd_predict(int argc, char **argv) {
-  static const struct option opts[] = {{"events", required_argument, 0, 'e'},
-                                       {"db", required_argument, 0, 'd'},
-                                       {"run", required_argument, 0, 'r'},
-                                       {"epochs", required_argument, 0, 'E'},
-                                       {"iters", required_argument, 0, 'I'},
-                                       {"samples", required_argument, 0, 'S'},
-                                       {"iters-per-epoch", required_argument, 0, 'p'},
-                                       {"catalog", required_argument, 0, 'c'},
-                                       {"itype", required_argument, 0, 't'},
-                                       {"nodes", required_argument, 0, 'n'},
-                                       {"drift-allow", required_argument, 0, 'a'},
-                                       {"precision", required_argument, 0, 'P'},
-                                       {"format", required_argument, 0, 'f'},
-                                       {"scale-to", required_argument, 0, 's'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
   /* files[i]: an events file (events[i]) or a raw log parsed on the fly */
   const char **files = calloc((size_t)argc + 1, sizeof *files);
   char *events = calloc((size_t)argc + 1, 1);
@@ -126,21 +127,22 @@ int pit_cmd_predict(int argc, char **argv) {
   double size = 1, ipe = NAN, nodes = -1, allow = NAN, precision = 0.02, scale_to = NAN;
   enum pit_job_unit unit = PIT_JOB_EPOCHS;
   enum pit_summary_format fmt = PIT_SUMMARY_TABLE;
-  optind = 1;
-  while (!rc && (o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+  struct pit_cli_getopt go;
+  pit_cli_getopt_init(&go, argc, argv, &cmd);
+  while (!rc && (o = pit_cli_getopt_next(&go)) != -1) {
     switch (o) {
     case 'e': events[nfiles] = 1, files[nfiles++] = optarg; break;
     case 'd': db = optarg; break;
     case 'r': run = optarg; break;
-    case 'E': unit = PIT_JOB_EPOCHS; nsize++; rc = parse_pos("epochs", optarg, &size); break;
-    case 'I': unit = PIT_JOB_ITERS; nsize++; rc = parse_pos("iters", optarg, &size); break;
-    case 'S': unit = PIT_JOB_SAMPLES; nsize++; rc = parse_pos("samples", optarg, &size); break;
-    case 'p': rc = parse_pos("iters-per-epoch", optarg, &ipe); break;
+    case 'E': unit = PIT_JOB_EPOCHS; nsize++; rc = parse_pos(go.opt->name, optarg, &size); break;
+    case 'I': unit = PIT_JOB_ITERS; nsize++; rc = parse_pos(go.opt->name, optarg, &size); break;
+    case 'S': unit = PIT_JOB_SAMPLES; nsize++; rc = parse_pos(go.opt->name, optarg, &size); break;
+    case 'p': rc = parse_pos(go.opt->name, optarg, &ipe); break;
     case 'c': catalog = optarg; break;
     case 't': itype = optarg; break;
-    case 'n': rc = parse_pos("nodes", optarg, &nodes); break;
-    case 'P': rc = parse_pos("precision", optarg, &precision); break;
-    case 's': rc = parse_pos("scale-to", optarg, &scale_to); break;
+    case 'n': rc = parse_pos(go.opt->name, optarg, &nodes); break;
+    case 'P': rc = parse_pos(go.opt->name, optarg, &precision); break;
+    case 's': rc = parse_pos(go.opt->name, optarg, &scale_to); break;
     case 'a': {
       char *end;
       allow = strtod(optarg, &end);
@@ -152,7 +154,7 @@ int pit_cmd_predict(int argc, char **argv) {
       if (pit_summary_format_parse(optarg, &fmt))
         rc = pit_cli_usage("--format: table, csv or json, not '%s'", optarg);
       break;
-    case 'h': fputs(usage_text, stdout); free(files); free(events); return 0;
+    case 'h': pit_cli_help(stdout, &cmd); free(files); free(events); return 0;
     default: rc = pit_cli_bad_option("predict", argv);
     }
   }

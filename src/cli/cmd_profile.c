@@ -14,22 +14,22 @@
 #include "pitstop/control.h"
 
 static const struct pit_cli_opt popts[] = {
-    {"from-db", 1, "DB", "rank the runs DB holds (no new measurement)"},
-    {"db", 1, "DB", "store the candidates' runs here (required to measure)"},
-    {"catalog", 1, "FILE", "instance types and prices (default: catalogs/local.tsv of the source tree)"},
-    {"candidates", 1, "M1,M2", "memberships to measure (default: every --types type × 1..--max-nodes nodes)"},
-    {"types", 1, "T1,T2", "types of the default candidates (default: every type of the catalog)"},
-    {"max-nodes", 1, "N", "largest node count of the default candidates (default 2)"},
-    {"until-steady", 1, "P", "each candidate runs until t_p is known to P (default 0.02)"},
-    {"cap", 1, "N", "and at most N iterations (default 1000)"},
-    {"epochs", 1, "N", "the job to rank for: N epochs"},
-    {"iters", 1, "N", "the job to rank for: N iterations"},
-    {"objective", 1, "cost|time", "what the chosen row minimises (default cost)"},
-    {"deadline", 1, "S", "the job must take at most S seconds"},
-    {"budget", 1, "USD", "the job may cost at most USD"},
-    {"model", 1, "M", "--from-db: only runs of this model"},
-    {"batch-size", 1, "B", "--from-db: only runs of this global batch"},
-    {"help", 0, NULL, "this text"},
+    {"from-db", 1, 0, "DB", "rank the runs DB holds (no new measurement)"},
+    {"db", 1, 0, "DB", "store the candidates' runs here (required to measure)"},
+    {"catalog", 1, 0, "FILE", "instance types and prices (default: catalogs/local.tsv of the source tree)"},
+    {"candidates", 1, 0, "M1,M2", "memberships to measure (default: every --types type × 1..--max-nodes nodes)"},
+    {"types", 1, 0, "T1,T2", "types of the default candidates (default: every type of the catalog)"},
+    {"max-nodes", 1, 0, "N", "largest node count of the default candidates (default 2)"},
+    {"until-steady", 1, 0, "P", "each candidate runs until t_p is known to P (default 0.02)"},
+    {"cap", 1, 0, "N", "and at most N iterations (default 1000)"},
+    {"epochs", 1, 0, "N", "the job to rank for: N epochs"},
+    {"iters", 1, 0, "N", "the job to rank for: N iterations"},
+    {"objective", 1, 0, "cost|time", "what the chosen row minimises (default cost)"},
+    {"deadline", 1, 0, "S", "the job must take at most S seconds"},
+    {"budget", 1, 0, "USD", "the job may cost at most USD"},
+    {"model", 1, 0, "M", "--from-db: only runs of this model"},
+    {"batch-size", 1, 0, "B", "--from-db: only runs of this global batch"},
+    {"help", 0, 0, NULL, "this text"},
 };
 #define NPOPT ((int)(sizeof popts / sizeof popts[0]))
 

@@ -28,44 +28,42 @@ struct run_args {
   const char *deadline, *budget, *types;
   const char *quiet, *help; /* flags: non-NULL when given */
 };
-struct run_opt {
-  const char *name;
-  const char *arg;  /* the value's name in --help; NULL: a flag */
-  const char *help;
-  size_t off;       /* offsetof(struct run_args, its slot) */
-};
-#define A(m) offsetof(struct run_args, m)
-/* pitstop run's own options; every other option goes to pitstop train. */
-static const struct run_opt run_opts[] = {
-    {"provider", "NAME", "where nodes come from: local (default), ssh, slurm, command", A(provider)},
-    {"provider-config", "FILE", "command: its config, JSON templates or a preset (docs/providers.md)",
-     A(provider_config)},
-    {"hostfile", "FILE", "ssh: the pool of hosts, lines \"HOST slots=N [itype=TYPE]\"", A(hostfile)},
-    {"ssh-opts", "OPTS", "ssh: options of every ssh call, e.g. \"-i KEY -p 2222\" (default $PITSTOP_SSH_OPTS)", A(ssh_opts)},
-    {"partition", "P", "slurm: partition of every allocation (default: the type's name if a partition)", A(partition)},
-    {"catalog", "FILE", "instance types and prices (default: catalogs/local.tsv of the source tree)", A(catalog)},
-    {"nodes", "TYPE:N[+TYPE:N]", "initial membership (default 1 node of --itype)", A(nodes)},
-    {"itype", "TYPE", "the type of counts given alone (default local-1)", A(itype)},
-    {"nnodes", "MIN:MAX", "bounds on the node count (default 1:any)", A(nnodes)},
-    {"ranks-per-node", "R", "ranks on each node (default 1)", A(ranks)},
-    {"policy", "fixed|schedule|cost|time",
+/* pitstop run's own options; every other option goes to pitstop train. val:
+ * the offset of the option's slot in struct run_args. */
+#define A(m) ((int)offsetof(struct run_args, m))
+static const struct pit_cli_opt run_opts[] = {
+    {"provider", 1, A(provider), "NAME", "where nodes come from: local (default), ssh, slurm, command"},
+    {"provider-config", 1, A(provider_config), "FILE",
+     "command: its config, JSON templates or a preset (docs/providers.md)"},
+    {"hostfile", 1, A(hostfile), "FILE", "ssh: the pool of hosts, lines \"HOST slots=N [itype=TYPE]\""},
+    {"ssh-opts", 1, A(ssh_opts), "OPTS",
+     "ssh: options of every ssh call, e.g. \"-i KEY -p 2222\" (default $PITSTOP_SSH_OPTS)"},
+    {"partition", 1, A(partition), "P",
+     "slurm: partition of every allocation (default: the type's name if a partition)"},
+    {"catalog", 1, A(catalog), "FILE", "instance types and prices (default: catalogs/local.tsv of the source tree)"},
+    {"nodes", 1, A(nodes), "TYPE:N[+TYPE:N]", "initial membership (default 1 node of --itype)"},
+    {"itype", 1, A(itype), "TYPE", "the type of counts given alone (default local-1)"},
+    {"nnodes", 1, A(nnodes), "MIN:MAX", "bounds on the node count (default 1:any)"},
+    {"ranks-per-node", 1, A(ranks), "R", "ranks on each node (default 1)"},
+    {"policy", 1, A(policy), "fixed|schedule|cost|time", 
      "who decides the membership (default: schedule if --schedule, else fixed); cost: the cheapest that meets "
-     "--deadline and --budget, time: the fastest within --budget (docs/decide.md)",
-     A(policy)},
-    {"deadline", "S", "cost/time: the job must end within S seconds of its start", A(deadline)},
-    {"budget", "USD", "cost/time: what the whole job may cost", A(budget)},
-    {"types", "T1,T2", "cost/time: instance types the policy may use (default: the initial membership's)", A(types)},
-    {"schedule", "STEP:M,...", "membership M from STEP on: 40:2,80:1 or 40:local-1:1+local-0.4:1", A(schedule)},
-    {"launcher", "mpi|per-node", "one mpirun over every node, or the command once per node", A(launcher)},
-    {"max-restarts", "N", "failed generations restarted from the last checkpoint (default 3)", A(restarts)},
-    {"checkpoint-dir", "DIR", "run directory: checkpoints, state, logs (default runs/RUN)", A(dir)},
-    {"run", "ID", "run id (default run-DATE-PID)", A(run)},
-    {"db", "PATH", "store every record here (the controller is its only writer)", A(db)},
-    {"events", "FILE", "JSON Lines of every record (default DIR/events.jsonl)", A(events)},
-    {"start-timeout", "S", "a generation without an iteration this long has failed (default 120)", A(start_timeout)},
-    {"cleanup", "RUN", "stop every node and process run RUN left, then exit", A(cleanup)},
-    {"quiet", NULL, "no status line", A(quiet)},
-    {"help", NULL, "this text", A(help)},
+     "--deadline and --budget, time: the fastest within --budget (docs/decide.md)"},
+    {"deadline", 1, A(deadline), "S", "cost/time: the job must end within S seconds of its start"},
+    {"budget", 1, A(budget), "USD", "cost/time: what the whole job may cost"},
+    {"types", 1, A(types), "T1,T2",
+     "cost/time: instance types the policy may use (default: the initial membership's)"},
+    {"schedule", 1, A(schedule), "STEP:M,...", "membership M from STEP on: 40:2,80:1 or 40:local-1:1+local-0.4:1"},
+    {"launcher", 1, A(launcher), "mpi|per-node", "one mpirun over every node, or the command once per node"},
+    {"max-restarts", 1, A(restarts), "N", "failed generations restarted from the last checkpoint (default 3)"},
+    {"checkpoint-dir", 1, A(dir), "DIR", "run directory: checkpoints, state, logs (default runs/RUN)"},
+    {"run", 1, A(run), "ID", "run id (default run-DATE-PID)"},
+    {"db", 1, A(db), "PATH", "store every record here (the controller is its only writer)"},
+    {"events", 1, A(events), "FILE", "JSON Lines of every record (default DIR/events.jsonl)"},
+    {"start-timeout", 1, A(start_timeout), "S",
+     "a generation without an iteration this long has failed (default 120)"},
+    {"cleanup", 1, A(cleanup), "RUN", "stop every node and process run RUN left, then exit"},
+    {"quiet", 0, A(quiet), NULL, "no status line"},
+    {"help", 0, A(help), NULL, "this text"},
 };
 #undef A
 #define NRUN ((int)(sizeof run_opts / sizeof run_opts[0]))
@@ -76,19 +74,7 @@ static void usage(FILE *f) {
              "membership the policy chooses, checkpointing at each change, nothing lost. Without a\n"
              "COMMAND the workload is `pitstop train` with the train options given (see pitstop\n"
              "train --help); a COMMAND follows docs/protocol.md.\n\n");
-  for (int i = 0; i < NRUN; i++) {
-    char left[64];
-    snprintf(left, sizeof left, "--%s%s%s", run_opts[i].name, run_opts[i].arg ? " " : "",
-             run_opts[i].arg ? run_opts[i].arg : "");
-    fprintf(f, "  %-30s %s\n", left, run_opts[i].help);
-  }
-}
-
-static const struct run_opt *find_opt(const char *name, size_t len) {
-  for (int i = 0; i < NRUN; i++)
-    if (strlen(run_opts[i].name) == len && strncmp(run_opts[i].name, name, len) == 0)
-      return &run_opts[i];
-  return NULL;
+  pit_cli_opts_print(f, run_opts, NRUN, 30);
 }
 
 struct ui {
@@ -261,12 +247,12 @@ int pit_cmd_run(int argc, char **argv) {
     size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
     char name[64];
     snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), a + 2);
-    const struct run_opt *ro = find_opt(a + 2, len);
+    const struct pit_cli_opt *ro = pit_cli_opt_find(run_opts, NRUN, a + 2, len);
     const struct pit_train_optdef *d = ro ? NULL : pit_train_opt_find(name);
     if (!ro && !d)
       return pit_cli_usage("run: unknown option '%s' (see pitstop run --help and pitstop train --help)", a);
     const char *v = "";
-    if (ro ? ro->arg != NULL : d->arg != NULL) {
+    if (ro ? ro->has_arg : d->arg != NULL) {
       if (eq)
         v = eq + 1;
       else if (i + 1 < argc)
@@ -277,7 +263,7 @@ int pit_cmd_run(int argc, char **argv) {
       return pit_cli_usage("run: --%s takes no value", name);
     }
     if (ro) {
-      *(const char **)((char *)&ra + ro->off) = v;
+      *(const char **)((char *)&ra + ro->val) = v;
       continue;
     }
     /* a train option (the shared table): checked here, passed on as argv */

@@ -15,13 +15,28 @@
 #include "cli/cli.h"
 #include "pitstop/sim.h"
 
-static const char usage_text[] =
+static const struct pit_cli_opt opts[] = {
+    {"trace", 1, 'T', "FILE", "a Can't Be Late JSON trace, or CSV time_s,itype,zone,available[,spot_price_h]"},
+    {"job-hours", 1, 'j', "H", "hours of compute the job needs"},
+    {"deadline-hours", 1, 'd', "D", "the job must finish within D hours"},
+    {"restart-hours", 1, 'r', "R", "hours paid without progress at every start of an instance"},
+    {"catalog", 1, 'c', "FILE", "prices of the trace's instance type (or --itype's)"},
+    {"itype", 1, 't', "T", "the catalog's type to price (default: the trace's)"},
+    {"price-h", 1, 'p', "P", "on-demand price per hour without --catalog (default 1)"},
+    {"spot-price-h", 1, 's', "S", "spot price per hour (default 0.3 x on-demand)"},
+    {"offset-hours", 1, 'o', "X", "start the job X hours into the trace (default 0)"},
+    {"nodes", 1, 'n', "N", "N nodes in lock-step (default 1)"},
+    {"chart", 1, 'C', "FILE", "draw the runs to FILE.png or FILE.svg"},
+    {"format", 1, 'f', "F", "table (default) or json"},
+};
+
+static const struct pit_cli_cmd cmd = {
     "usage: pitstop simulate --trace FILE --job-hours H --deadline-hours D --restart-hours R\n"
     "                        [--catalog FILE [--itype T]] [--price-h P] [--spot-price-h S]\n"
-    "                        [--offset-hours X] [--nodes N] [--chart FILE.png|.svg] [--format table|json]\n"
-    "FILE: a Can't Be Late JSON trace, or CSV time_s,itype,zone,available[,spot_price_h].\n"
-    "Prices: --catalog (the trace's type, or --itype), else --price-h (default 1) and\n"
-    "--spot-price-h (default 0.3 x on-demand); the CSV's spot prices (their mean) win over both.\n";
+    "                        [--offset-hours X] [--nodes N] [--chart FILE.png|.svg] [--format table|json]\n\n",
+    opts, PIT_CLI_NOPTS(opts),
+    "\nPrices: --catalog (the trace's type, or --itype), else --price-h and --spot-price-h;\n"
+    "the CSV's spot prices (their mean) win over both.\n"};
 
 /* pos: the value must be > 0 (else >= 0) */
 static int parse_num(const char *opt, const char *v, int pos, double *out) {
@@ -61,36 +76,23 @@ static cJSON *result_json(const struct pit_sim_result *r, double opt) {
 }
 
 int pit_cmd_simulate(int argc, char **argv) {
-  static const struct option opts[] = {{"trace", required_argument, 0, 'T'},
-                                       {"job-hours", required_argument, 0, 'j'},
-                                       {"deadline-hours", required_argument, 0, 'd'},
-                                       {"restart-hours", required_argument, 0, 'r'},
-                                       {"catalog", required_argument, 0, 'c'},
-                                       {"itype", required_argument, 0, 't'},
-                                       {"price-h", required_argument, 0, 'p'},
-                                       {"spot-price-h", required_argument, 0, 's'},
-                                       {"offset-hours", required_argument, 0, 'o'},
-                                       {"nodes", required_argument, 0, 'n'},
-                                       {"chart", required_argument, 0, 'C'},
-                                       {"format", required_argument, 0, 'f'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
   const char *trace = NULL, *catalog = NULL, *itype = NULL, *chart = NULL;
   double job = NAN, deadline = NAN, restart = NAN, price = NAN, spot = NAN, offset = 0, nodes = 1;
   int json = 0, rc = 0, o;
-  optind = 1;
-  while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1 && !rc) {
+  struct pit_cli_getopt go;
+  pit_cli_getopt_init(&go, argc, argv, &cmd);
+  while ((o = pit_cli_getopt_next(&go)) != -1 && !rc) {
     switch (o) {
     case 'T': trace = optarg; break;
-    case 'j': rc = parse_num("job-hours", optarg, 1, &job); break;
-    case 'd': rc = parse_num("deadline-hours", optarg, 1, &deadline); break;
-    case 'r': rc = parse_num("restart-hours", optarg, 0, &restart); break;
+    case 'j': rc = parse_num(go.opt->name, optarg, 1, &job); break;
+    case 'd': rc = parse_num(go.opt->name, optarg, 1, &deadline); break;
+    case 'r': rc = parse_num(go.opt->name, optarg, 0, &restart); break;
     case 'c': catalog = optarg; break;
     case 't': itype = optarg; break;
-    case 'p': rc = parse_num("price-h", optarg, 1, &price); break;
-    case 's': rc = parse_num("spot-price-h", optarg, 0, &spot); break;
-    case 'o': rc = parse_num("offset-hours", optarg, 0, &offset); break;
-    case 'n': rc = parse_num("nodes", optarg, 1, &nodes); break;
+    case 'p': rc = parse_num(go.opt->name, optarg, 1, &price); break;
+    case 's': rc = parse_num(go.opt->name, optarg, 0, &spot); break;
+    case 'o': rc = parse_num(go.opt->name, optarg, 0, &offset); break;
+    case 'n': rc = parse_num(go.opt->name, optarg, 1, &nodes); break;
     case 'C': chart = optarg; break;
     case 'f':
       if (strcmp(optarg, "json") == 0)
@@ -100,8 +102,8 @@ int pit_cmd_simulate(int argc, char **argv) {
       else
         rc = pit_cli_usage("--format: '%s' is not table or json", optarg);
       break;
-    case 'h': fputs(usage_text, stdout); return 0;
-    default: rc = 2;
+    case 'h': pit_cli_help(stdout, &cmd); return 0;
+    default: rc = pit_cli_bad_option("simulate", argv);
     }
   }
   if (rc)

@@ -12,6 +12,21 @@ extern const struct pit_provider_ops pit_provider_ssh;
 extern const struct pit_provider_ops pit_provider_slurm;
 extern const struct pit_provider_ops pit_provider_command;
 
+/* One way to declare a provider: the operations every provider has, named
+ * <prefix>_open, _start, _stop, _list, _health, _wrap, _close in its file.
+ * The optional ones (mpi_args, poll, wrap_remote_shell) follow the macro in
+ * the initializer:
+ *   const struct pit_provider_ops pit_provider_x = {PIT_PROVIDER_OPS(x, "x", "help")};
+ */
+#define PIT_PROVIDER_OPS(prefix, name_, help_)                                                                 \
+  .name = (name_), .help = (help_), .open = prefix##_open, .start = prefix##_start, .stop = prefix##_stop,     \
+  .list = prefix##_list, .health = prefix##_health, .wrap = prefix##_wrap, .close = prefix##_close
+
+/* A node the provider's own listing shows but no node file names (a crash
+ * between starting it and writing its file): zeroed, named id, of type itype
+ * ("?" when NULL or empty), lost (to be stopped), times unknown (provider.c). */
+void ctl_node_orphan(struct pit_node *n, const char *id, const char *itype);
+
 /* Reads a whole small file into buf (NUL-terminated); -1 if it cannot. */
 int ctl_read_small(const char *path, char *buf, size_t n);
 /* Sends sig to every process of process group pgid that catches sig (its

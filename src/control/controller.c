@@ -15,7 +15,8 @@
  *    file; records get the run id, the controller's generation and its clock;
  *  - iteration records are kept back until a checkpoint (or the workload's
  *    end) covers them, so a failure drops exactly the steps that will be
- *    redone and the stored steps stay contiguous;
+ *    redone and the stored steps stay contiguous; node records are written
+ *    through at once (a restarted controller's records follow the killed one's);
  *  - RUN_DIR/state (written atomically at each change) names the generation,
  *    the last checkpoint and the workload's process groups; RUN_DIR/lock is
  *    held (flock) while a controller runs the run, so two never start a node
@@ -96,6 +97,8 @@ struct ctl {
   struct pit_policy_type types[PIT_POLICY_TYPES_MAX]; /* the types they may use */
   struct pit_err rec_err;
   int rec_failed;
+  int poll_failing;                 /* the provider's last polls failed (said once per streak) */
+  double poll_fail_t;               /* run seconds of the streak's first failure */
 };
 
 static double now_t(const struct ctl *c) { return pit_now() - c->t0; }
@@ -204,7 +207,10 @@ static int node_record(struct ctl *c, const struct pit_node *n, const char *acti
   snprintf(r.node, sizeof r.node, "%s", n->id);
   snprintf(r.itype, sizeof r.itype, "%s", n->itype);
   r.price_h = n->price_h;
+  /* written through at once: a restarted controller's reconciliation and the bill rest on it */
   int rc = out_record(c, &r, e);
+  if (rc == 0)
+    rc = out_flush(c, e);
   pit_record_release(&r);
   return rc;
 }
@@ -735,8 +741,16 @@ static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err
   int nev = 0;
   struct pit_err e2 = {0};
   if (c->prov.ops->poll(&c->prov, ev, 16, &nev, &e2) < 0) {
-    warn(c, "cannot ask the provider about the nodes: %s", e2.msg);
+    /* the workload goes on; said once until the provider answers again */
+    if (!c->poll_failing++) {
+      c->poll_fail_t = now_t(c);
+      warn(c, "cannot ask the provider about the nodes (the run goes on; said once until it answers): %s", e2.msg);
+    }
     return 0;
+  }
+  if (c->poll_failing) {
+    warn(c, "the provider answers again (it could not be asked for %.1f s)", now_t(c) - c->poll_fail_t);
+    c->poll_failing = 0;
   }
   for (int k = 0; k < nev; k++) {
     int i = 0;
@@ -769,46 +783,30 @@ static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err
 
 /* ---------------- one generation ---------------- */
 
+/* The complete lines p's stdout holds now into the generation's parser; final: p is
+ * gone, its unfinished last line counts. The stdout is closed once it has ended. */
 static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e) {
   for (;;) {
-    if (p->len == sizeof p->line) { /* an over-long line: kept whole would need more; cut */
-      int rc = pit_parser_line(c->parser, p->line, p->len, e);
-      p->len = 0;
-      if (rc < 0)
+    const char *s;
+    size_t n;
+    int rc = pit_follower_line(&p->out, &s, &n, e);
+    if (rc == PIT_FOLLOW_RECORD) {
+      /* a workload that speaks the protocol (PITSTOP lines, JSON records) stops on SIGUSR1 */
+      if ((n >= 8 && memcmp(s, "PITSTOP ", 8) == 0) || (n && s[0] == '{'))
+        c->resizable = 1;
+      if ((rc = pit_parser_line(c->parser, s, n, e)) < 0)
         return rc;
-    }
-    ssize_t k = read(p->fd, p->line + p->len, sizeof p->line - p->len);
-    if (k < 0 && errno == EINTR)
       continue;
-    if (k < 0 && errno == EAGAIN)
-      return 0;
-    if (k <= 0) {
-      if (p->len && final) {
-        int rc = pit_parser_line(c->parser, p->line, p->len, e);
-        p->len = 0;
-        if (rc < 0)
-          return rc;
-      }
-      if (k == 0) {
+    }
+    if (rc == PIT_FOLLOW_CLOSED) {
+      if (p->fd >= 0)
         close(p->fd);
-        p->fd = -1;
-      }
+      p->fd = -1;
       return 0;
     }
-    p->len += (size_t)k;
-    size_t start = 0;
-    for (size_t i = p->len - (size_t)k; i < p->len; i++)
-      if (p->line[i] == '\n') {
-        /* a workload that speaks the protocol (PITSTOP lines, JSON records) stops on SIGUSR1 */
-        if ((i - start >= 8 && memcmp(p->line + start, "PITSTOP ", 8) == 0) || p->line[start] == '{')
-          c->resizable = 1;
-        int rc = pit_parser_line(c->parser, p->line + start, i - start, e);
-        if (rc < 0)
-          return rc;
-        start = i + 1;
-      }
-    memmove(p->line, p->line + start, p->len - start);
-    p->len -= start;
+    if (rc < 0 || !final)
+      return rc < 0 ? rc : 0;
+    pit_follower_writer_gone(&p->out);
   }
 }
 
@@ -927,8 +925,7 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
     }
     if (!alive) {
       for (int i = 0; i < c->g->nproc; i++)
-        if (c->g->proc[i].len)
-          feed(c, &c->g->proc[i], 1, e);
+        feed(c, &c->g->proc[i], 1, e);
       break;
     }
     status(c, c->stop_requested ? "resizing" : "running", 0);
@@ -1024,8 +1021,10 @@ static int reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
     for (int j = 0; j < c->nnodes; j++)
       have += strcmp(c->nodes[j].itype, nd->itype) == 0;
     struct pit_err e2 = {0};
+    /* adopted: healthy, and cleared of what the killed controller's workload left there */
     if (nd->state == PIT_NODE_READY && have < pit_membership_count(&c->cur, nd->itype) &&
-        c->prov.ops->health(&c->prov, nd, &e2) == 0 && c->nnodes < MAX_NODES) {
+        c->prov.ops->health(&c->prov, nd, &e2) == 0 && (!c->prov.ops->clear || c->prov.ops->clear(&c->prov, nd, &e2) == 0) &&
+        c->nnodes < MAX_NODES) {
       c->nodes[c->nnodes] = *nd;
       c->nodes[c->nnodes].t_start = now_t(c);
       c->nodes[c->nnodes].t_ready = now_t(c);

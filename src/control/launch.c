@@ -96,8 +96,7 @@ static int spawn_one(struct ctl_gen *g, char *const argv[], char *const *add, in
   p->ch.out_fd = -1; /* read and closed here */
   p->node = node;
   p->status = -1;
-  fcntl(p->fd, F_SETFL, fcntl(p->fd, F_GETFL) | O_NONBLOCK);
-  return 0;
+  return pit_follower_open_fd(&p->out, p->fd, 0, "the workload's output", 0, e); /* non-blocking */
 }
 
 /* Reaps p if it exited (0: still running). */
@@ -139,6 +138,7 @@ void ctl_gen_release(struct ctl_gen *g) {
   for (int i = 0; i < g->nproc; i++) {
     if (g->proc[i].fd >= 0)
       close(g->proc[i].fd);
+    pit_follower_release(&g->proc[i].out);
     pit_child_release(&g->proc[i].ch);
   }
   memset(g, 0, sizeof *g);
@@ -238,9 +238,9 @@ static int remote_words(struct ctl_argv *a, int at, char *const *env, int nenv) 
 
 static int push_wrap(const struct ctl_launch *L, const struct pit_node *n, struct ctl_argv *a,
                      struct pit_err *e) {
-  const char *w[16];
+  const char *w[PIT_WRAP_MAX];
   int nw = 0;
-  int rc = L->prov->ops->wrap(L->prov, n, w, 16, &nw, e);
+  int rc = L->prov->ops->wrap(L->prov, n, w, PIT_WRAP_MAX, &nw, e);
   if (rc < 0)
     return rc;
   for (int i = 0; i < nw; i++)

@@ -20,8 +20,7 @@ struct ctl_proc {
   int fd;                         /* its stdout (non-blocking), -1 once closed */
   int node;                       /* per-node: index into the generation's nodes; -1: all (mpirun) */
   int exited, status;             /* status: exit code, or 128 + signal */
-  char line[16384];               /* a partial line read so far */
-  size_t len;
+  struct pit_follower out;        /* the lines of fd (borrowed: closed here, not by it) */
 };
 
 struct ctl_gen {

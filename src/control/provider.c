@@ -1,6 +1,7 @@
 /* provider.c — the provider registry: one table of the implementations
  * (`local`, `ssh`, `slurm`, `command`; the simulator's fits the same ops).
  * Invariant: a provider is used only between a successful open and close. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,6 +46,14 @@ int pit_provider_open(struct pit_provider *p, const char *name, const struct pit
   if (rc < 0)
     p->ops = NULL;
   return rc;
+}
+
+void ctl_node_orphan(struct pit_node *n, const char *id, const char *itype) {
+  memset(n, 0, sizeof *n);
+  snprintf(n->id, sizeof n->id, "%s", id);
+  snprintf(n->itype, sizeof n->itype, "%s", itype && itype[0] ? itype : "?");
+  n->state = PIT_NODE_LOST;
+  n->t_start = n->t_ready = n->t_stop = NAN;
 }
 
 void pit_provider_close(struct pit_provider *p) {

@@ -73,6 +73,7 @@ struct cmdp {
   double start_timeout_s, stop_timeout_s, list_timeout_s, boot_timeout_s, poll_s, retry_wait_s, grace_s;
   int start_retries;
   double last_poll;             /* pit_now() of the last poll's list */
+  struct pit_err poll_err;      /* the last poll's error (code 0: it answered), repeated until the next */
   char reported[MAX_ITEMS][PIT_NAME_MAX]; /* ids already reported by poll (each once) */
   int reported_kind[MAX_ITEMS], nreported;
   char wrapbuf[T_ARGS][256];    /* wrap's expanded entries (valid until the next call) */
@@ -963,11 +964,7 @@ static int c_list(struct pit_provider *p, struct pit_node **out, int *nout, stru
     }
     struct pit_node *x = &v[k++];
     if (read_node(p, it[i].id, x) < 0) { /* one a crash left before its file: to stop */
-      memset(x, 0, sizeof *x);
-      snprintf(x->id, sizeof x->id, "%s", it[i].id);
-      snprintf(x->itype, sizeof x->itype, "%s", it[i].itype[0] ? it[i].itype : "?");
-      x->t_start = x->t_ready = x->t_stop = NAN;
-      x->state = PIT_NODE_LOST;
+      ctl_node_orphan(x, it[i].id, it[i].itype);
       continue;
     }
     x->state = in_states(c->ready, c->nready, it[i].state) ? PIT_NODE_READY : PIT_NODE_LOST;
@@ -1007,12 +1004,24 @@ static int reported(struct cmdp *c, const char *id, int kind) {
   return 0;
 }
 
+static int poll_cloud(struct pit_provider *p, struct pit_node_event *ev, int cap, int *nev, struct pit_err *e);
+
+/* ops->poll: asks the cloud at most every poll_s; between, repeats the last answer's error. */
 static int c_poll(struct pit_provider *p, struct pit_node_event *ev, int cap, int *nev, struct pit_err *e) {
   struct cmdp *c = p->impl;
   *nev = 0;
-  if (pit_now() - c->last_poll < c->poll_s)
-    return 0;
-  c->last_poll = pit_now();
+  if (pit_now() - c->last_poll >= c->poll_s) {
+    c->last_poll = pit_now();
+    pit_err_clear(&c->poll_err);
+    poll_cloud(p, ev, cap, nev, &c->poll_err);
+  }
+  if (c->poll_err.code && e) /* between asks, the last answer's error stands */
+    *e = c->poll_err;
+  return c->poll_err.code;
+}
+
+static int poll_cloud(struct pit_provider *p, struct pit_node_event *ev, int cap, int *nev, struct pit_err *e) {
+  struct cmdp *c = p->impl;
   char ids[MAX_ITEMS][PIT_NAME_MAX];
   int nk = known_ids(p, ids, MAX_ITEMS);
   if (nk == 0)
@@ -1093,14 +1102,7 @@ static int c_wrap(struct pit_provider *p, const struct pit_node *n, const char *
 }
 
 const struct pit_provider_ops pit_provider_command = {
-    .name = "command",
-    .help = "any cloud through its CLI: start/stop/list argv templates (presets aws, clap)",
-    .open = c_open,
-    .start = c_start,
-    .stop = c_stop,
-    .list = c_list,
-    .health = c_health,
-    .wrap = c_wrap,
-    .close = c_close,
+    PIT_PROVIDER_OPS(c, "command",
+                     "any cloud through its CLI: start/stop/list argv templates (presets aws, clap)"),
     .poll = c_poll,
 };

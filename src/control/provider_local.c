@@ -159,12 +159,8 @@ static int l_list(struct pit_provider *p, struct pit_node **out, int *nout, stru
           continue;
         if (PIT_GROW(v, n + 1, cap))
           break;
-        memset(&v[n], 0, sizeof v[n]);
-        snprintf(v[n].id, sizeof v[n].id, "%.63s", de->d_name + 8);
+        ctl_node_orphan(&v[n], de->d_name + 8, NULL);
         snprintf(v[n].cgroup, sizeof v[n].cgroup, "%.255s", cg);
-        snprintf(v[n].itype, sizeof v[n].itype, "?");
-        v[n].state = PIT_NODE_LOST;
-        v[n].t_start = v[n].t_ready = v[n].t_stop = NAN;
         n++;
       }
       closedir(d);
@@ -338,15 +334,8 @@ static int l_wrap(struct pit_provider *p, const struct pit_node *n, const char *
 }
 
 const struct pit_provider_ops pit_provider_local = {
-    .name = "local",
-    .help = "nodes are CPU sets of this machine; slower types are cgroup CPU quotas",
-    .open = l_open,
-    .start = l_start,
-    .stop = l_stop,
-    .list = l_list,
-    .health = l_health,
-    .wrap = l_wrap,
-    .close = l_close,
+    PIT_PROVIDER_OPS(l, "local",
+                     "nodes are CPU sets of this machine; slower types are cgroup CPU quotas"),
 };
 
 int pit_node_enter(const char *cpus, const char *cgroup, struct pit_err *e) {

@@ -199,11 +199,9 @@ static int sl_list(struct pit_provider *p, struct pit_node **out, int *nout, str
       known |= strcmp(job_of(v[i].id), job) == 0;
     if (known)
       continue;
-    memset(&v[n], 0, sizeof v[n]);
-    snprintf(v[n].id, sizeof v[n].id, "%.40s.j%.20s", p->conf.run, job);
-    snprintf(v[n].itype, sizeof v[n].itype, "?");
-    v[n].state = PIT_NODE_LOST;
-    v[n].t_start = v[n].t_ready = v[n].t_stop = NAN;
+    char id[PIT_NAME_MAX];
+    snprintf(id, sizeof id, "%.40s.j%.20s", p->conf.run, job);
+    ctl_node_orphan(&v[n], id, NULL);
     n++;
   }
   free(ids);
@@ -330,13 +328,6 @@ static int sl_wrap(struct pit_provider *p, const struct pit_node *n, const char 
 }
 
 const struct pit_provider_ops pit_provider_slurm = {
-    .name = "slurm",
-    .help = "nodes are Slurm allocations (salloc --immediate), ranks srun steps",
-    .open = sl_open,
-    .start = sl_start,
-    .stop = sl_stop,
-    .list = sl_list,
-    .health = sl_health,
-    .wrap = sl_wrap,
-    .close = sl_close,
+    PIT_PROVIDER_OPS(sl, "slurm",
+                     "nodes are Slurm allocations (salloc --immediate), ranks srun steps"),
 };

@@ -4,7 +4,8 @@
  * passes a health check over ssh (reachable within the time-out, pitstop and
  * the workload's program there, free disk in the run directory); stop kills
  * what the run left on the host (`pitstop node-check --release RUN` there:
- * processes tagged PITSTOP_RUN=RUN) and releases it. Ranks reach a host
+ * processes tagged PITSTOP_RUN=RUN) and releases it; clear kills the same
+ * and keeps the claim (before a restarted controller adopts the host). Ranks reach a host
  * through mpirun over ssh (mpi launcher: plm_rsh_agent) or through
  * `ssh HOST -- env PITSTOP_...=... CMD` (per-node launcher).
  *
@@ -289,9 +290,14 @@ static int s_start(struct pit_provider *p, const char *itype, struct pit_node *n
   return PIT_ESTATE;
 }
 
-static int s_stop(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {
+/* Kills the run's processes on n's host (node-check --release RUN there); the claim stays. */
+static int s_clear(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {
   const char *w[] = {p->conf.self_exe, "node-check", "--release", p->conf.run};
-  int rc = host_call(p, n->host, w, 4, e);
+  return host_call(p, n->host, w, 4, e);
+}
+
+static int s_stop(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {
+  int rc = s_clear(p, n, e);
   if (rc < 0)
     return rc; /* the node file stays: a later stop or `pitstop run --cleanup` tries again */
   return ctl_node_file_remove(p->conf.state_dir, n->id, e);
@@ -326,15 +332,9 @@ static int s_mpi_args(struct pit_provider *p, const char **argv, int cap, int *n
 }
 
 const struct pit_provider_ops pit_provider_ssh = {
-    .name = "ssh",
-    .help = "nodes are hosts of a hostfile, reached over ssh",
-    .open = s_open,
-    .start = s_start,
-    .stop = s_stop,
-    .list = s_list,
-    .health = s_health,
-    .wrap = s_wrap,
-    .close = s_close,
+    PIT_PROVIDER_OPS(s, "ssh",
+                     "nodes are hosts of a hostfile, reached over ssh"),
     .mpi_args = s_mpi_args,
     .wrap_remote_shell = 1,
+    .clear = s_clear,
 };

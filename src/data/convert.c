@@ -66,14 +66,7 @@ int pit__conv_init(struct pit__conv *cv, int c0, int h0, int w0, int chw, int c,
 }
 
 void pit__conv_release(struct pit__conv *cv) {
-  free(cv->x0);
-  free(cv->xn);
-  free(cv->y0);
-  free(cv->yn);
-  free(cv->wx);
-  free(cv->wy);
-  free(cv->tmp);
-  free(cv->plane);
+  PIT_FREE_ALL(cv->x0, cv->xn, cv->y0, cv->yn, cv->wx, cv->wy, cv->tmp, cv->plane);
   cv->x0 = cv->xn = cv->y0 = cv->yn = NULL;
   cv->wx = cv->wy = cv->tmp = cv->plane = NULL;
 }

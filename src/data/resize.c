@@ -98,12 +98,6 @@ int pit_resize(const float *src, int c, int h, int w, float *dst, int oh, int ow
     }
   }
 out:
-  free(tmp);
-  free(x0);
-  free(xn);
-  free(y0);
-  free(yn);
-  free(wx);
-  free(wy);
+  PIT_FREE_ALL(tmp, x0, xn, y0, yn, wx, wy);
   return rc;
 }

@@ -94,9 +94,7 @@ void pit__synth_release(struct pit_dataset *ds) {
   struct synth *s = ds->priv;
   if (!s)
     return;
-  free(s->templ);
-  free(s->noise);
-  free(s);
+  PIT_FREE_ALL(s->templ, s->noise, s);
   ds->priv = NULL;
 }
 

@@ -10,6 +10,18 @@
 
 #include "nn/net_impl.h"
 
+/* PIT_ELIB in e naming file (from its "src/" on) and line and oneDNN's reason for
+ * status s; returns PIT_ELIB (fast_net.c). */
+int pit_fast_dnnl_err(struct pit_err *e, const char *file, int line, dnnl_status_t s);
+/* DN(call): a oneDNN call that returns pit_fast_dnnl_err from the calling
+ * function (a `struct pit_err *e` in scope) when it fails. */
+#define DN(call)                                                                                   \
+  do {                                                                                             \
+    dnnl_status_t s_ = (call);                                                                     \
+    if (s_ != dnnl_success)                                                                        \
+      return pit_fast_dnnl_err(e, __FILE__, __LINE__, s_);                                         \
+  } while (0)
+
 /* Max pooling on a channel-blocked layout (fast_pool.c): n samples, cb channel
  * blocks of blk lanes (16, 8, or 1 = plain NCHW), h x w → oh x ow, window k,
  * stride s, no padding; relu=1 fuses the ReLU that precedes the pooling. */

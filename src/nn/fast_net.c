@@ -100,13 +100,13 @@ struct fast {
   uint64_t wver; /* parameter version: bumped by params_changed */
 };
 
-#define DN(call)                                                                          \
-  do {                                                                                    \
-    dnnl_status_t s_ = (call);                                                            \
-    if (s_ != dnnl_success)                                                               \
-      return pit_err_set(e, PIT_ELIB, "src/nn/fast_net.c:%d: oneDNN call failed: %s", __LINE__, \
-                         dnnl_status2str(s_));                                            \
-  } while (0)
+int pit_fast_dnnl_err(struct pit_err *e, const char *file, int line, dnnl_status_t s) {
+  const char *src = NULL;
+  for (const char *q = strstr(file, "src/"); q; q = strstr(q + 1, "src/"))
+    src = q;
+  return pit_err_set(e, PIT_ELIB, "%s:%d: oneDNN call failed: %s", src ? src : file, line,
+                     dnnl_status2str(s));
+}
 
 /* ---- plan object bookkeeping ---- */
 
@@ -116,16 +116,6 @@ static int keep_mem(struct plan *p, const dnnl_memory_desc_t *md, void *handle, 
     return pit_err_set(e, PIT_ESTATE, "src/nn/fast_net.c: too many oneDNN memories in one plan");
   DN(dnnl_memory_create(out, md, eng, handle));
   p->mems[p->nmems++] = *out;
-  return 0;
-}
-
-/* Creates a primitive from an operation descriptor (op may be NULL for pd given). */
-static int keep_prim(struct plan *p, const_dnnl_primitive_desc_t pd, dnnl_primitive_t *out,
-                     struct pit_err *e) {
-  if (p->nprims >= FAST_MAX_OBJS)
-    return pit_err_set(e, PIT_ESTATE, "src/nn/fast_net.c: too many oneDNN primitives in one plan");
-  DN(dnnl_primitive_create(out, pd));
-  p->prims[p->nprims++] = *out;
   return 0;
 }
 
@@ -172,6 +162,27 @@ static struct step *add_step(struct step *list, int *n, int flags, struct pit_er
   return s;
 }
 
+/* A primitive from pd (kept by the plan) and the step appended to list that runs it,
+ * its arguments still to add; NULL on failure (e set). */
+static struct step *prim_step(struct plan *p, struct step *list, int *n, int flags,
+                              const_dnnl_primitive_desc_t pd, struct pit_err *e) {
+  if (p->nprims >= FAST_MAX_OBJS) {
+    pit_err_set(e, PIT_ESTATE, "src/nn/fast_net.c: too many oneDNN primitives in one plan");
+    return NULL;
+  }
+  dnnl_primitive_t prim;
+  dnnl_status_t st = dnnl_primitive_create(&prim, pd);
+  if (st != dnnl_success) {
+    pit_fast_dnnl_err(e, __FILE__, __LINE__, st);
+    return NULL;
+  }
+  p->prims[p->nprims++] = prim;
+  struct step *s = add_step(list, n, flags, e);
+  if (s)
+    s->p = prim;
+  return s;
+}
+
 static void arg(struct step *s, int a, dnnl_memory_t m) {
   s->args[s->nargs].arg = a;
   s->args[s->nargs].memory = m;
@@ -190,6 +201,20 @@ static float *mem_ptr(dnnl_memory_t m) {
   return h;
 }
 
+/* A reorder step appended to list: copies memory `from` into `to` (layouts may differ). */
+static int reorder_step(struct fast *f, struct plan *p, struct step *list, int *n, int flags,
+                        dnnl_memory_t from, dnnl_memory_t to, struct pit_err *e) {
+  dnnl_primitive_desc_t pd;
+  DN(dnnl_reorder_primitive_desc_create(&pd, mem_md(from), f->eng, mem_md(to), f->eng, NULL));
+  struct step *s = prim_step(p, list, n, flags, pd, e);
+  dnnl_primitive_desc_destroy(pd);
+  if (!s)
+    return e->code;
+  arg(s, DNNL_ARG_FROM, from);
+  arg(s, DNNL_ARG_TO, to);
+  return 0;
+}
+
 /* *out = `from` if it already has layout `want`, else a new memory of layout `want`
  * filled by a reorder step appended to list. */
 static int convert(struct fast *f, struct plan *p, struct step *list, int *n, int flags,
@@ -202,20 +227,7 @@ static int convert(struct fast *f, struct plan *p, struct step *list, int *n, in
   int rc = slot_mem(p, want, slot, out, f->eng, e);
   if (rc)
     return rc;
-  dnnl_primitive_desc_t pd;
-  DN(dnnl_reorder_primitive_desc_create(&pd, mem_md(from), f->eng, want, f->eng, NULL));
-  dnnl_primitive_t prim;
-  rc = keep_prim(p, pd, &prim, e);
-  dnnl_primitive_desc_destroy(pd);
-  if (rc)
-    return rc;
-  struct step *s = add_step(list, n, flags, e);
-  if (!s)
-    return e->code;
-  s->p = prim;
-  arg(s, DNNL_ARG_FROM, from);
-  arg(s, DNNL_ARG_TO, *out);
-  return 0;
+  return reorder_step(f, p, list, n, flags, from, *out, e);
 }
 
 /* Gradient `g` (a memory of oneDNN's layout) → plain `user_md` → added into grads+off. */
@@ -353,13 +365,9 @@ static int build_weighted_fwd(struct fast *f, struct plan *p, struct pit_net *ne
   }
   if ((rc = keep_mem(p, q(pd, DNNL_ARG_DST), DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
     return rc;
-  dnnl_primitive_t prim;
-  if ((rc = keep_prim(p, pd, &prim, e)))
-    return rc;
-  struct step *s = add_step(p->fwd, &p->nfwd, 0, e);
+  struct step *s = prim_step(p, p->fwd, &p->nfwd, 0, pd, e);
   if (!s)
     return e->code;
-  s->p = prim;
   arg(s, DNNL_ARG_SRC, ls->src);
   arg(s, DNNL_ARG_WEIGHTS, ls->w_fwd);
   if (L->bias)
@@ -455,15 +463,11 @@ static int build_weighted_bwd(struct fast *f, struct plan *p, struct pit_net *ne
     goto out;
   if (L->bias && (rc = keep_mem(p, &db_md, DNNL_MEMORY_ALLOCATE, &db, f->eng, e)))
     goto out;
-  dnnl_primitive_t prim;
-  if ((rc = keep_prim(p, wpd, &prim, e)))
-    goto out;
-  struct step *s = add_step(p->bwd, &p->nbwd, F_PG, e);
+  struct step *s = prim_step(p, p->bwd, &p->nbwd, F_PG, wpd, e);
   if (!s) {
     rc = e->code;
     goto out;
   }
-  s->p = prim;
   arg(s, DNNL_ARG_SRC, src_w);
   arg(s, DNNL_ARG_DIFF_DST, ddst_w);
   arg(s, DNNL_ARG_DIFF_WEIGHTS, dw);
@@ -495,13 +499,10 @@ static int build_weighted_bwd(struct fast *f, struct plan *p, struct pit_net *ne
     dsrc_exec = flat;
   } else if ((rc = slot_mem(p, q(dpd, DNNL_ARG_DIFF_SRC), next_slot(cur_slot), &dsrc, f->eng, e)))
     goto out;
-  if ((rc = keep_prim(p, dpd, &prim, e)))
-    goto out;
-  if (!(s = add_step(p->bwd, &p->nbwd, fl, e))) {
+  if (!(s = prim_step(p, p->bwd, &p->nbwd, fl, dpd, e))) {
     rc = e->code;
     goto out;
   }
-  s->p = prim;
   arg(s, DNNL_ARG_DIFF_DST, ddst);
   arg(s, DNNL_ARG_WEIGHTS, w_bwd);
   arg(s, DNNL_ARG_DIFF_SRC, dsrc_exec ? dsrc_exec : dsrc);
@@ -533,7 +534,6 @@ static int build_simple_fwd(struct fast *f, struct plan *p, struct pit_net *net,
   const struct pit_layer_spec *L = &net->spec.layer[i];
   const dnnl_memory_desc_t *cmd = mem_md(*cur);
   int rc;
-  dnnl_primitive_t prim;
   struct step *s;
   ls->src = *cur;
   if (is_elt(L->kind)) {
@@ -549,11 +549,8 @@ static int build_simple_fwd(struct fast *f, struct plan *p, struct pit_net *net,
       ls->dst = *cur;
     else if ((rc = keep_mem(p, cmd, DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
       return rc;
-    if ((rc = keep_prim(p, ls->fpd, &prim, e)))
-      return rc;
-    if (!(s = add_step(p->fwd, &p->nfwd, 0, e)))
+    if (!(s = prim_step(p, p->fwd, &p->nfwd, 0, ls->fpd, e)))
       return e->code;
-    s->p = prim;
     arg(s, DNNL_ARG_SRC, ls->src);
     arg(s, DNNL_ARG_DST, ls->dst);
   } else if (L->kind == PIT_L_MAXPOOL) {
@@ -569,11 +566,8 @@ static int build_simple_fwd(struct fast *f, struct plan *p, struct pit_net *net,
       return rc;
     if ((rc = keep_mem(p, q(ls->fpd, DNNL_ARG_WORKSPACE), DNNL_MEMORY_ALLOCATE, &ls->ws, f->eng, e)))
       return rc;
-    if ((rc = keep_prim(p, ls->fpd, &prim, e)))
-      return rc;
-    if (!(s = add_step(p->fwd, &p->nfwd, 0, e)))
+    if (!(s = prim_step(p, p->fwd, &p->nfwd, 0, ls->fpd, e)))
       return e->code;
-    s->p = prim;
     arg(s, DNNL_ARG_SRC, ls->src);
     arg(s, DNNL_ARG_DST, ls->dst);
     arg(s, DNNL_ARG_WORKSPACE, ls->ws);
@@ -600,11 +594,8 @@ static int build_simple_fwd(struct fast *f, struct plan *p, struct pit_net *net,
         (rc = keep_mem(p, cmd, DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
       return rc;
     ls->w_user = ss;
-    if ((rc = keep_prim(p, ls->fpd, &prim, e)))
-      return rc;
-    if (!(s = add_step(p->fwd, &p->nfwd, F_TRAIN, e)))
+    if (!(s = prim_step(p, p->fwd, &p->nfwd, F_TRAIN, ls->fpd, e)))
       return e->code;
-    s->p = prim;
     arg(s, DNNL_ARG_SRC, ls->src);
     arg(s, DNNL_ARG_SCALE_SHIFT, ss);
     arg(s, DNNL_ARG_MEAN, ls->mean);
@@ -619,11 +610,8 @@ static int build_simple_fwd(struct fast *f, struct plan *p, struct pit_net *net,
     s->src2 = mem_ptr(ls->var);
     s->n = (size_t)L->in_c;
     s->count = (double)p->batch * L->in_h * L->in_w;
-    if ((rc = keep_prim(p, ls->fpd_inf, &prim, e)))
-      return rc;
-    if (!(s = add_step(p->fwd, &p->nfwd, F_EVAL, e)))
+    if (!(s = prim_step(p, p->fwd, &p->nfwd, F_EVAL, ls->fpd_inf, e)))
       return e->code;
-    s->p = prim;
     arg(s, DNNL_ARG_SRC, ls->src);
     arg(s, DNNL_ARG_SCALE_SHIFT, ss);
     arg(s, DNNL_ARG_MEAN, rmean);
@@ -662,19 +650,15 @@ static int build_simple_bwd(struct fast *f, struct plan *p, struct pit_net *net,
     fl = 0;
   }
   dnnl_memory_t ddst, dsrc, dss = NULL;
-  dnnl_primitive_t prim;
   struct step *s;
   if ((rc = convert(f, p, p->bwd, &p->nbwd, fl, *cur, q(pd, DNNL_ARG_DIFF_DST), &ddst, SLOT_CONV, e)))
     goto out;
   if ((rc = slot_mem(p, q(pd, DNNL_ARG_DIFF_SRC), next_slot(cur_slot), &dsrc, f->eng, e)))
     goto out;
-  if ((rc = keep_prim(p, pd, &prim, e)))
-    goto out;
-  if (!(s = add_step(p->bwd, &p->nbwd, fl, e))) {
+  if (!(s = prim_step(p, p->bwd, &p->nbwd, fl, pd, e))) {
     rc = e->code;
     goto out;
   }
-  s->p = prim;
   arg(s, DNNL_ARG_DIFF_DST, ddst);
   arg(s, DNNL_ARG_DIFF_SRC, dsrc);
   if (is_elt(L->kind)) {
@@ -1013,24 +997,9 @@ static int plan_build(struct fast *f, struct pit_net *net, int B, struct plan **
   plain_md(&md, B, m->in_c, m->in_h, m->in_w, 4);
   if ((rc = keep_mem(p, &md, DNNL_MEMORY_NONE, &p->dx, f->eng, e)))
     goto fail;
-  {
-    /* always a reorder (possibly a plain copy) into the caller's dx */
-    dnnl_primitive_desc_t pd;
-    dnnl_primitive_t prim;
-    struct step *s;
-    DN(dnnl_reorder_primitive_desc_create(&pd, mem_md(cur), f->eng, &md, f->eng, NULL));
-    rc = keep_prim(p, pd, &prim, e);
-    dnnl_primitive_desc_destroy(pd);
-    if (rc)
-      goto fail;
-    if (!(s = add_step(p->bwd, &p->nbwd, F_DX, e))) {
-      rc = e->code;
-      goto fail;
-    }
-    s->p = prim;
-    arg(s, DNNL_ARG_FROM, cur);
-    arg(s, DNNL_ARG_TO, p->dx);
-  }
+  /* always a reorder (possibly a plain copy) into the caller's dx */
+  if ((rc = reorder_step(f, p, p->bwd, &p->nbwd, F_DX, cur, p->dx, e)))
+    goto fail;
   rc = slot_bind(p, e);
 fail:
   for (int i = 0; i < m->n; i++) {

@@ -32,7 +32,6 @@
 #include <string.h>
 
 #include <oneapi/dnnl/dnnl.h>
-#include <oneapi/dnnl/dnnl_debug.h>
 
 #include "nn/fast_impl.h"
 #include "nn/rrdb.h"
@@ -69,14 +68,6 @@ struct pit_fast_rrdb {
   dnnl_primitive_desc_t keep_pd[ND * D5 * 3];
   int npd;
 };
-
-#define DN(call)                                                                                   \
-  do {                                                                                             \
-    dnnl_status_t s_ = (call);                                                                     \
-    if (s_ != dnnl_success)                                                                        \
-      return pit_err_set(e, PIT_ELIB, "src/nn/fast_rrdb.c:%d: oneDNN call failed: %s", __LINE__,   \
-                         dnnl_status2str(s_));                                                     \
-  } while (0)
 
 static size_t plane(const struct pit_fast_rrdb *r) { return (size_t)r->Hs * r->W; }
 

@@ -16,6 +16,16 @@
 #define BN_EPS 1e-5
 #define BN_MOMENTUM 0.1
 
+/* y[:, c] = x[:, c] * scale + shift: channel c of (B, C, HW). */
+static void scale_shift(int B, int C, size_t HW, int c, const float *x, float scale, float shift, float *y) {
+  for (int n = 0; n < B; n++) {
+    const float *xp = x + ((size_t)n * C + c) * HW;
+    float *yp = y + ((size_t)n * C + c) * HW;
+    for (size_t j = 0; j < HW; j++)
+      yp[j] = xp[j] * scale + shift;
+  }
+}
+
 void pit_ref_bnorm_forward_train(const struct pit_layer_spec *L, int B, const float *x,
                                  const float *gamma, const float *beta, float *running_mean,
                                  float *running_var, float *mean, float *invstd, float *y) {
@@ -44,12 +54,7 @@ void pit_ref_bnorm_forward_train(const struct pit_layer_spec *L, int B, const fl
                              BN_MOMENTUM * (N > 1 ? ss / (double)(N - 1) : var));
     /* y = scale*x + shift with scale = gamma*invstd, shift = beta - mean*scale */
     const float scale = (float)(gamma[c] * is), shift = (float)(beta[c] - mu * gamma[c] * is);
-    for (int n = 0; n < B; n++) {
-      const float *xp = x + ((size_t)n * C + c) * HW;
-      float *yp = y + ((size_t)n * C + c) * HW;
-      for (size_t j = 0; j < HW; j++)
-        yp[j] = xp[j] * scale + shift;
-    }
+    scale_shift(B, C, HW, c, x, scale, shift, y);
   }
 }
 
@@ -62,12 +67,7 @@ void pit_ref_bnorm_forward_eval(const struct pit_layer_spec *L, int B, const flo
     const double is = 1.0 / sqrt((double)running_var[c] + BN_EPS);
     const float scale = (float)(gamma[c] * is);
     const float shift = (float)(beta[c] - running_mean[c] * gamma[c] * is);
-    for (int n = 0; n < B; n++) {
-      const float *xp = x + ((size_t)n * C + c) * HW;
-      float *yp = y + ((size_t)n * C + c) * HW;
-      for (size_t j = 0; j < HW; j++)
-        yp[j] = xp[j] * scale + shift;
-    }
+    scale_shift(B, C, HW, c, x, scale, shift, y);
   }
 }
 

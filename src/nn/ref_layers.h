@@ -26,7 +26,7 @@ void pit_ref_conv_forward(const struct pit_layer_spec *L, int B, const float *x,
 void pit_ref_conv_backward(const struct pit_layer_spec *L, int B, const float *x, const float *w,
                            const float *dy, float *dx, float *dw, float *db);
 
-/* ref_deconv.c — ConvTranspose2d, weight (I, O, k, k). */
+/* ref_conv.c — ConvTranspose2d, weight (I, O, k, k). */
 void pit_ref_deconv_forward(const struct pit_layer_spec *L, int B, const float *x, const float *w,
                             const float *b, float *y);
 void pit_ref_deconv_backward(const struct pit_layer_spec *L, int B, const float *x,

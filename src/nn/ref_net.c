@@ -46,11 +46,7 @@ static void ref_destroy(struct pit_net *net) {
   for (int i = 0; i <= PIT_MAX_LAYERS; i++)
     free(r->act[i]);
   for (int i = 0; i < PIT_MAX_LAYERS; i++) {
-    free(r->argmax[i]);
-    free(r->mean[i]);
-    free(r->invstd[i]);
-    free(r->saved[i]);
-    free(r->skipg[i]);
+    PIT_FREE_ALL(r->argmax[i], r->mean[i], r->invstd[i], r->saved[i], r->skipg[i]);
   }
   free(r->ws);
   free(r->grad[0]);

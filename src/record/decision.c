@@ -20,13 +20,9 @@ void pit_decision_init(struct pit_decision *d) {
 }
 
 void pit_decision_release(struct pit_decision *d) {
-  free(d->reason);
   for (int i = 0; i < d->nalts; i++)
     free(d->alts[i].membership);
-  free(d->alts);
-  free(d->shares);
-  free(d->previous);
-  free(d->speed_sps);
+  PIT_FREE_ALL(d->reason, d->alts, d->shares, d->previous, d->speed_sps);
   pit_decision_init(d);
 }
 

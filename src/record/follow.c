@@ -5,7 +5,9 @@
  * half-written line is "not yet", never malformed), except on a closed pipe, where
  * they are the last line; the file offset only moves forward, so the next call
  * resumes where this one stopped. Lines go through pit_parser (format jsonl): the
- * same reading of `{json}` and `PITSTOP {json}` lines as `pitstop parse`. */
+ * same reading of `{json}` and `PITSTOP {json}` lines as `pitstop parse`;
+ * pit_follower_line is the line half alone (the controller's road for its
+ * workloads' stdout, into its own parser). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -51,16 +53,12 @@ int pit_follower_open_fd(struct pit_follower *f, int fd, int owns_fd, const char
   f->path = strdup(name);
   f->cap = FOLLOW_BLOCK;
   f->buf = malloc(f->cap);
-  int rc = 0;
-  if (!f->path || !f->buf)
-    rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
-  else
-    rc = pit_parser_new(&f->parser, PIT_PARSE_JSONL, NULL, 0, name, on_record, on_bad, f, e);
-  if (rc < 0) {
+  if (!f->path || !f->buf) {
     f->owns_fd = 0; /* the caller's fd stays the caller's on failure */
     pit_follower_release(f);
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
   }
-  return rc;
+  return 0;
 }
 
 int pit_follower_open(struct pit_follower *f, const char *path, int protocol, struct pit_err *e) {
@@ -96,23 +94,21 @@ static int feed(struct pit_follower *f, const char *line, size_t n, struct pit_r
   return f->got;
 }
 
-int pit_follower_next(struct pit_follower *f, struct pit_record *r, struct pit_err *e) {
+int pit_follower_line(struct pit_follower *f, const char **line, size_t *n, struct pit_err *e) {
   for (;;) {
     char *s = f->buf + f->off, *nl = memchr(s, '\n', f->len - f->off);
     if (nl) {
       f->off = (size_t)(nl + 1 - f->buf);
-      int rc = feed(f, s, (size_t)(nl - s), r, e);
-      if (rc != 0)
-        return rc < 0 ? rc : PIT_FOLLOW_RECORD;
-      continue;
+      *line = s;
+      *n = (size_t)(nl - s);
+      return PIT_FOLLOW_RECORD;
     }
     if (f->closed) {
       if (f->off < f->len) { /* the writer is gone: its last line is complete */
-        size_t n = f->len - f->off;
+        *line = s;
+        *n = f->len - f->off;
         f->off = f->len;
-        int rc = feed(f, s, n, r, e);
-        if (rc != 0)
-          return rc < 0 ? rc : PIT_FOLLOW_RECORD;
+        return PIT_FOLLOW_RECORD;
       }
       return PIT_FOLLOW_CLOSED;
     }
@@ -140,6 +136,25 @@ int pit_follower_next(struct pit_follower *f, struct pit_record *r, struct pit_e
     if (k == 0 || errno == EAGAIN || errno == EWOULDBLOCK)
       return f->len ? PIT_FOLLOW_PARTIAL : PIT_FOLLOW_AGAIN;
     return pit_err_errno(e, PIT_EIO, "cannot read '%s'", f->path);
+  }
+}
+
+void pit_follower_writer_gone(struct pit_follower *f) { f->closed = 1; }
+
+int pit_follower_next(struct pit_follower *f, struct pit_record *r, struct pit_err *e) {
+  if (!f->parser) {
+    int rc = pit_parser_new(&f->parser, PIT_PARSE_JSONL, NULL, 0, f->path, on_record, on_bad, f, e);
+    if (rc < 0)
+      return rc;
+  }
+  for (;;) {
+    const char *line;
+    size_t n;
+    int rc = pit_follower_line(f, &line, &n, e);
+    if (rc != PIT_FOLLOW_RECORD)
+      return rc;
+    if ((rc = feed(f, line, n, r, e)) != 0)
+      return rc < 0 ? rc : PIT_FOLLOW_RECORD;
   }
 }
 

@@ -18,29 +18,32 @@ static void base(struct pit_parser *p, enum pit_rec_type t) {
     p->cur->t = p->rt_last - p->rt_first;
 }
 
+/* "<name>: <time>" lines and the record each makes (PIT_REC_NONE: Real time). */
+#define LABEL(name, t) {name, sizeof(name) - 1, t}
+static const struct {
+  const char *name;
+  size_t len;
+  enum pit_rec_type t;
+} labels[] = {
+    LABEL("Tempo de inicializacao", PIT_REC_INIT), LABEL("Validation time", PIT_REC_VALIDATION),
+    LABEL("Epoch time", PIT_REC_EPOCH),           LABEL("Duracao do treinamento", PIT_REC_END),
+    LABEL("Real time", PIT_REC_NONE),
+};
+#undef LABEL
+
 static int label(struct pit_parser *p, const char *s, const char *end, struct pit_err *e) {
   double x;
   int dig;
-  enum pit_rec_type t;
-  const char *what;
-  if (PL_LIT(&s, end, "Tempo de inicializacao:")) {
-    t = PIT_REC_INIT;
-    what = "Tempo de inicializacao";
-  } else if (PL_LIT(&s, end, "Validation time:")) {
-    t = PIT_REC_VALIDATION;
-    what = "Validation time";
-  } else if (PL_LIT(&s, end, "Epoch time:")) {
-    t = PIT_REC_EPOCH;
-    what = "Epoch time";
-  } else if (PL_LIT(&s, end, "Duracao do treinamento:")) {
-    t = PIT_REC_END;
-    what = "Duracao do treinamento";
-  } else if (PL_LIT(&s, end, "Real time:")) {
-    t = PIT_REC_NONE;
-    what = "Real time";
-  } else {
+  size_t k = 0;
+  for (const char *q = s; k < sizeof labels / sizeof labels[0]; k++, q = s)
+    if (pl_lit(&q, end, labels[k].name, labels[k].len) && q < end && *q == ':') {
+      s = q + 1;
+      break;
+    }
+  if (k == sizeof labels / sizeof labels[0])
     return PL_UNKNOWN;
-  }
+  const enum pit_rec_type t = labels[k].t;
+  const char *what = labels[k].name;
   pl_ws(&s, end);
   PL_NEED_TIME(x, dig, what);
   switch (t) {

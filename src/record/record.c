@@ -54,11 +54,7 @@ void pit_record_init(struct pit_record *r) {
 }
 
 void pit_record_release(struct pit_record *r) {
-  free(r->compute_s);
-  free(r->wait_s);
-  free(r->config);
-  free(r->path);
-  free(r->detail);
+  PIT_FREE_ALL(r->compute_s, r->wait_s, r->config, r->path, r->detail);
   pit_record_init(r);
 }
 

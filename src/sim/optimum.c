@@ -176,11 +176,7 @@ int pit_sim_optimum(const struct pit_sim_case *c, int keep_path, struct pit_sim_
     }
   }
 out:
-  free(I);
-  free(S);
-  free(O);
-  free(run);
-  free(ch);
+  PIT_FREE_ALL(I, S, O, run, ch);
   if (rc)
     pit_sim_result_release(r);
   return rc;

@@ -92,11 +92,7 @@ static void free_handle(struct pit_store *s) {
   sqlite3_finalize(s->multi);
   if (s->db)
     sqlite3_close(s->db);
-  free(s->path);
-  free(s->source);
-  free(s->rowbytes);
-  free(s->touched);
-  free(s);
+  PIT_FREE_ALL(s->path, s->source, s->rowbytes, s->touched, s);
 }
 
 static int open_common(struct pit_store **out, const char *path, int create, struct pit_err *e) {

@@ -150,22 +150,8 @@ void tr_esrgan_free(struct trainer *t) {
   if (!s)
     return;
   pit_net_free(s->vgg);
-  free(s->hrb);
-  free(s->lrb);
-  free(s->fake);
-  free(s->dgen);
-  free(s->dtmp);
-  free(s->pr);
-  free(s->pf);
-  free(s->dpr_g);
-  free(s->dpf_g);
-  free(s->dpr_d);
-  free(s->dpf_d);
-  free(s->feat);
-  free(s->dfeat);
-  free(s->sums);
-  free(s->cols);
-  free(s);
+  PIT_FREE_ALL(s->hrb, s->lrb, s->fake, s->dgen, s->dtmp, s->pr, s->pf, s->dpr_g, s->dpf_g,
+               s->dpr_d, s->dpf_d, s->feat, s->dfeat, s->sums, s->cols, s);
   t->sr = NULL;
 }
 
@@ -447,10 +433,6 @@ int tr_esrgan_grid(struct trainer *t, const char *path, struct pit_err *e) {
       grid[q] = grid[q] * 2.0f - 1.0f;
     rc = pit_png_grid_write(path, grid, 4 * m, 3, s->hr, s->hr, 4, e);
   }
-  free(hr);
-  free(lr);
-  free(out);
-  free(bic);
-  free(grid);
+  PIT_FREE_ALL(hr, lr, out, bic, grid);
   return rc;
 }

@@ -168,24 +168,9 @@ static void trainer_release(struct trainer *t) {
   pit_dataset_release(&t->train);
   pit_dataset_release(&t->test);
   pit_sampler_release(&t->smp);
-  free(t->weights);
-  free(t->shares);
-  free(t->win_c);
-  free(t->win_n);
-  free(t->cand);
-  free(t->speed);
-  free(t->dec_detail);
-  free(t->x);
-  free(t->y);
-  free(t->z);
-  free(t->fake);
-  free(t->dfake);
-  free(t->dout);
-  free(t->gidx);
-  free(t->all_c);
-  free(t->all_w);
-  free(t->sum_c);
-  free(t->sum_w);
+  PIT_FREE_ALL(t->weights, t->shares, t->win_c, t->win_n, t->cand, t->speed, t->dec_detail, t->x,
+               t->y, t->z, t->fake, t->dfake, t->dout, t->gidx, t->all_c, t->all_w, t->sum_c,
+               t->sum_w);
   pit_record_release(&t->rec);
   pit_record_release(&t->pend);
   tr_esrgan_free(t);

@@ -1,4 +1,5 @@
-/* grow.c — pit_grow, behind PIT_GROW: the one way arrays grow.
+/* grow.c — pit_grow, behind PIT_GROW: the one way arrays grow; and
+ * pit_free_many, behind PIT_FREE_ALL: the one way a struct's buffers are freed.
  * Invariant: on failure the array and its capacity are unchanged, so the
  * caller still owns (and frees) a valid array. */
 #include <stdint.h>
@@ -23,4 +24,9 @@ int pit_grow(void *ptr, size_t *cap, size_t need, size_t elem) {
   memcpy(ptr, &p, sizeof p);
   *cap = ncap;
   return 0;
+}
+
+void pit_free_many(void *const *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(p[i]);
 }

@@ -7,7 +7,8 @@
 # no shell, values as single argv entries and the run-id tag; a start that fails is
 # retried (bounded), one that hangs is killed and what it created terminated and counted
 # as waste; a start that always fails and a list that prints garbage end with one clear
-# message, non-zero, nothing left; --cleanup terminates what a killed controller left.
+# message, non-zero, nothing left; a list that prints garbage while the workload runs is said
+# once, the run goes on and finishes; --cleanup terminates what a killed controller left.
 set -euo pipefail
 RUNP=tca
 . "$PIT_SOURCE_DIR/tests/control/command_common.bash"
@@ -82,7 +83,37 @@ grep -q "2 nodes stopped" "$T/r4.txt" || fail "cleanup said: $(cat "$T/r4.txt")"
 [ -z "$(live_nodes)" ] || fail "nodes left after --cleanup: $(live_nodes)"
 echo "cleanup: the killed controller's 2 nodes terminated"
 
-# ---- 4. bad input
+# ---- 4. a list that prints garbage while the workload runs: said once, the run goes on
+# (a workload that logs an iteration every 50 ms until the test creates $T/go)
+cat > "$T/wait.py" << 'PYEOF'
+import os, sys, time
+i = 0
+while i < 5 or not os.path.exists(sys.argv[1]):
+    print(f"Rank: 0, Epoch: 0, iteration: {i}/100000, It. time: 0.0500s, Elapsed time: {i * 0.05:.4f} s", flush=True)
+    time.sleep(0.05)
+    i += 1
+PYEOF
+lists() { grep -l '"describe-instances"' "$FAKE_CLOUD"/calls/*.json | wc -l; }
+"$PITSTOP" "${run[@]}" --nodes c5.large:1 --run tca9 --checkpoint-dir "$T/r9" -- "$PY" "$T/wait.py" "$T/go" \
+  > "$T/r9.txt" 2> "$T/r9.err" &
+ctl=$!
+for _ in $(seq 600); do pgrep -f "^$PY $T/wait.py" > /dev/null && break; sleep 0.1; done
+pgrep -f "^$PY $T/wait.py" > /dev/null || fail "the workload did not start: $(cat "$T/r9.err")"
+touch "$FAKE_CLOUD/garbage_list"
+n0=$(lists)
+for _ in $(seq 600); do (($(lists) >= n0 + 3)) && break; sleep 0.1; done
+rm "$FAKE_CLOUD/garbage_list"
+n1=$(lists)
+for _ in $(seq 600); do (($(lists) >= n1 + 1)) && break; sleep 0.1; done
+touch "$T/go"
+wait $ctl || fail "the run did not go on through a list that printed garbage: $(cat "$T/r9.err")"
+[ "$(grep -c "cannot ask the provider" "$T/r9.err")" = 1 ] || fail "not said once: $(cat "$T/r9.err")"
+grep -q "the provider answers again" "$T/r9.err" || fail "recovery: $(cat "$T/r9.err")"
+echo "garbage mid-run: $(grep -m1 "cannot ask" "$T/r9.err"); then $(grep -m1 "answers again" "$T/r9.err" | sed 's/^pitstop: //');" \
+  "the run finished"
+[ -z "$(live_nodes)" ] || fail "nodes left running: $(live_nodes)"
+
+# ---- 5. bad input
 echo 99 > "$FAKE_CLOUD/fail_start"
 bad "cannot start a c5.large node: 3 attempts failed" "${run[@]}" --nodes c5.large:1 --run tca5 \
   --checkpoint-dir "$T/r5" "${common[@]}" --max-iters 20

@@ -5,8 +5,11 @@
 # notice (the list shows it "reclaiming"): checkpoint within the grace period, contiguous
 # steps, every sample once, every node stopped; and one gone without notice (a failed
 # generation restarted from the last checkpoint on a replacement); the calls show no shell and every node
-# tagged with the run id; a start that always fails, and a list that prints garbage, end
-# with one clear message, non-zero, nothing left.
+# tagged with the run id; the controller SIGKILLed mid-generation and started again: the fake
+# cloud runs exactly the killed controller's nodes (adopted, none started again) and no process
+# of the killed generation, the run finishes with contiguous steps, the store agrees, every node
+# stopped; a start that always fails, and a list that prints garbage, end with one clear
+# message, non-zero, nothing left.
 set -euo pipefail
 RUNP=tcc
 . "$PIT_SOURCE_DIR/tests/control/command_common.bash"
@@ -51,7 +54,49 @@ grep -q "is gone.*restart 1 of" "$T/r5.err" || fail "no restart said: $(cat "$T/
 check_run "$T/r5/events.jsonl" 60 tcc5 0
 [ -z "$(live_nodes)" ] || fail "nodes left running: $(live_nodes)"
 
-# ---- 3. bad input
+# ---- 3. the controller SIGKILLed mid-generation, then started again
+. "$PIT_SOURCE_DIR/tests/control/run_procs.bash"
+# run_nodes RUN: the nodes the fake cloud runs tagged with RUN (its own state, not the CLI's list)
+run_nodes() {
+  $PY - "$FAKE_CLOUD/nodes.json" "$1" << 'PYEOF'
+import json, sys, time
+now = time.time()
+print(" ".join(sorted(n["id"] for n in json.load(open(sys.argv[1]))["nodes"]
+                      if n["tags"].get("pitstop-run") == sys.argv[2] and not (n.get("gone_at") and n["gone_at"] <= now))))
+PYEOF
+}
+nstarts() { grep -l '"node", "start"' "$FAKE_CLOUD"/calls/*.json | wc -l; }
+rm -rf "$FAKE_CLOUD/calls"
+run6=("${run[@]}" --nodes 2 --itype c5.large --run tcc6 --checkpoint-dir "$T/r6" --db "$T/r6.db" "${common[@]}"
+      --max-iters 80 --checkpoint-every 10)
+"$PITSTOP" "${run6[@]}" > /dev/null 2> "$T/r6a.err" &
+ctl=$!
+wait_for "$T/r6/events.jsonl" '"checkpoint"' 1200
+kill -9 $ctl
+wait $ctl 2> /dev/null || true
+n0=$(run_nodes tcc6)
+[ "$(wc -w <<< "$n0")" = 2 ] && [ "$(nstarts)" = 2 ] || fail "the killed controller's nodes: '$n0' after $(nstarts) starts"
+echo "controller killed mid-generation 0: the cloud runs the run's nodes $n0; left here: $(run_procs tcc6 | summary)"
+"$PITSTOP" "${run6[@]}" > "$T/r6.txt" 2> "$T/r6b.err" &
+ctl=$!
+for _ in $(seq 1200); do grep -q '"gen":1.*"checkpoint"\|"checkpoint".*"gen":1' "$T/r6/events.jsonl" && break; sleep 0.1; done
+grep -q '"gen":1.*"checkpoint"\|"checkpoint".*"gen":1' "$T/r6/events.jsonl" \
+  || fail "the restarted controller reached no checkpoint: $(cat "$T/r6b.err")"
+n1=$(run_nodes tcc6) p1=$(run_procs tcc6)
+[ "$n1" = "$n0" ] || fail "the cloud runs '$n1' mid-generation 1, not the killed controller's '$n0'"
+[ "$(nstarts)" = 2 ] || fail "the restarted controller started nodes: $(nstarts) starts in all"
+old=$(grep -v '^1 ' <<< "$p1" || true)
+[ -z "$old" ] || fail "processes of the killed generation still run: $old"
+echo "restarted controller mid-generation 1: the cloud runs the same nodes ($n1), no node start called;" \
+  "processes: $(summary <<< "$p1")"
+wait $ctl || fail "the restarted controller failed: $(cat "$T/r6b.err")"
+[ "$(grep -c "adopted node" "$T/r6b.err")" = 2 ] || fail "not both nodes adopted: $(cat "$T/r6b.err")"
+$PY "$PIT_SOURCE_DIR/tests/control/crash_check.py" "$T/r6/events.jsonl" 80 tcc6 "$T/r6.db" 2 || fail "crash check"
+[ -z "$(run_nodes tcc6)" ] || fail "nodes left running: $(run_nodes tcc6)"
+[ -z "$(run_procs tcc6)" ] || fail "processes left: $(run_procs tcc6)"
+echo "controller crash: the cloud runs no node of the run afterwards, no process left"
+
+# ---- 4. bad input
 echo 99 > "$FAKE_CLOUD/fail_start"
 bad "cannot start a c5.large node: 3 attempts failed" "${run[@]}" --nodes c5.large:1 --run tcc2 \
   --checkpoint-dir "$T/r2" "${common[@]}" --max-iters 20

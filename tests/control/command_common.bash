@@ -91,12 +91,25 @@ print(f"{len(calls)} calls of {prog}, none through a shell")
 PYEOF
 }
 
-# bad WANT ARGS...: pitstop fails, says WANT, leaves no node or process
+# cli_left: processes of the fake CLI started for this test (a hung start not killed)
+cli_left() {
+  local p
+  for p in $(pgrep -f "$PIT_SOURCE_DIR/tests/control/fake/" || true); do
+    grep -qzx "FAKE_CLOUD=$FAKE_CLOUD" "/proc/$p/environ" 2> /dev/null && echo "$p $(tr '\0' ' ' < "/proc/$p/cmdline")"
+  done
+  true
+}
+
+# bad WANT ARGS...: pitstop fails, says WANT, leaves no node, no process of the run, no CLI call running
 bad() {
   local want=$1
   shift
   if "$PITSTOP" "$@" > "$T/bad.out" 2> "$T/bad.err"; then fail "accepted: $*"; fi
   grep -q -- "$want" "$T/bad.err" || fail "'$*' said: $(cat "$T/bad.err") (wanted: $want)"
   [ -z "$(live_nodes)" ] || fail "nodes left running after '$want': $(live_nodes)"
-  echo "bad input ok: $(grep -m1 pitstop: "$T/bad.err")"
+  [ -z "$(cli_left)" ] || fail "CLI calls left running after '$want': $(cli_left)"
+  echo "bad input ok: $(grep -m1 -- "$want" "$T/bad.err")"
 }
+
+# aws_starts RUN: how many run-instances calls for RUN the fake cloud recorded
+aws_starts() { grep -l "run-instances.*Value=$1}" "$FAKE_CLOUD"/calls/*.json 2> /dev/null | wc -l; }

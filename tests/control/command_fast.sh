@@ -4,7 +4,8 @@
 # fails (`false`) are all terminated, tagged with the run, spot only where the config
 # says, every call without a shell; a start that always fails, a list that prints
 # garbage, a template placeholder without a value, a bad regex, no config: one clear
-# message, non-zero exit, no node left.
+# message, non-zero exit, no node and no CLI process left; a start that always fails or
+# always hangs is called 3 times (bounded retries).
 set -euo pipefail
 RUNP=tcf
 . "$PIT_SOURCE_DIR/tests/control/command_common.bash"
@@ -34,12 +35,16 @@ PYEOF
 echo 99 > "$FAKE_CLOUD/fail_start"
 bad "cannot start a c5.large node: 3 attempts failed" "${run[@]}" --nodes c5.large:1 --run tcf2 \
   --checkpoint-dir "$T/r2" -- false
+[ "$(aws_starts tcf2)" = 3 ] || fail "a start that always fails was called $(aws_starts tcf2) times, not 3"
+echo "a start that always fails: 3 run-instances calls (2 retries), then the run stopped"
 echo 0 > "$FAKE_CLOUD/fail_start"
 echo 9 > "$FAKE_CLOUD/hang_start"
 sed 's/"start_timeout_s": 20/"start_timeout_s": 3/' "$T/aws.json" > "$T/hang.json"
-bad "did not answer within 3 s" run --provider command --provider-config "$T/hang.json" --catalog "$T/cat.tsv" \
+bad "3 attempts failed; the last: aws (start c5.large) did not answer within 3 s" run --provider command --provider-config "$T/hang.json" --catalog "$T/cat.tsv" \
   --nodes c5.large:1 --run tcf3 --checkpoint-dir "$T/r3" -- false
 grep -q "billed seconds were wasted" "$T/bad.err" || fail "no waste said: $(cat "$T/bad.err")"
+[ "$(aws_starts tcf3)" = 3 ] || fail "a start that always hangs was called $(aws_starts tcf3) times, not 3"
+echo "a start that always hangs: 3 run-instances calls, each killed after 3 s, no aws process left, its nodes terminated"
 echo 0 > "$FAKE_CLOUD/hang_start"
 touch "$FAKE_CLOUD/garbage_list"
 bad "(list):1: not valid JSON" "${run[@]}" --nodes c5.large:1 --run tcf4 --checkpoint-dir "$T/r4" -- false

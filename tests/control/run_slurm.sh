@@ -6,8 +6,12 @@
 #     steps, the uninterrupted run's samples at every step, parameters equal within tolerance;
 #  2. `scancel` of one allocation mid-run: the controller restarts from the last checkpoint on a
 #     new allocation, steps stay contiguous, parameters bit-identical to an uninterrupted 2-rank run;
-#  3. bad input: more nodes than Slurm has (salloc --immediate refused): one message, non-zero
-#     exit, no allocation left.
+#  3. the controller SIGKILLed mid-generation and started again: mid-generation 1, squeue lists
+#     exactly the killed controller's two allocations (adopted, none started again) and no job
+#     step and no process of the killed generation; it finishes with contiguous steps, the events
+#     file and the store agree on the node records, and Slurm lists no allocation of the run;
+#  4. bad input: more nodes than Slurm has (salloc --immediate refused), a partition Slurm does
+#     not have: one message, bounded time, non-zero exit, no allocation, salloc or node file left.
 # Needs root and Debian's slurmctld, slurmd, slurm-client, munge: exit 77 (skipped) otherwise.
 # Every daemon it starts is stopped on exit.
 set -euo pipefail
@@ -25,7 +29,7 @@ chmod 755 "$T"
 pids=()
 cleanup() {
   local p
-  [ -n "${SLURM_CONF:-}" ] && scancel --name="pitstop-tsl1" --name="pitstop-tsl2" 2> /dev/null || true
+  [ -n "${SLURM_CONF:-}" ] && scancel --name="pitstop-tsl1" --name="pitstop-tsl2" --name="pitstop-tsl5" 2> /dev/null || true
   for f in "$T"/ctld.pid "$T"/slurmd-n1.pid "$T"/slurmd-n2.pid "$T"/munge/munged.pid; do
     [ -f "$f" ] && pids+=("$(cat "$f")")
   done
@@ -133,7 +137,54 @@ $CKPT same "$T/u2/checkpoint.pit" "$last" || fail "parameters differ after a sca
 echo "scancel: parameters bit-identical to the uninterrupted 2-rank run"
 [ -z "$(left)" ] || fail "allocations left: $(left)"
 
-# ---- 3. bad input: three nodes of a partition that has two
+# ---- 3. the controller SIGKILLed mid-generation, then started again
+. "$PIT_SOURCE_DIR/tests/control/run_procs.bash"
+allocs() { squeue -h --name="pitstop-$1" -o '%i %T' | sort | xargs; }         # the run's allocations
+steps() { squeue -h -s --name="pitstop-$1" -o '%i' | sort | xargs; }          # their job steps
+procs() { run_procs "$1"; }                                                   # the run's processes here
+run3=(run --provider slurm --catalog "$T/cat.tsv" --itype node --checkpoint-dir "$T/r3" --run tsl5 --quiet --nodes 2
+      --db "$T/r3.db" "${common[@]}" --max-iters 120 --checkpoint-every 20)
+"$PITSTOP" "${run3[@]}" > /dev/null 2> "$T/r3a.err" &
+ctl=$!
+pids+=("$ctl")
+wait_for "$T/r3/events.jsonl" '"checkpoint"' 600
+kill -9 $ctl
+wait $ctl 2> /dev/null || true
+a0=$(allocs tsl5) s0=$(steps tsl5)
+[ "$(wc -w <<< "$a0")" = 4 ] || fail "the killed controller held allocations '$a0', not two running"
+files=$(cat "$T"/r3/nodes/*.node | cut -d' ' -f2 | sort | xargs)
+[ "$(cut -d' ' -f1,3 <<< "$a0")" = "$files" ] || fail "squeue lists '$a0', the node files '$files'"
+echo "controller killed mid-generation 0: squeue lists the run's allocations $a0 (the node files' $files), steps $s0;" \
+  "left here: $(procs tsl5 | summary)"
+"$PITSTOP" "${run3[@]}" > "$T/r3.txt" 2> "$T/r3b.err" &
+ctl=$!
+pids+=("$ctl")
+for _ in $(seq 1200); do grep -q '"gen":1.*"checkpoint"\|"checkpoint".*"gen":1' "$T/r3/events.jsonl" && break; sleep 0.1; done
+grep -q '"gen":1.*"checkpoint"\|"checkpoint".*"gen":1' "$T/r3/events.jsonl" \
+  || fail "the restarted controller reached no checkpoint: $(cat "$T/r3b.err")"
+# Slurm's view mid-generation 1: the same two allocations, none of the killed generation's steps
+a1=$(allocs tsl5) s1=$(steps tsl5) p1=$(procs tsl5)
+[ "$a1" = "$a0" ] || fail "squeue lists '$a1' mid-generation 1, not the killed controller's '$a0'"
+for st in $s0; do [[ " $s1 " == *" $st "* ]] && fail "step $st of the killed generation still runs ($s1)"; done
+[ -n "$s1" ] || fail "no job step mid-generation 1"
+old=$(grep -v '^1 ' <<< "$p1" || true)
+[ -z "$old" ] || fail "processes of the killed generation still run: $old"
+echo "restarted controller mid-generation 1: squeue lists the same allocations ($a1), steps $s1 (none of the" \
+  "killed generation's); processes: $(summary <<< "$p1")"
+wait $ctl || fail "the restarted controller failed: $(cat "$T/r3b.err")"
+[ "$(grep -c "adopted node" "$T/r3b.err")" = 2 ] || fail "not both allocations adopted: $(cat "$T/r3b.err")"
+$PY "$PIT_SOURCE_DIR/tests/control/crash_check.py" "$T/r3/events.jsonl" 120 tsl5 "$T/r3.db" 2 || fail "crash check"
+[ -z "$(left)" ] || fail "allocations left: $(left)"
+[ -z "$(ls "$T/r3/nodes")" ] || fail "node files left: $(ls "$T/r3/nodes")"
+[ -z "$(procs tsl5)" ] || fail "processes left: $(procs tsl5)"
+echo "controller crash: no allocation, node file or process of the run left"
+
+# ---- 4. bad input: three nodes of a partition that has two; a partition Slurm does not have
+# slurm_left RUN: allocations of RUN, node files, salloc/srun processes naming it
+slurm_left() {
+  { squeue -h --name="pitstop-$1" -o '%i %j %T'; find "$T/$2" -name "*.node" 2> /dev/null
+    pgrep -af "pitstop-$1" | grep -v pgrep; } || true
+}
 t0=$(date +%s)
 if "$PITSTOP" run --provider slurm --catalog "$T/cat.tsv" --itype node --checkpoint-dir "$T/b" --run tsl3 --quiet \
   --nodes 3 "${common[@]}" --max-iters 10 > /dev/null 2> "$T/b.err"; then
@@ -141,11 +192,27 @@ if "$PITSTOP" run --provider slurm --catalog "$T/cat.tsv" --itype node --checkpo
 fi
 t1=$(date +%s)
 grep -q "Slurm cannot give a node of type node now in partition node" "$T/b.err" || fail "unclear: $(cat "$T/b.err")"
-echo "bad input ok ($((t1 - t0)) s): $(head -1 "$T/b.err")"
-[ -z "$(left)" ] || fail "allocations left: $(left)"
-[ -z "$(ls "$T/b/nodes" 2> /dev/null)" ] || fail "node files left: $(ls "$T/b/nodes")"
+((t1 - t0 < 60)) || fail "three nodes of two took $((t1 - t0)) s to refuse"
+echo "bad input ok ($((t1 - t0)) s): $(grep -m1 "cannot give" "$T/b.err")"
+$PY - "$T/b/events.jsonl" << 'PYEOF'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+act = [(x["action"], x["node"]) for x in r if x["type"] == "node"]
+starts = [n for a, n in act if a == "start"]
+stops = [n for a, n in act if a == "stop"]
+assert len(starts) == 2 and sorted(starts) == sorted(stops), act
+assert not [x for x in r if x["type"] == "iter"], "iterations without the third node"
+print(f"the two allocations granted before the refusal ({', '.join(starts)}) were cancelled; no iteration ran")
+PYEOF
+[ -z "$(slurm_left tsl3 b)" ] || fail "left behind: $(slurm_left tsl3 b)"
+t0=$(date +%s)
 if "$PITSTOP" run --provider slurm --partition nosuch --catalog "$T/cat.tsv" --itype node --checkpoint-dir "$T/b2" \
   --run tsl4 --quiet "${common[@]}" --max-iters 10 > /dev/null 2> "$T/b2.err"; then fail "unknown partition accepted"; fi
-echo "bad input ok: $(head -1 "$T/b2.err")"
+t1=$(date +%s)
+grep -q "Slurm cannot give a node of type node now in partition nosuch.*Invalid partition name" "$T/b2.err" \
+  || fail "unclear: $(cat "$T/b2.err")"
+((t1 - t0 < 60)) || fail "an unknown partition took $((t1 - t0)) s to refuse"
+echo "bad input ok ($((t1 - t0)) s): $(grep -m1 "cannot give" "$T/b2.err")"
+[ -z "$(slurm_left tsl4 b2)" ] || fail "left behind: $(slurm_left tsl4 b2)"
 [ -z "$(left)" ] || fail "allocations left: $(left)"
-echo "nothing left behind (allocations, node files)"
+echo "nothing left behind (allocations, node files, salloc or srun)"

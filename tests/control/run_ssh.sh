@@ -7,7 +7,16 @@
 #     uninterrupted run's samples at every step, every sample once per epoch, final parameters
 #     equal within tolerance, every host released;
 #  2. bad input: a hostfile naming an unreachable host: one clear message within a bounded
-#     time, non-zero exit, no node or process left.
+#     time, non-zero exit, no node, process or ssh left; beside two good hosts, the run goes on
+#     on those two; no hostfile, a malformed one: one message naming file:line;
+#  3. the controller SIGKILLed mid-generation and started again: while it runs, the hosts
+#     claimed are the killed controller's two, adopted (no node started again), and each host
+#     holds processes of the new generation only (none of the killed one's, one ssh session
+#     and one orted on h2); it finishes with contiguous steps, the events file and the store
+#     agree on the node records, and each host is left with nothing but its sshd;
+#  4. the same under the per-node launcher, killed before any checkpoint, with a workload that
+#     outlives its ssh session: mid-generation 1 each host runs generation 1's process only
+#     (the killed one's cleared before adopting), the node records of both controllers kept.
 # Needs root (namespaces, sshd): exit 77 (skipped) otherwise. Everything it starts is stopped
 # and the namespaces deleted on exit.
 set -euo pipefail
@@ -71,6 +80,15 @@ t1=$(date +%s)
 grep -q "host $net.9: unreachable over ssh" "$T/b.err" || fail "unclear message: $(cat "$T/b.err")"
 ((t1 - t0 < 60)) || fail "the unreachable host took $((t1 - t0)) s"
 echo "bad input ok ($((t1 - t0)) s): $(grep -m1 'cannot start' "$T/b.err")"
+[ -z "$(pgrep -af "ssh .*$net.9" | grep -v pgrep)" ] || fail "ssh to the unreachable host left: $(pgrep -af "ssh .*$net.9")"
+# the unreachable host beside two good ones: the run goes on without it, saying why once per start
+printf '%s slots=1\n%s slots=1\n%s slots=1\n' $net.9 $net.1 $net.2 > "$T/mixed-hostfile"
+timeout 300 "${ON_H1[@]}" "$PITSTOP" run --provider ssh --hostfile "$T/mixed-hostfile" --catalog "$T/cat.tsv" --itype host \
+  --nodes 2 --checkpoint-dir "$T/b1" --run ts6$tag --quiet "${common[@]}" --max-iters 10 > /dev/null 2> "$T/b1.err" \
+  || fail "a run with two good hosts of three failed: $(cat "$T/b1.err")"
+[ "$(grep -c '"action":"start"' "$T/b1/events.jsonl")" = 2 ] || fail "not 2 nodes started: $(cat "$T/b1.err")"
+grep -q "host $net.9: unreachable over ssh" "$T/b1.err" || fail "the unreachable host not said: $(cat "$T/b1.err")"
+echo "an unreachable host beside two good ones: the run finished on the two; said: $(grep -m1 "$net.9" "$T/b1.err")"
 if "$PITSTOP" run --provider ssh --catalog "$T/cat.tsv" --itype host --run ts3$tag --checkpoint-dir "$T/b3" \
   "${common[@]}" --max-iters 10 > /dev/null 2> "$T/b3.err"; then fail "ssh without a hostfile accepted"; fi
 grep -q "needs a hostfile" "$T/b3.err" || fail "no hostfile: $(cat "$T/b3.err")"
@@ -79,7 +97,108 @@ if "$PITSTOP" run --provider ssh --hostfile "$T/malformed" --catalog "$T/cat.tsv
   --checkpoint-dir "$T/b4" "${common[@]}" --max-iters 10 > /dev/null 2> "$T/b4.err"; then fail "bad hostfile accepted"; fi
 grep -q "malformed:1: 'slots=x'" "$T/b4.err" || fail "bad hostfile: $(cat "$T/b4.err")"
 echo "bad input ok: $(head -1 "$T/b4.err")"
-[ -z "$(ls "$T/b/nodes" 2> /dev/null)" ] || fail "nodes left: $(ls "$T/b/nodes")"
+[ -z "$(find "$T/b" "$T/b1" -name "*.node" 2> /dev/null)" ] || fail "nodes left: $(find "$T/b" "$T/b1" -name "*.node")"
 after=$(leftovers)
 [ "$before" = "$after" ] || fail "left behind: $after"
 echo "nothing left behind (processes, claimed hosts)"
+
+# ---- 3. the controller SIGKILLed mid-generation, then started again
+. "$PIT_SOURCE_DIR/tests/control/run_procs.bash"
+# host_procs NS RUN: "GEN COMM" of each process on host NS tagged with the run
+host_procs() { run_procs "$2" $(ip netns pids "$1"); }
+# host_extra NS: "PID COMM" of the processes on host NS other than its sshd listener
+# (ssh sessions, orted, ranks, and on h1 the controller, mpirun and its ssh)
+host_extra() {
+  local p
+  for p in $(ip netns pids "$1"); do
+    [[ " ${pids[*]} " == *" $p "* ]] || echo "$p $(cat "/proc/$p/comm" 2> /dev/null)"
+  done
+}
+run=ts5$tag
+run5=(run --provider ssh --hostfile "$T/hostfile" --catalog "$T/cat.tsv" --itype host --nodes 2 --checkpoint-dir "$T/r5"
+      --run $run --db "$T/r5.db" --quiet "${common[@]}" --max-iters 160 --checkpoint-every 20)
+"${ON_H1[@]}" "$PITSTOP" "${run5[@]}" > /dev/null 2> "$T/r5a.err" &
+ctl=$!
+wait_for "$T/r5/events.jsonl" '"checkpoint"' 600
+[ "$(cat /proc/$ctl/comm)" = pitstop ] || fail "pid $ctl is not the controller"
+kill -9 $ctl
+wait $ctl 2> /dev/null || true
+# what the killed controller left: its claims (the provider's list) and its workload on the hosts
+claimed=$(ls "$T/r5/nodes" | sort | xargs)
+[ "$claimed" = "$run.h0.node $run.h1.node" ] || fail "the killed controller held $claimed, not both hosts"
+old2=$(host_extra "$ns2" | cut -d' ' -f1 | xargs)
+echo "controller killed mid-generation 0: hosts claimed: $claimed; left on h1: $(host_procs "$ns1" $run | summary);" \
+  "on h2: $(host_extra "$ns2" | cut -d' ' -f2 | summary)"
+"${ON_H1[@]}" "$PITSTOP" "${run5[@]}" > "$T/r5.txt" 2> "$T/r5b.err" &
+ctl=$!
+for _ in $(seq 1200); do grep -q '"gen":1.*"checkpoint"\|"checkpoint".*"gen":1' "$T/r5/events.jsonl" && break; sleep 0.1; done
+grep -q '"gen":1.*"checkpoint"\|"checkpoint".*"gen":1' "$T/r5/events.jsonl" \
+  || fail "the restarted controller reached no checkpoint: $(cat "$T/r5b.err")"
+# the provider's view mid-generation 1: the hosts claimed are the controller's two nodes, and
+# each host runs generation 1 only: one ssh session, one orted, one rank on h2
+# (nothing of the killed controller's workload, no second session)
+known=$(ls "$T/r5/nodes" | sort | xargs)
+[ "$known" = "$claimed" ] || fail "the restarted controller holds $known, not the hosts of the killed one ($claimed)"
+now1=$(host_procs "$ns1" $run) now2=$(host_procs "$ns2" $run) extra2=$(host_extra "$ns2")
+old=$(printf '%s\n%s\n' "$now1" "$now2" | grep -v '^1 ' | grep . || true)
+[ -z "$old" ] || fail "a host runs processes of the killed controller's generation: $old"
+for p in $old2; do kill -0 "$p" 2> /dev/null && fail "process $p of the killed generation still runs on h2"; done
+[ "$(cut -d' ' -f2 <<< "$extra2" | summary)" = "1 orted 1 pitstop 1 sshd" ] \
+  || fail "h2 runs, mid-generation 1: $extra2"
+echo "restarted controller mid-generation 1: holds the same hosts ($known), started none;" \
+  "h1: $(summary <<< "$now1"); h2: $(cut -d' ' -f2 <<< "$extra2" | summary), the rank of generation 1;" \
+  "none of the killed generation's processes left"
+wait $ctl || fail "the restarted controller failed: $(cat "$T/r5b.err")"
+[ "$(grep -c "adopted node" "$T/r5b.err")" = 2 ] || fail "not both hosts adopted: $(cat "$T/r5b.err")"
+$PY "$PIT_SOURCE_DIR/tests/control/crash_check.py" "$T/r5/events.jsonl" 160 $run "$T/r5.db" 2 || fail "crash check"
+[ -z "$(ls "$T/r5/nodes")" ] || fail "hosts still claimed: $(ls "$T/r5/nodes")"
+for _ in $(seq 50); do [ -z "$(host_extra "$ns1")$(host_extra "$ns2")" ] && break; sleep 0.1; done
+[ -z "$(host_extra "$ns1")" ] || fail "left on h1: $(host_extra "$ns1")"
+[ -z "$(host_extra "$ns2")" ] || fail "left on h2: $(host_extra "$ns2")"
+echo "controller crash: each host holds nothing but its sshd afterwards (no ssh session, no process)"
+
+# ---- 4. the same under the per-node launcher (`ssh HOST -- env ... CMD`), killed before any
+# checkpoint, with a workload that outlives its ssh session (it ignores SIGPIPE and SIGHUP;
+# node 0 logs its iterations in the course DCGAN format, as tests/control/run_foreign.sh):
+# the restarted controller kills what the killed one left on each host before adopting it
+cat > "$T/survivor.py" << 'PYEOF'
+import os, signal, sys, time
+signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+i, log = 0, os.environ["PITSTOP_NODE_RANK"] == "0"  # node 0 logs the iterations
+while not os.path.exists(sys.argv[1]):
+    try:
+        if log:
+            print(f"Rank: 0, Epoch: 0, iteration: {i}/100000, It. time: 0.0500s, Elapsed time: {i * 0.05:.4f} s", flush=True)
+    except OSError:
+        pass
+    time.sleep(0.05)
+    i += 1
+PYEOF
+run=ts7$tag
+run7=(run --provider ssh --hostfile "$T/hostfile" --catalog "$T/cat.tsv" --itype host --nodes 2 --launcher per-node
+      --checkpoint-dir "$T/r7" --run $run --db "$T/r7.db" --quiet -- "$PY" "$T/survivor.py" "$T/go")
+"${ON_H1[@]}" "$PITSTOP" "${run7[@]}" > /dev/null 2> "$T/r7a.err" &
+ctl=$!
+for _ in $(seq 600); do [ -n "$(host_procs "$ns1" $run | grep ' python3$')" ] && [ -n "$(host_procs "$ns2" $run)" ] && break; sleep 0.1; done
+[ "$(host_procs "$ns2" $run)" = "0 python3" ] || fail "the per-node workload did not start on h2: $(cat "$T/r7a.err")"
+kill -9 $ctl
+wait $ctl 2> /dev/null || true
+sleep 0.5 # what dies with its ssh session has died by now; the survivors stay
+left1=$(host_procs "$ns1" $run | grep ' python3$' || true) left2=$(host_procs "$ns2" $run)
+[ "$left2" = "0 python3" ] && [ "$left1" = "0 python3" ] || fail "the workload did not outlive its controller: '$left1' '$left2'"
+echo "per-node: controller killed; its workload outlives it: h1: $left1; h2: $left2"
+"${ON_H1[@]}" "$PITSTOP" "${run7[@]}" > /dev/null 2> "$T/r7b.err" &
+ctl=$!
+for _ in $(seq 600); do host_procs "$ns2" $run | grep -q '^1 ' && host_procs "$ns1" $run | grep -q '^1 python3' && break; sleep 0.1; done
+now1=$(host_procs "$ns1" $run | grep ' python3$' || true) now2=$(host_procs "$ns2" $run)
+[ "$now1" = "1 python3" ] && [ "$now2" = "1 python3" ] \
+  || fail "mid-generation 1 the hosts run '$now1' and '$now2', not generation 1's workload once each"
+echo "per-node: restarted controller: h1: $now1; h2: $now2 (the killed generation's cleared before adopting)"
+touch "$T/go"
+wait $ctl || fail "the restarted controller failed: $(cat "$T/r7b.err")"
+[ "$(grep -c "adopted node" "$T/r7b.err")" = 2 ] || fail "not both hosts adopted: $(cat "$T/r7b.err")"
+$PY "$PIT_SOURCE_DIR/tests/control/crash_check.py" "$T/r7/events.jsonl" 0 $run "$T/r7.db" 2 || fail "crash check"
+for _ in $(seq 50); do [ -z "$(host_extra "$ns1")$(host_extra "$ns2")" ] && break; sleep 0.1; done
+[ -z "$(host_extra "$ns1")$(host_extra "$ns2")" ] || fail "left: $(host_extra "$ns1") $(host_extra "$ns2")"
+echo "per-node controller crash: each host holds nothing but its sshd afterwards"
