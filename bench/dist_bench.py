@@ -8,6 +8,7 @@ time outside step_s (data, records, CPU-quota throttling between steps) counts.
 Shares: sum(compute_s[r]) / sum(step_s) and sum(wait_s[r]) / sum(step_s) over
 the same records.
 """
+import contextlib
 import json
 import os
 import subprocess
@@ -76,3 +77,52 @@ def median(v):
 
 def pct(v):
     return "/".join("%.0f%%" % (100 * x) for x in v)
+
+
+CGROUP_CPU = "/sys/fs/cgroup/cpu"
+
+
+def can_make_cgroups():
+    """True when this process may create cgroup v1 cpu groups (root, controller mounted)."""
+    return os.geteuid() == 0 and os.access(os.path.join(CGROUP_CPU, "cpu.cfs_quota_us"), os.W_OK)
+
+
+@contextlib.contextmanager
+def quota_cgroups(prefix, count, quota, period_us=5000, shares=65536, burst=True):
+    """Makes `count` cgroups (v1 cpu controller) named PREFIX-PID.rK, each an
+    emulated node or a reserved slice of this shared machine: a CPU quota of
+    `quota` cores (quota × period_us µs per period), a high cpu.shares (the v1
+    name of cpu.weight; other processes count 1024 each) so that whenever a
+    group has work within its quota the scheduler runs it ahead of the
+    machine's other load — the quota is the speed, the shares make it a
+    guarantee as long as the quotas add up to less than the CPUs — and with
+    burst, cpu.cfs_burst_us = the quota: time a group left unused while its
+    process slept (waiting for another rank) may be spent in the next period,
+    so a rank that waited is not throttled the moment it has work again.
+    Yields the groups' paths; removes them afterwards."""
+    base = os.path.join(CGROUP_CPU, f"{prefix}-{os.getpid()}")
+    made = []
+    try:
+        for k in range(count):
+            d = f"{base}.r{k}"
+            os.mkdir(d)
+            made.append(d)
+            q = max(1000, int(period_us * quota))
+            for name, v in (("cpu.cfs_period_us", period_us), ("cpu.cfs_quota_us", q), ("cpu.shares", shares),
+                            ("cpu.cfs_burst_us", q if burst else 0)):
+                if name == "cpu.cfs_burst_us" and not os.path.exists(os.path.join(d, name)):
+                    continue
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(str(v))
+        yield made
+    finally:
+        for d in made:
+            try:
+                os.rmdir(d)
+            except OSError as ex:
+                print(f"could not remove {d}: {ex}", file=sys.stderr)
+
+
+def cgroup_wrap(pitstop, path):
+    """The command prefix that runs a process inside cgroup `path` (pitstop node-exec)."""
+    return [pitstop, "node-exec", "--cgroup", path, "--"]

@@ -80,6 +80,17 @@ struct pit_prediction {
   double total_s, lo, hi;                        /* the whole job (elapsed_s + remaining when in progress) */
   double remaining_s, remaining_lo, remaining_hi;/* what is left of it */
   double drift_rel;          /* relative allowance used for the unmeasured iterations */
+  /* Is the interval's allowance enough? The change of the mean step time over
+   * the iterations still to do that the measured drift's 95% interval cannot
+   * rule out, (|drift| + 2·drift_se)·(measured + N_rem)/2 (drift_bound, NaN
+   * when drift or drift_se is unknown or nothing remains). When it exceeds
+   * drift_rel, the measurement is too short for the job (a slow drift hides in
+   * the noise of a short series and grows over a long horizon): drift_want is
+   * how many more iterations would bound it (the drift's standard error
+   * shrinks as n^-3/2), or as many as were measured when the drift itself is
+   * beyond the allowance; 0 when the allowance holds or drift is unknown. */
+  double drift_bound;
+  int64_t drift_want;
 };
 /* The prediction. PIT_EARG (message says which) for a size <= 0, t_p not
  * positive, epochs without iters_per_epoch, samples without a batch, or done
@@ -140,7 +151,8 @@ int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm,
 /* X(n) = λn / (1 + σ(n−1) + κn(n−1)). Fitted as the linear model
  * n/X = a + b(n−1) + c·n(n−1) (a = 1/λ, b = σ/λ, c = κ/λ) by weighted least
  * squares, weights from each point's interval; the parameters' covariance
- * (linearised) is scaled by the reduced χ² when there are spare points. */
+ * (linearised) is scaled by the reduced χ² when there are spare points.
+ * κ >= 0: a fit with κ < 0 is redone with κ = 0 (src/predict/usl.c). */
 struct pit_usl_point {
   double n;                  /* nodes (or ranks) */
   double x;                  /* throughput (samples or iterations per second) */

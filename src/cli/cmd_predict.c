@@ -259,8 +259,17 @@ int pit_cmd_predict(int argc, char **argv) {
     rep.model = model;
     snprintf(steady, sizeof steady, "%s: %s", basis.steady.state == PIT_STEADY_OK ? "steady" : "not steady yet",
              basis.steady.why);
-    rep.steady = steady;
     rep.want_iters = basis.steady.state == PIT_STEADY_OK ? 0 : basis.steady.want;
+    if (rep.p.drift_want > 0) { /* steady over what was measured, too short for what is predicted */
+      if (basis.steady.state == PIT_STEADY_OK)
+        snprintf(steady, sizeof steady,
+                 "not steady yet: a drift of %.1f%% over the rest cannot be ruled out from %lld iterations "
+                 "(the interval allows %.1f%%)",
+                 100 * rep.p.drift_bound, (long long)in->measured, 100 * rep.p.drift_rel);
+      if (rep.p.drift_want > rep.want_iters)
+        rep.want_iters = rep.p.drift_want;
+    }
+    rep.steady = steady;
     rep.warmup = (int64_t)basis.steady.warmup;
     rep.tp_lo = basis.steady.tp.lo;
     rep.tp_hi = basis.steady.tp.hi;

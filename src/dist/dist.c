@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 int pit_dist_mpi_err(struct pit_dist *d, int rc, const char *what, struct pit_err *e) {
@@ -20,6 +21,18 @@ int pit_dist_mpi_err(struct pit_dist *d, int rc, const char *what, struct pit_er
     snprintf(s, sizeof s, "MPI error %d", rc);
   return pit_err_set(e, PIT_ELIB, "%s failed on rank %d (host %s): %s", what, d->rank,
                      d->host, s);
+}
+
+int pit_dist_waitall(const struct pit_dist_impl *im, int n, MPI_Request *req) {
+  if (im->sleep_ns <= 0)
+    return MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+  struct timespec ts = {0, im->sleep_ns};
+  for (;;) {
+    int done = 0, rc = MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS || done)
+      return rc;
+    nanosleep(&ts, NULL);
+  }
 }
 
 static int launched_by_mpirun(void) {
@@ -122,6 +135,9 @@ int pit_dist_init_force(struct pit_dist *d, int *argc, char ***argv, int force,
     if (im->bucket_elems == 0)
       im->bucket_elems = 1;
   }
+  const char *wait = getenv("PIT_DIST_WAIT");
+  if (wait && strcmp(wait, "sleep") == 0)
+    im->sleep_ns = 20000; /* 20 µs: short beside a step, long enough to leave the CPU */
   d->impl = im;
   int rc = MPI_Comm_dup(MPI_COMM_WORLD, &im->grad);
   if (rc == MPI_SUCCESS)
@@ -208,7 +224,11 @@ int pit_dist_bcast(struct pit_dist *d, void *buf, size_t bytes, struct pit_err *
   for (size_t off = 0; off < bytes; off += chunk) {
     size_t len = bytes - off < chunk ? bytes - off : chunk;
     double t = pit_now();
-    int rc = MPI_Bcast((char *)buf + off, (int)len, MPI_BYTE, 0, im->ctl);
+    MPI_Request rq;
+    int rc = im->sleep_ns > 0 ? MPI_Ibcast((char *)buf + off, (int)len, MPI_BYTE, 0, im->ctl, &rq)
+                              : MPI_Bcast((char *)buf + off, (int)len, MPI_BYTE, 0, im->ctl);
+    if (rc == MPI_SUCCESS && im->sleep_ns > 0)
+      rc = pit_dist_waitall(im, 1, &rq);
     im->wait_acc += pit_now() - t;
     if (rc != MPI_SUCCESS)
       return pit_dist_mpi_err(d, rc, "MPI_Bcast", e);
@@ -223,7 +243,12 @@ int pit_dist_allreduce_f64(struct pit_dist *d, double *v, int n, int op_max, str
   if (!im || d->size == 1 || n == 0)
     return 0;
   double t = pit_now();
-  int rc = MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op_max ? MPI_MAX : MPI_SUM, im->ctl);
+  MPI_Request rq;
+  MPI_Op op = op_max ? MPI_MAX : MPI_SUM;
+  int rc = im->sleep_ns > 0 ? MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op, im->ctl, &rq)
+                            : MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op, im->ctl);
+  if (rc == MPI_SUCCESS && im->sleep_ns > 0)
+    rc = pit_dist_waitall(im, 1, &rq);
   im->wait_acc += pit_now() - t;
   if (rc != MPI_SUCCESS)
     return pit_dist_mpi_err(d, rc, "MPI_Allreduce (control)", e);

@@ -6,6 +6,13 @@
  * buckets from last to first, the timing buffer last), `ctl` every blocking
  * collective, so the two streams never interleave on one communicator.
  * `wait_acc` is the time blocked in MPI since the last timing send.
+ * Waiting: Open MPI completes a blocking call by polling, which costs a whole
+ * CPU while a rank waits; with PIT_DIST_WAIT=sleep (sleep_ns > 0: a rank on an
+ * emulated node whose CPU quota must pay only for its work, not for waiting
+ * on the slowest rank) the gradient reduction, the control allreduce and
+ * bcast (what runs every step) complete by a loop of MPI_Testall and
+ * nanosleeps (pit_dist_waitall), the blocking ones through their nonblocking
+ * forms; start-up and the rare allgather and barrier still poll.
  */
 #ifndef PIT_DIST_IMPL_H
 #define PIT_DIST_IMPL_H
@@ -33,7 +40,12 @@ struct pit_dist_impl {
   double wait_acc;         /* blocked in MPI since the previous timing send */
   double wait_prev;        /* this rank's wait of the previous step (sent with the next) */
   double wait_last;        /* this rank's wait of the step that just ended */
+  long sleep_ns;           /* 0: MPI's own (polling) waits; > 0: test, then sleep this long (PIT_DIST_WAIT) */
 };
+
+/* Completes req[0..n): MPI_Waitall, or the test-and-sleep loop when
+ * im->sleep_ns > 0. Returns the MPI code. */
+int pit_dist_waitall(const struct pit_dist_impl *im, int n, MPI_Request *req);
 
 /* MPI return code rc of `what` → pit_err (PIT_ELIB) naming the call, rank and host. */
 int pit_dist_mpi_err(struct pit_dist *d, int rc, const char *what, struct pit_err *e);

@@ -11,8 +11,10 @@
  * When grads_ready was not called at all in a reduction (no overlap wanted),
  * grads_end instead starts the timing buffer first and reduces the whole array
  * with blocking MPI_Allreduce (Open MPI's tuned algorithms beat the nonblocking
- * ones), then waits for the timings. So in one reduction either every rank
- * calls grads_ready or none does (same code on every rank guarantees it).
+ * ones), then waits for the timings — except with PIT_DIST_WAIT=sleep, where
+ * nothing may block polling (dist_impl.h): the buckets are started then. So
+ * in one reduction either every rank calls grads_ready or none does (same code
+ * on every rank guarantees it).
  *
  * Timings: wait of a reduction = time this rank spent blocked in MPI between
  * grads_begin and the return of grads_end (MPI_Testall in grads_ready, any
@@ -121,7 +123,7 @@ int pit_dist_grads_end(struct pit_dist *d, double compute_s, double *all_compute
   im->tbuf[d->rank] = compute_s;
   im->tbuf[s + d->rank] = im->wait_prev;
   double t = pit_now();
-  if (im->readies == 0) {
+  if (im->readies == 0 && im->sleep_ns <= 0) {
     /* no overlap: timings in flight while the whole array is reduced blocking */
     rc = MPI_Iallreduce(MPI_IN_PLACE, im->tbuf, 2 * s, MPI_DOUBLE, MPI_SUM, im->grad,
                         &im->req[im->nbuckets]);
@@ -144,7 +146,7 @@ int pit_dist_grads_end(struct pit_dist *d, double compute_s, double *all_compute
         rc = pit_dist_mpi_err(d, rc, "MPI_Iallreduce (timings)", e);
     }
   }
-  int wrc = MPI_Waitall((int)(im->nbuckets + 1), im->req, MPI_STATUSES_IGNORE);
+  int wrc = pit_dist_waitall(im, (int)(im->nbuckets + 1), im->req);
   im->wait_acc += pit_now() - t;
   im->active = 0;
   if (rc < 0)

@@ -11,6 +11,13 @@
  * n/(y ± q·sd_y), q = 1.96, or t_{0.975,dof} once the scale comes from the
  * residuals. Three distinct counts are the minimum ("too few points"
  * otherwise: any two points are fitted by infinitely many curves).
+ * κ >= 0: κ is the coherency cost (every node talking to every other); a fit
+ * with κ < 0 says throughput grows ever faster with more nodes, which no
+ * system does — it is noise on nearly linear points, and extrapolated it
+ * promises too much (on emulated nodes: 4 ranks predicted 23% fast from 1–3).
+ * Then the fit is redone with κ = 0 (the least-squares optimum under that
+ * constraint lies on it: one linear constraint, a convex objective), its
+ * covariance from the two-parameter fit (cov of c is 0), dof = points − 2.
  * Invariant: never prints; the fit struct owns no memory. */
 #include <math.h>
 #include <string.h>
@@ -43,6 +50,53 @@ static int inv3(double m[3][3], double r[3][3]) {
   return 1;
 }
 
+/* Point i's y = n/x and its standard deviation. */
+static double point_y(const struct pit_usl_point *p, double *sy) {
+  double sx = (isfinite(p->x_half) && p->x_half > 0 ? p->x_half : 0.02 * p->x) / 1.96;
+  *sy = p->n * sx / (p->x * p->x);
+  return p->n / p->x;
+}
+
+/* Weighted least squares of y on the first k (2 or 3) of (1, n−1, n(n−1)):
+ * q (q[2] = 0 when k = 2), fit->cov (rows and columns >= k zero), chi2, dof
+ * (scaled as the top comment says). 1 when the counts do not determine it. */
+static int solve(const struct pit_usl_point *p, int np, int k, struct pit_usl *fit, double q[3]) {
+  double M[3][3] = {{0}}, v[3] = {0};
+  for (int i = 0; i < np; i++) {
+    double g[3], sy, y = point_y(&p[i], &sy), w = 1 / (sy * sy);
+    row(p[i].n, g);
+    for (int a = 0; a < k; a++) {
+      v[a] += w * g[a] * y;
+      for (int b = 0; b < k; b++)
+        M[a][b] += w * g[a] * g[b];
+    }
+  }
+  if (k == 2)
+    M[2][2] = 1; /* c fixed at 0: an identity row, removed from cov below */
+  if (!inv3(M, fit->cov))
+    return 1;
+  if (k == 2)
+    fit->cov[2][2] = 0;
+  for (int a = 0; a < 3; a++) {
+    q[a] = 0;
+    for (int b = 0; b < k; b++)
+      q[a] += fit->cov[a][b] * v[b];
+  }
+  fit->dof = np - k;
+  fit->chi2 = 0;
+  for (int i = 0; i < np; i++) {
+    double g[3], sy, y = point_y(&p[i], &sy);
+    row(p[i].n, g);
+    double r = (y - (q[0] * g[0] + q[1] * g[1] + q[2] * g[2])) / sy;
+    fit->chi2 += r * r;
+  }
+  if (fit->dof > 0 && fit->chi2 / fit->dof > 1)
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++)
+        fit->cov[a][b] *= fit->chi2 / fit->dof;
+  return 0;
+}
+
 int pit_usl_fit(const struct pit_usl_point *p, int np, struct pit_usl *fit, struct pit_err *e) {
   memset(fit, 0, sizeof *fit);
   fit->lambda = fit->sigma = fit->kappa = NAN;
@@ -58,37 +112,11 @@ int pit_usl_fit(const struct pit_usl_point *p, int np, struct pit_usl *fit, stru
   if (fit->ndistinct < 3)
     return pit_err_set(e, PIT_ESTATE, "too few points: %d distinct node count%s, the scaling fit needs 3",
                        fit->ndistinct, fit->ndistinct == 1 ? "" : "s");
-  double M[3][3] = {{0}}, v[3] = {0};
-  for (int i = 0; i < np; i++) {
-    double g[3], y = p[i].n / p[i].x;
-    double sx = (isfinite(p[i].x_half) && p[i].x_half > 0 ? p[i].x_half : 0.02 * p[i].x) / 1.96;
-    double sy = p[i].n * sx / (p[i].x * p[i].x), w = 1 / (sy * sy);
-    row(p[i].n, g);
-    for (int a = 0; a < 3; a++) {
-      v[a] += w * g[a] * y;
-      for (int b = 0; b < 3; b++)
-        M[a][b] += w * g[a] * g[b];
-    }
-  }
-  if (!inv3(M, fit->cov))
+  double q[3];
+  if (solve(p, np, 3, fit, q))
     return pit_err_set(e, PIT_ESTATE, "too few points: the node counts do not determine the scaling fit");
-  double q[3] = {0};
-  for (int a = 0; a < 3; a++)
-    for (int b = 0; b < 3; b++)
-      q[a] += fit->cov[a][b] * v[b];
-  fit->dof = np - 3;
-  for (int i = 0; i < np; i++) {
-    double g[3], y = p[i].n / p[i].x;
-    double sx = (isfinite(p[i].x_half) && p[i].x_half > 0 ? p[i].x_half : 0.02 * p[i].x) / 1.96;
-    double sy = p[i].n * sx / (p[i].x * p[i].x);
-    row(p[i].n, g);
-    double r = (y - (q[0] * g[0] + q[1] * g[1] + q[2] * g[2])) / sy;
-    fit->chi2 += r * r;
-  }
-  if (fit->dof > 0 && fit->chi2 / fit->dof > 1)
-    for (int a = 0; a < 3; a++)
-      for (int b = 0; b < 3; b++)
-        fit->cov[a][b] *= fit->chi2 / fit->dof;
+  if (q[2] < 0 && solve(p, np, 2, fit, q))
+    return pit_err_set(e, PIT_ESTATE, "too few points: the node counts do not determine the scaling fit");
   fit->lambda = 1 / q[0];
   fit->sigma = q[1] / q[0];
   fit->kappa = q[2] / q[0];

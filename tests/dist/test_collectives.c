@@ -1,7 +1,8 @@
 /* test_collectives.c — pit_dist behaviour, alone (size 1: no MPI at all) and
  * under `mpirun -np N` (tests/dist/mpi_collectives.sh): start-up, bcast, the
  * bucketed gradient sum at bucket boundaries with and without grads_ready
- * (rank-dependent ready orders), timing exchange, checksums, small collectives.
+ * (rank-dependent ready orders), timing exchange, checksums, small collectives,
+ * and waiting (with PIT_DIST_WAIT=sleep a waiting rank leaves its CPU).
  *
  * Extra modes used by shell tests and figures (not by ctest directly):
  *   --loop            allreduce a 1M-float gradient forever (sigkill.sh)
@@ -17,6 +18,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -191,6 +193,50 @@ static void test_small(void) {
   }
 }
 
+/* Waiting: rank 0 sleeps 300 ms before a control allreduce and before a
+ * gradient reduction; every other rank waits in them. With PIT_DIST_WAIT=sleep
+ * (dist_impl.h) a waiting rank must leave its CPU: its CPU time over the wait
+ * is under a quarter of the wall time. (Without it nothing is asserted: an
+ * oversubscribed Open MPI rank polls with sched_yield, which hands the CPU to
+ * other tasks of its run queue when there are any — here, on a busy machine,
+ * ~1 ms of CPU over 0.6 s — but alone in a quota cgroup it spends the quota:
+ * docs/mpi.md.) */
+static double clock_s(clockid_t c) {
+  struct timespec ts;
+  clock_gettime(c, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void test_wait(void) {
+  struct pit_err e = {0};
+  if (D.size < 2)
+    return;
+  const char *w = getenv("PIT_DIST_WAIT");
+  int sleeping = w && strcmp(w, "sleep") == 0;
+  size_t n = 1000;
+  float *g = malloc(n * sizeof *g);
+  double all_c[8], all_w[8], v = 1;
+  struct timespec nap = {0, 300000000};
+  double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+  if (D.rank == 0)
+    nanosleep(&nap, NULL);
+  CHECK(pit_dist_allreduce_f64(&D, &v, 1, 0, &e) == 0 && v == D.size, "allreduce after a wait: %s", e.msg);
+  for (size_t i = 0; i < n; i++)
+    g[i] = 1;
+  CHECK(pit_dist_grads_begin(&D, g, n, &e) == 0, "grads_begin: %s", e.msg);
+  if (D.rank == 0)
+    nanosleep(&nap, NULL);
+  CHECK(D.size <= 8 && pit_dist_grads_end(&D, 0, all_c, all_w, &e) == 0, "grads_end after a wait: %s", e.msg);
+  CHECK(g[0] == (float)D.size && g[n - 1] == (float)D.size, "sum after a wait: %g", (double)g[0]);
+  double wall = clock_s(CLOCK_MONOTONIC) - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+  if (D.rank > 0) {
+    printf("rank %d waited %.3f s wall, %.3f s cpu (%s)\n", D.rank, wall, cpu, sleeping ? "sleep" : "poll");
+    if (sleeping)
+      CHECK(wall > 0.5 && cpu < 0.25 * wall, "sleeping wait: %.3f s cpu over %.3f s", cpu, wall);
+  }
+  free(g);
+}
+
 static void test_init(void) {
   CHECK(D.size >= 1 && D.rank >= 0 && D.rank < D.size, "rank %d size %d", D.rank, D.size);
   CHECK(D.host[0] != '\0', "empty host name");
@@ -357,6 +403,7 @@ int main(int argc, char **argv) {
   test_small();
   test_grads();
   test_timings();
+  test_wait();
   pit_dist_release(&D);
   CHECK(D.impl == NULL && !D.initialized_mpi, "release left state");
   return check_done();

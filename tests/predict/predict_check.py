@@ -29,11 +29,13 @@ def predict(i):
     d = max(abs(i["drift"]) - 2 * (i["drift_se"] or 0.0), 0.0) if i["drift"] is not None else 0.0
     m = max(i["measured"], 0)
     out = {"n_iter": n_iter, "n_epoch": n_epoch, "n_ckpt": n_ckpt}
+    # a partial last batch may take no time, unless the epoch edge has an interval
+    short = 0.0 if i["terms"][3][0] is not None and (i["terms"][3][1] or 0) > 0 else tp
     if ipe:
         r = allow + d * (m + ipe) / 2
         e = ipe * tp + edge[0]
         h = ipe * (tph + r * tp) + edge[1]
-        out.update(epoch=e, epoch_lo=max(e - h, 0.0), epoch_hi=e + h)
+        out.update(epoch=e, epoch_lo=max(e - h - short, 0.0), epoch_hi=e + h)
     else:
         out.update(epoch=None, epoch_lo=None, epoch_hi=None)
     done, el = i["done"], i["elapsed"]
@@ -47,8 +49,9 @@ def predict(i):
     if not (done > 0 or el > 0):
         rem += start[0] + init[0]
         half += start[1] + init[1]
-    out.update(remaining=rem, remaining_lo=max(rem - half, 0.0), remaining_hi=rem + half)
-    out.update(total=el + rem, lo=el + max(rem - half, 0.0), hi=el + rem + half + max(i["untimed"], 0.0))
+    lo_more = ep_rem * short if ipe else 0.0
+    out.update(remaining=rem, remaining_lo=max(rem - half - lo_more, 0.0), remaining_hi=rem + half)
+    out.update(total=el + rem, lo=el + max(rem - half - lo_more, 0.0), hi=el + rem + half + max(i["untimed"], 0.0))
     return out
 
 

@@ -2,6 +2,8 @@
 # predict_cli.sh — `pitstop predict` as a user runs it (issue 12): the same
 # prediction from an events file, a raw training log and the store; the table,
 # CSV and JSON printers agree; the cost is the catalog's price × billed time;
+# a drift hidden in the noise of a short series is "not steady yet" for a long
+# epoch, with iterations wanted;
 # bad input (a catalog with a missing column, a negative or non-numeric
 # price, a duplicate type, an unknown unit; a job size of 0 or less; a run with
 # too few iterations) gives one clear message naming file:line or the run, a
@@ -26,6 +28,14 @@ with open("ev.jsonl", "w") as f, open("raw.log", "w") as g:
         f.write(json.dumps({"type": "iter", "run": run, "gen": 0, "t": t, "epoch": 0, "iter": i, "step": i,
                             "batch": 32, "step_s": s}) + "\n")
         g.write(f"Rank: 0, Epoch: 0, iteration: {i}/1000, It. time: {s:.6f}s, Elapsed time: {t:.6f} s\n")
+    # drifting: 300 of an epoch of 3000 whose step time grows 20% over it (±10% noise)
+    with open("drift.jsonl", "w") as h:
+        td = 0.0
+        for i in range(300):
+            s = 0.05 * (1 + 0.2 * i / 3000) * (1 + 0.1 * random.uniform(-1, 1))
+            td += s
+            h.write(json.dumps({"type": "iter", "run": "drift", "gen": 0, "t": td, "epoch": 0, "iter": i,
+                                "step": i, "batch": 32, "step_s": s}) + "\n")
     # too few: three iterations
     with open("few.jsonl", "w") as h:
         for i in range(3):
@@ -76,6 +86,15 @@ assert abs(d["predicted_s"] - a["predicted_s"]) < 1e-6 * a["predicted_s"], (d, a
 assert json.load(open("iters.json"))["inputs"]["iters"] == 5000
 assert json.load(open("samples.json"))["inputs"]["iters"] == 2000
 PY
+# a drift hidden in the noise of 300 iterations: not silently "steady" for the epoch of 3000
+"$PITSTOP" predict drift.jsonl --iters-per-epoch 3000 --format json > drift.json
+/usr/bin/python3 - <<'PY'
+import json
+j = json.load(open("drift.json"))
+assert j["steady"].startswith("not steady yet"), j["steady"]
+assert j["want_iters"] > 0, j
+PY
+rm -f drift.json
 
 # scaling: runs at 1, 2, 3 ranks of one configuration (throughput on a known USL curve, ±2% noise)
 # predict 4 ranks within 10%; two counts are "too few points"
