@@ -141,7 +141,7 @@ bad() { # expected-message args...
   shift
   if "$PITSTOP" "$@" > "$T/bad.out" 2> "$T/bad.err"; then fail "accepted: $*"; fi
   grep -q -- "$want" "$T/bad.err" || fail "'$*' said: $(cat "$T/bad.err") (wanted: $want)"
-  echo "bad input ok: $(head -1 "$T/bad.err")"
+  echo "bad input ok: $(grep -m1 -- "$want" "$T/bad.err")"
 }
 bad "unknown provider 'cloud9'" run --provider cloud9 --run tr4 --checkpoint-dir "$T/b" "${common[@]}" --max-iters 10
 bad "MIN 3 is above MAX 2" run --nnodes 3:2 --catalog "$T/cat.tsv" --run tr4 --checkpoint-dir "$T/b" "${common[@]}" --max-iters 10
