@@ -44,8 +44,8 @@ for ty in local-1 local-0.4; do
     -- "$PY" "$T/train.py" "$T/$ty.txt" > "$T/$ty.out" 2> "$T/$ty.err" || fail "$ty: the run failed: $(cat "$T/$ty.err")"
   read -r cg quota period shares cpus < "$T/$ty.txt"
   case "$cg" in /pitstop.$id.*) ;; *) fail "$ty: the workload ran in cgroup '$cg', not the node's" ;; esac
-  want=$([ "$ty" = local-1 ] && echo 100000 || echo 40000)
-  [ "$period" = 100000 ] && [ "$quota" = "$want" ] || fail "$ty: CPU limit $quota/$period, expected $want/100000"
+  want=$([ "$ty" = local-1 ] && echo 10000 || echo 4000)
+  [ "$period" = 10000 ] && [ "$quota" = "$want" ] || fail "$ty: CPU limit $quota/$period, expected $want/10000 (a 10 ms period)"
   [ "$shares" = 4096 ] || fail "$ty: cpu.shares $shares, expected 4096 (docs/run.md)"
   [ "$(echo "$cpus" | tr ',' '\n' | wc -l)" = 1 ] || fail "$ty: pinned to CPUs $cpus, expected one"
   [ ! -d "$CG$cg" ] || fail "$ty: the cgroup $CG$cg is left behind"
