@@ -6,11 +6,7 @@
 # the workload's process is inside it, pinned to the node's CPU; every cgroup is gone after
 # the run. Skipped (77) without root or a cgroup v1 cpu controller.
 set -euo pipefail
-PY=/usr/bin/python3
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+. "$PIT_SOURCE_DIR/tests/train/mpi_env.bash" # fail(), PY
 CG=/sys/fs/cgroup/cpu
 if [ "$(id -u)" != 0 ] || [ ! -w "$CG/cgroup.procs" ] || [ ! -e "$CG/cpu.cfs_quota_us" ]; then
   echo "skipped: needs root and a cgroup v1 cpu controller"
@@ -18,30 +14,10 @@ if [ "$(id -u)" != 0 ] || [ ! -w "$CG/cgroup.procs" ] || [ ! -e "$CG/cpu.cfs_quo
 fi
 T=$(mktemp -d)
 trap 'for d in $CG/pitstop.tcg*; do [ -d "$d" ] && rmdir "$d" 2> /dev/null; done; rm -rf "$T"' EXIT
-cat > "$T/cat.tsv" << 'CAT'
-itype      vcpus  cpus  cpu_quota  price_h  billing_s  min_s
-local-1    1      1     -          0.10     1          0
-local-0.4  1      1     40%        0.10     1          0
-CAT
-# the workload reports what node it is on, then prints the course DCGAN log lines pitstop reads
-cat > "$T/train.py" << 'PYEOF'
-import os, sys, time
-cg = [l.split(":", 2)[2].strip() for l in open("/proc/self/cgroup") if l.split(":")[1] in ("cpu", "cpu,cpuacct")][0]
-d = "/sys/fs/cgroup/cpu" + cg
-with open(sys.argv[1], "w") as f:
-    f.write("%s %s %s %s %s\n" % (cg, open(d + "/cpu.cfs_quota_us").read().strip(),
-            open(d + "/cpu.cfs_period_us").read().strip(), open(d + "/cpu.shares").read().strip(),
-            ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))))
-t0 = time.monotonic()
-for i in range(5):
-    time.sleep(0.01)
-    print(f"Rank: 0, Epoch: 0, iteration: {i}/5, It. time: 0.0101s, Elapsed time: {time.monotonic() - t0:.4f} s",
-          flush=True)
-PYEOF
 for ty in local-1 local-0.4; do
   id=tcg${ty//./_}
-  "$PITSTOP" run --catalog "$T/cat.tsv" --checkpoint-dir "$T/$ty" --run "$id" --nodes "$ty:1" --quiet \
-    -- "$PY" "$T/train.py" "$T/$ty.txt" > "$T/$ty.out" 2> "$T/$ty.err" || fail "$ty: the run failed: $(cat "$T/$ty.err")"
+  "$PITSTOP" run --catalog "$PIT_SOURCE_DIR/catalogs/local.tsv" --checkpoint-dir "$T/$ty" --run "$id" --nodes "$ty:1" --quiet \
+    -- "$PY" "$PIT_SOURCE_DIR/tests/control/fake/dcgan_log.py" 5 "$T/$ty.txt" > "$T/$ty.out" 2> "$T/$ty.err" || fail "$ty: the run failed: $(cat "$T/$ty.err")"
   read -r cg quota period shares cpus < "$T/$ty.txt"
   case "$cg" in /pitstop.$id.*) ;; *) fail "$ty: the workload ran in cgroup '$cg', not the node's" ;; esac
   want=$([ "$ty" = local-1 ] && echo 10000 || echo 4000)
