@@ -163,8 +163,7 @@ int pit_cmd_profile(int argc, char **argv) {
       model = val; /* the candidates train it too */
       train[ntrain++] = "--model";
       train[ntrain++] = (char *)val;
-    }
-    else if (!strcmp(n, "objective")) {
+    } else if (!strcmp(n, "objective")) {
       objective = val;
       if (strcmp(val, "cost") && strcmp(val, "time"))
         rc = pit_cli_usage("profile: --objective '%s': cost or time", val);
@@ -183,8 +182,7 @@ int pit_cmd_profile(int argc, char **argv) {
         batch = v; /* the candidates train with it too */
         train[ntrain++] = "--batch-size";
         train[ntrain++] = (char *)val;
-      }
-      else {
+      } else {
         unit = n[0] == 'e' ? PIT_JOB_EPOCHS : PIT_JOB_ITERS;
         size = (double)v;
       }

@@ -559,7 +559,6 @@ static int tag_membership(const struct ctl *c, struct pit_record *r, struct pit_
   return 0;
 }
 
-
 /* A workload that stopped of itself because it measured what it was asked to
  * (`pitstop train --until-steady`: the end record's detail says "steady", or
  * "cap" when the cap came first) has finished the job — `pitstop profile`'s
@@ -572,6 +571,7 @@ static int measured_enough(const char *detail) {
   cJSON_Delete(d);
   return yes;
 }
+
 static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
   struct ctl *c = ctx;
   struct pit_record r;

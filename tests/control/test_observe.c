@@ -5,8 +5,8 @@
  * iterations (50-70 by seed), and the policy removes local-0.4 at the next
  * decision point, step 100 at the latest; at the old 3% precision it was
  * still "measuring" at 100 iterations (then at the 200-iteration cap, as the
- * live bench did), paying for both nodes meanwhile. The t_p the observer reports has the series' mean in
- * its interval. */
+ * live bench did), paying for both nodes meanwhile. The t_p the observer
+ * reports has the series' mean in its interval. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
