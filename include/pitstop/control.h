@@ -49,7 +49,7 @@ struct pit_node {
   char itype[PIT_NAME_MAX];
   char host[128];            /* where ranks run ("localhost" for the local provider) */
   char cpus[64];             /* local: CPU list the node's ranks are pinned to ("0", "1") */
-  double cpu_quota;          /* local: cores' worth of CPU time (0.4); 0: no quota */
+  double cpu_quota;          /* local: its cgroup's CPU limit in cores' worth (0.4; 1 for local-1); 0: no cgroup */
   char cgroup[256];          /* local: cgroup directory, "" when quotas are unavailable */
   int slots;                 /* ranks it holds */
   enum pit_node_state state;

@@ -27,8 +27,8 @@ static const struct pit_cli_opt popts[] = {
     {"objective", 1, 0, "cost|time", "what the chosen row minimises (default cost)"},
     {"deadline", 1, 0, "S", "the job must take at most S seconds"},
     {"budget", 1, 0, "USD", "the job may cost at most USD"},
-    {"model", 1, 0, "M", "--from-db: only runs of this model"},
-    {"batch-size", 1, 0, "B", "--from-db: only runs of this global batch"},
+    {"model", 1, 0, "M", "the candidates train model M; ranked: only runs of it"},
+    {"batch-size", 1, 0, "B", "the candidates' global batch; ranked: only runs of it"},
     {"help", 0, 0, NULL, "this text"},
 };
 #define NPOPT ((int)(sizeof popts / sizeof popts[0]))
@@ -117,7 +117,7 @@ int pit_cmd_profile(int argc, char **argv) {
   int64_t cap = 1000, max_nodes = 2, batch = 0;
   const char *model = NULL;
   enum pit_job_unit unit = PIT_JOB_ITERS;
-  char **train = calloc((size_t)argc + 4, sizeof *train);
+  char **train = calloc(2 * (size_t)argc + 5, sizeof *train); /* --model=M: 2 entries */
   if (!train)
     return pit_cli_usage("out of memory");
   int ntrain = 0, rc = 0;
@@ -159,9 +159,11 @@ int pit_cmd_profile(int argc, char **argv) {
       candidates = val;
     else if (!strcmp(n, "types"))
       types = val;
-    else if (!strcmp(n, "model"))
-      model = val;
-    else if (!strcmp(n, "objective")) {
+    else if (!strcmp(n, "model")) {
+      model = val; /* the candidates train it too */
+      train[ntrain++] = "--model";
+      train[ntrain++] = (char *)val;
+    } else if (!strcmp(n, "objective")) {
       objective = val;
       if (strcmp(val, "cost") && strcmp(val, "time"))
         rc = pit_cli_usage("profile: --objective '%s': cost or time", val);
@@ -176,9 +178,11 @@ int pit_cmd_profile(int argc, char **argv) {
         cap = v;
       else if (!strcmp(n, "max-nodes"))
         max_nodes = v;
-      else if (!strcmp(n, "batch-size"))
-        batch = v;
-      else {
+      else if (!strcmp(n, "batch-size")) {
+        batch = v; /* the candidates train with it too */
+        train[ntrain++] = "--batch-size";
+        train[ntrain++] = (char *)val;
+      } else {
         unit = n[0] == 'e' ? PIT_JOB_EPOCHS : PIT_JOB_ITERS;
         size = (double)v;
       }

@@ -51,7 +51,7 @@ struct ctl_obs {
   int nranks, nsplit;
   int64_t batch;
   int steady;
-  double precision;       /* P of pit_steady_check (0.03) */
+  double precision;       /* P of pit_steady_check (0.10: the policy weighs the interval) */
   int64_t cap_iters;      /* steady anyway after this many (200: the interval says how well) */
   int nmeas;
   struct pit_policy_meas meas[PIT_POLICY_MEAS_MAX];

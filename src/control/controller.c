@@ -565,6 +565,19 @@ static int tag_membership(const struct ctl *c, struct pit_record *r, struct pit_
   return 0;
 }
 
+/* A workload that stopped of itself because it measured what it was asked to
+ * (`pitstop train --until-steady`: the end record's detail says "steady", or
+ * "cap" when the cap came first) has finished the job — `pitstop profile`'s
+ * candidates — rather than stopped without being asked (which the controller
+ * resumes). */
+static int measured_enough(const char *detail) {
+  cJSON *d = detail ? cJSON_Parse(detail) : NULL;
+  const cJSON *why = cJSON_GetObjectItemCaseSensitive(d, "reason");
+  int yes = cJSON_IsString(why) && (strcmp(why->valuestring, "steady") == 0 || strcmp(why->valuestring, "cap") == 0);
+  cJSON_Delete(d);
+  return yes;
+}
+
 static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
   struct ctl *c = ctx;
   struct pit_record r;
@@ -619,6 +632,8 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
     break;
   case PIT_REC_END:
     snprintf(c->end_status, sizeof c->end_status, "%s", r.status[0] ? r.status : "done");
+    if (!c->stop_requested && strcmp(c->end_status, "stopped") == 0 && measured_enough(r.detail))
+      snprintf(c->end_status, sizeof c->end_status, "done");
     if ((rc = release_held(c, -1, e)) == 0)
       rc = out_record(c, &r, e);
     break;

@@ -1,10 +1,12 @@
 /* provider_local.c — the `local` provider: nodes are CPU sets of this machine.
  * A node of type T gets T's `cpus` CPUs (from the catalog; CPUs this process
- * may run on, not used by another node of the run) and, when T has a
- * cpu_quota below its CPUs, a cgroup with that CPU quota, so a slower
- * instance type is emulated by the kernel's scheduler, never by the workload
- * sleeping. Ranks join a node through `pitstop node-exec` (pin + join cgroup,
- * then exec).
+ * may run on, not used by another node of the run) and, where cgroups can be
+ * written, a cgroup of its own: CPU limit cpus × cpu_quota cores' worth
+ * (cpus × 100% for a full-speed type), so a slower instance type is emulated
+ * by the kernel's scheduler, never by the workload sleeping, and every node —
+ * full or slow — is one scheduling entity with the same weight (NODE_SHARES,
+ * above the default, so the other load of the machine disturbs it less).
+ * Ranks join a node through `pitstop node-exec` (pin + join cgroup, then exec).
  *
  * State: one file per live node in STATE_DIR/nodes/ID.node ("itype cpus quota
  * cgroup price"), written atomically before start returns and removed after
@@ -27,6 +29,16 @@
 
 #define CG_V1 "/sys/fs/cgroup/cpu"
 #define CG_V2 "/sys/fs/cgroup"
+/* weight of every node's cgroup: 4× the default of v1 cpu.shares (1024) and of
+ * v2 cpu.weight (100), so a node competes with the rest of the machine as four
+ * ordinary processes would (docs/run.md) */
+#define NODE_SHARES_V1 "4096"
+#define NODE_WEIGHT_V2 "400"
+/* the CPU limit's period: 10 ms, so a 40% node runs 4 ms of every 10 — a step
+ * of a few milliseconds is slowed evenly, where the kernel's default 100 ms
+ * lets most steps run at full speed and a few wait 60 ms (bimodal step
+ * times whose mean takes several times longer to measure; docs/run.md) */
+#define NODE_PERIOD_US 10000
 
 struct local {
   int ncpu;
@@ -72,8 +84,8 @@ static void l_close(struct pit_provider *p) {
   p->impl = NULL;
 }
 
-/* cpus and quota of a local type: the catalog's cpus and cpu_quota columns
- * (quota in cores' worth: cpus × cpu_quota). */
+/* cpus and CPU limit of a local type: the catalog's cpus and cpu_quota columns
+ * (limit in cores' worth: cpus × cpu_quota, cpus when the type has no quota). */
 static int local_spec(struct pit_provider *p, const char *itype, int *cpus, double *quota, double *price,
                       struct pit_err *e) {
   const struct pit_itype *t = p->conf.catalog ? pit_catalog_find(p->conf.catalog, itype) : NULL;
@@ -85,7 +97,7 @@ static int local_spec(struct pit_provider *p, const char *itype, int *cpus, doub
     return PIT_EARG;
   }
   *cpus = t->cpus;
-  *quota = isnan(t->cpu_quota) || t->cpu_quota >= 1 ? 0 : t->cpu_quota * t->cpus;
+  *quota = isnan(t->cpu_quota) || t->cpu_quota >= 1 ? t->cpus : t->cpu_quota * t->cpus;
   *price = t->price_h;
   return 0;
 }
@@ -184,19 +196,28 @@ static int make_cgroup(struct local *l, const char *dir, double quota, struct pi
   if (mkdir(dir, 0755) < 0 && errno != EEXIST)
     return pit_err_errno(e, PIT_EIO, "cannot create the cgroup '%s'", dir);
   char path[512], val[64];
-  long q = lround(quota * 100000.0);
+  long q = lround(quota * NODE_PERIOD_US);
+  int rc;
   if (l->cg == 1) {
     snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
-    int rc = write_file(path, "100000", e);
+    snprintf(val, sizeof val, "%d", NODE_PERIOD_US);
+    rc = write_file(path, val, e);
     snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
     snprintf(val, sizeof val, "%ld", q);
     if (rc == 0)
       rc = write_file(path, val, e);
+    snprintf(path, sizeof path, "%s/cpu.shares", dir);
+    if (rc == 0)
+      rc = write_file(path, NODE_SHARES_V1, e);
     return rc;
   }
   snprintf(path, sizeof path, "%s/cpu.max", dir);
-  snprintf(val, sizeof val, "%ld 100000", q);
-  return write_file(path, val, e);
+  snprintf(val, sizeof val, "%ld %d", q, NODE_PERIOD_US);
+  rc = write_file(path, val, e);
+  snprintf(path, sizeof path, "%s/cpu.weight", dir);
+  if (rc == 0)
+    rc = write_file(path, NODE_WEIGHT_V2, e);
+  return rc;
 }
 
 static int l_stop(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {
@@ -275,17 +296,17 @@ static int l_start(struct pit_provider *p, const char *itype, struct pit_node *n
   snprintf(n->itype, sizeof n->itype, "%s", itype);
   snprintf(n->host, sizeof n->host, "localhost");
   snprintf(n->cpus, sizeof n->cpus, "%s", list);
-  n->cpu_quota = quota;
+  n->cpu_quota = l->cg ? quota : 0;
   n->price_h = price;
   n->slots = p->conf.slots > 0 ? p->conf.slots : 1;
   n->state = PIT_NODE_READY;
-  if (quota > 0 && l->cg) {
+  if (l->cg) {
     snprintf(n->cgroup, sizeof n->cgroup, "%s/pitstop.%s", l->cg == 1 ? CG_V1 : CG_V2, n->id);
     if ((rc = make_cgroup(l, n->cgroup, quota, e)) < 0) {
       rmdir(n->cgroup);
       return rc;
     }
-  } else if (quota > 0 && !l->warned && p->conf.warn) {
+  } else if (quota < cpus && !l->warned && p->conf.warn) {
     l->warned = 1;
     struct pit_err w;
     pit_err_clear(&w);
