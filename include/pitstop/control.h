@@ -37,6 +37,8 @@
 int pit_run_membership_parse(struct pit_membership *m, const char *text, const char *deftype, struct pit_err *e);
 /* Nodes of type itype in m (0 if none). */
 int pit_membership_count(const struct pit_membership *m, const char *itype);
+/* `--nnodes MIN:MAX` (1 <= MIN <= MAX). */
+int pit_nnodes_parse(const char *text, int *nmin, int *nmax, struct pit_err *e);
 
 /* ---------------- 2. providers ---------------- */
 
@@ -249,6 +251,11 @@ int pit_policy_decide(const struct pit_policy *p, const struct pit_policy_state 
 /* The cost/time policy's part of pit_policy_decide (policy_cost.c). */
 int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
                            struct pit_err *e);
+/* The policy's types from the catalog: list is ','-separated type names
+ * (each must be in cat; catalog_name names it in the error). speed = CPUs ×
+ * quota. *n types filled, at most PIT_POLICY_TYPES_MAX. */
+int pit_policy_types(const struct pit_catalog *cat, const char *catalog_name, const char *list,
+                     struct pit_policy_type *types, int *n, struct pit_err *e);
 /* Σ nodes × price_h of m from the state's types (NaN if a type is missing). */
 double pit_policy_price_h(const struct pit_policy_state *s, const struct pit_membership *m);
 
@@ -375,6 +382,46 @@ struct pit_profile_row {
  * -1 when none fits. */
 int pit_profile_rank(const struct pit_runset *rs, const struct pit_catalog *cat, const struct pit_profile_query *q,
                      struct pit_profile_row **rows, int *n, int *best, struct pit_err *e);
+
+/* ---------------- replay: a recorded run driven again by the policy ----------------
+ *
+ * pit_replay_events reads a run's events file (`pitstop run`'s events.jsonl)
+ * and runs the job again on a simulated clock with the same policy code
+ * (pit_policy_decide) and the same observation code the controller uses: the
+ * workload model is the run's own iteration records (step s on membership M
+ * takes the recorded iteration s when the live run ran it on M, else M's
+ * recorded iterations in turn), each generation's start and stop overheads
+ * are the live ones, and the policy sees the simulated time, spend and
+ * switching time. It reports the resize decisions of both (step, from, to) and
+ * the cost of both: live from the node records (price × start..stop), the
+ * replay's from the simulated clock (per-second billing). A membership the
+ * live run never ran has no records: the replay stops there (diverged). */
+struct pit_replay_opts {
+  struct pit_policy policy;          /* cost or time, with deadline/budget/margin/every as run had */
+  int nmin, nmax;                    /* --nnodes */
+  int ranks_per_node;                /* >= 1 */
+  int ntypes;
+  struct pit_policy_type types[PIT_POLICY_TYPES_MAX];
+};
+struct pit_replay_decision {
+  int64_t step;                      /* the step the decision was taken at (step_next) */
+  double t;                          /* run seconds (live: the record's; replay: simulated) */
+  struct pit_membership from, to;
+};
+/* live, sim: malloc'd arrays owned by the result (pit_replay_release). */
+struct pit_replay {
+  int nlive, nsim;
+  struct pit_replay_decision *live, *sim; /* resize decisions, in order */
+  int same;                          /* 1: same count, same steps, same from and to */
+  int diverged;                      /* 1: the replay chose a membership without records */
+  int64_t steps;                     /* the job's iterations */
+  double cost_live, cost_sim;        /* US$ */
+  double time_live, time_sim;        /* s, run start to the last generation's end */
+  int decisions_sim;                 /* decision points the replay's policy weighed (keep included) */
+};
+void pit_replay_release(struct pit_replay *r);
+/* Errors name the file (and line): unreadable, malformed, no iteration. */
+int pit_replay_events(const char *path, const struct pit_replay_opts *o, struct pit_replay *r, struct pit_err *e);
 
 /* The local provider's node wrapper (pitstop node-exec): pins the calling
  * process to cpus, joins cgroup (if not ""), then the caller execs. */
