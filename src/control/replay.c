@@ -54,6 +54,7 @@ struct live {
   int ndec;
   size_t deccap;
   double cost;
+  double t_last_stop;  /* the last node stop record (the run's billing ends there) */
 };
 
 void pit_replay_release(struct pit_replay *r) {
@@ -103,6 +104,8 @@ static int read_live(const char *path, struct live *l, struct pit_err *e) {
         for (int k = 0; k < nopen; k++)
           if (strcmp(open[k].id, r.node) == 0) { /* cur and open are parallel: the controller's list */
             l->cost += open[k].price * (r.t - open[k].t) / 3600.0;
+            if (r.t > l->t_last_stop)
+              l->t_last_stop = r.t;
             memmove(cur[k], cur[k + 1], (size_t)(ncur - k - 1) * PIT_NAME_MAX);
             memmove(&open[k], &open[k + 1], (size_t)(nopen - k - 1) * sizeof open[0]);
             ncur--;
@@ -228,7 +231,9 @@ static const struct it *model_iter(const struct live *l, const struct pit_member
   return NULL;
 }
 
-/* Overheads of live generation i: before its first iteration, after its last. */
+/* Overheads of live generation i: before its first iteration (from the
+ * previous generation's end, or the run's start), after its last (to its end
+ * record; the last generation: to the last node's stop, where billing ends). */
 static double start_overhead(const struct live *l, int i) {
   const struct lgen *g = &l->g[i];
   double prev = i == 0 ? 0 : isfinite(l->g[i - 1].t_end) ? l->g[i - 1].t_end : 0;
@@ -237,7 +242,8 @@ static double start_overhead(const struct live *l, int i) {
 }
 static double stop_overhead(const struct live *l, int i) {
   const struct lgen *g = &l->g[i];
-  double o = g->n && isfinite(g->t_end) ? g->t_end - l->its[g->first + g->n - 1].t : 0;
+  double end = i == l->ng - 1 && l->t_last_stop > g->t_end ? l->t_last_stop : g->t_end;
+  double o = g->n && isfinite(end) ? end - l->its[g->first + g->n - 1].t : 0;
   return o > 0 ? o : 0;
 }
 static double mean_overhead(const struct live *l, int start) {
@@ -321,6 +327,7 @@ int pit_replay_events(const char *path, const struct pit_replay_opts *o, struct 
   int64_t step = l.its[l.g[0].first].step, stop_at = -1;
   size_t cursor = 0;
   T += start_overhead(&l, 0);
+  spent += price_of(o, &cur) * T / 3600.0; /* NaN for a type without a price: reported below */
   while (step < l.total) {
     int64_t gen_step0 = step;
     int stop_requested = 0, first = 1;
@@ -420,6 +427,8 @@ done:
   r->time_sim = T;
   r->cost_live = l.cost;
   r->time_live = isfinite(l.g[l.ng - 1].t_end) ? l.g[l.ng - 1].t_end : l.its[l.nits - 1].t;
+  if (l.t_last_stop > r->time_live)
+    r->time_live = l.t_last_stop;
   r->steps = l.total;
   r->nlive = l.ndec;
   if (l.ndec) {
