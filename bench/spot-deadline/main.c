@@ -20,7 +20,9 @@
  * --scale TRACE: instead, one job on 1000 nodes over 14 days of TRACE
  * (pit_sim_multi, each policy), with the wall time (monotonic clock) and the
  * memory (the bytes the simulation held, and the process's peak RSS).
+ * --set tune|held_out: only that set's traces (the start offsets stay the same).
  * usage: bench-spot-deadline [TRACE_DIR] [--quick] [--starts N] [--spot-ratio X] [--summary] [--csv FILE]
+ *                            [--set tune|held_out]
  *        bench-spot-deadline --scale TRACE
  *   --quick: jobs 10 h only; --starts: default 1; --spot-ratio: spot / on-demand price, default 0.3
  */
@@ -145,7 +147,7 @@ int main(int argc, char **argv) {
     return scale(argv[2]);
   const char *dir = "../shared/data/skypilot-spot-traces";
   const char *csv = NULL;
-  int quick = 0, starts = 1, quiet = 0;
+  int quick = 0, starts = 1, quiet = 0, only = -1;
   double ratio = 0.3;
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--quick") == 0)
@@ -154,6 +156,9 @@ int main(int argc, char **argv) {
       quiet = 1;
     else if (strcmp(argv[i], "--starts") == 0 && i + 1 < argc)
       starts = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && (strcmp(argv[i + 1], "tune") == 0 ||
+                                                                strcmp(argv[i + 1], "held_out") == 0))
+      only = strcmp(argv[++i], "tune") == 0 ? 0 : 1;
     else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
       csv = argv[++i];
     else if (strcmp(argv[i], "--spot-ratio") == 0 && i + 1 < argc)
@@ -198,6 +203,11 @@ int main(int argc, char **argv) {
            "pitstop", "greedy", "UP", "od");
   uint64_t rng = 0x9e3779b97f4a7c15ull;
   for (int f = 0; f < npaths; f++) {
+    if (only >= 0 && f % 2 != only) { /* the other set: its start offsets drawn all the same */
+      for (int st = 0; st < starts; st++)
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+      continue;
+    }
     struct pit_trace tr;
     struct pit_err e = {0};
     if (pit_trace_load(&tr, paths[f], &e)) {

@@ -1,20 +1,18 @@
 /* replay.c — a recorded run driven again by the same policy on a simulated
  * clock (include/pitstop/control.h, "replay"; docs/simulate.md "Live meets
- * simulated").
+ * simulated"): the workload model of pit_elastic_run (elastic.c) made of the
+ * run's own records.
  *
  * The events file gives, per live generation: its nodes (node records, in
  * the controller's order: appended on start, removed on stop/lost), its
  * iteration records, and its start and stop overheads (first iteration's
  * record time − its step time − the previous generation's end; end − last
- * iteration). The replay then runs the job step by step: each iteration
- * advances the simulated clock by its recorded step time and is fed to the
- * controller's observation code (ctl_obs_iter), then pit_policy_decide sees
- * the state the controller would build (policy_state in controller.c). A
- * resize stops the generation where the live one stopped when the live run
- * resized at the same step (the workload's agreed checkpoint step), else at
- * the decision step plus the live runs' mean lag; the nodes change as the
- * controller's reshape changes them; the next generation pays the live
- * overheads.
+ * iteration; the last generation: to the last node's stop). A step on a
+ * membership takes the live record of that step when the live run ran it on
+ * that membership, else that membership's records in turn. A resize stops the
+ * generation where the live one stopped when the live run resized at the same
+ * step to the same membership (the workload's agreed checkpoint step), else
+ * at the decision step plus the live runs' mean lag.
  * Invariants: nothing printed; the events file is only read; the records
  * replayed are the live ones, so a replay that decides as the live run did
  * sees exactly the live observations.
@@ -254,33 +252,51 @@ static double mean_overhead(const struct live *l, int start) {
   return n ? s / n : 0;
 }
 
-/* The controller's reshape on a list of itypes: surplus nodes of a type go
- * from the end, missing ones are appended. */
-static void reshape(char nodes[][PIT_NAME_MAX], int *n, const struct pit_membership *want) {
-  for (int i = *n - 1; i >= 0; i--) {
-    int have = 0;
-    for (int j = 0; j < *n; j++)
-      have += strcmp(nodes[j], nodes[i]) == 0;
-    if (have > pit_membership_count(want, nodes[i])) {
-      memmove(nodes[i], nodes[i + 1], (size_t)(*n - i - 1) * PIT_NAME_MAX);
-      (*n)--;
-    }
-  }
-  for (int k = 0; k < want->n; k++) {
-    int have = 0;
-    for (int j = 0; j < *n; j++)
-      have += strcmp(nodes[j], want->m[k].itype) == 0;
-    for (; have < want->m[k].nodes && *n < PIT_POLICY_NODES_MAX; have++)
-      snprintf(nodes[(*n)++], PIT_NAME_MAX, "%s", want->m[k].itype);
-  }
+/* pit_elastic_model over the live records */
+struct rmodel {
+  const struct live *l;
+  size_t cursor;
+  int64_t mean_lag;
+};
+static int r_iter(void *ctx, const struct pit_membership *m, const char (*nodes)[PIT_NAME_MAX], int nnodes,
+                  int64_t step, struct pit_elastic_iter *it, struct pit_err *e) {
+  (void)nodes, (void)nnodes, (void)e;
+  struct rmodel *rm = ctx;
+  const struct it *x = model_iter(rm->l, m, step, &rm->cursor);
+  if (!x)
+    return 0;
+  it->step_s = x->step_s;
+  it->dt = x->dt;
+  it->batch = x->batch;
+  it->nranks = x->nranks;
+  memcpy(it->compute_s, x->compute, sizeof it->compute_s);
+  memcpy(it->wait_s, x->wait, sizeof it->wait_s);
+  return 1;
 }
-
-/* Σ nodes × price_h of m from o's types (NaN if a type is missing). */
-static double price_of(const struct pit_replay_opts *o, const struct pit_membership *m) {
-  static struct pit_policy_state ps;
-  ps.ntypes = o->ntypes;
-  memcpy(ps.types, o->types, sizeof ps.types);
-  return pit_policy_price_h(&ps, m);
+static int64_t r_stop_step(void *ctx, int64_t decided, const struct pit_membership *to) {
+  const struct rmodel *rm = ctx;
+  const struct live *l = rm->l;
+  int64_t at = decided + rm->mean_lag;
+  for (int i = 0; i < l->ndec; i++) /* the live run resized here: it stopped where it stopped */
+    if (l->dec[i].step == decided && pit_membership_equal(&l->dec[i].to, to)) {
+      int g = live_gen_of(l, decided - 1);
+      if (g >= 0)
+        at = l->its[l->g[g].first + l->g[g].n - 1].step + 1;
+    }
+  return at;
+}
+static double r_start_s(void *ctx, int gen, int64_t step, const struct pit_membership *m) {
+  const struct live *l = ((const struct rmodel *)ctx)->l;
+  if (gen == 0)
+    return start_overhead(l, 0);
+  int lg = live_gen_of(l, step);
+  return lg > 0 && pit_membership_equal(&l->g[lg].m, m) ? start_overhead(l, lg) : mean_overhead(l, 1);
+}
+static double r_stop_s(void *ctx, int gen, int64_t step, const struct pit_membership *m, int last) {
+  (void)gen, (void)m, (void)last;
+  const struct live *l = ((const struct rmodel *)ctx)->l;
+  int g = live_gen_of(l, step - 1);
+  return g >= 0 ? stop_overhead(l, g) : mean_overhead(l, 0);
 }
 
 static int same_decisions(const struct pit_replay *r) {
@@ -296,14 +312,9 @@ static int same_decisions(const struct pit_replay *r) {
 int pit_replay_events(const char *path, const struct pit_replay_opts *o, struct pit_replay *r, struct pit_err *e) {
   memset(r, 0, sizeof *r);
   static struct live l; /* large; replays are not concurrent */
-  static struct pit_policy_state s;
-  static struct pit_choice ch;
   memset(&l, 0, sizeof l);
   l.total = -1;
-  int rpn = o->ranks_per_node > 0 ? o->ranks_per_node : 1;
-  struct ctl_obs obs;
-  ctl_obs_init(&obs);
-  size_t simcap = 0;
+  struct pit_elastic_result er = {0};
   int rc = read_live(path, &l, e);
   if (rc < 0)
     goto out;
@@ -315,116 +326,28 @@ int pit_replay_events(const char *path, const struct pit_replay_opts *o, struct 
     if (g >= 0)
       lag += (double)(l.its[l.g[g].first + l.g[g].n - 1].step + 1 - l.dec[i].step), nlag++;
   }
-  int64_t mean_lag = nlag ? (int64_t)llround(lag / nlag) : 0;
-
-  struct pit_node nodes[PIT_POLICY_NODES_MAX];
-  char names[PIT_POLICY_NODES_MAX][PIT_NAME_MAX];
-  int nn = l.g[0].nnodes;
-  memcpy(names, l.g[0].nodes, sizeof names);
-  struct pit_membership cur = l.g[0].m;
-  double T = 0, spent = 0, sw_sum = 0, t_dec = NAN;
-  int nsw = 0, gen = 0;
-  int64_t step = l.its[l.g[0].first].step, stop_at = -1;
-  size_t cursor = 0;
-  T += start_overhead(&l, 0);
-  spent += price_of(o, &cur) * T / 3600.0; /* NaN for a type without a price: reported below */
-  while (step < l.total) {
-    int64_t gen_step0 = step;
-    int stop_requested = 0, first = 1;
-    double price = price_of(o, &cur);
-    if (!isfinite(price)) {
-      char m[PIT_MEMBERSHIP_TEXT_MAX];
-      pit_membership_format(&cur, m, sizeof m);
-      rc = pit_err_set(e, PIT_ENOTFOUND, "%s: membership %s has a type without a price (--types, the catalog)",
-                       path, m);
-      goto out;
-    }
-    ctl_obs_gen(&obs);
-    memset(nodes, 0, sizeof nodes);
-    for (int i = 0; i < nn; i++)
-      memcpy(nodes[i].itype, names[i], sizeof nodes[i].itype);
-    for (; step < l.total && (!stop_requested || step < stop_at); step++) {
-      const struct it *x = model_iter(&l, &cur, step, &cursor);
-      if (!x) {
-        r->diverged = 1;
-        goto done;
-      }
-      T += x->dt;
-      spent += price * x->dt / 3600.0;
-      if (first && isfinite(t_dec)) { /* decision → this generation's first iteration */
-        sw_sum += T - t_dec;
-        nsw++;
-        first = 0;
-      }
-      struct pit_record rec;
-      pit_record_init(&rec);
-      rec.type = PIT_REC_ITER;
-      rec.step = step;
-      rec.batch = x->batch;
-      rec.step_s = x->step_s;
-      rec.nranks = x->nranks;
-      rec.compute_s = (double *)x->compute;
-      rec.wait_s = (double *)x->wait;
-      rc = ctl_obs_iter(&obs, &cur, &rec, e);
-      if (rc < 0)
-        goto out;
-      if (stop_requested)
-        continue;
-      memset(&s, 0, sizeof s);
-      s.gen = gen;
-      s.step = step + 1;
-      s.total_steps = l.total;
-      s.cur = cur;
-      s.nmin = o->nmin;
-      s.nmax = o->nmax;
-      s.resizable = 1;
-      s.t = T;
-      s.spent = spent;
-      s.since_change = step + 1 - gen_step0;
-      s.switch_s = nsw ? sw_sum / nsw : NAN;
-      ctl_obs_state(&obs, nodes, nn, rpn, &s);
-      s.ntypes = o->ntypes;
-      memcpy(s.types, o->types, (size_t)o->ntypes * sizeof o->types[0]);
-      rc = pit_policy_decide(&o->policy, &s, &ch, e);
-      if (rc < 0)
-        goto out;
-      r->decisions_sim += ch.decided;
-      if (ch.act != PIT_ACT_RESIZE)
-        continue;
-      if (PIT_GROW(r->sim, r->nsim + 1, simcap)) {
-        rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
-        goto out;
-      }
-      r->sim[r->nsim++] = (struct pit_replay_decision){.step = step + 1, .t = T, .from = cur, .to = ch.to};
-      stop_requested = 1;
-      t_dec = T;
-      stop_at = step + 1 + mean_lag;
-      for (int i = 0; i < l.ndec; i++) /* the live run resized here: it stopped where it stopped */
-        if (l.dec[i].step == step + 1 && pit_membership_equal(&l.dec[i].to, &ch.to)) {
-          int g = live_gen_of(&l, step);
-          if (g >= 0)
-            stop_at = l.its[l.g[g].first + l.g[g].n - 1].step + 1;
-        }
-    }
-    /* the generation ends: its stop overhead; the next one's start */
-    int g = live_gen_of(&l, step - 1);
-    double so = g >= 0 ? stop_overhead(&l, g) : mean_overhead(&l, 0);
-    T += so;
-    spent += price * so / 3600.0;
-    if (step >= l.total || !stop_requested)
-      break;
-    cur = r->sim[r->nsim - 1].to;
-    reshape(names, &nn, &cur);
-    gen++;
-    int lg = live_gen_of(&l, step);
-    double st = lg > 0 && pit_membership_equal(&l.g[lg].m, &cur) ? start_overhead(&l, lg) : mean_overhead(&l, 1);
-    double np = price_of(o, &cur);
-    T += st;
-    spent += (isfinite(np) ? np : 0) * st / 3600.0;
+  struct rmodel rm = {.l = &l, .mean_lag = nlag ? (int64_t)llround(lag / nlag) : 0};
+  struct pit_elastic_model mdl = {&rm, r_iter, r_stop_step, r_start_s, r_stop_s};
+  static struct pit_elastic_job job;
+  memset(&job, 0, sizeof job);
+  job.initial = l.g[0].m;
+  job.nnodes = l.g[0].nnodes;
+  memcpy(job.nodes, l.g[0].nodes, sizeof job.nodes);
+  job.step0 = l.its[l.g[0].first].step;
+  job.total = l.total;
+  if ((rc = pit_elastic_run(&mdl, o, &job, &er, e)) < 0) {
+    char msg[sizeof e->msg];
+    snprintf(msg, sizeof msg, "%s", e->msg);
+    rc = pit_err_set(e, e->code, "%s: %s", path, msg);
+    goto out;
   }
-done:
-  r->cost_sim = spent;
-  r->time_sim = T;
+  r->nsim = er.ndec;
+  r->sim = er.dec;
+  er.dec = NULL;
+  r->diverged = er.diverged;
+  r->decisions_sim = er.decisions;
+  r->cost_sim = er.cost;
+  r->time_sim = er.time_s;
   r->cost_live = l.cost;
   r->time_live = isfinite(l.g[l.ng - 1].t_end) ? l.g[l.ng - 1].t_end : l.its[l.nits - 1].t;
   if (l.t_last_stop > r->time_live)
@@ -442,7 +365,7 @@ done:
   r->same = !r->diverged && same_decisions(r);
   rc = 0;
 out:
-  ctl_obs_release(&obs);
+  pit_elastic_result_release(&er);
   free(l.its);
   free(l.dec);
   if (rc < 0)

@@ -86,13 +86,20 @@ static enum pit_spot_mode uniform(const struct pit_spot_state *s) {
  * more than 0 there (mean gap 15-62% vs 13.3%), so the rationing is off and
  * the reserve is greedy's 2R + m; with it GAMMA 0-6 changed no case.
  * docs/simulate.md reports the held-out half. */
+#ifndef PIT_SPOT_BETA /* overridable at build time only to tune (bench/spot-deadline) */
 #define PIT_SPOT_BETA 0.0
+#endif
+#ifndef PIT_SPOT_GAMMA
 #define PIT_SPOT_GAMMA 4.0
+#endif
+#ifndef PIT_SPOT_RET
+#define PIT_SPOT_RET 0.0
+#endif
 
 static double reserve(const struct pit_spot_state *s) {
   double R = s->restart_h, m = s->tick_h, s0 = s->deadline_h - s->job_h - 2 * R - m;
   double left = s->deadline_h > 0 ? (s->deadline_h - s->t_h) / s->deadline_h : 0;
-  return 2 * R + m + PIT_SPOT_BETA * (s0 > 0 ? s0 : 0) * (left > 0 ? left : 0);
+  return 2 * R + m + PIT_SPOT_RET * 2 * R + PIT_SPOT_BETA * (s0 > 0 ? s0 : 0) * (left > 0 ? left : 0);
 }
 
 static enum pit_spot_mode pitstop(const struct pit_spot_state *s) {
