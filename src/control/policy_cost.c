@@ -1,9 +1,10 @@
 /* policy_cost.c — the `cost` and `time` policies: at a decision point, the
  * rest of the job predicted on each alternative membership (keep, add a node
  * of a type, remove a node, switch type, go back to a measured membership,
- * remove several nodes of a type at once), and a move only when it pays for
- * the switch with a margin; while the kept membership meets the deadline, a
- * move only to one that meets it at the high end of its interval.
+ * add or remove several nodes of a type at once), and a move only when it
+ * pays for the switch with a margin; while the kept membership meets the
+ * deadline, a move only to one that meets it at the high end of its interval
+ * with a switch to spare.
  *
  * Invariants: a pure function of (policy, state) — no clock, no I/O, no
  * globals, so live runs, replays, the simulator and tests share it; every
@@ -294,6 +295,13 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
   }
   for (int i = 0; i < s->nmeas; i++) /* back to any measured membership */
     add_alt(&x, c, &s->meas[i].m, "switch");
+  /* the deadline no longer holds: add several nodes of a type at once, up to the bound (--nnodes) */
+  for (int k = 0; k < s->ntypes && !c->alts[0].feasible && s->nmax > 0; k++)
+    for (int more = 2; more <= s->nmax - ncur; more++) {
+      struct pit_membership m = s->cur;
+      if (pit_membership_add(&m, s->types[k].itype, more, rpn, &e2) == 0)
+        add_alt(&x, c, &m, "add");
+    }
   for (int k = 0; k < s->cur.n; k++) /* remove several nodes of a type at once: down to 1 of it */
     for (int keepn = s->cur.m[k].nodes - 2; keepn >= 1; keepn--) {
       struct pit_membership m;
@@ -315,9 +323,10 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
     const struct pit_policy_alt *a = &c->alts[i];
     if (any_feasible && !a->feasible)
       continue;
-    /* while the kept membership meets the deadline, leave it only for one that meets it at its high end:
-     * a move for cost that the noise or the model's error would undo is not taken */
-    if (keep->feasible && !isnan(p->deadline_s) && s->t + a->rest_hi > p->deadline_s)
+    /* while the kept membership meets the deadline, leave it only for one that meets it at its high end
+     * with one more switch to spare: a move for cost that the noise or the model's error would undo
+     * (at the price of a switch back) is not taken */
+    if (keep->feasible && !isnan(p->deadline_s) && s->t + a->rest_hi + x.sw > p->deadline_s)
       continue;
     double v = any_feasible ? obj(&x, a, 1) : a->rest_hi;
     double w = best < 0 ? INFINITY : any_feasible ? obj(&x, &c->alts[best], 1) : c->alts[best].rest_hi;
