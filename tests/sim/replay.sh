@@ -9,15 +9,8 @@
 # NOT agree (the check can fail). Bad events files (truncated, no iteration, a
 # type the catalog lacks) give one message naming the file and a non-zero exit.
 set -u
-P=${PITSTOP:?}
-T=$(mktemp -d "${TMPDIR:-/tmp}/pit-replay-XXXXXX")
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
-fail=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
-PY=$(command -v python3) || { echo "no python3: skipped"; exit 77; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_oob_tcp_if_include=lo \
-  OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
+. "${PIT_SOURCE_DIR:?}/tests/sim/common.bash"
+. "$SRC/tests/dist/common.bash"
 unset OPENBLAS_CORETYPE
 
 cat > "$T/cat.tsv" << 'CAT'
@@ -60,20 +53,14 @@ PY
 "$P" simulate --replay "$EV" --catalog "$T/cat.tsv" --nnodes 1:2 | grep -q "^same decisions at the same steps: yes" \
   && ok "table" || bad "table"
 
-expect_fail() { # name file named extra-args...: non-zero exit, one line naming the file named
-  local name=$1 f=$2 named=$3; shift 3
-  local err
-  if err=$("$P" simulate --replay "$f" --catalog "$T/cat.tsv" "$@" 2>&1 >/dev/null); then
-    bad "$name: exit 0"
-  elif [ "$(printf '%s\n' "$err" | grep -c .)" -ne 1 ] || ! printf '%s' "$err" | grep -qF "$named"; then
-    bad "$name: message '$err'"
-  else
-    ok "$name: $err"
-  fi
+replay_fail() { # name file needle extra-args...
+  local name=$1 f=$2 needle=$3
+  shift 3
+  expect_fail "$name" "$needle" "$P" simulate --replay "$f" --catalog "$T/cat.tsv" "$@"
 }
 head -c $(($(stat -c %s "$EV") / 2)) "$EV" > "$T/trunc.jsonl"
-expect_fail "truncated events" "$T/trunc.jsonl" trunc.jsonl
+replay_fail "truncated events" "$T/trunc.jsonl" trunc.jsonl
 grep -v '"type":"iter"' "$EV" > "$T/noiter.jsonl"
-expect_fail "no iteration" "$T/noiter.jsonl" noiter.jsonl
-expect_fail "type not in catalog" "$EV" cat.tsv --types local-1,no.such
+replay_fail "no iteration" "$T/noiter.jsonl" noiter.jsonl
+replay_fail "type not in catalog" "$EV" cat.tsv --types local-1,no.such
 exit $fail
