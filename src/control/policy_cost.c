@@ -295,8 +295,8 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
   }
   for (int i = 0; i < s->nmeas; i++) /* back to any measured membership */
     add_alt(&x, c, &s->meas[i].m, "switch");
-  /* the deadline no longer holds: add several nodes of a type at once, up to the bound (--nnodes) */
-  for (int k = 0; k < s->ntypes && !c->alts[0].feasible && s->nmax > 0; k++)
+  /* add several nodes of a type at once, up to the bound (--nnodes: without one, not weighed) */
+  for (int k = 0; k < s->ntypes && s->nmax > 0; k++)
     for (int more = 2; more <= s->nmax - ncur; more++) {
       struct pit_membership m = s->cur;
       if (pit_membership_add(&m, s->types[k].itype, more, rpn, &e2) == 0)
