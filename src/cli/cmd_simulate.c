@@ -89,14 +89,26 @@ static int replay(const char *events, const char *catalog, const char *types, co
   if (rc == 0 && !types) { /* the first generation's types: its node records before its first iteration */
     struct pit_record_reader rd;
     struct pit_record rec;
+    struct pit_membership first; /* its types, each once */
+    pit_membership_clear(&first);
     pit_record_init(&rec);
     if ((rc = pit_record_reader_open(&rd, events, &e)) == 0) {
       int more;
       while ((more = pit_record_reader_next(&rd, &rec, &e)) == 1 && rec.type != PIT_REC_ITER) {
-        if (rec.type == PIT_REC_NODE && rec.gen == 0 && strcmp(rec.action, "start") == 0 && !strstr(buf, rec.itype))
-          snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", *buf ? "," : "", rec.itype);
+        if (rec.type == PIT_REC_NODE && rec.gen == 0 && strcmp(rec.action, "start") == 0) {
+          int arc = pit_membership_add(&first, rec.itype, 1, -1, &e);
+          if (arc < 0) {
+            char m[sizeof e.msg];
+            snprintf(m, sizeof m, "%s", e.msg);
+            more = pit_err_set(&e, arc, "%s:%ld: node record: %s", events, rd.lineno, m);
+          }
+        }
         pit_record_release(&rec);
+        if (more < 0)
+          break;
       }
+      for (int i = 0; i < first.n; i++)
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? "," : "", first.m[i].itype);
       rc = more < 0 ? more : 0;
       pit_record_reader_release(&rd);
     }
