@@ -211,7 +211,7 @@ int main(int argc, char **argv) {
           snprintf(path + strlen(path), sizeof path - strlen(path), " >%lld:%d", (long long)r.dec[i].step,
                    pit_membership_nodes(&r.dec[i].to));
         char dl[16];
-        snprintf(dl, sizeof dl, factors[f] > 0 ? "%.2gx" : "none", factors[f]);
+        snprintf(dl, sizeof dl, factors[f] > 0 ? "%.3gx" : "none", factors[f]);
         printf("%-11s %5d %8s %12.6g %12.6g %6d %12.6g %7.3f %6.1f%% %4s %s\n", W[w].name, start, dl, r.cost,
                fcost[best], best, fcost[nmax], ratio, 100 * saving, met ? "yes" : "NO", path);
         int k = start != 1;
