@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "control/control_impl.h"
 
 #define MAXG 256 /* live generations */
@@ -154,20 +156,23 @@ static int read_live(const char *path, struct live *l, struct pit_err *e) {
     } else if (r.type == PIT_REC_END) {
       g->t_end = r.t;
     } else if (r.type == PIT_REC_DECISION && r.detail) {
-      const char *a = strstr(r.detail, "\"action\":\"resize\"");
-      const char *to = strstr(r.detail, "\"to\":\""), *from = strstr(r.detail, "\"from\":\"");
-      if (a && to && from) {
-        struct pit_replay_decision d = {.step = r.step, .t = r.t};
-        char buf[PIT_MEMBERSHIP_TEXT_MAX];
-        struct pit_err e2 = {0};
-        snprintf(buf, sizeof buf, "%.*s", (int)strcspn(to + 6, "\""), to + 6);
-        int bad = pit_membership_parse(&d.to, buf, &e2) < 0;
-        snprintf(buf, sizeof buf, "%.*s", (int)strcspn(from + 8, "\""), from + 8);
-        bad = bad || pit_membership_parse(&d.from, buf, &e2) < 0;
-        if (bad) {
-          rc = pit_err_set(e, PIT_EFORMAT, "%s:%ld: decision: %s", path, rd.lineno, e2.msg);
-          break;
-        }
+      /* the controller's keys of the detail: "action" (keep | resize | recommend), "from", "to" */
+      cJSON *j = cJSON_Parse(r.detail);
+      const char *a = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "action"));
+      const char *to = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "to"));
+      const char *from = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "from"));
+      int resize = a && strcmp(a, "resize") == 0;
+      struct pit_replay_decision d = {.step = r.step, .t = r.t};
+      struct pit_err e2 = {0};
+      int bad = resize && (!to || !from || pit_membership_parse(&d.to, to, &e2) < 0 ||
+                           pit_membership_parse(&d.from, from, &e2) < 0);
+      cJSON_Delete(j);
+      if (bad) {
+        rc = pit_err_set(e, PIT_EFORMAT, "%s:%ld: resize decision: %s", path, rd.lineno,
+                         e2.msg[0] ? e2.msg : "no \"from\" or \"to\" membership");
+        break;
+      }
+      if (resize) {
         if (PIT_GROW(l->dec, l->ndec + 1, l->deccap)) {
           rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
           break;
