@@ -14,10 +14,15 @@
  * --summary: only the summaries) and per set: missed deadlines, mean gap,
  * mean gap of each policy's worst 10% of cases, cases where pitstop costs
  * more than uniform progress.
+ * --csv FILE: also every case as one CSV row (trace, start tick, job, restart,
+ * deadline factor, the optimum's cost, then per policy its cost, gap to the
+ * optimum and whether it met the deadline), written atomically.
  * --scale TRACE: instead, one job on 1000 nodes over 14 days of TRACE
  * (pit_sim_multi, each policy), with the wall time (monotonic clock) and the
  * memory (the bytes the simulation held, and the process's peak RSS).
- * usage: bench-spot-deadline [TRACE_DIR] [--quick] [--starts N] [--spot-ratio X] [--summary]
+ * --set tune|held_out: only that set's traces (the start offsets stay the same).
+ * usage: bench-spot-deadline [TRACE_DIR] [--quick] [--starts N] [--spot-ratio X] [--summary] [--csv FILE]
+ *                            [--set tune|held_out]
  *        bench-spot-deadline --scale TRACE
  *   --quick: jobs 10 h only; --starts: default 1; --spot-ratio: spot / on-demand price, default 0.3
  */
@@ -31,6 +36,7 @@
 #include <time.h>
 
 #include "pitstop/sim.h"
+#include "pitstop/util.h"
 
 static char paths[256][1024];
 static int npaths;
@@ -140,7 +146,8 @@ int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--scale") == 0)
     return scale(argv[2]);
   const char *dir = "../shared/data/skypilot-spot-traces";
-  int quick = 0, starts = 1, quiet = 0;
+  const char *csv = NULL;
+  int quick = 0, starts = 1, quiet = 0, only = -1;
   double ratio = 0.3;
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--quick") == 0)
@@ -149,6 +156,11 @@ int main(int argc, char **argv) {
       quiet = 1;
     else if (strcmp(argv[i], "--starts") == 0 && i + 1 < argc)
       starts = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && (strcmp(argv[i + 1], "tune") == 0 ||
+                                                                strcmp(argv[i + 1], "held_out") == 0))
+      only = strcmp(argv[++i], "tune") == 0 ? 0 : 1;
+    else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
+      csv = argv[++i];
     else if (strcmp(argv[i], "--spot-ratio") == 0 && i + 1 < argc)
       ratio = atof(argv[++i]);
     else
@@ -156,6 +168,21 @@ int main(int argc, char **argv) {
   if (starts < 1 || !(ratio > 0 && ratio < 1)) {
     fprintf(stderr, "bench-spot-deadline: --starts >= 1 and 0 < --spot-ratio < 1\n");
     return 2;
+  }
+  struct pit_atomic_file af = {0};
+  if (csv) {
+    struct pit_err e = {0};
+    if (pit_atomic_open(&af, csv, &e)) {
+      fprintf(stderr, "bench-spot-deadline: %s\n", e.msg);
+      return 1;
+    }
+    fprintf(af.fp, "trace,start_tick,job_h,restart_h,deadline_factor,deadline_h,optimum_cost");
+    for (int k = 0; k < 4; k++) {
+      const char *n = pit_spot_policy_name(k == 0 ? PIT_SPOT_PITSTOP : k == 1 ? PIT_SPOT_GREEDY
+                                           : k == 2 ? PIT_SPOT_UNIFORM : PIT_SPOT_ON_DEMAND);
+      fprintf(af.fp, ",%s_cost,%s_gap,%s_met", n, n, n);
+    }
+    fprintf(af.fp, "\n");
   }
   walk(dir);
   qsort(paths, (size_t)npaths, sizeof paths[0], (int (*)(const void *, const void *))strcmp);
@@ -176,6 +203,11 @@ int main(int argc, char **argv) {
            "pitstop", "greedy", "UP", "od");
   uint64_t rng = 0x9e3779b97f4a7c15ull;
   for (int f = 0; f < npaths; f++) {
+    if (only >= 0 && f % 2 != only) { /* the other set: its start offsets drawn all the same */
+      for (int st = 0; st < starts; st++)
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+      continue;
+    }
     struct pit_trace tr;
     struct pit_err e = {0};
     if (pit_trace_load(&tr, paths[f], &e)) {
@@ -200,13 +232,14 @@ int main(int argc, char **argv) {
             const char *name = strstr(paths[f], "traces/") ? strstr(paths[f], "traces/") + 7 : paths[f];
             if (!quiet)
               printf("%-60s %6d %5g %4g %5g %9.3f", name, offset, jobs[j], restarts[r], factors[q], opt.cost);
-            double g[NP];
+            double g[NP], cost[NP];
             int met[NP];
             for (int k = 0; k < NP; k++) {
               if (pit_sim_run(&c, pol[k], 0, &res, &e)) {
                 fprintf(stderr, "bench-spot-deadline: %s\n", e.msg);
                 return 1;
               }
+              cost[k] = res.cost;
               g[k] = res.cost / opt.cost - 1;
               met[k] = res.deadline_met;
               if (!quiet)
@@ -215,6 +248,13 @@ int main(int argc, char **argv) {
             }
             if (!quiet)
               printf("\n");
+            if (csv) {
+              fprintf(af.fp, "%s,%d,%g,%g,%g,%.6g,%.9g", name, offset, jobs[j], restarts[r], factors[q],
+                      c.deadline_h, opt.cost);
+              for (int k = 0; k < NP; k++)
+                fprintf(af.fp, ",%.9g,%.6f,%d", cost[k], g[k], met[k]);
+              fprintf(af.fp, "\n");
+            }
             for (int m = 0; m < 2; m++) {
               struct set *s = mine[m];
               for (int k = 0; k < NP; k++) {
@@ -234,6 +274,14 @@ int main(int argc, char **argv) {
          npaths, starts, ratio);
   for (int s = 0; s < 3; s++)
     summary(&sets[s]);
+  if (csv) {
+    struct pit_err e = {0};
+    if (pit_atomic_commit(&af, &e)) {
+      fprintf(stderr, "bench-spot-deadline: %s\n", e.msg);
+      return 1;
+    }
+    printf("cases written to %s\n", csv);
+  }
   for (int s = 0; s < 3; s++)
     for (int k = 0; k < NP; k++)
       free(sets[s].gap[k]);

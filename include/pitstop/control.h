@@ -37,6 +37,8 @@
 int pit_run_membership_parse(struct pit_membership *m, const char *text, const char *deftype, struct pit_err *e);
 /* Nodes of type itype in m (0 if none). */
 int pit_membership_count(const struct pit_membership *m, const char *itype);
+/* `--nnodes MIN:MAX` (1 <= MIN <= MAX). */
+int pit_nnodes_parse(const char *text, int *nmin, int *nmax, struct pit_err *e);
 
 /* ---------------- 2. providers ---------------- */
 
@@ -256,6 +258,11 @@ int pit_policy_decide(const struct pit_policy *p, const struct pit_policy_state 
 /* The cost/time policy's part of pit_policy_decide (policy_cost.c). */
 int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
                            struct pit_err *e);
+/* The policy's types from the catalog: list is ','-separated type names
+ * (each must be in cat; catalog_name names it in the error). speed = CPUs ×
+ * quota. *n types filled, at most PIT_POLICY_TYPES_MAX. */
+int pit_policy_types(const struct pit_catalog *cat, const char *catalog_name, const char *list,
+                     struct pit_policy_type *types, int *n, struct pit_err *e);
 /* Σ nodes × price_h of m from the state's types (NaN if a type is missing). */
 double pit_policy_price_h(const struct pit_policy_state *s, const struct pit_membership *m);
 
@@ -382,6 +389,102 @@ struct pit_profile_row {
  * -1 when none fits. */
 int pit_profile_rank(const struct pit_runset *rs, const struct pit_catalog *cat, const struct pit_profile_query *q,
                      struct pit_profile_row **rows, int *n, int *best, struct pit_err *e);
+
+/* ---------------- elastic simulation: the policy on a simulated clock ----------------
+ *
+ * pit_elastic_run drives a job step by step on a simulated clock with the same
+ * policy code (pit_policy_decide) and the same observation code the controller
+ * uses (its iteration records through the controller's observer): a workload
+ * model gives each iteration (its step time and per-rank compute/wait) on a
+ * membership, and the overheads around each generation (stop: checkpoint and
+ * exit after the last step; start: nodes, launch and init before the first).
+ * A resize ends the generation at the model's stop step; the nodes change as
+ * the controller's reshape changes them (surplus nodes of a type go from the
+ * end of the node list, missing ones are appended); the next generation pays
+ * the start overhead; the policy sees the simulated time, spend (Σ nodes ×
+ * price_h, per second) and switching time (decision → the next first
+ * iteration, mean over the resizes so far). Two models: a recorded run
+ * (pit_replay_events) and any caller's (bench/ondemand-grid: USL fits). */
+struct pit_replay_opts {
+  struct pit_policy policy;          /* cost or time, with deadline/budget/margin/every as run had */
+  int nmin, nmax;                    /* --nnodes */
+  int ranks_per_node;                /* >= 1 */
+  int ntypes;
+  struct pit_policy_type types[PIT_POLICY_TYPES_MAX];
+};
+/* One iteration as the model gives it. */
+struct pit_elastic_iter {
+  double step_s;                     /* the record's step time (what the policy measures) */
+  double dt;                         /* simulated seconds it takes (>= step_s: checkpoints, epoch ends) */
+  int64_t batch;                     /* global batch */
+  int nranks;                        /* 0: no per-rank split */
+  double compute_s[PIT_POLICY_NODES_MAX], wait_s[PIT_POLICY_NODES_MAX]; /* rank order */
+};
+/* The model; ctx is the caller's. nodes: the itypes in rank order (nnodes). */
+struct pit_elastic_model {
+  void *ctx;
+  /* 1: *it filled; 0: no model for m (the run stops: diverged); < 0: error in e. */
+  int (*iter)(void *ctx, const struct pit_membership *m, const char (*nodes)[PIT_NAME_MAX], int nnodes, int64_t step,
+              struct pit_elastic_iter *it, struct pit_err *e);
+  /* The generation's last step + 1 after a resize decided before step `decided`. */
+  int64_t (*stop_step)(void *ctx, int64_t decided, const struct pit_membership *to);
+  /* Seconds before generation gen's first step (on m), after its last (last: the job's end). */
+  double (*start_s)(void *ctx, int gen, int64_t step, const struct pit_membership *m);
+  double (*stop_s)(void *ctx, int gen, int64_t step, const struct pit_membership *m, int last);
+};
+struct pit_elastic_job {
+  struct pit_membership initial;
+  char nodes[PIT_POLICY_NODES_MAX][PIT_NAME_MAX]; /* initial's itypes in rank order (nnodes 0: in
+                                                      initial's order) */
+  int nnodes;
+  int64_t step0, total;              /* first step, the job's iterations */
+};
+struct pit_replay_decision {
+  int64_t step;                      /* the step the decision was taken at (step_next) */
+  double t;                          /* run seconds (live: the record's; replay: simulated) */
+  struct pit_membership from, to;
+};
+/* dec: malloc'd, owned (pit_elastic_result_release). */
+struct pit_elastic_result {
+  int ndec;
+  struct pit_replay_decision *dec;   /* resize decisions, in order */
+  int diverged;                      /* 1: a membership without a model was chosen (stopped there) */
+  int decisions;                     /* decision points weighed (keep included) */
+  int64_t steps_done;
+  double cost, time_s;               /* US$ (per-second billing), s from start to the last stop */
+};
+void pit_elastic_result_release(struct pit_elastic_result *r);
+/* Errors: a membership with a type not in o->types, the model's, out of memory. */
+int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay_opts *o,
+                    const struct pit_elastic_job *job, struct pit_elastic_result *r, struct pit_err *e);
+
+/* ---------------- replay: a recorded run driven again by the policy ----------------
+ *
+ * pit_replay_events reads a run's events file (`pitstop run`'s events.jsonl)
+ * and runs pit_elastic_run over a model made of the run's own records: step s
+ * on membership M takes the recorded iteration s when the live run ran it on
+ * M, else M's recorded iterations in turn; each generation's start and stop
+ * overheads are the live ones (a generation the live run did not have: the
+ * live mean); a resize at a step the live run resized at stops where the live
+ * one stopped, else after the live runs' mean lag. It reports the resize
+ * decisions of both (step, from, to) and the cost of both: live from the node
+ * records (price × start..stop), the replay's from the simulated clock. A
+ * membership the live run never ran has no records: the replay stops there
+ * (diverged). */
+/* live, sim: malloc'd arrays owned by the result (pit_replay_release). */
+struct pit_replay {
+  int nlive, nsim;
+  struct pit_replay_decision *live, *sim; /* resize decisions, in order */
+  int same;                          /* 1: same count, same steps, same from and to */
+  int diverged;                      /* 1: the replay chose a membership without records */
+  int64_t steps;                     /* the job's iterations */
+  double cost_live, cost_sim;        /* US$ */
+  double time_live, time_sim;        /* s, run start to the last node's stop */
+  int decisions_sim;                 /* decision points the replay's policy weighed (keep included) */
+};
+void pit_replay_release(struct pit_replay *r);
+/* Errors name the file (and line): unreadable, malformed, no iteration. */
+int pit_replay_events(const char *path, const struct pit_replay_opts *o, struct pit_replay *r, struct pit_err *e);
 
 /* The local provider's node wrapper (pitstop node-exec): pins the calling
  * process to cpus, joins cgroup (if not ""), then the caller execs. */

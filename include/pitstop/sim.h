@@ -82,6 +82,8 @@ struct pit_spot_state {
   double avail_seen;          /* share of the ticks so far with spot available (0.5 before any) */
   double run_seen_h;          /* mean length of the spans of spot availability seen so far, the
                                  current one included (0: none seen yet) */
+  double spot_share;          /* share of the job's nodes spot would hold now (many nodes: the trace's
+                                 count / nodes, at most 1); 0 is read as 1 (one node) */
 };
 
 enum pit_spot_policy {

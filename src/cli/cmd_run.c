@@ -381,16 +381,8 @@ int pit_cmd_run(int argc, char **argv) {
   }
   if (rc == 0)
     rc = pit_run_membership_parse(&o.initial, nodes ? nodes : "1", o.deftype, &e);
-  if (rc == 0 && nnodes) {
-    int a = 0, b = 0;
-    char tail;
-    if (sscanf(nnodes, "%d:%d%c", &a, &b, &tail) != 2 || a < 1 || b < 1)
-      rc = pit_err_set(&e, PIT_EARG, "--nnodes '%s' is not MIN:MAX", nnodes);
-    else if (a > b)
-      rc = pit_err_set(&e, PIT_EARG, "--nnodes %s: MIN %d is above MAX %d", nnodes, a, b);
-    o.nmin = a;
-    o.nmax = b;
-  }
+  if (rc == 0 && nnodes)
+    rc = pit_nnodes_parse(nnodes, &o.nmin, &o.nmax, &e);
   if (rc == 0)
     rc = pit_policy_parse(&o.policy, policy ? policy : schedule ? "schedule" : "fixed", &e);
   if (rc == 0 && schedule)

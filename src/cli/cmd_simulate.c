@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "pitstop/control.h"
 #include "pitstop/sim.h"
 
 static const struct pit_cli_opt opts[] = {
@@ -28,15 +29,26 @@ static const struct pit_cli_opt opts[] = {
     {"nodes", 1, 'n', "N", "N nodes in lock-step (default 1)"},
     {"chart", 1, 'C', "FILE", "draw the runs to FILE.png or FILE.svg"},
     {"format", 1, 'f', "F", "table (default) or json"},
+    {"replay", 1, 'R', "EVENTS", "drive a `pitstop run` events file again on a simulated clock"},
+    {"types", 1, 'y', "T1,T2", "--replay: the types the policy may choose"},
+    {"nnodes", 1, 'N', "MIN:MAX", "--replay: node counts the policy may choose"},
+    {"policy", 1, 'P', "cost|time", "--replay: the policy (default cost)"},
+    {"deadline", 1, 'D', "S", "--replay: the run's deadline in seconds"},
+    {"budget", 1, 'B', "USD", "--replay: the run's budget"},
 };
 
 static const struct pit_cli_cmd cmd = {
     "usage: pitstop simulate --trace FILE --job-hours H --deadline-hours D --restart-hours R\n"
     "                        [--catalog FILE [--itype T]] [--price-h P] [--spot-price-h S]\n"
-    "                        [--offset-hours X] [--nodes N] [--chart FILE.png|.svg] [--format table|json]\n\n",
+    "                        [--offset-hours X] [--nodes N] [--chart FILE.png|.svg] [--format table|json]\n"
+    "       pitstop simulate --replay EVENTS [--catalog FILE] [--types T,...] [--nnodes MIN:MAX]\n"
+    "                        [--policy cost|time] [--deadline S] [--budget USD] [--format table|json]\n\n",
     opts, PIT_CLI_NOPTS(opts),
     "\nPrices: --catalog (the trace's type, or --itype), else --price-h and --spot-price-h;\n"
-    "the CSV's spot prices (their mean) win over both.\n"};
+    "the CSV's spot prices (their mean) win over both.\n"
+    "EVENTS: a `pitstop run` events file; the run is driven again by the same policy on a\n"
+    "simulated clock from its own records; give the options the run had (catalog default:\n"
+    "the local one; types default: the first generation's).\n"};
 
 /* pos: the value must be > 0 (else >= 0) */
 static int parse_num(const char *opt, const char *v, int pos, double *out) {
@@ -75,9 +87,116 @@ static cJSON *result_json(const struct pit_sim_result *r, double opt) {
   return o;
 }
 
+/* --replay: the run's decisions and cost against the replay's (pit_replay_events). */
+static int replay(const char *events, const char *catalog, const char *types, const char *nnodes, const char *policy,
+                  double deadline, double budget, int json) {
+  struct pit_err e = {0};
+  struct pit_replay_opts o = {.nmin = 1, .nmax = 0, .ranks_per_node = 1};
+  struct pit_catalog cat = {0};
+  struct pit_replay r = {0};
+  char buf[1024] = "";
+  int rc = pit_policy_parse(&o.policy, policy ? policy : "cost", &e);
+  if (rc == 0 && o.policy.kind != PIT_POLICY_COST && o.policy.kind != PIT_POLICY_TIME)
+    rc = pit_err_set(&e, PIT_EARG, "--policy %s: a replay weighs cost or time", policy);
+  if (rc == 0 && nnodes)
+    rc = pit_nnodes_parse(nnodes, &o.nmin, &o.nmax, &e);
+  o.policy.deadline_s = deadline;
+  o.policy.budget = budget;
+  if (!catalog)
+    catalog = pit_cli_local_catalog();
+  if (rc == 0)
+    rc = pit_catalog_load(&cat, catalog, &e);
+  if (rc == 0 && !types) { /* the first generation's types: its node records before its first iteration */
+    struct pit_record_reader rd;
+    struct pit_record rec;
+    struct pit_membership first; /* its types, each once */
+    pit_membership_clear(&first);
+    pit_record_init(&rec);
+    if ((rc = pit_record_reader_open(&rd, events, &e)) == 0) {
+      int more;
+      while ((more = pit_record_reader_next(&rd, &rec, &e)) == 1 && rec.type != PIT_REC_ITER) {
+        if (rec.type == PIT_REC_NODE && rec.gen == 0 && strcmp(rec.action, "start") == 0) {
+          int arc = pit_membership_add(&first, rec.itype, 1, -1, &e);
+          if (arc < 0) {
+            char m[sizeof e.msg];
+            snprintf(m, sizeof m, "%s", e.msg);
+            more = pit_err_set(&e, arc, "%s:%ld: node record: %s", events, rd.lineno, m);
+          }
+        }
+        pit_record_release(&rec);
+        if (more < 0)
+          break;
+      }
+      for (int i = 0; i < first.n; i++)
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? "," : "", first.m[i].itype);
+      rc = more < 0 ? more : 0;
+      pit_record_reader_release(&rd);
+    }
+    pit_record_release(&rec);
+    types = buf;
+  }
+  if (rc == 0)
+    rc = pit_policy_types(&cat, catalog, types, o.types, &o.ntypes, &e);
+  if (rc == 0)
+    rc = pit_replay_events(events, &o, &r, &e);
+  pit_catalog_release(&cat);
+  if (rc < 0)
+    return pit_cli_fail(&e);
+  double ratio = r.cost_live > 0 ? r.cost_sim / r.cost_live : NAN;
+  if (json) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "events", events);
+    cJSON_AddNumberToObject(j, "steps", (double)r.steps);
+    cJSON_AddBoolToObject(j, "same_decisions", r.same);
+    cJSON_AddBoolToObject(j, "diverged", r.diverged);
+    for (int k = 0; k < 2; k++) {
+      cJSON *x = cJSON_AddObjectToObject(j, k ? "replay" : "live");
+      jnum(x, "cost", k ? r.cost_sim : r.cost_live);
+      jnum(x, "time_s", k ? r.time_sim : r.time_live);
+      cJSON *d = cJSON_AddArrayToObject(x, "decisions");
+      for (int i = 0; i < (k ? r.nsim : r.nlive); i++) {
+        const struct pit_replay_decision *q = k ? &r.sim[i] : &r.live[i];
+        char f[PIT_MEMBERSHIP_TEXT_MAX], t[PIT_MEMBERSHIP_TEXT_MAX];
+        pit_membership_format(&q->from, f, sizeof f);
+        pit_membership_format(&q->to, t, sizeof t);
+        cJSON *o2 = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o2, "step", (double)q->step);
+        cJSON_AddStringToObject(o2, "from", f);
+        cJSON_AddStringToObject(o2, "to", t);
+        cJSON_AddItemToArray(d, o2);
+      }
+    }
+    jnum(j, "cost_ratio", ratio);
+    char *txt = cJSON_PrintUnformatted(j);
+    if (!txt || printf("%s\n", txt) < 0)
+      rc = pit_cli_error("cannot write to standard output");
+    free(txt);
+    cJSON_Delete(j);
+  } else {
+    printf("replay of %s: %lld steps, policy %s, types %s\n", events, (long long)r.steps,
+           pit_policy_name(&o.policy), types);
+    for (int k = 0; k < 2; k++)
+      for (int i = 0; i < (k ? r.nsim : r.nlive); i++) {
+        const struct pit_replay_decision *q = k ? &r.sim[i] : &r.live[i];
+        char f[PIT_MEMBERSHIP_TEXT_MAX], t[PIT_MEMBERSHIP_TEXT_MAX];
+        pit_membership_format(&q->from, f, sizeof f);
+        pit_membership_format(&q->to, t, sizeof t);
+        printf("%-7s step %6lld  %s -> %s\n", k ? "replay" : "live", (long long)q->step, f, t);
+      }
+    printf("same decisions at the same steps: %s%s\n", r.same ? "yes" : "NO",
+           r.diverged ? " (the replay chose a membership the run never ran: stopped there)" : "");
+    printf("cost: live $%.6f (node records), replay $%.6f (simulated clock), ratio %.4f; time %.1f s vs %.1f s\n",
+           r.cost_live, r.cost_sim, ratio, r.time_live, r.time_sim);
+  }
+  pit_replay_release(&r);
+  return rc;
+}
+
 int pit_cmd_simulate(int argc, char **argv) {
   const char *trace = NULL, *catalog = NULL, *itype = NULL, *chart = NULL;
+  const char *events = NULL, *types = NULL, *nnodes = NULL, *policy = NULL;
   double job = NAN, deadline = NAN, restart = NAN, price = NAN, spot = NAN, offset = 0, nodes = 1;
+  double run_deadline = NAN, budget = NAN;
   int json = 0, rc = 0, o;
   struct pit_cli_getopt go;
   pit_cli_getopt_init(&go, argc, argv, &cmd);
@@ -94,6 +213,12 @@ int pit_cmd_simulate(int argc, char **argv) {
     case 'o': rc = parse_num(go.opt->name, optarg, 0, &offset); break;
     case 'n': rc = parse_num(go.opt->name, optarg, 1, &nodes); break;
     case 'C': chart = optarg; break;
+    case 'R': events = optarg; break;
+    case 'y': types = optarg; break;
+    case 'N': nnodes = optarg; break;
+    case 'P': policy = optarg; break;
+    case 'D': rc = parse_num(go.opt->name, optarg, 1, &run_deadline); break;
+    case 'B': rc = parse_num(go.opt->name, optarg, 1, &budget); break;
     case 'f':
       if (strcmp(optarg, "json") == 0)
         json = 1;
@@ -110,6 +235,13 @@ int pit_cmd_simulate(int argc, char **argv) {
     return rc;
   if (optind < argc)
     return pit_cli_usage("unexpected argument '%s' (pitstop simulate --help)", argv[optind]);
+  if (events) {
+    if (trace)
+      return pit_cli_usage("--replay and --trace: one or the other");
+    return replay(events, catalog, types, nnodes, policy, run_deadline, budget, json);
+  }
+  if (types || nnodes || policy || !isnan(run_deadline) || !isnan(budget))
+    return pit_cli_usage("--types, --nnodes, --policy, --deadline and --budget go with --replay");
   if (!trace || isnan(job) || isnan(deadline) || isnan(restart))
     return pit_cli_usage("--trace, --job-hours, --deadline-hours and --restart-hours are required");
   if (itype && !catalog)

@@ -1074,20 +1074,7 @@ static int policy_types(struct ctl *c, struct pit_err *e) {
   else
     for (int i = 0; i < o->initial.n; i++)
       snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? "," : "", o->initial.m[i].itype);
-  char *save = NULL;
-  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    const struct pit_itype *it = pit_catalog_find(&c->cat, t);
-    if (!it)
-      return pit_err_set(e, PIT_ENOTFOUND, "--types names '%s', which the catalog '%s' lacks", t, o->catalog);
-    if (c->ntypes == PIT_POLICY_TYPES_MAX)
-      return pit_err_set(e, PIT_EARG, "more than %d types for the policy", PIT_POLICY_TYPES_MAX);
-    struct pit_policy_type *pt = &c->types[c->ntypes++];
-    snprintf(pt->itype, sizeof pt->itype, "%s", it->name);
-    pt->price_h = it->price_h;
-    double cpus = it->cpus > 0 ? it->cpus : it->vcpus;
-    pt->speed = cpus * (isnan(it->cpu_quota) ? 1.0 : it->cpu_quota);
-  }
-  return 0;
+  return pit_policy_types(&c->cat, o->catalog, buf, c->types, &c->ntypes, e);
 }
 
 /* What the provider is told of the run (c->o and c->state_dir set). */

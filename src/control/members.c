@@ -44,3 +44,15 @@ int pit_membership_count(const struct pit_membership *m, const char *itype) {
       k += m->m[i].nodes;
   return k;
 }
+
+int pit_nnodes_parse(const char *text, int *nmin, int *nmax, struct pit_err *e) {
+  int a = 0, b = 0;
+  char tail;
+  if (sscanf(text, "%d:%d%c", &a, &b, &tail) != 2 || a < 1 || b < 1)
+    return pit_err_set(e, PIT_EARG, "--nnodes '%s' is not MIN:MAX", text);
+  if (a > b)
+    return pit_err_set(e, PIT_EARG, "--nnodes %s: MIN %d is above MAX %d", text, a, b);
+  *nmin = a;
+  *nmax = b;
+  return 0;
+}

@@ -39,6 +39,29 @@ int pit_policy_parse(struct pit_policy *p, const char *name, struct pit_err *e) 
   return pit_err_set(e, PIT_EARG, "unknown policy '%s' (fixed, schedule, cost, time)", name);
 }
 
+int pit_policy_types(const struct pit_catalog *cat, const char *catalog_name, const char *list,
+                     struct pit_policy_type *types, int *n, struct pit_err *e) {
+  char buf[1024];
+  if (strlen(list) >= sizeof buf)
+    return pit_err_set(e, PIT_EARG, "the list of types is too long");
+  snprintf(buf, sizeof buf, "%s", list);
+  *n = 0;
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    const struct pit_itype *it = pit_catalog_find(cat, t);
+    if (!it)
+      return pit_err_set(e, PIT_ENOTFOUND, "--types names '%s', which the catalog '%s' lacks", t, catalog_name);
+    if (*n == PIT_POLICY_TYPES_MAX)
+      return pit_err_set(e, PIT_EARG, "more than %d types for the policy", PIT_POLICY_TYPES_MAX);
+    struct pit_policy_type *pt = &types[(*n)++];
+    snprintf(pt->itype, sizeof pt->itype, "%s", it->name);
+    pt->price_h = it->price_h;
+    double cpus = it->cpus > 0 ? it->cpus : it->vcpus;
+    pt->speed = cpus * (isnan(it->cpu_quota) ? 1.0 : it->cpu_quota);
+  }
+  return 0;
+}
+
 int pit_schedule_parse(struct pit_policy *p, const char *text, const char *deftype, struct pit_err *e) {
   char buf[2048];
   if (strlen(text) >= sizeof buf)

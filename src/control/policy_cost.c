@@ -1,7 +1,10 @@
 /* policy_cost.c — the `cost` and `time` policies: at a decision point, the
  * rest of the job predicted on each alternative membership (keep, add a node
- * of a type, remove a node, switch type, go back to a measured membership),
- * and a move only when it pays for the switch with a margin.
+ * of a type, remove a node, switch type, go back to a measured membership,
+ * add or remove several nodes of a type at once), and a move only when it
+ * pays for the switch with a margin; while the kept membership meets the
+ * deadline, a move only to one that meets it at the high end of its interval
+ * with a switch to spare.
  *
  * Invariants: a pure function of (policy, state) — no clock, no I/O, no
  * globals, so live runs, replays, the simulator and tests share it; every
@@ -292,6 +295,22 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
   }
   for (int i = 0; i < s->nmeas; i++) /* back to any measured membership */
     add_alt(&x, c, &s->meas[i].m, "switch");
+  /* add several nodes of a type at once, up to the bound (--nnodes: without one, not weighed) */
+  for (int k = 0; k < s->ntypes && s->nmax > 0; k++)
+    for (int more = 2; more <= s->nmax - ncur; more++) {
+      struct pit_membership m = s->cur;
+      if (pit_membership_add(&m, s->types[k].itype, more, rpn, &e2) == 0)
+        add_alt(&x, c, &m, "add");
+    }
+  for (int k = 0; k < s->cur.n; k++) /* remove several nodes of a type at once: down to 1 of it */
+    for (int keepn = s->cur.m[k].nodes - 2; keepn >= 1; keepn--) {
+      struct pit_membership m;
+      pit_membership_clear(&m);
+      for (int i = 0; i < s->cur.n; i++)
+        pit_membership_add(&m, s->cur.m[i].itype, i == k ? keepn : s->cur.m[i].nodes, s->cur.m[i].ranks_per_node,
+                           &e2);
+      add_alt(&x, c, &m, "remove");
+    }
 
   /* 2. the best: among feasible ones by the cautious (high) objective; with
    * nothing meeting the deadline, the fastest */
@@ -303,6 +322,11 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
   for (int i = 1; i < c->nalts; i++) {
     const struct pit_policy_alt *a = &c->alts[i];
     if (any_feasible && !a->feasible)
+      continue;
+    /* while the kept membership meets the deadline, leave it only for one that meets it at its high end
+     * with one more switch to spare: a move for cost that the noise or the model's error would undo
+     * (at the price of a switch back) is not taken */
+    if (keep->feasible && !isnan(p->deadline_s) && s->t + a->rest_hi + x.sw > p->deadline_s)
       continue;
     double v = any_feasible ? obj(&x, a, 1) : a->rest_hi;
     double w = best < 0 ? INFINITY : any_feasible ? obj(&x, &c->alts[best], 1) : c->alts[best].rest_hi;

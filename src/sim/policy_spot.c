@@ -80,22 +80,47 @@ static enum pit_spot_mode uniform(const struct pit_spot_state *s) {
  *  - leave on-demand for spot when S_eff >= 2R + m and the spans of spot
  *    availability measured so far (online, no look-ahead) last at least
  *    GAMMA restarts on average: a short span would pay its start and a
- *    return to on-demand for little spot time.
+ *    return to on-demand for little spot time;
+ *  - many nodes: spot for a share of them is started only when its saving
+ *    over the spans seen pays the whole job's restart (spot_worth).
  * BETA and GAMMA were chosen on the tuning half of the traces
  * (bench/spot-deadline --quick --starts 3): BETA 0.1, 0.25, 0.5, 1 all cost
  * more than 0 there (mean gap 15-62% vs 13.3%), so the rationing is off and
  * the reserve is greedy's 2R + m; with it GAMMA 0-6 changed no case.
  * docs/simulate.md reports the held-out half. */
+#ifndef PIT_SPOT_BETA /* overridable at build time only to tune (bench/spot-deadline) */
 #define PIT_SPOT_BETA 0.0
+#endif
+#ifndef PIT_SPOT_GAMMA
 #define PIT_SPOT_GAMMA 4.0
+#endif
+#ifndef PIT_SPOT_RET
+#define PIT_SPOT_RET 0.0
+#endif
 
 static double reserve(const struct pit_spot_state *s) {
   double R = s->restart_h, m = s->tick_h, s0 = s->deadline_h - s->job_h - 2 * R - m;
   double left = s->deadline_h > 0 ? (s->deadline_h - s->t_h) / s->deadline_h : 0;
-  return 2 * R + m + PIT_SPOT_BETA * (s0 > 0 ? s0 : 0) * (left > 0 ? left : 0);
+  return 2 * R + m + PIT_SPOT_RET * 2 * R + PIT_SPOT_BETA * (s0 > 0 ? s0 : 0) * (left > 0 ? left : 0);
 }
 
-static enum pit_spot_mode pitstop(const struct pit_spot_state *s) {
+/* Many nodes with spot for only a share of them: starting spot restarts the
+ * whole job (R on every node) to save share × (price − spot price) per hour
+ * over the spans of availability seen (at least a tick): not worth it when
+ * that saving is below the restart's cost. One node (share 1): always. */
+static int spot_worth(const struct pit_spot_state *s) {
+  double share = s->spot_share;
+  if (!(share > 0) || share >= 1)
+    return 1;
+  double span = s->run_seen_h > s->tick_h ? s->run_seen_h : s->tick_h;
+  return share * (s->price_h - s->spot_price_h) * span >= s->restart_h * s->price_h;
+}
+
+static enum pit_spot_mode pitstop(const struct pit_spot_state *in) {
+  struct pit_spot_state st = *in;
+  if (st.mode != PIT_SPOT_SPOT && st.spot_avail && !spot_worth(&st))
+    st.spot_avail = 0; /* as if away: wait or on-demand by the same rules */
+  const struct pit_spot_state *s = &st;
   double S = slack(s), R = s->restart_h, m = s->tick_h;
   double Se = S - s->overhead_left_h, keep = reserve(s);
   switch (s->mode) {

@@ -104,7 +104,8 @@ static int simulate(const struct pit_sim_case *c, enum pit_spot_policy p, int n,
         .deadline_h = g.deadline * g.tick_h, .restart_h = g.restart * g.tick_h, .tick_h = g.tick_h,
         .spot_avail = avail, .mode = mode, .overhead_left_h = ovl * g.tick_h,
         .price_h = c->price_h, .spot_price_h = c->spot_price_h, .avail_seen = (double)seen / (double)(t + 1),
-        .run_seen_h = runs ? (double)seen / (double)runs * g.tick_h : 0};
+        .run_seen_h = runs ? (double)seen / (double)runs * g.tick_h : 0,
+        .spot_share = cnt >= n ? 1.0 : (double)cnt / n};
     /* past the deadline every policy finishes on what it holds, or on-demand */
     enum pit_spot_mode ch = pit_spot_decide(p, &s);
     if (ch != mode) {

@@ -5,14 +5,7 @@
 # deadline); bad traces (truncated, negative count, zero gap, a type the catalog
 # lacks) give one message naming the file and a non-zero exit.
 set -u
-P=${PITSTOP:?}
-SRC=${PIT_SOURCE_DIR:?}
-T=$(mktemp -d "${TMPDIR:-/tmp}/pit-sim-XXXXXX")
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
-PY=$(command -v python3) || { echo "no python3: skipped"; exit 77; }
+. "${PIT_SOURCE_DIR:?}/tests/sim/common.bash"
 
 # 10-minute ticks: spot 6 h, away 3 h, back 6 h, away 2 h, ... (two days)
 "$PY" - "$T/us-west-2a_v100_1.json" <<'PY'
@@ -48,25 +41,20 @@ printf 'time_s,itype,zone,available,spot_price_h\n0,x1,z,1,0.3\n3600,x1,z,1,0.3\
   | "$PY" -c 'import json,sys; j=json.load(sys.stdin); assert j["spot_price_h"]==0.3 and abs(j["baselines"]["optimum"]["cost"]-0.6)<1e-9, j' \
   && ok "csv trace with its spot prices" || bad "csv trace"
 
-expect_fail() { # name file extra-args... : non-zero exit, one line naming the file
-  local name=$1 f=$2; shift 2
-  local err
-  if err=$("$P" simulate --trace "$f" --job-hours 2 --deadline-hours 4 --restart-hours 0.1 "$@" 2>&1 >/dev/null); then
-    bad "$name: exit 0"
-  elif [ "$(printf '%s\n' "$err" | grep -c .)" -ne 1 ] || ! printf '%s' "$err" | grep -qF "$(basename "$f")"; then
-    bad "$name: message '$err'"
-  else
-    ok "$name: $err"
-  fi
+sim_fail() { # name file extra-args...: non-zero exit, one line naming the file
+  local name=$1 f=$2
+  shift 2
+  expect_fail "$name" "$(basename "$f")" "$P" simulate --trace "$f" --job-hours 2 --deadline-hours 4 \
+    --restart-hours 0.1 "$@"
 }
 printf '{"metadata": {"gap_seconds": 600}, "data": [1, 0, 1' > "$T/trunc.json"
-expect_fail truncated "$T/trunc.json"
+sim_fail truncated "$T/trunc.json"
 printf '{"metadata": {"gap_seconds": 600}, "data": [1, -3, 1]}' > "$T/neg.json"
-expect_fail "negative count" "$T/neg.json"
+sim_fail "negative count" "$T/neg.json"
 printf '{"metadata": {"gap_seconds": 0}, "data": [1, 1]}' > "$T/zero.json"
-expect_fail "zero gap" "$T/zero.json"
+sim_fail "zero gap" "$T/zero.json"
 printf 'time_s,itype,zone,available\n0,x1,z,1\n0,x1,z,1\n' > "$T/zero.csv"
-expect_fail "zero gap (csv)" "$T/zero.csv"
+sim_fail "zero gap (csv)" "$T/zero.csv"
 printf 'time_s,itype,zone,available\n0,no.such,z,1\n60,no.such,z,1\n' > "$T/type.csv"
-expect_fail "type not in catalog" "$T/type.csv" --catalog "$SRC/catalogs/aws.tsv"
+sim_fail "type not in catalog" "$T/type.csv" --catalog "$SRC/catalogs/aws.tsv"
 exit $fail

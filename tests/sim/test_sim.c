@@ -209,6 +209,23 @@ static void test_multi(void) {
   c.nodes = 0;
   CHECK(pit_sim_multi(&c, PIT_SPOT_GREEDY, &a, NULL, &e) == PIT_EARG, "nodes 0 refused");
   pit_trace_release(&t);
+  /* 1000 nodes, spot for 1 of them in short spans: restarting the whole job for it does not pay, so
+   * pitstop costs no more than on-demand only (greedy does) */
+  t = mk("10101010101010101010101010101010101010101010");
+  c = cs(&t, 20, 40, 0.5);
+  c.nodes = 1000;
+  double cost[2];
+  for (int k = 0; k < 2; k++) {
+    CHECK(pit_sim_multi(&c, k ? PIT_SPOT_ON_DEMAND : PIT_SPOT_PITSTOP, &a, NULL, &e) == 0, "multi 1000: %s", e.msg);
+    CHECK(a.deadline_met, "1000 nodes: deadline met");
+    cost[k] = a.cost;
+    pit_sim_result_release(&a);
+  }
+  CHECK(cost[0] <= cost[1] + 1e-9, "1000 nodes, spot for 1: pitstop %g <= on-demand %g", cost[0], cost[1]);
+  CHECK(pit_sim_multi(&c, PIT_SPOT_GREEDY, &a, NULL, &e) == 0 && a.cost > cost[1], "greedy pays the restarts: %g",
+        a.cost);
+  pit_sim_result_release(&a);
+  pit_trace_release(&t);
 }
 
 int main(void) {

@@ -1,0 +1,188 @@
+/* elastic.c — a job driven step by step on a simulated clock by the same
+ * policy code the controller runs (include/pitstop/control.h, "elastic
+ * simulation"; docs/simulate.md "Live meets simulated", "On-demand only").
+ *
+ * Each step: the model gives the iteration on the current membership; the
+ * clock advances by its dt and the spend by Σ price_h × dt; the iteration is
+ * fed to the controller's observer (ctl_obs_iter, observe.c) as the record the
+ * live workload would write; pit_policy_decide then sees the state the
+ * controller builds (policy_state() in controller.c: step, time, spend, steps
+ * since the change, switching time, the observer's steadiness, measurements
+ * and per-node split). A resize lets the generation run to the model's stop
+ * step (the live workload's agreed checkpoint step), pays the stop overhead on
+ * the old membership and the start overhead on the new one, and changes the
+ * node list as the controller's reshape does.
+ * Invariants: nothing printed; the policy never sees anything the controller
+ * would not (no look-ahead); the clock only moves forward.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/control_impl.h"
+
+void pit_elastic_result_release(struct pit_elastic_result *r) {
+  free(r->dec);
+  memset(r, 0, sizeof *r);
+}
+
+/* The controller's reshape on a list of itypes: surplus nodes of a type go
+ * from the end, missing ones are appended. */
+static void reshape(char nodes[][PIT_NAME_MAX], int *n, const struct pit_membership *want) {
+  for (int i = *n - 1; i >= 0; i--) {
+    int have = 0;
+    for (int j = 0; j < *n; j++)
+      have += strcmp(nodes[j], nodes[i]) == 0;
+    if (have > pit_membership_count(want, nodes[i])) {
+      memmove(nodes[i], nodes[i + 1], (size_t)(*n - i - 1) * PIT_NAME_MAX);
+      (*n)--;
+    }
+  }
+  for (int k = 0; k < want->n; k++) {
+    int have = 0;
+    for (int j = 0; j < *n; j++)
+      have += strcmp(nodes[j], want->m[k].itype) == 0;
+    for (; have < want->m[k].nodes && *n < PIT_POLICY_NODES_MAX; have++)
+      snprintf(nodes[(*n)++], PIT_NAME_MAX, "%s", want->m[k].itype);
+  }
+}
+
+/* Σ nodes × price_h of m from o's types (NaN if a type is missing). */
+static double price_of(const struct pit_replay_opts *o, const struct pit_membership *m) {
+  static struct pit_policy_state ps;
+  ps.ntypes = o->ntypes;
+  memcpy(ps.types, o->types, sizeof ps.types);
+  return pit_policy_price_h(&ps, m);
+}
+
+static int priced(const struct pit_replay_opts *o, const struct pit_membership *m, double *price, struct pit_err *e) {
+  *price = price_of(o, m);
+  if (isfinite(*price))
+    return 0;
+  char t[PIT_MEMBERSHIP_TEXT_MAX];
+  pit_membership_format(m, t, sizeof t);
+  return pit_err_set(e, PIT_ENOTFOUND, "membership %s has a type without a price (--types, the catalog)", t);
+}
+
+int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay_opts *o,
+                    const struct pit_elastic_job *job, struct pit_elastic_result *r, struct pit_err *e) {
+  memset(r, 0, sizeof *r);
+  static struct pit_policy_state s; /* large; simulations are not concurrent */
+  static struct pit_choice ch;
+  static struct pit_elastic_iter x;
+  int rpn = o->ranks_per_node > 0 ? o->ranks_per_node : 1;
+  struct ctl_obs obs;
+  ctl_obs_init(&obs);
+  size_t cap = 0;
+  struct pit_node nodes[PIT_POLICY_NODES_MAX];
+  char names[PIT_POLICY_NODES_MAX][PIT_NAME_MAX];
+  int nn = 0;
+  if (job->nnodes > 0) {
+    nn = job->nnodes;
+    memcpy(names, job->nodes, sizeof names);
+  } else {
+    reshape(names, &nn, &job->initial);
+  }
+  struct pit_membership cur = job->initial;
+  double price = NAN, T = 0, spent = 0, sw_sum = 0, t_dec = NAN;
+  int nsw = 0, gen = 0, rc = priced(o, &cur, &price, e);
+  int64_t step = job->step0, stop_at = -1;
+  if (rc < 0)
+    goto out;
+  T = mdl->start_s(mdl->ctx, 0, step, &cur);
+  spent = price * T / 3600.0;
+  while (step < job->total) {
+    int64_t gen_step0 = step;
+    int stop_requested = 0, first = 1;
+    ctl_obs_gen(&obs);
+    memset(nodes, 0, sizeof nodes);
+    for (int i = 0; i < nn; i++)
+      memcpy(nodes[i].itype, names[i], sizeof nodes[i].itype);
+    for (; step < job->total && (!stop_requested || step < stop_at); step++) {
+      int got = mdl->iter(mdl->ctx, &cur, (const char(*)[PIT_NAME_MAX])names, nn, step, &x, e);
+      if (got < 0) {
+        rc = got;
+        goto out;
+      }
+      if (got == 0) {
+        r->diverged = 1;
+        goto done;
+      }
+      T += x.dt;
+      spent += price * x.dt / 3600.0;
+      r->steps_done++;
+      if (first && isfinite(t_dec)) { /* decision → this generation's first iteration */
+        sw_sum += T - t_dec;
+        nsw++;
+        first = 0;
+      }
+      struct pit_record rec;
+      pit_record_init(&rec);
+      rec.type = PIT_REC_ITER;
+      rec.step = step;
+      rec.batch = x.batch;
+      rec.step_s = x.step_s;
+      rec.nranks = x.nranks;
+      rec.compute_s = x.compute_s;
+      rec.wait_s = x.wait_s;
+      rc = ctl_obs_iter(&obs, &cur, &rec, e);
+      if (rc < 0)
+        goto out;
+      if (stop_requested)
+        continue;
+      memset(&s, 0, sizeof s);
+      s.gen = gen;
+      s.step = step + 1;
+      s.total_steps = job->total;
+      s.cur = cur;
+      s.nmin = o->nmin;
+      s.nmax = o->nmax;
+      s.resizable = 1;
+      s.t = T;
+      s.spent = spent;
+      s.since_change = step + 1 - gen_step0;
+      s.switch_s = nsw ? sw_sum / nsw : NAN;
+      ctl_obs_state(&obs, nodes, nn, rpn, &s);
+      s.ntypes = o->ntypes;
+      memcpy(s.types, o->types, (size_t)o->ntypes * sizeof o->types[0]);
+      rc = pit_policy_decide(&o->policy, &s, &ch, e);
+      if (rc < 0)
+        goto out;
+      r->decisions += ch.decided;
+      if (ch.act != PIT_ACT_RESIZE)
+        continue;
+      if (PIT_GROW(r->dec, r->ndec + 1, cap)) {
+        rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
+        goto out;
+      }
+      r->dec[r->ndec++] = (struct pit_replay_decision){.step = step + 1, .t = T, .from = cur, .to = ch.to};
+      stop_requested = 1;
+      t_dec = T;
+      stop_at = mdl->stop_step(mdl->ctx, step + 1, &ch.to);
+    }
+    /* the generation ends: its stop overhead; the next one's start */
+    int last = step >= job->total || !stop_requested;
+    double so = mdl->stop_s(mdl->ctx, gen, step, &cur, last);
+    T += so;
+    spent += price * so / 3600.0;
+    if (last)
+      break;
+    cur = r->dec[r->ndec - 1].to;
+    reshape(names, &nn, &cur);
+    gen++;
+    if ((rc = priced(o, &cur, &price, e)) < 0)
+      goto out;
+    double st = mdl->start_s(mdl->ctx, gen, step, &cur);
+    T += st;
+    spent += price * st / 3600.0;
+  }
+done:
+  r->cost = spent;
+  r->time_s = T;
+  rc = 0;
+out:
+  ctl_obs_release(&obs);
+  if (rc < 0)
+    pit_elastic_result_release(r);
+  return rc;
+}

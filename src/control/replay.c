@@ -1,0 +1,379 @@
+/* replay.c — a recorded run driven again by the same policy on a simulated
+ * clock (include/pitstop/control.h, "replay"; docs/simulate.md "Live meets
+ * simulated"): the workload model of pit_elastic_run (elastic.c) made of the
+ * run's own records.
+ *
+ * The events file gives, per live generation: its nodes (node records, in
+ * the controller's order: appended on start, removed on stop/lost), its
+ * iteration records, and its start and stop overheads (first iteration's
+ * record time − its step time − the previous generation's end; end − last
+ * iteration; the last generation: to the last node's stop). A step on a
+ * membership takes the live record of that step when the live run ran it on
+ * that membership, else that membership's records in turn. A resize stops the
+ * generation where the live one stopped when the live run resized at the same
+ * step to the same membership (the workload's agreed checkpoint step), else
+ * at the decision step plus the live runs' mean lag.
+ * Invariants: nothing printed; the events file is only read; the records
+ * replayed are the live ones, so a replay that decides as the live run did
+ * sees exactly the live observations.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "control/control_impl.h"
+
+#define MAXG 256 /* live generations */
+
+struct it { /* one recorded iteration */
+  int64_t step, batch;
+  double t, step_s;
+  double dt;           /* the time it took in the run: from the previous iteration's record (its
+                          generation's first: step_s), so checkpoints and epoch ends are counted */
+  int nranks;
+  double compute[PIT_POLICY_NODES_MAX], wait[PIT_POLICY_NODES_MAX];
+};
+
+struct lgen { /* one live generation */
+  struct pit_membership m;
+  char nodes[PIT_POLICY_NODES_MAX][PIT_NAME_MAX]; /* itypes in rank order */
+  int nnodes, have_nodes;
+  size_t first, n;                                 /* its iterations: its[first .. first+n) */
+  double t_end;                                    /* its end record (NaN: none) */
+};
+
+struct live {
+  struct it *its;
+  size_t nits, cap;
+  struct lgen g[MAXG];
+  int ng;
+  int64_t total;
+  struct pit_replay_decision *dec;
+  int ndec;
+  size_t deccap;
+  double cost;
+  double t_last_stop;  /* the last node stop record (the run's billing ends there) */
+};
+
+void pit_replay_release(struct pit_replay *r) {
+  free(r->live);
+  free(r->sim);
+  memset(r, 0, sizeof *r);
+}
+
+/* The membership of a node list, as `pitstop run` writes it (ranks per node unknown). */
+static int membership_of(char nodes[][PIT_NAME_MAX], int n, struct pit_membership *m, struct pit_err *e) {
+  pit_membership_clear(m);
+  for (int i = 0; i < n; i++)
+    if (pit_membership_add(m, nodes[i], 1, -1, e) < 0)
+      return PIT_EARG;
+  return 0;
+}
+
+/* Reads the events file into l. */
+static int read_live(const char *path, struct live *l, struct pit_err *e) {
+  struct pit_record_reader rd;
+  struct pit_record r;
+  int rc = pit_record_reader_open(&rd, path, e);
+  if (rc < 0)
+    return rc;
+  pit_record_init(&r);
+  char cur[PIT_POLICY_NODES_MAX][PIT_NAME_MAX];
+  int ncur = 0;
+  struct { char id[PIT_NAME_MAX]; double t, price; } open[PIT_POLICY_NODES_MAX];
+  int nopen = 0;
+  for (int i = 0; i < MAXG; i++)
+    l->g[i].t_end = NAN;
+  while ((rc = pit_record_reader_next(&rd, &r, e)) == 1) {
+    if (r.gen < 0 || r.gen >= MAXG) {
+      rc = pit_err_set(e, PIT_EFORMAT, "%s:%ld: generation %d out of range", path, rd.lineno, r.gen);
+      break;
+    }
+    struct lgen *g = &l->g[r.gen];
+    if (r.gen >= l->ng)
+      l->ng = r.gen + 1;
+    if (r.type == PIT_REC_NODE) {
+      if (strcmp(r.action, "start") == 0 && ncur < PIT_POLICY_NODES_MAX && nopen < PIT_POLICY_NODES_MAX) {
+        snprintf(cur[ncur++], PIT_NAME_MAX, "%s", r.itype);
+        snprintf(open[nopen].id, PIT_NAME_MAX, "%s", r.node);
+        open[nopen].t = r.t;
+        open[nopen++].price = r.price_h;
+      } else if (strcmp(r.action, "stop") == 0 || strcmp(r.action, "lost") == 0) {
+        for (int k = 0; k < nopen; k++)
+          if (strcmp(open[k].id, r.node) == 0) { /* cur and open are parallel: the controller's list */
+            l->cost += open[k].price * (r.t - open[k].t) / 3600.0;
+            if (r.t > l->t_last_stop)
+              l->t_last_stop = r.t;
+            memmove(cur[k], cur[k + 1], (size_t)(ncur - k - 1) * PIT_NAME_MAX);
+            memmove(&open[k], &open[k + 1], (size_t)(nopen - k - 1) * sizeof open[0]);
+            ncur--;
+            nopen--;
+            break;
+          }
+      }
+    } else if (r.type == PIT_REC_INIT || (r.type == PIT_REC_ITER && !g->have_nodes)) {
+      if (!g->have_nodes) {
+        memcpy(g->nodes, cur, sizeof cur);
+        g->nnodes = ncur;
+        g->have_nodes = 1;
+        if ((rc = membership_of(cur, ncur, &g->m, e)) < 0)
+          break;
+      }
+      if (r.type == PIT_REC_INIT && r.config && l->total < 0) {
+        const char *p = strstr(r.config, "\"planned_iters\":");
+        if (p)
+          l->total = strtoll(p + 16, NULL, 10);
+      }
+    }
+    if (r.type == PIT_REC_ITER && r.step >= 0) {
+      if (r.gen + 1 < l->ng) {
+        rc = pit_err_set(e, PIT_EFORMAT, "%s:%ld: an iteration of generation %d after generation %d's", path,
+                         rd.lineno, r.gen, l->ng - 1);
+        break;
+      }
+      if (l->nits == l->cap && PIT_GROW(l->its, l->nits + 1, l->cap)) {
+        rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
+        break;
+      }
+      struct it *x = &l->its[l->nits];
+      memset(x, 0, sizeof *x);
+      x->step = r.step;
+      x->batch = r.batch;
+      x->t = r.t;
+      x->step_s = r.step_s;
+      x->nranks = r.compute_s && r.nranks <= PIT_POLICY_NODES_MAX ? r.nranks : 0;
+      for (int k = 0; k < x->nranks; k++) {
+        x->compute[k] = r.compute_s[k];
+        x->wait[k] = r.wait_s ? r.wait_s[k] : NAN;
+      }
+      x->dt = g->n > 0 && r.t > l->its[l->nits - 1].t ? r.t - l->its[l->nits - 1].t : r.step_s;
+      if (g->n == 0)
+        g->first = l->nits;
+      g->n++;
+      l->nits++;
+    } else if (r.type == PIT_REC_END) {
+      g->t_end = r.t;
+    } else if (r.type == PIT_REC_DECISION && r.detail) {
+      /* the controller's keys of the detail: "action" (keep | resize | recommend), "from", "to" */
+      cJSON *j = cJSON_Parse(r.detail);
+      const char *a = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "action"));
+      const char *to = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "to"));
+      const char *from = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "from"));
+      int resize = a && strcmp(a, "resize") == 0;
+      struct pit_replay_decision d = {.step = r.step, .t = r.t};
+      struct pit_err e2 = {0};
+      int bad = resize && (!to || !from || pit_membership_parse(&d.to, to, &e2) < 0 ||
+                           pit_membership_parse(&d.from, from, &e2) < 0);
+      cJSON_Delete(j);
+      if (bad) {
+        rc = pit_err_set(e, PIT_EFORMAT, "%s:%ld: resize decision: %s", path, rd.lineno,
+                         e2.msg[0] ? e2.msg : "no \"from\" or \"to\" membership");
+        break;
+      }
+      if (resize) {
+        if (PIT_GROW(l->dec, l->ndec + 1, l->deccap)) {
+          rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
+          break;
+        }
+        l->dec[l->ndec++] = d;
+      }
+    }
+    pit_record_release(&r);
+  }
+  pit_record_release(&r);
+  pit_record_reader_release(&rd);
+  if (rc < 0)
+    return rc;
+  if (l->nits == 0)
+    return pit_err_set(e, PIT_EFORMAT, "%s: no iteration record to replay", path);
+  if (nopen > 0)
+    return pit_err_set(e, PIT_EFORMAT, "%s: %d node(s) without a stop record (the run did not end)", path, nopen);
+  for (int i = 0; i < l->ng; i++)
+    if (!l->g[i].have_nodes)
+      return pit_err_set(e, PIT_EFORMAT, "%s: generation %d has no nodes", path, i);
+  if (l->total < 0)
+    l->total = l->its[l->nits - 1].step + 1;
+  return 0;
+}
+
+/* The live generation that ran step s (the last one, if redone), or -1. */
+static int live_gen_of(const struct live *l, int64_t s) {
+  for (int i = l->ng - 1; i >= 0; i--) {
+    const struct lgen *g = &l->g[i];
+    if (g->n && l->its[g->first].step <= s && s <= l->its[g->first + g->n - 1].step)
+      return i;
+  }
+  return -1;
+}
+
+/* The recorded iteration step s on membership m: the live one when the live
+ * run ran s on m, else m's iterations in turn (*cursor); NULL if m never ran. */
+static const struct it *model_iter(const struct live *l, const struct pit_membership *m, int64_t s, size_t *cursor) {
+  int g = live_gen_of(l, s);
+  if (g >= 0 && pit_membership_equal(&l->g[g].m, m)) {
+    const struct lgen *lg = &l->g[g];
+    size_t k = (size_t)(s - l->its[lg->first].step);
+    if (k < lg->n && l->its[lg->first + k].step == s)
+      return &l->its[lg->first + k];
+  }
+  size_t tot = 0;
+  for (int i = 0; i < l->ng; i++)
+    if (pit_membership_equal(&l->g[i].m, m))
+      tot += l->g[i].n;
+  if (tot == 0)
+    return NULL;
+  size_t want = (*cursor)++ % tot;
+  for (int i = 0; i < l->ng; i++)
+    if (pit_membership_equal(&l->g[i].m, m)) {
+      if (want < l->g[i].n)
+        return &l->its[l->g[i].first + want];
+      want -= l->g[i].n;
+    }
+  return NULL;
+}
+
+/* Overheads of live generation i: before its first iteration (from the
+ * previous generation's end, or the run's start), after its last (to its end
+ * record; the last generation: to the last node's stop, where billing ends). */
+static double start_overhead(const struct live *l, int i) {
+  const struct lgen *g = &l->g[i];
+  double prev = i == 0 ? 0 : isfinite(l->g[i - 1].t_end) ? l->g[i - 1].t_end : 0;
+  double o = g->n ? l->its[g->first].t - l->its[g->first].step_s - prev : 0;
+  return o > 0 ? o : 0;
+}
+static double stop_overhead(const struct live *l, int i) {
+  const struct lgen *g = &l->g[i];
+  double end = i == l->ng - 1 && l->t_last_stop > g->t_end ? l->t_last_stop : g->t_end;
+  double o = g->n && isfinite(end) ? end - l->its[g->first + g->n - 1].t : 0;
+  return o > 0 ? o : 0;
+}
+static double mean_overhead(const struct live *l, int start) {
+  double s = 0;
+  int n = 0;
+  for (int i = start ? 1 : 0; i < l->ng; i++, n++)
+    s += start ? start_overhead(l, i) : stop_overhead(l, i);
+  return n ? s / n : 0;
+}
+
+/* pit_elastic_model over the live records */
+struct rmodel {
+  const struct live *l;
+  size_t cursor;
+  int64_t mean_lag;
+};
+static int r_iter(void *ctx, const struct pit_membership *m, const char (*nodes)[PIT_NAME_MAX], int nnodes,
+                  int64_t step, struct pit_elastic_iter *it, struct pit_err *e) {
+  (void)nodes, (void)nnodes, (void)e;
+  struct rmodel *rm = ctx;
+  const struct it *x = model_iter(rm->l, m, step, &rm->cursor);
+  if (!x)
+    return 0;
+  it->step_s = x->step_s;
+  it->dt = x->dt;
+  it->batch = x->batch;
+  it->nranks = x->nranks;
+  memcpy(it->compute_s, x->compute, sizeof it->compute_s);
+  memcpy(it->wait_s, x->wait, sizeof it->wait_s);
+  return 1;
+}
+static int64_t r_stop_step(void *ctx, int64_t decided, const struct pit_membership *to) {
+  const struct rmodel *rm = ctx;
+  const struct live *l = rm->l;
+  int64_t at = decided + rm->mean_lag;
+  for (int i = 0; i < l->ndec; i++) /* the live run resized here: it stopped where it stopped */
+    if (l->dec[i].step == decided && pit_membership_equal(&l->dec[i].to, to)) {
+      int g = live_gen_of(l, decided - 1);
+      if (g >= 0)
+        at = l->its[l->g[g].first + l->g[g].n - 1].step + 1;
+    }
+  return at;
+}
+static double r_start_s(void *ctx, int gen, int64_t step, const struct pit_membership *m) {
+  const struct live *l = ((const struct rmodel *)ctx)->l;
+  if (gen == 0)
+    return start_overhead(l, 0);
+  int lg = live_gen_of(l, step);
+  return lg > 0 && pit_membership_equal(&l->g[lg].m, m) ? start_overhead(l, lg) : mean_overhead(l, 1);
+}
+static double r_stop_s(void *ctx, int gen, int64_t step, const struct pit_membership *m, int last) {
+  (void)gen, (void)m, (void)last;
+  const struct live *l = ((const struct rmodel *)ctx)->l;
+  int g = live_gen_of(l, step - 1);
+  return g >= 0 ? stop_overhead(l, g) : mean_overhead(l, 0);
+}
+
+static int same_decisions(const struct pit_replay *r) {
+  if (r->nlive != r->nsim)
+    return 0;
+  for (int i = 0; i < r->nlive; i++)
+    if (r->live[i].step != r->sim[i].step || !pit_membership_equal(&r->live[i].to, &r->sim[i].to) ||
+        !pit_membership_equal(&r->live[i].from, &r->sim[i].from))
+      return 0;
+  return 1;
+}
+
+int pit_replay_events(const char *path, const struct pit_replay_opts *o, struct pit_replay *r, struct pit_err *e) {
+  memset(r, 0, sizeof *r);
+  static struct live l; /* large; replays are not concurrent */
+  memset(&l, 0, sizeof l);
+  l.total = -1;
+  struct pit_elastic_result er = {0};
+  int rc = read_live(path, &l, e);
+  if (rc < 0)
+    goto out;
+  /* the live lag from a resize decision to the generation's last step */
+  double lag = 0;
+  int nlag = 0;
+  for (int i = 0; i < l.ndec; i++) {
+    int g = live_gen_of(&l, l.dec[i].step - 1);
+    if (g >= 0)
+      lag += (double)(l.its[l.g[g].first + l.g[g].n - 1].step + 1 - l.dec[i].step), nlag++;
+  }
+  struct rmodel rm = {.l = &l, .mean_lag = nlag ? (int64_t)llround(lag / nlag) : 0};
+  struct pit_elastic_model mdl = {&rm, r_iter, r_stop_step, r_start_s, r_stop_s};
+  static struct pit_elastic_job job;
+  memset(&job, 0, sizeof job);
+  job.initial = l.g[0].m;
+  job.nnodes = l.g[0].nnodes;
+  memcpy(job.nodes, l.g[0].nodes, sizeof job.nodes);
+  job.step0 = l.its[l.g[0].first].step;
+  job.total = l.total;
+  if ((rc = pit_elastic_run(&mdl, o, &job, &er, e)) < 0) {
+    char msg[sizeof e->msg];
+    snprintf(msg, sizeof msg, "%s", e->msg);
+    rc = pit_err_set(e, e->code, "%s: %s", path, msg);
+    goto out;
+  }
+  r->nsim = er.ndec;
+  r->sim = er.dec;
+  er.dec = NULL;
+  r->diverged = er.diverged;
+  r->decisions_sim = er.decisions;
+  r->cost_sim = er.cost;
+  r->time_sim = er.time_s;
+  r->cost_live = l.cost;
+  r->time_live = isfinite(l.g[l.ng - 1].t_end) ? l.g[l.ng - 1].t_end : l.its[l.nits - 1].t;
+  if (l.t_last_stop > r->time_live)
+    r->time_live = l.t_last_stop;
+  r->steps = l.total;
+  r->nlive = l.ndec;
+  if (l.ndec) {
+    r->live = malloc((size_t)l.ndec * sizeof *r->live);
+    if (!r->live) {
+      rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
+      goto out;
+    }
+    memcpy(r->live, l.dec, (size_t)l.ndec * sizeof *r->live);
+  }
+  r->same = !r->diverged && same_decisions(r);
+  rc = 0;
+out:
+  pit_elastic_result_release(&er);
+  free(l.its);
+  free(l.dec);
+  if (rc < 0)
+    pit_replay_release(r);
+  return rc;
+}
