@@ -9,7 +9,8 @@
  * channels of a (5F, Hs, W) nChw16c buffer are one contiguous prefix, so each dense
  * block keeps ONE such buffer: conv j reads its first j·F channels in place and writes
  * its F output channels straight after them (the concatenation costs nothing), with the
- * LeakyReLU fused as a post-op. conv_5 writes a separate buffer, from which the block
+ * LeakyReLU fused as a post-op (direct convolutions) or applied in place right after
+ * (Winograd, chosen from WINO_MIN_PLANE stacked pixels: it takes no leaky post-op). conv_5 writes a separate buffer, from which the block
  * output s·o5 + x goes into the first F channels of the next block's buffer.
  * Backward keeps one (5F, Hs, W) gradient buffer per dense block in turn: conv j's
  * backward-data result (its separator rows zeroed) is added into the buffer's first j·F
