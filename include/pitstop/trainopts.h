@@ -88,6 +88,7 @@ struct pit_train_opts {
   double lambda_adv;          /* weight of the adversarial loss (5e-3) */
   double lambda_pixel;        /* weight of the pixel loss after warm-up (1e-2) */
   const char *content_loss;   /* "vgg" (needs vgg_weights) | "none" | "random-vgg" (timing only) */
+  const char *global_skip;    /* "none" (the original) | "bicubic": output = G(lr) + bicubic(lr) */
   const char *vgg_weights;    /* safetensors file of VGG19 features[:35], NULL none */
   const char *val_dir;        /* validation photos (PSNR, sample grid); NULL: the first training images */
   pit_train_progress_fn progress; /* NULL: no progress reports; called on rank 0 only */

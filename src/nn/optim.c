@@ -5,7 +5,10 @@
  *         p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)
  * Defaults from init: SGD momentum 0.9, weight decay 0; Adam betas 0.9/0.999,
  * eps 1e-8. Callers may change the fields after init, before the first step.
- * The loops are written to vectorise: float scalars hoisted, restrict pointers. */
+ * The loops are written to vectorise: float scalars hoisted, restrict pointers, `omp simd`
+ * (GCC's -O2 cost model otherwise leaves Adam's sqrt and division scalar: measured 4x slower
+ * on ESRGAN's 38.5M parameters); large arrays are split over the OpenMP threads. Element-wise,
+ * so neither changes a result. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,19 +48,25 @@ void pit_optim_release(struct pit_optim *o) {
   o->m = o->v = NULL;
 }
 
+/* below this many parameters a step stays on the calling thread */
+#define PAR_MIN ((size_t)1 << 18)
+
 static void sgd_step(struct pit_optim *o, float *restrict p, const float *restrict g) {
   const size_t n = o->n;
   const float lr = (float)o->lr, mu = (float)o->momentum, wd = (float)o->weight_decay;
   float *restrict buf = o->m;
   if (mu == 0.0f) {
+#pragma omp parallel for simd if (n >= PAR_MIN)
     for (size_t i = 0; i < n; i++)
       p[i] -= lr * (g[i] + wd * p[i]);
   } else if (o->t == 1) { /* first step: the buffer starts as the gradient */
+#pragma omp parallel for simd if (n >= PAR_MIN)
     for (size_t i = 0; i < n; i++) {
       buf[i] = g[i] + wd * p[i];
       p[i] -= lr * buf[i];
     }
   } else {
+#pragma omp parallel for simd if (n >= PAR_MIN)
     for (size_t i = 0; i < n; i++) {
       buf[i] = mu * buf[i] + (g[i] + wd * p[i]);
       p[i] -= lr * buf[i];
@@ -73,6 +82,7 @@ static void adam_step(struct pit_optim *o, float *restrict p, const float *restr
   const float inv_bc2_sqrt = (float)(1.0 / sqrt(1.0 - pow(o->beta2, t)));
   const float eps = (float)o->eps;
   float *restrict m = o->m, *restrict v = o->v;
+#pragma omp parallel for simd if (n >= PAR_MIN)
   for (size_t i = 0; i < n; i++) {
     const float d = g[i] + wd * p[i];
     m[i] = b1 * m[i] + (1.0f - b1) * d;

@@ -28,6 +28,11 @@
  *   running statistics, which ESRGAN never uses (D stays in train mode), see 3 updates.
  * The two small RaGAN reductions count as compute time in the records.
  * Records: loss {"d", "g", "content", "adv", "pixel"}; during warm-up {"g", "pixel"}.
+ * --global-skip bicubic (not the original): the generator's output is added to the bicubic
+ * upscaling of its input (the same pit_resize that gives the validation's bicubic baseline),
+ * so G learns the residual over bicubic; its last convolution starts at 0.1x PyTorch's
+ * default initialisation (ESRGAN's paper scales its initialisation by 0.1), so the untrained
+ * model starts close to bicubic. The skip's gradient is the output's: the input is data.
  * Validation: PSNR on [0, 1] RGB of fixed centre crops (the first 8 images of --val-dir,
  * or of the training folder), for the model and for bicubic upscaling of its input.
  * Ownership: struct tr_esrgan and its buffers are owned by the trainer (t->sr).
@@ -45,10 +50,12 @@ struct tr_esrgan {
   int P;                         /* patch logits per sample, (hr/16)^2 */
   int F;                         /* VGG feature floats per sample, 512 · P */
   int content;                   /* 0 none, 1 vgg (file), 2 random-vgg */
+  int skip;                      /* --global-skip bicubic */
   struct pit_model_spec vspec;
   struct pit_net *vgg;           /* NULL without a content loss */
   size_t himg, limg;             /* floats of one HR / LR image */
   float *hrb, *lrb;              /* (B, 3, hr, hr), (B, 3, lr, lr) this rank's crops and inputs */
+  float *bic;                    /* (B, 3, hr, hr) bicubic upscaling of lrb (skip only, else NULL) */
   float *fake, *dgen, *dtmp;     /* (B, 3, hr, hr) */
   float *pr, *pf;                /* (B, P) D logits */
   float *dpr_g, *dpf_g, *dpr_d, *dpf_d; /* (B, P) */
@@ -71,6 +78,20 @@ void tr_esrgan_data_opts(const struct trainer *t, struct pit_data_opts *dopt) {
     dopt->image_size = o->hr_size;
 }
 
+/* Multiplies the weights and bias of the last convolution of m by a. */
+static void scale_last_conv(const struct pit_model_spec *m, float *params, float a) {
+  for (int i = m->n - 1; i >= 0; i--) {
+    const struct pit_layer_spec *L = &m->layer[i];
+    if (L->kind != PIT_L_CONV)
+      continue;
+    for (size_t j = 0; j < L->w_len; j++)
+      params[L->w_off + j] *= a;
+    for (size_t j = 0; j < L->b_len; j++)
+      params[L->b_off + j] *= a;
+    return;
+  }
+}
+
 static float *falloc(size_t n, int *ok) {
   float *p = malloc(sizeof(float) * (n ? n : 1));
   if (!p)
@@ -88,6 +109,7 @@ int tr_esrgan_build(struct trainer *t, struct pit_err *e) {
   s->lr = o->hr_size / 4;
   const char *cl = o->content_loss ? o->content_loss : "vgg";
   s->content = strcmp(cl, "none") == 0 ? 0 : strcmp(cl, "vgg") == 0 ? 1 : 2;
+  s->skip = o->global_skip && strcmp(o->global_skip, "bicubic") == 0;
   if (t->size < s->hr)
     return pit_err_set(e, PIT_EARG, "images of %dx%d cannot give %dx%d crops", t->size, t->size, s->hr,
                        s->hr);
@@ -106,6 +128,8 @@ int tr_esrgan_build(struct trainer *t, struct pit_err *e) {
     /* the original applies no weights_init: PyTorch's default (U(±1/sqrt(fan_in))) */
     pit_init_default(&t->spec[i], pit_net_params(t->net[i]), t->seed + (uint64_t)i);
     pit_init_state(&t->spec[i], pit_net_state(t->net[i]));
+    if (i == 0 && s->skip)
+      scale_last_conv(&t->spec[0], pit_net_params(t->net[0]), 0.1f);
     if ((rc = pit_optim_init(&t->opt[i], PIT_OPT_ADAM, t->spec[i].nparams, o->lr > 0 ? o->lr : 2e-4, e)) < 0)
       return rc;
     /* esrgan.py: Adam betas (0.9, 0.999), PyTorch's defaults */
@@ -127,6 +151,8 @@ int tr_esrgan_build(struct trainer *t, struct pit_err *e) {
   int ok = 1;
   s->hrb = falloc(B * s->himg, &ok);
   s->lrb = falloc(B * s->limg, &ok);
+  if (s->skip)
+    s->bic = falloc(B * s->himg, &ok);
   s->fake = falloc(B * s->himg, &ok);
   s->dgen = falloc(B * s->himg, &ok);
   s->dtmp = falloc(B * s->himg, &ok);
@@ -150,7 +176,7 @@ void tr_esrgan_free(struct trainer *t) {
   if (!s)
     return;
   pit_net_free(s->vgg);
-  PIT_FREE_ALL(s->hrb, s->lrb, s->fake, s->dgen, s->dtmp, s->pr, s->pf, s->dpr_g, s->dpf_g,
+  PIT_FREE_ALL(s->hrb, s->lrb, s->bic, s->fake, s->dgen, s->dtmp, s->pr, s->pf, s->dpr_g, s->dpf_g,
                s->dpr_d, s->dpf_d, s->feat, s->dfeat, s->sums, s->cols, s);
   t->sr = NULL;
 }
@@ -174,6 +200,9 @@ int tr_esrgan_inputs(struct trainer *t, int64_t off, int64_t len, struct pit_err
     crop(t->x + (size_t)j * t->sample_floats, S, s->hr, y0, x0, hrj);
     int rc = pit_resize(hrj, 3, s->hr, s->hr, s->lrb + (size_t)j * s->limg, s->lr, s->lr,
                         PIT_RESIZE_BICUBIC, e);
+    if (rc == 0 && s->skip)
+      rc = pit_resize(s->lrb + (size_t)j * s->limg, 3, s->lr, s->lr, s->bic + (size_t)j * s->himg, s->hr,
+                      s->hr, PIT_RESIZE_BICUBIC, e);
     if (rc < 0)
       return rc;
   }
@@ -209,6 +238,8 @@ int tr_step_esrgan(struct trainer *t, const int64_t *idx, int64_t count, double 
     if ((rc = pit_net_forward(G, s->lrb, n, 1, &y, e)) < 0)
       return rc;
     memcpy(s->fake, y, nh * sizeof(float)); // (n, 3, hr, hr)
+    if (s->skip)
+      axpy(nh, 1.0f, s->bic, s->fake);
     v[L_PIXEL] = pit_loss_l1(s->fake, s->hrb, nh, N * (double)s->himg, s->dgen);
   }
   if (!warm) {
@@ -375,6 +406,8 @@ static int val_outputs(struct trainer *t, float **hr, float **lr, float **out, f
   for (int i = 0; i < *m && rc == 0; i++) {
     rc = pit_resize(*lr + (size_t)i * s->limg, 3, s->lr, s->lr, *bic + (size_t)i * s->himg, s->hr, s->hr,
                     PIT_RESIZE_BICUBIC, e);
+    if (rc == 0 && s->skip)
+      axpy(s->himg, 1.0f, *bic + (size_t)i * s->himg, *out + (size_t)i * s->himg);
     float *im[3] = {*hr + (size_t)i * s->himg, *out + (size_t)i * s->himg, *bic + (size_t)i * s->himg};
     for (int j = 0; j < 3; j++)
       for (size_t q = 0; q < 3 * hw; q++)

@@ -274,6 +274,7 @@ static char *config_json(struct trainer *t) {
     cJSON_AddNumberToObject(c, "lambda_pixel", o->lambda_pixel);
     /* random-vgg runs are timing runs: the records say so */
     cJSON_AddStringToObject(c, "content_loss", o->content_loss ? o->content_loss : "vgg");
+    cJSON_AddStringToObject(c, "global_skip", o->global_skip ? o->global_skip : "none");
   }
   cJSON_AddNumberToObject(c, "seed", (double)o->seed);
   cJSON_AddStringToObject(c, "host", t->d->host);

@@ -52,6 +52,7 @@ void pit_train_opts_init(struct pit_train_opts *o) {
   o->lambda_adv = 5e-3;
   o->lambda_pixel = 1e-2;
   o->content_loss = "vgg";
+  o->global_skip = "none";
   o->t_process_start = pit_now();
 }
 
@@ -105,6 +106,8 @@ const struct pit_train_optdef pit_train_optdefs[] = {
     {"lambda-pixel", "X", PIT_TOPT_F64, F(lambda_pixel), 0, 1e6, NULL, 0, "esrgan: pixel (L1) loss weight"},
     {"content-loss", "K", PIT_TOPT_STR, F(content_loss), 0, 0, "vgg|none|random-vgg", 0,
      "esrgan: VGG19 content loss (vgg needs --vgg-weights; random-vgg: random weights, timing only)"},
+    {"global-skip", "K", PIT_TOPT_STR, F(global_skip), 0, 0, "none|bicubic", 0,
+     "esrgan: none (the original) or bicubic: the generator learns the residual over bicubic upscaling"},
     {"vgg-weights", "FILE", PIT_TOPT_STR, F(vgg_weights), 0, 0, NULL, 0,
      "esrgan: VGG19 features[:35] weights, safetensors (docs/train.md shows the export)"},
     {"val-dir", "DIR", PIT_TOPT_STR, F(val_dir), 0, 0, NULL, 0,

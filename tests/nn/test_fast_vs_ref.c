@@ -243,6 +243,12 @@ int main(void) {
     run_case("esrgan D", &d, 2, 1, 0);
   } else
     CHECK(0, "build esrgan: %s", e.msg);
+  /* hr 64, batch 2: the stacked 33x16 plane is past the fast RRDB's Winograd threshold
+   * (batch 1, 16x16, stays direct) */
+  if (pit_model_build_esrgan(3, 64, 1, 16, &g, &d, NULL, &e) == 0)
+    run_case("esrgan G hr 64 (1 RRDB, 16 filters, Winograd at batch 2)", &g, 2, 1, 0);
+  else
+    CHECK(0, "build esrgan 64: %s", e.msg);
   if (pit_model_build_esrgan(3, 16, 0, 16, &g, &d, &v, &e) == 0) /* the reference VGG is slow */
     run_case("vgg19[:35] 16x16", &v, 2, 1, 0);
   else

@@ -39,6 +39,21 @@ assert w == 4 * (32 + 2) + 2 and h == 1 * (32 + 2) + 2, (w, h) # LR|bicubic|outp
 print("trained: losses", its[3]["loss"], "grid", w, "x", h)
 PYEOF
 
+# 1b. --global-skip bicubic: G learns the residual over bicubic upscaling, its last conv
+# starts at 0.1x, so the (practically) untrained model is within 0.5 dB of bicubic; the
+# original (none) starts far below it
+psnr() { grep -oE "validation PSNR [0-9.]+ dB \(bicubic [0-9.]+ dB\)" "$1" | tr -d '()' | awk '{print $3, $6}'; }
+for s in none bicubic; do
+  "$PITSTOP" train --quiet "${small[@]}" --val-dir "$T/val" --max-iters 1 --lr 1e-30 --content-loss none \
+    --global-skip $s --events "$T/ev-$s.jsonl" > "$T/skip-$s" || fail "--global-skip $s failed"
+done
+read -r m b < <(psnr "$T/skip-bicubic")
+awk -v m="$m" -v b="$b" 'BEGIN { exit !(m > b - 0.5 && m < b + 0.5) }' || fail "skip bicubic: model $m dB, bicubic $b dB"
+read -r m0 b0 < <(psnr "$T/skip-none")
+awk -v m="$m0" -v b="$b0" 'BEGIN { exit !(m < b - 3) }' || fail "no skip: model $m0 dB not far below bicubic $b0 dB"
+grep -q '"global_skip":"bicubic"' "$T/ev-bicubic.jsonl" || fail "init record does not say global_skip bicubic"
+echo "global skip: untrained model $m dB, bicubic $b dB (without: $m0 dB)"
+
 # 2. VGG19 weights from safetensors (random numbers in torchvision's names and shapes),
 # then the same file truncated, and with one tensor of the wrong shape
 $PY - "$T" <<'PYEOF' || fail "weights fixture"
@@ -95,5 +110,6 @@ expect truncated-weights "cut.safetensors' is truncated" -- "${small[@]}" --max-
 expect wrong-shape "shape.safetensors': tensor 'features.2.weight' has shape \[64, 32, 3, 3\], the model wants \[64, 64, 3, 3\]" \
   -- "${small[@]}" --max-iters 1 --vgg-weights "$T/shape.safetensors"
 expect no-weights "content loss needs VGG19 weights" -- "${small[@]}" --max-iters 1
+expect global-skip "unknown global-skip 'cubic'" -- "${small[@]}" --max-iters 1 --content-loss none --global-skip cubic
 expect hr-size "multiple of 16" -- "${small[@]}" --max-iters 1 --content-loss none --hr-size 40
 echo "esrgan: trained, weights loaded, $n bad-input cases ok"
