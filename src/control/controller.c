@@ -57,6 +57,7 @@ struct ctl {
   int gen;
   double t0;                        /* pit_now() of run time 0 */
   char state_dir[1024], ckpt_dir[1100], events_path[1100];
+  char ckpt_held[1100]; /* a second name of c->ckpt the workload's rotation cannot remove, or "" */
   int lock_fd;
   /* progress */
   int64_t step_next;                /* the next step the workload will do (seen) */
@@ -307,12 +308,27 @@ static int write_state(struct ctl *c, struct pit_err *e) {
   snprintf(path, sizeof path, "%s/state", c->state_dir);
   pit_membership_format(&c->cur, mem, sizeof mem);
   int at = snprintf(text, sizeof text, "gen %d\nstep %lld\nckpt %s\nrestarts %d\nmembership %s\npgids", c->gen,
-                    (long long)c->step_safe, c->ckpt[0] ? c->ckpt : "-", c->res->restarts, mem);
+                    (long long)c->step_safe, c->ckpt_held[0] ? c->ckpt_held : c->ckpt[0] ? c->ckpt : "-",
+                    c->res->restarts, mem);
   for (int i = 0; c->g && i < c->g->nproc && at < (int)sizeof text - 32; i++)
     if (!c->g->proc[i].exited)
       at += snprintf(text + at, sizeof text - (size_t)at, " %d", (int)c->g->proc[i].pid);
   snprintf(text + at, sizeof text - (size_t)at, "\n");
   return pit_file_write_atomic(path, text, strlen(text), e);
+}
+
+/* The checkpoint the state file names must outlive a killed controller: its
+ * workload may run on and rotate that file away before a new controller resumes
+ * from it. A hard link in the state directory keeps it (no copy); where the
+ * checkpoint is not on this filesystem, the state names the workload's path. */
+static void hold_ckpt(struct ctl *c) {
+  char held[1100];
+  struct pit_err e2 = {0};
+  snprintf(held, sizeof held, "%s/checkpoint.held.pit", c->state_dir);
+  if (pit_atomic_link(c->ckpt, held, &e2) == 0)
+    snprintf(c->ckpt_held, sizeof c->ckpt_held, "%s", held);
+  else
+    c->ckpt_held[0] = 0;
 }
 
 struct prev_state {
@@ -622,6 +638,7 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
     if (r.path) {
       snprintf(c->ckpt, sizeof c->ckpt, "%s", r.path);
       c->resizable = 1;
+      hold_ckpt(c);
     }
     if (r.step >= 0)
       c->step_safe = r.step;
