@@ -58,7 +58,8 @@ struct pit_predict_in {
   struct pit_term start;     /* node start (boot) time, once */
   struct pit_term init;      /* process start to first iteration, once */
   struct pit_term val;       /* one validation, after every epoch when val_every_epoch */
-  struct pit_term epoch_edge;/* per-epoch extra (epoch-edge iterations − t_p, loader restart) */
+  struct pit_term epoch_edge;/* per-epoch extra: an epoch's first and last iterations' excess over t_p
+                                (loader restart, a partial last batch), summed per epoch */
   struct pit_term ckpt;      /* one checkpoint, every ckpt_every iterations */
   int val_every_epoch;
   int64_t ckpt_every;        /* 0: no checkpoints */
@@ -68,6 +69,8 @@ struct pit_predict_in {
   /* a run in progress (both 0 for a job not started) */
   int64_t done_iters;        /* iterations already done */
   double elapsed_s;          /* wall time already spent (its start and init included) */
+  double edge_done;          /* of the epoch in progress, the part of epoch_edge already spent (its
+                                first iteration's excess): in elapsed_s, not predicted again */
   double elapsed_untimed;    /* how much more elapsed_s may really be (records without a clock
                                 show only step times, not the time between them); raises hi only */
 };

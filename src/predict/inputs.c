@@ -76,6 +76,51 @@ static size_t iteration_times(const struct pit_series *s, int wall, double *x) {
   return n;
 }
 
+/* The epoch edge per epoch (*edge) and, of an epoch in progress, the part
+ * already spent (*done), from the series' rank's iterations, step times
+ * against tp: an epoch's first iteration's excess (loader restart) and, for an
+ * epoch seen to its end (another epoch follows in its run and generation, or
+ * its last iteration is number ipe − 1), its last's (a partial batch: often
+ * short). The last iteration seen of an epoch not seen to its end is an
+ * ordinary one and counts for nothing. edge = mean first excess + mean last
+ * excess (NaN when no epoch was seen); done = the last epoch's own first
+ * excess when that epoch is not over (NaN otherwise). */
+static void edge_terms(const struct pit_series *s, double tp, double ipe, double *edge, double *done) {
+  double fsum = 0, lsum = 0, f_last = NAN;
+  int64_t nf = 0, nl = 0;
+  const struct pit_series_iter *first = NULL, *last = NULL;
+  *edge = *done = NAN;
+  for (int64_t i = 0; i <= s->nit; i++) {
+    const struct pit_series_iter *it = i < s->nit ? &s->it[i] : NULL;
+    if (it && (it->flags & PIT_IT_OTHER_RANK))
+      continue;
+    if (first && (!it || it->run != first->run || it->gen != first->gen || it->epoch != first->epoch)) {
+      /* one (run, gen, epoch) ends at last */
+      int same_gen = it && it->run == first->run && it->gen == first->gen;
+      int over = same_gen || (ipe >= 1 && last->iter >= 0 && (double)last->iter + 1 >= ipe);
+      f_last = NAN;
+      if (first->iter <= 0 && first->gen == 0 && isfinite(first->step_s)) {
+        fsum += first->step_s - tp;
+        nf++;
+        f_last = first->step_s - tp;
+      }
+      if (over && last != first && isfinite(last->step_s)) {
+        lsum += last->step_s - tp;
+        nl++;
+      }
+      *done = over ? NAN : f_last;
+      first = NULL;
+    }
+    if (!it)
+      break;
+    if (!first)
+      first = it;
+    last = it;
+  }
+  if (nf > 0 || nl > 0)
+    *edge = (nf ? fsum / (double)nf : 0) + (nl ? lsum / (double)nl : 0);
+}
+
 int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm, const char *name,
                        double precision, struct pit_predict_in *in, struct pit_predict_basis *b,
                        struct pit_err *e) {
@@ -126,10 +171,16 @@ int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm,
   in->init = (struct pit_term){sm->init.mean, stats_half(&sm->init)};
   in->val = (struct pit_term){sm->validation.mean, stats_half(&sm->validation)};
   in->val_every_epoch = sm->validation.n > 0;
-  in->epoch_edge = (struct pit_term){sm->epoch_edge_extra_s, NAN};
+  double edge, done;
+  /* an epoch is seen to its end by the length the run states, never by the
+   * largest iteration seen (a partial epoch would look complete) */
+  edge_terms(s, sm->tp.mean, ipe > 0 ? ipe : samples > 0 && batch > 0 ? ceil(samples / (double)batch) : NAN, &edge,
+             &done);
+  in->epoch_edge = (struct pit_term){edge, NAN};
   /* in progress (no end record): what is done is timed, not predicted */
   if (s->nruns > 0 && isnan(s->runs[0].end_total_s) && sm->iters > 0) {
     in->done_iters = sm->iters;
+    in->edge_done = done;
     in->elapsed_s = isfinite(sm->total_s) ? sm->total_s : sm->step.sum + sm->init_total_s;
     if (!(in->elapsed_s > 0))
       in->elapsed_s = sm->step.sum;

@@ -30,7 +30,8 @@
  *
  * A run in progress: T = elapsed_s + remaining, where remaining
  * counts the iterations, epoch ends and checkpoints not done yet (start and
- * init only when nothing is done); elapsed_s is exact unless elapsed_untimed
+ * init only when nothing is done; of the epoch in progress, the edge less
+ * what it already spent, edge_done); elapsed_s is exact unless elapsed_untimed
  * says how much more it may have been (the upper end grows by that much).
  *
  * Worked example (tests/predict/test_predict.c checks it):
@@ -91,7 +92,7 @@ static double last_short(const struct pit_predict_in *in) {
 void pit_predict_in_init(struct pit_predict_in *in) {
   memset(in, 0, sizeof *in);
   struct pit_term none = {NAN, NAN};
-  in->tp = in->tp_half = in->drift = in->drift_se = in->drift_allow = in->iters_per_epoch = NAN;
+  in->tp = in->tp_half = in->drift = in->drift_se = in->drift_allow = in->iters_per_epoch = in->edge_done = NAN;
   in->start = in->init = in->val = in->epoch_edge = in->ckpt = none;
   in->unit = PIT_JOB_EPOCHS;
 }
@@ -155,6 +156,9 @@ int pit_predict(const struct pit_predict_in *in, struct pit_prediction *out, str
   double rem = (double)nrem * tp + nval * tmean(in->val) + ep_rem * tmean(in->epoch_edge) + ck_rem * tmean(in->ckpt);
   double half = (double)nrem * (tph + r * tp) + nval * thalf(in->val) + ep_rem * thalf(in->epoch_edge) +
                 ck_rem * thalf(in->ckpt);
+  /* the epoch in progress has spent part of its edge (its first iteration) */
+  if (ep_rem > 0 && in->done_iters > ep_done * ipe && isfinite(in->edge_done))
+    rem -= in->edge_done;
   if (!started) {
     rem += tmean(in->start) + tmean(in->init);
     half += thalf(in->start) + thalf(in->init);
