@@ -3,7 +3,7 @@
 # prediction from an events file, a raw training log and the store; the table,
 # CSV and JSON printers agree; the cost is the catalog's price × billed time;
 # a drift hidden in the noise of a short series is "not steady yet" for a long
-# epoch, with iterations wanted;
+# epoch, with iterations wanted; the edge of a partial epoch is counted once;
 # bad input (a catalog with a missing column, a negative or non-numeric
 # price, a duplicate type, an unknown unit; a job size of 0 or less; a run with
 # too few iterations) gives one clear message naming file:line or the run, a
@@ -95,6 +95,28 @@ assert j["steady"].startswith("not steady yet"), j["steady"]
 assert j["want_iters"] > 0, j
 PY
 rm -f drift.json
+
+# the epoch edge of a partial epoch (20 of 40 iterations, no clock): the first
+# iteration's excess (2 s against 1 s) is in what was done and is not predicted
+# again; the last one seen (a 3 s stall) is not the epoch's end: 23 + 20 × 1 s
+/usr/bin/python3 - <<'PY'
+import json
+with open("part.jsonl", "w") as f:
+    for i in range(20):
+        s = 2.0 if i == 0 else 3.0 if i == 19 else 1.0
+        f.write(json.dumps({"type": "iter", "run": "part", "gen": 0, "epoch": 0, "iter": i, "step": i,
+                            "batch": 32, "step_s": s}) + "\n")
+PY
+"$PITSTOP" predict part.jsonl --iters-per-epoch 40 --format json > part.json
+/usr/bin/python3 - <<'PY'
+import json
+j = json.load(open("part.json"))
+assert abs(j["pit_s"] - 1.0) < 1e-9, j
+assert abs(j["predicted_s"] - 43.0) < 1e-9, j
+assert abs(j["inputs"]["epoch_edge_s"] - 1.0) < 1e-9, j   # one epoch from scratch: 40 s + 1 s
+assert abs(j["predicted_epoch_s"] - 41.0) < 1e-9, j
+PY
+rm -f part.jsonl part.json
 
 # scaling: runs at 1, 2, 3 ranks of one configuration (throughput on a known USL curve, ±2% noise)
 # predict 4 ranks within 10%; two counts are "too few points"

@@ -1,5 +1,6 @@
 /* test_predict.c — the prediction module against known answers: the worked
- * example of predict.c (time, interval, one epoch, remaining); 300 seeded random jobs written as JSON Lines and recomputed
+ * example of predict.c (time, interval, one epoch, remaining; the edge an
+ * epoch in progress already spent); 300 seeded random jobs written as JSON Lines and recomputed
  * independently by tests/predict/predict_check.py; pit_steady_check on
  * noise (steady, with a sensible "want" before), on a 20% drift (never
  * steady, the cap says why) and on bad options; κ >= 0 in the USL fit; issue 12's drift must-show
@@ -57,6 +58,17 @@ static void worked_example(void) {
   CHECK_NEAR(p.remaining_s, 251, 1e-9, "remaining");
   CHECK_NEAR(p.remaining_hi - p.remaining_s, 18, 1e-9, "remaining half");
   CHECK_NEAR(p.total_s, 481, 1e-9, "T in progress");
+  /* the epoch in progress (200 of its 500 done) has spent 0.3 s of its 0.5 s
+   * edge (its first iteration): not predicted again; at an epoch's end the
+   * next epoch's edge is whole */
+  in.edge_done = 0.3;
+  CHECK(pit_predict(&in, &p, &e) == 0, "edge done");
+  CHECK_NEAR(p.remaining_s, 250.7, 1e-9, "remaining less the edge spent");
+  in.done_iters = 500;
+  in.elapsed_s = 165;
+  CHECK(pit_predict(&in, &p, &e) == 0, "edge done at an epoch end");
+  CHECK_NEAR(p.remaining_s, 1000 * 0.3 + 2 * 4.5 + 2, 1e-9, "whole edges after an epoch end");
+  in.edge_done = NAN;
   /* sized by samples and by iterations: the same job */
   in.done_iters = 0;
   in.elapsed_s = 0;
