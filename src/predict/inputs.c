@@ -99,7 +99,9 @@ static void edge_terms(const struct pit_series *s, double tp, double ipe, double
       int same_gen = it && it->run == first->run && it->gen == first->gen;
       int over = same_gen || (ipe >= 1 && last->iter >= 0 && (double)last->iter + 1 >= ipe);
       f_last = NAN;
-      if (first->iter <= 0 && first->gen == 0 && isfinite(first->step_s)) {
+      /* the epoch's own first iteration (not one after a resume mid-epoch) */
+      int starts = first->iter == 0 || (first->iter < 0 && !(first->flags & PIT_IT_RESUME));
+      if (starts && isfinite(first->step_s)) {
         fsum += first->step_s - tp;
         nf++;
         f_last = first->step_s - tp;
