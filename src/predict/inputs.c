@@ -123,6 +123,41 @@ static void edge_terms(const struct pit_series *s, double tp, double ipe, double
     *edge = (nf ? fsum / (double)nf : 0) + (nl ? lsum / (double)nl : 0);
 }
 
+/* Without a clock: the time per epoch that no step timed — an epoch record's
+ * epoch_s less the sum of its epoch's step times (the series' rank, the same
+ * run) — summed over the epochs recorded (*sum, over *n of them). The data
+ * loader's start before the first step, epoch-end work: the step times do
+ * not hold it, so the epochs done add it to the elapsed time and every epoch
+ * not over still pays its mean. */
+static void untimed_epochs(const struct pit_series *s, double *sum_out, int64_t *n_out) {
+  int rank = -2;
+  for (int64_t i = 0; i < s->nit && rank == -2; i++)
+    if (!(s->it[i].flags & PIT_IT_OTHER_RANK))
+      rank = s->it[i].rank;
+  double sum = 0;
+  int64_t n = 0;
+  for (int64_t k = 0; k < s->nev; k++) {
+    const struct pit_series_event *ev = &s->ev[k];
+    if (ev->type != PIT_REC_EPOCH || !isfinite(ev->v) || ev->epoch < 0 || (ev->rank >= 0 && ev->rank != rank))
+      continue;
+    double steps = 0;
+    int64_t m = 0;
+    for (int64_t i = 0; i < s->nit; i++) {
+      const struct pit_series_iter *it = &s->it[i];
+      if (!(it->flags & PIT_IT_OTHER_RANK) && it->run == ev->run && it->epoch == ev->epoch && isfinite(it->step_s)) {
+        steps += it->step_s;
+        m++;
+      }
+    }
+    if (m > 0) {
+      sum += ev->v - steps;
+      n++;
+    }
+  }
+  *sum_out = sum;
+  *n_out = n;
+}
+
 int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm, const char *name,
                        double precision, struct pit_predict_in *in, struct pit_predict_basis *b,
                        struct pit_err *e) {
@@ -178,6 +213,13 @@ int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm,
    * largest iteration seen (a partial epoch would look complete) */
   edge_terms(s, sm->tp.mean, ipe > 0 ? ipe : samples > 0 && batch > 0 ? ceil(samples / (double)batch) : NAN, &edge,
              &done);
+  double untimed = 0;
+  int64_t n_untimed = 0;
+  if (!b->wall) {
+    untimed_epochs(s, &untimed, &n_untimed);
+    if (n_untimed > 0)
+      edge = (isfinite(edge) ? edge : 0) + untimed / (double)n_untimed;
+  }
   in->epoch_edge = (struct pit_term){edge, NAN};
   /* in progress (no end record): what is done is timed, not predicted */
   if (s->nruns > 0 && isnan(s->runs[0].end_total_s) && sm->iters > 0) {
@@ -186,6 +228,8 @@ int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm,
     in->elapsed_s = isfinite(sm->total_s) ? sm->total_s : sm->step.sum + sm->init_total_s;
     if (!(in->elapsed_s > 0))
       in->elapsed_s = sm->step.sum;
+    if (!isfinite(sm->total_s))
+      in->elapsed_s += untimed; /* the epochs done, as recorded */
     /* without a clock only step times are known: the time between iterations
      * is allowed up to the drift allowance of what was timed */
     if (!isfinite(sm->total_s))

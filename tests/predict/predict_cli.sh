@@ -4,6 +4,7 @@
 # CSV and JSON printers agree; the cost is the catalog's price × billed time;
 # a drift hidden in the noise of a short series is "not steady yet" for a long
 # epoch, with iterations wanted; the edge of a partial epoch is counted once;
+# without a clock the time recorded epochs took beyond their steps counts;
 # bad input (a catalog with a missing column, a negative or non-numeric
 # price, a duplicate type, an unknown unit; a job size of 0 or less; a run with
 # too few iterations) gives one clear message naming file:line or the run, a
@@ -117,6 +118,29 @@ assert abs(j["inputs"]["epoch_edge_s"] - 1.0) < 1e-9, j   # one epoch from scrat
 assert abs(j["predicted_epoch_s"] - 41.0) < 1e-9, j
 PY
 rm -f part.jsonl part.json
+
+# without a clock, the time no step timed: two recorded epochs of 10 steps of
+# 1 s took 12 s each, and 5 steps of the third are done; a 4-epoch job is the
+# two epochs as recorded (24 s) + 5 s + 15 × 1 s + 2 × 2 s = 48 s, an epoch 12 s
+/usr/bin/python3 - <<'PY'
+import json
+with open("untimed.jsonl", "w") as f:
+    for e in range(3):
+        for i in range(10 if e < 2 else 5):
+            f.write(json.dumps({"type": "iter", "run": "u", "gen": 0, "epoch": e, "iter": i, "step": 10 * e + i,
+                                "batch": 32, "step_s": 1.0}) + "\n")
+        if e < 2:
+            f.write(json.dumps({"type": "epoch", "run": "u", "gen": 0, "epoch": e, "epoch_s": 12.0}) + "\n")
+PY
+"$PITSTOP" predict untimed.jsonl --iters-per-epoch 10 --epochs 4 --format json > untimed.json
+/usr/bin/python3 - <<'PY'
+import json
+j = json.load(open("untimed.json"))
+assert abs(j["predicted_epoch_s"] - 12.0) < 1e-9, j
+assert abs(j["inputs"]["elapsed_s"] - 29.0) < 1e-9, j
+assert abs(j["predicted_s"] - 48.0) < 1e-9, j
+PY
+rm -f untimed.jsonl untimed.json
 
 # scaling: runs at 1, 2, 3 ranks of one configuration (throughput on a known USL curve, ±2% noise)
 # predict 4 ranks within 10%; two counts are "too few points"
