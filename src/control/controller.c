@@ -20,10 +20,13 @@
  *  - RUN_DIR/state (written atomically at each change) names the generation,
  *    the last checkpoint and the workload's process groups; RUN_DIR/lock is
  *    held (flock) while a controller runs the run, so two never start a node
- *    twice;
+ *    twice; a restart resumes from the newer of the state's checkpoint and the
+ *    events file's last one, each held by a hard link RUN_DIR/held-<step>.ckpt
+ *    so a workload outliving its controller cannot rotate it away;
  *  - every node this controller started is stopped before pit_run returns. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -62,7 +65,7 @@ struct ctl {
   /* progress */
   int64_t step_next;                /* the next step the workload will do (seen) */
   int64_t step_safe;                /* steps covered by the last checkpoint */
-  char ckpt[1024];
+  char ckpt[1100];
   /* records kept back until a checkpoint covers them */
   struct pit_record *held;
   int nheld;
@@ -319,22 +322,79 @@ static int write_state(struct ctl *c, struct pit_err *e) {
 
 /* The checkpoint the state file names must outlive a killed controller: its
  * workload may run on and rotate that file away before a new controller resumes
- * from it. A hard link in the state directory keeps it (no copy); where the
- * checkpoint is not on this filesystem, the state names the workload's path. */
-static void hold_ckpt(struct ctl *c) {
+ * from it. A hard link "held-<step>.ckpt" in the state directory keeps it (no
+ * copy), made before the checkpoint record reaches the events file; the older
+ * held links go only after the state names the new one, so whichever of the
+ * events file and the state a kill leaves newer, its checkpoint is held. Where
+ * the checkpoint is not on this filesystem (or has no step), the state names the
+ * workload's path. */
+static void held_path(const struct ctl *c, int64_t step, char *buf, size_t n) {
+  snprintf(buf, n, "%s/held-%012lld.ckpt", c->state_dir, (long long)step);
+}
+
+static void hold_ckpt(struct ctl *c, int64_t step) {
   char held[1100];
   struct pit_err e2 = {0};
-  snprintf(held, sizeof held, "%s/checkpoint.held.pit", c->state_dir);
+  c->ckpt_held[0] = 0;
+  if (step < 0)
+    return;
+  held_path(c, step, held, sizeof held);
   if (pit_atomic_link(c->ckpt, held, &e2) == 0)
     snprintf(c->ckpt_held, sizeof c->ckpt_held, "%s", held);
-  else
-    c->ckpt_held[0] = 0;
+}
+
+/* Once the state names c->ckpt_held: the other held links go. */
+static void unhold_older(struct ctl *c) {
+  const char *keep = strrchr(c->ckpt_held, '/');
+  DIR *d = keep ? opendir(c->state_dir) : NULL;
+  if (!d)
+    return;
+  struct dirent *de;
+  while ((de = readdir(d)))
+    if (strncmp(de->d_name, "held-", 5) == 0 && strcmp(de->d_name, keep + 1) != 0) {
+      char p[1400];
+      snprintf(p, sizeof p, "%s/%s", c->state_dir, de->d_name);
+      unlink(p);
+    }
+  closedir(d);
+}
+
+/* The newest checkpoint record of the events file (the durable log, which a
+ * kill between its flush and the state's write leaves ahead of the state):
+ * 1 with *step and its path (held link if there, else the workload's), 0 if none. */
+static int events_last_ckpt(const struct ctl *c, int64_t *step, char *path, size_t n) {
+  struct pit_record_reader rd;
+  struct pit_record r;
+  struct pit_err e2 = {0};
+  char last[1100] = "";
+  *step = -1;
+  if (pit_record_reader_open(&rd, c->events_path, &e2) < 0)
+    return 0;
+  pit_record_init(&r);
+  while (pit_record_reader_next(&rd, &r, &e2) == 1) {
+    if (r.type == PIT_REC_CHECKPOINT && r.step > *step && r.path) {
+      *step = r.step;
+      snprintf(last, sizeof last, "%s", r.path);
+    }
+    pit_record_release(&r);
+  }
+  pit_record_release(&r);
+  pit_record_reader_release(&rd);
+  if (*step < 0)
+    return 0;
+  char held[1100];
+  held_path(c, *step, held, sizeof held);
+  const char *use = access(held, R_OK) == 0 ? held : access(last, R_OK) == 0 ? last : NULL;
+  if (!use)
+    return 0;
+  snprintf(path, n, "%s", use);
+  return 1;
 }
 
 struct prev_state {
   int found, gen, restarts;
   int64_t step;
-  char ckpt[1024];
+  char ckpt[1100];
   int pgids[64], npg;
 };
 
@@ -638,14 +698,14 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
     if (r.path) {
       snprintf(c->ckpt, sizeof c->ckpt, "%s", r.path);
       c->resizable = 1;
-      hold_ckpt(c);
+      hold_ckpt(c, r.step);
     }
     if (r.step >= 0)
       c->step_safe = r.step;
     c->last_ckpt_s = r.ckpt_s;
     if ((rc = release_held(c, r.step >= 0 ? r.step : -1, e)) == 0 && (rc = out_record(c, &r, e)) == 0 &&
-        (rc = out_flush(c, e)) == 0)
-      rc = write_state(c, e);
+        (rc = out_flush(c, e)) == 0 && (rc = write_state(c, e)) == 0)
+      unhold_older(c);
     break;
   case PIT_REC_END:
     snprintf(c->end_status, sizeof c->end_status, "%s", r.status[0] ? r.status : "done");
@@ -1218,7 +1278,13 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
   memset(&ps, 0, sizeof ps);
   if (rc == 0)
     rc = reconcile(&c, &ps, e);
-  char resume[1024] = "";
+  char resume[1100] = "";
+  int64_t ev_step;
+  char ev_ckpt[1100];
+  if (rc == 0 && ps.found && events_last_ckpt(&c, &ev_step, ev_ckpt, sizeof ev_ckpt) && ev_step > ps.step) {
+    ps.step = ev_step; /* killed after the events file took the checkpoint, before the state did */
+    snprintf(ps.ckpt, sizeof ps.ckpt, "%s", ev_ckpt);
+  }
   if (rc == 0 && ps.found) {
     c.gen = ps.gen + 1;
     res->restarts = ps.restarts;

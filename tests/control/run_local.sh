@@ -8,6 +8,7 @@
 #     stored steps stay contiguous, the parameters still match;
 #  3. the controller SIGKILLed mid-generation and started again: it stops the orphaned
 #     workload, adopts its nodes, never starts a node twice, and finishes the job;
+#  3b. the same with the state file one checkpoint behind the events file (a kill between them);
 #  4. bad input: one clear message, non-zero exit, no process or cgroup left behind.
 set -euo pipefail
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
@@ -134,6 +135,27 @@ assert not live, f"nodes never stopped: {live}"
 print(f"controller crash: {len(steps)} contiguous steps, no node started twice, every node stopped")
 PYEOF
 [ -z "$(ls "$T/r3/nodes")" ] || fail "the provider still lists nodes: $(ls "$T/r3/nodes")"
+
+# ---- 3b. killed between the events file's flush of a checkpoint and the state's write: the
+# state still says "step 0, no checkpoint" (as the generation's launch wrote it) while the
+# events file holds the checkpoint and every step before it; the restarted controller must
+# resume from the events file's checkpoint (else it redoes those steps: 650 records for 600)
+run3b=(run --catalog "$T/cat.tsv" --checkpoint-dir "$T/r3b" --run tr3b --quiet --nodes local-1:1
+       "${common[@]}" --max-iters 600 --checkpoint-every 50)
+"$PITSTOP" "${run3b[@]}" > /dev/null 2> "$T/r3ba.err" &
+ctl=$!
+wait_for "$T/r3b/events.jsonl" '"checkpoint"' 600
+kill -9 $ctl
+wait $ctl 2> /dev/null || true
+sed -i 's/^step .*/step 0/; s/^ckpt .*/ckpt -/' "$T/r3b/state"
+"$PITSTOP" "${run3b[@]}" > /dev/null 2> "$T/r3bb.err" || fail "the restarted controller failed: $(cat "$T/r3bb.err")"
+$PY - "$T/r3b/events.jsonl" 600 << 'PYEOF'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+steps = [x["step"] for x in r if x["type"] == "iter"]
+assert steps == list(range(int(sys.argv[2]))), f"steps not contiguous when the state lags the events file ({len(steps)})"
+print(f"state behind the events file: {len(steps)} contiguous steps, resumed from the events file's checkpoint")
+PYEOF
 
 # ---- 4. bad input
 bad() { # expected-message args...
