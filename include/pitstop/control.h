@@ -481,6 +481,18 @@ struct pit_replay {
   double cost_live, cost_sim;        /* US$ */
   double time_live, time_sim;        /* s, run start to the last node's stop */
   int decisions_sim;                 /* decision points the replay's policy weighed (keep included) */
+  /* Every membership the live run ran, the whole job replayed on it alone
+   * (--policy fixed) over the run's own records: what each fixed membership
+   * would have cost by this run's measurements. Memberships the run never ran
+   * have no records and are not here. best_fixed: the cheapest among those
+   * that meet the policy's deadline (time policy: the fastest within its
+   * budget); -1 when none does. */
+  int nfixed, best_fixed;
+  struct pit_replay_fixed {
+    struct pit_membership m;
+    double cost, time_s;             /* US$ (per-second billing), s */
+    int complete;                    /* 0: its replay stopped early (diverged) */
+  } fixed[PIT_POLICY_MEAS_MAX];
 };
 void pit_replay_release(struct pit_replay *r);
 /* Errors name the file (and line): unreadable, malformed, no iteration. */
