@@ -258,6 +258,9 @@ int pit_policy_decide(const struct pit_policy *p, const struct pit_policy_state 
 /* The cost/time policy's part of pit_policy_decide (policy_cost.c). */
 int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
                            struct pit_err *e);
+/* A type's relative speed by the catalog: CPUs (or vCPUs) × the CPU quota. */
+struct pit_itype;
+double pit_policy_itype_speed(const struct pit_itype *it);
 /* The policy's types from the catalog: list is ','-separated type names
  * (each must be in cat; catalog_name names it in the error). speed = CPUs ×
  * quota. *n types filled, at most PIT_POLICY_TYPES_MAX. */
