@@ -231,8 +231,10 @@ static void test_wait(void) {
   double wall = clock_s(CLOCK_MONOTONIC) - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
   if (D.rank > 0) {
     printf("rank %d waited %.3f s wall, %.3f s cpu (%s)\n", D.rank, wall, cpu, sleeping ? "sleep" : "poll");
+    /* polling keeps a rank on a CPU for the whole wait (≥ 2/3 of it with 3 ranks on 2 cores);
+     * sleeping measured 0.1–0.3 × the wall, up to 0.28 under ASan with other tests running */
     if (sleeping)
-      CHECK(wall > 0.5 && cpu < 0.25 * wall, "sleeping wait: %.3f s cpu over %.3f s", cpu, wall);
+      CHECK(wall > 0.5 && cpu < 0.5 * wall, "sleeping wait: %.3f s cpu over %.3f s", cpu, wall);
   }
   free(g);
 }
