@@ -158,6 +158,8 @@ static int replay(const char *events, const char *catalog, const char *types, co
     printf("cost: live $%.6f (node records), replay $%.6f (simulated clock), ratio %.4f; time %.1f s vs %.1f s\n",
            r.cost_live, r.cost_sim, ratio, r.time_live, r.time_sim);
     pit_cli_print_fixed(&r, r.cost_live, r.time_live);
+    if (pit_cli_print_decisions(events, &e) < 0)
+      rc = pit_cli_fail(&e);
   }
   pit_replay_release(&r);
   return rc;

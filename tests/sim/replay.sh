@@ -96,6 +96,15 @@ PY
 "$P" simulate --replay "$EV" --catalog "$T/cat.tsv" --nnodes 1:2 | grep -q "^same decisions at the same steps: yes" \
   && ok "table" || bad "table"
 
+# the stored run's report again, from its events file alone: the fixed memberships and each decision's reason
+"$P" simulate --replay "$EV" --catalog "$T/cat.tsv" --nnodes 1:2 > "$T/replay.txt" || bad "replay text"
+why=$("$PY" -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l); d = r.get("detail")
+    if r["type"] == "decision" and isinstance(d, dict) and d.get("action") == "resize": print(d["why"]); break' "$EV")
+grep -qF -- "$why" "$T/replay.txt" && grep -q "^run / best fixed: cost " "$T/replay.txt" \
+  && ok "simulate --replay: the run's decisions with their reasons, and the best fixed" || bad "simulate --replay report: $(cat "$T/replay.txt")"
+
 replay_fail() { # name file needle extra-args...
   local name=$1 f=$2 needle=$3
   shift 3
