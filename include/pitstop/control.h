@@ -258,6 +258,9 @@ int pit_policy_decide(const struct pit_policy *p, const struct pit_policy_state 
 /* The cost/time policy's part of pit_policy_decide (policy_cost.c). */
 int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
                            struct pit_err *e);
+/* A type's relative speed by the catalog: CPUs (or vCPUs) × the CPU quota. */
+struct pit_itype;
+double pit_policy_itype_speed(const struct pit_itype *it);
 /* The policy's types from the catalog: list is ','-separated type names
  * (each must be in cat; catalog_name names it in the error). speed = CPUs ×
  * quota. *n types filled, at most PIT_POLICY_TYPES_MAX. */
@@ -481,6 +484,18 @@ struct pit_replay {
   double cost_live, cost_sim;        /* US$ */
   double time_live, time_sim;        /* s, run start to the last node's stop */
   int decisions_sim;                 /* decision points the replay's policy weighed (keep included) */
+  /* Every membership the live run ran, the whole job replayed on it alone
+   * (--policy fixed) over the run's own records: what each fixed membership
+   * would have cost by this run's measurements. Memberships the run never ran
+   * have no records and are not here. best_fixed: the cheapest among those
+   * that meet the policy's deadline (time policy: the fastest within its
+   * budget); -1 when none does. */
+  int nfixed, best_fixed;
+  struct pit_replay_fixed {
+    struct pit_membership m;
+    double cost, time_s;             /* US$ (per-second billing), s */
+    int complete;                    /* 0: its replay stopped early (diverged) */
+  } fixed[PIT_POLICY_MEAS_MAX];
 };
 void pit_replay_release(struct pit_replay *r);
 /* Errors name the file (and line): unreadable, malformed, no iteration. */

@@ -110,4 +110,21 @@ struct pit_runset;
 int pit_cli_load_runs(struct pit_runset *rs, const struct pit_cli_source *src, const char *cmd, char *const *only,
                       int nonly);
 
+/* A run's decisions and its cost against fixed memberships (run_report.c),
+ * for `pitstop run` (cost/time) and `pitstop simulate --replay`. */
+struct pit_replay_opts;
+struct pit_replay;
+/* The replay options of a run's events file: policy (NULL: cost), --nnodes
+ * text (NULL: 1:any), deadline/budget (NaN: none), the catalog (NULL: the
+ * local one) and types (NULL: the first generation's; typesbuf gets the list
+ * used). Errors name the file. */
+int pit_cli_replay_opts(const char *events, const char *catalog, const char *types, const char *nnodes,
+                        const char *policy, double deadline, double budget, struct pit_replay_opts *o,
+                        char *typesbuf, size_t ntypesbuf, struct pit_err *e);
+/* Prints every decision record of events: run seconds, step, what → to and
+ * the reason; consecutive keeps as one line. */
+int pit_cli_print_decisions(const char *events, struct pit_err *e);
+/* Prints the run's cost and time beside each fixed membership's (r->fixed). */
+void pit_cli_print_fixed(const struct pit_replay *r, double run_cost, double run_time);
+
 #endif

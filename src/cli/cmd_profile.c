@@ -70,19 +70,25 @@ static void table(const struct pit_profile_row *r, int n, const struct pit_profi
 }
 
 /* Ranks the runs of db; prints the table; 1 when nothing fits. */
-static int rank_db(const char *db, const struct pit_catalog *cat, const struct pit_profile_query *q) {
+/* The store's rows for q, ranked (pit_profile_rank); *rows malloc'd. */
+static int load_rows(const char *db, const struct pit_catalog *cat, const struct pit_profile_query *q,
+                     struct pit_profile_row **rows, int *n, int *best, struct pit_err *e) {
   struct pit_runset rs;
   pit_runset_init(&rs);
+  int rc = pit_runset_load_store(&rs, db, NULL, 0, e);
+  if (rc == 0)
+    rc = pit_runset_summarize(&rs, e);
+  if (rc == 0)
+    rc = pit_profile_rank(&rs, cat, q, rows, n, best, e);
+  pit_runset_release(&rs);
+  return rc;
+}
+
+static int rank_db(const char *db, const struct pit_catalog *cat, const struct pit_profile_query *q) {
   struct pit_err e = {0};
   struct pit_profile_row *rows = NULL;
   int n = 0, best = -1;
-  int rc = pit_runset_load_store(&rs, db, NULL, 0, &e);
-  if (rc == 0)
-    rc = pit_runset_summarize(&rs, &e);
-  if (rc == 0)
-    rc = pit_profile_rank(&rs, cat, q, &rows, &n, &best, &e);
-  pit_runset_release(&rs);
-  if (rc < 0)
+  if (load_rows(db, cat, q, &rows, &n, &best, &e) < 0)
     return pit_cli_fail(&e);
   if (n == 0) {
     free(rows);
@@ -110,6 +116,63 @@ static int rank_db(const char *db, const struct pit_catalog *cat, const struct p
   return 0;
 }
 
+
+/* Σ nodes × the catalog's speed of m, and Σ nodes × price (NaN: a type not in cat). */
+static double speed_of(const struct pit_catalog *cat, const struct pit_membership *m, double *price_h) {
+  double sp = 0;
+  *price_h = 0;
+  for (int i = 0; i < m->n; i++) {
+    const struct pit_itype *it = pit_catalog_find(cat, m->m[i].itype);
+    if (!it) {
+      *price_h = NAN;
+      return NAN;
+    }
+    sp += m->m[i].nodes * pit_policy_itype_speed(it);
+    *price_h += m->m[i].nodes * it->price_h;
+  }
+  return sp;
+}
+
+/* The catalog's figure of merit of m for the objective: speed per price (cost) or speed (time). */
+static double merit(const struct pit_catalog *cat, const struct pit_membership *m, int cost) {
+  double price, sp = speed_of(cat, m, &price);
+  return cost ? sp / price : sp;
+}
+
+/* Cost, no deadline: is candidate c dominated by what the store measured?
+ * Its samples per dollar, scaled from a measured membership of no more nodes
+ * by the catalog's speeds (at best linear in speed), even at twice that (the
+ * policy's ±50% on a catalog-speed t_p), below the best measured: 1, with
+ * the row it loses to and its optimistic figure. */
+static int dominated(const char *db, const struct pit_catalog *cat, const struct pit_profile_query *q,
+                     const struct pit_membership *c, char *by, size_t nby, double *spd_hi, double *spd_best) {
+  struct pit_profile_row *rows = NULL;
+  int n = 0, best = -1, dom = 0;
+  struct pit_err e = {0};
+  double price_c, sp_c = speed_of(cat, c, &price_c);
+  if (!(sp_c > 0) || !(price_c > 0) || load_rows(db, cat, q, &rows, &n, &best, &e) < 0 || n == 0) {
+    free(rows);
+    return 0;
+  }
+  int top = 0;
+  for (int i = 1; i < n; i++)
+    if (rows[i].spd > rows[top].spd)
+      top = i;
+  double hi = -INFINITY;
+  for (int i = 0; i < n; i++) {
+    double price_r, sp_r = speed_of(cat, &rows[i].m, &price_r);
+    if (sp_r > 0 && rows[i].sps > 0 && pit_membership_nodes(&rows[i].m) <= pit_membership_nodes(c))
+      hi = fmax(hi, 2 * rows[i].sps * sp_c / sp_r * 3600 / price_c);
+  }
+  if (isfinite(hi) && hi < rows[top].spd) {
+    dom = 1;
+    pit_membership_format(&rows[top].m, by, nby);
+    *spd_hi = hi;
+    *spd_best = rows[top].spd;
+  }
+  free(rows);
+  return dom;
+}
 
 int pit_cmd_profile(int argc, char **argv) {
   const char *from_db = NULL, *db = NULL, *catalog = NULL, *candidates = NULL, *types = NULL, *objective = "cost";
@@ -258,6 +321,14 @@ int pit_cmd_profile(int argc, char **argv) {
   train[ntrain++] = "--max-iters";
   train[ntrain++] = capv;
   train[ntrain] = NULL;
+  /* the most promising by the catalog first (stable), so that what it measures can show the rest dominated */
+  int cost_obj = q.objective == PIT_POLICY_COST;
+  for (int i = 1; i < ncand; i++)
+    for (int j = i; j > 0 && merit(&cat, &cand[j], cost_obj) > merit(&cat, &cand[j - 1], cost_obj); j--) {
+      struct pit_membership t = cand[j];
+      cand[j] = cand[j - 1];
+      cand[j - 1] = t;
+    }
   double prof_s = 0, prof_usd = 0;
   int measured = 0, failed = 0;
   struct pit_membership done[64];
@@ -278,6 +349,14 @@ int pit_cmd_profile(int argc, char **argv) {
         printf("skipped %s: dominated by %s (more nodes of one type cannot raise samples per dollar)\n", mt, dt);
         continue;
       }
+    }
+    char by[PIT_MEMBERSHIP_TEXT_MAX];
+    double hi = NAN, top = NAN;
+    if (cost_obj && isnan(deadline) && measured > 0 && dominated(db, &cat, &q, &cand[c], by, sizeof by, &hi, &top)) {
+      printf("skipped %s: dominated by %s (by the catalog's speeds at most %.4g samples per dollar even at twice "
+             "the predicted speed, against %.4g measured)\n",
+             mt, by, hi, top);
+      continue;
     }
     struct pit_run_opts o;
     pit_run_opts_init(&o);

@@ -219,6 +219,28 @@ static int prior_from_store(const struct pit_run_opts *o, const struct pit_train
   return k;
 }
 
+/* cost/time: each decision with its reason, and the run's cost beside each
+ * membership it ran as a fixed one for the whole job (by its own records). */
+static void policy_report(const struct pit_run_opts *o, const struct run_args *ra, const char *events) {
+  struct pit_err e = {0};
+  struct pit_replay_opts ro;
+  struct pit_replay r = {0};
+  char types[1024];
+  int rc = pit_cli_print_decisions(events, &e);
+  if (rc == 0)
+    rc = pit_cli_replay_opts(events, o->catalog, ra->types, ra->nnodes, pit_policy_name(&o->policy),
+                             o->policy.deadline_s, o->policy.budget, &ro, types, sizeof types, &e);
+  ro.ranks_per_node = o->ranks_per_node > 0 ? o->ranks_per_node : 1;
+  if (rc == 0)
+    rc = pit_replay_events(events, &ro, &r, &e);
+  if (rc < 0) {
+    pit_cli_warn("no comparison with fixed memberships: %s", e.msg);
+    return;
+  }
+  pit_cli_print_fixed(&r, r.cost_live, r.time_live);
+  pit_replay_release(&r);
+}
+
 static volatile sig_atomic_t got_signal;
 static void on_signal(int sig) { got_signal = sig; }
 
@@ -433,6 +455,8 @@ int pit_cmd_run(int argc, char **argv) {
   pit_train_argv_free(targv);
   targv = NULL;
   report(res);
+  if (weighs)
+    policy_report(&o, &ra, res->events);
   /* the timeline chart beside the run's records */
   char chart[4200];
   snprintf(chart, sizeof chart, "%s/timeline.png", dir);

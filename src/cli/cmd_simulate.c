@@ -91,55 +91,13 @@ static cJSON *result_json(const struct pit_sim_result *r, double opt) {
 static int replay(const char *events, const char *catalog, const char *types, const char *nnodes, const char *policy,
                   double deadline, double budget, int json) {
   struct pit_err e = {0};
-  struct pit_replay_opts o = {.nmin = 1, .nmax = 0, .ranks_per_node = 1};
-  struct pit_catalog cat = {0};
+  struct pit_replay_opts o;
   struct pit_replay r = {0};
-  char buf[1024] = "";
-  int rc = pit_policy_parse(&o.policy, policy ? policy : "cost", &e);
-  if (rc == 0 && o.policy.kind != PIT_POLICY_COST && o.policy.kind != PIT_POLICY_TIME)
-    rc = pit_err_set(&e, PIT_EARG, "--policy %s: a replay weighs cost or time", policy);
-  if (rc == 0 && nnodes)
-    rc = pit_nnodes_parse(nnodes, &o.nmin, &o.nmax, &e);
-  o.policy.deadline_s = deadline;
-  o.policy.budget = budget;
-  if (!catalog)
-    catalog = pit_cli_local_catalog();
-  if (rc == 0)
-    rc = pit_catalog_load(&cat, catalog, &e);
-  if (rc == 0 && !types) { /* the first generation's types: its node records before its first iteration */
-    struct pit_record_reader rd;
-    struct pit_record rec;
-    struct pit_membership first; /* its types, each once */
-    pit_membership_clear(&first);
-    pit_record_init(&rec);
-    if ((rc = pit_record_reader_open(&rd, events, &e)) == 0) {
-      int more;
-      while ((more = pit_record_reader_next(&rd, &rec, &e)) == 1 && rec.type != PIT_REC_ITER) {
-        if (rec.type == PIT_REC_NODE && rec.gen == 0 && strcmp(rec.action, "start") == 0) {
-          int arc = pit_membership_add(&first, rec.itype, 1, -1, &e);
-          if (arc < 0) {
-            char m[sizeof e.msg];
-            snprintf(m, sizeof m, "%s", e.msg);
-            more = pit_err_set(&e, arc, "%s:%ld: node record: %s", events, rd.lineno, m);
-          }
-        }
-        pit_record_release(&rec);
-        if (more < 0)
-          break;
-      }
-      for (int i = 0; i < first.n; i++)
-        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? "," : "", first.m[i].itype);
-      rc = more < 0 ? more : 0;
-      pit_record_reader_release(&rd);
-    }
-    pit_record_release(&rec);
-    types = buf;
-  }
-  if (rc == 0)
-    rc = pit_policy_types(&cat, catalog, types, o.types, &o.ntypes, &e);
+  char buf[1024];
+  int rc = pit_cli_replay_opts(events, catalog, types, nnodes, policy, deadline, budget, &o, buf, sizeof buf, &e);
+  types = buf;
   if (rc == 0)
     rc = pit_replay_events(events, &o, &r, &e);
-  pit_catalog_release(&cat);
   if (rc < 0)
     return pit_cli_fail(&e);
   double ratio = r.cost_live > 0 ? r.cost_sim / r.cost_live : NAN;
@@ -167,6 +125,18 @@ static int replay(const char *events, const char *catalog, const char *types, co
       }
     }
     jnum(j, "cost_ratio", ratio);
+    cJSON *fx = cJSON_AddArrayToObject(j, "fixed"); /* each membership the run ran, alone for the whole job */
+    for (int i = 0; i < r.nfixed; i++) {
+      char m[PIT_MEMBERSHIP_TEXT_MAX];
+      pit_membership_format(&r.fixed[i].m, m, sizeof m);
+      cJSON *o2 = cJSON_CreateObject();
+      cJSON_AddStringToObject(o2, "membership", m);
+      jnum(o2, "cost", r.fixed[i].cost);
+      jnum(o2, "time_s", r.fixed[i].time_s);
+      cJSON_AddBoolToObject(o2, "complete", r.fixed[i].complete);
+      cJSON_AddBoolToObject(o2, "best", i == r.best_fixed);
+      cJSON_AddItemToArray(fx, o2);
+    }
     char *txt = cJSON_PrintUnformatted(j);
     if (!txt || printf("%s\n", txt) < 0)
       rc = pit_cli_error("cannot write to standard output");
@@ -187,6 +157,9 @@ static int replay(const char *events, const char *catalog, const char *types, co
            r.diverged ? " (the replay chose a membership the run never ran: stopped there)" : "");
     printf("cost: live $%.6f (node records), replay $%.6f (simulated clock), ratio %.4f; time %.1f s vs %.1f s\n",
            r.cost_live, r.cost_sim, ratio, r.time_live, r.time_sim);
+    pit_cli_print_fixed(&r, r.cost_live, r.time_live);
+    if (pit_cli_print_decisions(events, &e) < 0)
+      rc = pit_cli_fail(&e);
   }
   pit_replay_release(&r);
   return rc;

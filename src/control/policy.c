@@ -39,6 +39,11 @@ int pit_policy_parse(struct pit_policy *p, const char *name, struct pit_err *e) 
   return pit_err_set(e, PIT_EARG, "unknown policy '%s' (fixed, schedule, cost, time)", name);
 }
 
+double pit_policy_itype_speed(const struct pit_itype *it) {
+  double cpus = it->cpus > 0 ? it->cpus : it->vcpus;
+  return cpus * (isnan(it->cpu_quota) ? 1.0 : it->cpu_quota);
+}
+
 int pit_policy_types(const struct pit_catalog *cat, const char *catalog_name, const char *list,
                      struct pit_policy_type *types, int *n, struct pit_err *e) {
   char buf[1024];
@@ -56,8 +61,7 @@ int pit_policy_types(const struct pit_catalog *cat, const char *catalog_name, co
     struct pit_policy_type *pt = &types[(*n)++];
     snprintf(pt->itype, sizeof pt->itype, "%s", it->name);
     pt->price_h = it->price_h;
-    double cpus = it->cpus > 0 ? it->cpus : it->vcpus;
-    pt->speed = cpus * (isnan(it->cpu_quota) ? 1.0 : it->cpu_quota);
+    pt->speed = pit_policy_itype_speed(it);
   }
   return 0;
 }

@@ -235,6 +235,63 @@ static void fmt_obj(const struct ctx *x, double v, char *b, size_t n) {
     snprintf(b, n, "%.1f s", v);
 }
 
+/* The trial rule, for candidates the cautious rule turned down whose t_p
+ * comes from this job's own per-rank split (never measured; not from the
+ * catalog's speeds, whose ±50% stays under the cautious rule): try the one
+ * whose central prediction gains most over keeping at its low end, when that
+ * gain exceeds (1 + margin) × what trying costs at worst — the switch back,
+ * and `every` iterations (the measurement before the next decision point) at
+ * the candidate's high end against keeping's low end. Trying makes it
+ * measured, so from then on the cautious rule alone weighs it: one trial per
+ * membership, never an alternation. Returns 1 (c set) when it tries one. */
+static int try_split(const struct ctx *x, struct pit_choice *c, int64_t every) {
+  const struct pit_policy *p = x->p;
+  const struct pit_policy_state *s = x->s;
+  const struct pit_policy_alt *keep = &c->alts[0];
+  double pk = pit_policy_price_h(s, &keep->m), keep_obj = obj(x, keep, -1);
+  double window = (double)(every < x->rest_steps ? every : x->rest_steps);
+  int best = -1;
+  double best_net = 0, best_gain = 0, best_try = 0;
+  for (int i = 1; i < c->nalts; i++) {
+    const struct pit_policy_alt *a = &c->alts[i];
+    if (strncmp(a->model, "per-rank split", 14) != 0 || strstr(a->model, "catalog") || !a->feasible)
+      continue;
+    if (!isnan(p->deadline_s) && s->t + a->rest_hi + x->sw > p->deadline_s)
+      continue; /* as the cautious rule: a switch to spare at its high end */
+    double pa = pit_policy_price_h(s, &a->m);
+    double sw = p->kind == PIT_POLICY_COST ? x->sw / 3600.0 * fmax(pk, pa) : x->sw;
+    double excess = p->kind == PIT_POLICY_COST ? (pa * a->tp_hi - pk * keep->tp_lo) / 3600.0 : a->tp_hi - keep->tp_lo;
+    double trying = sw + window * fmax(0, excess);
+    double gain = keep_obj - obj(x, a, 0);
+    if (gain > (1 + p->margin) * trying && gain - trying > best_net) {
+      best = i;
+      best_net = gain - trying;
+      best_gain = gain;
+      best_try = trying;
+    }
+  }
+  if (best < 0)
+    return 0;
+  const struct pit_policy_alt *b = &c->alts[best];
+  char cur[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX], vk[32], vb[32], vg[32], vt[32];
+  pit_membership_format(&s->cur, cur, sizeof cur);
+  pit_membership_format(&b->m, to, sizeof to);
+  fmt_obj(x, keep_obj, vk, sizeof vk);
+  fmt_obj(x, obj(x, b, 0), vb, sizeof vb);
+  fmt_obj(x, best_gain, vg, sizeof vg);
+  fmt_obj(x, best_try, vt, sizeof vt);
+  c->to = b->m;
+  snprintf(c->kind, sizeof c->kind, "%s", b->kind);
+  snprintf(c->reason, sizeof c->reason,
+           "%s %s (a trial, from %s): never measured, the rest predicted %s (t_p %.4g s [%.4g, %.4g], %s) against "
+           "%s kept at its low end; the gain %s exceeds %.0f%% of what trying costs at worst, %s (the switch back "
+           "and %.0f iterations at its high end)%s",
+           b->kind, to, cur, vb, b->tp, b->tp_lo, b->tp_hi, b->model, vk, vg, 100 * (1 + p->margin), vt, window,
+           s->resizable ? "" : " (only recommended: the workload cannot checkpoint)");
+  c->act = s->resizable ? PIT_ACT_RESIZE : PIT_ACT_KEEP;
+  return 1;
+}
+
 int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
                            struct pit_err *e) {
   (void)e;
@@ -365,6 +422,8 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
   fmt_obj(&x, obj(&x, b, 0), vb, sizeof vb);
   fmt_obj(&x, sw_obj, vs, sizeof vs);
   /* the candidate's high end already carries one switch: it must save margin × switch more */
+  if (!(save > p->margin * sw_obj) && keep->feasible && try_split(&x, c, every))
+    return 0;
   if (!(save > p->margin * sw_obj)) {
     snprintf(c->reason, sizeof c->reason,
              "keep %s (%s for the rest, %s): the best alternative, %s %s (%s, %s), does not save more than "

@@ -314,6 +314,50 @@ static int same_decisions(const struct pit_replay *r) {
   return 1;
 }
 
+/* r->fixed: the job replayed on each membership the live run ran, alone
+ * (the policy fixed; its nodes in the order of the live generation that ran
+ * it), and the best of them under the policy's deadline (cost) or budget
+ * (time). */
+static int replay_fixed(const struct live *l, const struct pit_elastic_model *mdl, struct rmodel *rm,
+                        const struct pit_replay_opts *o,
+                        const struct pit_elastic_job *job, struct pit_replay *r, struct pit_err *e) {
+  static struct pit_replay_opts fo;
+  static struct pit_elastic_job fj;
+  fo = *o;
+  fo.policy.kind = PIT_POLICY_FIXED;
+  r->best_fixed = -1;
+  for (int g = 0; g < l->ng && r->nfixed < PIT_POLICY_MEAS_MAX; g++) {
+    int seen = !l->g[g].have_nodes || l->g[g].n == 0;
+    for (int k = 0; k < r->nfixed && !seen; k++)
+      seen = pit_membership_equal(&r->fixed[k].m, &l->g[g].m);
+    if (seen)
+      continue;
+    fj = *job;
+    fj.initial = l->g[g].m;
+    fj.nnodes = l->g[g].nnodes;
+    memcpy(fj.nodes, l->g[g].nodes, sizeof fj.nodes);
+    rm->cursor = 0;
+    struct pit_elastic_result er = {0};
+    int rc = pit_elastic_run(mdl, &fo, &fj, &er, e);
+    if (rc < 0)
+      return rc;
+    struct pit_replay_fixed *f = &r->fixed[r->nfixed++];
+    f->m = l->g[g].m;
+    f->cost = er.cost;
+    f->time_s = er.time_s;
+    f->complete = !er.diverged && er.steps_done == job->total - job->step0;
+    pit_elastic_result_release(&er);
+  }
+  for (int k = 0; k < r->nfixed; k++) {
+    const struct pit_replay_fixed *f = &r->fixed[k], *b = r->best_fixed >= 0 ? &r->fixed[r->best_fixed] : NULL;
+    int fits = f->complete && (o->policy.kind == PIT_POLICY_TIME ? !(f->cost > o->policy.budget)
+                                                                 : !(f->time_s > o->policy.deadline_s));
+    if (fits && (!b || (o->policy.kind == PIT_POLICY_TIME ? f->time_s < b->time_s : f->cost < b->cost)))
+      r->best_fixed = k;
+  }
+  return 0;
+}
+
 int pit_replay_events(const char *path, const struct pit_replay_opts *o, struct pit_replay *r, struct pit_err *e) {
   memset(r, 0, sizeof *r);
   static struct live l; /* large; replays are not concurrent */
@@ -368,7 +412,7 @@ int pit_replay_events(const char *path, const struct pit_replay_opts *o, struct 
     memcpy(r->live, l.dec, (size_t)l.ndec * sizeof *r->live);
   }
   r->same = !r->diverged && same_decisions(r);
-  rc = 0;
+  rc = replay_fixed(&l, &mdl, &rm, o, &job, r, e);
 out:
   pit_elastic_result_release(&er);
   free(l.its);

@@ -4,7 +4,8 @@
 # is said once with what it asked, left out, and the others are measured (until steady, in one
 # generation: not resumed up to the cap) and ranked; when every
 # candidate fails it exits non-zero saying so; the candidates train the --model asked (not the
-# default cnn); no node, cgroup or process is left behind.
+# default cnn); a candidate the measured ones show dominated by the catalog's speeds is skipped; no
+# node, cgroup or process is left behind.
 set -euo pipefail
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash" # fail()
 T=$(mktemp -d)
@@ -37,6 +38,15 @@ if "$PITSTOP" profile --db p2.db --candidates local-1:64 --cap 60 --iters 1000 -
   fail "a profile where nothing can run succeeded"
 fi
 grep -q "no candidate could be measured (1 failed)" e2 || fail "$(cat e2)"
+# 3. given in the less promising order: local-1:1 is measured first (the catalog's speed per price), and
+# local-0.4:1 (at most 2 x 0.4 of its samples per dollar at the same price) is skipped, never run
+"$PITSTOP" profile --db p3.db --candidates local-0.4:1,local-1:1 --until-steady 0.2 --cap 200 --iters 1000 \
+  --model cnn --batch-size 16 "${train[@]}" > o3 2> e3 || fail "profile 3 failed: $(cat e3)"
+cat o3
+[ "$(grep -m1 '^measured ' o3 | sed 's/^measured \([^ ]*\): .*/\1/')" = "local-1:1" ] || fail "local-1:1 not measured first: $(cat o3)"
+grep -q "^skipped local-0.4:1: dominated by local-1:1 (by the catalog's speeds" o3 || fail "local-0.4:1 not skipped: $(cat o3)"
+! grep -q "^measured local-0.4:1" o3 || fail "local-0.4:1 was run: $(cat o3)"
+grep -q "(1 measured, 0 failed)" o3 || fail "$(cat o3)"
 after=$(leftovers)
 [ "$before" = "$after" ] || fail "left behind: $after"
 echo "profile live: a failing candidate left out and said, the rest ranked; all failing: non-zero; nothing left behind"

@@ -186,9 +186,39 @@ static double gauss(void) {
   return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
 }
 
+/* One step time of a membership whose true t_p is truth, 10% noise, into its sums. */
+static void sample(double truth, double *sum, double *sum2, int *n) {
+  double x = truth * (1 + 0.10 * gauss());
+  *sum += x;
+  *sum2 += x * x;
+  (*n)++;
+}
+
+/* The memberships measured at least 20 times (mean, 95% half-width) into s,
+ * then the cost policy deciding every 10 iterations: 1 when it resizes. */
+static int noisy_decide(struct pit_policy_state *s, int step, int64_t since, const char *const mem[2], int cur,
+                        const double sum[2], const double sum2[2], const int n[2]) {
+  s->step = step + 1;
+  s->since_change = since;
+  s->switch_s = 0.5;
+  s->steady = n[cur] >= 20;
+  for (int k = 0; k < 2; k++)
+    if (n[k] >= 20) {
+      double m = sum[k] / n[k], sd = sqrt(fmax(0, sum2[k] / n[k] - m * m));
+      meas(s, mem[k], m, 1.96 * sd / sqrt(n[k]));
+    }
+  struct pit_policy p;
+  memset(&p, 0, sizeof p);
+  struct pit_err e = {0};
+  pit_policy_parse(&p, "cost", &e);
+  p.every = 10;
+  pit_policy_decide(&p, s, &ch, &e);
+  return ch.act == PIT_ACT_RESIZE;
+}
+
 static void no_flap(uint64_t seed) {
   check_rng = seed;
-  const char *mem[2] = {"local-1:1", "local-1:2"};
+  const char *const mem[2] = {"local-1:1", "local-1:2"};
   double truth[2] = {0.050, 0.025}; /* 0.05 $/h × 0.05 s = 0.10 $/h × 0.025 s */
   double sum[2] = {0}, sum2[2] = {0};
   int n[2] = {0};
@@ -202,29 +232,11 @@ static void no_flap(uint64_t seed) {
       n[k]++;
     }
   for (int step = 0; step < 1000; step++) { /* the controller's view after each step */
-    double x = truth[cur] * (1 + 0.10 * gauss());
-    sum[cur] += x;
-    sum2[cur] += x * x;
-    n[cur]++;
+    sample(truth[cur], &sum[cur], &sum2[cur], &n[cur]);
     since++;
     struct pit_policy_state s;
     base(&s, mem[cur]);
-    s.step = step + 1;
-    s.since_change = since;
-    s.switch_s = 0.5;
-    s.steady = n[cur] >= 20;
-    for (int k = 0; k < 2; k++)
-      if (n[k] >= 20) {
-        double m = sum[k] / n[k], sd = sqrt(fmax(0, sum2[k] / n[k] - m * m));
-        meas(&s, mem[k], m, 1.96 * sd / sqrt(n[k]));
-      }
-    struct pit_policy p;
-    memset(&p, 0, sizeof p);
-    struct pit_err e = {0};
-    pit_policy_parse(&p, "cost", &e);
-    p.every = 10;
-    pit_policy_decide(&p, &s, &ch, &e);
-    if (ch.act == PIT_ACT_RESIZE) {
+    if (noisy_decide(&s, step, since, mem, cur, sum, sum2, n)) {
       switches++;
       cur = !cur;
       since = 0;
@@ -243,6 +255,94 @@ static void clear_move(void) {
   CHECK(ch.act == PIT_ACT_RESIZE && to_is("local-1:2"), "a real saving moves: %s", ch.reason);
 }
 
+/* bench/decide-hetero under load (attempt 3): the full node's rank computes
+ * nearly as long as the 40% one's, the pair's t_p is known to 10%, the switch
+ * not measured yet. local-1 alone is predicted 20% cheaper by the split, but
+ * not at the ends of the intervals: the cautious rule keeps; the trial rule
+ * tries it (it pays for the switch back and 50 iterations at worst). Once
+ * measured, the cautious rule alone weighs it: no second trial. */
+/* base() with the pair's types only, priced alike, and a job of 3000 steps. */
+static void pair_base(struct pit_policy_state *s, const char *cur) {
+  base(s, cur);
+  s->ntypes = 0;
+  type(s, "local-1", 0.05, 1);
+  type(s, "local-0.4", 0.05, 0.4);
+  s->total_steps = 3000;
+}
+
+static void trial(void) {
+  struct pit_policy_state s;
+  pair_base(&s, "local-1:1+local-0.4:1");
+  s.step = 50, s.since_change = 50, s.switch_s = NAN;
+  node(&s, "local-1", 0.040, 0.010);
+  node(&s, "local-0.4", 0.045, 0.005);
+  meas(&s, "local-1:1+local-0.4:1", 0.050, 0.005);
+  decide("cost", &s, NAN);
+  CHECK(ch.act == PIT_ACT_RESIZE && to_is("local-1:1") && !strcmp(ch.kind, "remove") && strstr(ch.reason, "a trial"),
+        "the split's central gain pays for trying: %s", ch.reason);
+  /* the same at 2% of the job left: the gain no longer pays for trying */
+  s.step = 2950;
+  decide("cost", &s, NAN);
+  CHECK(ch.decided && ch.act == PIT_ACT_KEEP, "near the end, no trial: %s", ch.reason);
+  /* a deadline the trial would miss at its high end: no trial */
+  s.step = 50;
+  decide("cost", &s, 20 + 2950 * 0.08 * 1.15);
+  CHECK(ch.act == PIT_ACT_KEEP, "a trial that risks the deadline is not taken: %s", ch.reason);
+  /* tried, and local-1 alone measured no cheaper (0.1 s: the pair's cost): back to neither; then the pair again
+   * with local-1:1 measured: no second trial */
+  pair_base(&s, "local-1:1");
+  s.step = 200;
+  node(&s, "local-1", 0.100, 0);
+  meas(&s, "local-1:1+local-0.4:1", 0.050, 0.005);
+  meas(&s, "local-1:1", 0.100, 0.005);
+  decide("cost", &s, NAN);
+  CHECK(ch.decided && ch.act == PIT_ACT_KEEP, "equal cost measured: stays: %s", ch.reason);
+  pair_base(&s, "local-1:1+local-0.4:1");
+  s.step = 200;
+  node(&s, "local-1", 0.040, 0.010);
+  node(&s, "local-0.4", 0.045, 0.005);
+  meas(&s, "local-1:1+local-0.4:1", 0.050, 0.005);
+  meas(&s, "local-1:1", 0.100, 0.005);
+  decide("cost", &s, NAN);
+  CHECK(ch.decided && ch.act == PIT_ACT_KEEP && !strstr(ch.reason, "a trial"), "measured: no second trial: %s",
+        ch.reason);
+}
+
+/* The trial under noise: the pair and local-1 alone cost the same per
+ * iteration (0.05 s on two nodes, 0.1 s on one), but the split (local-1's
+ * compute 0.04 s a step, 10% noise) predicts local-1 alone 20% cheaper. At
+ * most the one trial and one return in 1000 noisy steps. */
+static void trial_no_flap(uint64_t seed) {
+  check_rng = seed;
+  const char *const mem[2] = {"local-1:1+local-0.4:1", "local-1:1"};
+  double truth[2] = {0.050, 0.100};
+  double sum[2] = {0}, sum2[2] = {0}, csum = 0;
+  int n[2] = {0};
+  int cur = 0, switches = 0;
+  int64_t since = 0;
+  for (int step = 0; step < 1000; step++) {
+    sample(truth[cur], &sum[cur], &sum2[cur], &n[cur]);
+    since++;
+    if (cur == 0)
+      csum += 0.040 * (1 + 0.10 * gauss());
+    struct pit_policy_state s;
+    pair_base(&s, mem[cur]);
+    if (cur == 0) {
+      node(&s, "local-1", csum / n[0], 0.01);
+      node(&s, "local-0.4", 0.045, 0.005);
+    } else {
+      node(&s, "local-1", sum[1] / n[1], 0);
+    }
+    if (noisy_decide(&s, step, since, mem, cur, sum, sum2, n)) {
+      switches++;
+      cur = !cur;
+      since = 0;
+    }
+  }
+  CHECK(switches >= 1 && switches <= 2, "seed %llu: %d switches in 1000 noisy steps (one trial, at most one return)",
+        (unsigned long long)seed, switches);
+}
+
 int main(void) {
   slow_node();
   cheaper_type();
@@ -252,5 +352,8 @@ int main(void) {
   for (uint64_t seed = 1; seed <= 20; seed++)
     no_flap(seed);
   clear_move();
+  trial();
+  for (uint64_t seed = 1; seed <= 20; seed++)
+    trial_no_flap(seed);
   return check_done();
 }

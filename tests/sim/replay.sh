@@ -46,12 +46,64 @@ assert 0.95 <= j["replay"]["cost"] / j["live"]["cost"] <= 1.05, (j["replay"]["co
 print("live", live, "cost live %.6g replay %.6g" % (j["live"]["cost"], j["replay"]["cost"]))
 PY
 
+# the run's report (issue 15, deliver 4): each decision with its reason, and the run's cost beside each
+# membership it ran as a fixed one for the whole job by the run's own records; the fixed costs checked
+# against an estimate made here from the records (price x steps x the membership's mean iteration time)
+"$PY" - "$T/replay.json" "$EV" "$T/run.out" "$T/cat.tsv" << 'PY' && ok "report: decisions with reasons, cost beside the best fixed membership's" || bad "report: $(sed -n '/^decisions/,$p' "$T/run.out")"
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+out = open(sys.argv[3]).read()
+price = {l.split()[0]: float(l.split()[4]) for l in open(sys.argv[4]).read().splitlines()[1:]}
+def mem(text):  # "a:1+b:2" -> {"a": 1, "b": 2}
+    return {x.split(":")[0]: int(x.split(":")[1]) for x in text.split("+")}
+nodes, gm, dts, last, resizes = [], {}, {}, {}, []
+for l in open(sys.argv[2]):
+    r = json.loads(l)
+    d = r.get("detail")
+    if r["type"] == "node":
+        if r["action"] == "start":
+            nodes.append(r["itype"])
+        elif r["action"] in ("stop", "lost"):
+            nodes.remove(r["itype"])
+    elif r["type"] == "iter":
+        g = r["gen"]
+        gm.setdefault(g, tuple(sorted((t, nodes.count(t)) for t in set(nodes))))
+        dts.setdefault(gm[g], []).append(r["t"] - last[g] if g in last else r["step_s"])
+        last[g] = r["t"]
+    elif r["type"] == "decision" and isinstance(d, dict) and d.get("action") == "resize":
+        resizes.append((r["step"], d["why"]))
+assert "\ndecisions (" in out, "no decisions section"
+for step, reason in resizes:  # each resize on the timeline with its reason
+    line = [l for l in out.splitlines() if re.match(r"^ +[0-9.]+s +step +%d +\S+ \u2192 " % step, l)]
+    assert len(line) == 1 and reason in line[0], (step, reason, line)
+fixed = {tuple(sorted(mem(f["membership"]).items())): f for f in j["fixed"]}
+assert set(fixed) == set(dts), (set(fixed), set(dts))  # every membership the run ran, and only those
+for m, f in fixed.items():
+    est = sum(price[t] * n for t, n in m) * j["steps"] * sum(dts[m]) / len(dts[m]) / 3600
+    assert f["complete"] and 0.9 <= f["cost"] / est <= 1.1, (m, f, est)
+best = min(j["fixed"], key=lambda f: f["cost"])
+assert best["best"] and sum(f["best"] for f in j["fixed"]) == 1, j["fixed"]
+assert re.search(r"^  fixed %s +%.6f .*<- best fixed$" % (re.escape(best["membership"]), best["cost"]), out, re.M), out
+r = re.search(r"^run / best fixed: cost ([0-9.]+),", out, re.M)
+assert r and abs(float(r.group(1)) - j["live"]["cost"] / best["cost"]) < 2e-3, (r and r.group(1), j)
+print("resizes", resizes, "fixed", [(f["membership"], round(f["cost"], 6)) for f in j["fixed"]])
+PY
+
 "$P" simulate --replay "$EV" --catalog "$T/cat.tsv" --nnodes 2:2 --format json \
   | "$PY" -c 'import json,sys; j=json.load(sys.stdin); assert j["same_decisions"] is False, j' \
   && ok "replay under --nnodes 2:2 differs from the run" || bad "replay under other bounds"
 
 "$P" simulate --replay "$EV" --catalog "$T/cat.tsv" --nnodes 1:2 | grep -q "^same decisions at the same steps: yes" \
   && ok "table" || bad "table"
+
+# the stored run's report again, from its events file alone: the fixed memberships and each decision's reason
+"$P" simulate --replay "$EV" --catalog "$T/cat.tsv" --nnodes 1:2 > "$T/replay.txt" || bad "replay text"
+why=$("$PY" -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l); d = r.get("detail")
+    if r["type"] == "decision" and isinstance(d, dict) and d.get("action") == "resize": print(d["why"]); break' "$EV")
+grep -qF -- "$why" "$T/replay.txt" && grep -q "^run / best fixed: cost " "$T/replay.txt" \
+  && ok "simulate --replay: the run's decisions with their reasons, and the best fixed" || bad "simulate --replay report: $(cat "$T/replay.txt")"
 
 replay_fail() { # name file needle extra-args...
   local name=$1 f=$2 needle=$3
