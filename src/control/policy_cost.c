@@ -132,10 +132,13 @@ static int tp_usl(const struct pit_policy_state *s, const struct pit_membership 
  * membership's (comm_cur on ranks_cur) and every other measured membership's
  * of the same one type (its t_p minus its ranks' compute at cps seconds per
  * sample, equal shares), when they span two rank counts or more; else
- * comm_cur. Never below 0. Only for a one-type m and current membership. */
+ * comm_cur. Only for fewer ranks than now, of a one-type m and current
+ * membership, and only to lower the estimate: between 0 and comm_cur (a
+ * collective that grows with the ranks is not assumed as large on fewer; a
+ * line extrapolated to more ranks would overstate a saturating one). */
 static double comm_line(const struct pit_policy_state *s, const struct pit_membership *m, int ranks, int ranks_cur,
                         double comm_cur, double cps) {
-  if (m->n != 1 || s->cur.n != 1 || strcmp(m->m[0].itype, s->cur.m[0].itype) != 0 || ranks_cur < 1 ||
+  if (m->n != 1 || s->cur.n != 1 || strcmp(m->m[0].itype, s->cur.m[0].itype) != 0 || ranks >= ranks_cur ||
       s->batch <= 0)
     return comm_cur;
   double sx = ranks_cur, sy = comm_cur, sxx = (double)ranks_cur * ranks_cur, sxy = ranks_cur * comm_cur;
@@ -157,7 +160,7 @@ static double comm_line(const struct pit_policy_state *s, const struct pit_membe
   if (!other || !(fabs(den) > 1e-12))
     return comm_cur;
   double b = (n * sxy - sx * sy) / den, a = (sy - b * sx) / n, c = a + b * ranks;
-  return c > 0 ? c : 0;
+  return c < 0 ? 0 : c < comm_cur ? c : comm_cur;
 }
 
 /* t_p of m from the per-rank split: equal shares (the slowest rank sets the
