@@ -127,6 +127,42 @@ static int tp_usl(const struct pit_policy_state *s, const struct pit_membership 
   return 1;
 }
 
+/* The collective's time (beyond the slowest rank's compute) on `ranks` ranks
+ * of m: a least-squares line in the rank count through the current
+ * membership's (comm_cur on ranks_cur) and every other measured membership's
+ * of the same one type (its t_p minus its ranks' compute at cps seconds per
+ * sample, equal shares), when they span two rank counts or more; else
+ * comm_cur. Only for fewer ranks than now, of a one-type m and current
+ * membership, and only to lower the estimate: between 0 and comm_cur (a
+ * collective that grows with the ranks is not assumed as large on fewer; a
+ * line extrapolated to more ranks would overstate a saturating one). */
+static double comm_line(const struct pit_policy_state *s, const struct pit_membership *m, int ranks, int ranks_cur,
+                        double comm_cur, double cps) {
+  if (m->n != 1 || s->cur.n != 1 || strcmp(m->m[0].itype, s->cur.m[0].itype) != 0 || ranks >= ranks_cur ||
+      s->batch <= 0)
+    return comm_cur;
+  double sx = ranks_cur, sy = comm_cur, sxx = (double)ranks_cur * ranks_cur, sxy = ranks_cur * comm_cur;
+  int n = 1, other = 0;
+  for (int i = 0; i < s->nmeas; i++) {
+    const struct pit_policy_meas *q = &s->meas[i];
+    if (q->m.n != 1 || strcmp(q->m.m[0].itype, m->m[0].itype) != 0 || !(q->tp > 0) ||
+        pit_membership_equal(&q->m, &s->cur))
+      continue;
+    int r = q->m.m[0].nodes * rpn_of(&q->m.m[0]);
+    if (r < 1 || r == ranks_cur)
+      continue;
+    double c = q->tp - cps * (double)s->batch / r;
+    c = c > 0 ? c : 0;
+    sx += r, sy += c, sxx += (double)r * r, sxy += r * c;
+    n++, other++;
+  }
+  double den = n * sxx - sx * sx;
+  if (!other || !(fabs(den) > 1e-12))
+    return comm_cur;
+  double b = (n * sxy - sx * sy) / den, a = (sy - b * sx) / n, c = a + b * ranks;
+  return c < 0 ? 0 : c < comm_cur ? c : comm_cur;
+}
+
 /* t_p of m from the per-rank split: equal shares (the slowest rank sets the
  * pace) or auto shares (speeds add), plus what the current step spends
  * beyond its slowest rank's compute (collective, data) when m has more than
@@ -150,6 +186,9 @@ static int tp_split(const struct pit_policy_state *s, const struct pit_membershi
   }
   double comm = ranks > 1 && tp_cur > maxc ? tp_cur - maxc : 0;
   int ranks_cur = pit_membership_ranks(&s->cur);
+  if (ranks > 1 && comm > 0)
+    comm = comm_line(s, m, ranks, ranks_cur > 0 ? ranks_cur : pit_membership_nodes(&s->cur), comm,
+                     ht[0].compute_per_sample);
   if (ranks > 1 && (ranks_cur > 0 ? ranks_cur : pit_membership_nodes(&s->cur)) == 1)
     rel = REL_SPEED; /* one rank shows no collective: its cost is unknown */
   const char *model;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pitstop/sim.h"
@@ -45,12 +46,22 @@ int pit_sim_chart(const struct pit_sim_case *c, const struct pit_sim_result *res
   int svg = ol > 4 && strcmp(out + ol - 4, ".svg") == 0;
   if (!svg && !(ol > 4 && strcmp(out + ol - 4, ".png") == 0))
     return pit_err_set(e, PIT_EARG, "chart '%s': the name must end in .png or .svg", out);
-  const char *tmp = getenv("TMPDIR");
-  char dir[512], path[700], tmpout[1100];
-  snprintf(dir, sizeof dir, "%s/pitstop-sim-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(dir))
-    return pit_err_errno(e, PIT_EIO, "cannot create a temporary directory '%s'", dir);
+  /* the picture's directory must take a file: checked here, so a bad path
+   * gives one message naming it rather than gnuplot's */
+  char tmpout[1100];
   snprintf(tmpout, sizeof tmpout, "%s.tmp.%ld", out, (long)getpid());
+  FILE *probe = fopen(tmpout, "w");
+  if (!probe)
+    return pit_err_errno(e, PIT_EIO, "cannot write chart '%s'", out);
+  fclose(probe);
+  const char *tmp = getenv("TMPDIR");
+  char dir[512], path[700];
+  snprintf(dir, sizeof dir, "%s/pitstop-sim-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir)) {
+    rc = pit_err_errno(e, PIT_EIO, "cannot create a temporary directory '%s'", dir);
+    unlink(tmpout);
+    return rc;
+  }
   double job = g.work * g.tick_h, dl = g.deadline * g.tick_h, band = job / 14;
   for (int i = 0; i < n && !rc; i++) {
     snprintf(path, sizeof path, "%s/d%d.dat", dir, i);
@@ -109,13 +120,18 @@ int pit_sim_chart(const struct pit_sim_case *c, const struct pit_sim_result *res
     snprintf(path, sizeof path, "%s/chart.gp", dir);
     char tail[512];
     int status = 0;
+    struct stat sb;
     rc = pit_child_run(argv, 1, &status, tail, sizeof tail, e);
     if (rc == PIT_ENOTFOUND)
       pit_err_hint(e, "charts are drawn by gnuplot: install it (Debian: apt-get install gnuplot-nox) or set PIT_GNUPLOT");
-    else if (!rc && status != 0)
-      rc = pit_err_set(e, PIT_ELIB, "gnuplot failed (exit status %d): %.300s", status, tail);
-    else if (!rc && access(tmpout, R_OK) != 0)
-      rc = pit_err_set(e, PIT_ELIB, "gnuplot wrote no picture");
+    else if (!rc && status != 0) {
+      for (char *q = tail; *q; q++) /* one line of message */
+        if (*q == '\n' || *q == '\r')
+          *q = ' ';
+      rc = pit_err_set(e, PIT_ELIB, "chart '%s': gnuplot failed (exit status %d)%s%.300s", out, status,
+                       *tail ? ": " : "", tail);
+    } else if (!rc && (stat(tmpout, &sb) != 0 || sb.st_size == 0))
+      rc = pit_err_set(e, PIT_ELIB, "chart '%s': gnuplot wrote no picture", out);
     else if (!rc && rename(tmpout, out) != 0)
       rc = pit_err_errno(e, PIT_EIO, "cannot write chart '%s'", out);
   }

@@ -41,6 +41,28 @@ printf 'time_s,itype,zone,available,spot_price_h\n0,x1,z,1,0.3\n3600,x1,z,1,0.3\
   | "$PY" -c 'import json,sys; j=json.load(sys.stdin); assert j["spot_price_h"]==0.3 and abs(j["baselines"]["optimum"]["cost"]-0.6)<1e-9, j' \
   && ok "csv trace with its spot prices" || bad "csv trace"
 
+# the chart (gnuplot): a PNG and an SVG, whole; a bad path or name, or gnuplot failing: one message
+# naming the file, and no picture nor temporary file left
+if command -v "${PIT_GNUPLOT:-gnuplot}" >/dev/null; then
+  chart() { "$P" simulate --trace "$T/us-west-2a_v100_1.json" --job-hours 10 --deadline-hours 15 --restart-hours 0.2 \
+              --chart "$@" >/dev/null 2>"$T/chart.err"; }
+  chart "$T/case.png" && [ -s "$T/case.png" ] && [ "$(head -c 8 "$T/case.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] \
+    && ok "chart: a PNG" || bad "chart png: $(cat "$T/chart.err")"
+  chart "$T/case.svg" && [ -s "$T/case.svg" ] && grep -q '</svg>' "$T/case.svg" && grep -q 'uniform_progress' "$T/case.svg" \
+    && ok "chart: a whole SVG naming the policies" || bad "chart svg: $(cat "$T/chart.err")"
+  chart_fail() { # name needle chart-path: one line naming the path, nothing written
+    expect_fail "$1" "$2" "$P" simulate --trace "$T/us-west-2a_v100_1.json" --job-hours 10 --deadline-hours 15 \
+      --restart-hours 0.2 --chart "$3"
+  }
+  chart_fail "chart: no such directory" "cannot write chart '$T/no/such/dir/c.png'" "$T/no/such/dir/c.png"
+  chart_fail "chart: not .png or .svg" "'$T/case.gif'" "$T/case.gif"
+  PIT_GNUPLOT=false chart_fail "chart: gnuplot fails" "chart '$T/failed.png': gnuplot failed" "$T/failed.png"
+  left=$(ls "$T" | grep -E '^(failed\.png|case\.gif)|\.tmp\.' || true)
+  [ -z "$left" ] && ok "chart: nothing left by the failures" || bad "chart: left $left"
+else
+  echo "no gnuplot: chart checks skipped"
+fi
+
 sim_fail() { # name file extra-args...: non-zero exit, one line naming the file
   local name=$1 f=$2
   shift 2

@@ -1,7 +1,8 @@
 /* test_sim.c — the sim module: the DP optimum on tiny hand-solved traces,
  * each baseline's behaviour on a scripted trace, pitstop's policy never
  * missing a deadline on-demand could meet (random traces), and the trace
- * readers' errors (truncated, negative count, zero gap), many nodes. */
+ * readers' errors (truncated, negative count, zero gap), many nodes, and
+ * pitstop's hedge when spot has been away (it changes the result). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,7 +229,36 @@ static void test_multi(void) {
   pit_trace_release(&t);
 }
 
+/* the hedge: spot away for the first 10 h of a 10 h job due in 20 h, then back. Greedy (and pitstop
+ * before the availability-weighted reserve) idles through the slack and runs on-demand to the end;
+ * pitstop, having seen spot away all along, starts on-demand early, keeps slack and returns to spot. */
+static void test_hedge(void) {
+  struct pit_trace t = mk("000000000011111111111111111111");
+  struct pit_sim_case c = cs(&t, 10, 20, 0.5);
+  struct pit_sim_result g = run(&c, PIT_SPOT_GREEDY), p = run(&c, PIT_SPOT_PITSTOP), u = run(&c, PIT_SPOT_UNIFORM);
+  CHECK(g.deadline_met && p.deadline_met, "hedge: deadlines met (greedy %d, pitstop %d)", g.deadline_met,
+        p.deadline_met);
+  CHECK(g.spot_h == 0, "hedge: greedy never reaches spot (%g h)", g.spot_h);
+  CHECK(p.spot_h > 0 && p.changes[p.nchanges - 1].to == PIT_SPOT_SPOT, "hedge: pitstop ends on spot (%g h)",
+        p.spot_h);
+  CHECK(p.changes[0].t_h < 5, "hedge: pitstop starts on-demand early (at %g h)", p.changes[0].t_h);
+  CHECK(p.cost < g.cost - 1, "hedge: pitstop %g well below greedy %g", p.cost, g.cost);
+  CHECK(p.cost <= u.cost + 1e-9, "hedge: pitstop %g <= uniform progress %g", p.cost, u.cost);
+  pit_sim_result_release(&g);
+  pit_sim_result_release(&p);
+  pit_sim_result_release(&u);
+  /* spot seen there all along and a short outage: it waits (idle) like greedy, no on-demand */
+  pit_trace_release(&t);
+  t = mk("111111110011111111111111111111");
+  c = cs(&t, 10, 20, 0.5);
+  p = run(&c, PIT_SPOT_PITSTOP);
+  CHECK(p.od_h == 0 && p.deadline_met, "short outage after spot: pitstop waits (od %g h)", p.od_h);
+  pit_sim_result_release(&p);
+  pit_trace_release(&t);
+}
+
 int main(void) {
+  test_hedge();
   test_multi();
   test_optimum_by_hand();
   test_optimum_lower_bound();
