@@ -182,6 +182,10 @@ int pit_record_reader_open(struct pit_record_reader *rd, const char *path, struc
 /* Returns 1 with a record, 0 at end, negative on a malformed line ("file:line: ..."). */
 int pit_record_reader_next(struct pit_record_reader *rd, struct pit_record *r, struct pit_err *e);
 void pit_record_reader_release(struct pit_record_reader *rd);
+/* Calls fn on each record of path in order, with its line number (r is released after each call);
+ * stops at fn's first negative return, or a malformed line. 0, or the error. */
+typedef int (*pit_record_fn)(void *ctx, const struct pit_record *r, long lineno, struct pit_err *e);
+int pit_record_each(const char *path, pit_record_fn fn, void *ctx, struct pit_err *e);
 
 /* ---- decision records (decision.c): one struct, one encode/decode pair ----
  * A `decision` record's detail is the JSON object of a struct pit_decision. Its

@@ -78,49 +78,51 @@ static void print_keeps(int n, int64_t a, int64_t b, double t, const char *reaso
            reason);
 }
 
-int pit_cli_print_decisions(const char *events, struct pit_err *e) {
-  struct pit_record_reader rd;
-  struct pit_record r;
-  int rc = pit_record_reader_open(&rd, events, e);
-  if (rc < 0)
-    return rc;
-  pit_record_init(&r);
-  int nkeep = 0, ndec = 0;
-  int64_t k0 = 0, k1 = 0;
-  double kt = 0;
-  char kreason[1800] = "";
-  printf("\ndecisions (run seconds, the step each applies at, what and why):\n");
-  while ((rc = pit_record_reader_next(&rd, &r, e)) == 1) {
-    if (r.type == PIT_REC_DECISION && r.detail) {
-      struct pit_decision d;
-      pit_decision_init(&d);
-      if (pit_decision_decode(&d, r.detail, NULL) == 0) {
-        const char *why = d.reason ? d.reason : "(no reason recorded)";
-        int64_t step = d.step >= 0 ? d.step : r.step;
-        ndec++;
-        if (strcmp(d.kind, "keep") == 0) {
-          if (nkeep++ == 0)
-            k0 = step;
-          k1 = step;
-          kt = r.t;
-          snprintf(kreason, sizeof kreason, "%s", why);
-        } else {
-          print_keeps(nkeep, k0, k1, kt, kreason);
-          nkeep = 0;
-          printf("  %7.1fs  step %6lld  %s → %s: %s\n", r.t, (long long)step, d.kind,
-                 d.nalts > 0 && d.alts[0].membership ? d.alts[0].membership : "?", why);
-        }
-      }
-      pit_decision_release(&d);
+/* The decisions seen so far: consecutive keeps are folded into one line. */
+struct decisions {
+  int nkeep, ndec;
+  int64_t k0, k1;
+  double kt;
+  char kreason[1800];
+};
+
+static int print_decision(void *ctx, const struct pit_record *r, long lineno, struct pit_err *e) {
+  (void)lineno;
+  (void)e;
+  struct decisions *x = ctx;
+  if (r->type != PIT_REC_DECISION || !r->detail)
+    return 0;
+  struct pit_decision d;
+  pit_decision_init(&d);
+  if (pit_decision_decode(&d, r->detail, NULL) == 0) {
+    const char *why = d.reason ? d.reason : "(no reason recorded)";
+    int64_t step = d.step >= 0 ? d.step : r->step;
+    x->ndec++;
+    if (strcmp(d.kind, "keep") == 0) {
+      if (x->nkeep++ == 0)
+        x->k0 = step;
+      x->k1 = step;
+      x->kt = r->t;
+      snprintf(x->kreason, sizeof x->kreason, "%s", why);
+    } else {
+      print_keeps(x->nkeep, x->k0, x->k1, x->kt, x->kreason);
+      x->nkeep = 0;
+      printf("  %7.1fs  step %6lld  %s → %s: %s\n", r->t, (long long)step, d.kind,
+             d.nalts > 0 && d.alts[0].membership ? d.alts[0].membership : "?", why);
     }
-    pit_record_release(&r);
   }
-  pit_record_release(&r);
-  pit_record_reader_release(&rd);
-  print_keeps(nkeep, k0, k1, kt, kreason);
-  if (rc == 0 && ndec == 0)
+  pit_decision_release(&d);
+  return 0;
+}
+
+int pit_cli_print_decisions(const char *events, struct pit_err *e) {
+  struct decisions x = {0};
+  printf("\ndecisions (run seconds, the step each applies at, what and why):\n");
+  int rc = pit_record_each(events, print_decision, &x, e);
+  print_keeps(x.nkeep, x.k0, x.k1, x.kt, x.kreason);
+  if (rc == 0 && x.ndec == 0)
     printf("  none (the job was never steady long enough for a decision point)\n");
-  return rc < 0 ? rc : 0;
+  return rc;
 }
 
 void pit_cli_print_fixed(const struct pit_replay *r, double run_cost, double run_time) {

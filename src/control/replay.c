@@ -72,124 +72,121 @@ static int membership_of(char nodes[][PIT_NAME_MAX], int n, struct pit_membershi
   return 0;
 }
 
-/* Reads the events file into l. */
-static int read_live(const char *path, struct live *l, struct pit_err *e) {
-  struct pit_record_reader rd;
-  struct pit_record r;
-  int rc = pit_record_reader_open(&rd, path, e);
-  if (rc < 0)
-    return rc;
-  pit_record_init(&r);
+/* read_live's state between records: the nodes up now, in the controller's order. */
+struct live_read {
+  const char *path;
+  struct live *l;
   char cur[PIT_POLICY_NODES_MAX][PIT_NAME_MAX];
-  int ncur = 0;
+  int ncur;
   struct { char id[PIT_NAME_MAX]; double t, price; } open[PIT_POLICY_NODES_MAX];
-  int nopen = 0;
-  for (int i = 0; i < MAXG; i++)
-    l->g[i].t_end = NAN;
-  while ((rc = pit_record_reader_next(&rd, &r, e)) == 1) {
-    if (r.gen < 0 || r.gen >= MAXG) {
-      rc = pit_err_set(e, PIT_EFORMAT, "%s:%ld: generation %d out of range", path, rd.lineno, r.gen);
-      break;
-    }
-    struct lgen *g = &l->g[r.gen];
-    if (r.gen >= l->ng)
-      l->ng = r.gen + 1;
-    if (r.type == PIT_REC_NODE) {
-      if (strcmp(r.action, "start") == 0 && ncur < PIT_POLICY_NODES_MAX && nopen < PIT_POLICY_NODES_MAX) {
-        snprintf(cur[ncur++], PIT_NAME_MAX, "%s", r.itype);
-        snprintf(open[nopen].id, PIT_NAME_MAX, "%s", r.node);
-        open[nopen].t = r.t;
-        open[nopen++].price = r.price_h;
-      } else if (strcmp(r.action, "stop") == 0 || strcmp(r.action, "lost") == 0) {
-        for (int k = 0; k < nopen; k++)
-          if (strcmp(open[k].id, r.node) == 0) { /* cur and open are parallel: the controller's list */
-            l->cost += open[k].price * (r.t - open[k].t) / 3600.0;
-            if (r.t > l->t_last_stop)
-              l->t_last_stop = r.t;
-            memmove(cur[k], cur[k + 1], (size_t)(ncur - k - 1) * PIT_NAME_MAX);
-            memmove(&open[k], &open[k + 1], (size_t)(nopen - k - 1) * sizeof open[0]);
-            ncur--;
-            nopen--;
-            break;
-          }
-      }
-    } else if (r.type == PIT_REC_INIT || (r.type == PIT_REC_ITER && !g->have_nodes)) {
-      if (!g->have_nodes) {
-        memcpy(g->nodes, cur, sizeof cur);
-        g->nnodes = ncur;
-        g->have_nodes = 1;
-        if ((rc = membership_of(cur, ncur, &g->m, e)) < 0)
-          break;
-      }
-      if (r.type == PIT_REC_INIT && r.config && l->total < 0) {
-        const char *p = strstr(r.config, "\"planned_iters\":");
-        if (p)
-          l->total = strtoll(p + 16, NULL, 10);
-      }
-    }
-    if (r.type == PIT_REC_ITER && r.step >= 0) {
-      if (r.gen + 1 < l->ng) {
-        rc = pit_err_set(e, PIT_EFORMAT, "%s:%ld: an iteration of generation %d after generation %d's", path,
-                         rd.lineno, r.gen, l->ng - 1);
-        break;
-      }
-      if (l->nits == l->cap && PIT_GROW(l->its, l->nits + 1, l->cap)) {
-        rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
-        break;
-      }
-      struct it *x = &l->its[l->nits];
-      memset(x, 0, sizeof *x);
-      x->step = r.step;
-      x->batch = r.batch;
-      x->t = r.t;
-      x->step_s = r.step_s;
-      x->nranks = r.compute_s && r.nranks <= PIT_POLICY_NODES_MAX ? r.nranks : 0;
-      for (int k = 0; k < x->nranks; k++) {
-        x->compute[k] = r.compute_s[k];
-        x->wait[k] = r.wait_s ? r.wait_s[k] : NAN;
-      }
-      x->dt = g->n > 0 && r.t > l->its[l->nits - 1].t ? r.t - l->its[l->nits - 1].t : r.step_s;
-      if (g->n == 0)
-        g->first = l->nits;
-      g->n++;
-      l->nits++;
-    } else if (r.type == PIT_REC_END) {
-      g->t_end = r.t;
-    } else if (r.type == PIT_REC_DECISION && r.detail) {
-      /* the controller's keys of the detail: "action" (keep | resize | recommend), "from", "to" */
-      cJSON *j = cJSON_Parse(r.detail);
-      const char *a = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "action"));
-      const char *to = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "to"));
-      const char *from = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "from"));
-      int resize = a && strcmp(a, "resize") == 0;
-      struct pit_replay_decision d = {.step = r.step, .t = r.t};
-      struct pit_err e2 = {0};
-      int bad = resize && (!to || !from || pit_membership_parse(&d.to, to, &e2) < 0 ||
-                           pit_membership_parse(&d.from, from, &e2) < 0);
-      cJSON_Delete(j);
-      if (bad) {
-        rc = pit_err_set(e, PIT_EFORMAT, "%s:%ld: resize decision: %s", path, rd.lineno,
-                         e2.msg[0] ? e2.msg : "no \"from\" or \"to\" membership");
-        break;
-      }
-      if (resize) {
-        if (PIT_GROW(l->dec, l->ndec + 1, l->deccap)) {
-          rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
+  int nopen;
+};
+
+static int live_record(void *ctx, const struct pit_record *r, long lineno, struct pit_err *e) {
+  struct live_read *st = ctx;
+  if (r->gen < 0 || r->gen >= MAXG) {
+    return pit_err_set(e, PIT_EFORMAT, "%s:%ld: generation %d out of range", st->path, lineno, r->gen);
+  }
+  struct lgen *g = &st->l->g[r->gen];
+  if (r->gen >= st->l->ng)
+    st->l->ng = r->gen + 1;
+  if (r->type == PIT_REC_NODE) {
+    if (strcmp(r->action, "start") == 0 && st->ncur < PIT_POLICY_NODES_MAX && st->nopen < PIT_POLICY_NODES_MAX) {
+      snprintf(st->cur[st->ncur++], PIT_NAME_MAX, "%s", r->itype);
+      snprintf(st->open[st->nopen].id, PIT_NAME_MAX, "%s", r->node);
+      st->open[st->nopen].t = r->t;
+      st->open[st->nopen++].price = r->price_h;
+    } else if (strcmp(r->action, "stop") == 0 || strcmp(r->action, "lost") == 0) {
+      for (int k = 0; k < st->nopen; k++)
+        if (strcmp(st->open[k].id, r->node) == 0) { /* st->cur and st->open are parallel: the controller's list */
+          st->l->cost += st->open[k].price * (r->t - st->open[k].t) / 3600.0;
+          if (r->t > st->l->t_last_stop)
+            st->l->t_last_stop = r->t;
+          memmove(st->cur[k], st->cur[k + 1], (size_t)(st->ncur - k - 1) * PIT_NAME_MAX);
+          memmove(&st->open[k], &st->open[k + 1], (size_t)(st->nopen - k - 1) * sizeof st->open[0]);
+          st->ncur--;
+          st->nopen--;
           break;
         }
-        l->dec[l->ndec++] = d;
-      }
     }
-    pit_record_release(&r);
+  } else if (r->type == PIT_REC_INIT || (r->type == PIT_REC_ITER && !g->have_nodes)) {
+    if (!g->have_nodes) {
+      memcpy(g->nodes, st->cur, sizeof st->cur);
+      g->nnodes = st->ncur;
+      g->have_nodes = 1;
+      if (membership_of(st->cur, st->ncur, &g->m, e) < 0)
+        return PIT_EARG;
+    }
+    if (r->type == PIT_REC_INIT && r->config && st->l->total < 0) {
+      const char *p = strstr(r->config, "\"planned_iters\":");
+      if (p)
+        st->l->total = strtoll(p + 16, NULL, 10);
+    }
   }
-  pit_record_release(&r);
-  pit_record_reader_release(&rd);
+  if (r->type == PIT_REC_ITER && r->step >= 0) {
+    if (r->gen + 1 < st->l->ng) {
+      return pit_err_set(e, PIT_EFORMAT, "%s:%ld: an iteration of generation %d after generation %d's", st->path,
+                       lineno, r->gen, st->l->ng - 1);
+    }
+    if (st->l->nits == st->l->cap && PIT_GROW(st->l->its, st->l->nits + 1, st->l->cap)) {
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
+    }
+    struct it *x = &st->l->its[st->l->nits];
+    memset(x, 0, sizeof *x);
+    x->step = r->step;
+    x->batch = r->batch;
+    x->t = r->t;
+    x->step_s = r->step_s;
+    x->nranks = r->compute_s && r->nranks <= PIT_POLICY_NODES_MAX ? r->nranks : 0;
+    for (int k = 0; k < x->nranks; k++) {
+      x->compute[k] = r->compute_s[k];
+      x->wait[k] = r->wait_s ? r->wait_s[k] : NAN;
+    }
+    x->dt = g->n > 0 && r->t > st->l->its[st->l->nits - 1].t ? r->t - st->l->its[st->l->nits - 1].t : r->step_s;
+    if (g->n == 0)
+      g->first = st->l->nits;
+    g->n++;
+    st->l->nits++;
+  } else if (r->type == PIT_REC_END) {
+    g->t_end = r->t;
+  } else if (r->type == PIT_REC_DECISION && r->detail) {
+    /* the controller's keys of the detail: "action" (keep | resize | recommend), "from", "to" */
+    cJSON *j = cJSON_Parse(r->detail);
+    const char *a = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "action"));
+    const char *to = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "to"));
+    const char *from = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "from"));
+    int resize = a && strcmp(a, "resize") == 0;
+    struct pit_replay_decision d = {.step = r->step, .t = r->t};
+    struct pit_err e2 = {0};
+    int bad = resize && (!to || !from || pit_membership_parse(&d.to, to, &e2) < 0 ||
+                         pit_membership_parse(&d.from, from, &e2) < 0);
+    cJSON_Delete(j);
+    if (bad) {
+      return pit_err_set(e, PIT_EFORMAT, "%s:%ld: resize decision: %s", st->path, lineno,
+                       e2.msg[0] ? e2.msg : "no \"from\" or \"to\" membership");
+    }
+    if (resize) {
+      if (PIT_GROW(st->l->dec, st->l->ndec + 1, st->l->deccap)) {
+        return pit_err_set(e, PIT_ENOMEM, "out of memory");
+      }
+      st->l->dec[st->l->ndec++] = d;
+    }
+  }
+  return 0;
+}
+
+/* Reads the events file into l. */
+static int read_live(const char *path, struct live *l, struct pit_err *e) {
+  struct live_read st = {.path = path, .l = l};
+  for (int i = 0; i < MAXG; i++)
+    l->g[i].t_end = NAN;
+  int rc = pit_record_each(path, live_record, &st, e);
   if (rc < 0)
     return rc;
   if (l->nits == 0)
     return pit_err_set(e, PIT_EFORMAT, "%s: no iteration record to replay", path);
-  if (nopen > 0)
-    return pit_err_set(e, PIT_EFORMAT, "%s: %d node(s) without a stop record (the run did not end)", path, nopen);
+  if (st.nopen > 0)
+    return pit_err_set(e, PIT_EFORMAT, "%s: %d node(s) without a stop record (the run did not end)", path, st.nopen);
   for (int i = 0; i < l->ng; i++)
     if (!l->g[i].have_nodes)
       return pit_err_set(e, PIT_EFORMAT, "%s: generation %d has no nodes", path, i);

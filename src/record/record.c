@@ -512,3 +512,21 @@ void pit_record_reader_release(struct pit_record_reader *rd) {
   free(rd->path);
   memset(rd, 0, sizeof *rd);
 }
+
+int pit_record_each(const char *path, pit_record_fn fn, void *ctx, struct pit_err *e) {
+  struct pit_record_reader rd;
+  struct pit_record r;
+  int rc = pit_record_reader_open(&rd, path, e);
+  if (rc < 0)
+    return rc;
+  pit_record_init(&r);
+  while ((rc = pit_record_reader_next(&rd, &r, e)) == 1) {
+    rc = fn(ctx, &r, rd.lineno, e);
+    pit_record_release(&r);
+    if (rc < 0)
+      break;
+  }
+  pit_record_release(&r);
+  pit_record_reader_release(&rd);
+  return rc < 0 ? rc : 0;
+}
