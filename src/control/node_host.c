@@ -2,11 +2,12 @@
  * on a host reached over ssh. A check (free disk in the run directory, the
  * workload's program runnable) and a release (kill every process the run left
  * on this host: those whose environment holds PITSTOP_RUN=RUN, which the
- * launchers give every workload process).
+ * launchers give every workload process, and the Open MPI daemon each runs under).
  *
  * Invariant: a release touches only processes of the calling process's
  * network namespace (its "host": network-namespace hosts share one PID space)
- * that carry the run's tag, never the caller itself. */
+ * that carry the run's tag (or are the orted/prted parent of one), never the
+ * caller itself. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
@@ -88,7 +89,36 @@ static int tagged(pid_t pid, const char *tag) {
   return 0;
 }
 
-/* Signals every tagged process of this namespace; returns how many. */
+/* The parent of pid if it is Open MPI's per-host daemon (orted, prted), else 0.
+ * The daemon mpirun started over ssh carries no run tag (its environment is the
+ * ssh session's), and it outlives a killed mpirun for a while: it goes with the
+ * run's ranks, and its ssh session ends with it. */
+static pid_t mpi_daemon_parent(pid_t pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "re");
+  if (!f)
+    return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *rp = strrchr(buf, ')'); /* "pid (comm) state ppid ..." */
+  int ppid = 0;
+  if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1 || ppid <= 1)
+    return 0;
+  snprintf(path, sizeof path, "/proc/%d/comm", ppid);
+  if (!(f = fopen(path, "re")))
+    return 0;
+  char comm[32] = "";
+  if (!fgets(comm, sizeof comm, f))
+    comm[0] = 0;
+  fclose(f);
+  comm[strcspn(comm, "\n")] = 0;
+  return strcmp(comm, "orted") == 0 || strcmp(comm, "prted") == 0 ? (pid_t)ppid : 0;
+}
+
+/* Signals every tagged process of this namespace and the MPI daemon it runs
+ * under; returns how many. */
 static int signal_tagged(const char *tag, const struct stat *ns, int sig) {
   DIR *d = opendir("/proc");
   if (!d)
@@ -102,6 +132,9 @@ static int signal_tagged(const char *tag, const struct stat *ns, int sig) {
     pid_t pid = (pid_t)atoi(de->d_name);
     if (pid == self || !same_netns(pid, ns) || !tagged(pid, tag))
       continue;
+    pid_t daemon = mpi_daemon_parent(pid);
+    if (daemon > 0 && daemon != self && kill(daemon, sig) == 0)
+      n++;
     if (kill(pid, sig) == 0)
       n++;
   }
