@@ -69,6 +69,7 @@ int pit_pl_yaml_claims(const char *buf, size_t len) {
 
 struct yrank {
   int rank;
+  const char *type;              /* the instance type's name (not owned) */
   const yaml_node_t *it, *epoch; /* sequences or scalars; NULL absent */
   int nit, nep;
   size_t line;                   /* 1-based, of the rank's key */
@@ -147,8 +148,13 @@ static int times(struct yread *y, const yaml_node_t *n, const char *what, const 
   int k = n ? ntimes(n) : 0;
   double x;
   for (int i = 0; i < k; i++)
-    if (!time_of(time_node(y, n, i), &x))
-      return ybad(y, time_node(y, n, i), "%s of %s is not a time in seconds", what, where);
+    if (!time_of(time_node(y, n, i), &x)) {
+      const char *v = scalar(time_node(y, n, i));
+      char at[PIT_NAME_MAX + 64], val[40];
+      snprintf(at, sizeof at, "%s of %s", what, where);
+      snprintf(val, sizeof val, "'%.32s'", v ? v : "(a list or mapping)");
+      return ybad(y, time_node(y, n, i), "%s: %s is not a time in seconds (a number >= 0)", at, val);
+    }
   if (k == 0)
     return ybad(y, n, "%s of %s: no times", what, where);
   *count = k;
@@ -164,8 +170,8 @@ static double time_at(struct yread *y, const yaml_node_t *n, int i) {
 static int rank_entry(struct yread *y, const yaml_node_t *key, const yaml_node_t *val, void *arg) {
   struct yrank *r = arg;
   const char *k = scalar(key);
-  char what[64];
-  snprintf(what, sizeof what, "rank_%d", r->rank);
+  char what[PIT_NAME_MAX + 32];
+  snprintf(what, sizeof what, "rank_%d of %s", r->rank, r->type);
   if (k && strcmp(k, "it") == 0 && !r->it) {
     r->it = val;
     return times(y, val, "'it'", what, &r->nit);
@@ -195,6 +201,7 @@ static int type_entry(struct yread *y, const yaml_node_t *key, const yaml_node_t
   struct ytype *t = arg;
   const char *k = scalar(key);
   struct yrank r = {0};
+  r.type = t->name;
   if (!rank_of(k, &r.rank))
     return ybad(y, key, "unknown YAML layout: '%s' under %s (expected rank_0, rank_1, ...)", k ? k : "?", t->name);
   for (int i = 0; i < t->nranks; i++)
@@ -216,7 +223,7 @@ static int type_entry(struct yread *y, const yaml_node_t *key, const yaml_node_t
     snprintf(a, sizeof a, "rank_%d of %s", r.rank, t->name);
     snprintf(b, sizeof b, "%d iteration and %d epoch times, rank_%d has %d and %d", r.nit, r.nep, f->rank, f->nit,
              f->nep);
-    return ybad(y, key, "%s has %s (truncated?)", a, b);
+    return ybad(y, key, y->partial ? "%s has %s" : "%s has %s (truncated?)", a, b);
   }
   return 0;
 }
