@@ -103,6 +103,12 @@ int pit_parser_set_itype(struct pit_parser *p, const char *itype, struct pit_err
  * Before the first line. PIT_EARG unless -1 or 1..1e12. */
 int pit_parser_set_batch(struct pit_parser *p, int64_t per_rank, struct pit_err *e);
 
+/* A whole YAML timing document buf[0..len) through a new parser p (instead of
+ * lines): counts its lines, checks all of it, then emits one run
+ * "<run>.<type>" per instance type. A bad document is one "file:line: reason"
+ * error (PIT_EFORMAT), no record, and all its lines counted malformed. */
+int pit_parser_yaml(struct pit_parser *p, const char *buf, size_t len, struct pit_err *e);
+
 /* Everything pit_parse_file_opts takes besides the callbacks. */
 struct pit_parse_opts {
   enum pit_parse_format format;

@@ -703,7 +703,7 @@ int pit_parse_file_opts(const char *path, const struct pit_parse_opts *o, pit_pa
       /* the first block: a YAML document is read whole, not line by line */
       if (!eof && (rc = read_rest(fd, path, &buf, &cap, &have, e)))
         break;
-      rc = pit_pl_yaml(p, buf, have, e);
+      rc = pit_parser_yaml(p, buf, have, e);
       have = 0;
       break;
     }

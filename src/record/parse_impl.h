@@ -234,9 +234,5 @@ int pit_pl_pi(struct pit_parser *p, const char *s, const char *end, struct pit_e
 /* Whether buf (a file's start) looks like one: its first line past blanks,
  * comments and a "---" header is "key:" or "- key:" with nothing after. */
 int pit_pl_yaml_claims(const char *buf, size_t len);
-/* Reads the document buf[0..len): counts its lines, checks it all, then emits
- * one run per instance type; a bad document is one "file:line: reason" error
- * (PIT_EFORMAT) and no record. */
-int pit_pl_yaml(struct pit_parser *p, const char *buf, size_t len, struct pit_err *e);
 
 #endif

@@ -292,7 +292,7 @@ static int emit_type(struct yread *y, const struct ytype *t, struct pit_err *e) 
   return rc;
 }
 
-int pit_pl_yaml(struct pit_parser *p, const char *buf, size_t len, struct pit_err *e) {
+int pit_parser_yaml(struct pit_parser *p, const char *buf, size_t len, struct pit_err *e) {
   for (size_t i = 0; i < len; i++) /* lines, as the line parser counts them */
     p->st.lines += buf[i] == '\n';
   int partial = len && buf[len - 1] != '\n';
@@ -303,6 +303,7 @@ int pit_pl_yaml(struct pit_parser *p, const char *buf, size_t len, struct pit_er
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   yaml_parser_set_input_string(&yp, (const unsigned char *)buf, len);
   if (!yaml_parser_load(&yp, &doc)) {
+    p->st.malformed = p->st.lines;
     int rc = pit_err_set(e, PIT_EFORMAT, "%s:%lu: not valid YAML: %s%s%s%s", p->file,
                          (unsigned long)yp.problem_mark.line + 1, yp.problem ? yp.problem : "error",
                          yp.context ? " " : "", yp.context ? yp.context : "",
@@ -320,6 +321,10 @@ int pit_pl_yaml(struct pit_parser *p, const char *buf, size_t len, struct pit_er
     p->st.known = p->st.lines;
     for (int i = 0; i < y.ntypes && !rc; i++)
       rc = emit_type(&y, &y.types[i], e);
+  }
+  if (rc && p->st.records == 0) { /* the document is rejected whole */
+    p->st.known = 0;
+    p->st.malformed = p->st.lines;
   }
   for (int i = 0; i < y.ntypes; i++)
     free(y.types[i].ranks);
