@@ -72,14 +72,12 @@ struct yrank {
   const char *type;              /* the instance type's name (not owned) */
   const yaml_node_t *it, *epoch; /* sequences or scalars; NULL absent */
   int nit, nep;
-  size_t line;                   /* 1-based, of the rank's key */
 };
 
 struct ytype {
   char name[PIT_NAME_MAX];
   struct yrank *ranks;           /* owned */
   int nranks;
-  size_t line;
 };
 
 struct yread {
@@ -138,9 +136,11 @@ static const yaml_node_t *time_node(struct yread *y, const yaml_node_t *n, int i
 }
 /* The time a scalar node holds: 1 and *x, or 0 (not a finite number >= 0). */
 static int time_of(const yaml_node_t *v, double *x) {
-  const char *s = scalar(v), *q = s;
+  if (!v || v->type != YAML_SCALAR_NODE)
+    return 0;
+  const char *s = (const char *)v->data.scalar.value, *end = s + v->data.scalar.length, *q = s;
   int dig;
-  return s && pit_pl_f64(&q, s + strlen(s), x, &dig) && *q == 0 && *x >= 0;
+  return pit_pl_f64(&q, end, x, &dig) && q == end && *x >= 0;
 }
 
 /* Checks the time list n (what of the rank named where); *count its length. */
@@ -207,7 +207,6 @@ static int type_entry(struct yread *y, const yaml_node_t *key, const yaml_node_t
   for (int i = 0; i < t->nranks; i++)
     if (t->ranks[i].rank == r.rank)
       return ybad(y, key, "%s: %s appears twice", t->name, k);
-  r.line = key->start_mark.line + 1;
   int rc = entries(y, val, "it", rank_entry, &r);
   if (rc)
     return rc;
@@ -243,7 +242,6 @@ static int top_entry(struct yread *y, const yaml_node_t *key, const yaml_node_t 
   struct ytype *t = &y->types[y->ntypes++];
   memset(t, 0, sizeof *t);
   snprintf(t->name, sizeof t->name, "%s", k);
-  t->line = key->start_mark.line + 1;
   if (!val || (val->type == YAML_SCALAR_NODE && !*scalar(val)) ||
       (val->type == YAML_SEQUENCE_NODE && val->data.sequence.items.top == val->data.sequence.items.start) ||
       (val->type == YAML_MAPPING_NODE && val->data.mapping.pairs.top == val->data.mapping.pairs.start))
@@ -315,6 +313,18 @@ int pit_parser_yaml(struct pit_parser *p, const char *buf, size_t len, struct pi
   const yaml_node_t *root = yaml_document_get_root_node(&doc);
   int rc = root ? entries(&y, root, "instance type", top_entry, NULL)
                 : pit_err_set(e, PIT_EFORMAT, "%s:1: empty YAML document", p->file);
+  yaml_document_t next; /* one document only: a second one is not silently dropped */
+  if (!rc) {
+    if (!yaml_parser_load(&yp, &next))
+      rc = pit_err_set(e, PIT_EFORMAT, "%s:%lu: not valid YAML: %s", p->file, (unsigned long)yp.problem_mark.line + 1,
+                       yp.problem ? yp.problem : "error");
+    else {
+      const yaml_node_t *r2 = yaml_document_get_root_node(&next);
+      if (r2)
+        rc = ybad(&y, r2, "a second YAML document: one document per file%s%s", "", "");
+      yaml_document_delete(&next);
+    }
+  }
   if (!rc && y.ntypes == 0)
     rc = ybad(&y, root, "no instance type in the YAML document%s%s", "", "");
   if (!rc) {

@@ -5,7 +5,8 @@
 #     the mapping form and the sequence-of-one-key-mappings form give the same records;
 #  2. --batch-size N (per rank): into the records and the init config ("batch_from"), for YAML
 #     and for a DCGAN log without Namespace(batch_size=...); a log that records its batch keeps it;
-#  3. bad input (not YAML, cut off, non-numeric time, a type without ranks, an unknown layout):
+#  3. bad input (not YAML, cut off, non-numeric or negative time, a type without ranks, an unknown
+#     layout, two documents):
 #     one message naming file:line, exit 1, nothing stored;
 #  4. `profile --from-db` on a store of such runs (two batch sizes, prices of a catalog made
 #     here): the ranking by samples per dollar computed by hand below, the batch column, and a
@@ -94,6 +95,7 @@ printf -- '- c4.large:\n- m5.large:\n  - rank_0:\n    - it: [1, 2]\n' > noranks.
 printf -- '- c4.large:\n  - gpu_0:\n    - it: [1, 2]\n' > layout.data
 printf -- '- c4.large:\n  - rank_0:\n    - it: [1.3, 1.1\n' > flow.data
 printf -- '- c4.large:\n  - rank_0:\n    - it: [1.5, -2]\n' > neg.data
+printf -- '- c4.large:\n  - rank_0:\n    - it: [1.5]\n---\n- m5.large:\n  - rank_0:\n    - it: [2]\n' > two.data
 check_bad() { # file, line, message pattern
   if $P parse --quiet --db bad.db small.data "$1" > /dev/null 2> e; then fail "$1 accepted"; fi
   grep -q "^pitstop: $1:$2: $3" e || fail "$1: $(cat e)"
@@ -110,6 +112,7 @@ check_bad noranks.data 1 "instance type 'c4.large' has no ranks"
 check_bad layout.data 2 "unknown YAML layout: 'gpu_0' under c4.large"
 check_bad flow.data 4 "not valid YAML: "
 check_bad neg.data 3 "'it' of rank_0 of c4.large: '-2' is not a time"
+check_bad two.data 5 "a second YAML document: one document per file"
 if $P parse --format yaml nob.log > /dev/null 2> e; then fail "--format yaml on a log accepted"; fi
 grep -q "^pitstop: nob.log:1: not valid YAML" e || fail "$(cat e)"
 # the same file twice: its runs are already in the store
