@@ -70,14 +70,26 @@ static void table(const struct pit_profile_row *r, int n, const struct pit_profi
 }
 
 /* Says which runs a per-sample ranking cannot use because their batch is
- * unknown (a log that does not record it, parsed without --batch-size). */
+ * unknown (a log that does not record it, parsed without --batch-size), and,
+ * for a job in epochs, which runs time only the start of their epoch: a
+ * recorded epoch more than twice its iterations per epoch × t_p (andrefz's
+ * times.yaml: 11 iterations of a ~1575-iteration epoch) would be predicted as
+ * those few iterations. */
 static void say_unknown_batch(const struct pit_runset *rs, const struct pit_profile_query *q) {
   for (int i = 0; i < rs->n; i++) {
     const struct pit_report_run *rr = &rs->runs[i];
-    if (rr->cfg.members.n > 0 && rr->cfg.batch <= 0 && rr->sum.tp.mean > 0 &&
-        !(q->model && strcmp(q->model, rr->cfg.model) != 0))
+    if (rr->cfg.members.n == 0 || !(rr->sum.tp.mean > 0) || (q->model && strcmp(q->model, rr->cfg.model) != 0))
+      continue;
+    if (rr->cfg.batch <= 0)
       pit_cli_warn("profile: batch size unknown for run '%s': give --batch-size N (per rank) to pitstop parse; "
                    "not ranked", rr->name);
+    else if (q->size > 0 && q->unit == PIT_JOB_EPOCHS && rr->sum.epoch.n > 0 &&
+             rr->sum.epoch.mean > 2 * rr->sum.iters_per_epoch * rr->sum.tp.mean)
+      pit_cli_warn("profile: run '%s' times %.0f iterations of a %.0f s epoch (%.0f × t_p): its iterations per "
+                   "epoch are not recorded, so its job figures are of %.0f iterations an epoch; give the job "
+                   "in --iters",
+                   rr->name, rr->sum.iters_per_epoch, rr->sum.epoch.mean,
+                   rr->sum.epoch.mean / rr->sum.tp.mean, rr->sum.iters_per_epoch);
   }
 }
 

@@ -167,6 +167,11 @@ print("ranking and figures agree with the hand arithmetic")
 PYEOF
 grep -q "batch size unknown for run 'nobatch.te': give --batch-size" err || fail "the run without a batch not named: $(cat err)"
 grep -q "te:" out && fail "the run without a batch was ranked"
+# a job in epochs: runs that time only the start of their epoch (12 iterations of a 1500 x t_p epoch) are named
+$P profile --from-db p.db --catalog cat.tsv --epochs 1 > out 2> err || fail "profile --epochs 1 failed: $(cat err)"
+grep -q "run 'runs.ta' times 12 iterations of a 1500 s epoch (1500 × t_p): its iterations per epoch are not recorded" err ||
+  fail "the partial epoch not named: $(cat err)"
+grep -q "run 'd'" err && fail "the log with its whole epoch named as partial: $(cat err)"
 # only runs without a batch: nothing to rank, exit 1, each named
 $P parse --quiet --db nb.db nobatch.data
 if $P profile --from-db nb.db --catalog cat.tsv > out 2> err; then fail "ranking nothing succeeded"; fi
