@@ -75,7 +75,7 @@ static void table(const struct pit_profile_row *r, int n, const struct pit_profi
  * recorded epoch more than twice its iterations per epoch × t_p (andrefz's
  * times.yaml: 11 iterations of a ~1575-iteration epoch) would be predicted as
  * those few iterations. */
-static void say_unknown_batch(const struct pit_runset *rs, const struct pit_profile_query *q) {
+static void say_unusable(const struct pit_runset *rs, const struct pit_profile_query *q) {
   for (int i = 0; i < rs->n; i++) {
     const struct pit_report_run *rr = &rs->runs[i];
     if (rr->cfg.members.n == 0 || !(rr->sum.tp.mean > 0) || (q->model && strcmp(q->model, rr->cfg.model) != 0))
@@ -103,7 +103,7 @@ static int load_rows(const char *db, const struct pit_catalog *cat, const struct
   if (rc == 0)
     rc = pit_runset_summarize(&rs, e);
   if (rc == 0 && say)
-    say_unknown_batch(&rs, q);
+    say_unusable(&rs, q);
   if (rc == 0)
     rc = pit_profile_rank(&rs, cat, q, rows, n, best, e);
   pit_runset_release(&rs);
