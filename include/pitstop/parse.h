@@ -102,6 +102,12 @@ int pit_parser_set_itype(struct pit_parser *p, const char *itype, struct pit_err
  * (Namespace(batch_size=B)); init configs then say "batch_from":"--batch-size".
  * Before the first line. PIT_EARG unless -1 or 1..1e12. */
 int pit_parser_set_batch(struct pit_parser *p, int64_t per_rank, struct pit_err *e);
+/* The ranks per node the user says the job ran (-1: none), as no log records
+ * it: the init configs get "nodes" = ceil(ranks / rpn) (and
+ * "nodes_from":"--ranks-per-node"), so the run is priced on that many nodes;
+ * without it a run's ranks count as one node. Before the first line.
+ * PIT_EARG unless -1 or 1..1e6. */
+int pit_parser_set_ranks_per_node(struct pit_parser *p, int rpn, struct pit_err *e);
 
 /* A whole YAML timing document buf[0..len) through a new parser p (instead of
  * lines): counts its lines, checks all of it, then emits one run
@@ -116,6 +122,7 @@ struct pit_parse_opts {
   int force_run;
   const char *itype;       /* NULL or "": unknown; not owned */
   int64_t batch_per_rank;  /* pit_parser_set_batch's; -1 none */
+  int ranks_per_node;      /* pit_parser_set_ranks_per_node's; -1 none */
 };
 /* pit_parse_file_itype with a given batch too. A file whose start is a YAML
  * timing file (format AUTO or YAML) is read whole: one run "<run>.<type>" per

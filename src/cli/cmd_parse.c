@@ -50,6 +50,8 @@ static const struct pit_cli_opt opts[] = {
     {"catalog", 1, 'c', "FILE", "instance types for that (default ./catalogs/aws.tsv, else the installed copy)"},
     {"batch-size", 1, 'b', "N", "the batch size per rank the job used, for logs that do not record it\n"
                                 "(stored as given; without it such runs have no batch)"},
+    {"ranks-per-node", 1, 'n', "N", "ranks the job ran on each node (no log says): the run is priced on\n"
+                                    "ceil(ranks / N) nodes (default: its ranks on one node)"},
     {"out", 1, 'o', "FILE", "write JSON Lines to FILE (atomically) instead of stdout"},
     {"db", 1, 'd', "PATH", "store the records in the SQLite store at PATH, a run per file"},
     {"quiet", 0, 'q', NULL, "no per-file summary on stderr (malformed lines are still reported)"},
@@ -57,7 +59,7 @@ static const struct pit_cli_opt opts[] = {
 
 static const struct pit_cli_cmd cmd = {
     "usage: pitstop parse [--format F] [--run ID | --job-per-dir] [--itype T | --catalog FILE]\n"
-    "                     [--batch-size N] [--out FILE | --db PATH] [--quiet] FILE...\n"
+    "                     [--batch-size N] [--ranks-per-node N] [--out FILE | --db PATH] [--quiet] FILE...\n"
     "\n"
     "Reads training logs (\"-\" = stdin) and writes one record per iteration, epoch,\n"
     "validation, init and end they report (docs/parse.md lists every line kind).\n"
@@ -382,7 +384,7 @@ int pit_cmd_parse(int argc, char **argv) {
   enum pit_parse_format fmt = PIT_PARSE_AUTO;
   const char *run = NULL, *out = NULL, *dbpath = NULL, *itype = NULL, *catalog = NULL;
   int quiet = 0, per_dir = 0, c;
-  int64_t batch = -1;
+  int64_t batch = -1, rpn = -1;
   struct pit_cli_getopt go;
   pit_cli_getopt_init(&go, argc, argv, &cmd);
   while ((c = pit_cli_getopt_next(&go)) != -1) {
@@ -417,6 +419,10 @@ int pit_cmd_parse(int argc, char **argv) {
     case 'b':
       if (pit_parse_i64(optarg, &batch) < 0 || batch <= 0 || batch > (int64_t)1e12)
         return pit_cli_usage("parse: --batch-size '%s' is not a positive count of samples per rank", optarg);
+      break;
+    case 'n':
+      if (pit_parse_i64(optarg, &rpn) < 0 || rpn <= 0 || rpn > 1000000)
+        return pit_cli_usage("parse: --ranks-per-node '%s' is not a positive count of ranks", optarg);
       break;
     case 'h':
       pit_cli_help(stdout, &cmd);
@@ -514,7 +520,7 @@ int pit_cmd_parse(int argc, char **argv) {
     if (!itype)
       pit_parse_itype_from_path(path, tnames, ntypes, ftype, sizeof ftype);
     char note[64];
-    struct pit_parse_opts po = {fmt, runid, one_run, itype ? itype : ftype, batch};
+    struct pit_parse_opts po = {fmt, runid, one_run, itype ? itype : ftype, batch, (int)rpn};
     int rc = pit_parse_file_opts(path, &po, emit, warn, &s, &st, &e);
     if (s.warned > MAX_WARN)
       pit_cli_note("%s: %ld more malformed lines not shown", path, s.warned - MAX_WARN);

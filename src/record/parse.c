@@ -289,6 +289,8 @@ static int init_config(struct pit_parser *p) {
     CFG("%s\"batch_per_rank\":%lld", sep, (long long)p->batch_per_rank);
   if (p->world > 0)
     CFG("%s\"ranks\":%d", sep, p->world);
+  if (p->world > 0 && p->rpn_given > 0)
+    CFG("%s\"nodes\":%d,\"nodes_from\":\"--ranks-per-node\"", sep, (p->world + p->rpn_given - 1) / p->rpn_given);
   if (p->per_epoch > 0)
     CFG("%s\"iters_per_epoch\":%lld", sep, (long long)p->per_epoch);
   if (p->itype[0])
@@ -404,7 +406,7 @@ int pit_parser_new(struct pit_parser **pp, enum pit_parse_format f, const char *
   pit_record_init(p->pend);
   pit_record_init(&p->json);
   p->batch_per_rank = p->batch_given = -1;
-  p->world = -1;
+  p->world = p->rpn_given = -1;
   p->per_epoch = -1;
   *pp = p;
   return 0;
@@ -610,6 +612,13 @@ int pit_parser_set_batch(struct pit_parser *p, int64_t per_rank, struct pit_err 
   return 0;
 }
 
+int pit_parser_set_ranks_per_node(struct pit_parser *p, int rpn, struct pit_err *e) {
+  if (rpn == 0 || rpn < -1 || rpn > 1000000)
+    return pit_err_set(e, PIT_EARG, "%d ranks per node: a positive count", rpn);
+  p->rpn_given = rpn;
+  return 0;
+}
+
 int pit_parse_file(const char *path, enum pit_parse_format f, const char *run, int force_run,
                    pit_parse_emit_fn emit, pit_parse_warn_fn warn, void *ctx,
                    struct pit_parse_stats *stats, struct pit_err *e) {
@@ -619,7 +628,7 @@ int pit_parse_file(const char *path, enum pit_parse_format f, const char *run, i
 int pit_parse_file_itype(const char *path, enum pit_parse_format f, const char *run, int force_run,
                          const char *itype, pit_parse_emit_fn emit, pit_parse_warn_fn warn, void *ctx,
                          struct pit_parse_stats *stats, struct pit_err *e) {
-  struct pit_parse_opts o = {f, run, force_run, itype, -1};
+  struct pit_parse_opts o = {f, run, force_run, itype, -1, -1};
   return pit_parse_file_opts(path, &o, emit, warn, ctx, stats, e);
 }
 
@@ -669,6 +678,8 @@ int pit_parse_file_opts(const char *path, const struct pit_parse_opts *o, pit_pa
     rc = pit_parser_set_itype(p, o->itype, e);
   if (!rc && o->batch_per_rank != -1)
     rc = pit_parser_set_batch(p, o->batch_per_rank, e);
+  if (!rc && o->ranks_per_node != -1)
+    rc = pit_parser_set_ranks_per_node(p, o->ranks_per_node, e);
   size_t cap = READ_BLOCK, have = 0, searched = 0;
   char *buf = rc ? NULL : malloc(cap);
   if (!rc && !buf)

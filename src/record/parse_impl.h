@@ -68,6 +68,7 @@ struct pit_parser {
   int64_t batch_given;     /* the caller's batch per rank, -1 none */
   int batch_logged;        /* the log gave batch_per_rank itself */
   int world;               /* Rank: r. World Size: W */
+  int rpn_given;           /* the caller's ranks per node, -1 none */
   int64_t per_epoch;       /* L of the last "iteration: i/L" of any rank, -1 unknown */
   char itype[PIT_NAME_MAX]; /* instance type given by the caller ("" unknown) */
   char init_config[320];   /* the config an init record is emitted with (pit_pl_flush) */

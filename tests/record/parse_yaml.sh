@@ -10,7 +10,8 @@
 #     one message naming file:line, exit 1, nothing stored;
 #  4. `profile --from-db` on a store of such runs (two batch sizes, prices of a catalog made
 #     here): the ranking by samples per dollar computed by hand below, the batch column, and a
-#     run without a batch named ("batch size unknown for run ...") and left out.
+#     run without a batch named ("batch size unknown for run ...") and left out;
+#  5. --ranks-per-node N: "nodes" in the init config, the profile priced on those nodes.
 set -euo pipefail
 : "${PITSTOP:?}"
 T=$(mktemp -d)
@@ -179,4 +180,18 @@ grep -q "batch size unknown for run 'nobatch.te'" err && grep -q "holds no run w
 # predict of a job in samples needs the batch
 if $P predict --db nb.db --samples 1000 2> err > /dev/null; then fail "predict in samples without a batch succeeded"; fi
 grep -q "batch size unknown for run 'nobatch.te': give --batch-size" err || fail "$(cat err)"
-echo "parse YAML: records, --batch-size, bad input, profile --from-db ranking: ok"
+# ---- 5. --ranks-per-node: the run priced on ceil(ranks / N) nodes ----
+$P parse --quiet --batch-size 16 --ranks-per-node 1 runs.data > rpn.jsonl
+grep -q '"run":"runs.ta",.*"config":{"batch":32,"batch_per_rank":16,"ranks":2,"nodes":2,"nodes_from":"--ranks-per-node","itype":"ta"' rpn.jsonl ||
+  fail "--ranks-per-node 1: $(head -1 rpn.jsonl)"
+$P parse --quiet --batch-size 16 --ranks-per-node 1 --db rpn.db runs.data
+$P profile --from-db rpn.db --catalog cat.tsv > out 2> err || fail "profile of --ranks-per-node runs: $(cat err)"
+# two nodes of tb: 32 / 0.4 x 3600 / (2 x 0.20) = 7.2e5 samples per dollar
+grep -E '^\* tb:2x1 .* 7\.2e\+05 +32 ' out || fail "tb on 2 nodes x 1 rank: $(cat out)"
+$P parse --quiet --ranks-per-node 2 runs.data > rpn2.jsonl
+grep -q '"nodes":1,' rpn2.jsonl || fail "--ranks-per-node 2: one node"
+for bad in 0 -1 x; do
+  if $P parse --ranks-per-node "$bad" runs.data > /dev/null 2> e; then fail "--ranks-per-node $bad accepted"; fi
+  grep -q "ranks-per-node '$bad' is not a positive count" e || fail "--ranks-per-node $bad: $(cat e)"
+done
+echo "parse YAML: records, --batch-size, bad input, profile --from-db ranking, --ranks-per-node: ok"
