@@ -177,6 +177,17 @@ static void report(const struct pit_run_result *r) {
              n->end, n->waste_s > 0 ? " (after failed starts)" : "");
     }
   }
+  double on_spot = 0, on_od = 0, all_od = 0;
+  int nspot = 0;
+  for (int i = 0; i < r->nnodes; i++) {
+    const struct pit_run_node *n = &r->nodes[i];
+    nspot += n->spot;
+    *(n->spot ? &on_spot : &on_od) += n->cost;
+    all_od += n->od_cost;
+  }
+  if (nspot)
+    printf("markets: $%.4f on %d spot node%s, $%.4f on-demand; the same billed seconds all on-demand: $%.4f\n", on_spot,
+           nspot, nspot == 1 ? "" : "s", on_od, all_od);
   if (r->reclaims || r->waste_s > 0)
     printf("%d node%s reclaimed or lost; failed or hung starts billed %.0f s ($%.4f, in the cost)\n", r->reclaims,
            r->reclaims == 1 ? "" : "s", r->waste_s, r->waste_usd);
