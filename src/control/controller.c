@@ -1498,22 +1498,37 @@ static void provider_conf(const struct ctl *c, struct pit_provider_conf *pc) {
   pc->config = o->provider_config;
 }
 
-/* A membership entry's type: in the catalog, and on a market the provider
- * has (checked before any node starts: nothing is left behind). */
-static int check_type(const struct ctl *c, const char *itype, const char *where, struct pit_err *e) {
+/* A membership entry's type: on a market the provider has (cat NULL:
+ * checked before anything is created), and in the catalog (cat set). */
+static int check_type(const struct ctl *c, const struct pit_catalog *cat, const char *itype, const char *where,
+                      struct pit_err *e) {
   char base[PIT_NAME_MAX];
   int mk = pit_itype_market(itype, base, sizeof base, e);
   if (mk < PIT_MARKET_DEFAULT)
     return mk;
   const struct pit_provider_ops *ops = pit_provider_find(c->o->provider);
-  if (mk == PIT_MARKET_SPOT && ops && !ops->spot_market) {
+  if (!cat && mk == PIT_MARKET_SPOT && ops && !ops->spot_market) {
     pit_err_set(e, PIT_EARG, "%s names '%s', but provider '%s' has no spot market", where, itype, ops->name);
     pit_err_hint(e, "spot nodes come from a cloud: --provider command (docs/providers.md)");
     return PIT_EARG;
   }
-  if (c->have_cat && !pit_catalog_find(&c->cat, base))
+  if (cat && !pit_catalog_find(cat, base))
     return pit_err_set(e, PIT_ENOTFOUND, "%s: instance type '%s' is not in the catalog '%s'", where, base,
                        c->o->catalog);
+  return 0;
+}
+
+/* check_type on every membership the run names (initial, schedule). */
+static int check_types(const struct ctl *c, const struct pit_catalog *cat, struct pit_err *e) {
+  const struct pit_run_opts *o = c->o;
+  for (int s = -1; s < o->policy.nsched; s++) {
+    const struct pit_membership *m = s < 0 ? &o->initial : &o->policy.sched[s].to;
+    for (int i = 0; i < m->n; i++) {
+      int rc = check_type(c, cat, m->m[i].itype, s < 0 ? "the membership" : "the schedule", e);
+      if (rc < 0)
+        return rc;
+    }
+  }
   return 0;
 }
 
@@ -1529,9 +1544,11 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
     if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
           *p == '_'))
       return pit_err_set(e, PIT_EARG, "run id '%s': use letters, digits, '-' and '_' only", o->run);
+  int rc;
+  if ((rc = check_types(c, NULL, e)) < 0)
+    return rc;
   snprintf(c->state_dir, sizeof c->state_dir, "%s", o->run_dir);
   snprintf(c->ckpt_dir, sizeof c->ckpt_dir, "%s/checkpoints", o->run_dir);
-  int rc;
   if ((rc = pit_mkdir_p(c->state_dir, e)) < 0 || (rc = pit_mkdir_p(c->ckpt_dir, e)) < 0)
     return rc;
   if (o->catalog) {
@@ -1539,12 +1556,8 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
       return rc;
     c->have_cat = 1;
   }
-  for (int s = -1; s < o->policy.nsched; s++) {
-    const struct pit_membership *m = s < 0 ? &o->initial : &o->policy.sched[s].to;
-    for (int i = 0; i < m->n; i++)
-      if ((rc = check_type(c, m->m[i].itype, s < 0 ? "the membership" : "the schedule", e)) < 0)
-        return rc;
-  }
+  if (c->have_cat && (rc = check_types(c, &c->cat, e)) < 0)
+    return rc;
   ctl_obs_init(&c->obs);
   for (int i = 0; i < o->nprior && c->obs.nmeas < PIT_POLICY_MEAS_MAX; i++)
     c->obs.meas[c->obs.nmeas++] = o->prior[i];
