@@ -40,7 +40,7 @@ int pit_membership_count(const struct pit_membership *m, const char *itype);
 /* A node's market, part of the membership: an entry's type written
  * "TYPE@spot" or "TYPE@on-demand"; a bare TYPE is the provider's default
  * (the command provider's "spot" list, else on-demand). */
-enum pit_market { PIT_MARKET_DEFAULT = -1, PIT_MARKET_ON_DEMAND = 0, PIT_MARKET_SPOT = 1 };
+enum pit_market { PIT_MARKET_ON_DEMAND = 0, PIT_MARKET_SPOT = 1, PIT_MARKET_DEFAULT = 2 };
 /* The market of a membership entry's type, and its bare type in base (n
  * bytes); PIT_EARG (in e, may be NULL) for a suffix that is not "@spot" or
  * "@on-demand". */

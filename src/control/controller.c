@@ -239,7 +239,9 @@ static int decision_record(struct ctl *c, const struct pit_choice *ch, const cha
   pit_membership_format(&ch->to, to, sizeof to);
   snprintf(reason, sizeof reason, "%s (policy %s)", ch->reason, policy);
   int keep = pit_membership_equal(&ch->to, &c->cur);
-  const char *action = ch->act == PIT_ACT_RESIZE ? "resize" : keep ? "keep" : "recommend";
+  /* the spot layer's change of market is no resize of the cost policy's (replays leave it out) */
+  const char *action = keep ? (ch->act == PIT_ACT_RESIZE ? "resize" : "keep")
+                       : strcmp(policy, "spot") == 0 ? "market" : ch->act == PIT_ACT_RESIZE ? "resize" : "recommend";
   struct pit_decision d;
   pit_decision_init(&d);
   snprintf(d.kind, sizeof d.kind, "%s", ch->act == PIT_ACT_RESIZE && ch->kind[0] ? ch->kind : action);
@@ -789,7 +791,8 @@ static double switch_seconds(const struct ctl *c) {
     const struct pit_run_gen *g = &c->res->gens[i];
     /* the next generation's first iteration: its entry, or the running one's */
     double first = i + 1 < c->res->ngens ? c->res->gens[i + 1].t_first_iter : c->t_first_iter;
-    if (strcmp(g->end, "resized") == 0 && isfinite(g->exit_s) && isfinite(first)) {
+    /* (first > t1: the next generation has had its first iteration, not only the one before) */
+    if (strcmp(g->end, "resized") == 0 && isfinite(g->exit_s) && isfinite(first) && first > g->t1) {
       sum += first - (g->t1 - g->exit_s);
       n++;
     }
@@ -1335,6 +1338,8 @@ static int spot_reshape(struct ctl *c, const struct pit_membership *want, enum p
       if ((rc = pit_membership_on_market(&bare, PIT_MARKET_ON_DEMAND, &ch.to, e)) < 0)
         return rc;
     }
+    if (to == PIT_SPOT_IDLE && c->cur.n > 0)
+      ch.act = PIT_ACT_RESIZE; /* every node stops */
     if ((rc = decision_record(c, &ch, "spot", e)) < 0)
       return rc;
     warn(c, "%s", ch.reason);
@@ -1343,7 +1348,8 @@ static int spot_reshape(struct ctl *c, const struct pit_membership *want, enum p
         if ((rc = stop_node_at(c, c->nnodes - 1, "stop", e)) < 0)
           return rc;
       pit_membership_clear(&c->cur);
-      while (!ctl_spot_avail(&c->spot, now_t(c))) {
+      /* one tick of the policy at most (its idle rule spends one), then it chooses again */
+      for (double t0 = now_t(c), tick = spot_retry_s(c); !ctl_spot_avail(&c->spot, now_t(c)) && now_t(c) - t0 < tick;) {
         status(c, "idle", 0);
         usleep(100000);
       }
@@ -1504,7 +1510,7 @@ static int check_type(const struct ctl *c, const struct pit_catalog *cat, const 
                       struct pit_err *e) {
   char base[PIT_NAME_MAX];
   int mk = pit_itype_market(itype, base, sizeof base, e);
-  if (mk < PIT_MARKET_DEFAULT)
+  if (mk < 0)
     return mk;
   const struct pit_provider_ops *ops = pit_provider_find(c->o->provider);
   if (!cat && mk == PIT_MARKET_SPOT && ops && !ops->spot_market) {

@@ -903,7 +903,7 @@ static int c_start(struct pit_provider *p, const char *name, struct pit_node *n,
   struct cmdp *c = p->impl;
   char itype[PIT_NAME_MAX];
   int market = pit_itype_market(name, itype, sizeof itype, e);
-  if (market < PIT_MARKET_DEFAULT)
+  if (market < 0)
     return market;
   if (p->conf.catalog && !pit_catalog_find(p->conf.catalog, itype))
     return pit_err_set(e, PIT_ENOTFOUND, "instance type '%s' is not in the catalog", itype);
