@@ -313,6 +313,7 @@ struct pit_run_gen {                /* one generation, for the report */
   char end[16];                     /* "done", "resized", "failed", "restarted" */
   /* the switch that ended it (resized): decision → workload exited → nodes changed */
   double ckpt_s, exit_s, nodes_s, init_s;
+  double idle_s;                    /* of nodes_s: no node held, waiting for spot capacity (spot policy idle) */
 };
 
 struct pit_run_node {               /* one node the run started, for the report */

@@ -783,7 +783,8 @@ static void on_parse_warn(void *ctx, const struct pit_err *w) {
 }
 
 /* Seconds one resize took in this job, from the decision to the next
- * generation's first iteration (mean of the resizes so far; NaN: none yet). */
+ * generation's first iteration, less any wait for spot capacity with no
+ * node held (mean of the resizes so far; NaN: none yet). */
 static double switch_seconds(const struct ctl *c) {
   double sum = 0;
   int n = 0;
@@ -793,7 +794,7 @@ static double switch_seconds(const struct ctl *c) {
     double first = i + 1 < c->res->ngens ? c->res->gens[i + 1].t_first_iter : c->t_first_iter;
     /* (first > t1: the next generation has had its first iteration, not only the one before) */
     if (strcmp(g->end, "resized") == 0 && isfinite(g->exit_s) && isfinite(first) && first > g->t1) {
-      sum += first - (g->t1 - g->exit_s);
+      sum += first - (g->t1 - g->exit_s) - g->idle_s;
       n++;
     }
   }
@@ -1349,10 +1350,13 @@ static int spot_reshape(struct ctl *c, const struct pit_membership *want, enum p
           return rc;
       pit_membership_clear(&c->cur);
       /* one tick of the policy at most (its idle rule spends one), then it chooses again */
-      for (double t0 = now_t(c), tick = spot_retry_s(c); !ctl_spot_avail(&c->spot, now_t(c)) && now_t(c) - t0 < tick;) {
+      double t0 = now_t(c), tick = spot_retry_s(c);
+      while (!ctl_spot_avail(&c->spot, now_t(c)) && now_t(c) - t0 < tick) {
         status(c, "idle", 0);
         usleep(100000);
       }
+      if (c->res->ngens > 0) /* not part of the restart overhead the policies plan with */
+        c->res->gens[c->res->ngens - 1].idle_s += now_t(c) - t0;
       held = PIT_SPOT_IDLE;
       continue;
     }
