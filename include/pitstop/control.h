@@ -49,9 +49,9 @@ int pit_itype_market(const char *itype, char *base, size_t n, struct pit_err *e)
  * time policies, the observer and the store see. */
 void pit_membership_bare(const struct pit_membership *m, struct pit_membership *out);
 /* bare with every type on market mk ("TYPE@spot" / "TYPE@on-demand"; DEFAULT:
- * bare types). */
-int pit_membership_on_market(const struct pit_membership *bare, enum pit_market mk, struct pit_membership *out,
-                             struct pit_err *e);
+ * bare types); with cat, a type cat gives no spot price stays on-demand. */
+int pit_membership_on_market(const struct pit_membership *bare, enum pit_market mk, const struct pit_catalog *cat,
+                             struct pit_membership *out, struct pit_err *e);
 /* `--nnodes MIN:MAX` (1 <= MIN <= MAX). */
 int pit_nnodes_parse(const char *text, int *nmin, int *nmax, struct pit_err *e);
 

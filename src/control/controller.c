@@ -839,6 +839,16 @@ static enum pit_spot_mode held_mode(const struct ctl *c) {
   return PIT_SPOT_OD;
 }
 
+/* The catalog a membership is put on spot with (types without a spot price stay on-demand). */
+static const struct pit_catalog *spot_cat(const struct ctl *c) { return c->have_cat ? &c->cat : NULL; }
+
+/* bare on the market of mode (spot: the types with a spot price; else on-demand). */
+static int on_mode(const struct ctl *c, const struct pit_membership *bare, enum pit_spot_mode mode,
+                   struct pit_membership *out, struct pit_err *e) {
+  return pit_membership_on_market(bare, mode == PIT_SPOT_SPOT ? PIT_MARKET_SPOT : PIT_MARKET_ON_DEMAND, spot_cat(c),
+                                  out, e);
+}
+
 /* The market every entry of cur names (DEFAULT: bare, or mixed). */
 static enum pit_market cur_market(const struct ctl *c) {
   int mk = PIT_MARKET_DEFAULT;
@@ -861,7 +871,7 @@ static int on_cur_market(const struct ctl *c, struct pit_membership *m, struct p
     *m = c->cur;
     return 0;
   }
-  return pit_membership_on_market(m, cur_market(c), m, e);
+  return pit_membership_on_market(m, cur_market(c), NULL, m, e);
 }
 
 /* Σ nodes × price of bare on each market (a type without a spot price: its on-demand price). */
@@ -927,7 +937,7 @@ static int spot_choose(struct ctl *c, const struct pit_membership *bare, enum pi
   for (int k = 0; k < 2; k++) { /* the two markets weighed: the rest of the job on each */
     struct pit_policy_alt *a = &ch->alts[ch->nalts++];
     enum pit_spot_mode m = k ? PIT_SPOT_OD : PIT_SPOT_SPOT;
-    int rc = pit_membership_on_market(bare, k ? PIT_MARKET_ON_DEMAND : PIT_MARKET_SPOT, &a->m, e);
+    int rc = on_mode(c, bare, m, &a->m, e);
     if (rc < 0)
       return rc;
     snprintf(a->kind, sizeof a->kind, "%s", k ? "on-demand" : "spot");
@@ -941,7 +951,7 @@ static int spot_choose(struct ctl *c, const struct pit_membership *bare, enum pi
   if (*to == PIT_SPOT_IDLE)
     pit_membership_clear(&ch->to);
   else if (*to != held)
-    return pit_membership_on_market(bare, *to == PIT_SPOT_SPOT ? PIT_MARKET_SPOT : PIT_MARKET_ON_DEMAND, &ch->to, e);
+    return on_mode(c, bare, *to, &ch->to, e);
   else
     ch->to = c->cur;
   return 0;
@@ -962,7 +972,7 @@ static int spot_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e) {
     to = PIT_SPOT_OD;
   if (ch->act == PIT_ACT_RESIZE) { /* the cost policy's new membership, on the market chosen */
     snprintf(ch->reason + strlen(ch->reason), sizeof ch->reason - strlen(ch->reason), "; %s", sc.reason);
-    return pit_membership_on_market(&bare, to == PIT_SPOT_SPOT ? PIT_MARKET_SPOT : PIT_MARKET_ON_DEMAND, &ch->to, e);
+    return on_mode(c, &bare, to, &ch->to, e);
   }
   if (to == held) /* recorded as a keep */
     return decision_record(c, &sc, "spot", e);
@@ -1336,7 +1346,7 @@ static int spot_reshape(struct ctl *c, const struct pit_membership *want, enum p
       snprintf(ch.reason, sizeof ch.reason, "market %s → on_demand: %s", pit_spot_mode_name(held),
                rc == 1 ? "spot is away and nothing is measured yet (PIT time, job length, restart)"
                        : "spot failed 16 times in a row");
-      if ((rc = pit_membership_on_market(&bare, PIT_MARKET_ON_DEMAND, &ch.to, e)) < 0)
+      if ((rc = on_mode(c, &bare, PIT_SPOT_OD, &ch.to, e)) < 0)
         return rc;
     }
     if (to == PIT_SPOT_IDLE && c->cur.n > 0)
@@ -1361,8 +1371,7 @@ static int spot_reshape(struct ctl *c, const struct pit_membership *want, enum p
       continue;
     }
     struct pit_membership m;
-    if ((rc = pit_membership_on_market(&bare, to == PIT_SPOT_SPOT ? PIT_MARKET_SPOT : PIT_MARKET_ON_DEMAND, &m,
-                                       e)) < 0)
+    if ((rc = on_mode(c, &bare, to, &m, e)) < 0)
       return rc;
     c->spot_failed = 0;
     if ((rc = reshape(c, &m, why, e)) == 0 || !c->spot_failed)
@@ -1403,7 +1412,7 @@ static int spot_initial(struct ctl *c, struct pit_err *e) {
            "market idle → spot: $%.4f/h spot against $%.4f/h on-demand, nothing measured yet (the first decision "
            "point weighs the slack to the deadline, %.0f s, with the measured PIT time and restart)",
            spot, od, c->o->policy.deadline_s);
-  int rc = pit_membership_on_market(&bare, PIT_MARKET_SPOT, &ch.to, e);
+  int rc = on_mode(c, &bare, PIT_SPOT_SPOT, &ch.to, e);
   if (rc == 0)
     rc = decision_record(c, &ch, "spot", e);
   if (rc == 0)

@@ -4,6 +4,7 @@
  * ("m5.large@spot:2", "c5.large@on-demand:1"; bare: the provider's default).
  * Invariant: the result is canonical (pit_membership_add) and every market
  * suffix is one pit_itype_market knows. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -71,14 +72,16 @@ void pit_membership_bare(const struct pit_membership *m, struct pit_membership *
   *out = t;
 }
 
-int pit_membership_on_market(const struct pit_membership *bare, enum pit_market mk, struct pit_membership *out,
-                             struct pit_err *e) {
+int pit_membership_on_market(const struct pit_membership *bare, enum pit_market mk, const struct pit_catalog *cat,
+                             struct pit_membership *out, struct pit_err *e) {
   struct pit_membership t;
   pit_membership_clear(&t);
   for (int i = 0; i < bare->n; i++) {
+    const struct pit_itype *it = cat ? pit_catalog_find(cat, bare->m[i].itype) : NULL;
+    enum pit_market m = mk == PIT_MARKET_SPOT && cat && !(it && isfinite(it->spot_price_h)) ? PIT_MARKET_ON_DEMAND : mk;
     char name[PIT_NAME_MAX + 16];
     snprintf(name, sizeof name, "%s%s", bare->m[i].itype,
-             mk == PIT_MARKET_SPOT ? "@spot" : mk == PIT_MARKET_ON_DEMAND ? "@on-demand" : "");
+             m == PIT_MARKET_SPOT ? "@spot" : m == PIT_MARKET_ON_DEMAND ? "@on-demand" : "");
     int rc = pit_membership_add(&t, name, bare->m[i].nodes, bare->m[i].ranks_per_node, e);
     if (rc < 0)
       return rc;
