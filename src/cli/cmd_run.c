@@ -152,9 +152,12 @@ static void report(const struct pit_run_result *r) {
       continue;
     double decided = g->t1 - (isfinite(g->exit_s) ? g->exit_s : 0);
     printf("  gen %d → %d: checkpoint %.3f s, workload exit %.3f s, nodes %.3f s, launch+init %.3f s, total "
-           "%.3f s\n",
+           "%.3f s",
            g->gen, h->gen, isfinite(g->ckpt_s) ? g->ckpt_s : 0, isfinite(g->exit_s) ? g->exit_s : 0,
            isfinite(g->nodes_s) ? g->nodes_s : 0, h->t_first_iter - h->t0, h->t_first_iter - decided);
+    if (g->idle_s > 0)
+      printf(" (of the nodes' time, %.3f s with no node, waiting for spot capacity)", g->idle_s);
+    printf("\n");
   }
   for (int i = 0; i + 1 < r->ngens; i++) {
     const struct pit_run_gen *g = &r->gens[i], *h = &r->gens[i + 1];
