@@ -331,6 +331,18 @@ static int try_split(const struct ctx *x, struct pit_choice *c, int64_t every) {
   return 1;
 }
 
+/* A decision point, once cur is measured steady: every `every` iterations on
+ * it since the change; and before the first of those, every
+ * PIT_POLICY_EARLY_STEPS (the observer's steadiness check: the first point is
+ * as soon as the pace is known, not a fixed `every` iterations later). */
+int pit_policy_decision_point(int64_t since_change, int64_t every) {
+  if (since_change < PIT_POLICY_EARLY_STEPS)
+    return 0;
+  if (since_change < every)
+    return since_change % PIT_POLICY_EARLY_STEPS == 0;
+  return since_change % every == 0;
+}
+
 int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
                            struct pit_err *e) {
   (void)e;
@@ -338,8 +350,7 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
   pit_membership_format(&s->cur, cur, sizeof cur);
   const struct pit_policy_meas *qc = find_meas(s, &s->cur);
   int64_t every = p->every > 0 ? p->every : 50;
-  /* a decision point: cur measured steady, and `every` iterations on it since the change or the last point */
-  if (!s->steady || !qc || s->since_change < every || s->since_change % every != 0) {
+  if (!s->steady || !qc || !pit_policy_decision_point(s->since_change, every)) {
     snprintf(c->reason, sizeof c->reason, "measuring %s", cur);
     return 0;
   }
