@@ -261,6 +261,10 @@ int pit_policy_decide(const struct pit_policy *p, const struct pit_policy_state 
  * (the observer's floor, observe.c) and the spacing of the decision points
  * before the first `every` iterations on it. */
 #define PIT_POLICY_EARLY_STEPS 10
+/* The most iterations the observer measures a membership before it reports
+ * it steady anyway (its interval then says how well it is known): the
+ * longest a trial can take before its first decision point. */
+#define PIT_POLICY_MEASURE_MAX 200
 /* 1 when since_change iterations on the current membership make a decision
  * point (cur steady assumed): multiples of PIT_POLICY_EARLY_STEPS below
  * `every`, then multiples of `every`. */

@@ -22,7 +22,7 @@ void ctl_obs_init(struct ctl_obs *o) {
    * tests/control/test_observe.c). Its t_p keeps being refined every
    * CTL_OBS_EVERY iterations afterwards. */
   o->precision = 0.10;
-  o->cap_iters = 200;
+  o->cap_iters = PIT_POLICY_MEASURE_MAX;
 }
 
 void ctl_obs_release(struct ctl_obs *o) {

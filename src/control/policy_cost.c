@@ -274,6 +274,27 @@ static void fmt_obj(const struct ctx *x, double v, char *b, size_t n) {
     snprintf(b, n, "%.1f s", v);
 }
 
+/* 1 when trying a under the deadline cannot miss it although a's high end
+ * over the whole rest would: a meets the deadline at its central prediction
+ * with a switch to spare, and, with the switch measured in this job (an
+ * assumed one proves nothing), a's high end until the trial's
+ * first decision point at the latest (the observer's cap, rounded up to a
+ * decision point), the switch there and back, then the rest on the kept
+ * membership at its high end, end by the deadline. At that point a is
+ * measured: the policy keeps it only if it meets the deadline (a membership
+ * that does not is left for one that does). */
+static int recoverable(const struct ctx *x, const struct pit_policy_alt *keep, const struct pit_policy_alt *a,
+                       int64_t every) {
+  const struct pit_policy_state *s = x->s;
+  if (!(s->switch_s > 0) || !keep->feasible || s->t + a->rest_s + x->sw > x->p->deadline_s)
+    return 0;
+  int64_t w = (PIT_POLICY_MEASURE_MAX + every - 1) / every * every;
+  if (w > x->rest_steps)
+    w = x->rest_steps;
+  double end = s->t + (double)w * a->tp_hi + 2 * x->sw + (double)(x->rest_steps - w) * keep->tp_hi;
+  return end <= x->p->deadline_s;
+}
+
 /* The trial rule, for candidates the cautious rule turned down whose t_p
  * comes from this job's own per-rank split (never measured; not from the
  * catalog's speeds, whose ±50% stays under the cautious rule): try the one
@@ -282,7 +303,9 @@ static void fmt_obj(const struct ctx *x, double v, char *b, size_t n) {
  * and `every` iterations (the measurement before the next decision point) at
  * the candidate's high end against keeping's low end. Trying makes it
  * measured, so from then on the cautious rule alone weighs it: one trial per
- * membership, never an alternation. Returns 1 (c set) when it tries one. */
+ * membership, never an alternation. Under a deadline the candidate meets it
+ * at its high end with a switch to spare, or the trial is recoverable (above).
+ * Returns 1 (c set) when it tries one. */
 static int try_split(const struct ctx *x, struct pit_choice *c, int64_t every) {
   const struct pit_policy *p = x->p;
   const struct pit_policy_state *s = x->s;
@@ -295,8 +318,8 @@ static int try_split(const struct ctx *x, struct pit_choice *c, int64_t every) {
     const struct pit_policy_alt *a = &c->alts[i];
     if (strncmp(a->model, "per-rank split", 14) != 0 || strstr(a->model, "catalog") || !a->feasible)
       continue;
-    if (!isnan(p->deadline_s) && s->t + a->rest_hi + x->sw > p->deadline_s)
-      continue; /* as the cautious rule: a switch to spare at its high end */
+    if (!isnan(p->deadline_s) && s->t + a->rest_hi + x->sw > p->deadline_s && !recoverable(x, keep, a, every))
+      continue; /* as the cautious rule: a switch to spare at its high end, or a way back that meets it */
     double pa = pit_policy_price_h(s, &a->m);
     double sw = p->kind == PIT_POLICY_COST ? x->sw / 3600.0 * fmax(pk, pa) : x->sw;
     double excess = p->kind == PIT_POLICY_COST ? (pa * a->tp_hi - pk * keep->tp_lo) / 3600.0 : a->tp_hi - keep->tp_lo;
