@@ -16,6 +16,7 @@
 #include "control/control_impl.h"
 #include "pitstop/control.h"
 #include "pitstop/record.h"
+#include "policy_fixture.h"
 
 static struct pit_choice ch; /* large: not on the stack */
 
@@ -104,38 +105,9 @@ static void early(void) {
  * (truly 0.2268 s) is predicted cheaper but meets the deadline only at its
  * central prediction. */
 static void a6_state(struct pit_policy_state *s, double switch_s, double half7) {
-  struct pit_err e = {0};
-  memset(s, 0, sizeof *s);
-  CHECK(pit_membership_parse(&s->cur, "n:7", &e) == 0, "%s", e.msg);
-  s->step = 371;
-  s->since_change = 20;
-  s->total_steps = 20000;
-  s->nmin = 1;
-  s->nmax = 8;
-  s->resizable = 1;
-  s->t = 200;
-  s->batch = 64;
-  s->steady = 1;
-  s->switch_s = switch_s;
-  snprintf(s->types[0].itype, sizeof s->types[0].itype, "n");
-  s->types[0].price_h = 1;
-  s->types[0].speed = 1;
-  s->ntypes = 1;
-  const char *ms[2] = {"n:8", "n:7"};
-  const double tps[2] = {0.1882, 0.2047};
-  for (int i = 0; i < 2; i++) {
-    struct pit_policy_meas *q = &s->meas[s->nmeas++];
-    CHECK(pit_membership_parse(&q->m, ms[i], &e) == 0, "%s", e.msg);
-    q->tp = tps[i];
-    q->tp_half = i ? half7 : 0.002;
-    q->n = 20;
-  }
-  for (int i = 0; i < 7; i++) {
-    struct pit_policy_node *n = &s->nodes[s->nnodes++];
-    snprintf(n->itype, sizeof n->itype, "n");
-    n->compute_s = 1.0 / 7;
-    n->wait_s = 0.2047 - 1.0 / 7;
-  }
+  fixture_one_type(s, 7, 0.2047, 371, 20, 8, 200, switch_s);
+  fixture_meas(s, "n:8", 0.1882, 0.002, 20);
+  fixture_meas(s, "n:7", 0.2047, half7, 20);
 }
 
 static void trial_deadline(void) {
