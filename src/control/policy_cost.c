@@ -276,7 +276,10 @@ static void fmt_obj(const struct ctx *x, double v, char *b, size_t n) {
 
 /* 1 when trying a under the deadline cannot miss it although a's high end
  * over the whole rest would: a meets the deadline at its central prediction
- * with a switch to spare, and, with the switch measured in this job (an
+ * with two switches to spare (the way back, and one more: a trial at the
+ * margin, where the remaining time has just come to fit the central
+ * prediction, is as likely to fail as not, and a failed one returns), and,
+ * with the switch measured in this job (an
  * assumed one proves nothing), a's high end until the trial's
  * first decision point at the latest (the observer's cap, rounded up to a
  * decision point), the switch there and back, then the rest on the kept
@@ -286,7 +289,7 @@ static void fmt_obj(const struct ctx *x, double v, char *b, size_t n) {
 static int recoverable(const struct ctx *x, const struct pit_policy_alt *keep, const struct pit_policy_alt *a,
                        int64_t every) {
   const struct pit_policy_state *s = x->s;
-  if (!(s->switch_s > 0) || !keep->feasible || s->t + a->rest_s + x->sw > x->p->deadline_s)
+  if (!(s->switch_s > 0) || !keep->feasible || s->t + a->rest_s + 2 * x->sw > x->p->deadline_s)
     return 0;
   int64_t w = (PIT_POLICY_MEASURE_MAX + every - 1) / every * every;
   if (w > x->rest_steps)
