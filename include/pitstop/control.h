@@ -179,7 +179,8 @@ struct pit_policy {
   double deadline_s;                /* the job must end by this many run seconds; NaN: none */
   double budget;                    /* US$ the whole job may cost; NaN: none */
   double margin;                    /* act when the cautious saving > (1 + margin) × switching cost (0.2) */
-  int64_t every;                    /* decide every this many iterations once steady (50) */
+  int64_t every;                    /* decide every this many iterations once steady (50); before the
+                                       first of them, every PIT_POLICY_EARLY_STEPS once steady */
 };
 /* "fixed" | "schedule" | "cost" | "time" (cost and time: policy_cost.c). */
 int pit_policy_parse(struct pit_policy *p, const char *name, struct pit_err *e);
@@ -259,7 +260,8 @@ struct pit_choice {
 /* Pure: the same state always gives the same choice.
  *
  * cost / time: at a decision point (cur steady, `every` iterations since the
- * last check or change) the policy builds the alternatives — keep; add one
+ * last check or change, or earlier as soon as cur is steady: see
+ * pit_policy_decision_point) the policy builds the alternatives — keep; add one
  * node of each type; remove one node of the type whose rank computes longest
  * (it makes the others wait); switch every node to another type — with a
  * predicted t_p each (measured when meas has it; else from the per-node
@@ -274,6 +276,18 @@ struct pit_choice {
  * flap between them. */
 int pit_policy_decide(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
                       struct pit_err *e);
+/* The fewest iterations a membership is measured before it is judged steady
+ * (the observer's floor, observe.c) and the spacing of the decision points
+ * before the first `every` iterations on it. */
+#define PIT_POLICY_EARLY_STEPS 10
+/* The most iterations the observer measures a membership before it reports
+ * it steady anyway (its interval then says how well it is known): the
+ * longest a trial can take before its first decision point. */
+#define PIT_POLICY_MEASURE_MAX 200
+/* 1 when since_change iterations on the current membership make a decision
+ * point (cur steady assumed): multiples of PIT_POLICY_EARLY_STEPS below
+ * `every`, then multiples of `every`. */
+int pit_policy_decision_point(int64_t since_change, int64_t every);
 /* The cost/time policy's part of pit_policy_decide (policy_cost.c). */
 int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
                            struct pit_err *e);

@@ -114,8 +114,8 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
       if (first && isfinite(t_dec)) { /* decision → this generation's first iteration */
         sw_sum += T - t_dec;
         nsw++;
-        first = 0;
       }
+      first = 0; /* (the iteration after a decision, before the stop, is not a switch) */
       struct pit_record rec;
       pit_record_init(&rec);
       rec.type = PIT_REC_ITER;

@@ -22,7 +22,7 @@ void ctl_obs_init(struct ctl_obs *o) {
    * tests/control/test_observe.c). Its t_p keeps being refined every
    * CTL_OBS_EVERY iterations afterwards. */
   o->precision = 0.10;
-  o->cap_iters = 200;
+  o->cap_iters = PIT_POLICY_MEASURE_MAX;
 }
 
 void ctl_obs_release(struct ctl_obs *o) {
@@ -84,7 +84,12 @@ int ctl_obs_iter(struct ctl_obs *o, const struct pit_membership *cur, const stru
   }
   if (o->n % CTL_OBS_EVERY != 0)
     return 0;
-  struct pit_steady_opts so = {o->precision, 50, o->cap_iters};
+  /* the floor: PIT_POLICY_EARLY_STEPS (10), not pit_steady_check's 50 — a
+   * clear pace is known in 10-20 iterations (the batch-means interval, with
+   * its t quantile for few batches, says when it is not) and the policy's
+   * first decision point is as soon as it is; a noisy one stays "measuring"
+   * until its interval is within the precision */
+  struct pit_steady_opts so = {o->precision, PIT_POLICY_EARLY_STEPS, o->cap_iters};
   struct pit_steady st;
   int rc = pit_steady_check(o->steps, o->n, &so, &st, e);
   if (rc < 0)

@@ -274,6 +274,30 @@ static void fmt_obj(const struct ctx *x, double v, char *b, size_t n) {
     snprintf(b, n, "%.1f s", v);
 }
 
+/* 1 when trying a under the deadline cannot miss it although a's high end
+ * over the whole rest would: a meets the deadline at its central prediction
+ * with two switches to spare (the way back, and one more: a trial at the
+ * margin, where the remaining time has just come to fit the central
+ * prediction, is as likely to fail as not, and a failed one returns), and,
+ * with the switch measured in this job (an
+ * assumed one proves nothing), a's high end until the trial's
+ * first decision point at the latest (the observer's cap, rounded up to a
+ * decision point), the switch there and back, then the rest on the kept
+ * membership at its high end, end by the deadline. At that point a is
+ * measured: the policy keeps it only if it meets the deadline (a membership
+ * that does not is left for one that does). */
+static int recoverable(const struct ctx *x, const struct pit_policy_alt *keep, const struct pit_policy_alt *a,
+                       int64_t every) {
+  const struct pit_policy_state *s = x->s;
+  if (!(s->switch_s > 0) || !keep->feasible || s->t + a->rest_s + 2 * x->sw > x->p->deadline_s)
+    return 0;
+  int64_t w = (PIT_POLICY_MEASURE_MAX + every - 1) / every * every;
+  if (w > x->rest_steps)
+    w = x->rest_steps;
+  double end = s->t + (double)w * a->tp_hi + 2 * x->sw + (double)(x->rest_steps - w) * keep->tp_hi;
+  return end <= x->p->deadline_s;
+}
+
 /* The trial rule, for candidates the cautious rule turned down whose t_p
  * comes from this job's own per-rank split (never measured; not from the
  * catalog's speeds, whose ±50% stays under the cautious rule): try the one
@@ -282,7 +306,9 @@ static void fmt_obj(const struct ctx *x, double v, char *b, size_t n) {
  * and `every` iterations (the measurement before the next decision point) at
  * the candidate's high end against keeping's low end. Trying makes it
  * measured, so from then on the cautious rule alone weighs it: one trial per
- * membership, never an alternation. Returns 1 (c set) when it tries one. */
+ * membership, never an alternation. Under a deadline the candidate meets it
+ * at its high end with a switch to spare, or the trial is recoverable (above).
+ * Returns 1 (c set) when it tries one. */
 static int try_split(const struct ctx *x, struct pit_choice *c, int64_t every) {
   const struct pit_policy *p = x->p;
   const struct pit_policy_state *s = x->s;
@@ -295,8 +321,8 @@ static int try_split(const struct ctx *x, struct pit_choice *c, int64_t every) {
     const struct pit_policy_alt *a = &c->alts[i];
     if (strncmp(a->model, "per-rank split", 14) != 0 || strstr(a->model, "catalog") || !a->feasible)
       continue;
-    if (!isnan(p->deadline_s) && s->t + a->rest_hi + x->sw > p->deadline_s)
-      continue; /* as the cautious rule: a switch to spare at its high end */
+    if (!isnan(p->deadline_s) && s->t + a->rest_hi + x->sw > p->deadline_s && !recoverable(x, keep, a, every))
+      continue; /* as the cautious rule: a switch to spare at its high end, or a way back that meets it */
     double pa = pit_policy_price_h(s, &a->m);
     double sw = p->kind == PIT_POLICY_COST ? x->sw / 3600.0 * fmax(pk, pa) : x->sw;
     double excess = p->kind == PIT_POLICY_COST ? (pa * a->tp_hi - pk * keep->tp_lo) / 3600.0 : a->tp_hi - keep->tp_lo;
@@ -331,6 +357,18 @@ static int try_split(const struct ctx *x, struct pit_choice *c, int64_t every) {
   return 1;
 }
 
+/* A decision point, once cur is measured steady: every `every` iterations on
+ * it since the change; and before the first of those, every
+ * PIT_POLICY_EARLY_STEPS (the observer's steadiness check: the first point is
+ * as soon as the pace is known, not a fixed `every` iterations later). */
+int pit_policy_decision_point(int64_t since_change, int64_t every) {
+  if (since_change < PIT_POLICY_EARLY_STEPS)
+    return 0;
+  if (since_change < every)
+    return since_change % PIT_POLICY_EARLY_STEPS == 0;
+  return since_change % every == 0;
+}
+
 int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
                            struct pit_err *e) {
   (void)e;
@@ -338,8 +376,7 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
   pit_membership_format(&s->cur, cur, sizeof cur);
   const struct pit_policy_meas *qc = find_meas(s, &s->cur);
   int64_t every = p->every > 0 ? p->every : 50;
-  /* a decision point: cur measured steady, and `every` iterations on it since the change or the last point */
-  if (!s->steady || !qc || s->since_change < every || s->since_change % every != 0) {
+  if (!s->steady || !qc || !pit_policy_decision_point(s->since_change, every)) {
     snprintf(c->reason, sizeof c->reason, "measuring %s", cur);
     return 0;
   }

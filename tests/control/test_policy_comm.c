@@ -11,44 +11,17 @@
 
 #include "check.h"
 #include "pitstop/control.h"
+#include "policy_fixture.h"
 
 static struct pit_choice ch; /* large: not on the stack */
 
 /* 8 nodes of "n" ($1/h), 200 of 20000 steps done, steady; each rank computes
  * 1/8 s of a 0.283 s step. with5: the 5-node membership measured too. */
 static void state(struct pit_policy_state *s, int with5) {
-  struct pit_err e = {0};
-  memset(s, 0, sizeof *s);
-  CHECK(pit_membership_parse(&s->cur, "n:8", &e) == 0, "%s", e.msg);
-  s->step = 200;
-  s->total_steps = 20000;
-  s->nmin = 1;
-  s->nmax = 8;
-  s->resizable = 1;
-  s->t = 60;
-  s->batch = 64;
-  s->steady = 1;
-  s->since_change = 200;
-  s->switch_s = 70;
-  snprintf(s->types[0].itype, sizeof s->types[0].itype, "n");
-  s->types[0].price_h = 1;
-  s->types[0].speed = 1;
-  s->ntypes = 1;
-  const char *ms[2] = {"n:8", "n:5"};
-  const double tps[2] = {0.283, 0.2982};
-  for (int i = 0; i < 1 + with5; i++) {
-    struct pit_policy_meas *q = &s->meas[s->nmeas++];
-    CHECK(pit_membership_parse(&q->m, ms[i], &e) == 0, "%s", e.msg);
-    q->tp = tps[i];
-    q->tp_half = 0.002;
-    q->n = 200;
-  }
-  for (int i = 0; i < 8; i++) {
-    struct pit_policy_node *n = &s->nodes[s->nnodes++];
-    snprintf(n->itype, sizeof n->itype, "n");
-    n->compute_s = 0.125;
-    n->wait_s = 0.283 - 0.125;
-  }
+  fixture_one_type(s, 8, 0.283, 200, 200, 8, 60, 70);
+  fixture_meas(s, "n:8", 0.283, 0.002, 200);
+  if (with5)
+    fixture_meas(s, "n:5", 0.2982, 0.002, 200);
 }
 
 static const struct pit_policy_alt *decide(const struct pit_policy_state *s, const char *want) {
