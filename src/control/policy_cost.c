@@ -502,7 +502,7 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
     return 0;
   if (!(save > p->margin * sw_obj)) {
     snprintf(c->reason, sizeof c->reason,
-             "keep %s (%s for the rest, %s): the best alternative, %s %s (%s, %s), does not save more than "
+             "keep %s (%s for the rest, %s): the best alternative, %s → %s (%s, %s), does not save more than "
              "%.0f%% over the switch (%s, %.1f s) at the ends of their intervals",
              cur, vk, keep->feasible ? "fits" : "does not fit", b->kind, to, vb, b->model, 100 * (1 + p->margin), vs,
              x.sw);
@@ -514,11 +514,11 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
   fmt_obj(&x, save + sw_obj, sv, sizeof sv);
   int w = 0;
   if (why)
-    w = snprintf(c->reason, sizeof c->reason, "%s %s: %s %s, predicted %s [%.1f, %.1f s] (%s)", why, cur, b->kind,
+    w = snprintf(c->reason, sizeof c->reason, "%s %s: %s → %s, predicted %s [%.1f, %.1f s] (%s)", why, cur, b->kind,
                  to, vb, b->rest_lo, b->rest_hi, b->model);
   else
     w = snprintf(c->reason, sizeof c->reason,
-                 "%s %s: the rest predicted %s against %s kept (t_p %.4g s [%.4g, %.4g], %s); cautious saving %s "
+                 "%s → %s: the rest predicted %s against %s kept (t_p %.4g s [%.4g, %.4g], %s); cautious saving %s "
                  "> %.0f%% of the switch %s (%.1f s)",
                  b->kind, to, vb, vk, b->tp, b->tp_lo, b->tp_hi, b->model, sv, 100 * (1 + p->margin), vs, x.sw);
   if (slow >= 0 && strcmp(b->kind, "remove") == 0 && w > 0 && (size_t)w < sizeof c->reason)
