@@ -290,10 +290,14 @@ int pit_fast_rrdb_create(struct pit_fast_rrdb **out, const struct pit_layer_spec
 
 /* ---- element-wise glue on stacked (C, Hs, W) nChw16c buffers ---- */
 
+/* below this many floats a glue loop stays on the calling thread: waking the other
+ * threads costs more (the bias gradients, F floats; the separator rows) */
+#define PAR_MIN ((size_t)1 << 15)
+
 /* Zeroes the separator rows of a stacked buffer of C channels. */
 static void zero_seps(const struct pit_fast_rrdb *r, float *x, int C) {
   const size_t row = (size_t)r->W * 16;
-#pragma omp parallel for
+#pragma omp parallel for if ((size_t)C * (r->B - 1) * r->W >= PAR_MIN)
   for (int cb = 0; cb < C / 16; cb++)
     for (int n = 0; n + 1 < r->B; n++)
       memset(x + ((size_t)cb * r->Hs + (size_t)n * (r->H + 1) + r->H) * row, 0, row * sizeof(float));
@@ -318,7 +322,7 @@ static void restack(const struct pit_fast_rrdb *r, float *batch, float *stacked,
 
 /* y = a·x + b·y over n floats. */
 static void axpby(size_t n, float a, const float *x, float b, float *y) {
-#pragma omp parallel for simd
+#pragma omp parallel for simd if (n >= PAR_MIN)
   for (size_t i = 0; i < n; i++)
     y[i] = a * x[i] + b * y[i];
 }
