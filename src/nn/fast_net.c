@@ -1067,6 +1067,10 @@ fail:
 
 /* ---- execution ---- */
 
+/* below this many floats an element-wise step stays on the calling thread (its loops are
+ * `simd`: -O2 alone leaves such loops scalar) */
+#define PAR_MIN ((size_t)1 << 15)
+
 static int run_steps(struct fast *f, struct step *list, int n, int skip, struct pit_err *e) {
   for (int i = 0; i < n; i++) {
     struct step *s = &list[i];
@@ -1083,6 +1087,7 @@ static int run_steps(struct fast *f, struct step *list, int n, int skip, struct 
       float *restrict d = s->dst;
       const float *restrict a = s->src;
       size_t n2 = s->n;
+#pragma omp parallel for simd if (n2 >= PAR_MIN)
       for (size_t j = 0; j < n2; j++)
         d[j] += a[j];
     } else if (s->type == S_POOLF) {
@@ -1105,7 +1110,7 @@ static int run_steps(struct fast *f, struct step *list, int n, int skip, struct 
       const float *restrict a = mem_ptr(s->args[0].memory), *restrict b = mem_ptr(s->args[1].memory);
       float *restrict c = mem_ptr(s->args[2].memory);
       const size_t n2 = s->n;
-#pragma omp parallel for
+#pragma omp parallel for simd if (n2 >= PAR_MIN)
       for (size_t j = 0; j < n2; j++)
         c[j] = a[j] + b[j];
     } else if (s->type == S_COPY) {
