@@ -19,10 +19,7 @@
  * Weights: reordered from the plain parameters into the forward (and backward-data)
  * layout right before each convolution, into scratch shared by every conv: the
  * optimizer changes them every iteration anyway, and 345 kept copies of ESRGAN's 38.5M
- * weights (forward, backward-data, gradient, plain gradient) would cost 616 MB. One copy
- * is kept where it saves a reorder: with Winograd the backward-data pass takes the
- * forward layout, so those convolutions' forward weights stay from forward to backward
- * (`kept`: 154 MB for 23 RRDBs of 64 filters). Weight
+ * weights (forward, backward-data, gradient, plain gradient) would cost 616 MB. Weight
  * gradients are reordered to plain and added into the gradient array in one reorder
  * (a sum post-op).
  * Scratch (everything but the saved concatenations) is shared by all the RRDBs of one
@@ -54,8 +51,6 @@ struct rconv {
   dnnl_memory_t w_user, w_f, w_b, b_user, dw, dw_plain, db;
   dnnl_memory_t src, dst, ddst, dsrc; /* bound to the buffers at execution */
   size_t w_off, b_off, w_len;
-  size_t kept_off; /* same_b: where its weights sit in the RRDB's kept array (floats) */
-  int same_b;      /* backward data takes the forward layout (Winograd): kept from forward */
   int act_after; /* LeakyReLU not fused (Winograd): applied after the forward */
 };
 
@@ -78,12 +73,6 @@ struct pit_fast_rrdb {
   float *cat[ND]; /* (5F, Hs, W) each: the dense blocks' concatenations, kept for backward */
   struct rscratch own, *sc; /* sc: own, or another RRDB's */
   size_t wmax;              /* floats of the largest weight layout among the convs */
-  float *kept;              /* (kept_len) the same_b convs' forward-layout weights from the
-                               last forward, for the backward data pass; allocated at the
-                               first backward (plans that only infer never pay), NULL if
-                               that failed (then reordered again, as the other convs) */
-  size_t kept_len;
-  int kept_valid;           /* the last forward wrote kept */
   dnnl_primitive_desc_t keep_pd[ND * D5 * 3];
   int npd;
 };
@@ -198,11 +187,6 @@ static int conv_build(struct pit_fast_rrdb *r, const struct pit_layer_spec *L, i
     if (n > r->wmax)
       r->wmax = n;
   }
-  c->same_b = dnnl_memory_desc_equal(wmds[0], wmds[1]);
-  if (c->same_b) {
-    c->kept_off = r->kept_len;
-    r->kept_len += (dnnl_memory_desc_get_size(wmds[0]) / sizeof(float) + 15) / 16 * 16;
-  }
   DN(dnnl_memory_create(&c->w_f, wmds[0], r->eng, DNNL_MEMORY_NONE)); /* bound to scratch */
   DN(dnnl_memory_create(&c->w_b, wmds[1], r->eng, DNNL_MEMORY_NONE));
   DN(dnnl_memory_create(&c->dw, wmds[2], r->eng, DNNL_MEMORY_NONE));
@@ -242,7 +226,6 @@ void pit_fast_rrdb_free(struct pit_fast_rrdb *r) {
     }
     free(r->cat[d]);
   }
-  free(r->kept);
   for (int k = 0; k < r->npd; k++)
     dnnl_primitive_desc_destroy(r->keep_pd[k]);
   float *own[] = {r->own.o5, r->own.xs, r->own.gcat, r->own.tmp, r->own.go, r->own.gd,
@@ -381,8 +364,7 @@ int pit_fast_rrdb_forward(struct pit_fast_rrdb *r, const float *x, float *y, str
     for (int j = 1; j <= D5; j++) {
       struct rconv *c = &r->c[d][j - 1];
       float *dst = j < D5 ? cat + j * Fp : sc->o5;
-      float *wf = r->kept && c->same_b ? r->kept + c->kept_off : sc->wf;
-      if ((rc = lay(r, c, c->re_wf, c->w_f, wf, e)) || (rc = bind(c->src, cat, e)) ||
+      if ((rc = lay(r, c, c->re_wf, c->w_f, sc->wf, e)) || (rc = bind(c->src, cat, e)) ||
           (rc = bind(c->dst, dst, e)))
         return rc;
       dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, c->src}, {DNNL_ARG_WEIGHTS, c->w_f},
@@ -402,7 +384,6 @@ int pit_fast_rrdb_forward(struct pit_fast_rrdb *r, const float *x, float *y, str
       axpby(Fp, 1.0f, sc->xs, r->scale, sc->o5);
     }
   }
-  r->kept_valid = r->kept != NULL;
   restack(r, y, sc->o5, 1);
   return 0;
 }
@@ -418,9 +399,6 @@ int pit_fast_rrdb_backward(struct pit_fast_rrdb *r, const float *dy, float *dx, 
   const size_t pl = plane(r), Fp = (size_t)r->F * pl;
   struct rscratch *sc = r->sc;
   int rc;
-  const int use_kept = r->kept_valid;
-  if (!r->kept && r->kept_len) /* from the next forward on */
-    r->kept = buf(r->kept_len);
   restack(r, (float *)dy, sc->gys, 0); /* dy is only read; separator rows stay zero */
   axpby(Fp, r->scale, sc->gys, 0.0f, sc->gd);
   for (int d = ND - 1; d >= 0; d--) {
@@ -454,11 +432,7 @@ int pit_fast_rrdb_backward(struct pit_fast_rrdb *r, const float *dy, float *dx, 
       }
       dnnl_exec_arg_t a[3] = {{DNNL_ARG_DIFF_DST, c->ddst}, {DNNL_ARG_WEIGHTS, c->w_b},
                               {DNNL_ARG_DIFF_SRC, c->dsrc}};
-      if (use_kept && c->same_b)
-        rc = bind(c->w_b, r->kept + c->kept_off, e); /* the forward's, same layout */
-      else
-        rc = lay(r, c, c->re_wb, c->w_b, sc->wb, e);
-      if (rc || (rc = exec(r, c->bwd_d, 3, a, e)))
+      if ((rc = lay(r, c, c->re_wb, c->w_b, sc->wb, e)) || (rc = exec(r, c->bwd_d, 3, a, e)))
         return rc;
       DN(dnnl_stream_wait(r->strm));
       zero_seps(r, sc->tmp, j * r->F);
