@@ -1,6 +1,6 @@
 /* fuzz_parse.c — libFuzzer harness for `pitstop parse` (docs/parse.md, "Fuzzing"):
  * arbitrary bytes go through the line parser (format auto, and one format chosen
- * by the first byte), through pit_record_parse as one JSON object, and through
+ * by the first byte; "yaml" reads the bytes as one YAML timing document), through pit_record_parse as one JSON object, and through
  * the fast "%.9g". Differential checks abort on a mismatch: every record the
  * parser emits must format to the same bytes with pit_parse_json as with
  * pit_record_format, the fast JSON reader (pit_parse_json_record) must give
@@ -55,6 +55,10 @@ static void fz_lines(struct fz *f, enum pit_parse_format fmt, const uint8_t *dat
   if (pit_parser_new(&p, fmt, "fuzz", 0, "fuzz", fz_emit, fz_warn, f, &e))
     return;
   const char *s = (const char *)data, *end = s + size;
+  if (fmt == PIT_PARSE_YAML) {
+    pit_parser_yaml(p, s, size, &e);
+    s = end;
+  }
   while (s < end) {
     const char *nl = memchr(s, '\n', (size_t)(end - s));
     size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);

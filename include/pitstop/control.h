@@ -37,6 +37,21 @@
 int pit_run_membership_parse(struct pit_membership *m, const char *text, const char *deftype, struct pit_err *e);
 /* Nodes of type itype in m (0 if none). */
 int pit_membership_count(const struct pit_membership *m, const char *itype);
+/* A node's market, part of the membership: an entry's type written
+ * "TYPE@spot" or "TYPE@on-demand"; a bare TYPE is the provider's default
+ * (the command provider's "spot" list, else on-demand). */
+enum pit_market { PIT_MARKET_ON_DEMAND = 0, PIT_MARKET_SPOT = 1, PIT_MARKET_DEFAULT = 2 };
+/* The market of a membership entry's type, and its bare type in base (n
+ * bytes); PIT_EARG (in e, may be NULL) for a suffix that is not "@spot" or
+ * "@on-demand". */
+int pit_itype_market(const char *itype, char *base, size_t n, struct pit_err *e);
+/* m with the markets dropped (entries of one type merged): what the cost and
+ * time policies, the observer and the store see. */
+void pit_membership_bare(const struct pit_membership *m, struct pit_membership *out);
+/* bare with every type on market mk ("TYPE@spot" / "TYPE@on-demand"; DEFAULT:
+ * bare types); with cat, a type cat gives no spot price stays on-demand. */
+int pit_membership_on_market(const struct pit_membership *bare, enum pit_market mk, const struct pit_catalog *cat,
+                             struct pit_membership *out, struct pit_err *e);
 /* `--nnodes MIN:MAX` (1 <= MIN <= MAX). */
 int pit_nnodes_parse(const char *text, int *nmin, int *nmax, struct pit_err *e);
 
@@ -126,6 +141,10 @@ struct pit_provider_ops {
    * controller's workload) and keeps n: called before a restarted controller
    * adopts n, so no generation runs there twice. */
   int (*clear)(struct pit_provider *p, const struct pit_node *n, struct pit_err *e);
+  /* 1: the provider has a spot market (start takes "TYPE@spot" and
+   * "TYPE@on-demand"); 0: the controller refuses "@spot" before any node starts
+   * and passes bare types. */
+  int spot_market;
 };
 
 struct pit_provider {
@@ -294,6 +313,7 @@ struct pit_run_gen {                /* one generation, for the report */
   char end[16];                     /* "done", "resized", "failed", "restarted" */
   /* the switch that ended it (resized): decision → workload exited → nodes changed */
   double ckpt_s, exit_s, nodes_s, init_s;
+  double idle_s;                    /* of nodes_s: no node held, waiting for spot capacity (spot policy idle) */
 };
 
 struct pit_run_node {               /* one node the run started, for the report */
@@ -302,6 +322,7 @@ struct pit_run_node {               /* one node the run started, for the report 
   char end[16];                     /* "stop", or "lost" (reclaimed, gone, set aside) */
   double t_start, t_ready, t_stop;  /* run seconds */
   double billed_s, cost;            /* by the type's billing granularity and minimum */
+  double od_cost;                   /* the same billed seconds at the on-demand price */
   double waste_s;                   /* billed by failed or hung start attempts before it */
   char why[96];
 };

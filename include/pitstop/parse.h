@@ -5,7 +5,9 @@
  * the log. Line kinds are recognised per line (format AUTO) or restricted to one
  * family: pitstop's own JSON Lines and `PITSTOP {json}` lines, seed 004's
  * SageMaker log lines, seed 002's CSV, the DCGAN course-run variants, and the
- * `[PI-INFO]` lines of the Paramount Iterations C library.
+ * `[PI-INFO]` lines of the Paramount Iterations C library. A file (not a
+ * stream) may also be a YAML timing file: per instance type, per rank, lists
+ * of iteration and epoch times (andrefz's times.yaml); it gives one run per type.
  *
  * Invariants: the parser never crashes and never allocates per line for log
  * lines (JSON lines go through pit_record_parse); a line it does not know is
@@ -17,6 +19,7 @@
 #define PITSTOP_PARSE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "pitstop/record.h"
 #include "pitstop/util.h"
@@ -28,10 +31,11 @@ enum pit_parse_format {
   PIT_PARSE_CSV,       /* seed 002: header total,t0,...,tN then rows */
   PIT_PARSE_DCGAN,     /* the DCGAN course-run variants */
   PIT_PARSE_PI,        /* [PI-INFO] lines */
+  PIT_PARSE_YAML,      /* a YAML timing file, read whole (files only; AUTO detects it by content) */
   PIT_PARSE_NFORMATS
 };
 
-/* "auto", "jsonl", "sagemaker", "csv", "dcgan", "pi" -> 0 and *f; else PIT_EARG. */
+/* "auto", "jsonl", "sagemaker", "csv", "dcgan", "pi", "yaml" -> 0 and *f; else PIT_EARG. */
 int pit_parse_format_from_name(const char *name, enum pit_parse_format *f);
 const char *pit_parse_format_name(enum pit_parse_format f);
 
@@ -93,6 +97,39 @@ int pit_parse_file_itype(const char *path, enum pit_parse_format f, const char *
                          struct pit_parse_stats *stats, struct pit_err *e);
 /* Same for a stream parser (before its first line). PIT_EARG for a bad name. */
 int pit_parser_set_itype(struct pit_parser *p, const char *itype, struct pit_err *e);
+/* The batch size per rank the user says the job used (-1: none), for logs that
+ * do not record it: it is what the records get unless the log gives its own
+ * (Namespace(batch_size=B)); init configs then say "batch_from":"--batch-size".
+ * Before the first line. PIT_EARG unless -1 or 1..1e12. */
+int pit_parser_set_batch(struct pit_parser *p, int64_t per_rank, struct pit_err *e);
+/* The ranks per node the user says the job ran (-1: none), as no log records
+ * it: the init configs get "nodes" = ceil(ranks / rpn) (and
+ * "nodes_from":"--ranks-per-node"), so the run is priced on that many nodes;
+ * without it a run's ranks count as one node. Before the first line.
+ * PIT_EARG unless -1 or 1..1e6. */
+int pit_parser_set_ranks_per_node(struct pit_parser *p, int rpn, struct pit_err *e);
+
+/* A whole YAML timing document buf[0..len) through a new parser p (instead of
+ * lines): counts its lines, checks all of it, then emits one run
+ * "<run>.<type>" per instance type. A bad document is one "file:line: reason"
+ * error (PIT_EFORMAT), no record, and all its lines counted malformed. */
+int pit_parser_yaml(struct pit_parser *p, const char *buf, size_t len, struct pit_err *e);
+
+/* Everything pit_parse_file_opts takes besides the callbacks. */
+struct pit_parse_opts {
+  enum pit_parse_format format;
+  const char *run;         /* NULL: pit_parse_run_name(path); not owned */
+  int force_run;
+  const char *itype;       /* NULL or "": unknown; not owned */
+  int64_t batch_per_rank;  /* pit_parser_set_batch's; -1 none */
+  int ranks_per_node;      /* pit_parser_set_ranks_per_node's; -1 none */
+};
+/* pit_parse_file_itype with a given batch too. A file whose start is a YAML
+ * timing file (format AUTO or YAML) is read whole: one run "<run>.<type>" per
+ * instance type, and any fault in it is the error ("file:line: reason",
+ * PIT_EFORMAT) with no record emitted. */
+int pit_parse_file_opts(const char *path, const struct pit_parse_opts *o, pit_parse_emit_fn emit,
+                        pit_parse_warn_fn warn, void *ctx, struct pit_parse_stats *stats, struct pit_err *e);
 
 /* The instance type a log's path names, one of names[0..n) (a catalog's
  * types): a path component that is one ("…/m4.xlarge/rank0.out"), a token of

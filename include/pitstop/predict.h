@@ -109,7 +109,7 @@ struct pit_steady_opts {
 };
 enum pit_steady_state {
   PIT_STEADY_MORE = 0,       /* keep measuring: `want` more iterations estimated */
-  PIT_STEADY_OK = 1,         /* steady: t_p known to P, drift within P over the series */
+  PIT_STEADY_OK = 1,         /* steady: t_p known to P, drift beyond its noise within P over the series */
   PIT_STEADY_CAP = 2         /* cap reached without being steady */
 };
 struct pit_steady {

@@ -113,7 +113,8 @@ int pit_record_parse(struct pit_record *r, const char *line, size_t len, struct 
  *
  * Text form (`--itype`, store column membership): entries joined by '+', each
  * TYPE[:NODES[xRANKS]] — "m5.large:2+c5.xlarge:1x4"; NODES defaults to 1,
- * RANKS (per node) to unknown. Type names are [A-Za-z0-9._/-]. The canonical
+ * RANKS (per node) to unknown. Type names are [A-Za-z0-9._/@-] (pitstop run writes a
+ * node's market as TYPE@spot or TYPE@on-demand, control.h). The canonical
  * text is at most PIT_MEMBERSHIP_TEXT_MAX - 1 characters (longer is PIT_EARG).
  * JSON form (key "membership" of an init record's config): an array of
  * {"itype": "m5.large", "nodes": 2, "ranks_per_node": 1} objects

@@ -40,13 +40,18 @@ struct sink {
 };
 
 static const struct pit_cli_opt opts[] = {
-    {"format", 1, 'f', "F", "auto (default: decided per line), jsonl, sagemaker, csv, dcgan, pi"},
+    {"format", 1, 'f', "F", "auto (default: decided per line; a YAML timing file by its start),\n"
+                            "jsonl, sagemaker, csv, dcgan, pi, yaml"},
     {"run", 1, 'r', "ID", "run id of every record (default: the file's name without extension);\n"
                           "the per-rank files of one job given with one --run make one run"},
     {"job-per-dir", 0, 'j', NULL, "the files of one directory are the ranks of one job: run id = directory name"},
     {"itype", 1, 'i', "T", "instance type of the job (default: a path component naming a type of\n"
                            "the catalog: .../m4.xlarge/rank0.out, result-p2-8-256-e0.txt)"},
     {"catalog", 1, 'c', "FILE", "instance types for that (default ./catalogs/aws.tsv, else the installed copy)"},
+    {"batch-size", 1, 'b', "N", "the batch size per rank the job used, for logs that do not record it\n"
+                                "(stored as given; without it such runs have no batch)"},
+    {"ranks-per-node", 1, 'n', "N", "ranks the job ran on each node (no log says): the run is priced on\n"
+                                    "ceil(ranks / N) nodes (default: its ranks on one node)"},
     {"out", 1, 'o', "FILE", "write JSON Lines to FILE (atomically) instead of stdout"},
     {"db", 1, 'd', "PATH", "store the records in the SQLite store at PATH, a run per file"},
     {"quiet", 0, 'q', NULL, "no per-file summary on stderr (malformed lines are still reported)"},
@@ -54,7 +59,7 @@ static const struct pit_cli_opt opts[] = {
 
 static const struct pit_cli_cmd cmd = {
     "usage: pitstop parse [--format F] [--run ID | --job-per-dir] [--itype T | --catalog FILE]\n"
-    "                     [--out FILE | --db PATH] [--quiet] FILE...\n"
+    "                     [--batch-size N] [--ranks-per-node N] [--out FILE | --db PATH] [--quiet] FILE...\n"
     "\n"
     "Reads training logs (\"-\" = stdin) and writes one record per iteration, epoch,\n"
     "validation, init and end they report (docs/parse.md lists every line kind).\n"
@@ -379,13 +384,14 @@ int pit_cmd_parse(int argc, char **argv) {
   enum pit_parse_format fmt = PIT_PARSE_AUTO;
   const char *run = NULL, *out = NULL, *dbpath = NULL, *itype = NULL, *catalog = NULL;
   int quiet = 0, per_dir = 0, c;
+  int64_t batch = -1, rpn = -1;
   struct pit_cli_getopt go;
   pit_cli_getopt_init(&go, argc, argv, &cmd);
   while ((c = pit_cli_getopt_next(&go)) != -1) {
     switch (c) {
     case 'f':
       if (pit_parse_format_from_name(optarg, &fmt))
-        return pit_cli_usage("parse: unknown --format '%s' (auto, jsonl, sagemaker, csv, dcgan, pi)", optarg);
+        return pit_cli_usage("parse: unknown --format '%s' (auto, jsonl, sagemaker, csv, dcgan, pi, yaml)", optarg);
       break;
     case 'r':
       if (!*optarg || strlen(optarg) >= PIT_NAME_MAX)
@@ -409,6 +415,14 @@ int pit_cmd_parse(int argc, char **argv) {
       break;
     case 'c':
       catalog = optarg;
+      break;
+    case 'b':
+      if (pit_parse_i64(optarg, &batch) < 0 || batch <= 0 || batch > (int64_t)1e12)
+        return pit_cli_usage("parse: --batch-size '%s' is not a positive count of samples per rank", optarg);
+      break;
+    case 'n':
+      if (pit_parse_i64(optarg, &rpn) < 0 || rpn <= 0 || rpn > 1000000)
+        return pit_cli_usage("parse: --ranks-per-node '%s' is not a positive count of ranks", optarg);
       break;
     case 'h':
       pit_cli_help(stdout, &cmd);
@@ -506,7 +520,8 @@ int pit_cmd_parse(int argc, char **argv) {
     if (!itype)
       pit_parse_itype_from_path(path, tnames, ntypes, ftype, sizeof ftype);
     char note[64];
-    int rc = pit_parse_file_itype(path, fmt, runid, one_run, itype ? itype : ftype, emit, warn, &s, &st, &e);
+    struct pit_parse_opts po = {fmt, runid, one_run, itype ? itype : ftype, batch, (int)rpn};
+    int rc = pit_parse_file_opts(path, &po, emit, warn, &s, &st, &e);
     if (s.warned > MAX_WARN)
       pit_cli_note("%s: %ld more malformed lines not shown", path, s.warned - MAX_WARN);
     if (rc) {

@@ -227,7 +227,10 @@ int pit_cmd_predict(int argc, char **argv) {
     if (in->done_iters > 0 && unit == PIT_JOB_EPOCHS && isfinite(in->iters_per_epoch) &&
         in->done_iters > (int64_t)ceil(size * in->iters_per_epoch - 1e-9))
       in->done_iters = 0, in->elapsed_s = 0, in->elapsed_untimed = 0; /* finished, read without its end record */
-    if (pit_predict(in, &rep.p, &e)) {
+    if (unit == PIT_JOB_SAMPLES && !(in->batch > 0)) /* a log that does not record it */
+      rc = pit_cli_error("batch size unknown for run '%s': give --batch-size N (per rank) to pitstop parse "
+                         "(a job sized in samples needs the global batch)", r->name);
+    else if (pit_predict(in, &rep.p, &e)) {
       char why[sizeof e.msg];
       snprintf(why, sizeof why, "%s", e.msg);
       pit_err_set(&e, e.code, "run '%s': %.200s", r->name, why);

@@ -52,7 +52,7 @@ static void fmt_iv(char *b, size_t n, double v, double lo, double hi, const char
 }
 
 static void table(const struct pit_profile_row *r, int n, const struct pit_profile_query *q) {
-  printf("  %-26s %-20s %10s %12s %-28s %-28s\n", "membership", "t_p ± 95%", "samples/s", "samples/$",
+  printf("  %-26s %-20s %10s %12s %6s %-28s %-28s\n", "membership", "t_p ± 95%", "samples/s", "samples/$", "batch",
          q->size > 0 ? "job time [95%]" : "job time", q->size > 0 ? "job cost [95%]" : "job cost");
   for (int i = 0; i < n; i++) {
     char m[PIT_MEMBERSHIP_TEXT_MAX], tp[48], js[64], jc[64], spd[24];
@@ -64,31 +64,58 @@ static void table(const struct pit_profile_row *r, int n, const struct pit_profi
       snprintf(spd, sizeof spd, "%.4g", r[i].spd);
     else
       snprintf(spd, sizeof spd, "no price");
-    printf("%c %-26s %-20s %10.4g %12s %-28s %-28s%s\n", r[i].chosen ? '*' : ' ', m, tp, r[i].sps, spd, js, jc,
-           r[i].fits ? "" : "  (does not fit)");
+    printf("%c %-26s %-20s %10.4g %12s %6lld %-28s %-28s%s\n", r[i].chosen ? '*' : ' ', m, tp, r[i].sps, spd,
+           (long long)r[i].batch, js, jc, r[i].fits ? "" : "  (does not fit)");
   }
 }
 
-/* Ranks the runs of db; prints the table; 1 when nothing fits. */
-/* The store's rows for q, ranked (pit_profile_rank); *rows malloc'd. */
-static int load_rows(const char *db, const struct pit_catalog *cat, const struct pit_profile_query *q,
+/* Says which runs a per-sample ranking cannot use because their batch is
+ * unknown (a log that does not record it, parsed without --batch-size), and,
+ * for a job in epochs, which runs time only the start of their epoch: a
+ * recorded epoch more than twice its iterations per epoch × t_p (andrefz's
+ * times.yaml: 11 iterations of a ~1575-iteration epoch) would be predicted as
+ * those few iterations. */
+static void say_unusable(const struct pit_runset *rs, const struct pit_profile_query *q) {
+  for (int i = 0; i < rs->n; i++) {
+    const struct pit_report_run *rr = &rs->runs[i];
+    if (rr->cfg.members.n == 0 || !(rr->sum.tp.mean > 0) || (q->model && strcmp(q->model, rr->cfg.model) != 0))
+      continue;
+    if (rr->cfg.batch <= 0)
+      pit_cli_warn("profile: batch size unknown for run '%s': give --batch-size N (per rank) to pitstop parse; "
+                   "not ranked", rr->name);
+    else if (q->size > 0 && q->unit == PIT_JOB_EPOCHS && rr->sum.epoch.n > 0 &&
+             rr->sum.epoch.mean > 2 * rr->sum.iters_per_epoch * rr->sum.tp.mean)
+      pit_cli_warn("profile: run '%s' times %.0f iterations of a %.0f s epoch (%.0f × t_p): its iterations per "
+                   "epoch are not recorded, so its job figures are of %.0f iterations an epoch; give the job "
+                   "in --iters",
+                   rr->name, rr->sum.iters_per_epoch, rr->sum.epoch.mean,
+                   rr->sum.epoch.mean / rr->sum.tp.mean, rr->sum.iters_per_epoch);
+  }
+}
+
+/* The store's rows for q, ranked (pit_profile_rank); *rows malloc'd. say: name
+ * the runs left out for an unknown batch. */
+static int load_rows(const char *db, const struct pit_catalog *cat, const struct pit_profile_query *q, int say,
                      struct pit_profile_row **rows, int *n, int *best, struct pit_err *e) {
   struct pit_runset rs;
   pit_runset_init(&rs);
   int rc = pit_runset_load_store(&rs, db, NULL, 0, e);
   if (rc == 0)
     rc = pit_runset_summarize(&rs, e);
+  if (rc == 0 && say)
+    say_unusable(&rs, q);
   if (rc == 0)
     rc = pit_profile_rank(&rs, cat, q, rows, n, best, e);
   pit_runset_release(&rs);
   return rc;
 }
 
+/* Ranks the runs of db; prints the table; 1 when nothing fits. */
 static int rank_db(const char *db, const struct pit_catalog *cat, const struct pit_profile_query *q) {
   struct pit_err e = {0};
   struct pit_profile_row *rows = NULL;
   int n = 0, best = -1;
-  if (load_rows(db, cat, q, &rows, &n, &best, &e) < 0)
+  if (load_rows(db, cat, q, 1, &rows, &n, &best, &e) < 0)
     return pit_cli_fail(&e);
   if (n == 0) {
     free(rows);
@@ -150,7 +177,7 @@ static int dominated(const char *db, const struct pit_catalog *cat, const struct
   int n = 0, best = -1, dom = 0;
   struct pit_err e = {0};
   double price_c, sp_c = speed_of(cat, c, &price_c);
-  if (!(sp_c > 0) || !(price_c > 0) || load_rows(db, cat, q, &rows, &n, &best, &e) < 0 || n == 0) {
+  if (!(sp_c > 0) || !(price_c > 0) || load_rows(db, cat, q, 0, &rows, &n, &best, &e) < 0 || n == 0) {
     free(rows);
     return 0;
   }

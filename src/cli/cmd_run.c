@@ -41,14 +41,17 @@ static const struct pit_cli_opt run_opts[] = {
     {"partition", 1, A(partition), "P",
      "slurm: partition of every allocation (default: the type's name if a partition)"},
     {"catalog", 1, A(catalog), "FILE", "instance types and prices (default: catalogs/local.tsv of the source tree)"},
-    {"nodes", 1, A(nodes), "TYPE:N[+TYPE:N]", "initial membership (default 1 node of --itype)"},
+    {"nodes", 1, A(nodes), "TYPE:N[+TYPE:N]",
+     "initial membership (default 1 node of --itype); TYPE@spot / TYPE@on-demand: the node's market"},
     {"itype", 1, A(itype), "TYPE", "the type of counts given alone (default local-1)"},
     {"nnodes", 1, A(nnodes), "MIN:MAX", "bounds on the node count (default 1:any)"},
     {"ranks-per-node", 1, A(ranks), "R", "ranks on each node (default 1)"},
     {"policy", 1, A(policy), "fixed|schedule|cost|time", 
      "who decides the membership (default: schedule if --schedule, else fixed); cost: the cheapest that meets "
      "--deadline and --budget, time: the fastest within --budget (docs/decide.md)"},
-    {"deadline", 1, A(deadline), "S", "cost/time: the job must end within S seconds of its start"},
+    {"deadline", 1, A(deadline), "S",
+     "cost/time: the job must end within S seconds of its start (cost, spot prices, provider command: "
+     "the spot policy chooses each generation's market, docs/run.md)"},
     {"budget", 1, A(budget), "USD", "cost/time: what the whole job may cost"},
     {"types", 1, A(types), "T1,T2",
      "cost/time: instance types the policy may use (default: the initial membership's)"},
@@ -152,9 +155,12 @@ static void report(const struct pit_run_result *r) {
       continue;
     double decided = g->t1 - (isfinite(g->exit_s) ? g->exit_s : 0);
     printf("  gen %d → %d: checkpoint %.3f s, workload exit %.3f s, nodes %.3f s, launch+init %.3f s, total "
-           "%.3f s\n",
+           "%.3f s",
            g->gen, h->gen, isfinite(g->ckpt_s) ? g->ckpt_s : 0, isfinite(g->exit_s) ? g->exit_s : 0,
            isfinite(g->nodes_s) ? g->nodes_s : 0, h->t_first_iter - h->t0, h->t_first_iter - decided);
+    if (g->idle_s > 0)
+      printf(" (of the nodes' time, %.3f s with no node, waiting for spot capacity)", g->idle_s);
+    printf("\n");
   }
   for (int i = 0; i + 1 < r->ngens; i++) {
     const struct pit_run_gen *g = &r->gens[i], *h = &r->gens[i + 1];
@@ -177,6 +183,17 @@ static void report(const struct pit_run_result *r) {
              n->end, n->waste_s > 0 ? " (after failed starts)" : "");
     }
   }
+  double on_spot = 0, on_od = 0, all_od = 0;
+  int nspot = 0;
+  for (int i = 0; i < r->nnodes; i++) {
+    const struct pit_run_node *n = &r->nodes[i];
+    nspot += n->spot;
+    *(n->spot ? &on_spot : &on_od) += n->cost;
+    all_od += n->od_cost;
+  }
+  if (nspot)
+    printf("markets: $%.4f on %d spot node%s, $%.4f on-demand; the same billed seconds all on-demand: $%.4f\n", on_spot,
+           nspot, nspot == 1 ? "" : "s", on_od, all_od);
   if (r->reclaims || r->waste_s > 0)
     printf("%d node%s reclaimed or lost; failed or hung starts billed %.0f s ($%.4f, in the cost)\n", r->reclaims,
            r->reclaims == 1 ? "" : "s", r->waste_s, r->waste_usd);

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include "pitstop/control.h"
+#include "pitstop/sim.h"
 
 extern const struct pit_provider_ops pit_provider_local;
 extern const struct pit_provider_ops pit_provider_ssh;
@@ -67,6 +68,40 @@ int ctl_obs_iter(struct ctl_obs *o, const struct pit_membership *cur, const stru
  * [i·slots, (i+1)·slots), as the launchers place them). */
 void ctl_obs_state(const struct ctl_obs *o, const struct pit_node *nodes, int nnodes, int slots,
                    struct pit_policy_state *s);
+
+/* What `pitstop run` has seen of spot capacity (market.c): spans of
+ * availability, from a spot node coming up to a reclaim notice or a failed
+ * spot start (down), and back. Run seconds throughout. */
+struct ctl_spot {
+  int on;                 /* the spot layer chooses the market (--policy cost --deadline, spot prices, a
+                             provider with a spot market) */
+  int observed;           /* 0: nothing seen yet (availability 0.5, as the simulator's) */
+  int up;                 /* spot capacity as last seen */
+  double since;           /* when the current span began */
+  double up_s, down_s;    /* completed spans' seconds */
+  int nup;                /* completed up spans */
+  double tried, retry_s;  /* down: spot is tried again retry_s after the last try (doubled per failure) */
+};
+void ctl_spot_init(struct ctl_spot *sp);
+/* A spot node came up at t (starts an up span unless one runs). */
+void ctl_spot_up(struct ctl_spot *sp, double t);
+/* Spot went away at t (a reclaim notice, a failed spot start): tried again
+ * after retry_s, doubled at each failure while it stays away. */
+void ctl_spot_down(struct ctl_spot *sp, double t, double retry_s);
+/* Spot can be had (or is worth a try) at t. */
+int ctl_spot_avail(const struct ctl_spot *sp, double t);
+/* The run's measurements as the spot policy's state: the job's compute is
+ * total_steps × tp, done step × tp; deadline, restart overhead (measured in
+ * this job) and decision spacing in seconds; prices of the whole membership
+ * per hour on each market. */
+struct ctl_spot_in {
+  double t, deadline_s, tp, restart_s, tick_s, price_h, spot_price_h;
+  int64_t step, total_steps;
+  enum pit_spot_mode mode; /* what the job holds now (idle: no node) */
+};
+void ctl_spot_state(const struct ctl_spot *sp, const struct ctl_spot_in *in, struct pit_spot_state *s);
+/* A decision's reason: the state's numbers in seconds and prices. */
+void ctl_spot_reason(const struct pit_spot_state *s, enum pit_spot_mode to, char *buf, size_t n);
 
 /* Runs argv (no shell) with stdin from /dev/null, up to timeout_s seconds
  * (then it is killed: PIT_ESTATE "did not finish"); keeps the head of its

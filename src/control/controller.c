@@ -103,6 +103,11 @@ struct ctl {
   int rec_failed;
   int poll_failing;                 /* the provider's last polls failed (said once per streak) */
   double poll_fail_t;               /* run seconds of the streak's first failure */
+  /* spot (market.c): what the run has seen of spot capacity; the market chosen by pit_spot_decide */
+  struct ctl_spot spot;
+  double first_iter_t;              /* run seconds of the first iteration of the run (boot + launch + init) */
+  int spot_failed;                  /* the last reshape failed on a spot start (no capacity) */
+  int reclaim_stop;                 /* this generation stops for a reclaim notice */
 };
 
 static double now_t(const struct ctl *c) { return pit_now() - c->t0; }
@@ -234,7 +239,9 @@ static int decision_record(struct ctl *c, const struct pit_choice *ch, const cha
   pit_membership_format(&ch->to, to, sizeof to);
   snprintf(reason, sizeof reason, "%s (policy %s)", ch->reason, policy);
   int keep = pit_membership_equal(&ch->to, &c->cur);
-  const char *action = ch->act == PIT_ACT_RESIZE ? "resize" : keep ? "keep" : "recommend";
+  /* the spot layer's change of market is no resize of the cost policy's (replays leave it out) */
+  const char *action = keep ? (ch->act == PIT_ACT_RESIZE ? "resize" : "keep")
+                       : strcmp(policy, "spot") == 0 ? "market" : ch->act == PIT_ACT_RESIZE ? "resize" : "recommend";
   struct pit_decision d;
   pit_decision_init(&d);
   snprintf(d.kind, sizeof d.kind, "%s", ch->act == PIT_ACT_RESIZE && ch->kind[0] ? ch->kind : action);
@@ -448,14 +455,23 @@ static int take_lock(struct ctl *c, struct pit_err *e) {
 
 /* ---------------- nodes ---------------- */
 
+/* itype: a membership entry's type (TYPE, TYPE@spot, TYPE@on-demand); a
+ * provider without a spot market gets the bare type. A spot start that
+ * fails sets c->spot_failed (no capacity, for the spot policy). */
 static int start_node(struct ctl *c, const char *itype, const char *why, struct pit_err *e) {
   if (c->nnodes == MAX_NODES)
     return pit_err_set(e, PIT_EARG, "more than %d nodes", MAX_NODES);
   struct pit_node *n = &c->nodes[c->nnodes];
   double t = now_t(c);
-  int rc = c->prov.ops->start(&c->prov, itype, n, e);
-  if (rc < 0)
+  char base[PIT_NAME_MAX];
+  int mk = pit_itype_market(itype, base, sizeof base, NULL);
+  int rc = c->prov.ops->start(&c->prov, c->prov.ops->spot_market ? itype : base, n, e);
+  if (rc < 0) {
+    c->spot_failed = mk == PIT_MARKET_SPOT && rc == PIT_ESTATE;
     return rc;
+  }
+  if (n->spot)
+    ctl_spot_up(&c->spot, now_t(c));
   snprintf(n->why, sizeof n->why, "%s", why);
   n->t_start = t;
   n->t_ready = now_t(c);
@@ -495,6 +511,7 @@ static void node_entry(struct ctl *c, const struct pit_node *n, const char *end)
   double secs = n->t_stop - n->t_start;
   r->billed_s = secs > 0 ? t ? pit_itype_billed_s(t, secs) : secs : 0;
   r->cost = node_cost(c, n, n->t_stop);
+  r->od_cost = t ? t->price_h * r->billed_s / 3600.0 : r->cost;
   r->waste_s = n->waste_s;
 }
 
@@ -518,30 +535,53 @@ static void stop_all_nodes(struct ctl *c) {
   }
 }
 
-/* Nodes to stop and start so that the live nodes match want. */
-static int reshape(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e) {
+/* n is a node of a membership entry of type itype: the same type, and the
+ * entry's market when it names one (a bare type takes either). */
+static int node_of(const struct pit_node *n, const char *itype) {
+  char base[PIT_NAME_MAX];
+  int mk = pit_itype_market(itype, base, sizeof base, NULL);
+  return strcmp(base, n->itype) == 0 && (mk == PIT_MARKET_DEFAULT || mk == n->spot);
+}
+
+/* The nodes the provider is taking back (a notice) stop as lost. */
+static int stop_reclaimed(struct ctl *c, struct pit_err *e) {
   int rc;
-  /* nodes the provider is taking back go first (they are replaced below) */
   for (int r = 0; r < c->nreclaimed; r++)
     for (int i = c->nnodes - 1; i >= 0; i--)
       if (strcmp(c->nodes[i].id, c->reclaimed[r]) == 0 && (rc = stop_node_at(c, i, "lost", e)) < 0)
         return rc;
   c->nreclaimed = 0;
-  for (int i = c->nnodes - 1; i >= 0; i--) {
-    int have = 0;
-    for (int j = 0; j < c->nnodes; j++)
-      have += strcmp(c->nodes[j].itype, c->nodes[i].itype) == 0;
-    if (have > pit_membership_count(want, c->nodes[i].itype) && (rc = stop_node_at(c, i, "stop", e)) < 0)
+  return 0;
+}
+
+/* Nodes to stop and start so that the live nodes match want: each entry
+ * (those naming a market first) claims its nodes from the front of the list,
+ * the unclaimed ones stop (from the end), the missing ones start. */
+static int reshape(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e) {
+  int rc;
+  /* nodes the provider is taking back go first (they are replaced below) */
+  if ((rc = stop_reclaimed(c, e)) < 0)
+    return rc;
+  int claimed[MAX_NODES] = {0}, need[PIT_MEMBERS_MAX];
+  for (int pass = 0; pass < 2; pass++)
+    for (int k = 0; k < want->n; k++) {
+      char base[PIT_NAME_MAX];
+      if ((pit_itype_market(want->m[k].itype, base, sizeof base, NULL) == PIT_MARKET_DEFAULT) != pass)
+        continue;
+      need[k] = want->m[k].nodes;
+      for (int i = 0; i < c->nnodes && need[k] > 0; i++)
+        if (!claimed[i] && node_of(&c->nodes[i], want->m[k].itype)) {
+          claimed[i] = 1;
+          need[k]--;
+        }
+    }
+  for (int i = c->nnodes - 1; i >= 0; i--)
+    if (!claimed[i] && (rc = stop_node_at(c, i, "stop", e)) < 0)
       return rc;
-  }
-  for (int k = 0; k < want->n; k++) {
-    int have = 0;
-    for (int j = 0; j < c->nnodes; j++)
-      have += strcmp(c->nodes[j].itype, want->m[k].itype) == 0;
-    for (; have < want->m[k].nodes; have++)
+  for (int k = 0; k < want->n; k++)
+    for (; need[k] > 0; need[k]--)
       if ((rc = start_node(c, want->m[k].itype, why, e)) < 0)
         return rc;
-  }
   c->cur = *want;
   return 0;
 }
@@ -623,7 +663,9 @@ static int tag_membership(const struct ctl *c, struct pit_record *r, struct pit_
     cJSON_Delete(o);
     return 0; /* a config that is not an object is left as the workload wrote it */
   }
-  char *m = pit_membership_json(&c->cur);
+  struct pit_membership bare; /* the store ranks memberships by type: markets left out */
+  pit_membership_bare(&c->cur, &bare);
+  char *m = pit_membership_json(&bare);
   cJSON *mj = m ? cJSON_Parse(m) : NULL;
   free(m);
   if (!mj) {
@@ -683,14 +725,18 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
       c->step_next = r.step + 1;
     if (c->gen_iters++ == 0)
       c->t_first_iter = now;
+    if (isnan(c->first_iter_t))
+      c->first_iter_t = now;
     if (r.step_s > 0) {
       c->recent[c->nrecent++ % RECENT] = r.step_s;
       if (r.batch > 0)
         c->recent_batch = r.batch;
     }
     rc = hold(c, &r, e);
+    struct pit_membership bare; /* spot and on-demand nodes of a type compute alike */
+    pit_membership_bare(&c->cur, &bare);
     if (rc == 0)
-      rc = ctl_obs_iter(&c->obs, &c->cur, &r, e);
+      rc = ctl_obs_iter(&c->obs, &bare, &r, e);
     if (rc == 0)
       rc = decide(c, e);
     break;
@@ -737,7 +783,8 @@ static void on_parse_warn(void *ctx, const struct pit_err *w) {
 }
 
 /* Seconds one resize took in this job, from the decision to the next
- * generation's first iteration (mean of the resizes so far; NaN: none yet). */
+ * generation's first iteration, less any wait for spot capacity with no
+ * node held (mean of the resizes so far; NaN: none yet). */
 static double switch_seconds(const struct ctl *c) {
   double sum = 0;
   int n = 0;
@@ -745,12 +792,18 @@ static double switch_seconds(const struct ctl *c) {
     const struct pit_run_gen *g = &c->res->gens[i];
     /* the next generation's first iteration: its entry, or the running one's */
     double first = i + 1 < c->res->ngens ? c->res->gens[i + 1].t_first_iter : c->t_first_iter;
-    if (strcmp(g->end, "resized") == 0 && isfinite(g->exit_s) && isfinite(first)) {
-      sum += first - (g->t1 - g->exit_s);
+    /* (first > t1: the next generation has had its first iteration, not only the one before) */
+    if (strcmp(g->end, "resized") == 0 && isfinite(g->exit_s) && isfinite(first) && first > g->t1) {
+      sum += first - (g->t1 - g->exit_s) - g->idle_s;
       n++;
     }
   }
   return n ? sum / n : NAN;
+}
+
+/* The policy weighs memberships by type (cost, time): it sees them bare. */
+static int weighs(const struct ctl *c) {
+  return c->o->policy.kind == PIT_POLICY_COST || c->o->policy.kind == PIT_POLICY_TIME;
 }
 
 /* The policy's state from what the controller has seen. */
@@ -760,6 +813,8 @@ static void policy_state(const struct ctl *c, struct pit_policy_state *s) {
   s->step = c->step_next;
   s->total_steps = c->total_steps;
   s->cur = c->cur;
+  if (weighs(c)) /* cost and time weigh types; the market is the spot layer's (spot_point) */
+    pit_membership_bare(&c->cur, &s->cur);
   s->nmin = c->o->nmin;
   s->nmax = c->o->nmax;
   s->resizable = c->resizable || !c->o->cmd;
@@ -772,6 +827,161 @@ static void policy_state(const struct ctl *c, struct pit_policy_state *s) {
   memcpy(s->types, c->types, (size_t)c->ntypes * sizeof c->types[0]);
 }
 
+/* ---------------- spot: the market chosen by pit_spot_decide ---------------- */
+
+/* What the job holds: no node, a spot node among them, or on-demand only. */
+static enum pit_spot_mode held_mode(const struct ctl *c) {
+  if (c->nnodes == 0)
+    return PIT_SPOT_IDLE;
+  for (int i = 0; i < c->nnodes; i++)
+    if (c->nodes[i].spot)
+      return PIT_SPOT_SPOT;
+  return PIT_SPOT_OD;
+}
+
+/* The catalog a membership is put on spot with (types without a spot price stay on-demand). */
+static const struct pit_catalog *spot_cat(const struct ctl *c) { return c->have_cat ? &c->cat : NULL; }
+
+/* bare on the market of mode (spot: the types with a spot price; else on-demand). */
+static int on_mode(const struct ctl *c, const struct pit_membership *bare, enum pit_spot_mode mode,
+                   struct pit_membership *out, struct pit_err *e) {
+  return pit_membership_on_market(bare, mode == PIT_SPOT_SPOT ? PIT_MARKET_SPOT : PIT_MARKET_ON_DEMAND, spot_cat(c),
+                                  out, e);
+}
+
+/* The market every entry of cur names (DEFAULT: bare, or mixed). */
+static enum pit_market cur_market(const struct ctl *c) {
+  int mk = PIT_MARKET_DEFAULT;
+  for (int i = 0; i < c->cur.n; i++) {
+    char base[PIT_NAME_MAX];
+    int m = pit_itype_market(c->cur.m[i].itype, base, sizeof base, NULL);
+    if (m == PIT_MARKET_DEFAULT || (i > 0 && m != mk))
+      return PIT_MARKET_DEFAULT;
+    mk = m;
+  }
+  return (enum pit_market)mk;
+}
+
+/* A policy's (bare) membership on the market the run holds now: cur itself
+ * when it is cur's bare form. */
+static int on_cur_market(const struct ctl *c, struct pit_membership *m, struct pit_err *e) {
+  struct pit_membership bare;
+  pit_membership_bare(&c->cur, &bare);
+  if (pit_membership_equal(m, &bare)) {
+    *m = c->cur;
+    return 0;
+  }
+  return pit_membership_on_market(m, cur_market(c), NULL, m, e);
+}
+
+/* Σ nodes × price of bare on each market (a type without a spot price: its on-demand price). */
+static void market_prices(const struct ctl *c, const struct pit_membership *bare, double *od, double *spot) {
+  *od = *spot = 0;
+  for (int i = 0; i < bare->n; i++) {
+    const struct pit_itype *t = c->have_cat ? pit_catalog_find(&c->cat, bare->m[i].itype) : NULL;
+    double p = t ? t->price_h : NAN;
+    *od += bare->m[i].nodes * p;
+    *spot += bare->m[i].nodes * (t && isfinite(t->spot_price_h) ? t->spot_price_h : p);
+  }
+}
+
+/* Seconds a restart costs in this job: the resizes' mean (decision → first
+ * iteration) once there is one, else the run's first start (nodes, launch,
+ * init) plus the last checkpoint's time; NaN before the first iteration. */
+static double restart_seconds(const struct ctl *c) {
+  double sw = switch_seconds(c);
+  if (isfinite(sw))
+    return sw;
+  return c->first_iter_t + (isfinite(c->last_ckpt_s) ? c->last_ckpt_s : 0);
+}
+
+/* The measured PIT time of bare (NaN: none). */
+static double measured_tp(const struct ctl *c, const struct pit_membership *bare) {
+  for (int i = 0; i < c->obs.nmeas; i++)
+    if (pit_membership_equal(&c->obs.meas[i].m, bare))
+      return c->obs.meas[i].tp;
+  return recent_median(c);
+}
+
+/* How long after spot went away it is worth a try again: the spot policy's
+ * decision spacing (`every` iterations), at least 1 s. */
+static double spot_retry_s(const struct ctl *c) {
+  struct pit_membership bare;
+  pit_membership_bare(&c->cur, &bare);
+  double tick = (double)(c->o->policy.every > 0 ? c->o->policy.every : 50) * measured_tp(c, &bare);
+  return tick > 1 ? tick : 1;
+}
+
+/* pit_spot_decide on the run's measurements for the rest of the job on
+ * bare, holding `held`; *to its choice, ch (decided) the decision to record:
+ * reason, the two markets weighed (the rest of the job's time and cost on
+ * each) and, when to differs from held, a resize to bare on that market.
+ * 0: decided; 1: nothing measured yet (job length or PIT time unknown). */
+static int spot_choose(struct ctl *c, const struct pit_membership *bare, enum pit_spot_mode held,
+                       enum pit_spot_mode *to, struct pit_choice *ch, struct pit_err *e) {
+  struct ctl_spot_in in = {.t = now_t(c), .deadline_s = c->o->policy.deadline_s, .tp = measured_tp(c, bare),
+                           .restart_s = restart_seconds(c), .step = c->step_next, .total_steps = c->total_steps,
+                           .mode = held};
+  if (!(in.tp > 0) || c->total_steps <= 0 || !isfinite(in.restart_s))
+    return 1;
+  in.tick_s = spot_retry_s(c);
+  market_prices(c, bare, &in.price_h, &in.spot_price_h);
+  struct pit_spot_state st;
+  ctl_spot_state(&c->spot, &in, &st);
+  *to = pit_spot_decide(PIT_SPOT_PITSTOP, &st);
+  memset(ch, 0, sizeof *ch);
+  ch->decided = 1;
+  ctl_spot_reason(&st, *to, ch->reason, sizeof ch->reason);
+  snprintf(ch->kind, sizeof ch->kind, "%s", pit_spot_mode_name(*to));
+  double left = (double)(c->total_steps - c->step_next) * in.tp;
+  for (int k = 0; k < 2; k++) { /* the two markets weighed: the rest of the job on each */
+    struct pit_policy_alt *a = &ch->alts[ch->nalts++];
+    enum pit_spot_mode m = k ? PIT_SPOT_OD : PIT_SPOT_SPOT;
+    int rc = on_mode(c, bare, m, &a->m, e);
+    if (rc < 0)
+      return rc;
+    snprintf(a->kind, sizeof a->kind, "%s", k ? "on-demand" : "spot");
+    snprintf(a->model, sizeof a->model, "measured");
+    a->tp = a->tp_lo = a->tp_hi = in.tp;
+    a->rest_s = a->rest_lo = a->rest_hi = left + (m == held ? 0 : in.restart_s);
+    a->cost = a->cost_hi = a->rest_s / 3600 * (k ? in.price_h : in.spot_price_h);
+    a->feasible = (m == PIT_SPOT_OD || st.spot_avail) && in.t + a->rest_s <= in.deadline_s;
+  }
+  ch->act = *to == held ? PIT_ACT_KEEP : PIT_ACT_RESIZE;
+  if (*to == PIT_SPOT_IDLE)
+    pit_membership_clear(&ch->to);
+  else if (*to != held)
+    return on_mode(c, bare, *to, &ch->to, e);
+  else
+    ch->to = c->cur;
+  return 0;
+}
+
+/* The spot layer at a cost decision point (nodes up, the workload running):
+ * the policy's choice ch gets the market pit_spot_decide wants; a keep on
+ * the other market becomes a resize onto it. A spot record says why. */
+static int spot_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e) {
+  static struct pit_choice sc; /* large */
+  struct pit_membership bare;
+  pit_membership_bare(&ch->to, &bare);
+  enum pit_spot_mode held = held_mode(c), to;
+  int rc = spot_choose(c, &bare, held, &to, &sc, e);
+  if (rc != 0)
+    return rc < 0 ? rc : 0;
+  if (to == PIT_SPOT_IDLE) /* cannot come with nodes up and spot held or away; never idle a running job */
+    to = PIT_SPOT_OD;
+  if (ch->act == PIT_ACT_RESIZE) { /* the cost policy's new membership, on the market chosen */
+    snprintf(ch->reason + strlen(ch->reason), sizeof ch->reason - strlen(ch->reason), "; %s", sc.reason);
+    return on_mode(c, &bare, to, &ch->to, e);
+  }
+  if (to == held) /* recorded as a keep */
+    return decision_record(c, &sc, "spot", e);
+  if ((rc = decision_record(c, ch, pit_policy_name(&c->o->policy), e)) < 0) /* the cost policy's keep */
+    return rc;
+  *ch = sc;
+  return 1;
+}
+
 static int decide(struct ctl *c, struct pit_err *e) {
   if (c->stop_requested)
     return 0;
@@ -780,6 +990,14 @@ static int decide(struct ctl *c, struct pit_err *e) {
   policy_state(c, &s);
   const char *pol = pit_policy_name(&c->o->policy);
   int rc = pit_policy_decide(&c->o->policy, &s, &ch, e);
+  if (rc == 0 && weighs(c)) { /* the policy weighs bare memberships: the run's markets put back */
+    for (int i = 0; rc == 0 && i < ch.nalts; i++)
+      rc = on_cur_market(c, &ch.alts[i].m, e);
+    if (rc == 0)
+      rc = on_cur_market(c, &ch.to, e);
+  }
+  if (rc == 0 && c->spot.on && ch.decided && s.resizable && (rc = spot_point(c, &ch, e)) == 1)
+    return request_stop(c, &ch, "spot", -1, e);
   if (rc < 0 || ch.act != PIT_ACT_RESIZE) {
     if (rc == 0 && !s.resizable && !pit_membership_equal(&ch.to, &c->cur) && !c->pending.reason[0]) {
       c->pending = ch; /* said once */
@@ -856,6 +1074,9 @@ static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err
       return 1;
     }
     warn(c, "node %s will be reclaimed in %.0f s: checkpoint now, then a replacement", ev[k].id, ev[k].grace_s);
+    if (c->nodes[i].spot) /* spot capacity is away from now: the spot policy chooses the replacement's market */
+      ctl_spot_down(&c->spot, now_t(c), spot_retry_s(c));
+    c->reclaim_stop = 1;
     if (c->nreclaimed < MAX_NODES)
       snprintf(c->reclaimed[c->nreclaimed++], PIT_NAME_MAX, "%.63s", ev[k].id);
     if (c->stop_requested)
@@ -925,6 +1146,7 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   c->gen_step0 = c->step_safe;
   c->step_next = c->step_safe;
   c->stop_requested = 0;
+  c->reclaim_stop = 0;
   c->end_status[0] = 0;
   c->t_end = 0;
   c->t_launch = now_t(c);
@@ -1088,6 +1310,116 @@ static void gen_entry(struct ctl *c, const char *end) {
   g->cost = cost;
 }
 
+/* ---------------- spot: acting on the market chosen ---------------- */
+
+/* A spot start failed in the last reshape: spot capacity is away (said, and
+ * e cleared, for the spot policy to choose again). */
+static void spot_start_failed(struct ctl *c, struct pit_err *e) {
+  warn(c, "no spot capacity (%s): the spot policy chooses again", e->msg);
+  ctl_spot_down(&c->spot, now_t(c), spot_retry_s(c));
+  pit_err_clear(e);
+}
+
+/* The nodes for want (its types and counts) on the market pit_spot_decide
+ * chooses, holding `held` now: each choice a decision record; idle stops
+ * every node and waits until spot is worth a try again; a spot start that
+ * fails (no capacity) makes it choose again. Bounded: the slack only shrinks
+ * while it waits or fails, and the policy turns to on-demand before it runs
+ * out (after 16 rounds, on-demand whatever it says). Nothing measured yet
+ * (PIT time, job length): on-demand, which cannot miss for spot's sake. */
+static int spot_reshape(struct ctl *c, const struct pit_membership *want, enum pit_spot_mode held, const char *why,
+                        struct pit_err *e) {
+  static struct pit_choice ch; /* large */
+  struct pit_membership bare;
+  pit_membership_bare(want, &bare);
+  for (int round = 0;; round++) {
+    enum pit_spot_mode to;
+    int rc = spot_choose(c, &bare, held, &to, &ch, e);
+    if (rc < 0)
+      return rc;
+    if (rc == 1 || (round >= 16 && to != PIT_SPOT_OD)) {
+      to = PIT_SPOT_OD;
+      memset(&ch, 0, sizeof ch);
+      ch.act = PIT_ACT_RESIZE;
+      ch.decided = 1;
+      snprintf(ch.kind, sizeof ch.kind, "on_demand");
+      snprintf(ch.reason, sizeof ch.reason, "market %s → on_demand: %s", pit_spot_mode_name(held),
+               rc == 1 ? "spot is away and nothing is measured yet (PIT time, job length, restart)"
+                       : "spot failed 16 times in a row");
+      if ((rc = on_mode(c, &bare, PIT_SPOT_OD, &ch.to, e)) < 0)
+        return rc;
+    }
+    if (to == PIT_SPOT_IDLE && c->cur.n > 0)
+      ch.act = PIT_ACT_RESIZE; /* every node stops */
+    if ((rc = decision_record(c, &ch, "spot", e)) < 0)
+      return rc;
+    warn(c, "%s", ch.reason);
+    if (to == PIT_SPOT_IDLE) {
+      while (c->nnodes > 0)
+        if ((rc = stop_node_at(c, c->nnodes - 1, "stop", e)) < 0)
+          return rc;
+      pit_membership_clear(&c->cur);
+      /* one tick of the policy at most (its idle rule spends one), then it chooses again */
+      double t0 = now_t(c), tick = spot_retry_s(c);
+      while (!ctl_spot_avail(&c->spot, now_t(c)) && now_t(c) - t0 < tick) {
+        status(c, "idle", 0);
+        usleep(100000);
+      }
+      if (c->res->ngens > 0) /* not part of the restart overhead the policies plan with */
+        c->res->gens[c->res->ngens - 1].idle_s += now_t(c) - t0;
+      held = PIT_SPOT_IDLE;
+      continue;
+    }
+    struct pit_membership m;
+    if ((rc = on_mode(c, &bare, to, &m, e)) < 0)
+      return rc;
+    c->spot_failed = 0;
+    if ((rc = reshape(c, &m, why, e)) == 0 || !c->spot_failed)
+      return rc;
+    spot_start_failed(c, e);
+    held = held_mode(c);
+  }
+}
+
+/* reshape, and with the spot layer on, a failed spot start handed to the
+ * spot policy (on-demand or idle) rather than failing the run. */
+static int reshape_market(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e) {
+  c->spot_failed = 0;
+  int rc = reshape(c, want, why, e);
+  if (rc == 0 || !c->spot.on || !c->spot_failed)
+    return rc;
+  spot_start_failed(c, e);
+  return spot_reshape(c, want, held_mode(c), why, e);
+}
+
+/* The first generation's market, before any measurement: spot when its types
+ * have a spot price (the job's length and PIT time are not known yet: the
+ * first decision point weighs the slack with measured numbers and turns to
+ * on-demand when it runs short). A membership that names its market is kept. */
+static int spot_initial(struct ctl *c, struct pit_err *e) {
+  static struct pit_choice ch;
+  struct pit_membership bare;
+  pit_membership_bare(&c->cur, &bare);
+  double od, spot;
+  market_prices(c, &bare, &od, &spot);
+  if (cur_market(c) != PIT_MARKET_DEFAULT || !(spot < od))
+    return 0;
+  memset(&ch, 0, sizeof ch);
+  ch.act = PIT_ACT_RESIZE;
+  ch.decided = 1;
+  snprintf(ch.kind, sizeof ch.kind, "spot");
+  snprintf(ch.reason, sizeof ch.reason,
+           "market idle → spot: $%.4f/h spot against $%.4f/h on-demand, nothing measured yet (the first decision "
+           "point weighs the slack to the deadline, %.0f s, with the measured PIT time and restart)",
+           spot, od, c->o->policy.deadline_s);
+  int rc = on_mode(c, &bare, PIT_SPOT_SPOT, &ch.to, e);
+  if (rc == 0)
+    rc = decision_record(c, &ch, "spot", e);
+  if (rc == 0)
+    c->cur = ch.to;
+  return rc;
+}
+
 /* ---------------- reconcile ---------------- */
 
 static int reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
@@ -1109,12 +1441,14 @@ static int reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
   /* adopt what the wanted membership needs, stop the rest */
   for (int i = 0; i < n; i++) {
     struct pit_node *nd = &list[i];
-    int have = 0;
+    int have = 0, want = 0;
     for (int j = 0; j < c->nnodes; j++)
       have += strcmp(c->nodes[j].itype, nd->itype) == 0;
+    for (int k = 0; k < c->cur.n; k++)
+      want += node_of(nd, c->cur.m[k].itype) ? c->cur.m[k].nodes : 0;
     struct pit_err e2 = {0};
     /* adopted: healthy, and cleared of what the killed controller's workload left there */
-    if (nd->state == PIT_NODE_READY && have < pit_membership_count(&c->cur, nd->itype) &&
+    if (nd->state == PIT_NODE_READY && have < want &&
         c->prov.ops->health(&c->prov, nd, &e2) == 0 && (!c->prov.ops->clear || c->prov.ops->clear(&c->prov, nd, &e2) == 0) &&
         c->nnodes < MAX_NODES) {
       c->nodes[c->nnodes] = *nd;
@@ -1146,12 +1480,22 @@ static int policy_types(struct ctl *c, struct pit_err *e) {
   if (!c->have_cat)
     return pit_err_set(e, PIT_EARG, "--policy %s needs a catalog (prices)", pit_policy_name(&o->policy));
   char buf[1024] = "";
+  struct pit_membership bare;
+  pit_membership_bare(&o->initial, &bare);
   if (o->types)
     snprintf(buf, sizeof buf, "%s", o->types);
   else
-    for (int i = 0; i < o->initial.n; i++)
-      snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? "," : "", o->initial.m[i].itype);
-  return pit_policy_types(&c->cat, o->catalog, buf, c->types, &c->ntypes, e);
+    for (int i = 0; i < bare.n; i++)
+      snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? "," : "", bare.m[i].itype);
+  int rc = pit_policy_types(&c->cat, o->catalog, buf, c->types, &c->ntypes, e);
+  /* the spot layer: a deadline to meet, a provider with a spot market, a type with a spot price */
+  const struct pit_provider_ops *ops = pit_provider_find(o->provider);
+  for (int i = 0; rc == 0 && i < c->ntypes; i++) {
+    const struct pit_itype *t = pit_catalog_find(&c->cat, c->types[i].itype);
+    c->spot.on |= o->policy.kind == PIT_POLICY_COST && isfinite(o->policy.deadline_s) && ops && ops->spot_market &&
+                  t && isfinite(t->spot_price_h);
+  }
+  return rc;
 }
 
 /* What the provider is told of the run (c->o and c->state_dir set). */
@@ -1173,19 +1517,57 @@ static void provider_conf(const struct ctl *c, struct pit_provider_conf *pc) {
   pc->config = o->provider_config;
 }
 
+/* A membership entry's type: on a market the provider has (cat NULL:
+ * checked before anything is created), and in the catalog (cat set). */
+static int check_type(const struct ctl *c, const struct pit_catalog *cat, const char *itype, const char *where,
+                      struct pit_err *e) {
+  char base[PIT_NAME_MAX];
+  int mk = pit_itype_market(itype, base, sizeof base, e);
+  if (mk < 0)
+    return mk;
+  const struct pit_provider_ops *ops = pit_provider_find(c->o->provider);
+  if (!cat && mk == PIT_MARKET_SPOT && ops && !ops->spot_market) {
+    pit_err_set(e, PIT_EARG, "%s names '%s', but provider '%s' has no spot market", where, itype, ops->name);
+    pit_err_hint(e, "spot nodes come from a cloud: --provider command (docs/providers.md)");
+    return PIT_EARG;
+  }
+  if (cat && !pit_catalog_find(cat, base))
+    return pit_err_set(e, PIT_ENOTFOUND, "%s: instance type '%s' is not in the catalog '%s'", where, base,
+                       c->o->catalog);
+  return 0;
+}
+
+/* check_type on every membership the run names (initial, schedule). */
+static int check_types(const struct ctl *c, const struct pit_catalog *cat, struct pit_err *e) {
+  const struct pit_run_opts *o = c->o;
+  for (int s = -1; s < o->policy.nsched; s++) {
+    const struct pit_membership *m = s < 0 ? &o->initial : &o->policy.sched[s].to;
+    for (int i = 0; i < m->n; i++) {
+      int rc = check_type(c, cat, m->m[i].itype, s < 0 ? "the membership" : "the schedule", e);
+      if (rc < 0)
+        return rc;
+    }
+  }
+  return 0;
+}
+
 static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e) {
   c->o = o;
   c->lock_fd = -1;
   c->t0 = pit_now();
+  ctl_spot_init(&c->spot);
+  c->first_iter_t = NAN;
   if (!o->run || !*o->run || !o->run_dir || !o->self_exe)
     return pit_err_set(e, PIT_EARG, "a run needs an id, a directory and the pitstop binary");
   for (const char *p = o->run; *p; p++)
     if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
           *p == '_'))
       return pit_err_set(e, PIT_EARG, "run id '%s': use letters, digits, '-' and '_' only", o->run);
+  int rc;
+  if ((rc = check_types(c, NULL, e)) < 0)
+    return rc;
   snprintf(c->state_dir, sizeof c->state_dir, "%s", o->run_dir);
   snprintf(c->ckpt_dir, sizeof c->ckpt_dir, "%s/checkpoints", o->run_dir);
-  int rc;
   if ((rc = pit_mkdir_p(c->state_dir, e)) < 0 || (rc = pit_mkdir_p(c->ckpt_dir, e)) < 0)
     return rc;
   if (o->catalog) {
@@ -1193,17 +1575,8 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
       return rc;
     c->have_cat = 1;
   }
-  for (int i = 0; i < o->initial.n; i++)
-    if (c->have_cat && !pit_catalog_find(&c->cat, o->initial.m[i].itype)) {
-      pit_err_set(e, PIT_ENOTFOUND, "instance type '%s' is not in the catalog '%s'", o->initial.m[i].itype,
-                  o->catalog);
-      return PIT_ENOTFOUND;
-    }
-  for (int s = 0; s < o->policy.nsched; s++)
-    for (int i = 0; i < o->policy.sched[s].to.n; i++)
-      if (c->have_cat && !pit_catalog_find(&c->cat, o->policy.sched[s].to.m[i].itype))
-        return pit_err_set(e, PIT_ENOTFOUND, "the schedule names type '%s', which the catalog '%s' lacks",
-                           o->policy.sched[s].to.m[i].itype, o->catalog);
+  if (c->have_cat && (rc = check_types(c, &c->cat, e)) < 0)
+    return rc;
   ctl_obs_init(&c->obs);
   for (int i = 0; i < o->nprior && c->obs.nmeas < PIT_POLICY_MEAS_MAX; i++)
     c->obs.meas[c->obs.nmeas++] = o->prior[i];
@@ -1295,7 +1668,9 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
          (long long)c.step_safe);
   }
   if (rc == 0)
-    rc = reshape(&c, &c.cur, "the initial membership", e);
+    rc = c.spot.on && !ps.found ? spot_initial(&c, e) : 0;
+  if (rc == 0)
+    rc = reshape_market(&c, &c.cur, "the initial membership", e);
   int consecutive_fail = 0;
   while (rc == 0) {
     char why[1024];
@@ -1321,7 +1696,11 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       ge->exit_s = t_exit - c.t_stop_req;
       struct pit_membership want = c.pending.act == PIT_ACT_RESIZE ? c.pending.to : c.cur;
       c.gen++;
-      if ((rc = reshape(&c, &want, c.pending.reason, e)) < 0)
+      if (c.spot.on && c.reclaim_stop) /* the job restarts without the reclaimed node: which market now */
+        rc = stop_reclaimed(&c, e) < 0 ? e->code : spot_reshape(&c, &want, PIT_SPOT_IDLE, c.pending.reason, e);
+      else
+        rc = reshape_market(&c, &want, c.pending.reason, e);
+      if (rc < 0)
         break;
       ge->nodes_s = now_t(&c) - t_exit;
       snprintf(resume, sizeof resume, "%s", c.ckpt);
@@ -1349,19 +1728,32 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
     consecutive_fail++;
     warn(&c, "generation %d failed (%s): %lld steps since the last checkpoint are redone; restart %d of %d",
          c.gen, why, (long long)lost, res->restarts, o->max_restarts);
-    /* nodes that fail a health check are replaced */
+    /* nodes that fail a health check are replaced (on their market; a spot node
+     * gone with the spot layer on: the spot policy chooses the market) */
+    int spot_lost = 0;
     for (int i = c.nnodes - 1; i >= 0; i--) {
       struct pit_err e2 = {0};
       if (c.prov.ops->health(&c.prov, &c.nodes[i], &e2) < 0 || consecutive_fail >= 2) {
-        char itype[PIT_NAME_MAX];
-        snprintf(itype, sizeof itype, "%s", c.nodes[i].itype);
+        char itype[PIT_NAME_MAX + 16];
+        snprintf(itype, sizeof itype, "%s%s", c.nodes[i].itype, c.nodes[i].spot ? "@spot" : "@on-demand");
         warn(&c, "node %s set aside: %s", c.nodes[i].id, e2.msg[0] ? e2.msg : "it failed twice in a row");
         char why2[96];
         snprintf(why2, sizeof why2, "replaces %.40s (set aside)", c.nodes[i].id);
+        if (c.spot.on && c.nodes[i].spot) {
+          ctl_spot_down(&c.spot, now_t(&c), spot_retry_s(&c));
+          spot_lost = 1;
+          if ((rc = stop_node_at(&c, i, "lost", e)) < 0)
+            break;
+          continue;
+        }
         if ((rc = stop_node_at(&c, i, "lost", e)) < 0 || (rc = start_node(&c, itype, why2, e)) < 0)
           break;
       }
     }
+    if (rc == 0 && spot_lost)
+      rc = spot_reshape(&c, &c.cur, PIT_SPOT_IDLE, "replaces a spot node gone", e);
+    if (rc < 0)
+      break;
     snprintf(resume, sizeof resume, "%s", c.ckpt);
     c.step_safe = c.ckpt[0] ? c.step_safe : 0;
     c.gen++;

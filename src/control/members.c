@@ -1,6 +1,10 @@
 /* members.c — memberships as `pitstop run` takes them on its command line:
  * struct pit_membership (record.h) with counts alone meaning nodes of the
- * default type. Invariant: the result is canonical (pit_membership_add). */
+ * default type, and a node's market written in its entry's type
+ * ("m5.large@spot:2", "c5.large@on-demand:1"; bare: the provider's default).
+ * Invariant: the result is canonical (pit_membership_add) and every market
+ * suffix is one pit_itype_market knows. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +38,55 @@ int pit_run_membership_parse(struct pit_membership *m, const char *text, const c
   }
   if (m->n == 0)
     return pit_err_set(e, PIT_EARG, "an empty membership '%s'", text);
+  for (int i = 0; i < m->n; i++) {
+    char base[PIT_NAME_MAX];
+    struct pit_err sub = {0};
+    if (pit_itype_market(m->m[i].itype, base, sizeof base, &sub) < 0)
+      return pit_err_set(e, PIT_EARG, "membership '%s': %s", text, sub.msg);
+  }
+  return 0;
+}
+
+int pit_itype_market(const char *itype, char *base, size_t n, struct pit_err *e) {
+  const char *at = strchr(itype, '@');
+  snprintf(base, n, "%.*s", at ? (int)(at - itype) : (int)strlen(itype), itype);
+  if (!at)
+    return PIT_MARKET_DEFAULT;
+  if (strcmp(at, "@spot") == 0 && at > itype)
+    return PIT_MARKET_SPOT;
+  if (strcmp(at, "@on-demand") == 0 && at > itype)
+    return PIT_MARKET_ON_DEMAND;
+  pit_err_set(e, PIT_EARG, "'%s': a market is TYPE@spot or TYPE@on-demand", itype);
+  return PIT_EARG;
+}
+
+void pit_membership_bare(const struct pit_membership *m, struct pit_membership *out) {
+  struct pit_membership t;
+  pit_membership_clear(&t);
+  for (int i = 0; i < m->n; i++) {
+    char base[PIT_NAME_MAX];
+    pit_itype_market(m->m[i].itype, base, sizeof base, NULL);
+    /* cannot fail: the bare entries are no more and no longer than m's */
+    pit_membership_add(&t, base, m->m[i].nodes, m->m[i].ranks_per_node, NULL);
+  }
+  *out = t;
+}
+
+int pit_membership_on_market(const struct pit_membership *bare, enum pit_market mk, const struct pit_catalog *cat,
+                             struct pit_membership *out, struct pit_err *e) {
+  struct pit_membership t;
+  pit_membership_clear(&t);
+  for (int i = 0; i < bare->n; i++) {
+    const struct pit_itype *it = cat ? pit_catalog_find(cat, bare->m[i].itype) : NULL;
+    enum pit_market m = mk == PIT_MARKET_SPOT && cat && !(it && isfinite(it->spot_price_h)) ? PIT_MARKET_ON_DEMAND : mk;
+    char name[PIT_NAME_MAX + 16];
+    snprintf(name, sizeof name, "%s%s", bare->m[i].itype,
+             m == PIT_MARKET_SPOT ? "@spot" : m == PIT_MARKET_ON_DEMAND ? "@on-demand" : "");
+    int rc = pit_membership_add(&t, name, bare->m[i].nodes, bare->m[i].ranks_per_node, e);
+    if (rc < 0)
+      return rc;
+  }
+  *out = t;
   return 0;
 }
 

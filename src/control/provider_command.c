@@ -897,11 +897,17 @@ static int start_once(struct pit_provider *p, const char *itype, int spot, struc
   }
 }
 
-static int c_start(struct pit_provider *p, const char *itype, struct pit_node *n, struct pit_err *e) {
+/* name: TYPE, TYPE@spot or TYPE@on-demand (control.h); a bare TYPE is spot
+ * when the config's "spot" list names it. */
+static int c_start(struct pit_provider *p, const char *name, struct pit_node *n, struct pit_err *e) {
   struct cmdp *c = p->impl;
+  char itype[PIT_NAME_MAX];
+  int market = pit_itype_market(name, itype, sizeof itype, e);
+  if (market < 0)
+    return market;
   if (p->conf.catalog && !pit_catalog_find(p->conf.catalog, itype))
     return pit_err_set(e, PIT_ENOTFOUND, "instance type '%s' is not in the catalog", itype);
-  int spot = is_spot(c, itype);
+  int spot = market == PIT_MARKET_DEFAULT ? is_spot(c, itype) : market == PIT_MARKET_SPOT;
   double waste = 0;
   int rc = 0;
   char last[512] = "";
@@ -937,8 +943,8 @@ static int c_start(struct pit_provider *p, const char *itype, struct pit_node *n
     }
   }
   p->waste_s += waste;
-  pit_err_set(e, PIT_ESTATE, "cannot start a %s node: %d attempts failed; the last: %s", itype,
-              c->start_retries + 1, last);
+  pit_err_set(e, PIT_ESTATE, "cannot start a %s%s node: %d attempts failed; the last: %s", itype,
+              spot ? " spot" : "", c->start_retries + 1, last);
   pit_err_hint(e, "%.0f billed seconds were wasted on them; the CLI's messages are in %s/provider.log", waste,
                p->conf.state_dir);
   return PIT_ESTATE;
@@ -1105,4 +1111,5 @@ const struct pit_provider_ops pit_provider_command = {
     PIT_PROVIDER_OPS(c, "command",
                      "any cloud through its CLI: start/stop/list argv templates (presets aws, clap)"),
     .poll = c_poll,
+    .spot_market = 1,
 };

@@ -166,6 +166,8 @@ static int live_record(void *ctx, const struct pit_record *r, long lineno, struc
                        e2.msg[0] ? e2.msg : "no \"from\" or \"to\" membership");
     }
     if (resize) {
+      pit_membership_bare(&d.to, &d.to); /* a spot run's markets (TYPE@spot): the replay weighs types */
+      pit_membership_bare(&d.from, &d.from);
       if (PIT_GROW(st->l->dec, st->l->ndec + 1, st->l->deccap)) {
         return pit_err_set(e, PIT_ENOMEM, "out of memory");
       }

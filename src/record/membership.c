@@ -21,7 +21,7 @@ static int valid_name(const char *s) {
   if (!*s || strlen(s) >= PIT_NAME_MAX)
     return 0;
   for (; *s; s++)
-    if (!isalnum((unsigned char)*s) && !strchr("._/-", *s))
+    if (!isalnum((unsigned char)*s) && !strchr("._/-@", *s)) /* '@': a market (pitstop run's T@spot) */
       return 0;
   return 1;
 }
@@ -34,7 +34,7 @@ static int cmp_member(const struct pit_member *a, const struct pit_member *b) {
 int pit_membership_add(struct pit_membership *m, const char *itype, int nodes, int ranks_per_node,
                        struct pit_err *e) {
   if (!valid_name(itype))
-    return pit_err_set(e, PIT_EARG, "instance type '%s' is not a name of 1-%d letters, digits and ._/-", itype,
+    return pit_err_set(e, PIT_EARG, "instance type '%s' is not a name of 1-%d letters, digits and ._/-@", itype,
                        PIT_NAME_MAX - 1);
   if (nodes < 1)
     return pit_err_set(e, PIT_EARG, "%s: node count %d is not positive", itype, nodes);

@@ -1,7 +1,8 @@
 /* parse.c — the log parser's core: line dispatch (tag prefixes, PITSTOP marker),
  * merging of lines that repeat one iteration, step numbering, statistics, and
  * reading whole files in big blocks (any line length, NUL bytes, CRLF, a last
- * line without '\n'). Formats: parse_{json,dcgan,sagemaker,csv,pi}.c.
+ * line without '\n'). Formats: parse_{json,dcgan,sagemaker,csv,pi}.c; a file
+ * that starts as a YAML block mapping is read whole by parse_yaml.c.
  *
  * Invariants: every line ends in exactly one of known/skipped/malformed; no
  * allocation per log line; the held record is emitted before any later one, so
@@ -20,8 +21,8 @@
 
 #include "record/parse_impl.h"
 
-static const char *format_names[PIT_PARSE_NFORMATS] = {"auto", "jsonl", "sagemaker",
-                                                       "csv",  "dcgan", "pi"};
+static const char *format_names[PIT_PARSE_NFORMATS] = {"auto", "jsonl", "sagemaker", "csv",
+                                                       "dcgan", "pi",   "yaml"};
 
 int pit_parse_format_from_name(const char *name, enum pit_parse_format *f) {
   for (int i = 0; i < PIT_PARSE_NFORMATS; i++)
@@ -288,10 +289,14 @@ static int init_config(struct pit_parser *p) {
     CFG("%s\"batch_per_rank\":%lld", sep, (long long)p->batch_per_rank);
   if (p->world > 0)
     CFG("%s\"ranks\":%d", sep, p->world);
+  if (p->world > 0 && p->rpn_given > 0)
+    CFG("%s\"nodes\":%d,\"nodes_from\":\"--ranks-per-node\"", sep, (p->world + p->rpn_given - 1) / p->rpn_given);
   if (p->per_epoch > 0)
     CFG("%s\"iters_per_epoch\":%lld", sep, (long long)p->per_epoch);
   if (p->itype[0])
     CFG("%s\"itype\":\"%s\"", sep, p->itype);
+  if (p->batch_given > 0 && !p->batch_logged)
+    CFG("%s\"batch_from\":\"--batch-size\"", sep);
 #undef CFG
   if (n == 0 || n + 2 > cap)
     return 0;
@@ -303,11 +308,14 @@ int pit_pl_flush(struct pit_parser *p, struct pit_err *e) {
   if (!p->have_pend)
     return 0;
   p->have_pend = 0;
-  struct pit_record *r = p->pend;
-  if (r->type != PIT_REC_INIT || r->config || !init_config(p))
-    return pit_pl_emit(p, r, e);
   /* an init line is held until the next record: the iteration lines after it
    * have told the iterations per epoch by then */
+  return p->pend->type == PIT_REC_INIT ? pit_pl_emit_init(p, p->pend, e) : pit_pl_emit(p, p->pend, e);
+}
+
+int pit_pl_emit_init(struct pit_parser *p, struct pit_record *r, struct pit_err *e) {
+  if (r->config || !init_config(p))
+    return pit_pl_emit(p, r, e);
   r->config = p->init_config;
   int rc = pit_pl_emit(p, r, e);
   r->config = NULL;
@@ -397,8 +405,8 @@ int pit_parser_new(struct pit_parser **pp, enum pit_parse_format f, const char *
   pit_record_init(p->cur);
   pit_record_init(p->pend);
   pit_record_init(&p->json);
-  p->batch_per_rank = -1;
-  p->world = -1;
+  p->batch_per_rank = p->batch_given = -1;
+  p->world = p->rpn_given = -1;
   p->per_epoch = -1;
   *pp = p;
   return 0;
@@ -589,12 +597,25 @@ int pit_parser_set_itype(struct pit_parser *p, const char *itype, struct pit_err
   size_t n = itype ? strlen(itype) : 0;
   if (n >= sizeof p->itype)
     return pit_err_set(e, PIT_EARG, "instance type '%.20s...' is too long", itype);
-  for (size_t i = 0; i < n; i++) {
-    char c = itype[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || pl_isdigit(c) || c == '.' || c == '_' || c == '-'))
-      return pit_err_set(e, PIT_EARG, "instance type '%s': only letters, digits and '._-'", itype);
-  }
+  if (!pl_name_ok(itype, n))
+    return pit_err_set(e, PIT_EARG, "instance type '%s': only letters, digits and '._-'", itype);
   memcpy(p->itype, itype ? itype : "", n + 1);
+  return 0;
+}
+
+int pit_parser_set_batch(struct pit_parser *p, int64_t per_rank, struct pit_err *e) {
+  if (per_rank == 0 || per_rank < -1 || per_rank > (int64_t)1e12)
+    return pit_err_set(e, PIT_EARG, "batch size %lld: a positive count of samples per rank", (long long)per_rank);
+  p->batch_given = per_rank;
+  if (!p->batch_logged)
+    p->batch_per_rank = per_rank;
+  return 0;
+}
+
+int pit_parser_set_ranks_per_node(struct pit_parser *p, int rpn, struct pit_err *e) {
+  if (rpn == 0 || rpn < -1 || rpn > 1000000)
+    return pit_err_set(e, PIT_EARG, "%d ranks per node: a positive count", rpn);
+  p->rpn_given = rpn;
   return 0;
 }
 
@@ -607,6 +628,35 @@ int pit_parse_file(const char *path, enum pit_parse_format f, const char *run, i
 int pit_parse_file_itype(const char *path, enum pit_parse_format f, const char *run, int force_run,
                          const char *itype, pit_parse_emit_fn emit, pit_parse_warn_fn warn, void *ctx,
                          struct pit_parse_stats *stats, struct pit_err *e) {
+  struct pit_parse_opts o = {f, run, force_run, itype, -1, -1};
+  return pit_parse_file_opts(path, &o, emit, warn, ctx, stats, e);
+}
+
+/* The rest of fd after the have bytes in *buf (capacity *cap), for a file read whole. */
+static int read_rest(int fd, const char *path, char **buf, size_t *cap, size_t *have, struct pit_err *e) {
+  for (;;) {
+    if (*have == *cap) {
+      if (*cap >= MAX_LINE)
+        return pit_err_set(e, PIT_EFORMAT, "'%s': a YAML file larger than %u bytes", path, MAX_LINE);
+      if (PIT_GROW(*buf, *cap + 1, *cap))
+        return pit_err_set(e, PIT_ENOMEM, "out of memory");
+    }
+    ssize_t n = read(fd, *buf + *have, *cap - *have);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return pit_err_errno(e, PIT_EIO, "cannot read '%s'", path);
+    if (n == 0)
+      return 0;
+    *have += (size_t)n;
+  }
+}
+
+int pit_parse_file_opts(const char *path, const struct pit_parse_opts *o, pit_parse_emit_fn emit,
+                        pit_parse_warn_fn warn, void *ctx, struct pit_parse_stats *stats, struct pit_err *e) {
+  enum pit_parse_format f = o->format;
+  const char *run = o->run;
+  int force_run = o->force_run;
   int stdin_ = strcmp(path, "-") == 0;
   int fd = stdin_ ? 0 : open(path, O_RDONLY);
   if (fd < 0)
@@ -625,7 +675,11 @@ int pit_parse_file_itype(const char *path, enum pit_parse_format f, const char *
   struct pit_parser *p = NULL;
   int rc = pit_parser_new(&p, f, run, force_run, stdin_ ? "<stdin>" : path, emit, warn, ctx, e);
   if (!rc)
-    rc = pit_parser_set_itype(p, itype, e);
+    rc = pit_parser_set_itype(p, o->itype, e);
+  if (!rc && o->batch_per_rank != -1)
+    rc = pit_parser_set_batch(p, o->batch_per_rank, e);
+  if (!rc && o->ranks_per_node != -1)
+    rc = pit_parser_set_ranks_per_node(p, o->ranks_per_node, e);
   size_t cap = READ_BLOCK, have = 0, searched = 0;
   char *buf = rc ? NULL : malloc(cap);
   if (!rc && !buf)
@@ -656,6 +710,14 @@ int pit_parse_file_itype(const char *path, enum pit_parse_format f, const char *
     buf_nul |= n > 0 && memchr(buf + have, 0, (size_t)n) != NULL;
     p->nul_counted = !buf_nul;
     have += (size_t)n;
+    if (p->st.lines == 0 && have == (size_t)n && (f == PIT_PARSE_YAML || (f == PIT_PARSE_AUTO && pit_pl_yaml_claims(buf, have)))) {
+      /* the first block: a YAML document is read whole, not line by line */
+      if (!eof && (rc = read_rest(fd, path, &buf, &cap, &have, e)))
+        break;
+      rc = pit_parser_yaml(p, buf, have, e);
+      have = 0;
+      break;
+    }
     size_t start = 0;
     for (;;) {
       char *nl = memchr(buf + searched, '\n', have - searched);

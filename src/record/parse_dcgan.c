@@ -236,6 +236,7 @@ int pit_pl_dcgan(struct pit_parser *p, const char *s, const char *end, struct pi
     s = b + 11;
     PL_NEED_INT(v, "batch_size");
     p->batch_per_rank = v;
+    p->batch_logged = 1;
     return PL_INFO;
   }
   default:

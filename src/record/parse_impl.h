@@ -64,8 +64,11 @@ struct pit_parser {
   int nranks;
 
   /* DCGAN context */
-  int64_t batch_per_rank;  /* Namespace(batch_size=B */
+  int64_t batch_per_rank;  /* Namespace(batch_size=B, else the caller's (pit_parser_set_batch) */
+  int64_t batch_given;     /* the caller's batch per rank, -1 none */
+  int batch_logged;        /* the log gave batch_per_rank itself */
   int world;               /* Rank: r. World Size: W */
+  int rpn_given;           /* the caller's ranks per node, -1 none */
   int64_t per_epoch;       /* L of the last "iteration: i/L" of any rank, -1 unknown */
   char itype[PIT_NAME_MAX]; /* instance type given by the caller ("" unknown) */
   char init_config[320];   /* the config an init record is emitted with (pit_pl_flush) */
@@ -135,6 +138,16 @@ static inline void pl_ws(const char **p, const char *end) {
 }
 
 static inline int pl_isdigit(char c) { return c >= '0' && c <= '9'; }
+
+/* An instance type's name: letters, digits and "._-" only. */
+static inline int pl_name_ok(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || pl_isdigit(c) || c == '.' || c == '_' || c == '-'))
+      return 0;
+  }
+  return 1;
+}
 
 /* Non-negative integer of at most 15 digits. */
 static inline int pl_i64(const char **p, const char *end, int64_t *out) {
@@ -207,6 +220,8 @@ int pit_pl_put(struct pit_parser *p, enum pit_pl_kind kind, int digits, struct p
 int pit_pl_flush(struct pit_parser *p, struct pit_err *e);
 /* Emits r directly (after the held record), counting it. */
 int pit_pl_emit(struct pit_parser *p, struct pit_record *r, struct pit_err *e);
+/* Emits the init record r, with the job context as its config when it has none. */
+int pit_pl_emit_init(struct pit_parser *p, struct pit_record *r, struct pit_err *e);
 
 /* Families: each returns a PL_* verdict or a negative error. */
 /* marked: the line carried the PITSTOP marker (then any failure is malformed;
@@ -216,5 +231,9 @@ int pit_pl_dcgan(struct pit_parser *p, const char *s, const char *end, struct pi
 int pit_pl_sagemaker(struct pit_parser *p, const char *s, const char *end, struct pit_err *e);
 int pit_pl_csv(struct pit_parser *p, const char *s, const char *end, struct pit_err *e);
 int pit_pl_pi(struct pit_parser *p, const char *s, const char *end, struct pit_err *e);
+/* YAML timing files (parse_yaml.c), read whole, not line by line. */
+/* Whether buf (a file's start) looks like one: its first line past blanks,
+ * comments and a "---" header is "key:" or "- key:" with nothing after. */
+int pit_pl_yaml_claims(const char *buf, size_t len);
 
 #endif

@@ -12,6 +12,7 @@ Switches (files in $FAKE_CLOUD, read at each call):
   reclaim         present: the first running spot node (aws) / node (clap) gets a notice;
                   it goes after grace_s (default 20) seconds; the file is then removed
   vanish          present: the same node goes at once, without notice; the file is then removed
+  no_spot         present (aws): no spot capacity: every spot run-instances fails as AWS's does
 """
 import fcntl, json, os, sys, time
 
@@ -117,6 +118,9 @@ if prog == "aws":
                 tags["pitstop-run"] = spec.split("Value=")[1].rstrip("}]")
             i += 1
         spot = arg("--instance-market-options") == "MarketType=spot"
+        if spot and sw("no_spot"):
+            fail("An error occurred (InsufficientInstanceCapacity) when calling the RunInstances operation: "
+                 "There is no Spot capacity available that matches your request.")
         n = new_node(arg("--instance-type"), tags, spot)
         if take("hang_start"):
             hang()
