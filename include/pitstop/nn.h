@@ -74,6 +74,11 @@ struct pit_model_spec {
   size_t nparams;          /* total floats in the params array */
   size_t nstate;           /* total floats in the state array */
   double flops_fwd;        /* per sample */
+  int batch_kernels;       /* 1: the fast backend may pick convolution kernels by the batch
+                              size (Winograd from batch x plane >= 1024 pixels), so 1 and N
+                              ranks may differ in rounding; 0 (default): by the layer alone.
+                              Set for nets never compared across rank counts (ESRGAN's D
+                              and VGG: they do not run in the pixel-loss warm-up) */
 };
 
 /* Computes shapes, offsets and FLOPs; rejects impossible shapes with a message. */

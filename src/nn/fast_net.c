@@ -283,25 +283,28 @@ struct lstate {
  * WINO_MIN_PLANE pixels and channels in multiples of 16. Measured on one thread
  * (avx512_core, forward + backward data + backward weights, batch 1): 64→64 64x64 7.2
  * against 11.6 ms direct, 128→128 32x32 8.3 against 18.0, 64→256 32x32 6.9 against
- * 8.0; slower at 16x16 (256→256: 18.7 against 12.3). The rule ignores the batch
- * (batch 4 of 16x16 also gains: 128→128 3.3 against 8.4 ms) so that every rank count
- * runs the same kernels and 1 and 2 ranks give the same trajectory. The RRDB has its
- * own rule (fast_rrdb.c). */
+ * 8.0; slower at 16x16 (256→256: 18.7 against 12.3). By default the rule ignores the
+ * batch so that every rank count runs the same kernels and 1 and 2 ranks give the same
+ * trajectory; a spec with batch_kernels counts the whole batch's pixels instead (batch
+ * 4 of 16x16 gains: 128→128 3.3 against 8.4 ms; 256→256 8.5-24 against 14-51 ms,
+ * 512→512 58-100 against 103-182 ms, one thread under load). The RRDB has its own rule
+ * (fast_rrdb.c). */
 #define WINO_MIN_PLANE 1024
-static int conv_wino(const struct pit_layer_spec *L) {
+static int conv_wino(const struct pit_layer_spec *L, int batch, int batch_kernels) {
+  const long pixels = (long)L->o_h * L->o_w * (batch_kernels ? batch : 1);
   return L->kind == PIT_L_CONV && L->k == 3 && L->stride == 1 && L->pad == 1 && L->in_c % 16 == 0 &&
-         L->out_c % 16 == 0 && L->o_h * L->o_w >= WINO_MIN_PLANE;
+         L->out_c % 16 == 0 && pixels >= WINO_MIN_PLANE;
 }
 
 /* The forward Winograd primitive of conv layer L where conv_wino picks it and oneDNN has
  * a kernel for it (not its reference one); NULL: use direct. */
-static dnnl_primitive_desc_t wino_fwd(struct fast *f, const struct pit_layer_spec *L,
-                                      const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *w,
+static dnnl_primitive_desc_t wino_fwd(struct fast *f, const struct pit_layer_spec *L, int batch,
+                                      int batch_kernels, const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *w,
                                       const dnnl_memory_desc_t *b, const dnnl_memory_desc_t *dst) {
   dnnl_dims_t st = {1, 1}, pad = {1, 1};
   dnnl_convolution_desc_t d;
   dnnl_primitive_desc_t pd = NULL;
-  if (!conv_wino(L) ||
+  if (!conv_wino(L, batch, batch_kernels) ||
       dnnl_convolution_forward_desc_init(&d, dnnl_forward_training, dnnl_convolution_winograd, src, w, b,
                                          dst, st, pad, pad) != dnnl_success ||
       dnnl_primitive_desc_create(&pd, &d, NULL, f->eng, NULL) != dnnl_success)
@@ -377,7 +380,7 @@ static int build_weighted_fwd(struct fast *f, struct plan *p, struct pit_net *ne
       DN(dnnl_deconvolution_forward_desc_init(&d, dnnl_forward_training, dnnl_deconvolution_direct,
                                               &src_any, &w_any, L->bias ? &b_md : NULL, &dst_any,
                                               st, pad, pad));
-    else if (!(pd = wino_fwd(f, L, &src_any, &w_any, L->bias ? &b_md : NULL, &dst_any))) {
+    else if (!(pd = wino_fwd(f, L, B, net->spec.batch_kernels, &src_any, &w_any, L->bias ? &b_md : NULL, &dst_any))) {
       ls->alg = dnnl_convolution_direct;
       DN(dnnl_convolution_forward_desc_init(&d, dnnl_forward_training, ls->alg, &src_any, &w_any,
                                             L->bias ? &b_md : NULL, &dst_any, st, pad, pad));
@@ -1064,6 +1067,10 @@ fail:
 
 /* ---- execution ---- */
 
+/* below this many floats an element-wise step stays on the calling thread (its loops are
+ * `simd`: -O2 alone leaves such loops scalar) */
+#define PAR_MIN ((size_t)1 << 15)
+
 static int run_steps(struct fast *f, struct step *list, int n, int skip, struct pit_err *e) {
   for (int i = 0; i < n; i++) {
     struct step *s = &list[i];
@@ -1080,6 +1087,7 @@ static int run_steps(struct fast *f, struct step *list, int n, int skip, struct 
       float *restrict d = s->dst;
       const float *restrict a = s->src;
       size_t n2 = s->n;
+#pragma omp parallel for simd if (n2 >= PAR_MIN)
       for (size_t j = 0; j < n2; j++)
         d[j] += a[j];
     } else if (s->type == S_POOLF) {
@@ -1102,7 +1110,7 @@ static int run_steps(struct fast *f, struct step *list, int n, int skip, struct 
       const float *restrict a = mem_ptr(s->args[0].memory), *restrict b = mem_ptr(s->args[1].memory);
       float *restrict c = mem_ptr(s->args[2].memory);
       const size_t n2 = s->n;
-#pragma omp parallel for
+#pragma omp parallel for simd if (n2 >= PAR_MIN)
       for (size_t j = 0; j < n2; j++)
         c[j] = a[j] + b[j];
     } else if (s->type == S_COPY) {

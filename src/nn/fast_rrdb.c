@@ -25,7 +25,9 @@
  * Scratch (everything but the saved concatenations) is shared by all the RRDBs of one
  * plan: they run one after the other.
  * The element-wise glue (stacking, separators, residual sums, LeakyReLU backward) is
- * plain C over contiguous float arrays, parallelised with OpenMP.
+ * plain C over contiguous float arrays, parallelised and vectorised with OpenMP
+ * (`parallel for simd`: -O2 alone left the LeakyReLU loops scalar with a branch on the
+ * sign, 5% of a two-thread hr-64 b4 iteration's samples in perf).
  * Ownership: the object owns its primitives, memories and buffers; params/grads
  * belong to the network.
  */
@@ -288,10 +290,14 @@ int pit_fast_rrdb_create(struct pit_fast_rrdb **out, const struct pit_layer_spec
 
 /* ---- element-wise glue on stacked (C, Hs, W) nChw16c buffers ---- */
 
+/* below this many floats a glue loop stays on the calling thread: waking the other
+ * threads costs more (the bias gradients, F floats; the separator rows) */
+#define PAR_MIN ((size_t)1 << 15)
+
 /* Zeroes the separator rows of a stacked buffer of C channels. */
 static void zero_seps(const struct pit_fast_rrdb *r, float *x, int C) {
   const size_t row = (size_t)r->W * 16;
-#pragma omp parallel for
+#pragma omp parallel for if ((size_t)C * (r->B - 1) * r->W >= PAR_MIN)
   for (int cb = 0; cb < C / 16; cb++)
     for (int n = 0; n + 1 < r->B; n++)
       memset(x + ((size_t)cb * r->Hs + (size_t)n * (r->H + 1) + r->H) * row, 0, row * sizeof(float));
@@ -316,14 +322,14 @@ static void restack(const struct pit_fast_rrdb *r, float *batch, float *stacked,
 
 /* y = a·x + b·y over n floats. */
 static void axpby(size_t n, float a, const float *x, float b, float *y) {
-#pragma omp parallel for
+#pragma omp parallel for simd if (n >= PAR_MIN)
   for (size_t i = 0; i < n; i++)
     y[i] = a * x[i] + b * y[i];
 }
 
 /* x = LeakyReLU(x) in place over n floats. */
 static void leaky(float *x, size_t n, float slope) {
-#pragma omp parallel for
+#pragma omp parallel for simd
   for (size_t i = 0; i < n; i++)
     x[i] = x[i] > 0.0f ? x[i] : slope * x[i];
 }
@@ -407,7 +413,7 @@ int pit_fast_rrdb_backward(struct pit_fast_rrdb *r, const float *dy, float *dx, 
         g = sc->gcat + j * Fp;
         const float *o = cat + j * Fp;
         const float a = r->slope;
-#pragma omp parallel for
+#pragma omp parallel for simd
         for (size_t i = 0; i < Fp; i++)
           g[i] = o[i] > 0.0f ? g[i] : a * g[i];
       }

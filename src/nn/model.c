@@ -212,6 +212,8 @@ int pit_model_build_esrgan(int channels, int hr, int blocks, int filters,
   }
   D[d++] = conv(1, 3, 1, 1, 1);
   disc->n = d;
+  disc->batch_kernels = 1; /* D and VGG run after the warm-up only, whose trajectory depends on
+                              the rank count anyway (BatchNorm per rank) */
   if ((rc = pit_model_spec_finish(disc, channels, hr, hr, e)))
     return rc;
   if (!vgg)
@@ -231,6 +233,7 @@ int pit_model_build_esrgan(int channels, int hr, int blocks, int filters,
       V[v++] = pool2();
   }
   vgg->n = v; /* 35 */
+  vgg->batch_kernels = 1;
   return pit_model_spec_finish(vgg, 3, hr, hr, e);
 }
 

@@ -58,8 +58,16 @@ float *pit_net_params(struct pit_net *net) { return net->params; }
 float *pit_net_grads(struct pit_net *net) { return net->grads; }
 float *pit_net_state(struct pit_net *net) { return net->state; }
 
+/* In chunks over the OpenMP threads: ESRGAN's 38.5M gradients are 154 MB, and one thread's
+ * memset does not use the memory bandwidth two can. */
 void pit_net_zero_grad(struct pit_net *net) {
-  memset(net->grads, 0, net->spec.nparams * sizeof(float));
+  const size_t n = net->spec.nparams, chunk = (size_t)1 << 18;
+  const long nchunks = (long)((n + chunk - 1) / chunk);
+#pragma omp parallel for if (nchunks > 1)
+  for (long k = 0; k < nchunks; k++) {
+    size_t lo = (size_t)k * chunk, len = n - lo < chunk ? n - lo : chunk;
+    memset(net->grads + lo, 0, len * sizeof(float));
+  }
 }
 
 int pit_net_forward(struct pit_net *net, const float *x, int batch, int train, const float **y,

@@ -241,6 +241,9 @@ int main(void) {
   if (pit_model_build_esrgan(3, 32, 2, 16, &g, &d, NULL, &e) == 0) {
     run_case("esrgan G (2 RRDB, 16 filters)", &g, 3, 1, 0);
     run_case("esrgan D", &d, 2, 1, 0);
+    /* D's batch_kernels: at batch 4 its 16x16 convolution (128 filters) runs on Winograd
+     * (4 x 16 x 16 pixels), at batch 2 on direct */
+    run_case("esrgan D, Winograd by the batch", &d, 4, 2, 0);
   } else
     CHECK(0, "build esrgan: %s", e.msg);
   /* hr 64, batch 2: the stacked 33x16 plane is past the fast RRDB's Winograd threshold
