@@ -12,6 +12,18 @@
 #  4. bad input: one clear message, non-zero exit, no process or cgroup left behind.
 set -euo pipefail
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
+
+# contiguous EVENTS N WHAT: the events file's iterations are steps 0..N-1, each once
+contiguous() {
+  $PY - "$@" << 'PYEOF'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+steps = [x["step"] for x in r if x["type"] == "iter"]
+assert steps == list(range(int(sys.argv[2]))), f"steps not contiguous {sys.argv[3]} ({len(steps)})"
+print(f"{len(steps)} contiguous steps {sys.argv[3]}, generations {sorted({x['gen'] for x in r})}")
+PYEOF
+}
+
 T=$(mktemp -d)
 leftovers() { # processes and cgroups of this test's runs
   { pgrep -af -- "--run tr[0-9]" || true; pgrep -af "sleep 1234" || true; ls /sys/fs/cgroup/cpu 2> /dev/null | grep "^pitstop\.tr" || true; } | grep -v pgrep || true
@@ -94,13 +106,7 @@ victim=$(pgrep -f -- "train .*--run tr2" | tail -1)
 kill -9 "$victim"
 wait $ctl || fail "the run did not survive a killed rank: $(cat "$T/r2.err")"
 grep -q "restart 1 of" "$T/r2.err" || fail "no restart said: $(cat "$T/r2.err")"
-$PY - "$T/r2/events.jsonl" 600 << 'PYEOF'
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1])]
-steps = [x["step"] for x in r if x["type"] == "iter"]
-assert steps == list(range(int(sys.argv[2]))), f"steps not contiguous after a killed rank ({len(steps)})"
-print(f"killed rank: {len(steps)} contiguous steps, generations {sorted({x['gen'] for x in r})}")
-PYEOF
+contiguous "$T/r2/events.jsonl" 600 "after a killed rank"
 last=$(grep '"checkpoint"' "$T/r2/events.jsonl" | tail -1 | $PY -c 'import json,sys; print(json.loads(sys.stdin.read())["path"])')
 $CKPT same "$T/u2/checkpoint.pit" "$last" || fail "parameters differ after a killed rank (same membership: must be bit-identical)"
 echo "killed rank: parameters bit-identical to the uninterrupted 2-rank run"
@@ -149,13 +155,7 @@ kill -9 $ctl
 wait $ctl 2> /dev/null || true
 sed -i 's/^step .*/step 0/; s/^ckpt .*/ckpt -/' "$T/r3b/state"
 "$PITSTOP" "${run3b[@]}" > /dev/null 2> "$T/r3bb.err" || fail "the restarted controller failed: $(cat "$T/r3bb.err")"
-$PY - "$T/r3b/events.jsonl" 600 << 'PYEOF'
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1])]
-steps = [x["step"] for x in r if x["type"] == "iter"]
-assert steps == list(range(int(sys.argv[2]))), f"steps not contiguous when the state lags the events file ({len(steps)})"
-print(f"state behind the events file: {len(steps)} contiguous steps, resumed from the events file's checkpoint")
-PYEOF
+contiguous "$T/r3b/events.jsonl" 600 "when the state lags the events file (resumed from its checkpoint)"
 
 # ---- 4. bad input
 bad() { # expected-message args...
