@@ -55,6 +55,8 @@ struct trainer {
   /* --until-steady: paramount step times so far (epoch edges left out) */
   double *steady_x;               /* (steady_cap) owned */
   int64_t steady_n;
+  int64_t steady_next;            /* the step of the next --until-steady check (0: step 10); rank 0
+                                     chooses it, every rank learns it with the verdict */
   size_t steady_cap;
   char *end_detail;               /* JSON for the end record's detail, owned; NULL none */
 
