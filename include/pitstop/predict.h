@@ -61,6 +61,9 @@ struct pit_predict_in {
   struct pit_term epoch_edge;/* per-epoch extra: an epoch's first and last iterations' excess over t_p
                                 (loader restart, a partial last batch), summed per epoch */
   struct pit_term ckpt;      /* one checkpoint, every ckpt_every iterations */
+  struct pit_term untimed;   /* per-epoch time no step timed, from earlier runs of the same script
+                                (pit_predict_untimed_prior, pit_predict_use_prior); counted like
+                                epoch_edge, with its own interval; absent (NaN) unless set */
   int val_every_epoch;
   int64_t ckpt_every;        /* 0: no checkpoints */
   /* the job */
@@ -135,6 +138,8 @@ struct pit_predict_basis {
                                 0: the logged step times (records without a clock) */
   struct pit_steady steady;  /* pit_steady_check of those times: warm-up, t_p interval, "not steady yet" */
   int64_t val_samples;       /* samples of one validation pass (config "val_samples"); -1 unknown */
+  int64_t untimed_epochs;    /* records without a clock: epochs of this run with an epoch time, whose
+                                untimed time (epoch time less its steps') is in epoch_edge already */
 };
 /* Fills in (everything but the job: unit, size, drift_allow) from one run's
  * summarized series s and its summary sm (pit_series_summarize): t_p, its
@@ -148,6 +153,25 @@ struct pit_predict_basis {
 int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm, const char *name,
                        double precision, struct pit_predict_in *in, struct pit_predict_basis *b,
                        struct pit_err *e);
+
+/* The time per epoch that no step timed, learnt from earlier runs of the
+ * same training script: for every epoch of runs[0..n-1] with an epoch time
+ * and step times, epoch time less the sum of its steps (the data loader's
+ * start before the first step, epoch-end work: what a log without a clock
+ * cannot show until its first epoch ends). *out: their mean, and the 95%
+ * prediction half-width for one more epoch, t·sd·√(1 + 1/m) over the m
+ * values (m = 1: the value itself, i.e. [0, 2·value]); *m_out: m.
+ * PIT_ESTATE "no epoch ... to learn from" naming the runs' count when m = 0;
+ * PIT_ENOMEM. */
+int pit_predict_untimed_prior(const struct pit_series *const *runs, int n, struct pit_term *out, int64_t *m_out,
+                              struct pit_err *e);
+/* Applies a prior from pit_predict_untimed_prior to inputs from
+ * pit_predict_inputs when they need it — the records have no clock (basis
+ * wall 0) and no epoch of the run's own has an epoch time (untimed_epochs 0):
+ * in->untimed = *prior. Returns 1 when applied, 0 when not (a run with a
+ * clock or with its own epochs knows better). */
+int pit_predict_use_prior(struct pit_predict_in *in, const struct pit_predict_basis *b,
+                          const struct pit_term *prior);
 
 /* ---------------- 3. scaling over node counts ---------------- */
 

@@ -77,6 +77,7 @@ struct pit_predict_report {
   const char *model;           /* borrowed: which scaling / imbalance model ("measured configuration (no scaling)") */
   const char *steady;          /* borrowed: "steady" or "not steady yet: ..." (pit_steady_check's why) */
   const char *time_basis;      /* borrowed: what one iteration's time was taken from */
+  const char *untimed_from;    /* borrowed: where in.untimed came from (--history), NULL: not asked */
   int64_t want_iters;          /* further iterations the steadiness check asks for (0: none) */
   int64_t warmup;              /* warm-up iterations left out */
   double tp_lo, tp_hi;         /* t_p's 95% interval */

@@ -34,6 +34,9 @@ static const struct pit_cli_opt opts[] = {
     {"scale-to", 1, 's', "N", "the runs given are one configuration at several rank counts; predict the\n"
                               "job at N ranks from their Universal Scalability Law fit (3 distinct\n"
                               "counts at least)"},
+    {"history", 1, 'H', "FILE", "an earlier run of the same training script (a log or events file;\n"
+                                "repeatable): its epochs' time no step timed is added to each epoch\n"
+                                "of a run whose records have no clock and no epoch time of their own"},
     {"format", 1, 'f', "F", "table (default), json or csv"},
 };
 
@@ -41,7 +44,7 @@ static const struct pit_cli_cmd cmd = {
     "usage: pitstop predict [FILE...] [--events FILE]... | --db PATH   [--run ID]\n"
     "                       [--epochs N | --iters N | --samples N] [--iters-per-epoch N]\n"
     "                       [--catalog FILE [--itype T [--nodes N]]] [--drift-allow A] [--precision P]\n"
-    "                       [--scale-to N] [--format table|json|csv]\n"
+    "                       [--scale-to N] [--history FILE]... [--format table|json|csv]\n"
     "FILE: JSON Lines records (pitstop train --events) or a raw training log (any format\n"
     "pitstop parse reads, parsed on the fly). A run without an end record is taken as in\n"
     "progress: its remaining time is predicted.\n\n",
@@ -113,16 +116,52 @@ static void print_warning(void *arg, const struct pit_err *w) {
   pit_cli_warn("%s", w->msg);
 }
 
+/* --history: the untimed time per epoch of the earlier runs in files[0..n-1]
+ * (pit_predict_untimed_prior) into *prior and a line saying where it came
+ * from into from. Returns an exit status. */
+static int history_prior(const char *const *files, int n, struct pit_term *prior, char *from, size_t cap) {
+  struct pit_err e = {0};
+  struct pit_runset hs;
+  pit_runset_init(&hs);
+  hs.warn = print_warning;
+  int rc = 0;
+  for (int i = 0; i < n && !rc; i++)
+    rc = pit_runset_load_log(&hs, files[i], NULL, NULL, NULL, 0, &e);
+  if (!rc)
+    rc = pit_runset_check(&hs, NULL, 0, "the --history files", &e);
+  if (!rc)
+    rc = pit_runset_summarize(&hs, &e);
+  const struct pit_series **ss = rc ? NULL : calloc((size_t)hs.n, sizeof *ss);
+  if (!rc && !ss)
+    rc = pit_err_set(&e, PIT_ENOMEM, "out of memory");
+  for (int k = 0; !rc && k < hs.n; k++)
+    ss[k] = &hs.runs[k].series;
+  int64_t m = 0;
+  if (!rc && (rc = pit_predict_untimed_prior(ss, hs.n, prior, &m, &e)) == PIT_ESTATE) {
+    char why[sizeof e.msg];
+    snprintf(why, sizeof why, "%s", e.msg);
+    pit_err_set(&e, PIT_ESTATE, "--history: %.300s", why);
+  }
+  if (!rc)
+    snprintf(from, cap, "%lld epoch%s of %d earlier run%s", (long long)m, m == 1 ? "" : "s", hs.n,
+             hs.n == 1 ? "" : "s");
+  free(ss);
+  pit_runset_release(&hs);
+  return rc ? pit_cli_fail(&e) : 0;
+}
+
 int pit_cmd_predict(int argc, char **argv) {
   /* files[i]: an events file (events[i]) or a raw log parsed on the fly */
   const char **files = calloc((size_t)argc + 1, sizeof *files);
+  const char **hist = calloc((size_t)argc + 1, sizeof *hist); /* --history files */
   char *events = calloc((size_t)argc + 1, 1);
-  if (!files || !events) {
+  if (!files || !events || !hist) {
     free(files);
+    free(hist);
     free(events);
     return pit_cli_error("out of memory");
   }
-  int nfiles = 0, rc = 0, o, nsize = 0;
+  int nfiles = 0, nhist = 0, rc = 0, o, nsize = 0;
   const char *run = NULL, *catalog = NULL, *itype = NULL, *db = NULL;
   double size = 1, ipe = NAN, nodes = -1, allow = NAN, precision = 0.02, scale_to = NAN;
   enum pit_job_unit unit = PIT_JOB_EPOCHS;
@@ -132,6 +171,7 @@ int pit_cmd_predict(int argc, char **argv) {
   while (!rc && (o = pit_cli_getopt_next(&go)) != -1) {
     switch (o) {
     case 'e': events[nfiles] = 1, files[nfiles++] = optarg; break;
+    case 'H': hist[nhist++] = optarg; break;
     case 'd': db = optarg; break;
     case 'r': run = optarg; break;
     case 'E': unit = PIT_JOB_EPOCHS; nsize++; rc = parse_pos(go.opt->name, optarg, &size); break;
@@ -154,7 +194,7 @@ int pit_cmd_predict(int argc, char **argv) {
       if (pit_summary_format_parse(optarg, &fmt))
         rc = pit_cli_usage("--format: table, csv or json, not '%s'", optarg);
       break;
-    case 'h': pit_cli_help(stdout, &cmd); free(files); free(events); return 0;
+    case 'h': pit_cli_help(stdout, &cmd); free(files); free(hist); free(events); return 0;
     default: rc = pit_cli_bad_option("predict", argv);
     }
   }
@@ -170,8 +210,15 @@ int pit_cmd_predict(int argc, char **argv) {
     rc = pit_cli_usage("--itype needs --catalog FILE (the prices)");
   if (!rc && nodes > 0 && !itype)
     rc = pit_cli_usage("--nodes goes with --itype");
+  if (!rc && nhist && isfinite(scale_to))
+    rc = pit_cli_usage("--history goes with one run, not with --scale-to");
+  struct pit_term prior = {NAN, NAN};
+  char prior_from[160] = "";
+  if (!rc && nhist)
+    rc = history_prior(hist, nhist, &prior, prior_from, sizeof prior_from);
   if (rc) {
     free(files);
+    free(hist);
     free(events);
     return rc;
   }
@@ -216,6 +263,10 @@ int pit_cmd_predict(int argc, char **argv) {
     rc = scaled_inputs(&rs, precision, scale_to, in, &basis, model, sizeof model);
   else if (!rc && pit_predict_inputs(&r->series, &r->sum, r->name, precision, in, &basis, &e))
     rc = pit_cli_fail(&e);
+  if (!rc && nhist && !pit_predict_use_prior(in, &basis, &prior))
+    snprintf(prior_from, sizeof prior_from, "not used: %s",
+             basis.wall ? "the records have a clock (the wall time between iterations holds it)"
+                        : "the run's own epochs show it");
   if (!rc) {
     if (isfinite(ipe))
       in->iters_per_epoch = ipe;
@@ -285,6 +336,7 @@ int pit_cmd_predict(int argc, char **argv) {
     rep.unit = units[unit];
     rep.val_samples = basis.val_samples;
     rep.time_basis = basis.wall ? "wall clock between iteration records" : "logged step times";
+    rep.untimed_from = nhist ? prior_from : NULL;
     if (pit_predict_write(stdout, fmt, &rep, 1, &e))
       rc = pit_cli_fail(&e);
   }
@@ -292,6 +344,7 @@ int pit_cmd_predict(int argc, char **argv) {
   pit_catalog_release(&cat);
   pit_runset_release(&rs);
   free(files);
+  free(hist);
   free(events);
   return rc;
 }

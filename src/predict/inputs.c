@@ -123,19 +123,18 @@ static void edge_terms(const struct pit_series *s, double tp, double ipe, double
     *edge = (nf ? fsum / (double)nf : 0) + (nl ? lsum / (double)nl : 0);
 }
 
-/* Without a clock: the time per epoch that no step timed — an epoch record's
- * epoch_s less the sum of its epoch's step times (the series' rank, the same
- * run) — summed over the epochs recorded (*sum, over *n of them). The data
- * loader's start before the first step, epoch-end work: the step times do
- * not hold it, so the epochs done add it to the elapsed time and every epoch
- * not over still pays its mean. */
-static void untimed_epochs(const struct pit_series *s, double *sum_out, int64_t *n_out) {
+/* The time per epoch that no step timed: for every epoch record of the
+ * series' rank with an epoch time and step times in the same run, epoch_s
+ * less the sum of those step times (the data loader's start before the first
+ * step, epoch-end work: the step times do not hold it). Written to v (when
+ * not NULL, room for s->nev); returns how many, summed into *sum. */
+static int64_t untimed_values(const struct pit_series *s, double *v, double *sum) {
   int rank = -2;
   for (int64_t i = 0; i < s->nit && rank == -2; i++)
     if (!(s->it[i].flags & PIT_IT_OTHER_RANK))
       rank = s->it[i].rank;
-  double sum = 0;
   int64_t n = 0;
+  *sum = 0;
   for (int64_t k = 0; k < s->nev; k++) {
     const struct pit_series_event *ev = &s->ev[k];
     if (ev->type != PIT_REC_EPOCH || !isfinite(ev->v) || ev->epoch < 0 || (ev->rank >= 0 && ev->rank != rank))
@@ -150,12 +149,51 @@ static void untimed_epochs(const struct pit_series *s, double *sum_out, int64_t 
       }
     }
     if (m > 0) {
-      sum += ev->v - steps;
+      if (v)
+        v[n] = ev->v - steps;
+      *sum += ev->v - steps;
       n++;
     }
   }
-  *sum_out = sum;
-  *n_out = n;
+  return n;
+}
+
+int pit_predict_untimed_prior(const struct pit_series *const *runs, int n, struct pit_term *out, int64_t *m_out,
+                              struct pit_err *e) {
+  int64_t cap = 0;
+  for (int k = 0; k < n; k++)
+    cap += runs[k]->nev;
+  double *v = malloc(sizeof *v * (size_t)(cap > 0 ? cap : 1)), sum = 0, part;
+  if (!v)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  int64_t m = 0;
+  for (int k = 0; k < n; k++)
+    m += untimed_values(runs[k], v + m, &part), sum += part;
+  *m_out = m;
+  *out = (struct pit_term){NAN, NAN};
+  if (m == 0) {
+    free(v);
+    pit_err_set(e, PIT_ESTATE, "no epoch with an epoch time and step times in the %d earlier run%s to learn the "
+                               "untimed time from", n, n == 1 ? "" : "s");
+    pit_err_hint(e, "give runs whose logs record an epoch's time (e.g. \"Epoch e took: X seconds\")");
+    return PIT_ESTATE;
+  }
+  double mean = sum / (double)m, ss = 0;
+  for (int64_t i = 0; i < m; i++)
+    ss += (v[i] - mean) * (v[i] - mean);
+  free(v);
+  double half = m >= 2 ? pit_t_quantile(0.975, (int)m - 1) * sqrt(ss / (double)(m - 1)) * sqrt(1 + 1 / (double)m)
+                       : fabs(mean);
+  *out = (struct pit_term){mean, half};
+  return 0;
+}
+
+int pit_predict_use_prior(struct pit_predict_in *in, const struct pit_predict_basis *b,
+                          const struct pit_term *prior) {
+  if (b->wall || b->untimed_epochs > 0 || !isfinite(prior->mean))
+    return 0;
+  in->untimed = *prior;
+  return 1;
 }
 
 int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm, const char *name,
@@ -214,11 +252,10 @@ int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm,
   edge_terms(s, sm->tp.mean, ipe > 0 ? ipe : samples > 0 && batch > 0 ? ceil(samples / (double)batch) : NAN, &edge,
              &done);
   double untimed = 0;
-  int64_t n_untimed = 0;
   if (!b->wall) {
-    untimed_epochs(s, &untimed, &n_untimed);
-    if (n_untimed > 0)
-      edge = (isfinite(edge) ? edge : 0) + untimed / (double)n_untimed;
+    b->untimed_epochs = untimed_values(s, NULL, &untimed);
+    if (b->untimed_epochs > 0)
+      edge = (isfinite(edge) ? edge : 0) + untimed / (double)b->untimed_epochs;
   }
   in->epoch_edge = (struct pit_term){edge, NAN};
   /* in progress (no end record): what is done is timed, not predicted */

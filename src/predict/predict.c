@@ -28,6 +28,10 @@
  * measurement is too short for the horizon and how many more iterations it
  * wants (se ∝ n^-3/2, so n' = m·(se/se_needed)^(2/3)).
  *
+ * T_epoch_edge is epoch_edge plus, when a caller learnt it from earlier runs
+ * of the same script (pit_predict_untimed_prior), untimed: the time per
+ * epoch no step timed, each with its own half-width.
+ *
  * A run in progress: T = elapsed_s + remaining, where remaining
  * counts the iterations, epoch ends and checkpoints not done yet (start and
  * init only when nothing is done; of the epoch in progress, the edge less
@@ -93,7 +97,7 @@ void pit_predict_in_init(struct pit_predict_in *in) {
   memset(in, 0, sizeof *in);
   struct pit_term none = {NAN, NAN};
   in->tp = in->tp_half = in->drift = in->drift_se = in->drift_allow = in->iters_per_epoch = in->edge_done = NAN;
-  in->start = in->init = in->val = in->epoch_edge = in->ckpt = none;
+  in->start = in->init = in->val = in->epoch_edge = in->ckpt = in->untimed = none;
   in->unit = PIT_JOB_EPOCHS;
 }
 
@@ -137,8 +141,8 @@ int pit_predict(const struct pit_predict_in *in, struct pit_prediction *out, str
   /* one epoch on its own */
   if (have_ipe) {
     double r = allow + d * (m + ipe) / 2;
-    out->epoch_s = ipe * tp + tmean(in->epoch_edge);
-    double h = ipe * (tph + r * tp) + thalf(in->epoch_edge);
+    out->epoch_s = ipe * tp + tmean(in->epoch_edge) + tmean(in->untimed);
+    double h = ipe * (tph + r * tp) + thalf(in->epoch_edge) + thalf(in->untimed);
     out->epoch_lo = out->epoch_s - h - last_short(in) > 0 ? out->epoch_s - h - last_short(in) : 0;
     out->epoch_hi = out->epoch_s + h;
   }
@@ -153,9 +157,10 @@ int pit_predict(const struct pit_predict_in *in, struct pit_prediction *out, str
   double r = nrem > 0 ? allow + d * (m + (double)nrem) / 2 : 0;
   out->drift_rel = r;
   drift_check(in, m, (double)nrem, d, r, out);
-  double rem = (double)nrem * tp + nval * tmean(in->val) + ep_rem * tmean(in->epoch_edge) + ck_rem * tmean(in->ckpt);
-  double half = (double)nrem * (tph + r * tp) + nval * thalf(in->val) + ep_rem * thalf(in->epoch_edge) +
-                ck_rem * thalf(in->ckpt);
+  double rem = (double)nrem * tp + nval * tmean(in->val) + ep_rem * (tmean(in->epoch_edge) + tmean(in->untimed)) +
+               ck_rem * tmean(in->ckpt);
+  double half = (double)nrem * (tph + r * tp) + nval * thalf(in->val) +
+                ep_rem * (thalf(in->epoch_edge) + thalf(in->untimed)) + ck_rem * thalf(in->ckpt);
   /* the epoch in progress has spent part of its edge (its first iteration) */
   if (ep_rem > 0 && in->done_iters > ep_done * ipe && isfinite(in->edge_done))
     rem -= in->edge_done;

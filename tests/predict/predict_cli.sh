@@ -140,7 +140,69 @@ assert abs(j["predicted_epoch_s"] - 12.0) < 1e-9, j
 assert abs(j["inputs"]["elapsed_s"] - 29.0) < 1e-9, j
 assert abs(j["predicted_s"] - 48.0) < 1e-9, j
 PY
-rm -f untimed.jsonl untimed.json
+rm -f untimed.json
+
+# --history: the untimed time per epoch learnt from earlier runs of the same
+# script. h1 (2 epochs of 10 × 1 s recorded as 12 and 12.5 s) and h2 (one of
+# 11.5 s) give 2.0, 2.5 and 1.5 s: mean 2.0, prediction half-width
+# t(0.975, 2) · 0.5 · √(1 + 1/3) = 2.484 s. The run in progress (7 of 10 steps
+# of 1 s, no clock, no epoch of its own) is then 7 + 3 × 1 + 2.0 = 12 s; alone
+# it is 10 s. With a clock, or with an epoch of its own, the history is not used.
+/usr/bin/python3 - <<'PY'
+import json
+def it(f, run, e, i, clock=False):
+    r = {"type": "iter", "run": run, "gen": 0, "epoch": e, "iter": i, "step": 10 * e + i, "batch": 32, "step_s": 1.0}
+    if clock:
+        r["t"] = 1.0 * (10 * e + i + 1)
+    f.write(json.dumps(r) + "\n")
+with open("h1.jsonl", "w") as f:
+    for e, took in ((0, 12.0), (1, 12.5)):
+        for i in range(10):
+            it(f, "h1", e, i)
+        f.write(json.dumps({"type": "epoch", "run": "h1", "gen": 0, "epoch": e, "epoch_s": took}) + "\n")
+with open("h2.jsonl", "w") as f:
+    for i in range(10):
+        it(f, "h2", 0, i)
+    f.write(json.dumps({"type": "epoch", "run": "h2", "gen": 0, "epoch": 0, "epoch_s": 11.5}) + "\n")
+with open("now.jsonl", "w") as f:
+    for i in range(7):
+        it(f, "now", 0, i)
+with open("clocked.jsonl", "w") as f:
+    for i in range(8):
+        it(f, "clocked", 0, i, clock=True)
+with open("noepoch.jsonl", "w") as f:
+    for i in range(10):
+        it(f, "noepoch", 0, i)
+PY
+"$PITSTOP" predict now.jsonl --iters-per-epoch 10 --format json > alone.json
+"$PITSTOP" predict now.jsonl --iters-per-epoch 10 --history h1.jsonl --history h2.jsonl --format json > hist.json
+"$PITSTOP" predict now.jsonl --iters-per-epoch 10 --history h2.jsonl --format json > hist1.json
+"$PITSTOP" predict clocked.jsonl --iters-per-epoch 10 --history h1.jsonl --format json > histclock.json
+"$PITSTOP" predict untimed.jsonl --iters-per-epoch 10 --epochs 4 --history h2.jsonl --format json > histown.json
+"$PITSTOP" predict now.jsonl --iters-per-epoch 10 --history h1.jsonl --history h2.jsonl > hist.txt
+/usr/bin/python3 - <<'PY'
+import json
+a, h, h1 = (json.load(open(f)) for f in ("alone.json", "hist.json", "hist1.json"))
+assert abs(a["predicted_s"] - 10.0) < 1e-9 and a["inputs"]["untimed_s"] is None, a
+assert a["inputs"]["untimed_from"] is None, a
+assert abs(h["predicted_s"] - 12.0) < 1e-9, h
+assert abs(h["predicted_epoch_s"] - 12.0) < 1e-9, h
+assert abs(h["inputs"]["untimed_s"] - 2.0) < 1e-9, h
+assert abs(h["inputs"]["untimed_half_s"] - 2.484) < 0.001, h
+assert h["inputs"]["untimed_from"] == "3 epochs of 2 earlier runs", h
+# its half-width widens the interval by as much, on top of the run's own
+ah = a["predicted_interval_s"][1] - a["predicted_s"]
+hh = h["predicted_interval_s"][1] - h["predicted_s"]
+assert abs(hh - ah - 2.484) < 0.001, (a, h)
+assert abs(h1["inputs"]["untimed_s"] - 1.5) < 1e-9 and abs(h1["inputs"]["untimed_half_s"] - 1.5) < 1e-9, h1
+c = json.load(open("histclock.json"))
+assert c["inputs"]["untimed_s"] is None and c["inputs"]["untimed_from"].startswith("not used: the records have a clock"), c
+o = json.load(open("histown.json"))
+assert abs(o["predicted_s"] - 48.0) < 1e-9 and o["inputs"]["untimed_from"].startswith("not used: the run's own"), o
+PY
+grep -q "untimed per epoch (earlier runs)" hist.txt
+grep -q "learnt from.*3 epochs of 2 earlier runs" hist.txt
+rm -f alone.json hist.json hist1.json histclock.json histown.json hist.txt now.jsonl clocked.jsonl
 
 # scaling: runs at 1, 2, 3 ranks of one configuration (throughput on a known USL curve, ±2% noise)
 # predict 4 ranks within 10%; two counts are "too few points"
@@ -203,5 +265,8 @@ fail "run 'few': too few iterations" few.jsonl
 fail "not in 'cat.tsv'" ev.jsonl --catalog cat.tsv --itype m5.large
 fail "no such|cannot open" missing.jsonl
 fail "too few points" r1.jsonl r2.jsonl --scale-to 4
+fail "history: no epoch .* in the 1 earlier run" ev.jsonl --history noepoch.jsonl
+fail "no such|cannot open" ev.jsonl --history missing.jsonl
+fail "history goes with one run" r1.jsonl r2.jsonl --scale-to 4 --history h1.jsonl
 test "$(ls | sort)" = "$before" || { echo "files appeared:"; ls; exit 1; }
 echo "predict_cli: ok"
