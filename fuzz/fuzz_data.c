@@ -104,7 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       free(x);
     }
     pit_dataset_release(&ds);
-  } else if (rc > 0 || !e.msg[0] || ds.x || ds.y) {
+  } else if (rc > 0 || !e.msg[0] || ds.x || ds.x8 || ds.y) {
     abort();
   }
   return 0;

@@ -1,8 +1,13 @@
 /* pitstop/data.h — datasets and the sampler.
  *
- * A dataset is held in memory as float images (N, C, H, W), already normalised
- * as the model wants (classifiers: (x/255 - mean)/std per dataset; GANs: [-1, 1]),
- * and int32 labels (N) (-1 for unlabelled images).
+ * A dataset yields float images (N, C, H, W), normalised as the model wants
+ * (classifiers: (x/255 - mean)/std per dataset; GANs: [-1, 1]), and int32 labels
+ * (N) (-1 for unlabelled images). Samples at their native size and channels
+ * (MNIST, Fashion-MNIST, CIFAR-10 without resizing or channel conversion) are kept
+ * as the file's bytes and converted per batch by pit_dataset_gather through a
+ * per-channel table (4x less memory, and no 188 MB of fresh pages to fill at load);
+ * the floats gather returns are bit-identical either way. Read samples through
+ * pit_dataset_gather, which hides the storage.
  *
  * The sampler defines the sequence of GLOBAL batches: for epoch e, a permutation
  * of [0, N) drawn from (seed, e); global batch b of epoch e is positions
@@ -24,7 +29,11 @@ struct pit_dataset {
   int64_t n;           /* number of samples */
   int c, h, w;         /* sample shape */
   int classes;         /* 0 if unlabelled */
-  float *x;            /* (n, c, h, w); NULL for synthetic (generated on demand) */
+  /* Storage: exactly one of x, x8 is set for a dataset read from files; both are
+   * NULL for synthetic (generated on demand). All three pointers owned by the dataset. */
+  float *x;            /* (n, c, h, w) normalised floats: resized or channel-converted samples */
+  uint8_t *x8;         /* (n, c, h, w) the file's bytes: samples at native size and channels */
+  float (*lut)[256];   /* with x8: (c) tables, byte v of channel ch → lut[ch][v] (normalised) */
   int32_t *y;          /* (n) */
   uint64_t synth_seed; /* synthetic: sample i is a deterministic function of (seed, i) */
   void *priv;          /* synthetic: private tables (class templates, noise); NULL otherwise */
@@ -50,6 +59,8 @@ struct pit_data_opts {
   uint64_t seed;
   int64_t limit;         /* >0: keep only the first `limit` samples */
   int min_side;          /* images: refuse an image whose native shorter side is below this (0: any) */
+  int store_floats;      /* 1: keep normalised floats (x) even where the bytes (x8) would do:
+                            4x the memory, gather copies instead of converting; same values */
 };
 
 int pit_dataset_load(struct pit_dataset *ds, const struct pit_data_opts *o, struct pit_err *e);

@@ -64,10 +64,10 @@ int pit__cifar_load(struct pit_dataset *ds, const struct pit_data_opts *o, const
     pit__conv_release(&cv);
     return pit_err_set(e, PIT_ENOMEM, "'%s': out of memory", paths[0]);
   }
-  if ((rc = pit__dataset_alloc(ds, n, cv.c, cv.h, cv.w, paths[0], e)))
+  if ((rc = pit__dataset_alloc(ds, n, cv.c, cv.h, cv.w, pit__conv_keep_bytes(&cv, o),
+                                paths[0], e)))
     goto out;
   ds->classes = 10;
-  size_t out_per = (size_t)cv.c * cv.h * cv.w;
   int64_t i = 0;
   for (int f = 0; f < nfiles && i < n; f++) {
     FILE *fp = fopen(paths[f], "rb");
@@ -96,7 +96,7 @@ int pit__cifar_load(struct pit_dataset *ds, const struct pit_data_opts *o, const
           goto out;
         }
         ds->y[i] = rec[0];
-        pit__conv_sample(&cv, rec + 1, ds->x + (size_t)i * out_per);
+        pit__dataset_put(ds, &cv, i, rec + 1);
         i++;
       }
       r += m;

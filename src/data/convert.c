@@ -71,6 +71,11 @@ void pit__conv_release(struct pit__conv *cv) {
   cv->wx = cv->wy = cv->tmp = cv->plane = NULL;
 }
 
+const struct pit__conv *pit__conv_keep_bytes(const struct pit__conv *cv,
+                                             const struct pit_data_opts *o) {
+  return !o->store_floats && !cv->s && cv->c == cv->c0 && cv->pstride == 1 ? cv : NULL;
+}
+
 /* Channels that are computed: a grey source gives one plane, copied at the end. */
 static int computed_channels(const struct pit__conv *cv) { return cv->c0 == 1 ? 1 : cv->c; }
 

@@ -60,8 +60,14 @@ int pit__conv_init(struct pit__conv *cv, int c0, int h0, int w0, int chw, int c,
 void pit__conv_release(struct pit__conv *cv);
 /* One sample: src raw bytes → dst (c, h, w). */
 void pit__conv_sample(struct pit__conv *cv, const uint8_t *src, float *dst);
+/* cv when the dataset may keep its raw bytes (ds->x8) and convert them in gather:
+ * the conversion is the table lookup alone on channel-major bytes (no resize, same
+ * channels), so the raw sample is already (c, h, w) and lut[ch][byte] is its value;
+ * and the options do not ask for floats. NULL otherwise (store floats). */
+const struct pit__conv *pit__conv_keep_bytes(const struct pit__conv *cv,
+                                             const struct pit_data_opts *o);
 
-/* Readers: fill ds->x, ds->y, ds->n, shape and classes. opts already validated;
+/* Readers: fill ds->x or ds->x8, ds->y, ds->n, shape and classes. opts already validated;
  * `limit` is the maximum number of samples to keep (>0) or 0 for all. */
 int pit__idx_load(struct pit_dataset *ds, const struct pit_data_opts *o, const char *dir,
                   const float *mean, const float *std, struct pit_err *e);
@@ -81,8 +87,12 @@ void pit__synth_gather(const struct pit_dataset *ds, const int64_t *idx, int n, 
 int pit__filter_table(int in, int out, int first, int count, enum pit_resize_kernel kernel,
                       int **pos, int **len, float **wt, int *maxk);
 
-/* Allocates ds->x (n, c, h, w) and ds->y (n), checking for overflow. */
-int pit__dataset_alloc(struct pit_dataset *ds, int64_t n, int c, int h, int w, const char *what,
-                       struct pit_err *e);
+/* Allocates the storage of n samples (c, h, w) and ds->y (n), checking for overflow:
+ * ds->x (floats), or, when bytes is given (a pit__conv_lookup_only conversion), ds->x8
+ * and ds->lut (a copy of bytes->lut; see pit__conv_keep_bytes). */
+int pit__dataset_alloc(struct pit_dataset *ds, int64_t n, int c, int h, int w,
+                       const struct pit__conv *bytes, const char *what, struct pit_err *e);
+/* Stores raw sample src as sample i: copies the bytes into x8, or converts into x. */
+void pit__dataset_put(struct pit_dataset *ds, struct pit__conv *cv, int64_t i, const uint8_t *src);
 
 #endif

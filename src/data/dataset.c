@@ -1,9 +1,11 @@
 /* dataset.c — pit_dataset_load dispatch (option checks, default directories,
  * per-dataset normalisation constants), allocation, gather, release.
  *
- * Invariants: after a successful load, x holds n·c·h·w normalised floats (NULL
- * for synthetic, generated on demand by gather) and y holds n labels in
- * [0, classes) (-1 when classes == 0). After a failed load ds is empty.
+ * Invariants: after a successful load exactly one of x (n·c·h·w normalised floats)
+ * and x8 (n·c·h·w bytes, with lut: c tables of 256 normalised values) is set, or
+ * neither for synthetic (generated on demand by gather); gather returns the same
+ * floats from x8 as the float path would have stored (the same lut lookup). y holds
+ * n labels in [0, classes) (-1 when classes == 0). After a failed load ds is empty.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,15 +28,15 @@ static void *alloc_big(size_t bytes) {
   return p;
 }
 
-int pit__dataset_alloc(struct pit_dataset *ds, int64_t n, int c, int h, int w, const char *what,
-                       struct pit_err *e) {
-  size_t per = (size_t)c * h * w;
+int pit__dataset_alloc(struct pit_dataset *ds, int64_t n, int c, int h, int w,
+                       const struct pit__conv *bytes, const char *what, struct pit_err *e) {
+  size_t per = (size_t)c * h * w, elem = bytes ? 1 : sizeof(float);
   if (n <= 0 || per == 0 || (uint64_t)n > SIZE_MAX / sizeof(float) / per)
     return pit_err_set(e, PIT_EFORMAT, "%s: impossible dataset size (%lld samples of %dx%dx%d)",
                        what, (long long)n, c, h, w);
   /* Refuse what cannot fit in memory instead of being killed while filling it. */
   long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-  double need = (double)n * per * sizeof(float);
+  double need = (double)n * per * elem;
   if (pages > 0 && psize > 0 && need > 0.9 * (double)pages * psize) {
     pit_err_set(e, PIT_ENOMEM, "%s: %lld samples of %dx%dx%d need %.1f GB, more than this "
                 "machine's memory (%.1f GB)", what, (long long)n, c, h, w, need / 1e9,
@@ -42,21 +44,40 @@ int pit__dataset_alloc(struct pit_dataset *ds, int64_t n, int c, int h, int w, c
     pit_err_hint(e, "keep fewer samples (a sample limit) or use a smaller image size");
     return PIT_ENOMEM;
   }
-  ds->x = alloc_big(sizeof(float) * per * (size_t)n);
+  int ok;
+  if (bytes) {
+    ds->x8 = alloc_big(per * (size_t)n);
+    ds->lut = malloc(sizeof *ds->lut * (size_t)c);
+    if (ds->lut)
+      memcpy(ds->lut, bytes->lut, sizeof *ds->lut * (size_t)c);
+    ok = ds->x8 && ds->lut;
+  } else {
+    ds->x = alloc_big(sizeof(float) * per * (size_t)n);
+    ok = ds->x != NULL;
+  }
   ds->y = malloc(sizeof(int32_t) * (size_t)n);
-  if (!ds->x || !ds->y) {
-    free(ds->x);
-    free(ds->y);
+  if (!ok || !ds->y) {
+    PIT_FREE_ALL(ds->x, ds->x8, ds->lut, ds->y);
     ds->x = NULL;
+    ds->x8 = NULL;
+    ds->lut = NULL;
     ds->y = NULL;
     return pit_err_set(e, PIT_ENOMEM, "%s: out of memory for %lld samples of %dx%dx%d (%.1f MB)",
-                       what, (long long)n, c, h, w, (double)n * per * 4 / 1e6);
+                       what, (long long)n, c, h, w, need / 1e6);
   }
   ds->n = n;
   ds->c = c;
   ds->h = h;
   ds->w = w;
   return 0;
+}
+
+void pit__dataset_put(struct pit_dataset *ds, struct pit__conv *cv, int64_t i, const uint8_t *src) {
+  size_t per = (size_t)ds->c * ds->h * ds->w;
+  if (ds->x8)
+    memcpy(ds->x8 + (size_t)i * per, src, per);
+  else
+    pit__conv_sample(cv, src, ds->x + (size_t)i * per);
 }
 
 static int check_opts(const struct pit_data_opts *o, struct pit_err *e) {
@@ -126,8 +147,7 @@ void pit_dataset_release(struct pit_dataset *ds) {
   if (!ds)
     return;
   pit__synth_release(ds);
-  free(ds->x);
-  free(ds->y);
+  PIT_FREE_ALL(ds->x, ds->x8, ds->lut, ds->y);
   memset(ds, 0, sizeof *ds);
 }
 
@@ -138,15 +158,25 @@ int pit_dataset_gather(const struct pit_dataset *ds, const int64_t *idx, int n, 
   for (int i = 0; i < n; i++)
     if (idx[i] < 0 || idx[i] >= ds->n)
       return PIT_EARG;
-  if (!ds->x) {
+  if (!ds->x && !ds->x8) {
     if (!ds->priv)
       return PIT_ESTATE;
     pit__synth_gather(ds, idx, n, x, y);
     return 0;
   }
-  size_t per = (size_t)ds->c * ds->h * ds->w;
+  size_t hw = (size_t)ds->h * ds->w, per = (size_t)ds->c * hw;
   for (int i = 0; i < n; i++) {
-    memcpy(x + (size_t)i * per, ds->x + (size_t)idx[i] * per, sizeof(float) * per);
+    float *d = x + (size_t)i * per;
+    if (ds->x8) { /* the same table lookup pit__conv_sample does: bit-identical */
+      const uint8_t *s = ds->x8 + (size_t)idx[i] * per;
+      for (int ch = 0; ch < ds->c; ch++) {
+        const float *lut = ds->lut[ch];
+        for (size_t p = 0; p < hw; p++)
+          d[ch * hw + p] = lut[s[ch * hw + p]];
+      }
+    } else {
+      memcpy(d, ds->x + (size_t)idx[i] * per, sizeof(float) * per);
+    }
     if (y)
       y[i] = ds->y[idx[i]];
   }

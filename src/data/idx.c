@@ -129,26 +129,28 @@ int pit__idx_load(struct pit_dataset *ds, const struct pit_data_opts *o, const c
     }
   if ((rc = pit__conv_init(&cv, 1, (int)h, (int)w, 1, o->channels, o->image_size, mean, std, e)))
     goto out;
-  if ((rc = pit__dataset_alloc(ds, n, cv.c, cv.h, cv.w, ipath, e)))
+  if ((rc = pit__dataset_alloc(ds, n, cv.c, cv.h, cv.w, pit__conv_keep_bytes(&cv, o),
+                                ipath, e)))
     goto out;
   ds->classes = 10;
   for (int64_t i = 0; i < n; i++)
     ds->y[i] = labels[i];
-  /* images in chunks, converted straight into ds->x */
-  /* read in chunks of at most 4096 images and 16 MB */
-  size_t per = (size_t)h * w, out_per = (size_t)cv.c * cv.h * cv.w;
+  /* images in chunks of at most 4096 images and 16 MB: read straight into x8 when the
+   * bytes are kept, else through buf and converted into x */
+  size_t per = (size_t)h * w;
   size_t chunk = ((size_t)16 << 20) / per;
   chunk = chunk < 1 ? 1 : chunk > 4096 ? 4096 : chunk;
-  if (!(buf = malloc(per * chunk))) {
+  if (!ds->x8 && !(buf = malloc(per * chunk))) {
     rc = pit_err_set(e, PIT_ENOMEM, "'%s': out of memory", ipath);
     goto out;
   }
   for (int64_t i0 = 0; i0 < n; i0 += (int64_t)chunk) {
     size_t m = (size_t)(n - i0) < chunk ? (size_t)(n - i0) : chunk;
-    if ((rc = read_exact(gi, buf, per * m, ipath, "the images", e)))
+    uint8_t *dst = ds->x8 ? ds->x8 + (size_t)i0 * per : buf;
+    if ((rc = read_exact(gi, dst, per * m, ipath, "the images", e)))
       goto out;
-    for (size_t j = 0; j < m; j++)
-      pit__conv_sample(&cv, buf + j * per, ds->x + (size_t)(i0 + (int64_t)j) * out_per);
+    for (size_t j = 0; !ds->x8 && j < m; j++)
+      pit__dataset_put(ds, &cv, i0 + (int64_t)j, buf + j * per);
   }
 out:
   pit__conv_release(&cv);

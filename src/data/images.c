@@ -245,12 +245,12 @@ int pit__images_load(struct pit_dataset *ds, const struct pit_data_opts *o, cons
       if ((rc = pit__conv_init(&cv, 3, h, w, 0, o->channels, o->image_size,
                                 imagenet ? in_mean : half, imagenet ? in_std : half, e)))
         goto out;
-      if (i == 0 && (rc = pit__dataset_alloc(ds, n, cv.c, cv.h, cv.w, dir, e)))
+      if (i == 0 && (rc = pit__dataset_alloc(ds, n, cv.c, cv.h, cv.w, NULL, dir, e)))
         goto out;
       h0 = h;
       w0 = w;
     }
-    pit__conv_sample(&cv, img, ds->x + (size_t)i * cv.c * cv.h * cv.w);
+    pit__dataset_put(ds, &cv, i, img);
     ds->y[i] = -1;
     free(img);
     img = NULL;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "check.h"
+#include "gather_all.h"
 #include "pitstop/data.h"
 
 static const double M[3] = {0.4914, 0.4822, 0.4465}, S[3] = {0.2470, 0.2435, 0.2616};
@@ -72,18 +73,39 @@ int main(void) {
   CHECK(load(&ds, dir1, 1, 0, 0, 0, &e) == 0, "load: %s", e.msg);
   CHECK(ds.n == 15 && ds.c == 3 && ds.h == 32 && ds.w == 32 && ds.classes == 10, "shape");
   int bad = 0;
-  for (int r = 0; r < 15; r++) {
+  float *X = gather_all(&ds, NULL); /* the samples as gather gives them (ds keeps bytes) */
+  CHECK(X != NULL, "gather all");
+  for (int r = 0; X && r < 15; r++) {
     if (ds.y[r] != r % 10)
       bad++;
     for (int ch = 0; ch < 3; ch++)
       for (int p = 0; p < 1024; p += 97) {
         double want = (px(r, ch, p) / 255.0 - M[ch]) / S[ch];
-        if (fabs(ds.x[(size_t)r * 3072 + ch * 1024 + p] - want) > 1e-5)
+        if (fabs(X[(size_t)r * 3072 + ch * 1024 + p] - want) > 1e-5)
           bad++;
       }
   }
   CHECK(bad == 0, "%d wrong values or labels", bad);
+  free(X);
   pit_dataset_release(&ds);
+
+  /* byte storage: native RGB keeps bytes, gather bit-identical to the float path for
+   * both normalisations; grey or resized samples keep floats */
+  struct pit_data_opts o = {.kind = "cifar10", .dir = dir1, .train = 1};
+  check_bytes_match_floats(o, 1, "cifar10 classifier");
+  o.norm = PIT_NORM_GAN;
+  check_bytes_match_floats(o, 1, "cifar10 GAN");
+  o.train = 0;
+  check_bytes_match_floats(o, 1, "cifar10 GAN, test split");
+  o.train = 1;
+  o.limit = 4;
+  o.channels = 3;
+  check_bytes_match_floats(o, 1, "cifar10 GAN, limit 4, channels 3");
+  o.channels = 1;
+  check_bytes_match_floats(o, 0, "cifar10 GAN, grey");
+  o.channels = 0;
+  o.image_size = 16;
+  check_bytes_match_floats(o, 0, "cifar10 GAN, image size 16");
 
   CHECK(load(&ds, dir1, 0, 1, 0, 0, &e) == 0, "test split grey: %s", e.msg);
   CHECK(ds.n == 2 && ds.c == 1, "grey shape");

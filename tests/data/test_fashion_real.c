@@ -6,17 +6,21 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "gather_all.h"
 #include "pitstop/data.h"
 
+/* Mean and sd of every value as gather gives it (NAN when it cannot). */
 static void moments(const struct pit_dataset *ds, double *mean, double *sd) {
   size_t m = (size_t)ds->n * ds->c * ds->h * ds->w;
+  float *x = gather_all(ds, NULL);
   double s = 0, s2 = 0;
-  for (size_t i = 0; i < m; i++) {
-    s += ds->x[i];
-    s2 += (double)ds->x[i] * ds->x[i];
+  for (size_t i = 0; x && i < m; i++) {
+    s += x[i];
+    s2 += (double)x[i] * x[i];
   }
-  *mean = s / m;
-  *sd = sqrt(s2 / m - *mean * *mean);
+  *mean = x ? s / m : NAN;
+  *sd = x ? sqrt(s2 / m - *mean * *mean) : NAN;
+  free(x);
 }
 
 int main(void) {
@@ -41,6 +45,7 @@ int main(void) {
     CHECK(ds.n == (train ? 60000 : 10000), "n = %lld", (long long)ds.n);
     CHECK(ds.c == 1 && ds.h == 28 && ds.w == 28, "shape %dx%dx%d", ds.c, ds.h, ds.w);
     CHECK(ds.classes == 10, "classes %d", ds.classes);
+    CHECK(ds.x8 && !ds.x, "native samples kept as bytes");
     int counts[10] = {0}, bad = 0;
     for (int64_t i = 0; i < ds.n; i++) {
       if (ds.y[i] < 0 || ds.y[i] > 9)
@@ -67,6 +72,7 @@ int main(void) {
   if (!rc) {
     CHECK(ds.n == 2000 && ds.c == 3 && ds.h == 32 && ds.w == 32, "shape %lld %dx%dx%d",
           (long long)ds.n, ds.c, ds.h, ds.w);
+    CHECK(ds.x && !ds.x8, "resized samples stored as floats");
     float lo = 1, hi = -1;
     for (size_t i = 0; i < (size_t)ds.n * 3 * 32 * 32; i++) {
       lo = ds.x[i] < lo ? ds.x[i] : lo;

@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "gather_all.h"
 #include "pitstop/data.h"
 
 static char dir[512];
@@ -79,6 +80,7 @@ static void expect_fail(const char *d, const char *needle, int code, const char 
   CHECK(rc < 0 && (code == 0 || rc == code), "%s: rc %d (want %d)", what, rc, code);
   CHECK(strstr(e.msg, needle) != NULL, "%s: message '%s' lacks '%s'", what, e.msg, needle);
   CHECK(ds.x == NULL && ds.y == NULL && ds.n == 0, "%s: dataset not empty after failure", what);
+  CHECK(ds.x8 == NULL && ds.lut == NULL, "%s: byte storage left after failure", what);
   printf("%-28s -> %s\n", what, e.msg);
 }
 
@@ -92,11 +94,13 @@ static void test_values(void) {
   CHECK(pit_dataset_load(&ds, &o, &e) == 0, "load: %s", e.msg);
   CHECK(ds.n == 5 && ds.c == 1 && ds.h == 4 && ds.w == 4 && ds.classes == 10, "shape");
   CHECK(!strcmp(ds.name, "fashion-mnist"), "name %s", ds.name);
-  for (int i = 0; i < 5; i++) {
+  float *X = gather_all(&ds, NULL); /* the samples as gather gives them (ds keeps bytes) */
+  CHECK(X != NULL, "gather all");
+  for (int i = 0; X && i < 5; i++) {
     CHECK(ds.y[i] == i % 10, "label %d", i);
     for (int p = 0; p < 16; p++) {
       double want = (((i * 50 + p * 10) % 256) / 255.0 - 0.2860) / 0.3530;
-      CHECK_NEAR(ds.x[i * 16 + p], want, 1e-5, "classifier normalisation");
+      CHECK_NEAR(X[i * 16 + p], want, 1e-5, "classifier normalisation");
     }
   }
   /* gather */
@@ -104,9 +108,10 @@ static void test_values(void) {
   float x[32];
   int32_t y[2];
   CHECK(pit_dataset_gather(&ds, idx, 2, x, y) == 0, "gather");
-  CHECK(y[0] == 4 && y[1] == 1 && x[0] == ds.x[4 * 16] && x[31] == ds.x[1 * 16 + 15], "gather");
+  CHECK(X && y[0] == 4 && y[1] == 1 && x[0] == X[4 * 16] && x[31] == X[1 * 16 + 15], "gather");
   int64_t badidx[1] = {5};
   CHECK(pit_dataset_gather(&ds, badidx, 1, x, y) == PIT_EARG, "gather out of range");
+  free(X);
   pit_dataset_release(&ds);
 
   /* test split, GAN normalisation, 3 channels, limit */
@@ -174,6 +179,52 @@ static void test_resize(void) {
   pit_dataset_release(&ds);
 }
 
+/* Byte storage: native-size, native-channel samples keep the file's bytes and gather
+ * converts them bit-identically to the float path, for both normalisations; resized or
+ * channel-converted samples keep floats. */
+static void test_bytes(void) {
+  const char *d = subdir("bytes");
+  unsigned char *img = malloc(300 * 28 * 28), lab[300];
+  for (int i = 0; i < 300 * 28 * 28; i++) /* every byte value, in an irregular order */
+    img[i] = (unsigned char)(i * 7919 % 256);
+  for (int i = 0; i < 300; i++)
+    lab[i] = (unsigned char)(i * 7 % 10);
+  write_idx(d, "train-images-idx3-ubyte.gz", 1, 0x803, 300, 28, 28, img, 300 * 28 * 28);
+  write_idx(d, "train-labels-idx1-ubyte.gz", 1, 0x801, 300, 0, 0, lab, 300);
+  free(img);
+  struct pit_data_opts o = {.kind = "fashion-mnist", .dir = d, .train = 1};
+  check_bytes_match_floats(o, 1, "fashion-mnist classifier");
+  o.kind = "mnist";
+  check_bytes_match_floats(o, 1, "mnist classifier");
+  o.norm = PIT_NORM_GAN;
+  check_bytes_match_floats(o, 1, "mnist GAN");
+  o.limit = 7;
+  check_bytes_match_floats(o, 1, "mnist GAN, limit 7");
+  o.channels = 1; /* the native count: nothing to convert */
+  check_bytes_match_floats(o, 1, "mnist GAN, channels 1");
+  o.channels = 3;
+  check_bytes_match_floats(o, 0, "mnist GAN, channels 3");
+  o.channels = 0;
+  o.image_size = 32;
+  check_bytes_match_floats(o, 0, "mnist GAN, image size 32");
+  o.kind = "fashion-mnist";
+  o.norm = PIT_NORM_CLASSIFIER;
+  check_bytes_match_floats(o, 0, "fashion-mnist classifier, size 32");
+
+  /* the values: exactly the float expression of the normalisation */
+  struct pit_dataset ds;
+  struct pit_err e;
+  struct pit_data_opts g = {.kind = "fashion-mnist", .dir = d, .train = 1, .limit = 1};
+  CHECK(pit_dataset_load(&ds, &g, &e) == 0 && ds.x8, "load: %s", e.msg);
+  float *X = gather_all(&ds, NULL);
+  int bad = 0;
+  for (int p = 0; X && p < 784; p++)
+    bad += X[p] != ((float)(p * 7919 % 256) / 255.0f - 0.2860f) / 0.3530f;
+  CHECK(X && bad == 0, "%d values differ from (v/255 - mean)/std", bad);
+  free(X);
+  pit_dataset_release(&ds);
+}
+
 static void test_raw_fallback(void) {
   const char *d = subdir("raw");
   unsigned char img[8] = {0, 255, 0, 255, 255, 0, 255, 0}, lab[2] = {7, 9};
@@ -183,8 +234,10 @@ static void test_raw_fallback(void) {
   struct pit_dataset ds;
   struct pit_err e;
   CHECK(pit_dataset_load(&ds, &o, &e) == 0, "uncompressed files: %s", e.msg);
-  CHECK(ds.n == 2 && ds.y[1] == 9 && ds.x[1] == 1.0f && ds.x[4] == 1.0f && ds.x[5] == -1.0f,
+  float *X = gather_all(&ds, NULL);
+  CHECK(X && ds.n == 2 && ds.y[1] == 9 && X[1] == 1.0f && X[4] == 1.0f && X[5] == -1.0f,
         "uncompressed values");
+  free(X);
   pit_dataset_release(&ds);
 }
 
@@ -275,6 +328,7 @@ int main(void) {
   snprintf(dir, sizeof dir, "%s", check_tmpdir());
   test_values();
   test_resize();
+  test_bytes();
   test_raw_fallback();
   test_bad();
   test_bad_options();
