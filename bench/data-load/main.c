@@ -3,8 +3,11 @@
  * run.sh alternates the two and prints medians and the ratio.
  *
  * usage: bench-data-load [--data KIND] [--dir DIR] [--train 0|1] [--image-size N]
- *                        [--channels C] [--gan] [--limit N] [--gather N]
- * --gather N: also time N single-sample gathers in batches of 64 (random order). */
+ *                        [--channels C] [--gan] [--limit N] [--gather N] [--floats]
+ * --gather N: also time N single-sample gathers in batches of 64 (random order).
+ * --floats: store normalised floats even where the dataset would keep bytes
+ * (store_floats), to compare the two storages' load and gather times.
+ * Prints storage=bytes|floats and the storage's size in MB (data_mb). */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +27,7 @@ int main(int argc, char **argv) {
                                        {"gan", no_argument, 0, 'g'},
                                        {"limit", required_argument, 0, 'l'},
                                        {"gather", required_argument, 0, 'G'},
+                                       {"floats", no_argument, 0, 'F'},
                                        {0, 0, 0, 0}};
   int ch;
   while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -36,6 +40,7 @@ int main(int argc, char **argv) {
     case 'g': o.norm = PIT_NORM_GAN; break;
     case 'l': o.limit = atol(optarg); break;
     case 'G': gather = atol(optarg); break;
+    case 'F': o.store_floats = 1; break;
     default:
       fprintf(stderr, "usage: see the comment at the top of bench/data-load/main.c\n");
       return 2;
@@ -51,16 +56,27 @@ int main(int argc, char **argv) {
   double load_s = pit_now() - t0;
   size_t per = (size_t)ds.c * ds.h * ds.w;
   double s = 0, s2 = 0, m = 0;
-  if (ds.x) {
-    m = (double)per * ds.n;
-    for (size_t i = 0; i < (size_t)m; i++) {
-      s += ds.x[i];
-      s2 += (double)ds.x[i] * ds.x[i];
+  if (ds.x || ds.x8) { /* every value as gather gives it, 64 samples at a time */
+    float *x = malloc(sizeof(float) * per * 64);
+    int64_t idx[64];
+    for (int64_t i0 = 0; x && i0 < ds.n; i0 += 64) {
+      int k = ds.n - i0 < 64 ? (int)(ds.n - i0) : 64;
+      for (int i = 0; i < k; i++)
+        idx[i] = i0 + i;
+      pit_dataset_gather(&ds, idx, k, x, NULL);
+      for (size_t i = 0; i < per * (size_t)k; i++) {
+        s += x[i];
+        s2 += (double)x[i] * x[i];
+      }
+      m += (double)per * k;
     }
+    free(x);
   }
   double mean = m ? s / m : NAN, sd = m ? sqrt(s2 / m - mean * mean) : NAN;
-  printf("pitstop %s n=%lld shape=%dx%dx%d load_s=%.4f mean=%.5f sd=%.5f", ds.name,
-         (long long)ds.n, ds.c, ds.h, ds.w, load_s, mean, sd);
+  printf("pitstop %s n=%lld shape=%dx%dx%d load_s=%.4f mean=%.5f sd=%.5f storage=%s data_mb=%.1f",
+         ds.name, (long long)ds.n, ds.c, ds.h, ds.w, load_s, mean, sd,
+         ds.x8 ? "bytes" : ds.x ? "floats" : "none",
+         (double)ds.n * per * (ds.x8 ? 1 : ds.x ? sizeof(float) : 0) / 1e6);
   if (gather > 0) {
     float *x = malloc(sizeof(float) * per * 64);
     int32_t y[64];

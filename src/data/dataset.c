@@ -151,6 +151,13 @@ void pit_dataset_release(struct pit_dataset *ds) {
   memset(ds, 0, sizeof *ds);
 }
 
+/* dst[p] = lut[src[p]]: restrict lets the loads of lut move past the stores. */
+static void lookup(const float *restrict lut, const uint8_t *restrict src, float *restrict dst,
+                   size_t len) {
+  for (size_t p = 0; p < len; p++)
+    dst[p] = lut[src[p]];
+}
+
 int pit_dataset_gather(const struct pit_dataset *ds, const int64_t *idx, int n, float *x,
                        int32_t *y) {
   if (n < 0 || (n > 0 && (!idx || !x)))
@@ -169,11 +176,8 @@ int pit_dataset_gather(const struct pit_dataset *ds, const int64_t *idx, int n, 
     float *d = x + (size_t)i * per;
     if (ds->x8) { /* the same table lookup pit__conv_sample does: bit-identical */
       const uint8_t *s = ds->x8 + (size_t)idx[i] * per;
-      for (int ch = 0; ch < ds->c; ch++) {
-        const float *lut = ds->lut[ch];
-        for (size_t p = 0; p < hw; p++)
-          d[ch * hw + p] = lut[s[ch * hw + p]];
-      }
+      for (int ch = 0; ch < ds->c; ch++)
+        lookup(ds->lut[ch], s + ch * hw, d + ch * hw, hw);
     } else {
       memcpy(d, ds->x + (size_t)idx[i] * per, sizeof(float) * per);
     }
