@@ -176,6 +176,9 @@ int pit_dataset_gather(const struct pit_dataset *ds, const int64_t *idx, int n, 
     float *d = x + (size_t)i * per;
     if (ds->x8) { /* the same table lookup pit__conv_sample does: bit-identical */
       const uint8_t *s = ds->x8 + (size_t)idx[i] * per;
+      if (i + 1 < n)
+        for (size_t o = 0; o < per; o += 64)
+          __builtin_prefetch(ds->x8 + (size_t)idx[i + 1] * per + o);
       for (int ch = 0; ch < ds->c; ch++)
         lookup(ds->lut[ch], s + ch * hw, d + ch * hw, hw);
     } else {
