@@ -176,6 +176,9 @@ int pit_dataset_gather(const struct pit_dataset *ds, const int64_t *idx, int n, 
     float *d = x + (size_t)i * per;
     if (ds->x8) { /* the same table lookup pit__conv_sample does: bit-identical */
       const uint8_t *s = ds->x8 + (size_t)idx[i] * per;
+      /* Fetch the next (random) sample's lines while this one converts: the lookup loop
+       * reads one byte at a time and waited on each line (Fashion-MNIST, bench-data-load
+       * --gather: 0.61 us a sample without, 0.28 with; floats' memcpy 0.21). */
       if (i + 1 < n)
         for (size_t o = 0; o < per; o += 64)
           __builtin_prefetch(ds->x8 + (size_t)idx[i + 1] * per + o);
