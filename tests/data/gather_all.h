@@ -56,13 +56,42 @@ static inline void check_bytes_match_floats(struct pit_data_opts o, int want_byt
   CHECK(xb && xf && !memcmp(yb, yf, sizeof *yb * (size_t)b.n), "%s: labels differ", what);
   /* the float path stores what the loader converted: gather copies it unchanged */
   CHECK(xf && !memcmp(xf, f.x, sizeof *xf * m), "%s: float gather is not a copy", what);
-  printf("%-36s %s, %zu values identical\n", what, b.x8 ? "bytes" : "floats", m);
+  printf("%-52s %s, %zu values identical\n", what, b.x8 ? "bytes" : "floats", m);
   free(xb);
   free(xf);
   free(yb);
   free(yf);
   pit_dataset_release(&b);
   pit_dataset_release(&f);
+}
+
+/* check_bytes_match_floats over the cases that matter, on the dataset o names (kind, dir,
+ * train) whose samples have native_c channels: both normalisations at native size and
+ * channels, a limit, channels given as the native count (all bytes); channels converted
+ * and resized to size (floats). */
+static inline void check_storage_cases(struct pit_data_opts o, int native_c, int size) {
+  struct {
+    enum pit_data_norm norm;
+    int64_t limit;
+    int channels, size, bytes;
+    const char *what;
+  } cases[] = {
+      {PIT_NORM_CLASSIFIER, 0, 0, 0, 1, "classifier"},
+      {PIT_NORM_GAN, 0, 0, 0, 1, "GAN"},
+      {PIT_NORM_GAN, 7, native_c, 0, 1, "GAN, limit 7, native channels"},
+      {PIT_NORM_CLASSIFIER, 7, 4 - native_c, 0, 0, "classifier, channels converted"},
+      {PIT_NORM_GAN, 0, 0, size, 0, "GAN, resized"},
+      {PIT_NORM_CLASSIFIER, 0, 0, size, 0, "classifier, resized"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char what[128];
+    snprintf(what, sizeof what, "%s %s: %s", o.kind, o.train ? "train" : "test", cases[i].what);
+    o.norm = cases[i].norm;
+    o.limit = cases[i].limit;
+    o.channels = cases[i].channels;
+    o.image_size = cases[i].size;
+    check_bytes_match_floats(o, cases[i].bytes, what);
+  }
 }
 
 #endif

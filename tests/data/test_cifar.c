@@ -92,20 +92,9 @@ int main(void) {
   /* byte storage: native RGB keeps bytes, gather bit-identical to the float path for
    * both normalisations; grey or resized samples keep floats */
   struct pit_data_opts o = {.kind = "cifar10", .dir = dir1, .train = 1};
-  check_bytes_match_floats(o, 1, "cifar10 classifier");
-  o.norm = PIT_NORM_GAN;
-  check_bytes_match_floats(o, 1, "cifar10 GAN");
+  check_storage_cases(o, 3, 16);
   o.train = 0;
-  check_bytes_match_floats(o, 1, "cifar10 GAN, test split");
-  o.train = 1;
-  o.limit = 4;
-  o.channels = 3;
-  check_bytes_match_floats(o, 1, "cifar10 GAN, limit 4, channels 3");
-  o.channels = 1;
-  check_bytes_match_floats(o, 0, "cifar10 GAN, grey");
-  o.channels = 0;
-  o.image_size = 16;
-  check_bytes_match_floats(o, 0, "cifar10 GAN, image size 16");
+  check_storage_cases(o, 3, 40);
 
   CHECK(load(&ds, dir1, 0, 1, 0, 0, &e) == 0, "test split grey: %s", e.msg);
   CHECK(ds.n == 2 && ds.c == 1, "grey shape");

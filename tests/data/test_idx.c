@@ -193,23 +193,9 @@ static void test_bytes(void) {
   write_idx(d, "train-labels-idx1-ubyte.gz", 1, 0x801, 300, 0, 0, lab, 300);
   free(img);
   struct pit_data_opts o = {.kind = "fashion-mnist", .dir = d, .train = 1};
-  check_bytes_match_floats(o, 1, "fashion-mnist classifier");
+  check_storage_cases(o, 1, 32);
   o.kind = "mnist";
-  check_bytes_match_floats(o, 1, "mnist classifier");
-  o.norm = PIT_NORM_GAN;
-  check_bytes_match_floats(o, 1, "mnist GAN");
-  o.limit = 7;
-  check_bytes_match_floats(o, 1, "mnist GAN, limit 7");
-  o.channels = 1; /* the native count: nothing to convert */
-  check_bytes_match_floats(o, 1, "mnist GAN, channels 1");
-  o.channels = 3;
-  check_bytes_match_floats(o, 0, "mnist GAN, channels 3");
-  o.channels = 0;
-  o.image_size = 32;
-  check_bytes_match_floats(o, 0, "mnist GAN, image size 32");
-  o.kind = "fashion-mnist";
-  o.norm = PIT_NORM_CLASSIFIER;
-  check_bytes_match_floats(o, 0, "fashion-mnist classifier, size 32");
+  check_storage_cases(o, 1, 20);
 
   /* the values: exactly the float expression of the normalisation */
   struct pit_dataset ds;
