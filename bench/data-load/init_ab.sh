@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench/data-load/init_ab.sh BEFORE AFTER [REPS] [DATA] — two pitstop binaries (e.g. main's
-# build and a branch's) side by side on `train --model cnn --data DATA` (default
-# fashion-mnist), runs alternated:
+# bench/data-load/init_ab.sh BEFORE AFTER [REPS] [DATA [DATA_DIR]] — two pitstop binaries
+# (e.g. main's build and a branch's) side by side on `train --model cnn --data DATA`
+# (default fashion-mnist; --data-dir DATA_DIR when given), runs alternated:
 #   1. REPS (default 5) one-iteration runs each: the init record's init_s and
 #      /usr/bin/time's wall, user, sys and max RSS; then the medians;
 #   2. one 200-iteration run each (alternated, twice): median step_s and data_s (the
@@ -12,10 +12,12 @@ before=${1:?usage: init_ab.sh BEFORE_PITSTOP AFTER_PITSTOP [REPS] [DATA]}
 after=${2:?usage: init_ab.sh BEFORE_PITSTOP AFTER_PITSTOP [REPS] [DATA]}
 reps=${3:-5}
 data=${4:-fashion-mnist}
+datadir=()
+[ -n "${5:-}" ] && datadir=(--data-dir "$5")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
-common=(train --model cnn --data "$data" --batch-size 64 --no-validation --quiet)
+common=(train --model cnn --data "$data" "${datadir[@]}" --batch-size 64 --no-validation --quiet)
 uptime
 printf '%-6s %3s %8s %8s %8s %8s %9s\n' side run init_s wall_s user_s sys_s maxrss_kb
 for ((r = 0; r < reps; r++)); do
