@@ -151,9 +151,12 @@ void pit_dataset_release(struct pit_dataset *ds) {
   memset(ds, 0, sizeof *ds);
 }
 
-/* dst[p] = lut[src[p]]: restrict lets the loads of lut move past the stores. */
+/* dst[p] = lut[src[p]]: restrict lets the loads of lut move past the stores; unrolled, the
+ * loop's own instructions no longer dominate (a 784-byte sample in cache: 259 ns rolled,
+ * 165 ns unrolled by 8; an AVX2 gather did 130 ns, not worth the intrinsics). */
 static void lookup(const float *restrict lut, const uint8_t *restrict src, float *restrict dst,
                    size_t len) {
+#pragma GCC unroll 8
   for (size_t p = 0; p < len; p++)
     dst[p] = lut[src[p]];
 }
@@ -178,7 +181,8 @@ int pit_dataset_gather(const struct pit_dataset *ds, const int64_t *idx, int n, 
       const uint8_t *s = ds->x8 + (size_t)idx[i] * per;
       /* Fetch the next (random) sample's lines while this one converts: the lookup loop
        * reads one byte at a time and waited on each line (Fashion-MNIST, bench-data-load
-       * --gather: 0.61 us a sample without, 0.28 with; floats' memcpy 0.21). */
+       * --gather, rolled loop: 0.61 us a sample without, 0.28 with; fetching 2, 4 or 8
+       * samples ahead did no better in training). */
       if (i + 1 < n)
         for (size_t o = 0; o < per; o += 64)
           __builtin_prefetch(ds->x8 + (size_t)idx[i + 1] * per + o);
