@@ -6,6 +6,8 @@
 #      /usr/bin/time's wall, user, sys and max RSS; then the medians;
 #   2. one 200-iteration run each (alternated, twice): median step_s and data_s (the
 #      gather of the batch) of the iteration records.
+# IDLE=S (environment): sleep S seconds before each one-iteration run (on a VM that hands
+# memory idle for a few seconds back to the host, touching fresh pages is then slow).
 # Prints `uptime` first: compare only figures taken under the same load.
 set -euo pipefail
 before=${1:?usage: init_ab.sh BEFORE_PITSTOP AFTER_PITSTOP [REPS] [DATA]}
@@ -24,6 +26,7 @@ for ((r = 0; r < reps; r++)); do
   for side in before after; do
     bin=$before; [ "$side" = after ] && bin=$after
     ev=$tmp/$side-$r.jsonl
+    sleep "${IDLE:-0}"
     /usr/bin/time -o "$tmp/time" -f "%e %U %S %M" "$bin" "${common[@]}" --max-iters 1 \
       --events "$ev" > /dev/null
     init=$(jq -r 'select(.type == "init") | .init_s' "$ev")
