@@ -107,9 +107,9 @@ def quota_cgroups(prefix, count, quota, period_us=5000, shares=65536, burst=True
             d = f"{base}.r{k}"
             os.mkdir(d)
             made.append(d)
-            q = max(1000, int(period_us * quota))
+            q = max(1000, int(period_us * quota)) if quota > 0 else -1  # quota <= 0: shares only
             for name, v in (("cpu.cfs_period_us", period_us), ("cpu.cfs_quota_us", q), ("cpu.shares", shares),
-                            ("cpu.cfs_burst_us", q if burst else 0)):
+                            ("cpu.cfs_burst_us", q if burst and q > 0 else 0)):
                 if name == "cpu.cfs_burst_us" and not os.path.exists(os.path.join(d, name)):
                     continue
                 with open(os.path.join(d, name), "w") as f:
@@ -123,6 +123,7 @@ def quota_cgroups(prefix, count, quota, period_us=5000, shares=65536, burst=True
                 print(f"could not remove {d}: {ex}", file=sys.stderr)
 
 
-def cgroup_wrap(pitstop, path):
-    """The command prefix that runs a process inside cgroup `path` (pitstop node-exec)."""
-    return [pitstop, "node-exec", "--cgroup", path, "--"]
+def cgroup_wrap(pitstop, path, cpus=None):
+    """The command prefix that runs a process inside cgroup `path` (pitstop node-exec),
+    pinned to the CPU list `cpus` ("1", "0-1") when given."""
+    return [pitstop, "node-exec"] + (["--cpus", cpus] if cpus else []) + ["--cgroup", path, "--"]
