@@ -88,8 +88,8 @@ int pit__filter_table(int in, int out, int first, int count, enum pit_resize_ker
                       int **pos, int **len, float **wt, int *maxk);
 
 /* Allocates the storage of n samples (c, h, w) and ds->y (n), checking for overflow:
- * ds->x (floats), or, when bytes is given (a pit__conv_lookup_only conversion), ds->x8
- * and ds->lut (a copy of bytes->lut; see pit__conv_keep_bytes). */
+ * ds->x (floats), or, when bytes is given (pit__conv_keep_bytes's answer), ds->x8 and
+ * ds->lut (a copy of bytes->lut). */
 int pit__dataset_alloc(struct pit_dataset *ds, int64_t n, int c, int h, int w,
                        const struct pit__conv *bytes, const char *what, struct pit_err *e);
 /* Stores raw sample src as sample i: copies the bytes into x8, or converts into x. */

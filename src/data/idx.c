@@ -149,8 +149,9 @@ int pit__idx_load(struct pit_dataset *ds, const struct pit_data_opts *o, const c
     uint8_t *dst = ds->x8 ? ds->x8 + (size_t)i0 * per : buf;
     if ((rc = read_exact(gi, dst, per * m, ipath, "the images", e)))
       goto out;
-    for (size_t j = 0; !ds->x8 && j < m; j++)
-      pit__dataset_put(ds, &cv, i0 + (int64_t)j, buf + j * per);
+    if (!ds->x8)
+      for (size_t j = 0; j < m; j++)
+        pit__dataset_put(ds, &cv, i0 + (int64_t)j, buf + j * per);
   }
 out:
   pit__conv_release(&cv);

@@ -245,6 +245,7 @@ int pit__images_load(struct pit_dataset *ds, const struct pit_data_opts *o, cons
       if ((rc = pit__conv_init(&cv, 3, h, w, 0, o->channels, o->image_size,
                                 imagenet ? in_mean : half, imagenet ? in_std : half, e)))
         goto out;
+      /* floats always: decoded pixels are interleaved (HWC), and sizes may differ */
       if (i == 0 && (rc = pit__dataset_alloc(ds, n, cv.c, cv.h, cv.w, NULL, dir, e)))
         goto out;
       h0 = h;
