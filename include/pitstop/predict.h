@@ -61,6 +61,12 @@ struct pit_predict_in {
   struct pit_term epoch_edge;/* per-epoch extra: an epoch's first and last iterations' excess over t_p
                                 (loader restart, a partial last batch), summed per epoch */
   struct pit_term ckpt;      /* one checkpoint, every ckpt_every iterations */
+  struct pit_term first_iter;/* one-off: the excess of a run's very first iteration over t_p and the
+                                per-epoch edge (framework warm-up: primitives created, memory first
+                                touched); paid once by a job not started, and by epoch_s */
+  double edge_repeat_hi;     /* per epoch after the job's first, how much more the edge may be: an
+                                epoch-start cost seen only in the run's first iteration may or may not
+                                come again with every epoch (no later epoch seen); raises hi only */
   struct pit_term untimed;   /* per-epoch time no step timed, from earlier runs of the same script
                                 (pit_predict_untimed_prior, pit_predict_use_prior); counted like
                                 epoch_edge, with its own interval; absent (NaN) unless set */
@@ -82,7 +88,8 @@ void pit_predict_in_init(struct pit_predict_in *in);
 
 struct pit_prediction {
   int64_t n_iter, n_epoch, n_ckpt;  /* the job's counts (epochs rounded up) */
-  double epoch_s, epoch_lo, epoch_hi;            /* one epoch: ipe·t_p + T_epoch_edge (NaN without ipe) */
+  double epoch_s, epoch_lo, epoch_hi;            /* one epoch from scratch: ipe·t_p + T_epoch_edge +
+                                                    first_iter (NaN without ipe) */
   double total_s, lo, hi;                        /* the whole job (elapsed_s + remaining when in progress) */
   double remaining_s, remaining_lo, remaining_hi;/* what is left of it */
   double drift_rel;          /* relative allowance used for the unmeasured iterations */

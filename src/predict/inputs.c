@@ -76,20 +76,36 @@ static size_t iteration_times(const struct pit_series *s, int wall, double *x) {
   return n;
 }
 
-/* The epoch edge per epoch (*edge) and, of an epoch in progress, the part
- * already spent (*done), from the series' rank's iterations, step times
- * against tp: an epoch's first iteration's excess (loader restart) and, for an
- * epoch seen to its end (another epoch follows in its run and generation, or
- * its last iteration is number ipe − 1), its last's (a partial batch: often
- * short). The last iteration seen of an epoch not seen to its end is an
- * ordinary one and counts for nothing. edge = mean first excess + mean last
- * excess (NaN when no epoch was seen); done = the last epoch's own first
- * excess when that epoch is not over (NaN otherwise). */
-static void edge_terms(const struct pit_series *s, double tp, double ipe, double *edge, double *done) {
-  double fsum = 0, lsum = 0, f_last = NAN;
-  int64_t nf = 0, nl = 0;
-  const struct pit_series_iter *first = NULL, *last = NULL;
-  *edge = *done = NAN;
+/* The epoch edge per epoch (*edge), the one-off excess of a run's first
+ * iteration (*once, with *repeat_hi) and, of an epoch in progress, the part of
+ * the edge already spent (*done), from the series' rank's iterations, step
+ * times against tp.
+ *
+ * An epoch's first iteration's excess (loader restart) counts per epoch and,
+ * for an epoch seen to its end (another epoch follows in its run and
+ * generation, or its last iteration is number ipe − 1), its last's (a partial
+ * batch: often short). The last iteration seen of an epoch not seen to its end
+ * is an ordinary one and counts for nothing. The first iteration of a run (of
+ * a generation) also carries one-off costs — a framework's warm-up: pitstop
+ * train's cnn takes 31-33 ms in its very first step, 2.6 ms in every later
+ * epoch's first, 1.7 ms a step — so it is not taken for the per-epoch cost:
+ * the later epochs' first excess is (mean over those seen), the first
+ * iteration's excess beyond it is *once (≥ 0, mean over generations). With no
+ * later epoch seen, whether every epoch pays the first iteration's excess
+ * again is unknown: the per-epoch part is 0 and *repeat_hi = *once lets the
+ * upper end allow it (the course logs' DataLoader restarts its workers every
+ * epoch; pitstop train does not). edge = per-epoch first + mean last excess
+ * (NaN when no epoch was seen); done = of the last epoch, when not over and
+ * its first iteration seen, the per-epoch first part: that iteration is over,
+ * whatever it cost is in the elapsed time (NaN otherwise). */
+static void edge_terms(const struct pit_series *s, double tp, double ipe, double *edge, double *done,
+                       double *once, double *repeat_hi) {
+  double fsum = 0, gsum = 0, lsum = 0;
+  int64_t nf = 0, ng = 0, nl = 0;
+  int last_starts = 0, last_over = 1;
+  const struct pit_series_iter *first = NULL, *last = NULL, *gen_of = NULL;
+  *edge = *done = *repeat_hi = NAN;
+  *once = NAN;
   for (int64_t i = 0; i <= s->nit; i++) {
     const struct pit_series_iter *it = i < s->nit ? &s->it[i] : NULL;
     if (it && (it->flags & PIT_IT_OTHER_RANK))
@@ -98,19 +114,22 @@ static void edge_terms(const struct pit_series *s, double tp, double ipe, double
       /* one (run, gen, epoch) ends at last */
       int same_gen = it && it->run == first->run && it->gen == first->gen;
       int over = same_gen || (ipe >= 1 && last->iter >= 0 && (double)last->iter + 1 >= ipe);
-      f_last = NAN;
+      int gen_first = !gen_of || gen_of->run != first->run || gen_of->gen != first->gen;
+      gen_of = first;
       /* the epoch's own first iteration (not one after a resume mid-epoch) */
       int starts = first->iter == 0 || (first->iter < 0 && !(first->flags & PIT_IT_RESUME));
       if (starts && isfinite(first->step_s)) {
-        fsum += first->step_s - tp;
-        nf++;
-        f_last = first->step_s - tp;
+        if (gen_first)
+          gsum += first->step_s - tp, ng++;
+        else
+          fsum += first->step_s - tp, nf++;
       }
       if (over && last != first && isfinite(last->step_s)) {
         lsum += last->step_s - tp;
         nl++;
       }
-      *done = over ? NAN : f_last;
+      last_starts = starts && isfinite(first->step_s);
+      last_over = over;
       first = NULL;
     }
     if (!it)
@@ -119,8 +138,13 @@ static void edge_terms(const struct pit_series *s, double tp, double ipe, double
       first = it;
     last = it;
   }
-  if (nf > 0 || nl > 0)
-    *edge = (nf ? fsum / (double)nf : 0) + (nl ? lsum / (double)nl : 0);
+  double fmean = nf ? fsum / (double)nf : 0, gmean = ng ? gsum / (double)ng : NAN;
+  *once = isfinite(gmean) && gmean > fmean ? gmean - fmean : 0;
+  *repeat_hi = nf ? 0 : *once;
+  if (nf > 0 || ng > 0 || nl > 0)
+    *edge = fmean + (nl ? lsum / (double)nl : 0);
+  if (!last_over && last_starts)
+    *done = fmean;
 }
 
 /* The time per epoch that no step timed: for every epoch record of the
@@ -246,11 +270,13 @@ int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm,
   in->init = (struct pit_term){sm->init.mean, stats_half(&sm->init)};
   in->val = (struct pit_term){sm->validation.mean, stats_half(&sm->validation)};
   in->val_every_epoch = sm->validation.n > 0;
-  double edge, done;
+  double edge, done, once, repeat_hi;
   /* an epoch is seen to its end by the length the run states, never by the
    * largest iteration seen (a partial epoch would look complete) */
   edge_terms(s, sm->tp.mean, ipe > 0 ? ipe : samples > 0 && batch > 0 ? ceil(samples / (double)batch) : NAN, &edge,
-             &done);
+             &done, &once, &repeat_hi);
+  in->first_iter = (struct pit_term){once, NAN};
+  in->edge_repeat_hi = repeat_hi;
   double untimed = 0;
   if (!b->wall) {
     b->untimed_epochs = untimed_values(s, NULL, &untimed);

@@ -30,7 +30,11 @@
  *
  * T_epoch_edge is epoch_edge plus, when a caller learnt it from earlier runs
  * of the same script (pit_predict_untimed_prior), untimed: the time per
- * epoch no step timed, each with its own half-width.
+ * epoch no step timed, each with its own half-width. T_init includes
+ * first_iter, the one-off excess of a run's first iteration (warm-up: paid
+ * by a job not started, and in epoch_s, one epoch from scratch); epochs after
+ * the job's first may pay an epoch-start cost again that only that first
+ * iteration showed: edge_repeat_hi per such epoch raises the upper end.
  *
  * A run in progress: T = elapsed_s + remaining, where remaining
  * counts the iterations, epoch ends and checkpoints not done yet (start and
@@ -97,7 +101,7 @@ void pit_predict_in_init(struct pit_predict_in *in) {
   memset(in, 0, sizeof *in);
   struct pit_term none = {NAN, NAN};
   in->tp = in->tp_half = in->drift = in->drift_se = in->drift_allow = in->iters_per_epoch = in->edge_done = NAN;
-  in->start = in->init = in->val = in->epoch_edge = in->ckpt = in->untimed = none;
+  in->start = in->init = in->val = in->epoch_edge = in->ckpt = in->untimed = in->first_iter = none;
   in->unit = PIT_JOB_EPOCHS;
 }
 
@@ -141,8 +145,8 @@ int pit_predict(const struct pit_predict_in *in, struct pit_prediction *out, str
   /* one epoch on its own */
   if (have_ipe) {
     double r = allow + d * (m + ipe) / 2;
-    out->epoch_s = ipe * tp + tmean(in->epoch_edge) + tmean(in->untimed);
-    double h = ipe * (tph + r * tp) + thalf(in->epoch_edge) + thalf(in->untimed);
+    out->epoch_s = ipe * tp + tmean(in->epoch_edge) + tmean(in->untimed) + tmean(in->first_iter);
+    double h = ipe * (tph + r * tp) + thalf(in->epoch_edge) + thalf(in->untimed) + thalf(in->first_iter);
     out->epoch_lo = out->epoch_s - h - last_short(in) > 0 ? out->epoch_s - h - last_short(in) : 0;
     out->epoch_hi = out->epoch_s + h;
   }
@@ -165,13 +169,16 @@ int pit_predict(const struct pit_predict_in *in, struct pit_prediction *out, str
   if (ep_rem > 0 && in->done_iters > ep_done * ipe && isfinite(in->edge_done))
     rem -= in->edge_done;
   if (!started) {
-    rem += tmean(in->start) + tmean(in->init);
-    half += thalf(in->start) + thalf(in->init);
+    rem += tmean(in->start) + tmean(in->init) + tmean(in->first_iter);
+    half += thalf(in->start) + thalf(in->init) + thalf(in->first_iter);
   }
+  /* epochs after the job's first may pay again an epoch-start cost seen only once */
+  double later = ep_done == 0 && ep_rem > 0 ? ep_rem - 1 : ep_rem;
+  double repeat = in->edge_repeat_hi > 0 ? later * in->edge_repeat_hi : 0;
   out->remaining_s = rem;
   double lo_more = have_ipe ? ep_rem * last_short(in) : 0;
   out->remaining_lo = rem - half - lo_more > 0 ? rem - half - lo_more : 0;
-  out->remaining_hi = rem + half;
+  out->remaining_hi = rem + half + repeat;
   double el = val0(in->elapsed_s);
   out->total_s = el + rem;
   out->lo = el + out->remaining_lo;

@@ -75,6 +75,7 @@ static const struct field fields[] = {
     {"inputs", "val_s", "val_s", "one validation", F_DBL, SHOW_SECS, R(in.val.mean)},
     {"inputs", "val_samples", "val_samples", "samples of one validation", F_I64_NEG, SHOW_PLAIN, R(val_samples)},
     {"inputs", "epoch_edge_s", "epoch_edge_s", "epoch edge (extra per epoch)", F_DBL, SHOW_SECS, R(in.epoch_edge.mean)},
+    {"inputs", "first_iter_s", "first_iter_s", "first iteration (one-off extra)", F_DBL, SHOW_SECS, R(in.first_iter.mean)},
     {"inputs", "untimed_s", "untimed_s", "untimed per epoch (earlier runs)", F_DBL, SHOW_SECS, R(in.untimed.mean)},
     {"inputs", "untimed_half_s", "untimed_half_s", "  95% half-width", F_DBL, SHOW_SECS, R(in.untimed.half)},
     {"inputs", "untimed_from", "untimed_from", "  learnt from", F_STR, SHOW_PLAIN, R(untimed_from)},
