@@ -173,7 +173,8 @@ int pit_predict(const struct pit_predict_in *in, struct pit_prediction *out, str
     half += thalf(in->start) + thalf(in->init) + thalf(in->first_iter);
   }
   /* epochs after the job's first may pay again an epoch-start cost seen only once */
-  double later = ep_done == 0 && ep_rem > 0 ? ep_rem - 1 : ep_rem;
+  int in_epoch = have_ipe && (double)in->done_iters > (double)ep_done * ipe; /* an epoch started, not over */
+  double later = ep_rem > 0 && (ep_done == 0 || in_epoch) ? ep_rem - 1 : ep_rem;
   double repeat = in->edge_repeat_hi > 0 ? later * in->edge_repeat_hi : 0;
   out->remaining_s = rem;
   double lo_more = have_ipe ? ep_rem * last_short(in) : 0;
