@@ -51,6 +51,10 @@ struct pit_parse_stats {
   long nul_lines;  /* lines holding a NUL byte (a binary file has many) */
   long unrecognised; /* skipped lines that look like timing lines (a number next to
                         "time" or "took") but match no format; the first three go to warn */
+  char context[320]; /* the job context the log gave — batch, ranks, iterations per epoch
+                        ("i/L"), instance type — as the config JSON object an init record gets;
+                        "" if none. Filled by pit_parse_file*: for runs of a log with no init
+                        line (the records carry no config then; pit_runset_load_log uses it) */
 };
 
 /* Called for each record, in log order. A non-zero return stops parsing and is

@@ -743,8 +743,12 @@ int pit_parse_file_opts(const char *path, const struct pit_parse_opts *o, pit_pa
   }
   if (!rc)
     rc = pit_parser_finish(p, e);
-  if (stats && p)
+  if (stats && p) {
     *stats = p->st;
+    stats->context[0] = 0;
+    if (init_config(p))
+      snprintf(stats->context, sizeof stats->context, "%s", p->init_config);
+  }
   pit_parser_free(p);
   free(buf);
   if (!stdin_)

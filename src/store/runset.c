@@ -189,10 +189,30 @@ int pit_runset_load_log(struct pit_runset *rs, const char *path, const char *run
   }
   struct log_ctx c = {rs, only, nonly, 0};
   struct pit_parse_stats st;
+  int n_before = rs->n;
   int rc = pit_parse_file_itype(path, PIT_PARSE_AUTO, run, 0, itype, log_emit, log_warn, &c, &st, e);
   if (rc)
     return rc;
   rs->nfiles++;
+  /* a log with no init line (SerodioJ's): its job context — batch, ranks, the
+   * iterations per epoch of "i/L", what a partial log needs to know how long
+   * its epoch is — reached no record; it becomes the config of its runs */
+  for (int k = n_before; st.context[0] && k < rs->n; k++) {
+    struct pit_series *sr = &rs->runs[k].series;
+    for (int j = 0; j < sr->nruns; j++) {
+      if (sr->runs[j].config)
+        continue;
+      if (!(sr->runs[j].config = strdup(st.context)))
+        return pit_err_set(e, PIT_ENOMEM, "out of memory");
+      struct pit_record ini;
+      pit_record_init(&ini);
+      ini.type = PIT_REC_INIT;
+      ini.config = sr->runs[j].config;
+      pit_config_from_record(&sr->runs[j].cfg, &ini);
+      ini.config = NULL; /* owned by the series */
+      pit_record_release(&ini);
+    }
+  }
   if (st.known - st.merged == 0) {
     pit_err_set(e, PIT_EFORMAT, "'%s': no line of it is a record or a log line pitstop parse reads (%ld lines)",
                 path, st.lines);

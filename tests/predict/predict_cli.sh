@@ -236,6 +236,25 @@ grep -q "untimed per epoch (earlier runs)" hist.txt
 grep -q "learnt from.*3 epochs of 2 earlier runs" hist.txt
 rm -f alone.json hist.json hist1.json histclock.json histown.json hist.txt now.jsonl clocked.jsonl
 
+# a partial course log with no init line (SerodioJ's form): its iterations per
+# epoch come from "iteration: i/40" and its global batch from Namespace and
+# World Size, not from the 12 iterations seen: 12 × 2 s done + 28 × 2 s
+{
+  echo "Namespace(batch_size=128, beta1=0.5, num_epochs=2, seed=0)"
+  echo "Rank: 0. World Size: 2"
+  for i in $(seq 0 11); do
+    echo "[epoch: 0/2][iteration: $i/40][rank: 0] Loss_D: 1.0, Loss_G: 2.0, iteration time: 2.0000s"
+  done
+} > course-partial.txt
+"$PITSTOP" predict course-partial.txt --format json > course.json
+/usr/bin/python3 - <<'PY'
+import json
+j = json.load(open("course.json"))
+assert j["iters_per_epoch"] == 40 and j["inputs"]["batch"] == 256, j
+assert abs(j["predicted_s"] - 80.0) < 1e-9, j
+PY
+rm -f course-partial.txt course.json
+
 # scaling: runs at 1, 2, 3 ranks of one configuration (throughput on a known USL curve, ±2% noise)
 # predict 4 ranks within 10%; two counts are "too few points"
 /usr/bin/python3 - <<'PY'
