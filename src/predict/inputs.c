@@ -104,8 +104,7 @@ static void edge_terms(const struct pit_series *s, double tp, double ipe, double
   int64_t nf = 0, ng = 0, nl = 0;
   int last_starts = 0, last_over = 1;
   const struct pit_series_iter *first = NULL, *last = NULL, *gen_of = NULL;
-  *edge = *done = *repeat_hi = NAN;
-  *once = NAN;
+  *edge = *done = NAN; /* *once and *repeat_hi are always set below */
   for (int64_t i = 0; i <= s->nit; i++) {
     const struct pit_series_iter *it = i < s->nit ? &s->it[i] : NULL;
     if (it && (it->flags & PIT_IT_OTHER_RANK))

@@ -142,11 +142,13 @@ int pit_predict(const struct pit_predict_in *in, struct pit_prediction *out, str
   if (d < 0)
     d = 0;
   double tp = in->tp, tph = val0(in->tp_half);
+  /* T_epoch_edge: the measured edge and the untimed time learnt from earlier runs */
+  double edge_m = tmean(in->epoch_edge) + tmean(in->untimed), edge_h = thalf(in->epoch_edge) + thalf(in->untimed);
   /* one epoch on its own */
   if (have_ipe) {
     double r = allow + d * (m + ipe) / 2;
-    out->epoch_s = ipe * tp + tmean(in->epoch_edge) + tmean(in->untimed) + tmean(in->first_iter);
-    double h = ipe * (tph + r * tp) + thalf(in->epoch_edge) + thalf(in->untimed) + thalf(in->first_iter);
+    out->epoch_s = ipe * tp + edge_m + tmean(in->first_iter);
+    double h = ipe * (tph + r * tp) + edge_h + thalf(in->first_iter);
     out->epoch_lo = out->epoch_s - h - last_short(in) > 0 ? out->epoch_s - h - last_short(in) : 0;
     out->epoch_hi = out->epoch_s + h;
   }
@@ -161,19 +163,17 @@ int pit_predict(const struct pit_predict_in *in, struct pit_prediction *out, str
   double r = nrem > 0 ? allow + d * (m + (double)nrem) / 2 : 0;
   out->drift_rel = r;
   drift_check(in, m, (double)nrem, d, r, out);
-  double rem = (double)nrem * tp + nval * tmean(in->val) + ep_rem * (tmean(in->epoch_edge) + tmean(in->untimed)) +
-               ck_rem * tmean(in->ckpt);
-  double half = (double)nrem * (tph + r * tp) + nval * thalf(in->val) +
-                ep_rem * (thalf(in->epoch_edge) + thalf(in->untimed)) + ck_rem * thalf(in->ckpt);
+  double rem = (double)nrem * tp + nval * tmean(in->val) + ep_rem * edge_m + ck_rem * tmean(in->ckpt);
+  double half = (double)nrem * (tph + r * tp) + nval * thalf(in->val) + ep_rem * edge_h + ck_rem * thalf(in->ckpt);
+  int in_epoch = have_ipe && (double)in->done_iters > (double)ep_done * ipe; /* an epoch started, not over */
   /* the epoch in progress has spent part of its edge (its first iteration) */
-  if (ep_rem > 0 && in->done_iters > ep_done * ipe && isfinite(in->edge_done))
+  if (ep_rem > 0 && in_epoch && isfinite(in->edge_done))
     rem -= in->edge_done;
   if (!started) {
     rem += tmean(in->start) + tmean(in->init) + tmean(in->first_iter);
     half += thalf(in->start) + thalf(in->init) + thalf(in->first_iter);
   }
   /* epochs after the job's first may pay again an epoch-start cost seen only once */
-  int in_epoch = have_ipe && (double)in->done_iters > (double)ep_done * ipe; /* an epoch started, not over */
   double later = ep_rem > 0 && (ep_done == 0 || in_epoch) ? ep_rem - 1 : ep_rem;
   double repeat = in->edge_repeat_hi > 0 ? later * in->edge_repeat_hi : 0;
   out->remaining_s = rem;
