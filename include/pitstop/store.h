@@ -51,6 +51,11 @@ int pit_store_set_source(struct pit_store *s, const char *source, struct pit_err
 /* Inserts one record (any type). Records of a run not yet in the store create
  * the run; an init record sets the run's configuration. */
 int pit_store_add(struct pit_store *s, const struct pit_record *r, struct pit_err *e);
+/* The job context a log with no init line gave (pit_parse_stats.context, the
+ * config JSON an init record would carry) becomes the configuration of run, as
+ * an init record's would; nothing if the run is not in the store, already has
+ * a configuration, or config is NULL or "". Within the open transaction. */
+int pit_store_set_context(struct pit_store *s, const char *run, const char *config, struct pit_err *e);
 /* Commits the open transaction now. */
 int pit_store_commit(struct pit_store *s, struct pit_err *e);
 /* Commits and closes; frees s (also on error). NULL is allowed. After a failed

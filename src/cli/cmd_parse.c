@@ -37,6 +37,8 @@ struct sink {
   int quiet;
   int broken;               /* writing a record failed: the output cannot be trusted */
   struct writer *w;         /* JSON output thread (NULL with --db) */
+  char runs[8][PIT_NAME_MAX]; /* --db: the runs the current file added to (the first 8) */
+  int nruns;
 };
 
 static const struct pit_cli_opt opts[] = {
@@ -74,8 +76,14 @@ static int drain(struct sink *s, struct pit_err *e) {
 }
 
 static int emit_one(struct sink *s, const struct pit_record *r, struct pit_err *e) {
-  if (s->db)
+  if (s->db) {
+    int k = 0;
+    while (k < s->nruns && strcmp(s->runs[k], r->run) != 0)
+      k++;
+    if (k == s->nruns && k < (int)(sizeof s->runs / sizeof s->runs[0]))
+      memcpy(s->runs[s->nruns++], r->run, PIT_NAME_MAX);
     return pit_store_add(s->db, r, e);
+  }
   size_t need = pit_parse_json_bound(r);
   if (s->len + need > OUT_CAP) {
     int rc = drain(s, e);
@@ -516,6 +524,7 @@ int pit_cmd_parse(int argc, char **argv) {
     }
     struct pit_parse_stats st = {0};
     s.warned = 0;
+    s.nruns = 0;
     char ftype[PIT_NAME_MAX];
     if (!itype)
       pit_parse_itype_from_path(path, tnames, ntypes, ftype, sizeof ftype);
@@ -524,6 +533,12 @@ int pit_cmd_parse(int argc, char **argv) {
     int rc = pit_parse_file_opts(path, &po, emit, warn, &s, &st, &e);
     if (s.warned > MAX_WARN)
       pit_cli_note("%s: %ld more malformed lines not shown", path, s.warned - MAX_WARN);
+    /* a log with no init line: the job context it gave (batch, ranks, the
+     * iterations per epoch of "i/L") becomes its runs' configuration, as
+     * pit_runset_load_log does for the files predict and summary read */
+    for (int k = 0; !rc && s.db && k < s.nruns; k++)
+      if ((rc = pit_store_set_context(s.db, s.runs[k], st.context, &e)))
+        s.broken = 1;
     if (rc) {
       pit_cli_fail(&e);
       failed = 1;

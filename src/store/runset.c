@@ -74,6 +74,26 @@ static void warn(const struct pit_runset *rs, const char *msg) {
   rs->warn(rs->warn_arg, &w);
 }
 
+/* The job context of a log with no init line (its parser's, or what the store
+ * kept of it) as the config of run's generations that have none. */
+static int adopt_context(struct pit_report_run *run, const char *context, struct pit_err *e) {
+  struct pit_series *sr = &run->series;
+  for (int j = 0; context && context[0] && j < sr->nruns; j++) {
+    if (sr->runs[j].config)
+      continue;
+    if (!(sr->runs[j].config = strdup(context)))
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
+    struct pit_record ini;
+    pit_record_init(&ini);
+    ini.type = PIT_REC_INIT;
+    ini.config = sr->runs[j].config;
+    pit_config_from_record(&sr->runs[j].cfg, &ini);
+    ini.config = NULL; /* owned by the series */
+    pit_record_release(&ini);
+  }
+  return 0;
+}
+
 int pit_runset_load_store(struct pit_runset *rs, const char *path, char *const *only, int nonly,
                           struct pit_err *e) {
   snprintf(rs->store, sizeof rs->store, "%s", path);
@@ -106,6 +126,11 @@ int pit_runset_load_store(struct pit_runset *rs, const char *path, char *const *
     if (!rc && got < 0)
       rc = got;
     pit_store_cursor_free(cur);
+    /* a run parsed from a log with no init line: its config is the context
+     * pitstop parse --db kept (pit_store_set_context) */
+    struct pit_report_run *run = (struct pit_report_run *)pit_runset_find(rs, runs[k].name);
+    if (!rc && run)
+      rc = adopt_context(run, runs[k].config, e);
   }
   pit_record_release(&r);
   pit_store_runs_free(runs, n);
@@ -197,22 +222,9 @@ int pit_runset_load_log(struct pit_runset *rs, const char *path, const char *run
   /* a log with no init line (SerodioJ's): its job context — batch, ranks, the
    * iterations per epoch of "i/L", what a partial log needs to know how long
    * its epoch is — reached no record; it becomes the config of its runs */
-  for (int k = n_before; st.context[0] && k < rs->n; k++) {
-    struct pit_series *sr = &rs->runs[k].series;
-    for (int j = 0; j < sr->nruns; j++) {
-      if (sr->runs[j].config)
-        continue;
-      if (!(sr->runs[j].config = strdup(st.context)))
-        return pit_err_set(e, PIT_ENOMEM, "out of memory");
-      struct pit_record ini;
-      pit_record_init(&ini);
-      ini.type = PIT_REC_INIT;
-      ini.config = sr->runs[j].config;
-      pit_config_from_record(&sr->runs[j].cfg, &ini);
-      ini.config = NULL; /* owned by the series */
-      pit_record_release(&ini);
-    }
-  }
+  for (int k = n_before; k < rs->n; k++)
+    if ((rc = adopt_context(&rs->runs[k], st.context, e)))
+      return rc;
   if (st.known - st.merged == 0) {
     pit_err_set(e, PIT_EFORMAT, "'%s': no line of it is a record or a log line pitstop parse reads (%ld lines)",
                 path, st.lines);

@@ -294,14 +294,19 @@ static int find_id(struct pit_store *s, sqlite3_stmt *st, int64_t *id, struct pi
   return 0;
 }
 
+/* The id of the run named run, -1 if the store has none. */
+static int run_id_find(struct pit_store *s, const char *run, int64_t *id, struct pit_err *e) {
+  sqlite3_bind_text(s->st[ST_RUN_FIND], 1, run, -1, SQLITE_STATIC);
+  return find_id(s, s->st[ST_RUN_FIND], id, e);
+}
+
 static int run_id(struct pit_store *s, const struct pit_record *r, int64_t *id, struct pit_err *e) {
   if (s->last_run_id >= 0 && strcmp(s->last_run, r->run) == 0) {
     *id = s->last_run_id;
     return 0;
   }
   int rc;
-  sqlite3_bind_text(s->st[ST_RUN_FIND], 1, r->run, -1, SQLITE_STATIC);
-  if ((rc = find_id(s, s->st[ST_RUN_FIND], id, e)))
+  if ((rc = run_id_find(s, r->run, id, e)))
     return rc;
   if (*id < 0) {
     char now[32];
@@ -465,6 +470,34 @@ int pit_store_add(struct pit_store *s, const struct pit_record *r, struct pit_er
       (s->batch > 0 && pit_now() - s->tx_start >= PIT_STORE_COMMIT_SECONDS))
     return pit_store_commit(s, e);
   return 0;
+}
+
+int pit_store_set_context(struct pit_store *s, const char *run, const char *config, struct pit_err *e) {
+  if (s->failed)
+    return pit_err_set(e, PIT_ESTATE, "'%s': an earlier error rolled back the open transaction; "
+                                      "nothing more is stored through this handle", s->path);
+  if (!config || !config[0])
+    return 0;
+  struct pit_record ini;
+  pit_record_init(&ini);
+  ini.type = PIT_REC_INIT;
+  snprintf(ini.run, sizeof ini.run, "%s", run);
+  int64_t rid, unset = 0;
+  int rc = run_id_find(s, run, &rid, e);
+  if (!rc && rid >= 0) {
+    char sql[96];
+    snprintf(sql, sizeof sql, "SELECT config IS NULL FROM runs WHERE id = %lld", (long long)rid);
+    rc = pit_store_query_i64(s, sql, "reading a run's configuration", &unset, e);
+  }
+  if (!rc && rid >= 0 && unset) {
+    ini.config = (char *)config; /* borrowed: set_config only reads it */
+    rc = set_config(s, rid, &ini, e);
+    ini.config = NULL;
+  }
+  pit_record_release(&ini);
+  if (rc)
+    rollback(s);
+  return rc;
 }
 
 int pit_store_close(struct pit_store *s, struct pit_err *e) {

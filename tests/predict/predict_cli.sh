@@ -247,13 +247,19 @@ rm -f alone.json hist.json hist1.json histclock.json histown.json hist.txt now.j
   done
 } > course-partial.txt
 "$PITSTOP" predict course-partial.txt --format json > course.json
+# the same log stored by pitstop parse --db keeps that context (runs.config) and
+# predicts the same from the store
+rm -f course.db
+"$PITSTOP" parse --quiet --db course.db course-partial.txt
+"$PITSTOP" predict --db course.db --run course-partial --format json > course-db.json
 /usr/bin/python3 - <<'PY'
 import json
-j = json.load(open("course.json"))
-assert j["iters_per_epoch"] == 40 and j["inputs"]["batch"] == 256, j
-assert abs(j["predicted_s"] - 80.0) < 1e-9, j
+for f in ("course.json", "course-db.json"):
+    j = json.load(open(f))
+    assert j["iters_per_epoch"] == 40 and j["inputs"]["batch"] == 256, (f, j)
+    assert abs(j["predicted_s"] - 80.0) < 1e-9, (f, j)
 PY
-rm -f course-partial.txt course.json
+rm -f course-partial.txt course.json course-db.json course.db
 
 # scaling: runs at 1, 2, 3 ranks of one configuration (throughput on a known USL curve, ±2% noise)
 # predict 4 ranks within 10%; two counts are "too few points"
