@@ -93,6 +93,12 @@ int pit__filter_table(int in, int out, int first, int count, enum pit_resize_ker
 int pit__dataset_alloc(struct pit_dataset *ds, int64_t n, int c, int h, int w,
                        const struct pit__conv *bytes, const char *what, struct pit_err *e);
 /* Stores raw sample src as sample i: copies the bytes into x8, or converts into x. */
+/* Makes buf (n·c·h·w filled bytes, from malloc or pit__alloc_big) the dataset's
+ * x8, freeing the x8 pit__dataset_alloc made (never written, it cost no pages). */
+void pit__dataset_adopt_x8(struct pit_dataset *ds, uint8_t *buf);
+/* A buffer for a large array (free() frees it): 2 MB aligned with transparent
+ * huge pages advised from 8 MB, fewer page faults as it is filled. */
+void *pit__alloc_big(size_t bytes);
 void pit__dataset_put(struct pit_dataset *ds, struct pit__conv *cv, int64_t i, const uint8_t *src);
 
 #endif

@@ -15,9 +15,10 @@
 #include "data/data_impl.h"
 
 /* Large buffers are 2 MB aligned and advised to use transparent huge pages:
- * filling 2.5 GB in 4 kB pages spent 4.7 s in the kernel (page faults). */
-static void *alloc_big(size_t bytes) {
-  if (bytes < ((size_t)64 << 20))
+ * filling 2.5 GB in 4 kB pages spent 4.7 s in the kernel (page faults); from
+ * 8 MB on (Fashion-MNIST's 47 MB of images inflated whole: idx.c). */
+void *pit__alloc_big(size_t bytes) {
+  if (bytes < ((size_t)8 << 20))
     return malloc(bytes);
   void *p = NULL;
   if (posix_memalign(&p, (size_t)2 << 20, bytes) != 0)
@@ -46,13 +47,13 @@ int pit__dataset_alloc(struct pit_dataset *ds, int64_t n, int c, int h, int w,
   }
   int ok;
   if (bytes) {
-    ds->x8 = alloc_big(per * (size_t)n);
+    ds->x8 = pit__alloc_big(per * (size_t)n);
     ds->lut = malloc(sizeof *ds->lut * (size_t)c);
     if (ds->lut)
       memcpy(ds->lut, bytes->lut, sizeof *ds->lut * (size_t)c);
     ok = ds->x8 && ds->lut;
   } else {
-    ds->x = alloc_big(sizeof(float) * per * (size_t)n);
+    ds->x = pit__alloc_big(sizeof(float) * per * (size_t)n);
     ok = ds->x != NULL;
   }
   ds->y = malloc(sizeof(int32_t) * (size_t)n);
@@ -70,6 +71,11 @@ int pit__dataset_alloc(struct pit_dataset *ds, int64_t n, int c, int h, int w,
   ds->h = h;
   ds->w = w;
   return 0;
+}
+
+void pit__dataset_adopt_x8(struct pit_dataset *ds, uint8_t *buf) {
+  free(ds->x8);
+  ds->x8 = buf;
 }
 
 void pit__dataset_put(struct pit_dataset *ds, struct pit__conv *cv, int64_t i, const uint8_t *src) {

@@ -1,6 +1,14 @@
 /* idx.c — MNIST / Fashion-MNIST in IDX format, gzip-compressed (read through
  * zlib's gzopen/gzread, which also reads an uncompressed file transparently).
  *
+ * Speed: inflating Fashion-MNIST's 26 MB of training images was all of a cnn
+ * run's 0.25 s init (zlib: 0.21 s). When at least half of an image file is
+ * wanted, it is inflated in one call by libdeflate instead (0.09 s, measured
+ * here), after zlib has read and checked the header; a file libdeflate does not
+ * take whole (several gzip members, a trailer size that is not the header's,
+ * corrupt or truncated data) is read by the zlib stream as before, which names
+ * what is wrong with it. Either way the bytes are the same.
+ *
  * Files in dir: {train,t10k}-images-idx3-ubyte.gz and {train,t10k}-labels-idx1-ubyte.gz
  * (the uncompressed name without .gz is used when the .gz is absent).
  * IDX: big-endian u32 magic (0x00000803 images with 3 dims, 0x00000801 labels with
@@ -8,9 +16,14 @@
  * channel. Labels must be 0..9 and the two files must hold the same count.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <libdeflate.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -78,12 +91,46 @@ static int read_header(gzFile gz, unsigned char *hdr, size_t n, const char *path
   return rc;
 }
 
+/* The whole of the gzip file at path inflated into a new buffer of exactly
+ * want bytes (header included), or NULL — then the caller reads it through its
+ * zlib stream: not a gzip file, not exactly one member of want bytes, bad data,
+ * no memory, an I/O error. Reads the file in one go; frees what it took. */
+static uint8_t *inflate_whole(const char *path, size_t want) {
+  uint8_t *out = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  size_t len = fd >= 0 && fstat(fd, &st) == 0 && st.st_size >= 18 ? (size_t)st.st_size : 0;
+  /* mapped, not copied: the file is in the page cache after zlib read its header */
+  const uint8_t *in = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0) : MAP_FAILED;
+  if (in != MAP_FAILED && in[0] == 0x1f && in[1] == 0x8b) {
+    /* the trailer's ISIZE: the member's length mod 2^32 */
+    const uint8_t *t = in + len - 4;
+    uint32_t isize = (uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24;
+    struct libdeflate_decompressor *d = NULL;
+    size_t used = 0, got = 0;
+    int ok = isize == (uint32_t)want && (out = pit__alloc_big(want)) && (d = libdeflate_alloc_decompressor()) &&
+             libdeflate_gzip_decompress_ex(d, in, len, out, want, &used, &got) == LIBDEFLATE_SUCCESS &&
+             used == len && got == want;
+    if (d)
+      libdeflate_free_decompressor(d);
+    if (!ok) {
+      free(out);
+      out = NULL;
+    }
+  }
+  if (in != MAP_FAILED)
+    munmap((void *)in, len);
+  if (fd >= 0)
+    close(fd);
+  return out;
+}
+
 int pit__idx_load(struct pit_dataset *ds, const struct pit_data_opts *o, const char *dir,
                   const float *mean, const float *std, struct pit_err *e) {
   const char *split = o->train ? "train" : "t10k";
   char ipath[4096], lpath[4096], base[64];
   unsigned char hdr[16];
-  uint8_t *labels = NULL, *buf = NULL;
+  uint8_t *labels = NULL, *buf = NULL, *whole = NULL;
   gzFile gi = NULL, gl = NULL;
   struct pit__conv cv = {0};
   int rc;
@@ -135,9 +182,23 @@ int pit__idx_load(struct pit_dataset *ds, const struct pit_data_opts *o, const c
   ds->classes = 10;
   for (int64_t i = 0; i < n; i++)
     ds->y[i] = labels[i];
+  size_t per = (size_t)h * w;
+  /* at least half of a gzip file wanted: inflated whole (see the top) */
+  if (!gzdirect(gi) && (uint64_t)n * 2 >= ni)
+    whole = inflate_whole(ipath, 16 + (size_t)ni * per);
+  if (whole) {
+    if (ds->x8) { /* the images, moved down over the header, become x8 */
+      memmove(whole, whole + 16, (size_t)n * per);
+      pit__dataset_adopt_x8(ds, whole);
+      whole = NULL;
+    } else {
+      for (int64_t i = 0; i < n; i++)
+        pit__dataset_put(ds, &cv, i, whole + 16 + (size_t)i * per);
+    }
+    goto out;
+  }
   /* images in chunks of at most 4096 images and 16 MB: read straight into x8 when the
    * bytes are kept, else through buf and converted into x */
-  size_t per = (size_t)h * w;
   size_t chunk = ((size_t)16 << 20) / per;
   chunk = chunk < 1 ? 1 : chunk > 4096 ? 4096 : chunk;
   if (!ds->x8 && !(buf = malloc(per * chunk))) {
@@ -156,6 +217,7 @@ int pit__idx_load(struct pit_dataset *ds, const struct pit_data_opts *o, const c
 out:
   pit__conv_release(&cv);
   free(buf);
+  free(whole);
   free(labels);
   gzclose(gi);
   gzclose(gl);

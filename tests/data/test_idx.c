@@ -211,6 +211,63 @@ static void test_bytes(void) {
   pit_dataset_release(&ds);
 }
 
+/* The image file inflated whole (libdeflate: at least half of it wanted) and
+ * through the zlib stream (less wanted; or a file of two gzip members, which
+ * the whole path does not take) give the same bytes; so does the float path
+ * (a resize) over the whole buffer against the stream. */
+static void test_inflate_paths(void) {
+  const uint32_t n = 300;
+  const size_t per = 28 * 28;
+  unsigned char *img = malloc(n * per), lab[300];
+  for (size_t i = 0; i < n * per; i++)
+    img[i] = (unsigned char)(i * 7919 % 251);
+  for (uint32_t i = 0; i < n; i++)
+    lab[i] = (unsigned char)(i % 10);
+  const char *one = subdir("inflate1"), *two = subdir("inflate2");
+  write_idx(one, "train-images-idx3-ubyte.gz", 1, 0x803, n, 28, 28, img, n * per);
+  write_idx(one, "train-labels-idx1-ubyte.gz", 1, 0x801, n, 0, 0, lab, n);
+  write_idx(two, "train-images-idx3-ubyte.gz", 1, 0x803, n, 28, 28, img, 100 * per);
+  write_idx(two, "train-labels-idx1-ubyte.gz", 1, 0x801, n, 0, 0, lab, n);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/train-images-idx3-ubyte.gz", two);
+  gzFile g = gzopen(path, "ab"); /* a second gzip member: the other 200 images */
+  gzwrite(g, img + 100 * per, (unsigned)(200 * per));
+  gzclose(g);
+  const struct {
+    const char *d;
+    int64_t limit;
+    const char *what;
+  } cases[] = {{one, 0, "one member, all (whole)"},     {one, 150, "one member, half (whole)"},
+               {one, 149, "one member, 149 (stream)"}, {two, 0, "two members, all (stream)"},
+               {two, 200, "two members, 200 (stream)"}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    struct pit_data_opts o = {.kind = "fashion-mnist", .dir = cases[k].d, .train = 1, .limit = cases[k].limit};
+    struct pit_dataset ds;
+    struct pit_err e;
+    int64_t want = cases[k].limit ? cases[k].limit : n;
+    CHECK(pit_dataset_load(&ds, &o, &e) == 0 && ds.x8 && ds.n == want, "%s: %s", cases[k].what, e.msg);
+    CHECK(ds.x8 && memcmp(ds.x8, img, (size_t)want * per) == 0 && ds.y[want - 1] == lab[want - 1],
+          "%s: bytes differ from the file's", cases[k].what);
+    pit_dataset_release(&ds);
+  }
+  /* the float path (resized to 14): whole and stream agree */
+  float *X[2] = {NULL, NULL};
+  for (int k = 0; k < 2; k++) {
+    struct pit_data_opts o = {.kind = "fashion-mnist", .dir = one, .train = 1, .image_size = 14,
+                              .limit = k ? 149 : 0};
+    struct pit_dataset ds;
+    struct pit_err e;
+    CHECK(pit_dataset_load(&ds, &o, &e) == 0 && ds.x && !ds.x8, "resized load: %s", e.msg);
+    X[k] = gather_all(&ds, NULL);
+    pit_dataset_release(&ds);
+  }
+  CHECK(X[0] && X[1] && memcmp(X[0], X[1], sizeof(float) * 149 * 14 * 14) == 0,
+        "resized: whole and stream differ");
+  free(X[0]);
+  free(X[1]);
+  free(img);
+}
+
 static void test_raw_fallback(void) {
   const char *d = subdir("raw");
   unsigned char img[8] = {0, 255, 0, 255, 255, 0, 255, 0}, lab[2] = {7, 9};
@@ -315,6 +372,7 @@ int main(void) {
   test_values();
   test_resize();
   test_bytes();
+  test_inflate_paths();
   test_raw_fallback();
   test_bad();
   test_bad_options();
