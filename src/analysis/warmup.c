@@ -133,8 +133,10 @@ int pit_drift(const double *x, size_t n, double *drift, double *se) {
         rss += r * r;
       }
       *drift = b / mean;
+      /* widened by t(k−2)/z: the callers' "2·se" is then a 95% half-width
+       * even for a few batches (4 batches: t(2) = 4.30, not 1.96) */
       if (se)
-        *se = sqrt(rss / (double)(k - 2) / sxx) / mean;
+        *se = sqrt(rss / (double)(k - 2) / sxx) / mean * pit_t_quantile(0.975, (int)k - 2) / 1.959964;
     }
   }
   free(z);

@@ -61,6 +61,18 @@ static void spikes_and_drift(void) {
     x[i] = noise(0.1);
   CHECK(pit_drift(x, N, &dr, NULL) == 0 && fabs(dr * N) < 0.02, "no drift: %g", dr * N);
   CHECK(pit_drift(x, 19, &dr, NULL) == 0 && isnan(dr), "too short for a drift");
+  /* four batches of 5 with medians 1.0, 1.1, 0.95, 1.2 (at 2, 7, 12, 17): slope
+   * and its standard error recomputed in Python — 0.0084706 per iteration over
+   * the mean, se 0.0097356 plain, widened by t(2)/z = 4.302653/1.959964 to
+   * 0.0213723 so that 2·se is a 95% half-width (2·plain se, 0.019, would call
+   * this noise's slope a drift at 82%) */
+  const double med[4] = {1.0, 1.1, 0.95, 1.2};
+  for (int i = 0; i < 20; i++)
+    x[i] = med[i / 5];
+  double se;
+  CHECK(pit_drift(x, 20, &dr, &se) == 0, "drift of 4 batches");
+  CHECK_NEAR(dr, 0.0084706, 1e-6, "slope of 4 batch medians");
+  CHECK_NEAR(se, 0.0213723, 1e-6, "its standard error, widened by t(2)/z");
   CHECK(pit_warmup(x, 19, &d) == 0 && d == 0, "too short for a warm-up");
 }
 
