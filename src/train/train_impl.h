@@ -52,9 +52,12 @@ struct trainer {
   char *dec_detail;               /* auto: a rebalance's decision record (JSON), written after the pending iter */
   double dec_t;
 
-  /* --until-steady: paramount step times so far (epoch edges left out) */
+  /* --until-steady: the paramount iteration times so far, as pitstop predict
+   * takes them from the records (train.c, steady_check) */
   double *steady_x;               /* (steady_cap) owned */
   int64_t steady_n;
+  double iter_t, iter_t_prev;     /* t of the last two iteration records (0: none yet) */
+  int steady_skip;                /* the next interval follows a checkpoint or a sample grid */
   int64_t steady_next;            /* the step of the next --until-steady check (0: step 10); rank 0
                                      chooses it, every rank learns it with the verdict */
   size_t steady_cap;

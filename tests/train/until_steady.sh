@@ -2,8 +2,10 @@
 # ctest: slow
 # until_steady.sh — `pitstop train --until-steady P` ends a run cleanly: with a
 # loose P (0.9: any host reaches it) the run stops before its 2,000-iteration
-# cap and after the 50-iteration floor (51 iterations: the epoch's first is an
-# edge, not counted; usually it stops right there, at the first check point
+# cap and after the 50-iteration floor (52 iterations: the intervals after an
+# epoch's first two records are counted, as pitstop predict counts them from
+# the records — the steady t_p is the mean of those intervals after the warm-up,
+# checked here to 1e-4; usually it stops right there, at the first check point
 # that can be steady — later only when a stall on a loaded machine widened the
 # interval beyond 90%), its records complete (init, every iteration in order, end) and the
 # end record's detail says "steady" and why; with a P no run reaches in 120
@@ -21,7 +23,7 @@ grep -q 'stopped by --until-steady (steady' "$T/a.out"
 grep -q 'stopped by --until-steady (cap' "$T/b.out"
 python3 - "$T/a.jsonl" "$T/b.jsonl" <<'PY'
 import json, sys
-for path, want, lo, hi in ((sys.argv[1], "steady", 51, 1999), (sys.argv[2], "cap", 120, 120)):
+for path, want, lo, hi in ((sys.argv[1], "steady", 52, 1999), (sys.argv[2], "cap", 120, 120)):
     recs = [json.loads(l) for l in open(path)]
     assert recs[0]["type"] == "init" and recs[-1]["type"] == "end", path
     steps = [r["step"] for r in recs if r["type"] == "iter"]
@@ -31,6 +33,11 @@ for path, want, lo, hi in ((sys.argv[1], "steady", 51, 1999), (sys.argv[2], "cap
     assert d["reason"] == want and d["why"] and d["precision"] > 0, d
     if want == "steady":
         assert d["tp_half"] <= 0.9 * d["tp"], d
+        # t_p is what predict reads from these records: the intervals between
+        # iteration records 1→2 … (s−1)→s after the warm-up, not the step times
+        t = [r["t"] for r in recs if r["type"] == "iter"]
+        iv = [b - a for a, b in zip(t[1:], t[2:])][d["warmup"]:]
+        assert abs(sum(iv) / len(iv) - d["tp"]) <= 1e-4 * d["tp"], (sum(iv) / len(iv), d)
     print(f"until_steady: {want} after {len(steps)} iterations: {d['why']}")
 PY
 for bad in 0 1 -0.1 x; do
