@@ -187,7 +187,8 @@ int pit__idx_load(struct pit_dataset *ds, const struct pit_data_opts *o, const c
   if (!gzdirect(gi) && (uint64_t)n * 2 >= ni)
     whole = inflate_whole(ipath, 16 + (size_t)ni * per);
   if (whole) {
-    if (ds->x8) { /* the images, moved down over the header, become x8 */
+    if (ds->x8) { /* the images, moved down over the header, become x8 (with a
+                   * limit, the buffer keeps the unused rest: at most as much again) */
       memmove(whole, whole + 16, (size_t)n * per);
       pit__dataset_adopt_x8(ds, whole);
       whole = NULL;
