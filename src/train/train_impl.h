@@ -58,6 +58,7 @@ struct trainer {
   int64_t steady_n;
   double iter_t, iter_t_prev;     /* t of the last two iteration records (0: none yet) */
   int steady_skip;                /* the next interval follows a checkpoint or a sample grid */
+  double steady_pend;             /* the current iteration's interval, counted at the next check (0: none) */
   int64_t steady_next;            /* the step of the next --until-steady check (0: step 10); rank 0
                                      chooses it, every rank learns it with the verdict */
   size_t steady_cap;

@@ -2,10 +2,11 @@
 # ctest: slow
 # until_steady.sh — `pitstop train --until-steady P` ends a run cleanly: with a
 # loose P (0.9: any host reaches it) the run stops before its 2,000-iteration
-# cap and after the 50-iteration floor (52 iterations: the intervals after an
-# epoch's first two records are counted, as pitstop predict counts them from
-# the records — the steady t_p is the mean of those intervals after the warm-up,
-# checked here to 1e-4; usually it stops right there, at the first check point
+# cap and after the 50-iteration floor (53 iterations: the intervals after an
+# epoch's first two records are counted, and not the last record's, as pitstop
+# predict counts them from the records — the steady t_p is the mean of those
+# intervals after the warm-up, checked here to 1e-4, and predict of the records
+# finds the same t_p; usually it stops right there, at the first check point
 # that can be steady — later only when a stall on a loaded machine widened the
 # interval beyond 90%), its records complete (init, every iteration in order, end) and the
 # end record's detail says "steady" and why; with a P no run reaches in 120
@@ -21,9 +22,10 @@ P=${PITSTOP:?}
   --no-validation --quiet --events "$T/b.jsonl" > "$T/b.out"
 grep -q 'stopped by --until-steady (steady' "$T/a.out"
 grep -q 'stopped by --until-steady (cap' "$T/b.out"
-python3 - "$T/a.jsonl" "$T/b.jsonl" <<'PY'
+"$P" predict "$T/a.jsonl" --format json > "$T/a-pred.json"
+python3 - "$T/a.jsonl" "$T/b.jsonl" "$T/a-pred.json" <<'PY'
 import json, sys
-for path, want, lo, hi in ((sys.argv[1], "steady", 52, 1999), (sys.argv[2], "cap", 120, 120)):
+for path, want, lo, hi in ((sys.argv[1], "steady", 53, 1999), (sys.argv[2], "cap", 120, 120)):
     recs = [json.loads(l) for l in open(path)]
     assert recs[0]["type"] == "init" and recs[-1]["type"] == "end", path
     steps = [r["step"] for r in recs if r["type"] == "iter"]
@@ -34,10 +36,15 @@ for path, want, lo, hi in ((sys.argv[1], "steady", 52, 1999), (sys.argv[2], "cap
     if want == "steady":
         assert d["tp_half"] <= 0.9 * d["tp"], d
         # t_p is what predict reads from these records: the intervals between
-        # iteration records 1→2 … (s−1)→s after the warm-up, not the step times
+        # iteration records 1→2 … (s−2)→(s−1) after the warm-up (the last, s, is
+        # the edge of an epoch cut there), not the step times
         t = [r["t"] for r in recs if r["type"] == "iter"]
-        iv = [b - a for a, b in zip(t[1:], t[2:])][d["warmup"]:]
+        iv = [b - a for a, b in zip(t[1:-2], t[2:-1])][d["warmup"]:]
         assert abs(sum(iv) / len(iv) - d["tp"]) <= 1e-4 * d["tp"], (sum(iv) / len(iv), d)
+        # and pitstop predict of the same records finds that t_p and half-width
+        p = json.load(open(sys.argv[3]))
+        lo, hi = p["pit_interval_s"]
+        assert abs(p["pit_s"] - d["tp"]) <= 1e-4 * d["tp"] and abs((hi - lo) / 2 - d["tp_half"]) <= 1e-3 * d["tp_half"], (p, d)
     print(f"until_steady: {want} after {len(steps)} iterations: {d['why']}")
 PY
 for bad in 0 1 -0.1 x; do
