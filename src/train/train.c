@@ -458,8 +458,9 @@ static void make_run_id(struct trainer *t) {
  * of an epoch's iterations 2 .. L−2 (its first and last are the epoch's edge,
  * and so is the interval right after the first), none right after a
  * checkpoint or a sample grid, and not the current iteration's: if the run
- * stops there, it is the last iteration its epoch shows, an edge to predict. Step times alone said "steady" on a cnn at
- * batch 8 (0.26 ms steps) whose records predict then found at 3.7%.
+ * stops there, it is the last iteration its epoch shows, an edge to predict.
+ * Step times alone said "steady" on a cnn at batch 8 (0.26 ms steps) whose
+ * records predict then found at 3.7%.
  * Check points: every 10 iterations while steps are short; once the floor is
  * near, as often as every iteration when steps are long — about every 20 ms of
  * steps (a check and its broadcast cost microseconds; an iteration not needed
