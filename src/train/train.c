@@ -775,7 +775,10 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   r->type = PIT_REC_END;
   r->step = t->step;
   snprintf(r->status, sizeof r->status, "%s", stop ? "stopped" : "done");
-  r->total_s = tr_time(t);
+  /* this generation's time, process start to now: a run's total is the sum
+   * over its generations (docs/analysis.md), as the protocol's and the C
+   * API's end records count it; t goes on from the checkpoint (t_off) */
+  r->total_s = tr_time(t) - t->t_off;
   r->detail = t->end_detail;
   t->end_detail = NULL; /* now owned by the record */
   return tr_emit(t, r, e);

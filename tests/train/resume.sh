@@ -41,6 +41,18 @@ for r in its:
     assert r["batch"] == (8 if r["iter"] == 6 else 32), r
 ts = [r["t"] for r in recs]
 assert all(b >= a for a, b in zip(ts, ts[1:])), "record times go backwards across the resume"
+# each end record's total_s is its own generation's time (t goes on across the
+# resume; a run's total is the sum over generations): generation 1's is not
+# the cumulative t, and the sum is within the last t plus generation 1's start
+ends = [r for r in recs if r["type"] == "end"]
+assert [r["gen"] for r in ends] == [0, 1], ends
+assert abs(ends[0]["total_s"] - ends[0]["t"]) < 1e-6, ends[0]
+# generation 1's clock starts at the checkpoint's t (written just before the
+# checkpoint record at step 20): its total_s is its end's t less that, within
+# the checkpoint's own write time
+ck = [r for r in recs if r["type"] == "checkpoint" and r["gen"] == 0][-1]
+assert abs(ends[1]["total_s"] - (ends[1]["t"] - ck["t"])) <= ck["ckpt_s"] + 1e-3, (ends, ck)
+assert ends[1]["total_s"] < ends[1]["t"] - 0.5 * ends[0]["t"], (ends, ck)
 print("records: 45 steps over generations 0 and 1, epochs and short batches as uninterrupted")
 PYEOF
 
