@@ -84,6 +84,8 @@ struct pit_predict_report {
   double cost, cost_lo, cost_hi; /* US$ of the predicted time and of its interval's ends */
   double samples_per_dollar;
   const char *unit;            /* borrowed: "epochs", "iters" or "samples" */
+  const char *size_from;       /* borrowed: where the job's size came from ("--epochs", "the run's
+                                  planned_iters", "default: 1 epoch") */
   const char *itype;           /* borrowed: membership priced ("c5.xlarge:2"), NULL: not costed */
   double price_h;              /* Σ nodes × price_h of that membership */
   int64_t val_samples;         /* samples of one validation pass, -1: unknown */

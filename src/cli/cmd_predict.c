@@ -21,7 +21,8 @@ static const struct pit_cli_opt opts[] = {
     {"events", 1, 'e', "FILE", "JSON Lines records only (pitstop train --events); repeatable"},
     {"db", 1, 'd', "PATH", "a store (--run picks the run)"},
     {"run", 1, 'r', "ID", "the run to predict, among several"},
-    {"epochs", 1, 'E', "N", "the job: N epochs (default 1)"},
+    {"epochs", 1, 'E', "N", "the job: N epochs (default: the job the run planned, its config's\n"
+                            "planned_iters; else 1 epoch)"},
     {"iters", 1, 'I', "N", "the job: N iterations"},
     {"samples", 1, 'S', "N", "the job: N samples"},
     {"iters-per-epoch", 1, 'p', "N", "iterations in an epoch (default: the run's)"},
@@ -150,6 +151,32 @@ static int history_prior(const char *const *files, int n, struct pit_term *prior
   return rc ? pit_cli_fail(&e) : 0;
 }
 
+/* No --epochs, --iters or --samples: the job the run itself planned, as its
+ * config states it (pitstop train's planned_iters: whole epochs when it is a
+ * multiple of iters_per_epoch), else one epoch. A run in progress is then
+ * predicted to its own end, and one past its first epoch is not taken for a
+ * new 1-epoch job. */
+static void own_job(const struct pit_report_run *r, const struct pit_predict_in *in, enum pit_job_unit *unit,
+                    double *size, char *from, size_t cap) {
+  char v[64];
+  pit_config_field(&r->cfg, r->config, "planned_iters", v, sizeof v);
+  char *end;
+  double planned = strtod(v, &end);
+  if (r->config && end != v && *end == 0 && planned >= 1) {
+    double ipe = in->iters_per_epoch;
+    if (isfinite(ipe) && ipe >= 1 && fmod(planned, ipe) == 0) {
+      *unit = PIT_JOB_EPOCHS;
+      *size = planned / ipe;
+    } else {
+      *unit = PIT_JOB_ITERS;
+      *size = planned;
+    }
+    snprintf(from, cap, "the run's config (planned_iters %.0f)", planned);
+    return;
+  }
+  snprintf(from, cap, "default (1 epoch; the run states no planned_iters)");
+}
+
 int pit_cmd_predict(int argc, char **argv) {
   /* files[i]: an events file (events[i]) or a raw log parsed on the fly */
   const char **files = calloc((size_t)argc + 1, sizeof *files);
@@ -213,7 +240,7 @@ int pit_cmd_predict(int argc, char **argv) {
   if (!rc && nhist && isfinite(scale_to))
     rc = pit_cli_usage("--history goes with one run, not with --scale-to");
   struct pit_term prior = {NAN, NAN};
-  char prior_from[160] = "";
+  char prior_from[160] = "", size_from[80] = "";
   if (!rc && nhist)
     rc = history_prior(hist, nhist, &prior, prior_from, sizeof prior_from);
   if (rc) {
@@ -273,6 +300,11 @@ int pit_cmd_predict(int argc, char **argv) {
     in->drift_allow = allow;
     if (isfinite(allow))
       in->elapsed_untimed *= allow / PIT_PREDICT_DRIFT_ALLOW;
+    if (!nsize && !isfinite(scale_to))
+      own_job(r, in, &unit, &size, size_from, sizeof size_from);
+    else
+      snprintf(size_from, sizeof size_from, "%s", !nsize ? "default (1 epoch)" : unit == PIT_JOB_EPOCHS ? "--epochs"
+                                                   : unit == PIT_JOB_ITERS ? "--iters" : "--samples");
     in->unit = unit;
     in->size = size;
     if (in->done_iters > 0 && unit == PIT_JOB_EPOCHS && isfinite(in->iters_per_epoch) &&
@@ -334,6 +366,7 @@ int pit_cmd_predict(int argc, char **argv) {
       rep.tp_hi = in->tp + in->tp_half;
     }
     rep.unit = units[unit];
+    rep.size_from = size_from;
     rep.val_samples = basis.val_samples;
     rep.time_basis = basis.wall ? "wall clock between iteration records" : "logged step times";
     rep.untimed_from = nhist ? prior_from : NULL;

@@ -64,6 +64,7 @@ static const struct field fields[] = {
     {NULL, "model", "model", "model", F_STR, SHOW_PLAIN, R(model)},
     {"inputs", "unit", "job_unit", "job sized in", F_STR, SHOW_PLAIN, R(unit)},
     {"inputs", "size", "job_size", "job size", F_DBL, SHOW_PLAIN, R(in.size)},
+    {"inputs", "size_from", "job_size_from", "  from", F_STR, SHOW_PLAIN, R(size_from)},
     {"inputs", "iters", "job_iters", "iterations", F_I64, SHOW_PLAIN, R(p.n_iter)},
     {"inputs", "epochs", "job_epochs", "epochs", F_I64, SHOW_PLAIN, R(p.n_epoch)},
     {"inputs", "checkpoints", "job_checkpoints", "checkpoints", F_I64, SHOW_PLAIN, R(p.n_ckpt)},

@@ -261,6 +261,37 @@ for f in ("course.json", "course-db.json"):
 PY
 rm -f course-partial.txt course.json course-db.json course.db
 
+# no job size given: the job the run planned (its config's planned_iters, here 3
+# epochs of 100), so a run in progress past its first epoch is predicted to its
+# own end (150 done, 150 to go at 20 ms), not taken for a new 1-epoch job;
+# without planned_iters the default stays one epoch and says so
+/usr/bin/python3 - <<'PY'
+import json
+for name, cfg in (("planned", {"batch": 8, "iters_per_epoch": 100, "planned_iters": 300}),
+                  ("unplanned", {"batch": 8, "iters_per_epoch": 100})):
+    with open(name + ".jsonl", "w") as f:
+        f.write(json.dumps({"type": "init", "run": name, "gen": 0, "t": 0.5, "init_s": 0.5, "ranks": 1,
+                            "nodes": 1, "config": cfg}) + "\n")
+        for i in range(150):
+            f.write(json.dumps({"type": "iter", "run": name, "gen": 0, "t": 0.5 + 0.02 * (i + 1),
+                                "epoch": i // 100, "iter": i % 100, "step": i, "batch": 8,
+                                "step_s": 0.02}) + "\n")
+PY
+"$PITSTOP" predict planned.jsonl --format json > planned.json
+"$PITSTOP" predict unplanned.jsonl --format json > unplanned.json
+/usr/bin/python3 - <<'PY'
+import json
+p = json.load(open("planned.json"))
+assert p["inputs"]["unit"] == "epochs" and p["inputs"]["size"] == 3, p["inputs"]
+assert "planned_iters 300" in p["inputs"]["size_from"], p["inputs"]
+assert p["inputs"]["done_iters"] == 150 and abs(p["remaining_s"] - 150 * 0.02) < 0.02, p
+u = json.load(open("unplanned.json"))
+assert u["inputs"]["size"] == 1 and u["inputs"]["size_from"].startswith("default"), u["inputs"]
+PY
+"$PITSTOP" predict planned.jsonl --epochs 3 --format json > explicit.json
+grep -q '"size_from":"--epochs"' explicit.json || grep -q '"size_from": "--epochs"' explicit.json
+rm -f planned.jsonl unplanned.jsonl planned.json unplanned.json explicit.json
+
 # scaling: runs at 1, 2, 3 ranks of one configuration (throughput on a known USL curve, ±2% noise)
 # predict 4 ranks within 10%; two counts are "too few points"
 /usr/bin/python3 - <<'PY'
