@@ -153,7 +153,8 @@ static int history_prior(const char *const *files, int n, struct pit_term *prior
 
 /* No --epochs, --iters or --samples: the job the run itself planned, as its
  * config states it (pitstop train's planned_iters: whole epochs when it is a
- * multiple of iters_per_epoch), else one epoch. A run in progress is then
+ * multiple of iters_per_epoch; a course log's N of "[epoch: e/N]"), else one
+ * epoch. A run in progress is then
  * predicted to its own end, and one past its first epoch is not taken for a
  * new 1-epoch job. */
 static void own_job(const struct pit_report_run *r, const struct pit_predict_in *in, enum pit_job_unit *unit,
@@ -174,7 +175,15 @@ static void own_job(const struct pit_report_run *r, const struct pit_predict_in 
     snprintf(from, cap, "the run's config (planned_iters %.0f)", planned);
     return;
   }
-  snprintf(from, cap, "default (1 epoch; the run states no planned_iters)");
+  pit_config_field(&r->cfg, r->config, "epochs", v, sizeof v); /* a log's "[epoch: e/N]" */
+  double epochs = strtod(v, &end);
+  if (r->config && end != v && *end == 0 && epochs >= 1) {
+    *unit = PIT_JOB_EPOCHS;
+    *size = epochs;
+    snprintf(from, cap, "the run's config (epochs %.0f)", epochs);
+    return;
+  }
+  snprintf(from, cap, "default (1 epoch; the run states no planned_iters or epochs)");
 }
 
 int pit_cmd_predict(int argc, char **argv) {

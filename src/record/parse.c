@@ -293,6 +293,8 @@ static int init_config(struct pit_parser *p) {
     CFG("%s\"nodes\":%d,\"nodes_from\":\"--ranks-per-node\"", sep, (p->world + p->rpn_given - 1) / p->rpn_given);
   if (p->per_epoch > 0)
     CFG("%s\"iters_per_epoch\":%lld", sep, (long long)p->per_epoch);
+  if (p->epochs > 0)
+    CFG("%s\"epochs\":%lld", sep, (long long)p->epochs);
   if (p->itype[0])
     CFG("%s\"itype\":\"%s\"", sep, p->itype);
   if (p->batch_given > 0 && !p->batch_logged)
@@ -408,6 +410,7 @@ int pit_parser_new(struct pit_parser **pp, enum pit_parse_format f, const char *
   p->batch_per_rank = p->batch_given = -1;
   p->world = p->rpn_given = -1;
   p->per_epoch = -1;
+  p->epochs = -1;
   *pp = p;
   return 0;
 }

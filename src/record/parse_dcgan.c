@@ -110,6 +110,8 @@ static int bracket(struct pit_parser *p, const char *s, const char *end, struct 
     return pit_pl_bad(p, "iteration time", NULL, end);
   s = t + 16;
   PL_NEED_TIME(x, dig, "iteration time");
+  if (nep > 0)
+    p->epochs = nep;
   return put_iter(p, ep, it, L, x, K_DC_BRACKET, dig, e);
 }
 

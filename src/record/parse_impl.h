@@ -70,6 +70,7 @@ struct pit_parser {
   int world;               /* Rank: r. World Size: W */
   int rpn_given;           /* the caller's ranks per node, -1 none */
   int64_t per_epoch;       /* L of the last "iteration: i/L" of any rank, -1 unknown */
+  int64_t epochs;          /* N of the last "[epoch: e/N]" (the job's epochs), -1 unknown */
   char itype[PIT_NAME_MAX]; /* instance type given by the caller ("" unknown) */
   char init_config[320];   /* the config an init record is emitted with (pit_pl_flush) */
   /* SageMaker context */

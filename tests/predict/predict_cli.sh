@@ -238,7 +238,8 @@ rm -f alone.json hist.json hist1.json histclock.json histown.json hist.txt now.j
 
 # a partial course log with no init line (SerodioJ's form): its iterations per
 # epoch come from "iteration: i/40" and its global batch from Namespace and
-# World Size, not from the 12 iterations seen: 12 × 2 s done + 28 × 2 s
+# World Size, not from the 12 iterations seen: 12 × 2 s done + 28 × 2 s an
+# epoch, and the job is the log's 2 epochs ("[epoch: 0/2]"): 80 × 2 s
 {
   echo "Namespace(batch_size=128, beta1=0.5, num_epochs=2, seed=0)"
   echo "Rank: 0. World Size: 2"
@@ -257,7 +258,8 @@ import json
 for f in ("course.json", "course-db.json"):
     j = json.load(open(f))
     assert j["iters_per_epoch"] == 40 and j["inputs"]["batch"] == 256, (f, j)
-    assert abs(j["predicted_s"] - 80.0) < 1e-9, (f, j)
+    assert abs(j["predicted_epoch_s"] - 80.0) < 1e-9 and abs(j["predicted_s"] - 160.0) < 1e-9, (f, j)
+    assert j["inputs"]["size_from"] == "the run's config (epochs 2)", (f, j)
 PY
 rm -f course-partial.txt course.json course-db.json course.db
 

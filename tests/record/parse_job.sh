@@ -34,7 +34,7 @@ test "$(grep -c '"run":"m4.xlarge"' out.jsonl)" -eq 12 || fail "12 records of ru
 test "$(grep -c '"type":"epoch"' out.jsonl)" -eq 2 || fail "2 epoch records"
 grep -q '"type":"epoch","run":"m4.xlarge","gen":0,"t":24.5,"rank":1,"epoch":0,"epoch_s":16.1234}' out.jsonl \
   || fail "the last line (no newline) read: $(grep epoch out.jsonl)"
-grep -q '"config":{"batch":128,"batch_per_rank":64,"ranks":2,"iters_per_epoch":4,"itype":"m4.xlarge"}' out.jsonl \
+grep -q '"config":{"batch":128,"batch_per_rank":64,"ranks":2,"iters_per_epoch":4,"epochs":1,"itype":"m4.xlarge"}' out.jsonl \
   || fail "init config: $(grep init out.jsonl)"
 grep -q 'rank0.out: 14 lines, 6 records, 0 skipped, 0 malformed' err.txt || fail "summary: $(cat err.txt)"
 if grep -q unrecognised err.txt; then fail "no unrecognised lines expected: $(cat err.txt)"; fi

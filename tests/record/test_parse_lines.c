@@ -365,7 +365,8 @@ static void test_bad_and_forced(void) {
 
 /* Lines of course runs that were not used to build the parser (issue 12.6):
  * the "Rank: r, Epoch: e, Epoch time" line, "[Rank: r] Epoch e took" with its
- * other capitalisation, trailing blanks; the job context on the init record. */
+ * other capitalisation, trailing blanks; the job context on the init record
+ * (the N of "[epoch: e/N]" as its epochs). */
 static void test_dcgan_more(void) {
   struct col c = {0};
   struct pit_parse_stats st =
@@ -382,7 +383,7 @@ static void test_dcgan_more(void) {
   EQ(c.n, 3);
   EQ(c.r[0].type, PIT_REC_INIT);
   CHECK(c.r[0].config && strcmp(c.r[0].config, "{\"batch\":256,\"batch_per_rank\":64,\"ranks\":4,"
-                                                "\"iters_per_epoch\":196}") == 0,
+                                                "\"iters_per_epoch\":196,\"epochs\":1}") == 0,
         "init config %s", c.r[0].config ? c.r[0].config : "(none)");
   EQ(c.r[1].batch, 256);
   EQ(c.r[2].type, PIT_REC_EPOCH);
