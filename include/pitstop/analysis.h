@@ -183,6 +183,9 @@ struct pit_series_run {
   int rebalances;          /* batch_shares decision records (--batch-shares auto) */
   char shares[96];         /* the last one's shares, "49/15"; "" if none */
   int ends;                /* end records (a run that ended has one per generation) */
+  char member_key[160];    /* pit_config_key of the last init record's config ("" none) */
+  int member_from_gen;     /* the first generation of the last run of generations on that
+                              configuration (0 unless an elastic run changed membership) */
 };
 
 /* A duration from a non-iteration record. */

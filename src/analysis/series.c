@@ -119,6 +119,17 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
     return 0;
   }
   case PIT_REC_INIT:
+    if (r->config) { /* a generation on another configuration (an elastic run's resize) */
+      struct pit_config c;
+      char key[sizeof ru->member_key];
+      pit_config_from_record(&c, r);
+      pit_config_key(&c, key, sizeof key);
+      if (strcmp(key, ru->member_key) != 0) {
+        if (ru->member_key[0])
+          ru->member_from_gen = r->gen;
+        memcpy(ru->member_key, key, sizeof key);
+      }
+    }
     if (!ru->config && r->config) {
       ru->config = strdup(r->config);
       if (!ru->config)

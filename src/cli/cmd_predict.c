@@ -294,11 +294,16 @@ int pit_cmd_predict(int argc, char **argv) {
   struct pit_predict_basis basis;
   struct pit_predict_in *in = &rep.in;
   memset(&rep, 0, sizeof rep);
-  char model[256] = "measured configuration (no scaling; its ranks as recorded)";
+  char model[400] = "measured configuration (no scaling; its ranks as recorded)";
   if (!rc && isfinite(scale_to))
     rc = scaled_inputs(&rs, precision, scale_to, in, &basis, model, sizeof model);
   else if (!rc && pit_predict_inputs(&r->series, &r->sum, r->name, precision, in, &basis, &e))
     rc = pit_cli_fail(&e);
+  else if (!rc && r->series.nruns > 0 && r->series.runs[0].member_from_gen > 0)
+    snprintf(model, sizeof model,
+             "measured configuration (no scaling): t_p from generation %d on, the run's last configuration "
+             "(%s); the generations before ran on another",
+             r->series.runs[0].member_from_gen, r->series.runs[0].member_key);
   if (!rc && nhist && !pit_predict_use_prior(in, &basis, &prior))
     snprintf(prior_from, sizeof prior_from, "not used: %s",
              basis.wall ? "the records have a clock (the wall time between iterations holds it)"

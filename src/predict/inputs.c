@@ -56,13 +56,17 @@ static int clocked(const struct pit_series *s) {
 }
 
 /* The per-iteration times into x (room for s->nit): wall intervals between
- * consecutive iterations of one (run, gen, epoch) when wall, else step times. */
+ * consecutive iterations of one (run, gen, epoch) when wall, else step times;
+ * of an elastic run, only the generations on its last configuration (an
+ * earlier membership's pace is not the one the rest of the job runs at). */
 static size_t iteration_times(const struct pit_series *s, int wall, double *x) {
   size_t n = 0;
   const struct pit_series_iter *prev = NULL; /* the last iteration of the series' rank */
   for (int64_t i = 0; i < s->nit; i++) {
     const struct pit_series_iter *it = &s->it[i];
     if (it->flags & PIT_IT_OTHER_RANK)
+      continue;
+    if (it->gen < s->runs[it->run].member_from_gen) /* an earlier membership's pace */
       continue;
     int same = prev && prev->run == it->run && prev->gen == it->gen && prev->epoch == it->epoch;
     if (!(it->flags & NOT_PARAMOUNT)) {

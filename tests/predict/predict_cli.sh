@@ -294,6 +294,42 @@ PY
 grep -q '"size_from":"--epochs"' explicit.json || grep -q '"size_from": "--epochs"' explicit.json
 rm -f planned.jsonl unplanned.jsonl planned.json unplanned.json explicit.json
 
+# an elastic run: generation 0 on 1 rank (20 ms a step), generation 1 on 2
+# ranks (12 ms); t_p is the last configuration's, and model says so; two
+# generations on one configuration (a restart) are pooled
+/usr/bin/python3 - <<'PY'
+import json
+def gen(f, run, g, ranks, dt, t0, step0, n):
+    f.write(json.dumps({"type": "init", "run": run, "gen": g, "t": t0, "init_s": 0.5, "ranks": ranks,
+                        "nodes": ranks, "config": {"model": "cnn", "batch": 8, "ranks": ranks, "nodes": ranks,
+                                                   "iters_per_epoch": 1000, "planned_iters": 1000}}) + "\n")
+    t = t0
+    for i in range(n):
+        t += dt * (1 + 0.01 * ((i * 7) % 5 - 2))
+        s = step0 + i
+        f.write(json.dumps({"type": "iter", "run": run, "gen": g, "t": t, "epoch": 0, "iter": s, "step": s,
+                            "batch": 8, "step_s": dt}) + "\n")
+    return t
+with open("elastic.jsonl", "w") as f:
+    t = gen(f, "el", 0, 1, 0.020, 0.5, 0, 300)
+    gen(f, "el", 1, 2, 0.012, t + 1.0, 300, 300)
+with open("restart.jsonl", "w") as f:
+    t = gen(f, "re", 0, 1, 0.020, 0.5, 0, 300)
+    gen(f, "re", 1, 1, 0.020, t + 1.0, 300, 300)
+PY
+"$PITSTOP" predict elastic.jsonl --format json > elastic.json
+"$PITSTOP" predict restart.jsonl --format json > restart.json
+/usr/bin/python3 - <<'PY'
+import json
+el = json.load(open("elastic.json"))
+assert abs(el["pit_s"] - 0.012) < 0.0003 and "from generation 1 on" in el["model"], el
+assert el["inputs"]["done_iters"] == 600, el["inputs"]
+re = json.load(open("restart.json"))
+assert abs(re["pit_s"] - 0.020) < 0.0004 and "generation" not in re["model"], re
+assert re["inputs"]["measured_iters"] > 300, re["inputs"]  # both generations: more than one holds
+PY
+rm -f elastic.jsonl restart.jsonl elastic.json restart.json
+
 # scaling: runs at 1, 2, 3 ranks of one configuration (throughput on a known USL curve, ±2% noise)
 # predict 4 ranks within 10%; two counts are "too few points"
 /usr/bin/python3 - <<'PY'
