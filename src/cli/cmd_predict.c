@@ -22,7 +22,7 @@ static const struct pit_cli_opt opts[] = {
     {"db", 1, 'd', "PATH", "a store (--run picks the run)"},
     {"run", 1, 'r', "ID", "the run to predict, among several"},
     {"epochs", 1, 'E', "N", "the job: N epochs (default: the job the run planned, its config's\n"
-                            "planned_iters; else 1 epoch)"},
+                            "planned_iters or a log's epoch count; else 1 epoch)"},
     {"iters", 1, 'I', "N", "the job: N iterations"},
     {"samples", 1, 'S', "N", "the job: N samples"},
     {"iters-per-epoch", 1, 'p', "N", "iterations in an epoch (default: the run's)"},
@@ -154,9 +154,8 @@ static int history_prior(const char *const *files, int n, struct pit_term *prior
 /* No --epochs, --iters or --samples: the job the run itself planned, as its
  * config states it (pitstop train's planned_iters: whole epochs when it is a
  * multiple of iters_per_epoch; a course log's N of "[epoch: e/N]"), else one
- * epoch. A run in progress is then
- * predicted to its own end, and one past its first epoch is not taken for a
- * new 1-epoch job. */
+ * epoch. A run in progress is then predicted to its own end, and one past its
+ * first epoch is not taken for a new 1-epoch job. */
 static void own_job(const struct pit_report_run *r, const struct pit_predict_in *in, enum pit_job_unit *unit,
                     double *size, char *from, size_t cap) {
   char v[64];

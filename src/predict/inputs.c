@@ -252,7 +252,11 @@ int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm,
                 "run '%s': too few iterations to predict: %zu paramount iteration times (%lld iteration records, "
                 "%zu of warm-up); t_p needs at least 4 after the warm-up for an interval",
                 name, n, (long long)sm->iters, b->steady.warmup);
-    pit_err_hint(e, "let the run go on longer (pitstop train --until-steady 0.02 stops when enough is measured)");
+    if (s->nruns > 0 && s->runs[0].member_from_gen > 0)
+      pit_err_hint(e, "the run changed configuration at generation %d: only the iterations since count; "
+                      "let it run longer on it", s->runs[0].member_from_gen);
+    else
+      pit_err_hint(e, "let the run go on longer (pitstop train --until-steady 0.02 stops when enough is measured)");
     return PIT_ESTATE;
   }
   in->tp = tp->mean;
