@@ -118,6 +118,10 @@ void pit_config_key(const struct pit_config *c, char *buf, size_t n);
  * by name, or any other top-level key of the config JSON (numbers printed %g). */
 void pit_config_field(const struct pit_config *c, const char *config_json, const char *field, char *buf,
                       size_t n);
+/* The same field as a number, exact (not through pit_config_field's %g text:
+ * 1234567 samples would read back as 1234570); NaN when absent or not a
+ * number. */
+double pit_config_num(const struct pit_config *c, const char *config_json, const char *field);
 
 /* The configuration fields, one table (config.c): the key, the default
  * --group-by, chart lines and labels and sweep configurations all read it.

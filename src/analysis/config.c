@@ -6,6 +6,7 @@
  * key field in the table's order, so equal configurations have equal keys. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -210,6 +211,33 @@ int pit_config_field_label(const struct pit_config *c, int f, char *buf, size_t 
   const char *fmt = !s && v != 1 && defs[f].label_n ? defs[f].label_n : defs[f].label_1;
   snprintf(buf, n, fmt, val);
   return 1;
+}
+
+double pit_config_num(const struct pit_config *c, const char *config_json, const char *field) {
+  int f = pit_config_field_find(field);
+  if (f >= 0) {
+    const char *s = str_of(c, f);
+    if (!s) {
+      int64_t v = int_of(c, f);
+      return v >= 0 ? (double)v : NAN;
+    }
+    char *end;
+    double v = strtod(s, &end);
+    return end != s && *end == 0 ? v : NAN;
+  }
+  cJSON *o = config_json ? cJSON_Parse(config_json) : NULL;
+  const cJSON *v = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, field) : NULL;
+  double x = NAN;
+  if (cJSON_IsNumber(v)) {
+    x = v->valuedouble;
+  } else if (cJSON_IsString(v) && v->valuestring) {
+    char *end;
+    double d = strtod(v->valuestring, &end);
+    if (end != v->valuestring && *end == 0)
+      x = d;
+  }
+  cJSON_Delete(o);
+  return x;
 }
 
 void pit_config_field(const struct pit_config *c, const char *config_json, const char *field, char *buf,

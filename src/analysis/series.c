@@ -118,11 +118,11 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
     s->nrank_vals += r->nranks;
     return 0;
   }
-  case PIT_REC_INIT:
+  case PIT_REC_INIT: {
+    struct pit_config c;
+    pit_config_from_record(&c, r);
     if (r->config) { /* a generation on another configuration (an elastic run's resize) */
-      struct pit_config c;
       char key[sizeof ru->member_key];
-      pit_config_from_record(&c, r);
       pit_config_key(&c, key, sizeof key);
       if (strcmp(key, ru->member_key) != 0) {
         if (ru->member_key[0])
@@ -131,14 +131,14 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
       }
     }
     if (!ru->config && r->config) {
-      ru->config = strdup(r->config);
-      if (!ru->config)
+      if (!(ru->config = strdup(r->config)))
         return pit_err_set(e, PIT_ENOMEM, "out of memory");
-      pit_config_from_record(&ru->cfg, r);
+      ru->cfg = c;
     } else if (!ru->config && ru->cfg.ranks < 0) {
-      pit_config_from_record(&ru->cfg, r);
+      ru->cfg = c;
     }
     return add_event(s, r, run, r->init_s, e);
+  }
   case PIT_REC_VALIDATION:
   case PIT_REC_CHECKPOINT:
     if (s->nit > 0 && s->it[s->nit - 1].run == run)

@@ -239,11 +239,8 @@ int pit_series_summarize(struct pit_series *s, struct pit_summary *sm, struct pi
   /* a log that says its epoch's length ("iteration: i/L", pitstop parse puts L
    * into the init record's config) predicts a whole epoch from a part of it */
   for (int i = 0; i < s->nruns; i++) {
-    char v[64];
-    pit_config_field(&s->runs[i].cfg, s->runs[i].config, "iters_per_epoch", v, sizeof v);
-    char *ep;
-    double L = strtod(v, &ep);
-    if (ep != v && *ep == 0 && L >= 1 && (isnan(sm->iters_per_epoch) || L > sm->iters_per_epoch))
+    double L = pit_config_num(&s->runs[i].cfg, s->runs[i].config, "iters_per_epoch");
+    if (L >= 1 && (isnan(sm->iters_per_epoch) || L > sm->iters_per_epoch))
       sm->iters_per_epoch = L;
   }
   sm->iters = m;

@@ -158,11 +158,8 @@ static int history_prior(const char *const *files, int n, struct pit_term *prior
  * first epoch is not taken for a new 1-epoch job. */
 static void own_job(const struct pit_report_run *r, const struct pit_predict_in *in, enum pit_job_unit *unit,
                     double *size, char *from, size_t cap) {
-  char v[64];
-  pit_config_field(&r->cfg, r->config, "planned_iters", v, sizeof v);
-  char *end;
-  double planned = strtod(v, &end);
-  if (r->config && end != v && *end == 0 && planned >= 1) {
+  double planned = pit_config_num(&r->cfg, r->config, "planned_iters");
+  if (planned >= 1) {
     double ipe = in->iters_per_epoch;
     if (isfinite(ipe) && ipe >= 1 && fmod(planned, ipe) == 0) {
       *unit = PIT_JOB_EPOCHS;
@@ -174,9 +171,8 @@ static void own_job(const struct pit_report_run *r, const struct pit_predict_in 
     snprintf(from, cap, "the run's config (planned_iters %.0f)", planned);
     return;
   }
-  pit_config_field(&r->cfg, r->config, "epochs", v, sizeof v); /* a log's "[epoch: e/N]" */
-  double epochs = strtod(v, &end);
-  if (r->config && end != v && *end == 0 && epochs >= 1) {
+  double epochs = pit_config_num(&r->cfg, r->config, "epochs"); /* a log's "[epoch: e/N]" */
+  if (epochs >= 1) {
     *unit = PIT_JOB_EPOCHS;
     *size = epochs;
     snprintf(from, cap, "the run's config (epochs %.0f)", epochs);

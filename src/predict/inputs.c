@@ -32,13 +32,7 @@ static double stats_half(const struct pit_stats *s) {
 
 /* A number of the config JSON (top-level key), NaN when absent. */
 static double config_num(const struct pit_series *s, const char *key) {
-  char buf[64];
-  if (s->nruns < 1)
-    return NAN;
-  pit_config_field(&s->runs[0].cfg, s->runs[0].config, key, buf, sizeof buf);
-  char *end;
-  double v = strtod(buf, &end);
-  return end != buf && *end == '\0' ? v : NAN;
+  return s->nruns < 1 ? NAN : pit_config_num(&s->runs[0].cfg, s->runs[0].config, key);
 }
 
 enum { NOT_PARAMOUNT = PIT_IT_EPOCH_EDGE | PIT_IT_NEAR_EVENT | PIT_IT_RESUME | PIT_IT_OTHER_RANK };

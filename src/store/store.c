@@ -445,10 +445,15 @@ static int add_one(struct pit_store *s, const struct pit_record *r, struct pit_e
   return 0;
 }
 
+/* Every write after a failed one is refused: its transaction was rolled back. */
+static int refused(const struct pit_store *s, struct pit_err *e) {
+  return pit_err_set(e, PIT_ESTATE, "'%s': an earlier error rolled back the open transaction; "
+                                    "nothing more is stored through this handle", s->path);
+}
+
 int pit_store_add(struct pit_store *s, const struct pit_record *r, struct pit_err *e) {
   if (s->failed)
-    return pit_err_set(e, PIT_ESTATE, "'%s': an earlier error rolled back the open transaction; "
-                                      "nothing more is stored through this handle", s->path);
+    return refused(s, e);
   int rc = check_record(r, e);
   if (!rc && !s->in_tx) {
     /* IMMEDIATE: hold the write lock from the start, then number records after
@@ -474,8 +479,7 @@ int pit_store_add(struct pit_store *s, const struct pit_record *r, struct pit_er
 
 int pit_store_set_context(struct pit_store *s, const char *run, const char *config, struct pit_err *e) {
   if (s->failed)
-    return pit_err_set(e, PIT_ESTATE, "'%s': an earlier error rolled back the open transaction; "
-                                      "nothing more is stored through this handle", s->path);
+    return refused(s, e);
   if (!config || !config[0])
     return 0;
   struct pit_record ini;

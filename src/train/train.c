@@ -711,11 +711,11 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
         return rc;
       last_ckpt_step = t->step;
     }
-    if (o->sample_interval > 0 && t->step % o->sample_interval == 0 &&
-        (rc = sample_grid(t, res, 0, e)) < 0)
+    int grid = o->sample_interval > 0 && t->step % o->sample_interval == 0;
+    if (grid && (rc = sample_grid(t, res, 0, e)) < 0)
       return rc;
     tr_progress(t, ep, it, loss, 0);
-    int event = last_ckpt_step == t->step || (o->sample_interval > 0 && t->step % o->sample_interval == 0);
+    int event = last_ckpt_step == t->step || grid;
     if (o->until_steady > 0 && (rc = steady_check(t, it, step_s, event, planned, &stop, res, e)) < 0)
       return rc;
     if (it == t->epoch_iters - 1) { /* epoch end */
