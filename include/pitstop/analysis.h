@@ -188,8 +188,17 @@ struct pit_series_run {
   char shares[96];         /* the last one's shares, "49/15"; "" if none */
   int ends;                /* end records (a run that ended has one per generation) */
   char member_key[160];    /* pit_config_key of the last init record's config ("" none) */
+  struct pit_config member_cfg; /* that config, parsed: the membership the rest of the run has */
   int member_from_gen;     /* the first generation of the last run of generations on that
                               configuration (0 unless an elastic run changed membership) */
+  int over;                /* 1 when the run's latest generation ended and the run with it: its end
+                              record says "done" (or has no status: a parsed log's total), or
+                              is a --until-steady stop (a profile); 0 while a generation runs,
+                              between an elastic run's generations, or after a resumable stop */
+  int gen_last;            /* the highest generation of any record */
+  int ended_gen;           /* the generation of the last end record (-1 if none): the latest
+                              generation has ended when ended_gen >= gen_last */
+  double ended_t;          /* t of the last end record (NaN if none or no clock) */
 };
 
 /* A duration from a non-iteration record. */

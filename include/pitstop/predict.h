@@ -82,6 +82,8 @@ struct pit_predict_in {
                                 first iteration's excess): in elapsed_s, not predicted again */
   double elapsed_untimed;    /* how much more elapsed_s may really be (records without a clock
                                 show only step times, not the time between them); raises hi only */
+  int resume;                /* stopped between generations (a resumable stop, an elastic run's
+                                resize): the next generation pays start, init and first_iter again */
 };
 /* Defaults: everything absent (NaN terms), drift unknown, no progress. */
 void pit_predict_in_init(struct pit_predict_in *in);

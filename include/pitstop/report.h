@@ -82,6 +82,8 @@ struct pit_predict_report {
   int64_t warmup;              /* warm-up iterations left out */
   double tp_lo, tp_hi;         /* t_p's 95% interval */
   double cost, cost_lo, cost_hi; /* US$ of the predicted time and of its interval's ends */
+  double rcost, rcost_lo, rcost_hi; /* US$ still to pay: of the whole job less of the time elapsed
+                                       (a run in progress), on the same membership */
   double samples_per_dollar;
   const char *unit;            /* borrowed: "epochs", "iters" or "samples" */
   const char *size_from;       /* borrowed: where the job's size came from ("--epochs", "the run's

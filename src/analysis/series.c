@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
 
 #include "pitstop/analysis.h"
 
@@ -48,6 +49,9 @@ static int run_index(struct pit_series *s, const char *name, struct pit_err *e) 
   pit_config_clear(&r->cfg);
   r->end_total_s = NAN;
   r->last_t = NAN;
+  pit_config_clear(&r->member_cfg);
+  r->ended_gen = -1;
+  r->ended_t = NAN;
   s->pending_event = 0;
   return s->nruns++;
 }
@@ -85,6 +89,20 @@ static void note_shares(struct pit_series_run *ru, const char *detail) {
   pit_decision_release(&d);
 }
 
+/* An end record that ends the run, not only its generation: status "done",
+ * none (a parsed log's total), or a --until-steady stop (detail reason
+ * "steady" or "cap": a profile, measured to be predicted from). "stopped" is
+ * otherwise resumable: the run goes on in a later generation. */
+static int ends_run(const struct pit_record *r) {
+  if (strcmp(r->status, "stopped") != 0)
+    return 1;
+  cJSON *d = r->detail ? cJSON_Parse(r->detail) : NULL;
+  const cJSON *why = cJSON_GetObjectItemCaseSensitive(d, "reason");
+  int measured = cJSON_IsString(why) && (!strcmp(why->valuestring, "steady") || !strcmp(why->valuestring, "cap"));
+  cJSON_Delete(d);
+  return measured;
+}
+
 int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_err *e) {
   int run = run_index(s, r->run, e);
   if (run < 0)
@@ -92,6 +110,10 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
   struct pit_series_run *ru = &s->runs[run];
   if (isfinite(r->t) && (isnan(ru->last_t) || r->t > ru->last_t))
     ru->last_t = r->t;
+  if (r->gen > ru->gen_last)
+    ru->gen_last = r->gen;
+  if (r->type != PIT_REC_END && r->gen > ru->ended_gen && ru->ended_gen >= 0)
+    ru->over = 0; /* a generation after the last end runs */
   switch (r->type) {
   case PIT_REC_ITER: {
     if (PIT_GROW(s->it, s->nit + 1, s->capit) || grow_ranks(s, s->nrank_vals + r->nranks))
@@ -129,6 +151,7 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
           ru->member_from_gen = r->gen;
         memcpy(ru->member_key, key, sizeof key);
       }
+      ru->member_cfg = c;
     }
     if (!ru->config && r->config) {
       if (!(ru->config = strdup(r->config)))
@@ -149,6 +172,9 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
     return add_event(s, r, run, r->epoch_s, e);
   case PIT_REC_END:
     ru->ends++;
+    ru->ended_gen = r->gen;
+    ru->ended_t = r->t;
+    ru->over = ends_run(r);
     if (isfinite(r->total_s))
       ru->end_total_s = isnan(ru->end_total_s) ? r->total_s : ru->end_total_s + r->total_s;
     return 0;

@@ -70,6 +70,8 @@ static int priced_membership(const struct pit_catalog *cat, const char *catalog,
       return pit_err_hint(e, "--itype takes a type or a membership such as c5.xlarge:2+m5.large:1"), PIT_EARG;
     if (m->n == 1 && nodes > 0)
       m->m[0].nodes = (int)nodes;
+  } else if (r->series.nruns > 0 && r->series.runs[0].member_cfg.members.n > 0) {
+    *m = r->series.runs[0].member_cfg.members; /* the membership its last generation runs on */
   } else if (r->cfg.members.n > 0) {
     *m = r->cfg.members;
   } else {
@@ -333,16 +335,22 @@ int pit_cmd_predict(int argc, char **argv) {
   pit_membership_clear(&mem);
   char memtext[PIT_MEMBERSHIP_TEXT_MAX] = "", steady[200];
   rep.cost = rep.cost_lo = rep.cost_hi = rep.samples_per_dollar = rep.price_h = NAN;
+  rep.rcost = rep.rcost_lo = rep.rcost_hi = NAN;
+  double spent = 0; /* US$ of the time elapsed, when in progress */
   if (!rc && catalog) {
     if (priced_membership(&cat, catalog, itype, nodes, r, &mem, &e) ||
         pit_catalog_cost(&cat, &mem, rep.p.total_s, &rep.cost, &e) ||
         pit_catalog_cost(&cat, &mem, rep.p.lo, &rep.cost_lo, &e) ||
         pit_catalog_cost(&cat, &mem, rep.p.hi, &rep.cost_hi, &e) ||
+        (rep.in.elapsed_s > 0 && pit_catalog_cost(&cat, &mem, rep.in.elapsed_s, &spent, &e)) ||
         (in->batch > 0 && pit_catalog_samples_per_dollar(&cat, &mem, in->tp, (double)in->batch, rep.p.total_s,
                                                          &rep.samples_per_dollar, &e)))
       rc = pit_cli_fail(&e);
     else
       pit_membership_format(&mem, memtext, sizeof memtext);
+    rep.rcost = rep.cost - spent;
+    rep.rcost_lo = rep.cost_lo - spent > 0 ? rep.cost_lo - spent : 0;
+    rep.rcost_hi = rep.cost_hi - spent;
     rep.price_h = 0;
     for (int i = 0; !rc && i < mem.n; i++)
       rep.price_h += mem.m[i].nodes * pit_catalog_find(&cat, mem.m[i].itype)->price_h;

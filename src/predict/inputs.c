@@ -74,6 +74,19 @@ static size_t iteration_times(const struct pit_series *s, int wall, double *x) {
   return n;
 }
 
+/* The time so far of the generation running after ru's last end record: its
+ * clock since that end (t goes on across generations), or without a clock
+ * the step times of its iterations. */
+static double running_s(const struct pit_series *s, const struct pit_series_run *ru) {
+  if (isfinite(ru->last_t) && isfinite(ru->ended_t) && ru->last_t > ru->ended_t)
+    return ru->last_t - ru->ended_t;
+  double sum = 0;
+  for (int64_t i = 0; i < s->nit; i++)
+    if (s->it[i].gen > ru->ended_gen && !(s->it[i].flags & PIT_IT_OTHER_RANK) && isfinite(s->it[i].step_s))
+      sum += s->it[i].step_s;
+  return sum;
+}
+
 /* The epoch edge per epoch (*edge), the one-off excess of a run's first
  * iteration (*once, with *repeat_hi) and, of an epoch in progress, the part of
  * the edge already spent (*done), from the series' rank's iterations, step
@@ -261,7 +274,8 @@ int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm,
    * "i/L"), else its samples / batch (a partial run has not seen its epoch's
    * end), else the largest seen */
   double ipe = config_num(s, "iters_per_epoch"), samples = config_num(s, "samples");
-  int64_t batch = s->nruns > 0 ? s->runs[0].cfg.batch : -1;
+  /* the global batch of the configuration t_p is from (an elastic run's last) */
+  int64_t batch = s->nruns < 1 ? -1 : s->runs[0].member_key[0] ? s->runs[0].member_cfg.batch : s->runs[0].cfg.batch;
   in->iters_per_epoch = ipe > 0                     ? ipe
                         : samples > 0 && batch > 0 ? ceil(samples / (double)batch)
                                                    : sm->iters_per_epoch;
@@ -285,8 +299,16 @@ int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm,
       edge = (isfinite(edge) ? edge : 0) + untimed / (double)b->untimed_epochs;
   }
   in->epoch_edge = (struct pit_term){edge, NAN};
-  /* in progress (no end record): what is done is timed, not predicted */
-  if (s->nruns > 0 && isnan(s->runs[0].end_total_s) && sm->iters > 0) {
+  /* in progress (not over: no end record, a generation running after an
+   * earlier one ended, or stopped to be resumed): what is done is timed, not
+   * predicted */
+  const struct pit_series_run *ru = s->nruns > 0 ? &s->runs[0] : NULL;
+  if (ru && !ru->over && ru->ended_gen >= 0 && sm->iters > 0) {
+    in->done_iters = sm->iters;
+    in->edge_done = done;
+    in->resume = ru->ended_gen >= ru->gen_last; /* nothing runs: the next generation starts again */
+    in->elapsed_s = ru->end_total_s + (in->resume ? 0 : running_s(s, ru));
+  } else if (ru && isnan(ru->end_total_s) && sm->iters > 0) {
     in->done_iters = sm->iters;
     in->edge_done = done;
     in->elapsed_s = isfinite(sm->total_s) ? sm->total_s : sm->step.sum + sm->init_total_s;

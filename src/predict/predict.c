@@ -38,7 +38,8 @@
  *
  * A run in progress: T = elapsed_s + remaining, where remaining
  * counts the iterations, epoch ends and checkpoints not done yet (start and
- * init only when nothing is done; of the epoch in progress, the edge less
+ * init only when nothing is done, or when the run is stopped between
+ * generations, resume: the next one starts again; of the epoch in progress, the edge less
  * what it already spent, edge_done); elapsed_s is exact unless elapsed_untimed
  * says how much more it may have been (the upper end grows by that much).
  *
@@ -169,7 +170,7 @@ int pit_predict(const struct pit_predict_in *in, struct pit_prediction *out, str
   /* the epoch in progress has spent part of its edge (its first iteration) */
   if (ep_rem > 0 && in_epoch && isfinite(in->edge_done))
     rem -= in->edge_done;
-  if (!started) {
+  if (!started || in->resume) {
     rem += tmean(in->start) + tmean(in->init) + tmean(in->first_iter);
     half += thalf(in->start) + thalf(in->init) + thalf(in->first_iter);
   }

@@ -60,6 +60,8 @@ static const struct field fields[] = {
      R(p.drift_rel)},
     {NULL, "predicted_cost", "predicted_cost", "cost (US$)", F_DBL, SHOW_USD, R(cost)},
     {NULL, "predicted_cost_interval", "predicted_cost", "  95% interval", F_PAIR, SHOW_USD, R(cost_lo)},
+    {NULL, "remaining_cost", "remaining_cost", "cost still to pay (US$)", F_DBL, SHOW_USD, R(rcost)},
+    {NULL, "remaining_cost_interval", "remaining_cost", "  95% interval", F_PAIR, SHOW_USD, R(rcost_lo)},
     {NULL, "samples_per_dollar", "samples_per_dollar", "samples per US$", F_DBL, SHOW_PLAIN, R(samples_per_dollar)},
     {NULL, "model", "model", "model", F_STR, SHOW_PLAIN, R(model)},
     {"inputs", "unit", "job_unit", "job sized in", F_STR, SHOW_PLAIN, R(unit)},

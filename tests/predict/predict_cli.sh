@@ -302,7 +302,8 @@ import json
 def gen(f, run, g, ranks, dt, t0, step0, n):
     f.write(json.dumps({"type": "init", "run": run, "gen": g, "t": t0, "init_s": 0.5, "ranks": ranks,
                         "nodes": ranks, "config": {"model": "cnn", "batch": 8, "ranks": ranks, "nodes": ranks,
-                                                   "iters_per_epoch": 1000, "planned_iters": 1000}}) + "\n")
+                                                   "iters_per_epoch": 1000, "planned_iters": 1000,
+                                                   "membership": [{"itype": "c5.xlarge", "nodes": ranks}]}}) + "\n")
     t = t0
     for i in range(n):
         t += dt * (1 + 0.01 * ((i * 7) % 5 - 2))
@@ -316,6 +317,27 @@ with open("elastic.jsonl", "w") as f:
 with open("restart.jsonl", "w") as f:
     t = gen(f, "re", 0, 1, 0.020, 0.5, 0, 300)
     gen(f, "re", 1, 1, 0.020, t + 1.0, 300, 300)
+# (the in-progress cases below)
+def end(f, run, g, t, total, status, detail=None):
+    r = {"type": "end", "run": run, "gen": g, "t": t, "total_s": total, "status": status}
+    if detail:
+        r["detail"] = detail
+    f.write(json.dumps(r) + "\n")
+with open("running.jsonl", "w") as f:
+    t = gen(f, "el", 0, 1, 0.020, 0.5, 0, 300)
+    end(f, "el", 0, t + 0.1, 6.2, "stopped")
+    last = gen(f, "el", 1, 2, 0.012, t + 0.7, 300, 300)
+    json.dump({"end0_t": t + 0.1, "last_t": last}, open("running.t", "w"))
+with open("stopped.jsonl", "w") as f:
+    f.write(open("running.jsonl").read())
+    end(f, "el", 1, last + 0.05, 4.3, "stopped")
+with open("profile.jsonl", "w") as f:
+    t = gen(f, "pr", 0, 1, 0.020, 0.5, 0, 300)
+    end(f, "pr", 0, t + 0.1, 6.2, "stopped", {"reason": "steady", "why": "t_p half-width 0.5% <= 2.00%",
+                                              "precision": 0.02, "tp": 0.02, "tp_half": 0.0001, "warmup": 0})
+with open("done.jsonl", "w") as f:
+    t = gen(f, "dn", 0, 1, 0.020, 0.5, 0, 300)
+    end(f, "dn", 0, t + 0.1, 6.2, "done")
 PY
 "$PITSTOP" predict elastic.jsonl --format json > elastic.json
 "$PITSTOP" predict restart.jsonl --format json > restart.json
@@ -329,6 +351,39 @@ assert abs(re["pit_s"] - 0.020) < 0.0004 and "generation" not in re["model"], re
 assert re["inputs"]["measured_iters"] > 300, re["inputs"]  # both generations: more than one holds
 PY
 rm -f elastic.jsonl restart.jsonl elastic.json restart.json
+
+# an elastic run in progress: generation 0 (1 node, 20 ms a step) stopped for a
+# resize at step 300 (its end record: "stopped"), generation 1 (2 nodes, 12 ms)
+# running — the run is not over: 600 iterations done, elapsed = generation 0's
+# total_s + generation 1's clock since that end; priced on the membership
+# running now (c5.xlarge:2), the cost still to pay = the whole job's less the
+# elapsed time's. Stopped after generation 1 (resumable): still in progress,
+# and the next generation pays its init again. A --until-steady stop (a
+# profile) and a "done" end are over: a new job from scratch.
+printf 'itype\tvcpus\tprice_h\tbilling_s\tmin_s\nc5.xlarge\t4\t0.17\t1\t0\n' > cat0.tsv
+for f in running stopped profile done; do
+  "$PITSTOP" predict $f.jsonl --catalog cat0.tsv --format json > $f.json
+done
+/usr/bin/python3 - <<'PY'
+import json, math
+ru, st, pr, dn = (json.load(open(f + ".json")) for f in ("running", "stopped", "profile", "done"))
+tt = json.load(open("running.t"))
+i = ru["inputs"]
+assert i["done_iters"] == 600 and abs(i["elapsed_s"] - (6.2 + tt["last_t"] - tt["end0_t"])) < 1e-6, i
+assert i["itype"] == "c5.xlarge:2" and abs(i["price_h"] - 0.34) < 1e-12, i
+cost = lambda s: 0.34 * math.ceil(s) / 3600
+assert abs(ru["predicted_cost"] - cost(ru["predicted_s"])) < 1e-12, ru
+assert abs(ru["remaining_cost"] - (cost(ru["predicted_s"]) - cost(i["elapsed_s"]))) < 1e-12, ru
+assert ru["remaining_cost"] < ru["predicted_cost"], ru
+assert abs(ru["remaining_s"] - 400 * ru["pit_s"]) < 0.05, ru  # 400 iterations of generation 1's pace
+i = st["inputs"]
+assert i["done_iters"] == 600 and abs(i["elapsed_s"] - (6.2 + 4.3)) < 1e-9, i
+assert 0.45 < st["remaining_s"] - ru["remaining_s"] < 0.6, (st["remaining_s"], ru["remaining_s"])  # init again
+for o in (pr, dn):  # over: a new job of 1000 iterations from scratch
+    assert o["inputs"]["done_iters"] == 0 and o["inputs"]["elapsed_s"] == 0, o["inputs"]
+    assert o["remaining_s"] == o["predicted_s"] and o["remaining_cost"] == o["predicted_cost"], o
+PY
+rm -f running.* stopped.* profile.* done.* cat0.tsv
 
 # scaling: runs at 1, 2, 3 ranks of one configuration (throughput on a known USL curve, ±2% noise)
 # predict 4 ranks within 10%; two counts are "too few points"
