@@ -178,6 +178,20 @@ struct pit_series_iter {
   int64_t ranks_off;       /* offset into pit_series.compute_s / wait_s */
 };
 
+/* A run's generations on one configuration: an elastic run has one per change
+ * of membership, in order (1, 2, then 1 node: three); a run on one
+ * configuration, one; a run with no init record's config, none. */
+struct pit_series_seg {
+  int gen_from;            /* its first generation (the next segment's gen_from ends it) */
+  char key[160];           /* pit_config_key of its config */
+  char *config;            /* JSON text of its first init record; owned */
+  struct pit_config cfg;   /* that config, parsed */
+  double end_total_s;      /* its end records' total_s summed (NaN if none) */
+  double t_from;           /* t of the last end record before it (NaN: it is the run's first) */
+  double last_t;           /* largest t seen in it (NaN if none) */
+  int ends;                /* its end records */
+};
+
 struct pit_series_run {
   char name[PIT_NAME_MAX];
   char *config;            /* JSON text of the first init record; owned; may be NULL */
@@ -187,10 +201,10 @@ struct pit_series_run {
   int rebalances;          /* batch_shares decision records (--batch-shares auto) */
   char shares[96];         /* the last one's shares, "49/15"; "" if none */
   int ends;                /* end records (a run that ended has one per generation) */
-  char member_key[160];    /* pit_config_key of the last init record's config ("" none) */
-  struct pit_config member_cfg; /* that config, parsed: the membership the rest of the run has */
-  int member_from_gen;     /* the first generation of the last run of generations on that
-                              configuration (0 unless an elastic run changed membership) */
+  struct pit_series_seg *segs; /* owned, nsegs of them: the last is the configuration the run
+                              runs on now (an elastic run's current membership) */
+  int nsegs;
+  size_t capseg;
   int over;                /* 1 when the run's latest generation ended and the run with it: its end
                               record says "done" (or has no status: a parsed log's total), or
                               is a --until-steady stop (a profile); 0 while a generation runs,
@@ -208,6 +222,7 @@ struct pit_series_event {
   double v;                /* init_s, val_s, ckpt_s or epoch_s (NaN if absent) */
   double rdzv_s;           /* init only */
   int64_t epoch;           /* the record's epoch (-1 if none) */
+  int gen;                 /* the record's generation */
 };
 
 /* One or more runs' records, kept in arrival order. Feed every record of a
@@ -233,6 +248,18 @@ void pit_series_release(struct pit_series *s);
 int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_err *e);
 /* Appends a copy of every run of src to dst. */
 int pit_series_append(struct pit_series *dst, const struct pit_series *src, struct pit_err *e);
+/* Appends run `run` of src restricted to its segment `seg` (the iterations and
+ * events of generations gen_from up to the next segment's), as one run of dst
+ * with the segment's config, end records' total and time (last_t counted from
+ * its t_from), and that one segment; seg < 0 or a run without segments: the
+ * whole run (as pit_series_append). */
+int pit_series_append_seg(struct pit_series *dst, const struct pit_series *src, int run, int seg,
+                          struct pit_err *e);
+/* The run's last segment (its current configuration), NULL if it has none. */
+const struct pit_series_seg *pit_series_last_seg(const struct pit_series_run *r);
+/* The first generation of the run's current configuration when it changed
+ * configuration (an elastic run's resize: its last segment's gen_from), else 0. */
+int pit_series_member_from(const struct pit_series_run *r);
 
 struct pit_summary {
   int nruns;

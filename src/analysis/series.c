@@ -4,7 +4,10 @@
  * Invariants: iterations and events stay in arrival order; an iteration next
  * to a validation or checkpoint record of its run is flagged PIT_IT_NEAR_EVENT
  * (both neighbours: which one's step_s holds the pause is not known); arrays
- * are owned and grow geometrically. */
+ * are owned and grow geometrically. A run's segments (pit_series_seg) are its
+ * generations on one configuration, in order; every record of the run belongs
+ * to exactly one (those before its first init with a config, to the first). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +18,47 @@
 
 void pit_series_init(struct pit_series *s) { memset(s, 0, sizeof *s); }
 
+/* Frees what one run owns (its config, its segments and theirs). */
+static void run_release(struct pit_series_run *ru) {
+  for (int k = 0; k < ru->nsegs; k++)
+    free(ru->segs[k].config);
+  PIT_FREE_ALL(ru->config, ru->segs);
+  ru->nsegs = 0;
+  ru->capseg = 0;
+}
+
 void pit_series_release(struct pit_series *s) {
   for (int i = 0; i < s->nruns; i++)
-    free(s->runs[i].config);
+    run_release(&s->runs[i]);
   PIT_FREE_ALL(s->runs, s->it, s->compute_s, s->wait_s, s->ev);
   pit_series_init(s);
+}
+
+const struct pit_series_seg *pit_series_last_seg(const struct pit_series_run *r) {
+  return r->nsegs > 0 ? &r->segs[r->nsegs - 1] : NULL;
+}
+
+int pit_series_member_from(const struct pit_series_run *r) { return r->nsegs > 1 ? r->segs[r->nsegs - 1].gen_from : 0; }
+
+/* A new last segment of ru from init record r (its config parsed as c, keyed
+ * key); 0 or PIT_ENOMEM (set in e; ru unchanged). */
+static int add_seg(struct pit_series_run *ru, const struct pit_record *r, const struct pit_config *c,
+                   const char *key, struct pit_err *e) {
+  char *config = strdup(r->config);
+  if (!config || PIT_GROW(ru->segs, ru->nsegs + 1, ru->capseg)) {
+    free(config);
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  }
+  struct pit_series_seg *g = &ru->segs[ru->nsegs++];
+  memset(g, 0, sizeof *g);
+  g->gen_from = r->gen;
+  snprintf(g->key, sizeof g->key, "%s", key);
+  g->config = config;
+  g->cfg = *c;
+  g->end_total_s = NAN;
+  g->t_from = ru->ended_t;
+  g->last_t = NAN;
+  return 0;
 }
 
 /* Room for extra more runs in s->runs; 0 or PIT_ENOMEM (set in e). */
@@ -49,7 +88,6 @@ static int run_index(struct pit_series *s, const char *name, struct pit_err *e) 
   pit_config_clear(&r->cfg);
   r->end_total_s = NAN;
   r->last_t = NAN;
-  pit_config_clear(&r->member_cfg);
   r->ended_gen = -1;
   r->ended_t = NAN;
   s->pending_event = 0;
@@ -59,7 +97,7 @@ static int run_index(struct pit_series *s, const char *name, struct pit_err *e) 
 static int add_event(struct pit_series *s, const struct pit_record *r, int run, double v, struct pit_err *e) {
   if (PIT_GROW(s->ev, s->nev + 1, s->capev))
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
-  s->ev[s->nev++] = (struct pit_series_event){r->type, run, r->rank, v, r->rdzv_s, r->epoch};
+  s->ev[s->nev++] = (struct pit_series_event){r->type, run, r->rank, v, r->rdzv_s, r->epoch, r->gen};
   return 0;
 }
 
@@ -112,6 +150,9 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
     ru->last_t = r->t;
   if (r->gen > ru->gen_last)
     ru->gen_last = r->gen;
+  struct pit_series_seg *seg = ru->nsegs > 0 ? &ru->segs[ru->nsegs - 1] : NULL;
+  if (seg && isfinite(r->t) && (isnan(seg->last_t) || r->t > seg->last_t))
+    seg->last_t = r->t;
   if (r->type != PIT_REC_END && r->gen > ru->ended_gen && ru->ended_gen >= 0)
     ru->over = 0; /* a generation after the last end runs */
   switch (r->type) {
@@ -143,15 +184,12 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
   case PIT_REC_INIT: {
     struct pit_config c;
     pit_config_from_record(&c, r);
-    if (r->config) { /* a generation on another configuration (an elastic run's resize) */
-      char key[sizeof ru->member_key];
+    if (r->config) { /* a generation on another configuration (an elastic run's resize): a segment */
+      char key[sizeof seg->key];
       pit_config_key(&c, key, sizeof key);
-      if (strcmp(key, ru->member_key) != 0) {
-        if (ru->member_key[0])
-          ru->member_from_gen = r->gen;
-        memcpy(ru->member_key, key, sizeof key);
-      }
-      ru->member_cfg = c;
+      int rc = !seg || strcmp(key, seg->key) != 0 ? add_seg(ru, r, &c, key, e) : 0;
+      if (rc)
+        return rc;
     }
     if (!ru->config && r->config) {
       if (!(ru->config = strdup(r->config)))
@@ -175,8 +213,13 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
     ru->ended_gen = r->gen;
     ru->ended_t = r->t;
     ru->over = ends_run(r);
-    if (isfinite(r->total_s))
+    if (seg)
+      seg->ends++;
+    if (isfinite(r->total_s)) {
       ru->end_total_s = isnan(ru->end_total_s) ? r->total_s : ru->end_total_s + r->total_s;
+      if (seg)
+        seg->end_total_s = isnan(seg->end_total_s) ? r->total_s : seg->end_total_s + r->total_s;
+    }
     return 0;
   case PIT_REC_DECISION:
     note_shares(ru, r->detail);
@@ -186,36 +229,95 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
   }
 }
 
-int pit_series_append(struct pit_series *d, const struct pit_series *src, struct pit_err *e) {
-  int base = d->nruns;
-  int rc = grow_runs(d, src->nruns, e);
-  if (rc)
-    return rc;
-  for (int i = 0; i < src->nruns; i++) {
-    d->runs[d->nruns] = src->runs[i];
-    d->runs[d->nruns].config = src->runs[i].config ? strdup(src->runs[i].config) : NULL;
+/* A deep copy of run src into *d (its config and segments duplicated); 0 or
+ * PIT_ENOMEM, then *d owns nothing. */
+static int run_copy(struct pit_series_run *d, const struct pit_series_run *src) {
+  *d = *src;
+  d->config = NULL;
+  d->segs = NULL;
+  d->nsegs = 0;
+  d->capseg = 0;
+  if ((src->config && !(d->config = strdup(src->config))) ||
+      (src->nsegs > 0 && PIT_GROW(d->segs, src->nsegs, d->capseg))) {
+    run_release(d);
+    return PIT_ENOMEM;
+  }
+  for (int k = 0; k < src->nsegs; k++) {
+    d->segs[k] = src->segs[k];
+    if (!(d->segs[k].config = strdup(src->segs[k].config))) {
+      run_release(d);
+      return PIT_ENOMEM;
+    }
+    d->nsegs++;
+  }
+  return 0;
+}
+
+/* Appends to d the runs of src (run < 0: every run; else that one, and of it
+ * only segment seg when seg >= 0), with their iterations and events. */
+static int append_part(struct pit_series *d, const struct pit_series *src, int run, int seg, struct pit_err *e) {
+  int base = d->nruns, lo = INT_MIN, hi = INT_MAX;
+  int n = run < 0 ? src->nruns : 1;
+  if (grow_runs(d, n, e))
+    return PIT_ENOMEM;
+  for (int i = 0; i < n; i++) {
+    if (run_copy(&d->runs[d->nruns], &src->runs[run < 0 ? i : run]))
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
     d->nruns++;
   }
-  int64_t roff = d->nrank_vals;
+  if (run >= 0 && seg >= 0 && seg < src->runs[run].nsegs) { /* the run as its segment */
+    const struct pit_series_run *sr = &src->runs[run];
+    const struct pit_series_seg *g = &sr->segs[seg];
+    struct pit_series_run *dr = &d->runs[base];
+    lo = seg > 0 ? g->gen_from : INT_MIN; /* records before the first init with a config: the first segment's */
+    hi = seg + 1 < sr->nsegs ? sr->segs[seg + 1].gen_from : INT_MAX;
+    char *config = strdup(g->config);
+    if (!config)
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
+    free(dr->config);
+    dr->config = config;
+    dr->cfg = g->cfg;
+    dr->end_total_s = g->end_total_s;
+    dr->ends = g->ends;
+    dr->last_t = isfinite(g->t_from) ? g->last_t - g->t_from : g->last_t;
+    for (int k = 0; k < dr->nsegs; k++) /* its one segment: this */
+      if (k != seg)
+        free(dr->segs[k].config);
+    dr->segs[0] = dr->segs[seg];
+    dr->nsegs = 1;
+  }
   if (PIT_GROW(d->it, d->nit + src->nit, d->capit) || PIT_GROW(d->ev, d->nev + src->nev, d->capev) ||
       grow_ranks(d, d->nrank_vals + src->nrank_vals))
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   for (int64_t i = 0; i < src->nit; i++) {
     struct pit_series_iter it = src->it[i];
-    it.run += base;
-    it.ranks_off += roff;
+    if ((run >= 0 && it.run != run) || it.gen < lo || it.gen >= hi)
+      continue;
+    it.run = run < 0 ? base + it.run : base;
+    if (it.nranks > 0) {
+      memcpy(d->compute_s + d->nrank_vals, src->compute_s + it.ranks_off, sizeof(double) * (size_t)it.nranks);
+      memcpy(d->wait_s + d->nrank_vals, src->wait_s + it.ranks_off, sizeof(double) * (size_t)it.nranks);
+    }
+    it.ranks_off = d->nrank_vals;
+    d->nrank_vals += it.nranks;
     d->it[d->nit++] = it;
   }
   for (int64_t i = 0; i < src->nev; i++) {
     struct pit_series_event ev = src->ev[i];
-    ev.run += base;
+    if ((run >= 0 && ev.run != run) || ev.gen < lo || ev.gen >= hi)
+      continue;
+    ev.run = run < 0 ? base + ev.run : base;
     d->ev[d->nev++] = ev;
   }
-  if (src->nrank_vals > 0) {
-    memcpy(d->compute_s + roff, src->compute_s, sizeof(double) * (size_t)src->nrank_vals);
-    memcpy(d->wait_s + roff, src->wait_s, sizeof(double) * (size_t)src->nrank_vals);
-  }
-  d->nrank_vals += src->nrank_vals;
   d->pending_event = 0;
   return 0;
+}
+
+int pit_series_append(struct pit_series *d, const struct pit_series *src, struct pit_err *e) {
+  return append_part(d, src, -1, -1, e);
+}
+
+int pit_series_append_seg(struct pit_series *d, const struct pit_series *src, int run, int seg,
+                          struct pit_err *e) {
+  return append_part(d, src, run, seg, e);
 }

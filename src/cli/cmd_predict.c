@@ -65,13 +65,14 @@ static int parse_pos(const char *opt, const char *v, double *out) {
  * own; every type must be in the catalog. */
 static int priced_membership(const struct pit_catalog *cat, const char *catalog, const char *itype, double nodes,
                              const struct pit_report_run *r, struct pit_membership *m, struct pit_err *e) {
+  const struct pit_series_seg *now = r->series.nruns > 0 ? pit_series_last_seg(&r->series.runs[0]) : NULL;
   if (itype) {
     if (pit_membership_parse(m, itype, e))
       return pit_err_hint(e, "--itype takes a type or a membership such as c5.xlarge:2+m5.large:1"), PIT_EARG;
     if (m->n == 1 && nodes > 0)
       m->m[0].nodes = (int)nodes;
-  } else if (r->series.nruns > 0 && r->series.runs[0].member_cfg.members.n > 0) {
-    *m = r->series.runs[0].member_cfg.members; /* the membership its last generation runs on */
+  } else if (now && now->cfg.members.n > 0) {
+    *m = now->cfg.members; /* the membership its last generation runs on */
   } else if (r->cfg.members.n > 0) {
     *m = r->cfg.members;
   } else {
@@ -296,11 +297,11 @@ int pit_cmd_predict(int argc, char **argv) {
     rc = scaled_inputs(&rs, precision, scale_to, in, &basis, model, sizeof model);
   else if (!rc && pit_predict_inputs(&r->series, &r->sum, r->name, precision, in, &basis, &e))
     rc = pit_cli_fail(&e);
-  else if (!rc && r->series.nruns > 0 && r->series.runs[0].member_from_gen > 0)
+  else if (!rc && r->series.nruns > 0 && pit_series_member_from(&r->series.runs[0]) > 0)
     snprintf(model, sizeof model,
              "measured configuration (no scaling): t_p from generation %d on, the run's last configuration "
              "(%s); the generations before ran on another",
-             r->series.runs[0].member_from_gen, r->series.runs[0].member_key);
+             pit_series_member_from(&r->series.runs[0]), pit_series_last_seg(&r->series.runs[0])->key);
   if (!rc && nhist && !pit_predict_use_prior(in, &basis, &prior))
     snprintf(prior_from, sizeof prior_from, "not used: %s",
              basis.wall ? "the records have a clock (the wall time between iterations holds it)"

@@ -60,7 +60,7 @@ static size_t iteration_times(const struct pit_series *s, int wall, double *x) {
     const struct pit_series_iter *it = &s->it[i];
     if (it->flags & PIT_IT_OTHER_RANK)
       continue;
-    if (it->gen < s->runs[it->run].member_from_gen) /* an earlier membership's pace */
+    if (it->gen < pit_series_member_from(&s->runs[it->run])) /* an earlier membership's pace */
       continue;
     int same = prev && prev->run == it->run && prev->gen == it->gen && prev->epoch == it->epoch;
     if (!(it->flags & NOT_PARAMOUNT)) {
@@ -259,9 +259,9 @@ int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm,
                 "run '%s': too few iterations to predict: %zu paramount iteration times (%lld iteration records, "
                 "%zu of warm-up); t_p needs at least 4 after the warm-up for an interval",
                 name, n, (long long)sm->iters, b->steady.warmup);
-    if (s->nruns > 0 && s->runs[0].member_from_gen > 0)
+    if (s->nruns > 0 && pit_series_member_from(&s->runs[0]) > 0)
       pit_err_hint(e, "the run changed configuration at generation %d: only the iterations since count; "
-                      "let it run longer on it", s->runs[0].member_from_gen);
+                      "let it run longer on it", pit_series_member_from(&s->runs[0]));
     else
       pit_err_hint(e, "let the run go on longer (pitstop train --until-steady 0.02 stops when enough is measured)");
     return PIT_ESTATE;
@@ -275,7 +275,8 @@ int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm,
    * end), else the largest seen */
   double ipe = config_num(s, "iters_per_epoch"), samples = config_num(s, "samples");
   /* the global batch of the configuration t_p is from (an elastic run's last) */
-  int64_t batch = s->nruns < 1 ? -1 : s->runs[0].member_key[0] ? s->runs[0].member_cfg.batch : s->runs[0].cfg.batch;
+  const struct pit_series_seg *now = s->nruns > 0 ? pit_series_last_seg(&s->runs[0]) : NULL;
+  int64_t batch = now && now->cfg.batch > 0 ? now->cfg.batch : s->nruns > 0 ? s->runs[0].cfg.batch : -1;
   in->iters_per_epoch = ipe > 0                     ? ipe
                         : samples > 0 && batch > 0 ? ceil(samples / (double)batch)
                                                    : sm->iters_per_epoch;

@@ -3,7 +3,10 @@
  * module's pit_config_field: the table's fields, or any key of the init
  * config), in order of first appearance, with the runs' series concatenated
  * and summarized as one.
- * Invariants: every run is in exactly one group; a group's name lists every
+ * An elastic run that changed configuration (a resize: pit_series_seg) is
+ * split: each segment's generations go to the group of its own configuration
+ * (the quickstart's 1, 2, then 1 node: two groups), not all to the first's.
+ * Invariants: every iteration is in exactly one group; a group's name lists every
  * grouping field as "field=value" in the order given. */
 #include <stdlib.h>
 #include <string.h>
@@ -44,35 +47,45 @@ void pit_groups_release(struct pit_groups *g) {
 }
 
 int pit_groups_make(struct pit_groups *g, const struct pit_runset *rs, struct pit_err *e) {
-  g->g = rs->n ? calloc((size_t)rs->n, sizeof *g->g) : NULL; /* at most one group per run */
-  if (rs->n && !g->g)
-    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  g->g = NULL; /* grown one group at a time: an elastic run may add several */
   char vals[PIT_GROUP_MAX_FIELDS][PIT_MEMBERSHIP_TEXT_MAX];
   for (int i = 0; i < rs->n; i++) {
     const struct pit_report_run *ru = &rs->runs[i];
-    char name[512] = "";
-    size_t off = 0;
-    for (int f = 0; f < g->nfields; f++) {
-      pit_config_field(&ru->cfg, ru->config, g->fields[f], vals[f], sizeof vals[f]);
-      off += (size_t)snprintf(name + off, off < sizeof name ? sizeof name - off : 0, "%s%s=%s", f ? " " : "",
-                              g->fields[f], vals[f]);
-      if (off >= sizeof name)
-        off = sizeof name - 1;
+    /* an elastic run's segments (its generations on one membership each) go
+     * to their own configurations' groups; any other run goes whole */
+    int nseg = ru->series.nruns == 1 ? ru->series.runs[0].nsegs : 0;
+    for (int sg = 0; sg < (nseg > 1 ? nseg : 1); sg++) {
+      const struct pit_series_seg *seg = nseg > 1 ? &ru->series.runs[0].segs[sg] : NULL;
+      const struct pit_config *cfg = seg ? &seg->cfg : &ru->cfg;
+      char name[512] = "";
+      size_t off = 0;
+      for (int f = 0; f < g->nfields; f++) {
+        pit_config_field(cfg, seg ? seg->config : ru->config, g->fields[f], vals[f], sizeof vals[f]);
+        off += (size_t)snprintf(name + off, off < sizeof name ? sizeof name - off : 0, "%s%s=%s", f ? " " : "",
+                                g->fields[f], vals[f]);
+        if (off >= sizeof name)
+          off = sizeof name - 1;
+      }
+      int k = 0;
+      while (k < g->n && strcmp(g->g[k].name, name) != 0)
+        k++;
+      if (k == g->n) {
+        struct pit_report_group *grown = realloc(g->g, sizeof *g->g * (size_t)(g->n + 1));
+        if (!grown)
+          return pit_err_set(e, PIT_ENOMEM, "out of memory");
+        g->g = grown;
+        struct pit_report_group *gr = &g->g[g->n++];
+        memset(gr, 0, sizeof *gr);
+        snprintf(gr->name, sizeof gr->name, "%s", name);
+        memcpy(gr->vals, vals, sizeof gr->vals);
+        gr->cfg = *cfg;
+        pit_series_init(&gr->series);
+      }
+      int rc = seg ? pit_series_append_seg(&g->g[k].series, &ru->series, 0, sg, e)
+                   : pit_series_append(&g->g[k].series, &ru->series, e);
+      if (rc)
+        return rc;
     }
-    int k = 0;
-    while (k < g->n && strcmp(g->g[k].name, name) != 0)
-      k++;
-    struct pit_report_group *gr = &g->g[k];
-    if (k == g->n) {
-      g->n++;
-      snprintf(gr->name, sizeof gr->name, "%s", name);
-      memcpy(gr->vals, vals, sizeof gr->vals);
-      gr->cfg = ru->cfg;
-      pit_series_init(&gr->series);
-    }
-    int rc = pit_series_append(&gr->series, &ru->series, e);
-    if (rc)
-      return rc;
   }
   for (int k = 0; k < g->n; k++) {
     int rc = pit_series_summarize(&g->g[k].series, &g->g[k].sum, e);

@@ -830,25 +830,30 @@ static int plot_cost(struct gp *g, const struct pit_runset *rs, const struct pit
   int ng = 0, rc = 0;
   for (int i = 0; i < rs->n && !rc; i++) {
     const struct pit_report_run *r = &rs->runs[i];
-    struct pit_config c = r->cfg;
-    if ((rc = cost_members(r, opt, &c, e)))
-      break;
-    if (c.batch < 1) {
-      rc = pit_err_set(e, PIT_EARG, "cost chart: run '%s' has no global batch size", r->name);
-      break;
-    }
-    int k = 0;
-    while (k < ng && !same_config(&cfgs[k], &c, ""))
-      k++;
-    if (k == ng) {
-      if (ng == MAX_SERIES) {
-        rc = pit_err_set(e, PIT_EARG, "more than %d configurations for one chart; choose runs with --run", MAX_SERIES);
+    /* an elastic run: each membership's generations priced as that membership */
+    int nseg = r->series.nruns == 1 ? r->series.runs[0].nsegs : 0;
+    for (int sg = 0; sg < (nseg > 1 ? nseg : 1) && !rc; sg++) {
+      struct pit_config c = nseg > 1 ? r->series.runs[0].segs[sg].cfg : r->cfg;
+      if ((rc = cost_members(r, opt, &c, e)))
+        break;
+      if (c.batch < 1) {
+        rc = pit_err_set(e, PIT_EARG, "cost chart: run '%s' has no global batch size", r->name);
         break;
       }
-      cfgs[ng] = c;
-      pit_series_init(&grp[ng++]);
+      int k = 0;
+      while (k < ng && !same_config(&cfgs[k], &c, ""))
+        k++;
+      if (k == ng) {
+        if (ng == MAX_SERIES) {
+          rc = pit_err_set(e, PIT_EARG, "more than %d configurations for one chart; choose runs with --run",
+                           MAX_SERIES);
+          break;
+        }
+        cfgs[ng] = c;
+        pit_series_init(&grp[ng++]);
+      }
+      rc = nseg > 1 ? pit_series_append_seg(&grp[k], &r->series, 0, sg, e) : pit_series_append(&grp[k], &r->series, e);
     }
-    rc = pit_series_append(&grp[k], &r->series, e);
   }
   struct bar bars[MAX_SERIES];
   int nb = 0;
