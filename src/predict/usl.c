@@ -71,8 +71,10 @@ static int solve(const struct pit_usl_point *p, int np, int k, struct pit_usl *f
         M[a][b] += w * g[a] * g[b];
     }
   }
-  if (k == 2)
-    M[2][2] = 1; /* c fixed at 0: an identity row, removed from cov below */
+  if (k == 2) /* c fixed at 0: a row of its own, removed from cov below; of the others' magnitude,
+                 as the weights are 1/var(y) (~10^13 for 10^4 samples/s known to 0.2%) and a 1
+                 there would make the determinant look singular beside them */
+    M[2][2] = M[0][0];
   if (!inv3(M, fit->cov))
     return 1;
   if (k == 2)

@@ -408,6 +408,22 @@ static void usl(void) {
     pit_usl_predict(&fit, 4, &x, &lo, &hi);
     CHECK(x > 400 && x < 440 && lo < x && x < hi, "kappa 0: X(4) %g [%g, %g]", x, lo, hi);
   }
+  /* the same in samples per second, measured to 0.2% (bench/predict-scaling
+   * on a quiet host: 5 rounds of 1–3 ranks, X ~ 10^4/s): the weights are
+   * ~10^13, and the κ = 0 refit's fixed row must not make the system look
+   * singular ("the node counts do not determine the scaling fit") */
+  {
+    struct pit_usl_point q[15];
+    for (int r = 0; r < 5; r++)
+      for (int i = 0; i < 3; i++) {
+        double x = (i == 0 ? 10434 : i == 1 ? 20173 : 29664) * (1 + 0.001 * (r - 2));
+        q[3 * r + i] = (struct pit_usl_point){i + 1, x, 0.002 * x};
+      }
+    CHECK(pit_usl_fit(q, 15, &fit, &e) == 0 && fit.kappa == 0, "quiet host's points: %s (kappa %g)", e.msg, fit.kappa);
+    double x, lo, hi;
+    pit_usl_predict(&fit, 4, &x, &lo, &hi);
+    CHECK(x > 37000 && x < 40000 && lo < x && x < hi, "quiet host: X(4) %g [%g, %g]", x, lo, hi);
+  }
 }
 
 static void hetero(void) {
