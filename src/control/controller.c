@@ -656,7 +656,10 @@ static int on_init(struct ctl *c, const struct pit_record *r, struct pit_err *e)
 }
 
 /* The init record's config names the generation's membership (the store
- * then knows what each run ran on: pitstop profile, the cost policy's prior). */
+ * then knows what each run ran on: pitstop profile, the cost policy's prior),
+ * and its node count is the membership's: the workload counts distinct host
+ * names, and the local provider's nodes (CPU sets of one host) are one host —
+ * the quickstart's local-1:2 generation was summarized as "nodes=1". */
 static int tag_membership(const struct ctl *c, struct pit_record *r, struct pit_err *e) {
   cJSON *o = r->config ? cJSON_Parse(r->config) : cJSON_CreateObject();
   if (!o || !cJSON_IsObject(o)) {
@@ -674,6 +677,12 @@ static int tag_membership(const struct ctl *c, struct pit_record *r, struct pit_
   }
   cJSON_DeleteItemFromObjectCaseSensitive(o, "membership");
   cJSON_AddItemToObject(o, "membership", mj);
+  int nodes = pit_membership_nodes(&bare);
+  if (nodes > 0) {
+    cJSON_DeleteItemFromObjectCaseSensitive(o, "nodes");
+    cJSON_AddNumberToObject(o, "nodes", nodes);
+    r->nodes = nodes;
+  }
   char *text = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   if (!text)

@@ -81,6 +81,9 @@ gens = sorted({x["gen"] for x in ri})
 assert gens == [0, 1, 2], gens
 assert all(len(x["compute_s"]) == 2 for x in ri if x["gen"] == 1)
 assert all(len(x["compute_s"]) == 1 for x in ri if x["gen"] != 1)
+# the init records count the membership's nodes (2 CPU sets of one host in gen 1), not host names
+inits = {x["gen"]: x for x in r if x["type"] == "init"}
+assert [(inits[g]["nodes"], inits[g]["config"]["nodes"]) for g in (0, 1, 2)] == [(1, 1), (2, 2), (1, 1)], inits
 ck = [x for x in r if x["type"] == "checkpoint"]
 dec = [x for x in r if x["type"] == "decision"]
 assert len(dec) == 2, dec
