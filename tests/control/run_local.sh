@@ -26,12 +26,12 @@ PYEOF
 
 T=$(mktemp -d)
 leftovers() { # processes and cgroups of this test's runs
-  { pgrep -af -- "--run tr[0-9]" || true; pgrep -af "sleep 1234" || true; ls /sys/fs/cgroup/cpu 2> /dev/null | grep "^pitstop\.tr" || true; } | grep -v pgrep || true
+  { pgrep -af -- "--run tr[0-9]" || true; pgrep -af "sleep 1234" || true; ls /sys/fs/cgroup/cpu 2> /dev/null | grep "^pitstop\.tr[0-9]" || true; } | grep -v pgrep || true
 }
 cleanup() {
   pkill -9 -f -- "--run tr[0-9]" 2> /dev/null || true
   pkill -9 -f "sleep 1234" 2> /dev/null || true
-  for d in /sys/fs/cgroup/cpu/pitstop.tr*; do [ -d "$d" ] && rmdir "$d" 2> /dev/null; done || true
+  for d in /sys/fs/cgroup/cpu/pitstop.tr[0-9]*; do [ -d "$d" ] && rmdir "$d" 2> /dev/null; done || true
   rm -rf "$T"
 }
 trap cleanup EXIT
