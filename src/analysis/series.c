@@ -61,6 +61,12 @@ static int add_seg(struct pit_series_run *ru, const struct pit_record *r, const 
   return 0;
 }
 
+/* Record r's time seen in segment g (none: nothing). */
+static void seg_saw(struct pit_series_seg *g, const struct pit_record *r) {
+  if (g && isfinite(r->t) && (isnan(g->last_t) || r->t > g->last_t))
+    g->last_t = r->t;
+}
+
 /* Room for extra more runs in s->runs; 0 or PIT_ENOMEM (set in e). */
 static int grow_runs(struct pit_series *s, int extra, struct pit_err *e) {
   if (PIT_GROW(s->runs, s->nruns + extra, s->caprun))
@@ -151,8 +157,8 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
   if (r->gen > ru->gen_last)
     ru->gen_last = r->gen;
   struct pit_series_seg *seg = ru->nsegs > 0 ? &ru->segs[ru->nsegs - 1] : NULL;
-  if (seg && isfinite(r->t) && (isnan(seg->last_t) || r->t > seg->last_t))
-    seg->last_t = r->t;
+  if (r->type != PIT_REC_INIT) /* an init's time goes to the segment it may start (below) */
+    seg_saw(seg, r);
   if (r->type != PIT_REC_END && r->gen > ru->ended_gen && ru->ended_gen >= 0)
     ru->over = 0; /* a generation after the last end runs */
   switch (r->type) {
@@ -191,6 +197,7 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
       if (rc)
         return rc;
     }
+    seg_saw(ru->nsegs > 0 ? &ru->segs[ru->nsegs - 1] : NULL, r);
     if (!ru->config && r->config) {
       if (!(ru->config = strdup(r->config)))
         return pit_err_set(e, PIT_ENOMEM, "out of memory");
