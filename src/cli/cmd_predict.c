@@ -337,21 +337,29 @@ int pit_cmd_predict(int argc, char **argv) {
   char memtext[PIT_MEMBERSHIP_TEXT_MAX] = "", steady[200];
   rep.cost = rep.cost_lo = rep.cost_hi = rep.samples_per_dollar = rep.price_h = NAN;
   rep.rcost = rep.rcost_lo = rep.rcost_hi = NAN;
-  double spent = 0; /* US$ of the time elapsed, when in progress */
+  /* US$ still to pay: the bill for the elapsed time plus what remains, less the
+   * bill for the elapsed time (billing runs from the start: its granularity and
+   * minimum count once); its interval is the remaining time's — the elapsed
+   * time's own uncertainty (a log without a clock) is in what was paid, not in
+   * what is still to pay, so a finished run has exactly 0 left */
+  double el = rep.in.elapsed_s > 0 ? rep.in.elapsed_s : 0, spent = 0, until[3] = {NAN, NAN, NAN};
   if (!rc && catalog) {
     if (priced_membership(&cat, catalog, itype, nodes, r, &mem, &e) ||
         pit_catalog_cost(&cat, &mem, rep.p.total_s, &rep.cost, &e) ||
         pit_catalog_cost(&cat, &mem, rep.p.lo, &rep.cost_lo, &e) ||
         pit_catalog_cost(&cat, &mem, rep.p.hi, &rep.cost_hi, &e) ||
-        (rep.in.elapsed_s > 0 && pit_catalog_cost(&cat, &mem, rep.in.elapsed_s, &spent, &e)) ||
+        (el > 0 && pit_catalog_cost(&cat, &mem, el, &spent, &e)) || /* not started: nothing paid */
+        pit_catalog_cost(&cat, &mem, el + rep.p.remaining_s, &until[0], &e) ||
+        pit_catalog_cost(&cat, &mem, el + rep.p.remaining_lo, &until[1], &e) ||
+        pit_catalog_cost(&cat, &mem, el + rep.p.remaining_hi, &until[2], &e) ||
         (in->batch > 0 && pit_catalog_samples_per_dollar(&cat, &mem, in->tp, (double)in->batch, rep.p.total_s,
                                                          &rep.samples_per_dollar, &e)))
       rc = pit_cli_fail(&e);
     else
       pit_membership_format(&mem, memtext, sizeof memtext);
-    rep.rcost = rep.cost - spent;
-    rep.rcost_lo = rep.cost_lo - spent > 0 ? rep.cost_lo - spent : 0;
-    rep.rcost_hi = rep.cost_hi - spent;
+    rep.rcost = until[0] - spent;
+    rep.rcost_lo = until[1] - spent > 0 ? until[1] - spent : 0;
+    rep.rcost_hi = until[2] - spent;
     rep.price_h = 0;
     for (int i = 0; !rc && i < mem.n; i++)
       rep.price_h += mem.m[i].nodes * pit_catalog_find(&cat, mem.m[i].itype)->price_h;

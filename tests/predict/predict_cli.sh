@@ -375,6 +375,10 @@ cost = lambda s: 0.34 * math.ceil(s) / 3600
 assert abs(ru["predicted_cost"] - cost(ru["predicted_s"])) < 1e-12, ru
 assert abs(ru["remaining_cost"] - (cost(ru["predicted_s"]) - cost(i["elapsed_s"]))) < 1e-12, ru
 assert ru["remaining_cost"] < ru["predicted_cost"], ru
+# its interval is the remaining time's, billed from the start
+el, (rlo, rhi) = i["elapsed_s"], ru["remaining_interval_s"]
+lo, hi = ru["remaining_cost_interval"]
+assert abs(lo - (cost(el + rlo) - cost(el))) < 1e-12 and abs(hi - (cost(el + rhi) - cost(el))) < 1e-12, (lo, hi, ru)
 assert abs(ru["remaining_s"] - 400 * ru["pit_s"]) < 0.05, ru  # 400 iterations of generation 1's pace
 i = st["inputs"]
 assert i["done_iters"] == 600 and abs(i["elapsed_s"] - (6.2 + 4.3)) < 1e-9, i
@@ -383,7 +387,26 @@ for o in (pr, dn):  # over: a new job of 1000 iterations from scratch
     assert o["inputs"]["done_iters"] == 0 and o["inputs"]["elapsed_s"] == 0, o["inputs"]
     assert o["remaining_s"] == o["predicted_s"] and o["remaining_cost"] == o["predicted_cost"], o
 PY
-rm -f running.* stopped.* profile.* done.* cat0.tsv
+# a finished run whose records have no clock (step times only): its elapsed
+# time is unsure, but nothing is left to pay — remaining_cost [0, 0]
+/usr/bin/python3 - <<'PY'
+import json
+with open("clockless.jsonl", "w") as f:
+    f.write(json.dumps({"type": "init", "run": "cl", "gen": 0, "ranks": 1, "nodes": 1,
+                        "config": {"model": "cnn", "batch": 8, "iters_per_epoch": 100}}) + "\n")
+    for k in range(100):
+        f.write(json.dumps({"type": "iter", "run": "cl", "gen": 0, "epoch": 0, "iter": k, "step": k, "batch": 8,
+                            "step_s": 0.02 * (1 + 0.01 * (k % 5 - 2))}) + "\n")
+    f.write(json.dumps({"type": "end", "run": "cl", "gen": 0, "step": 100}) + "\n")
+PY
+"$PITSTOP" predict clockless.jsonl --catalog cat0.tsv --itype c5.xlarge --epochs 1 --format json > clockless.json ||
+  { echo "predict of a clockless finished run failed"; exit 1; }
+/usr/bin/python3 - <<'PY'
+import json
+o = json.load(open("clockless.json"))
+assert o["remaining_s"] == 0 and o["remaining_cost"] == 0 and o["remaining_cost_interval"] == [0, 0], o
+PY
+rm -f running.* stopped.* profile.* done.* clockless.* cat0.tsv
 
 # scaling: runs at 1, 2, 3 ranks of one configuration (throughput on a known USL curve, ±2% noise)
 # predict 4 ranks within 10%; two counts are "too few points"
