@@ -248,13 +248,15 @@ void pit_series_release(struct pit_series *s);
 int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_err *e);
 /* Appends a copy of every run of src to dst. */
 int pit_series_append(struct pit_series *dst, const struct pit_series *src, struct pit_err *e);
-/* Appends run `run` of src restricted to its segment `seg` (the iterations and
- * events of generations gen_from up to the next segment's), as one run of dst
- * with the segment's config, end records' total and time (last_t counted from
- * its t_from), and that one segment; seg < 0 or a run without segments: the
- * whole run (as pit_series_append). */
-int pit_series_append_seg(struct pit_series *dst, const struct pit_series *src, int run, int seg,
-                          struct pit_err *e);
+/* The parts s is split into by configuration: when s holds one run that
+ * changed configuration (an elastic run's resize), its segments; else one,
+ * all of s. pit_series_part: part k's segment (NULL when the part is all of s).
+ * pit_series_append_part: appends part k to dst — a segment as one run with
+ * its generations' iterations and events, its config, end records' total and
+ * time (last_t counted from its t_from); all of s as pit_series_append. */
+int pit_series_parts(const struct pit_series *s);
+const struct pit_series_seg *pit_series_part(const struct pit_series *s, int k);
+int pit_series_append_part(struct pit_series *dst, const struct pit_series *src, int k, struct pit_err *e);
 /* The run's last segment (its current configuration), NULL if it has none. */
 const struct pit_series_seg *pit_series_last_seg(const struct pit_series_run *r);
 /* The first generation of the run's current configuration when it changed

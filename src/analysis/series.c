@@ -34,8 +34,11 @@ void pit_series_release(struct pit_series *s) {
   pit_series_init(s);
 }
 
+/* The run's last segment, NULL if none (pit_series_last_seg, writable). */
+static struct pit_series_seg *last_seg(struct pit_series_run *r) { return r->nsegs > 0 ? &r->segs[r->nsegs - 1] : NULL; }
+
 const struct pit_series_seg *pit_series_last_seg(const struct pit_series_run *r) {
-  return r->nsegs > 0 ? &r->segs[r->nsegs - 1] : NULL;
+  return last_seg((struct pit_series_run *)r);
 }
 
 int pit_series_member_from(const struct pit_series_run *r) { return r->nsegs > 1 ? r->segs[r->nsegs - 1].gen_from : 0; }
@@ -156,7 +159,7 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
     ru->last_t = r->t;
   if (r->gen > ru->gen_last)
     ru->gen_last = r->gen;
-  struct pit_series_seg *seg = ru->nsegs > 0 ? &ru->segs[ru->nsegs - 1] : NULL;
+  struct pit_series_seg *seg = last_seg(ru);
   if (r->type != PIT_REC_INIT) /* an init's time goes to the segment it may start (below) */
     seg_saw(seg, r);
   if (r->type != PIT_REC_END && r->gen > ru->ended_gen && ru->ended_gen >= 0)
@@ -197,7 +200,7 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
       if (rc)
         return rc;
     }
-    seg_saw(ru->nsegs > 0 ? &ru->segs[ru->nsegs - 1] : NULL, r);
+    seg_saw(last_seg(ru), r);
     if (!ru->config && r->config) {
       if (!(ru->config = strdup(r->config)))
         return pit_err_set(e, PIT_ENOMEM, "out of memory");
@@ -260,20 +263,19 @@ static int run_copy(struct pit_series_run *d, const struct pit_series_run *src) 
   return 0;
 }
 
-/* Appends to d the runs of src (run < 0: every run; else that one, and of it
- * only segment seg when seg >= 0), with their iterations and events. */
-static int append_part(struct pit_series *d, const struct pit_series *src, int run, int seg, struct pit_err *e) {
+/* Appends to d the runs of src with their iterations and events; seg >= 0
+ * (src one run: pit_series_parts): only that segment of it. */
+static int append_part(struct pit_series *d, const struct pit_series *src, int seg, struct pit_err *e) {
   int base = d->nruns, lo = INT_MIN, hi = INT_MAX;
-  int n = run < 0 ? src->nruns : 1;
-  if (grow_runs(d, n, e))
+  if (grow_runs(d, src->nruns, e))
     return PIT_ENOMEM;
-  for (int i = 0; i < n; i++) {
-    if (run_copy(&d->runs[d->nruns], &src->runs[run < 0 ? i : run]))
+  for (int i = 0; i < src->nruns; i++) {
+    if (run_copy(&d->runs[d->nruns], &src->runs[i]))
       return pit_err_set(e, PIT_ENOMEM, "out of memory");
     d->nruns++;
   }
-  if (run >= 0 && seg >= 0 && seg < src->runs[run].nsegs) { /* the run as its segment */
-    const struct pit_series_run *sr = &src->runs[run];
+  if (seg >= 0 && src->nruns == 1 && seg < src->runs[0].nsegs) { /* the run as its segment */
+    const struct pit_series_run *sr = &src->runs[0];
     const struct pit_series_seg *g = &sr->segs[seg];
     struct pit_series_run *dr = &d->runs[base];
     lo = seg > 0 ? g->gen_from : INT_MIN; /* records before the first init with a config: the first segment's */
@@ -298,9 +300,9 @@ static int append_part(struct pit_series *d, const struct pit_series *src, int r
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   for (int64_t i = 0; i < src->nit; i++) {
     struct pit_series_iter it = src->it[i];
-    if ((run >= 0 && it.run != run) || it.gen < lo || it.gen >= hi)
+    if (it.gen < lo || it.gen >= hi)
       continue;
-    it.run = run < 0 ? base + it.run : base;
+    it.run += base;
     if (it.nranks > 0) {
       memcpy(d->compute_s + d->nrank_vals, src->compute_s + it.ranks_off, sizeof(double) * (size_t)it.nranks);
       memcpy(d->wait_s + d->nrank_vals, src->wait_s + it.ranks_off, sizeof(double) * (size_t)it.nranks);
@@ -311,9 +313,9 @@ static int append_part(struct pit_series *d, const struct pit_series *src, int r
   }
   for (int64_t i = 0; i < src->nev; i++) {
     struct pit_series_event ev = src->ev[i];
-    if ((run >= 0 && ev.run != run) || ev.gen < lo || ev.gen >= hi)
+    if (ev.gen < lo || ev.gen >= hi)
       continue;
-    ev.run = run < 0 ? base + ev.run : base;
+    ev.run += base;
     d->ev[d->nev++] = ev;
   }
   d->pending_event = 0;
@@ -321,10 +323,17 @@ static int append_part(struct pit_series *d, const struct pit_series *src, int r
 }
 
 int pit_series_append(struct pit_series *d, const struct pit_series *src, struct pit_err *e) {
-  return append_part(d, src, -1, -1, e);
+  return append_part(d, src, -1, e);
 }
 
-int pit_series_append_seg(struct pit_series *d, const struct pit_series *src, int run, int seg,
-                          struct pit_err *e) {
-  return append_part(d, src, run, seg, e);
+int pit_series_parts(const struct pit_series *s) {
+  return s->nruns == 1 && s->runs[0].nsegs > 1 ? s->runs[0].nsegs : 1;
+}
+
+const struct pit_series_seg *pit_series_part(const struct pit_series *s, int k) {
+  return pit_series_parts(s) > 1 ? &s->runs[0].segs[k] : NULL;
+}
+
+int pit_series_append_part(struct pit_series *d, const struct pit_series *src, int k, struct pit_err *e) {
+  return append_part(d, src, pit_series_parts(src) > 1 ? k : -1, e);
 }

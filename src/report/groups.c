@@ -53,9 +53,8 @@ int pit_groups_make(struct pit_groups *g, const struct pit_runset *rs, struct pi
     const struct pit_report_run *ru = &rs->runs[i];
     /* an elastic run's segments (its generations on one membership each) go
      * to their own configurations' groups; any other run goes whole */
-    int nseg = ru->series.nruns == 1 ? ru->series.runs[0].nsegs : 0;
-    for (int sg = 0; sg < (nseg > 1 ? nseg : 1); sg++) {
-      const struct pit_series_seg *seg = nseg > 1 ? &ru->series.runs[0].segs[sg] : NULL;
+    for (int part = 0; part < pit_series_parts(&ru->series); part++) {
+      const struct pit_series_seg *seg = pit_series_part(&ru->series, part);
       const struct pit_config *cfg = seg ? &seg->cfg : &ru->cfg;
       char name[512] = "";
       size_t off = 0;
@@ -81,8 +80,7 @@ int pit_groups_make(struct pit_groups *g, const struct pit_runset *rs, struct pi
         gr->cfg = *cfg;
         pit_series_init(&gr->series);
       }
-      int rc = seg ? pit_series_append_seg(&g->g[k].series, &ru->series, 0, sg, e)
-                   : pit_series_append(&g->g[k].series, &ru->series, e);
+      int rc = pit_series_append_part(&g->g[k].series, &ru->series, part, e);
       if (rc)
         return rc;
     }

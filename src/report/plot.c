@@ -831,9 +831,9 @@ static int plot_cost(struct gp *g, const struct pit_runset *rs, const struct pit
   for (int i = 0; i < rs->n && !rc; i++) {
     const struct pit_report_run *r = &rs->runs[i];
     /* an elastic run: each membership's generations priced as that membership */
-    int nseg = r->series.nruns == 1 ? r->series.runs[0].nsegs : 0;
-    for (int sg = 0; sg < (nseg > 1 ? nseg : 1) && !rc; sg++) {
-      struct pit_config c = nseg > 1 ? r->series.runs[0].segs[sg].cfg : r->cfg;
+    for (int part = 0; part < pit_series_parts(&r->series) && !rc; part++) {
+      const struct pit_series_seg *seg = pit_series_part(&r->series, part);
+      struct pit_config c = seg ? seg->cfg : r->cfg;
       if ((rc = cost_members(r, opt, &c, e)))
         break;
       if (c.batch < 1) {
@@ -852,7 +852,7 @@ static int plot_cost(struct gp *g, const struct pit_runset *rs, const struct pit
         cfgs[ng] = c;
         pit_series_init(&grp[ng++]);
       }
-      rc = nseg > 1 ? pit_series_append_seg(&grp[k], &r->series, 0, sg, e) : pit_series_append(&grp[k], &r->series, e);
+      rc = pit_series_append_part(&grp[k], &r->series, part, e);
     }
   }
   struct bar bars[MAX_SERIES];
