@@ -31,6 +31,7 @@ import signal
 import sys
 import tempfile
 import time
+import types
 
 try:
     import torch
@@ -152,15 +153,18 @@ def add_digests(hexes):
 class GlobalSampler:
     """Global batches of an epoch-based job: epoch e is a permutation of range(n) drawn from
     (seed, e); iteration i of the epoch takes its positions [i*batch, (i+1)*batch), the last one
-    short when batch does not divide n. A step maps to (epoch, i) by step // iters_per_epoch, so
-    its state is the step alone and resuming mid-epoch needs no replay. None of it depends on
-    the world size: `shard()` splits a global batch among the ranks afterwards."""
+    short when batch does not divide n, or dropped with drop_last (as the C engine's sampler,
+    docs/data.md). A step maps to (epoch, i) by step // iters_per_epoch, so its state is the step
+    alone and resuming mid-epoch needs no replay. None of it depends on the world size:
+    `shard()` splits a global batch among the ranks afterwards."""
 
-    def __init__(self, n, batch, seed):
+    def __init__(self, n, batch, seed, drop_last=False):
         if n < 1 or batch < 1:
             raise ProtocolError(f"sampler needs n >= 1 and batch >= 1 (n={n}, batch={batch})")
-        self.n, self.batch, self.seed = n, batch, seed
-        self.iters_per_epoch = -(-n // batch)
+        if drop_last and batch > n:
+            raise ProtocolError(f"drop_last with a global batch of {batch} over {n} samples leaves no batch at all")
+        self.n, self.batch, self.seed, self.drop_last = n, batch, seed, bool(drop_last)
+        self.iters_per_epoch = n // batch if drop_last else -(-n // batch)
         self._perm_epoch, self._perm = None, None
 
     def permutation(self, epoch):
@@ -181,13 +185,19 @@ class GlobalSampler:
         return epoch, it, self.permutation(epoch)[lo:lo + self.batch]
 
     def state(self, next_step):
-        return {"n": self.n, "batch": self.batch, "seed": self.seed, "next_step": next_step}
+        return {"n": self.n, "batch": self.batch, "seed": self.seed, "drop_last": self.drop_last,
+                "next_step": next_step}
+
+    def batch_sizes(self):
+        """The distinct global batch sizes of an epoch (the full one, and the short last one)."""
+        last = self.n - (self.iters_per_epoch - 1) * self.batch
+        return sorted({self.batch, min(last, self.batch)})
 
     def check_state(self, st):
         """Raise ProtocolError unless a checkpoint's sampler state fits this sampler (the global
         batch and the data never change across generations)."""
-        for k in ("n", "batch", "seed"):
-            if st.get(k) != getattr(self, k):
+        for k in ("n", "batch", "seed", "drop_last"):
+            if st.get(k, False if k == "drop_last" else None) != getattr(self, k):
                 raise ProtocolError(f"checkpoint sampler has {k}={st.get(k)}, this run {k}={getattr(self, k)}:"
                                     " the global batch and the data must not change across generations")
 
@@ -418,10 +428,12 @@ class Session:
     record_iter(); checkpoint() when agree() said stop (and whenever else you like); return
     finish() as the exit code.
 
-    Owns: the signal handlers it installed, the process group when it initialised it.
-    `out` (default sys.stdout) is borrowed."""
+    Owns: the signal handlers it installed (signals=False installs none: a stop can then not be
+    asked), the process group when it initialised it. `out` (default sys.stdout) is borrowed;
+    records=False writes no records. `group`: the process group of its own collectives (None:
+    the default one; Job sets a gloo group when the default one is NCCL)."""
 
-    def __init__(self, env=None, out=None):
+    def __init__(self, env=None, out=None, signals=True, records=True):
         self.env = env if env is not None else Env()
         self.out = out if out is not None else sys.stdout
         self._age0 = process_age_s()          # process start → now
@@ -435,8 +447,18 @@ class Session:
         self.deadline = None                   # monotonic time the grace period ends (SIGTERM)
         self.first_iter_done = False
         self.ckpt = Checkpoints(self.env.checkpoint_dir) if self.env.checkpoint_dir else None
-        signal.signal(signal.SIGUSR1, self._on_signal)
-        signal.signal(signal.SIGTERM, self._on_signal)
+        self.records = records
+        self.group = None
+        self._old_handlers = {}
+        if signals:
+            for sig in (signal.SIGUSR1, signal.SIGTERM):
+                self._old_handlers[sig] = signal.signal(sig, self._on_signal)
+
+    def restore_signals(self):
+        """Put back the handlers this session replaced."""
+        for sig, h in self._old_handlers.items():
+            signal.signal(sig, h if h is not None else signal.SIG_DFL)
+        self._old_handlers = {}
 
     # -- signals and the agreement
     def _on_signal(self, signum, _frame):
@@ -469,7 +491,7 @@ class Session:
             v[ns] = (self.world + 1) if self._flag() == 2.0 else self._flag()
             for j, x in enumerate(per_rank):
                 v[ns + 1 + j * self.world + self.rank] = x
-            dist.all_reduce(v, op=dist.ReduceOp.SUM)
+            dist.all_reduce(v, op=dist.ReduceOp.SUM, group=self.group)
             got = v.tolist()
             got_sums = got[:ns]
             total = got[ns]
@@ -484,9 +506,11 @@ class Session:
     def init_process_group(self, backend="gloo", **kw):
         """torch.distributed.init_process_group from the launcher's env:// variables (RANK,
         WORLD_SIZE, MASTER_ADDR, MASTER_PORT as torchrun sets them), timed as rdzv_s. With
-        WORLD_SIZE unset or 1 and no torch, stays a single rank."""
+        WORLD_SIZE unset or 1 and no torch, stays a single rank. A process group the program
+        initialised itself is used as it is."""
         ws = int(os.environ.get("WORLD_SIZE", "1"))
-        if ws > 1 or (dist is not None and dist.is_available() and "MASTER_ADDR" in os.environ):
+        ready = dist is not None and dist.is_available() and dist.is_initialized()
+        if not ready and (ws > 1 or (dist is not None and dist.is_available() and "MASTER_ADDR" in os.environ)):
             if dist is None:
                 raise ProtocolError(f"WORLD_SIZE={ws} but torch.distributed cannot be imported")
             t = time.monotonic()
@@ -502,7 +526,7 @@ class Session:
         if self.world == 1:
             return obj
         box = [obj]
-        dist.broadcast_object_list(box, src=0)
+        dist.broadcast_object_list(box, src=0, group=self.group)
         return box[0]
 
     # -- records
@@ -513,16 +537,21 @@ class Session:
 
     def emit(self, type_, **fields):
         """Write one record (global rank 0 only)."""
-        if self.rank != 0:
+        if self.rank != 0 or not self.records:
             return
         rec = {"type": type_, "run": self.env.run, "gen": self.env.gen, "t": self.now()}
         rec.update(fields)
         self.out.write(format_record(rec) + "\n")
         self.out.flush()
 
-    def record_init(self, config):
-        """The init record, at the first iteration: init_s is process start → now."""
-        self.emit("init", init_s=self._age0 + (time.monotonic() - self._m0), rdzv_s=self.rdzv_s,
+    def age_s(self):
+        """Seconds since this process started."""
+        return self._age0 + (time.monotonic() - self._m0)
+
+    def record_init(self, config, init_s=None):
+        """The init record, at the first iteration: init_s is process start → the first
+        iteration's start (default: now)."""
+        self.emit("init", init_s=self.age_s() if init_s is None else init_s, rdzv_s=self.rdzv_s,
                   ranks=self.world, nodes=self.env.num_nodes, config=config)
 
     def record_iter(self, step, epoch, it, batch, step_s, data_s, compute_s, wait_s, loss, indices):
@@ -587,3 +616,333 @@ class Session:
             print(f"pitstop: rank {self.rank} stopped with {step} steps done ({self.stop_reason}"
                   f"{', past the grace period' if late else ''})", file=sys.stderr, flush=True)
         return EXIT_OK
+
+
+# ---------------------------------------------------------------- Job: the few-lines wrapper
+def _usage(msg):
+    """Bad environment, data or checkpoint: one line on stderr and exit 2 (docs/protocol.md §4)."""
+    print(f"pitstop: {msg}", file=sys.stderr, flush=True)
+    raise SystemExit(EXIT_USAGE)
+
+
+def _inner(obj):
+    """The module inside a DistributedDataParallel / DataParallel wrapper, else obj: checkpoints
+    hold the bare module's state, so they load with or without the wrapper."""
+    return obj.module if torch is not None and isinstance(
+        obj, (torch.nn.parallel.DistributedDataParallel, torch.nn.DataParallel)) else obj
+
+
+def _to_cpu(x):
+    if torch is not None and isinstance(x, torch.Tensor):
+        return x.detach().cpu()
+    if isinstance(x, dict):
+        out = type(x)((k, _to_cpu(v)) for k, v in x.items())
+        if hasattr(x, "_metadata"):  # a module's state_dict: load_state_dict reads its versions
+            out._metadata = x._metadata
+        return out
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_cpu(v) for v in x)
+    return x
+
+
+def _weighted_hook(state, bucket):
+    """DDP comm hook: each rank's gradient (of a loss averaged over its own slice) weighed by its
+    share of the global batch, then summed: the gradient of the global batch's mean, also when
+    the slices differ in size (DDP's own hook averages over ranks)."""
+    job, group = state
+    t = bucket.buffer()
+    t.mul_(job._share)
+    fut = dist.all_reduce(t, op=dist.ReduceOp.SUM, group=group, async_op=True).get_future()
+    return fut.then(lambda f: f.value()[0])
+
+
+class _EpochSampler:
+    """What a DataLoader-shaped loop calls on `loader.sampler`: set_epoch is a no-op, the epoch
+    is the job's (its step)."""
+
+    def set_epoch(self, epoch):
+        pass
+
+
+class _Loader:
+    """job.loader: iterating it runs the rest of the current epoch, one global batch a step,
+    this rank's slice of each (docs/python.md). len() is the epoch's steps (all ranks)."""
+
+    def __init__(self, job, kw):
+        self.job, self.kw = job, kw
+        self.dataset = job.dataset
+        self.sampler = _EpochSampler()
+
+    def __len__(self):
+        return self.job.sampler.iters_per_epoch
+
+    def __iter__(self):
+        return self.job._steps(self.kw)
+
+
+class Job:
+    """A DDP-style training script made resizable under `pitstop run` (docs/python.md):
+
+        job = pitstop.Job(dataset, global_batch)     # after the script's init_process_group, if any
+        loader = job.loader                           # instead of DataLoader(dataset, ...)
+        job.track(model=model, optimizer=optimizer)   # once they exist: resumed, or made equal on all ranks
+        for epoch in job.epochs(N):
+            for i, batch in enumerate(loader, job.iter):
+                ...                                   # the script's own step, unchanged
+
+    What it does:
+      - process group: joins torchrun's (env://, gloo unless backend= says otherwise) when the
+        script has not initialised one; without torchrun it is one rank;
+      - global sampler: step s trains on the global batch GlobalSampler(len(dataset), batch,
+        seed).batch_at(s), this rank its contiguous slice; the batch never changes, so across any
+        change of the number of ranks every sample is used once per epoch;
+      - gradients: a tracked optimizer's step() first sums its parameters' gradients over the
+        ranks, each weighed by its slice's share of the global batch (a tracked
+        DistributedDataParallel model gets the same weighing as its comm hook, and its
+        optimizer is left to it);
+      - every step: one small all_reduce (the stop agreement, the per-rank times, the losses
+        given to log()), the records (`PITSTOP {json}` lines on rank 0's stdout);
+      - checkpoints: the tracked objects' state_dicts, the step and the sampler, written atomically
+        by rank 0 (Checkpoints) at the agreed stop, at each epoch's end (or every
+        checkpoint_every steps) and at the end; at the start the newest one is loaded (on every
+        rank: rank 0 reads and broadcasts), and the job goes on at its step;
+      - a stop (SIGUSR1, SIGTERM on any rank): all ranks finish the same step, rank 0 writes the
+        checkpoint, the checkpoint and end records, and every rank exits 0 (SystemExit).
+
+    Without `pitstop run` (no PITSTOP_RUN): no records unless records=True; checkpoints, the
+    stop handlers and the resume only with checkpoint_dir= (then a restart, e.g. torchrun's
+    --max-restarts, resumes from the newest checkpoint there). Under `pitstop run`,
+    PITSTOP_CHECKPOINT_DIR and PITSTOP_RESUME decide.
+
+    Bad environment, data or checkpoint: `pitstop: ...` on stderr and exit 2 (SystemExit), as the
+    protocol asks. Invariants: `step` is the next global step and only grows by one per completed
+    step; a resumed job has loaded every state its checkpoint holds before its first step; every
+    rank runs the same steps."""
+
+    def __init__(self, dataset, batch_size, *, seed=None, drop_last=False, checkpoint_dir=None,
+                 checkpoint_every=None, backend=None, records=None, reseed=True, **loader_kw):
+        if torch is None:
+            _usage("pitstop.Job needs torch (python3-torch)")
+        for k in ("batch_size", "shuffle", "sampler", "batch_sampler", "drop_last"):
+            if k in loader_kw:
+                raise TypeError(f"pitstop.Job: the loader's {k} is the job's (docs/python.md)")
+        try:
+            env = Env()
+        except ProtocolError as e:
+            _usage(str(e))
+        managed = bool(os.environ.get("PITSTOP_RUN"))
+        if not env.checkpoint_dir and checkpoint_dir:
+            env.checkpoint_dir = os.fspath(checkpoint_dir)
+            if not managed and Checkpoints(env.checkpoint_dir).steps():
+                env.resume = env.checkpoint_dir   # a restart outside pitstop: the newest one there
+        self.env = env
+        self.s = Session(env, signals=bool(env.checkpoint_dir), records=managed if records is None else records)
+        self.s.init_process_group(backend or "gloo")
+        self.rank, self.world = self.s.rank, self.s.world
+        if self.world > 1 and dist.get_backend() != "gloo":
+            self.s.group = dist.new_group(backend="gloo")  # the small collectives stay on the CPU
+        try:
+            n = len(dataset)
+        except TypeError:
+            _usage("pitstop.Job needs a dataset with a length (a map-style torch Dataset)")
+        if checkpoint_every is not None and checkpoint_every < 1:
+            _usage(f"checkpoint_every={checkpoint_every} is below 1")
+        try:
+            state, meta = self.s.resume()
+        except ProtocolError as e:
+            _usage(str(e))
+        if meta is not None:
+            st = meta.get("sampler") or {}
+            seed = st.get("seed") if seed is None else seed
+        elif seed is None:   # rank 0's: the script's torch.manual_seed, or torch's own random one
+            seed = self.s.broadcast_object(torch.initial_seed())
+        try:
+            self.sampler = GlobalSampler(n, batch_size, seed, drop_last)
+            if meta is not None:
+                self.sampler.check_state(meta.get("sampler") or {})
+        except ProtocolError as e:
+            _usage(str(e))
+        small = self.sampler.batch_sizes()[0]
+        if small < self.world:
+            _usage(f"a global batch of {small} samples (of {n} samples in batches of {batch_size}) leaves some of "
+                   f"the {self.world} ranks without a sample: use a larger batch, or drop_last=True")
+        self.dataset, self.seed, self.every, self.reseed = dataset, seed, checkpoint_every, reseed
+        self.step = self.start = meta["step"] if meta is not None else 0
+        self.total = None
+        self.n_epochs = None
+        self._state = state                    # the checkpoint's states not yet loaded
+        self._objs = {}
+        self._share, self._wait, self._losses = 1.0, 0.0, {}
+        self._saved = self.start if meta is not None else None
+        self._epoch_t0 = None
+        loader_kw.setdefault("pin_memory", torch.cuda.is_available())
+        self.loader = _Loader(self, loader_kw)
+
+    # -- where the job is
+    @property
+    def epoch(self):
+        """The epoch of the next step."""
+        return self.step // self.sampler.iters_per_epoch
+
+    @property
+    def iter(self):
+        """The next step's iteration within its epoch (enumerate(job.loader, job.iter))."""
+        return self.step % self.sampler.iters_per_epoch
+
+    # -- what it saves and synchronises
+    def track(self, **objs):
+        """Name the objects a checkpoint holds (anything with state_dict / load_state_dict:
+        models, optimizers, schedulers, scalers). A resumed job loads them from the checkpoint
+        now; a fresh one gives every rank rank 0's model parameters. An optimizer's step() is
+        made to sum its gradients over the ranks first, unless all its parameters are in a
+        tracked DistributedDataParallel model (which gets the weighing comm hook instead)."""
+        for name, o in objs.items():
+            if not (hasattr(o, "state_dict") and hasattr(o, "load_state_dict")):
+                raise TypeError(f"pitstop.Job.track: {name} has no state_dict/load_state_dict")
+        self._objs.update(objs)
+        if self._state is not None:
+            missing = [k for k in objs if k not in self._state]
+            if missing:
+                _usage(f"the checkpoint holds no state for {', '.join(missing)} (it holds {', '.join(sorted(self._state)) or 'none'})")
+            for k, o in objs.items():
+                _inner(o).load_state_dict(self._state.pop(k))
+        elif self.world > 1:
+            mods = [k for k, o in objs.items() if isinstance(o, torch.nn.Module)]
+            got = self.s.broadcast_object({k: _to_cpu(_inner(objs[k]).state_dict()) for k in mods}
+                                          if self.rank == 0 else None)
+            for k in mods:
+                _inner(objs[k]).load_state_dict(got[k])
+        if self.world == 1:
+            return
+        ddps = [o for o in self._objs.values() if isinstance(o, torch.nn.parallel.DistributedDataParallel)]
+        in_ddp = {id(p) for m in ddps for p in m.parameters()}
+        for m in ddps:
+            if not getattr(m, "_pitstop_hook", False):
+                m.register_comm_hook((self, m.process_group), _weighted_hook)
+                m._pitstop_hook = True
+        for o in objs.values():
+            if isinstance(o, torch.optim.Optimizer) and not getattr(o, "_pitstop_sync", False):
+                params = [p for g in o.param_groups for p in g["params"]]
+                if not all(id(p) in in_ddp for p in params):
+                    self._sync_optimizer(o, params)
+
+    def _sync_optimizer(self, opt, params):
+        orig, job = opt.step, self
+
+        def step(_opt, *a, **kw):
+            job._allreduce_grads(params)
+            return orig(*a, **kw)
+        if getattr(orig, "_with_counter", False):  # an LR scheduler's wrapper stays visible to it
+            step._with_counter = True
+        opt.step = types.MethodType(step, opt)
+        opt._pitstop_sync = True
+
+    def _allreduce_grads(self, params):
+        t0 = time.perf_counter()
+        groups = {}
+        for p in params:
+            if p.grad is not None:
+                groups.setdefault((p.grad.device, p.grad.dtype), []).append(p.grad)
+        for grads in groups.values():
+            flat = torch.cat([g.reshape(-1) for g in grads])
+            flat.mul_(self._share)
+            dist.all_reduce(flat, op=dist.ReduceOp.SUM)
+            at = 0
+            for g in grads:
+                g.copy_(flat[at:at + g.numel()].view_as(g))
+                at += g.numel()
+        self._wait += time.perf_counter() - t0
+
+    def log(self, **losses):
+        """This step's losses (numbers or one-element tensors, each a mean over this rank's
+        slice): the iter record carries their global-batch mean. Every rank names the same ones."""
+        for k, v in losses.items():
+            self._losses[k] = float(v.item() if hasattr(v, "item") else v)
+
+    # -- the loops
+    def epochs(self, n):
+        """The epochs left of an n-epoch job (from the resumed step's epoch). When the loop is
+        done: the last checkpoint, the end record, and the signal handlers put back."""
+        self.n_epochs, self.total = n, n * self.sampler.iters_per_epoch
+        for e in range(min(self.epoch, n), n):
+            yield e
+        if self._saved != self.step:
+            self._save()
+        self.s.emit("end", total_s=self.s.age_s(), status="done")
+        self.s.restore_signals()
+
+    def _steps(self, kw):
+        smp, t_start = self.sampler, time.perf_counter()
+        ipe = smp.iters_per_epoch
+        epoch = self.epoch
+        end = (epoch + 1) * ipe if self.total is None else min((epoch + 1) * ipe, self.total)
+        steps = list(range(self.step, end))
+        if not steps:
+            return
+        if self._state:
+            _usage(f"the checkpoint holds {', '.join(sorted(self._state))}, which job.track() was not given")
+        glob = [smp.batch_at(st)[2] for st in steps]
+        mine = [shard(idx, self.rank, self.world) for idx in glob]
+        dl = torch.utils.data.DataLoader(self.dataset, batch_sampler=mine, **kw)
+        if self._epoch_t0 is None or steps[0] % ipe == 0:
+            self._epoch_t0 = t_start
+        for k, batch in enumerate(dl):
+            st = steps[k]
+            if st != self.step:
+                raise RuntimeError(f"pitstop.Job: step {st} reached at step {self.step}: "
+                                   "iterate job.loader once at a time")
+            t_got = time.perf_counter()
+            if st == self.start:
+                self._init_s = self.s.age_s() - (t_got - t_start)
+                if self.reseed:  # each rank and generation its own random stream (noise, dropout)
+                    h = hashlib.sha256(f"pitstop-rng:{self.seed}:{self.rank}:{st}".encode()).digest()
+                    torch.manual_seed(int.from_bytes(h[:8], "little") >> 1)
+            self._share, self._wait, self._losses = len(mine[k]) / len(glob[k]), 0.0, {}
+            yield batch
+            self._end_step(st, glob[k], t_start, t_got)
+            t_start = time.perf_counter()
+
+    def _end_step(self, st, idx, t_start, t_got):
+        compute = time.perf_counter() - t_got - self._wait
+        names = sorted(self._losses)
+        sums, (comp, wait), stop = self.s.agree([self._share * self._losses[k] for k in names],
+                                                [compute, self._wait])
+        step_s = time.perf_counter() - t_start
+        if st == self.start:
+            self.s.record_init(self._config(), init_s=self._init_s)
+        loss = None if not names else sums[0] if names == ["loss"] else dict(zip(names, sums))
+        epoch, it = self.sampler.position(st)
+        self.s.record_iter(st, epoch, it, len(idx), step_s, t_got - t_start, comp, wait, loss, idx)
+        self.step = st + 1
+        if self.step % self.sampler.iters_per_epoch == 0 or self.step == self.total:
+            self.s.emit("epoch", epoch=epoch, epoch_s=time.perf_counter() - self._epoch_t0)
+            self._epoch_t0 = time.perf_counter()
+            if self.every is None and not stop:
+                self._save()
+        if stop:
+            self._save()
+            self.s.emit("end", total_s=self.s.age_s(), status="stopped", stop=self.s.stop_reason)
+            late = self.s.deadline is not None and time.monotonic() > self.s.deadline
+            print(f"pitstop: rank {self.rank} stopped with {self.step} steps done ({self.s.stop_reason}"
+                  f"{', past the grace period' if late else ''})", file=sys.stderr, flush=True)
+            raise SystemExit(EXIT_OK)
+        if self.every is not None and self.step % self.every == 0:
+            self._save()
+
+    def _save(self):
+        """The tracked state after self.step steps, by rank 0 (nothing without a checkpoint dir)."""
+        if self.s.ckpt is None:
+            return
+        self._saved = self.step
+        if self.rank == 0:
+            self.s.checkpoint({k: _inner(o).state_dict() for k, o in self._objs.items()},
+                              self.step, self.sampler.state(self.step))
+
+    def _config(self):
+        c = {"model": os.path.basename(sys.argv[0]) or "python", "framework": "pytorch " + torch.__version__,
+             "samples": self.sampler.n, "batch": self.sampler.batch, "iters_per_epoch": self.sampler.iters_per_epoch,
+             "seed": self.seed, "drop_last": self.sampler.drop_last, "start_step": self.start,
+             "threads": torch.get_num_threads()}
+        if self.total is not None:
+            c.update(planned_iters=self.total, epochs=self.n_epochs)
+        return c
