@@ -19,6 +19,7 @@ What it gives a training script:
 Invariants: records are written by global rank 0 only; a checkpoint file is either complete
 and verified or ignored; `agree()` is collective — every rank calls it once per iteration.
 """
+import atexit
 import hashlib
 import io
 import json
@@ -625,6 +626,11 @@ def _usage(msg):
     raise SystemExit(EXIT_USAGE)
 
 
+def _destroy_pg():
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
 def _inner(obj):
     """The module inside a DistributedDataParallel / DataParallel wrapper, else obj: checkpoints
     hold the bare module's state, so they load with or without the wrapper."""
@@ -738,6 +744,8 @@ class Job:
         self.env = env
         self.s = Session(env, signals=bool(env.checkpoint_dir), records=managed if records is None else records)
         self.s.init_process_group(backend or "gloo")
+        if self.s._own_pg:
+            atexit.register(_destroy_pg)
         self.rank, self.world = self.s.rank, self.s.world
         if self.world > 1 and dist.get_backend() != "gloo":
             self.s.group = dist.new_group(backend="gloo")  # the small collectives stay on the CPU
@@ -864,12 +872,14 @@ class Job:
         """The epochs left of an n-epoch job (from the resumed step's epoch). When the loop is
         done: the last checkpoint, the end record, and the signal handlers put back."""
         self.n_epochs, self.total = n, n * self.sampler.iters_per_epoch
-        for e in range(min(self.epoch, n), n):
-            yield e
-        if self._saved != self.step:
-            self._save()
-        self.s.emit("end", total_s=self.s.age_s(), status="done")
-        self.s.restore_signals()
+        try:
+            for e in range(min(self.epoch, n), n):
+                yield e
+            if self._saved != self.step:
+                self._save()
+            self.s.emit("end", total_s=self.s.age_s(), status="done")
+        finally:  # also when the loop ends by an exception, or is left by a break
+            self.s.restore_signals()
 
     def _steps(self, kw):
         smp, t_start = self.sampler, time.perf_counter()
@@ -925,6 +935,7 @@ class Job:
             late = self.s.deadline is not None and time.monotonic() > self.s.deadline
             print(f"pitstop: rank {self.rank} stopped with {self.step} steps done ({self.s.stop_reason}"
                   f"{', past the grace period' if late else ''})", file=sys.stderr, flush=True)
+            _destroy_pg()  # the process ends here: gloo's threads must be joined first (else abort)
             raise SystemExit(EXIT_OK)
         if self.every is not None and self.step % self.every == 0:
             self._save()
