@@ -762,8 +762,9 @@ class Job:
         if meta is not None:
             st = meta.get("sampler") or {}
             seed = st.get("seed") if seed is None else seed
-        elif seed is None:   # rank 0's: the script's torch.manual_seed, or torch's own random one
-            seed = self.s.broadcast_object(torch.initial_seed())
+        elif seed is None:   # rank 0's: the script's torch.manual_seed, or torch's own random one,
+            # below 2^53 so that the records' JSON numbers (doubles to most readers) keep it exact
+            seed = self.s.broadcast_object(torch.initial_seed() % (1 << 53))
         try:
             self.sampler = GlobalSampler(n, batch_size, seed, drop_last)
             if meta is not None:

@@ -6,6 +6,8 @@ started as torchrun would (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), running 
                  step's global batch the sampler's, every sample once per epoch (indices and
                  digests), both ranks stop after the same step, final parameters equal to the
                  uninterrupted run's (the gradient weighing: B=7 splits 4/3 over two ranks)
+  ddp            2 ranks, the model in DistributedDataParallel: the comm hook's weighing gives the
+                 uninterrupted run's parameters too (DDP's own averaging would not: slices of 4 and 3)
   sigterm        SIGTERM to rank 0 of 2: agreed stop reported as SIGTERM, checkpoint after it
   plain          no PITSTOP_* at all: no records, no handlers, no checkpoint; same parameters
   restart        outside pitstop with checkpoint_dir: a stopped run started again resumes
@@ -171,6 +173,15 @@ def resize(ref):
           f"parameters within {worst:.2g} of the uninterrupted run")
 
 
+def ddp(ref):
+    out = f"{T}/d"
+    rs = launch(2, out, ["--ddp"], penv("d", 0, f"{T}/d-ck"))
+    ok(rs, "ddp")
+    check_steps(out, 0, TOTAL - 1)
+    worst = close(params(out), ref, 1e-9)
+    print(f"ddp: 2 ranks under DistributedDataParallel, parameters within {worst:.2g} of the 1-rank run")
+
+
 def sigterm():
     out, ck = f"{T}/t", f"{T}/t-ck"
     rs = launch(2, out, ["--stop-at", "3", "--stop-rank", "0", "--signal", "TERM"], penv("t", 0, ck))
@@ -284,6 +295,7 @@ if __name__ == "__main__":
     try:
         ref = uninterrupted()
         resize(ref)
+        ddp(ref)
         sigterm()
         plain(ref)
         restart(ref)

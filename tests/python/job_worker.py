@@ -1,7 +1,7 @@
 """job_worker.py — one rank of a tiny job written with pitstop.Job, for tests/python/job_test.py.
 
 A float64 linear model under SGD with momentum on N synthetic samples (sample i is a function of i alone), the
-loss a mean over this rank's slice. Each step this rank appends {"step","rank","idx","world"} to
+loss a mean over this rank's slice; --ddp wraps the model in DistributedDataParallel. Each step this rank appends {"step","rank","idx","world"} to
 OUT.rank<R>.jsonl; with --stop-at S it sends itself --signal at step S (only on --stop-rank), as a
 controller would signal one node; at the end rank 0 writes the parameters to OUT.params.json.
 The launcher sets RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (as torchrun does) and PITSTOP_*."""
@@ -26,6 +26,7 @@ p.add_argument("--signal", default="USR1")
 p.add_argument("--checkpoint-dir", default=None)
 p.add_argument("--checkpoint-every", type=int, default=None)
 p.add_argument("--track", default="model,opt")
+p.add_argument("--ddp", action="store_true", help="wrap the model in DistributedDataParallel")
 a = p.parse_args()
 
 
@@ -46,6 +47,8 @@ job = pitstop.Job(Samples(a.n), a.batch, seed=11, checkpoint_dir=a.checkpoint_di
                   checkpoint_every=a.checkpoint_every)
 model = torch.nn.Linear(3, 1).double()
 opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)  # scale-sensitive, with state
+if a.ddp:
+    model = torch.nn.parallel.DistributedDataParallel(model)
 objs = {"model": model, "opt": opt}
 job.track(**{k: objs[k] for k in a.track.split(",")})
 log = open(f"{a.out}.rank{job.rank}.jsonl", "a")
@@ -63,5 +66,5 @@ for epoch in job.epochs(a.epochs):
             os.kill(os.getpid(), getattr(signal, "SIG" + a.signal))
 if job.rank == 0:
     with open(f"{a.out}.params.json", "w") as f:
-        json.dump([v.tolist() for v in model.state_dict().values()], f)
+        json.dump([v.tolist() for v in pitstop._inner(model).state_dict().values()], f)
 sys.exit(0)
