@@ -1,9 +1,12 @@
 """pitstop.py — the workload side of pitstop's protocol (docs/protocol.md), in one file.
 
-Put this directory on PYTHONPATH; nothing to install. Standard library only, plus
-torch.distributed when it is importable (without it: one rank, pickle checkpoints).
+Put this directory on PYTHONPATH, or `pip install ./python` (pyproject.toml). Standard library
+only, plus torch.distributed when it is importable (without it: one rank, pickle checkpoints).
 
 What it gives a training script:
+  Job            the few-lines wrapper of a DDP-style script (docs/python.md): the global sampler
+                 as a loader, the gradients summed with each rank's share, the stop agreement
+                 and the records every step, the checkpoints and the resume. Needs torch.
   Env            the PITSTOP_* environment the controller sets, read and checked once.
   Session        records (`PITSTOP {json}` lines on stdout, rank 0 only, flushed per line),
                  the stop agreement (SIGUSR1 / SIGTERM set a flag; `agree()` reduces it with the
