@@ -922,6 +922,7 @@ class Job:
         sums, (comp, wait), stop = self.s.agree([self._share * self._losses[k] for k in names],
                                                 [compute, self._wait])
         step_s = time.perf_counter() - t_start
+        stop = stop and self.step + 1 != self.total  # a stop after the last step: the job is done
         if st == self.start:
             self.s.record_init(self._config(), init_s=self._init_s)
         loss = None if not names else sums[0] if names == ["loss"] else dict(zip(names, sums))

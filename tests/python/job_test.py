@@ -9,6 +9,7 @@ started as torchrun would (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), running 
   ddp            2 ranks, the model in DistributedDataParallel: the comm hook's weighing gives the
                  uninterrupted run's parameters too (DDP's own averaging would not: slices of 4 and 3)
   sigterm        SIGTERM to rank 0 of 2: agreed stop reported as SIGTERM, checkpoint after it
+  last           a stop asked at the last step: the job is done ("done", no "stopped")
   plain          no PITSTOP_* at all: no records, no handlers, no checkpoint; same parameters
   restart        outside pitstop with checkpoint_dir: a stopped run started again resumes
   refused        a short last batch leaving a rank empty, a changed global batch, an untracked
@@ -194,6 +195,16 @@ def sigterm():
     print("sigterm: SIGTERM to rank 0 of 2, both stopped after step 3, checkpoint at 4, stop SIGTERM")
 
 
+def last():
+    rs = launch(1, f"{T}/l", ["--stop-at", str(TOTAL - 1)], penv("l", 0, f"{T}/l-ck"))
+    ok(rs, "last")
+    recs = records(rs[0][1])
+    ends = [(x["status"], x.get("stop")) for x in recs if x["type"] == "end"]
+    assert ends == [("done", None)], ends
+    assert [x["step"] for x in recs if x["type"] == "checkpoint"] == [8, 16, 24]
+    print(f"last: SIGUSR1 at step {TOTAL - 1} of {TOTAL}: end done, checkpoints at 8/16/24")
+
+
 def plain(ref):
     out = f"{T}/p"
     rs = launch(1, out)
@@ -297,6 +308,7 @@ if __name__ == "__main__":
         resize(ref)
         ddp(ref)
         sigterm()
+        last()
         plain(ref)
         restart(ref)
         refused()
