@@ -6,7 +6,8 @@ started as torchrun would (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), running 
                  step's global batch the sampler's, every sample once per epoch (indices and
                  digests), both ranks stop after the same step, final parameters equal to the
                  uninterrupted run's (the gradient weighing: B=7 splits 4/3 over two ranks)
-  ddp            2 ranks, the model in DistributedDataParallel: the comm hook's weighing gives the
+  ddp            2 ranks as plain torchrun starts them (no PITSTOP_*), the model in
+                 DistributedDataParallel: no records, and the comm hook's weighing gives the
                  uninterrupted run's parameters too (DDP's own averaging would not: slices of 4 and 3)
   sigterm        SIGTERM to rank 0 of 2: agreed stop reported as SIGTERM, checkpoint after it
   last           a stop asked at the last step: the job is done ("done", no "stopped")
@@ -176,11 +177,13 @@ def resize(ref):
 
 def ddp(ref):
     out = f"{T}/d"
-    rs = launch(2, out, ["--ddp"], penv("d", 0, f"{T}/d-ck"))
+    rs = launch(2, out, ["--ddp"])
     ok(rs, "ddp")
+    assert not any("PITSTOP" in o for _, o, _ in rs), "records outside pitstop run"
     check_steps(out, 0, TOTAL - 1)
     worst = close(params(out), ref, 1e-9)
-    print(f"ddp: 2 ranks under DistributedDataParallel, parameters within {worst:.2g} of the 1-rank run")
+    print(f"ddp: 2 ranks under plain torchrun's environment, DistributedDataParallel, no records, parameters "
+          f"within {worst:.2g} of the 1-rank run")
 
 
 def sigterm():
