@@ -145,8 +145,9 @@ int pit_sim_run(const struct pit_sim_case *c, enum pit_spot_policy p, int keep_p
 /* The least cost of any sequence of choices that finishes by the deadline,
  * knowing the whole trace: DP over (tick, work done, held mode), O(ticks ×
  * work) time, O(restart × work) memory. r->finish_h is the earliest finish
- * among the least-cost schedules; with keep_path (and at most 2^26 states) the
- * schedule itself is rebuilt into changes/done_at/mode_at. A case on-demand
+ * among the least-cost schedules; with at most 2^26 states the schedule is
+ * rebuilt (spot_h, od_h, changes; done_at/mode_at kept with keep_path), else
+ * spot_h and od_h are NaN. A case on-demand
  * cannot meet: r->deadline_met 0, cost INFINITY. */
 int pit_sim_optimum(const struct pit_sim_case *c, int keep_path, struct pit_sim_result *r, struct pit_err *e);
 
