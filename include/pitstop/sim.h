@@ -292,6 +292,11 @@ int pit_fleet_exact(const struct pit_sim_study *s, double max_cells, double *cos
 int pit_fleet_bound(const struct pit_sim_study *s, double *cost, struct pit_err *e);
 int pit_fleet_limit(const struct pit_sim_study *s, double max_cells, double *cost, const char **kind,
                     struct pit_err *e);
+/* A chart of fleet results (kept paths): work done against the deadline, and
+ * the first result's nodes by market and the zone held over time (gnuplot, as
+ * pit_sim_chart: out whole or untouched, .png or .svg). */
+int pit_fleet_chart(const struct pit_sim_study *s, const struct pit_fleet_result *res, const char *const *names, int n,
+                    const char *out, struct pit_err *e);
 /* X(n) / X(nodes): a membership of n nodes' ticks of work per tick. */
 double pit_fleet_rate(const struct pit_sim_study *s, int n);
 

@@ -49,7 +49,7 @@ int pit_fleet_exact(const struct pit_sim_study *s, double max_cells, double *cos
   int rc = pit_fleet_check(s, e);
   if (rc)
     return rc;
-  int linear = s->sigma == 0 && s->kappa == 0;
+  int linear = s->sigma == 0 && s->kappa == 0 && s->nmin != s->nmax; /* else one node count: u = 1 */
   if (!linear && s->nmin != s->nmax)
     return 0; /* USL with several node counts: units are not integers */
   int P = s->npools;

@@ -102,7 +102,10 @@ static double net_saving_from(const struct pit_fleet_view *v, int p, int held) {
   if (span > left)
     span = left;
   double save = s * (po - v->spot_price_h[p]) * span;
-  double change = v->nodes * po * (v->restart_h + move_h(v, p)) + move_usd(v, p);
+  /* the restart: from idle every start pays one, so only a mixed membership's extra one (its
+   * reclaim restarts the whole job) counts; leaving on-demand or growing pays it now */
+  double restart = v->cur.spot + v->cur.od == 0 && s + held >= v->nodes ? 0 : v->restart_h;
+  double change = v->nodes * po * (restart + move_h(v, p)) + move_usd(v, p);
   return save - change;
 }
 
@@ -202,6 +205,8 @@ static double reserve(const struct pit_fleet_view *v, double away) {
  * spot; a partial reclaim refills with on-demand unless another pool gives the whole job
  * spot and pays the move. */
 static struct pit_sim_member pitstop(const struct pit_fleet_view *v) {
+  if (v->npools == 1) /* one pool: the single-node rules (tuned on bench/spot-deadline), spot_share included */
+    return single(PIT_SPOT_PITSTOP, v, 0);
   double S = slack(v), R = v->restart_h, m = v->tick_h, Se = S - v->overhead_left_h;
   double away = 1;
   for (int p = 0; p < v->npools; p++)
