@@ -22,7 +22,8 @@
  * limits were exact. --csv FILE: every case; --chart-dir DIR: one chart per
  * (region, zones, N) at the first start, 1.5× deadline, 48 h, 0.5 h restart
  * (work against the deadline and nodes by market and zone over time; gnuplot).
- * --scale: 1000 and 500 nodes over 10 zones for 14 days (the traces wrapped),
+ * --scale: 1000 and 500 nodes over 10 zones for 14 days (the traces wrapped; the 8
+ * traces of 600 s ticks and 2 of them shifted by half their length),
  * every policy, wall time (monotonic clock) and memory (bytes the simulation
  * held, and the process's peak RSS), to show time and memory per node.
  * usage: bench-spot-scale [TRACE_DIR] [--quick] [--set tune|held_out] [--csv FILE] [--chart-dir DIR]
@@ -207,6 +208,20 @@ static int scale(int nodes) {
       nz++;
     }
     pit_trace_release(&raw); /* one tick for the study: other gaps are left out */
+  }
+  /* fewer than 10 traces of that tick: the rest are copies shifted by half their length (stated) */
+  for (int k = 0; nz < 10 && k < nz; k++) {
+    const struct pit_trace *t = &tr[k];
+    tr[nz] = *t;
+    tr[nz].count = malloc((size_t)t->n * sizeof *t->count);
+    if (!tr[nz].count)
+      return 1;
+    for (int i = 0; i < t->n; i++)
+      tr[nz].count[i] = t->count[(i + t->n / 2) % t->n];
+    pools[nz] = pools[k];
+    pools[nz].trace = &tr[nz];
+    snprintf(pools[nz].zone, sizeof pools[nz].zone, "z%d-shifted", k);
+    nz++;
   }
   struct pit_sim_study s = {.pools = pools, .npools = nz, .job_h = 240, .deadline_h = 336, .restart_h = 0.2,
                             .nodes = nodes, .nmin = nodes, .nmax = nodes, .ckpt_gb = 10, .seed = 1};

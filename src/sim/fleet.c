@@ -169,7 +169,7 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
     move_usd[p] = s->ckpt_gb * (q->egress_usd_gb > 0 ? q->egress_usd_gb : 0);
   }
   struct pit_sim_member cur = {0, 0, 0};
-  int ckpt = -1;
+  int ckpt = -1, ckpt_to = -1; /* the checkpoint is in ckpt_to once a start's overhead has passed */
   double done = 0, W = (double)work;
   int64_t ovl = 0, t;
   for (t = 0; t < limit && done < W - 1e-9; t++) {
@@ -235,9 +235,11 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
         start_k(&f, to.pool, 1, to.spot - f.nsp, t);
         start_k(&f, to.pool, 0, to.od - f.nod, t);
         ovl = R + extra;
-        if (ovl == 0)
+        ckpt_to = to.pool;
+        if (ovl == 0) {
           booted(&f);
-        ckpt = to.pool;
+          ckpt = ckpt_to;
+        }
         cur = to;
       }
       if (PIT_GROW(r->changes, r->nchanges + 1, ccap)) {
@@ -253,8 +255,10 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
       f.spot_ticks += cur.spot;
       f.od_ticks += cur.od;
       if (ovl > 0) {
-        if (--ovl == 0)
+        if (--ovl == 0) {
           booted(&f);
+          ckpt = ckpt_to; /* an interrupted move leaves the checkpoint where it was */
+        }
       } else {
         done += pit_fleet_rate(s, held);
       }
