@@ -85,10 +85,11 @@ int pit_fleet_exact(const struct pit_sim_study *s, double max_cells, double *cos
   }
   struct cfg *cf = malloc((size_t)C * sizeof *cf);
   double *sf = malloc((size_t)(P + 1) * sizeof *sf);
+  int64_t *sr = malloc((size_t)(P + 1) * (size_t)C * sizeof *sr);
   int64_t rows = rmax + 2;
   double *V = malloc((size_t)(rows * (W + 1) * C) * sizeof *V);
-  if (!cf || !V || !sf) {
-    PIT_FREE_ALL(mv, eg, cf, V, sf);
+  if (!cf || !V || !sf || !sr) {
+    PIT_FREE_ALL(mv, eg, cf, V, sf, sr);
     return pit_err_set(e, PIT_ENOMEM, "out of memory for the exact limit");
   }
   for (int q = -1; q < P; q++)
@@ -104,7 +105,16 @@ int pit_fleet_exact(const struct pit_sim_study *s, double max_cells, double *cos
     for (int c = 0; c < C; c++)
       AT(D, w, c) = w >= W ? 0 : INFINITY;
   for (int64_t t = D - 1; t >= 0; t--) {
-    /* startable(c'): min count over the start's ticks, per (pool, from-q): computed per config below */
+    /* the start of c' from q at t: its overhead r (−1: past D, or spot not there throughout) */
+    for (int q = -1; q < P; q++)
+      for (int c = P + 1; c < C; c++) {
+        const struct cfg *x = &cf[c];
+        int64_t r = R + (q >= 0 && x->pool != q ? mv[q] : 0);
+        int ok = t + (r > 0 ? r : 1) <= D;
+        for (int64_t i = 0; i < (r > 0 ? r : 1) && ok; i++)
+          ok = cnt(s, x->pool, t + i) >= x->s;
+        sr[(size_t)(q + 1) * (size_t)C + (size_t)c] = ok ? r : -1;
+      }
     for (int64_t w = W; w >= 0; w--) {
       if (w >= W) {
         for (int c = 0; c < C; c++)
@@ -114,26 +124,19 @@ int pit_fleet_exact(const struct pit_sim_study *s, double max_cells, double *cos
       /* best start from checkpoint q (q = -1 nowhere): over all running c' */
       for (int q = -1; q < P; q++) {
         double best = INFINITY;
+        const int64_t *rq = sr + (size_t)(q + 1) * (size_t)C;
         for (int c = P + 1; c < C; c++) {
+          int64_t r = rq[c];
+          if (r < 0)
+            continue; /* cannot start c from q at t */
           const struct cfg *x = &cf[c];
-          int64_t r = R + (q >= 0 && x->pool != q ? mv[q] : 0);
-          if (t + r > D)
-            continue;
-          int ok = 1;
-          for (int64_t i = 0; i < r && ok; i++)
-            ok = cnt(s, x->pool, t + i) >= x->s;
+          double eg_q = q >= 0 && x->pool != q ? eg[q] : 0, v;
           if (r == 0) { /* no overhead: the start is the tick's run */
-            if (cnt(s, x->pool, t) < x->s)
-              continue;
             int64_t w2 = w + x->u < W ? w + x->u : W;
-            double v = x->c + AT(t + 1, w2, c) + (q >= 0 && x->pool != q ? eg[q] : 0);
-            if (v < best)
-              best = v;
-            continue;
+            v = x->c + AT(t + 1, w2, c) + eg_q;
+          } else {
+            v = (double)r * x->c + AT(t + r, w, c) + eg_q;
           }
-          if (!ok)
-            continue;
-          double v = (double)r * x->c + AT(t + r, w, c) + (q >= 0 && x->pool != q ? eg[q] : 0);
           if (v < best)
             best = v;
         }
@@ -161,7 +164,7 @@ int pit_fleet_exact(const struct pit_sim_study *s, double max_cells, double *cos
   *cost = AT(0, 0, 0);
   *done = 1;
 #undef AT
-  PIT_FREE_ALL(mv, eg, cf, V, sf);
+  PIT_FREE_ALL(mv, eg, cf, V, sf, sr);
   return 0;
 }
 
