@@ -233,6 +233,7 @@ struct pit_fleet_view {
   const double *price_h, *spot_price_h;
   const double *avail_seen;       /* share of the ticks so far with count >= 1 (0.5 before any) */
   const double *span_seen_h;      /* mean span of availability seen (0: none) */
+  double any_seen;                /* share of the ticks so far with spot in some pool (0.5 before any) */
   const double *move_h;           /* time a move out of pool p adds (transfer) */
   const double *move_usd;         /* egress of a move out of pool p */
   struct pit_sim_member cur;      /* what the job holds (survivors of a reclaim) */

@@ -171,10 +171,12 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
   struct pit_sim_member cur = {0, 0, 0};
   int ckpt = -1, ckpt_to = -1; /* the checkpoint is in ckpt_to once a start's overhead has passed */
   double done = 0, W = (double)work;
-  int64_t ovl = 0, t;
+  int64_t ovl = 0, t, any = 0;
   for (t = 0; t < limit && done < W - 1e-9; t++) {
+    int some = 0;
     for (int p = 0; p < P; p++) {
       int c = cnt_at(s, p, t), a = c > 0;
+      some |= a;
       count[p] = c;
       seen[p] += a;
       runs[p] += a && !prev[p];
@@ -182,6 +184,7 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
       avail[p] = (double)seen[p] / (double)(t + 1);
       span[p] = runs[p] ? (double)seen[p] / runs[p] * tick_h : 0;
     }
+    any += some;
     int recl = 0;
     if (cur.spot > count[cur.pool]) { /* the trace takes spot nodes away */
       recl = cur.spot - count[cur.pool];
@@ -193,7 +196,8 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
         .t_h = t * tick_h, .done_h = done * tick_h, .job_h = W * tick_h, .deadline_h = D * tick_h,
         .restart_h = R * tick_h, .tick_h = tick_h, .npools = P, .nodes = s->nodes, .nmin = s->nmin,
         .nmax = s->nmax, .sigma = s->sigma, .kappa = s->kappa, .count = count, .price_h = price,
-        .spot_price_h = sprice, .avail_seen = avail, .span_seen_h = span, .move_h = move_h,
+        .spot_price_h = sprice, .avail_seen = avail, .span_seen_h = span,
+        .any_seen = (double)any / (double)(t + 1), .move_h = move_h,
         .move_usd = move_usd, .cur = cur, .reclaimed = recl, .ckpt_pool = ckpt,
         .overhead_left_h = ovl * tick_h, .seed = s->seed, .fixed_pool = fixed_pool, .fixed_spot = fixed_spot};
     if (recl)

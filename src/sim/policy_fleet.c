@@ -199,7 +199,7 @@ static double reserve(const struct pit_fleet_view *v, double away) {
 
 /* pitstop across pools: the single-node rules (keep spot while a reclaim leaves an
  * on-demand restart; wait above a reserve that grows with the share of time spot has been
- * away; return from on-demand only above the reserve) with the pool chosen by the
+ * away from every pool; return from on-demand only above the reserve) with the pool chosen by the
  * switching-cost rule (net_saving >= 0, the current pool first); a move only when the
  * current pool has no spot worth keeping, so it never flaps between pools that both have
  * spot; a partial reclaim refills with on-demand unless another pool gives the whole job
@@ -208,11 +208,7 @@ static struct pit_sim_member pitstop(const struct pit_fleet_view *v) {
   if (v->npools == 1) /* one pool: the single-node rules (tuned on bench/spot-deadline), spot_share included */
     return single(PIT_SPOT_PITSTOP, v, 0);
   double S = slack(v), R = v->restart_h, m = v->tick_h, Se = S - v->overhead_left_h;
-  double away = 1;
-  for (int p = 0; p < v->npools; p++)
-    if (1 - v->avail_seen[p] < away)
-      away = 1 - v->avail_seen[p];
-  double keep = reserve(v, away);
+  double keep = reserve(v, 1 - v->any_seen); /* spot away from every pool */
   enum pit_spot_mode md = mode_of(v->cur);
   if (md == PIT_SPOT_SPOT && v->count[v->cur.pool] > 0) {
     if (Se < R - EPS)
@@ -238,7 +234,11 @@ static struct pit_sim_member pitstop(const struct pit_fleet_view *v) {
   }
   int b = best_spot_pool(v, 1);
   if (md == PIT_SPOT_OD) {
-    if (b >= 0 && Se >= keep + move_h(v, b) - EPS && v->span_seen_h[b] >= R - EPS)
+    /* back to spot above the reserve, or (uniform progress's hysteresis) when ahead of the straight
+     * line to the deadline by two restarts and the slack still covers a restart after the move */
+    double ep2 = v->job_h * (v->t_h + 2 * R) / v->deadline_h;
+    int ahead = v->done_h >= ep2 - EPS && Se >= 2 * R + m + move_h(v, b) - EPS;
+    if (b >= 0 && (Se >= keep + move_h(v, b) - EPS || ahead) && v->span_seen_h[b] >= R - EPS)
       return spot_in(v, b);
     return od_all(v);
   }
