@@ -68,7 +68,7 @@ static int cmps(const void *a, const void *b) { return strcmp(a, b); }
 static void region_of(const char *p, char *out, size_t n) {
   const char *b = strrchr(p, '/');
   const char *k = strchr(b ? b : p, '_');
-  snprintf(out, n, "%.*s|%s", (int)(b ? b - p : 0), p, k ? k + 1 : "");
+  snprintf(out, n, "%.*s|%.*s", (int)(b ? b - p : 0), p, k ? (int)strcspn(k + 1, ".") : 0, k ? k + 1 : "");
 }
 
 static int held_out(const char *region) {

@@ -205,13 +205,14 @@ int pit_fleet_chart(const struct pit_sim_study *s, const struct pit_fleet_result
       gp_quote(f, path);
       fprintf(f, " using 1:2 with steps lw 2 title '%s'%s", names[i], i < n - 1 ? ", " : "\n");
     }
-    fprintf(f, "unset arrow 1\nset title '%s: nodes by market (left axis) and the zone held (right axis: pool index)'\n",
+    fprintf(f, "unset arrow 1\nset title '%s: nodes by market (left axis) and the zone held (right axis)'\nset rmargin 14\n",
             names[0]);
     fprintf(f, "set xlabel 'hours since submission'\nset ylabel 'nodes'\nset yrange [0:%g]\n"
-               "set y2label 'zone'\nset y2range [-1.5:%d]\nset y2tics 0, 1\n",
+               "set y2label 'zone held'\nset y2range [-1.5:%d]\nset y2tics (",
             s->nmax * 1.15 + 0.5, s->npools);
-    for (int p = 0; p < s->npools; p++)
-      fprintf(f, "set label %d '%s' at graph 1.06, second %d font ',8'\n", p + 1, s->pools[p].zone, p);
+    for (int p = 0; p < s->npools; p++) /* the zones by name on the right axis */
+      fprintf(f, "%s'%s' %d", p ? ", " : "", s->pools[p].zone, p);
+    fputs(") font ',8'\n", f);
     fputs("set style fill solid 0.5 noborder\nplot ", f);
     gp_quote(f, d0);
     fputs(" using 1:($3+$4) with fillsteps lc rgb '#d62728' title 'on-demand', ", f);
