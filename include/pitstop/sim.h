@@ -54,6 +54,11 @@ void pit_trace_release(struct pit_trace *t);
  * no tick, CSV times not rising by one constant gap, several types or zones
  * in one CSV. */
 int pit_trace_load(struct pit_trace *t, const char *path, struct pit_err *e);
+/* Every trace of a file: a JSON file is one; a CSV may hold several zones or
+ * types (a region), one trace per (itype, zone) in the order first seen, each
+ * with its own constant gap. *out: malloc'd array of *n (each released with
+ * pit_trace_release, then the array freed). Errors as pit_trace_load's. */
+int pit_trace_load_all(const char *path, struct pit_trace **out, int *n, struct pit_err *e);
 /* The AWS/GCP instance type of a Can't Be Late kind in a path ("v100_1" →
  * "p3.2xlarge", "k80_8" → "p2.8xlarge", "intel_64" → "r5.16xlarge", "c3-88" →
  * "c3-highcpu-88"); NULL when none is known. */

@@ -297,20 +297,38 @@ static int fleet(const struct study_in *in, const struct fleet_opts *fo) {
   const char *catpath = fo->catalog ? fo->catalog : default_catalog();
   if (catpath && pit_catalog_load(&cat, catpath, &e))
     return pit_cli_fail(&e);
-  for (; nt < in->n && !rc; nt++) {
-    if (pit_trace_load(&tr[nt], in->path[nt], &e)) {
+  /* every file's traces (a CSV may hold a region: one trace per zone) */
+  int from[MAX_TRACES], nfrom[MAX_TRACES];
+  for (int i = 0; i < in->n && !rc; i++) {
+    struct pit_trace *arr;
+    int m;
+    if (pit_trace_load_all(in->path[i], &arr, &m, &e)) {
       rc = pit_cli_fail(&e);
       break;
     }
-    struct pit_sim_pool *p = &pool[nt];
-    p->trace = &tr[nt];
-    if (*in->zone[nt])
-      snprintf(p->zone, sizeof p->zone, "%s", in->zone[nt]);
-    else if (*tr[nt].zone)
-      snprintf(p->zone, sizeof p->zone, "%s", tr[nt].zone);
+    for (int j = 0; j < m; j++) {
+      if (nt < MAX_TRACES && !rc) {
+        from[nt] = i, nfrom[nt] = m;
+        tr[nt++] = arr[j];
+      } else {
+        if (!rc)
+          rc = pit_cli_error("trace '%s': more than %d zones in the study", in->path[i], MAX_TRACES);
+        pit_trace_release(&arr[j]);
+      }
+    }
+    free(arr);
+  }
+  for (int k = 0; k < nt && !rc; k++) {
+    int i = from[k];
+    struct pit_sim_pool *p = &pool[k];
+    p->trace = &tr[k];
+    if (*in->zone[i] && nfrom[k] == 1)
+      snprintf(p->zone, sizeof p->zone, "%s", in->zone[i]);
+    else if (*tr[k].zone)
+      snprintf(p->zone, sizeof p->zone, "%s", tr[k].zone);
     else
-      zone_of_path(in->path[nt], p->zone, sizeof p->zone);
-    const char *want = *in->itype[nt] ? in->itype[nt] : fo->itype ? fo->itype : tr[nt].itype;
+      zone_of_path(in->path[i], p->zone, sizeof p->zone);
+    const char *want = *in->itype[i] ? in->itype[i] : fo->itype ? fo->itype : tr[k].itype;
     const struct pit_itype *ty = catpath && *want ? pit_catalog_find(&cat, want) : NULL;
     p->price_h = fo->price;
     p->spot_price_h = fo->spot;
@@ -323,25 +341,23 @@ static int fleet(const struct study_in *in, const struct fleet_opts *fo) {
       p->egress_usd_gb = isfinite(ty->egress_usd_gb) ? ty->egress_usd_gb : 0;
       p->net_gbps = isfinite(ty->net_gbps) ? ty->net_gbps : 0;
     } else if (fo->catalog && *want) {
-      rc = pit_cli_error("trace '%s' (zone %s): instance type '%s' is not in catalog '%s'", in->path[nt], p->zone,
+      rc = pit_cli_error("trace '%s' (zone %s): instance type '%s' is not in catalog '%s'", in->path[i], p->zone,
                          want, fo->catalog);
-      nt++;
       break;
     }
-    if (tr[nt].spot_price_h) { /* the CSV's own spot prices, their mean */
+    if (tr[k].spot_price_h) { /* the CSV's own spot prices, their mean */
       double sum = 0;
-      int k = 0;
-      for (int i = 0; i < tr[nt].n; i++)
-        if (isfinite(tr[nt].spot_price_h[i]))
-          sum += tr[nt].spot_price_h[i], k++;
-      if (k)
-        p->spot_price_h = sum / k;
+      int cnt = 0;
+      for (int j = 0; j < tr[k].n; j++)
+        if (isfinite(tr[k].spot_price_h[j]))
+          sum += tr[k].spot_price_h[j], cnt++;
+      if (cnt)
+        p->spot_price_h = sum / cnt;
     }
     if (isnan(p->price_h) || isnan(p->spot_price_h)) {
       rc = pit_cli_error("trace '%s' (zone %s): no %s price for type '%s'%s%s%s: give --price-h/--spot-price-h",
-                         in->path[nt], p->zone, isnan(p->price_h) ? "on-demand" : "spot", *want ? want : "?",
+                         in->path[i], p->zone, isnan(p->price_h) ? "on-demand" : "spot", *want ? want : "?",
                          catpath ? " in catalog '" : "", catpath ? catpath : "", catpath ? "'" : "");
-      nt++;
       break;
     }
   }
@@ -506,7 +522,19 @@ int pit_cmd_simulate(int argc, char **argv) {
     return pit_cli_usage("--nodes: a whole number of nodes, at most 10^6");
   if (nzones > in.n && !study)
     return pit_cli_usage("--zone: %d zones for %d traces", nzones, in.n);
-  if (study || in.n > 1 || nodes > 1 || nnodes || usl) {
+  int region = 0; /* one CSV holding several zones: a study by itself */
+  if (!study && in.n == 1 && !nnodes && !usl && nodes == 1) {
+    struct pit_trace *arr;
+    int m;
+    struct pit_err pe = {0};
+    if (pit_trace_load_all(in.path[0], &arr, &m, &pe))
+      return pit_cli_fail(&pe);
+    region = m > 1;
+    for (int i = 0; i < m; i++)
+      pit_trace_release(&arr[i]);
+    free(arr);
+  }
+  if (study || in.n > 1 || nodes > 1 || nnodes || usl || region) {
     struct fleet_opts fo = {.job = job, .deadline = deadline, .restart = restart, .price = price, .spot = spot,
                             .ckpt_gb = ckpt_gb, .nodes = (int)nodes, .nmin = (int)nodes, .nmax = (int)nodes,
                             .json = json, .seed = (uint64_t)seed, .catalog = catalog, .itype = itype};

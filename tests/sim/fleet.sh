@@ -19,6 +19,10 @@ b = [0] * 24 + [4] * 264
 json.dump({"metadata": {"gap_seconds": 600}, "data": a}, open(t + "/us-east-1a_v100_1.json", "w"))
 json.dump({"metadata": {"gap_seconds": 600}, "data": b}, open(t + "/us-east-1b_v100_1.json", "w"))
 json.dump({"metadata": {"gap_seconds": 1200}, "data": b[:144]}, open(t + "/other_v100_1.json", "w"))
+with open(t + "/region.csv", "w") as f:  # both zones in one CSV (a region), interleaved
+    f.write("time_s,itype,zone,available,spot_price_h\n")
+    for i in range(len(a)):
+        f.write("%d,p3.2xlarge,us-east-1a,%d,0.918\n%d,p3.2xlarge,us-east-1b,%d,0.918\n" % (600 * i, a[i], 600 * i, b[i]))
 with open(t + "/a.csv", "w") as f:  # zone a as a CSV with its own spot prices
     f.write("time_s,itype,zone,available,spot_price_h\n")
     for i, c in enumerate(a):
@@ -44,6 +48,19 @@ assert p["deadline_met"] and p["moves"] == 1, p
 assert p["cost"] < b["greedy"]["cost"] and p["cost"] < b["on_demand"]["cost"], (p, b)
 assert abs(b["on_demand"]["cost"] - 4 * 3.06 * (6 + 2 / 6)) < 1e-6, b["on_demand"]["cost"]  # restart: 2 ticks
 ' && ok "two zones, 4 nodes: policy, six baselines, limit; pitstop moves once and beats greedy" || bad "fleet json: $out"
+
+# the same two zones from one CSV holding the region: the same results
+out2=$("$P" simulate --trace "$T/region.csv" --nodes 4 --job-hours 6 --deadline-hours 10 --restart-hours 0.2 \
+      --catalog "$SRC/catalogs/aws.tsv" --format json) || bad "region csv run failed"
+"$PY" - "$out" "$out2" <<'PY' && ok "a CSV of two zones: the same study as two files" || bad "region csv: $out2"
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert [t["zone"] for t in b["traces"]] == ["us-east-1a", "us-east-1b"], b["traces"]
+assert abs(a["limit"]["cost"] - b["limit"]["cost"]) < 1e-6 and abs(a["policy"]["cost"] - b["policy"]["cost"]) < 1e-6
+PY
+printf 'time_s,itype,zone,available\n0,x,za,1\n0,x,zb,1\n600,x,za,1\n600,x,zb,1\n1000,x,za,1\n' > "$T/offgap.csv"
+expect_fail "a region CSV with a zone off its gap" "$T/offgap.csv:6: time_s 1000 is off zone 'za'" \
+  "$P" simulate --trace "$T/offgap.csv" --job-hours 1 --deadline-hours 2 --restart-hours 0 --price-h 1
 
 # one trace, one node: as before, plus limit = the optimum (exact)
 out=$("$P" simulate --trace "$A" --job-hours 6 --deadline-hours 10 --restart-hours 0.2 --format json) || bad "single run"

@@ -187,7 +187,35 @@ static void test_scripted(void) {
   pit_trace_release(&tc);
 }
 
+static void test_region_csv(void) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/region.csv", check_tmpdir());
+  FILE *f = fopen(path, "w");
+  fprintf(f, "time_s,itype,zone,available,spot_price_h\n0,x,za,1,0.3\n0,x,zb,0,\n60,x,za,2,0.3\n60,x,zb,1,\n"
+             "120,x,za,0,0.3\n120,x,zb,3,\n");
+  fclose(f);
+  struct pit_trace *t = NULL;
+  int n = 0;
+  struct pit_err e = {0};
+  CHECK(pit_trace_load_all(path, &t, &n, &e) == 0 && n == 2, "region: %s (%d traces)", e.msg, n);
+  if (n == 2) {
+    CHECK(strcmp(t[0].zone, "za") == 0 && strcmp(t[1].zone, "zb") == 0 && t[0].n == 3 && t[1].n == 3 &&
+              t[0].gap_s == 60 && t[1].count[2] == 3 && t[0].count[1] == 2 && isnan(t[1].spot_price_h[0]),
+          "region: two zones of 3 ticks");
+    for (int i = 0; i < n; i++)
+      pit_trace_release(&t[i]);
+    free(t);
+  }
+  f = fopen(path, "w");
+  fprintf(f, "time_s,itype,zone,available\n0,x,za,1\n0,x,zb,1\n60,x,za,1\n90,x,za,1\n");
+  fclose(f);
+  CHECK(pit_trace_load_all(path, &t, &n, &e) != 0 && strstr(e.msg, "region.csv:5") && strstr(e.msg, "za"),
+        "a zone off its gap: %s", e.msg);
+  CHECK(pit_trace_load_all(path, &t, &n, &e) != 0 && t == NULL && n == 0, "nothing returned on error");
+}
+
 int main(void) {
+  test_region_csv();
   test_single_equivalence();
   test_bound_below_exact();
   test_scripted();
