@@ -557,11 +557,10 @@ int pit_cmd_simulate(int argc, char **argv) {
     if (offset > 0)
       pit_cli_note("--offset-hours: not applied to a fleet (it starts at tick 0 of every trace)");
     if (study) {
-      struct study_in zones = in;
-      memset(&in, 0, sizeof in);
+      if (nzones)
+        return pit_cli_usage("--zone goes with --trace (a study file names its zones)");
       if ((rc = read_study(study, &in)))
         return rc;
-      (void)zones;
     }
     return fleet(&in, &fo);
   }
