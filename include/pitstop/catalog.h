@@ -7,7 +7,9 @@
  *     required itype vcpus price_h billing_s min_s; optional memory_gib gpus
  *     accelerator spot_price_h boot_s region, and for the local provider cpus
  *     (CPUs of the set a node gets) and cpu_quota (the share of their time it
- *     may use, 0 < q <= 1, or "40%").
+ *     may use, 0 < q <= 1, or "40%"); egress_usd_gb (US$ per GB out of the
+ *     zone, >= 0) and net_gbps (Gbit/s, > 0) price and time a checkpoint's
+ *     move between zones in `pitstop simulate`.
  *   A file whose first line is not a header is the old positional format
  *     "itype vcpus price_h billing_s min_s" (catalogs/aws.tsv before 2026-11).
  *   SkyPilot CSV (header starts with InstanceType): InstanceType, vCPUs,
@@ -42,6 +44,8 @@ struct pit_itype {
   int cpus;                /* local provider: CPUs in a node's set; -1: not emulable */
   double cpu_quota;        /* local provider: share of those CPUs' time, (0, 1]; NaN: no quota */
   char region[PIT_NAME_MAX]; /* "" when the catalog names none */
+  double egress_usd_gb;    /* US$ per GB leaving the node's zone (a checkpoint's move); NaN: unknown */
+  double net_gbps;         /* network bandwidth of a node, Gbit/s (a checkpoint's transfer); NaN: unknown */
 };
 
 /* types: malloc'd array of n, owned by the catalog (pit_catalog_release). */

@@ -54,6 +54,11 @@ void pit_trace_release(struct pit_trace *t);
  * no tick, CSV times not rising by one constant gap, several types or zones
  * in one CSV. */
 int pit_trace_load(struct pit_trace *t, const char *path, struct pit_err *e);
+/* Every trace of a file: a JSON file is one; a CSV may hold several zones or
+ * types (a region), one trace per (itype, zone) in the order first seen, each
+ * with its own constant gap. *out: malloc'd array of *n (each released with
+ * pit_trace_release, then the array freed). Errors as pit_trace_load's. */
+int pit_trace_load_all(const char *path, struct pit_trace **out, int *n, struct pit_err *e);
 /* The AWS/GCP instance type of a Can't Be Late kind in a path ("v100_1" →
  * "p3.2xlarge", "k80_8" → "p2.8xlarge", "intel_64" → "r5.16xlarge", "c3-88" →
  * "c3-highcpu-88"); NULL when none is known. */
@@ -145,8 +150,9 @@ int pit_sim_run(const struct pit_sim_case *c, enum pit_spot_policy p, int keep_p
 /* The least cost of any sequence of choices that finishes by the deadline,
  * knowing the whole trace: DP over (tick, work done, held mode), O(ticks ×
  * work) time, O(restart × work) memory. r->finish_h is the earliest finish
- * among the least-cost schedules; with keep_path (and at most 2^26 states) the
- * schedule itself is rebuilt into changes/done_at/mode_at. A case on-demand
+ * among the least-cost schedules; with at most 2^26 states the schedule is
+ * rebuilt (spot_h, od_h, changes; done_at/mode_at kept with keep_path), else
+ * spot_h and od_h are NaN. A case on-demand
  * cannot meet: r->deadline_met 0, cost INFINITY. */
 int pit_sim_optimum(const struct pit_sim_case *c, int keep_path, struct pit_sim_result *r, struct pit_err *e);
 
@@ -170,5 +176,134 @@ int pit_sim_multi(const struct pit_sim_case *c, enum pit_spot_policy p, struct p
  * through pit_child_run (PIT_GNUPLOT or "gnuplot"). names[i] labels res[i]. */
 int pit_sim_chart(const struct pit_sim_case *c, const struct pit_sim_result *res, const char *const *names, int n,
                   const char *out, struct pit_err *e);
+
+/* ---------------- 6. fleets: many nodes, zones and types ---------------- */
+/* A study: several pools (one trace each: a zone × an instance type, with its
+ * own prices), a data-parallel job of job_h hours on `nodes` nodes at the
+ * scaling fit's rate, and memberships the policy chooses tick by tick.
+ * The model (src/sim/fleet.c; the same for every policy and for the limit):
+ *  - a membership is spot + od nodes of ONE pool (a job does not span zones:
+ *    a change of pool is a move of the whole job); each node is listed with
+ *    its pool, market and state (booting, running, reclaimed, stopped);
+ *  - a membership of n nodes does X(n) / X(nodes) ticks of the job's work per
+ *    tick, X(n) = n / (1 + sigma (n − 1) + kappa n (n − 1)) (USL; linear with
+ *    sigma = kappa = 0);
+ *  - a pool's spot count below the spot nodes held reclaims the excess (the
+ *    newest first) at the start of the tick; the job goes on with the
+ *    survivors and whatever the policy adds, after a restart;
+ *  - every change of membership (start, growth, shrink, reclaim, move) costs
+ *    restart ticks without progress, every node held paid; a move to another
+ *    pool also waits ckpt_gb × 8 / net_gbps of the pool left (rounded up to
+ *    ticks) and pays ckpt_gb × its egress_usd_gb;
+ *  - each node is billed once, when it stops, through pit_itype_billed_s
+ *    (billed seconds of its type: billing granularity and minimum), at its
+ *    market's price. Time O(ticks × (pools + nodes changed)).
+ * Invariants: functions never print; all pools have the trace gap of pools[0]. */
+
+struct pit_sim_pool {
+  const struct pit_trace *trace;
+  const struct pit_itype *itype;  /* billing rule; NULL: per second, no minimum */
+  double price_h, spot_price_h;   /* US$ per node-hour */
+  double egress_usd_gb;           /* a checkpoint leaving this pool's zone, US$/GB (0: free) */
+  double net_gbps;                /* its bandwidth out (<= 0 or NaN: the move takes no time) */
+  char zone[PIT_NAME_MAX];
+};
+
+struct pit_sim_study {
+  const struct pit_sim_pool *pools;
+  int npools;
+  int offset;                     /* tick the job starts at (every trace wraps) */
+  double job_h;                   /* hours of compute on `nodes` nodes */
+  double deadline_h, restart_h;
+  int nodes, nmin, nmax;          /* the job's size and the node counts a policy may use */
+  double sigma, kappa;            /* USL fit (0, 0: linear) */
+  double ckpt_gb;                 /* checkpoint moved on a change of pool */
+  uint64_t seed;                  /* randomized policies (ROSS) */
+};
+
+/* A membership: spot + od nodes of pool (idle: spot + od == 0). */
+struct pit_sim_member { int pool, spot, od; };
+
+enum pit_simnode_state { PIT_SNODE_BOOTING = 0, PIT_SNODE_RUNNING, PIT_SNODE_RECLAIMED, PIT_SNODE_STOPPED };
+struct pit_sim_node { int pool; unsigned char spot, state; int64_t start; /* tick */ };
+
+/* What a fleet policy sees at the start of a tick (after reclaims). Arrays of
+ * npools, owned by the simulator. Hours on the tick grid; done_h and job_h in
+ * hours of the job on `nodes` nodes. */
+struct pit_fleet_view {
+  double t_h, done_h, job_h, deadline_h, restart_h, tick_h;
+  int npools, nodes, nmin, nmax;
+  double sigma, kappa;
+  const int *count;               /* spot nodes each pool can give now */
+  const double *price_h, *spot_price_h;
+  const double *avail_seen;       /* share of the ticks so far with count >= 1 (0.5 before any) */
+  const double *span_seen_h;      /* mean span of availability seen (0: none) */
+  double any_seen;                /* share of the ticks so far with spot in some pool (0.5 before any) */
+  const double *move_h;           /* time a move out of pool p adds (transfer) */
+  const double *move_usd;         /* egress of a move out of pool p */
+  struct pit_sim_member cur;      /* what the job holds (survivors of a reclaim) */
+  int reclaimed;                  /* nodes reclaimed at this tick */
+  int ckpt_pool;                  /* where the checkpoint is (-1: nowhere yet) */
+  double overhead_left_h;
+  uint64_t seed;
+  int fixed_pool, fixed_spot;     /* PIT_FLEET_FIXED: the membership held (fixed_spot of nodes on spot) */
+};
+
+enum pit_fleet_policy {
+  PIT_FLEET_PITSTOP = 0,          /* pitstop: zones, markets, when to move and wait (policy_fleet.c) */
+  PIT_FLEET_ON_DEMAND,            /* `nodes` on-demand in the cheapest pool */
+  PIT_FLEET_GREEDY,               /* the single-node greedy on the whole job, one pool */
+  PIT_FLEET_UNIFORM,              /* uniform progress on the whole job, one pool */
+  PIT_FLEET_SKYNOMAD,             /* multi-zone, in the manner of SkyNomad (arXiv 2601.06520) */
+  PIT_FLEET_ROSS,                 /* randomized, in the manner of ROSS (arXiv 2601.14612) */
+  PIT_FLEET_FIXED,                /* one membership held whenever the trace allows (best fixed) */
+  PIT_FLEET_NPOLICIES
+};
+const char *pit_fleet_policy_name(enum pit_fleet_policy p);
+/* Pure: the same view gives the same membership. Never more spot nodes than
+ * count[pool]; nodes within nmin..nmax or idle. */
+struct pit_sim_member pit_fleet_decide(enum pit_fleet_policy p, const struct pit_fleet_view *v);
+
+struct pit_fleet_change { double t_h; struct pit_sim_member to; int reclaimed; };
+struct pit_fleet_result {
+  double cost, finish_h;          /* finish_h INFINITY: not finished */
+  int deadline_met;
+  double spot_h, od_h;            /* node-hours */
+  double egress_usd;
+  int reclaimed, moves, nchanges; /* nodes reclaimed, changes of pool, changes of membership */
+  struct pit_fleet_change *changes;
+  int nticks;                     /* with keep_path: done_at and member_at of each tick */
+  float *done_at;
+  struct pit_sim_member *member_at;
+  size_t peak_bytes;              /* bytes the simulation held (node lists, per-pool state, path) */
+  int peak_nodes;
+};
+void pit_fleet_result_init(struct pit_fleet_result *r);
+void pit_fleet_result_release(struct pit_fleet_result *r);
+
+/* Checks a study (pools, one tick, prices, node counts); messages name the trace's file. */
+int pit_fleet_check(const struct pit_sim_study *s, struct pit_err *e);
+int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy p, int fixed_pool, int fixed_spot,
+                  int keep_path, struct pit_fleet_result *r, struct pit_err *e);
+/* The cheapest fixed membership (pool, spot share 0, 1/4, .., 1 of `nodes`) that meets the deadline. */
+int pit_fleet_best_fixed(const struct pit_sim_study *s, struct pit_fleet_result *r, int *pool, int *spot,
+                         struct pit_err *e);
+
+/* The limit (src/sim/limit.c). kind: "exact" (DP over ticks × work × memberships,
+ * when the study is small: every membership's work per tick an integer number of
+ * units — linear throughput, or one node count — and at most max_cells states)
+ * or "bound" (a relaxation solved exactly: no policy in the model costs less;
+ * the proof is in docs/simulate.md). */
+int pit_fleet_exact(const struct pit_sim_study *s, double max_cells, double *cost, int *done, struct pit_err *e);
+int pit_fleet_bound(const struct pit_sim_study *s, double *cost, struct pit_err *e);
+int pit_fleet_limit(const struct pit_sim_study *s, double max_cells, double *cost, const char **kind,
+                    struct pit_err *e);
+/* A chart of fleet results (kept paths): work done against the deadline, and
+ * the first result's nodes by market and the zone held over time (gnuplot, as
+ * pit_sim_chart: out whole or untouched, .png or .svg). */
+int pit_fleet_chart(const struct pit_sim_study *s, const struct pit_fleet_result *res, const char *const *names, int n,
+                    const char *out, struct pit_err *e);
+/* X(n) / X(nodes): a membership of n nodes' ticks of work per tick. */
+double pit_fleet_rate(const struct pit_sim_study *s, int n);
 
 #endif

@@ -14,7 +14,7 @@
 
 #include "pitstop/catalog.h"
 
-enum col { C_ITYPE, C_VCPUS, C_MEM, C_GPUS, C_ACC, C_PRICE, C_SPOT, C_BILL, C_MIN, C_BOOT, C_CPUS, C_QUOTA, C_REGION, NCOL };
+enum col { C_ITYPE, C_VCPUS, C_MEM, C_GPUS, C_ACC, C_PRICE, C_SPOT, C_BILL, C_MIN, C_BOOT, C_CPUS, C_QUOTA, C_REGION, C_EGRESS, C_NET, NCOL };
 
 enum kind { K_NAME, K_COUNT, K_PRICE, K_DUR, K_MEM, K_QUOTA };
 
@@ -38,6 +38,8 @@ static const struct {
     [C_CPUS] = {"cpus", NULL, K_COUNT, 0, 0},
     [C_QUOTA] = {"cpu_quota", NULL, K_QUOTA, 0, 0},
     [C_REGION] = {"region", "Region", K_NAME, 0, 0},
+    [C_EGRESS] = {"egress_usd_gb", NULL, K_PRICE, 0, 0},
+    [C_NET] = {"net_gbps", NULL, K_PRICE, 0, 0},
 };
 
 struct loader {
@@ -154,7 +156,7 @@ static int row(struct loader *L, char **f, int nf, long ln, struct pit_err *e) {
     return 0; /* not offered on demand here */
   struct pit_itype t;
   memset(&t, 0, sizeof t);
-  t.memory_gib = t.spot_price_h = t.boot_s = t.cpu_quota = NAN;
+  t.memory_gib = t.spot_price_h = t.boot_s = t.cpu_quota = t.egress_usd_gb = t.net_gbps = NAN;
   t.gpus = L->at[C_GPUS] >= 0 ? 0 : -1;
   t.cpus = -1;
   t.billing_s = 1; /* SkyPilot files: per-second billing, 60 s minimum */
@@ -183,7 +185,8 @@ static int row(struct loader *L, char **f, int nf, long ln, struct pit_err *e) {
   }
   if ((rc = opt_num(L, f, ln, C_SPOT, 0, 1, &t.spot_price_h, e)) || (rc = opt_num(L, f, ln, C_MEM, 0, 0, &t.memory_gib, e)) ||
       (rc = opt_num(L, f, ln, C_GPUS, 0, 0, &gpus, e)) || (rc = opt_num(L, f, ln, C_BOOT, 0, 0, &t.boot_s, e)) ||
-      (rc = opt_num(L, f, ln, C_CPUS, 1, 0, &cpus, e)) || (rc = opt_num(L, f, ln, C_QUOTA, 0, 1, &t.cpu_quota, e)))
+      (rc = opt_num(L, f, ln, C_CPUS, 1, 0, &cpus, e)) || (rc = opt_num(L, f, ln, C_QUOTA, 0, 1, &t.cpu_quota, e)) ||
+      (rc = opt_num(L, f, ln, C_EGRESS, 0, 0, &t.egress_usd_gb, e)) || (rc = opt_num(L, f, ln, C_NET, 0, 1, &t.net_gbps, e)))
     return rc;
   t.gpus = (int)ceil(gpus);
   t.cpus = (int)cpus;

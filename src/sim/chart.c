@@ -36,32 +36,63 @@ static void rm_dir(const char *dir, int nfiles) {
   rmdir(dir);
 }
 
+/* gnuplot DIR/chart.gp, then tmpout renamed over out (whole or untouched) */
+static int run_gnuplot(const char *dir, const char *tmpout, const char *out, struct pit_err *e) {
+  char path[700];
+  int rc;
+  const char *prog = getenv("PIT_GNUPLOT");
+  char *argv[] = {(char *)(prog && *prog ? prog : "gnuplot"), path, NULL};
+  snprintf(path, sizeof path, "%s/chart.gp", dir);
+  char tail[512];
+  int status = 0;
+  struct stat sb;
+  rc = pit_child_run(argv, 1, &status, tail, sizeof tail, e);
+  if (rc == PIT_ENOTFOUND)
+    pit_err_hint(e, "charts are drawn by gnuplot: install it (Debian: apt-get install gnuplot-nox) or set PIT_GNUPLOT");
+  else if (!rc && status != 0) {
+    for (char *q = tail; *q; q++) /* one line of message */
+      if (*q == '\n' || *q == '\r')
+        *q = ' ';
+    rc = pit_err_set(e, PIT_ELIB, "chart '%s': gnuplot failed (exit status %d)%s%.300s", out, status,
+                     *tail ? ": " : "", tail);
+  } else if (!rc && (stat(tmpout, &sb) != 0 || sb.st_size == 0))
+    rc = pit_err_set(e, PIT_ELIB, "chart '%s': gnuplot wrote no picture", out);
+  else if (!rc && rename(tmpout, out) != 0)
+    rc = pit_err_errno(e, PIT_EIO, "cannot write chart '%s'", out);
+  return rc;
+}
+
+/* the picture's name and a private directory for the data: one message naming out on error */
+static int chart_start(const char *out, int *svg, char *tmpout, size_t tn, char *dir, size_t dn, struct pit_err *e) {
+  size_t ol = strlen(out);
+  *svg = ol > 4 && strcmp(out + ol - 4, ".svg") == 0;
+  if (!*svg && !(ol > 4 && strcmp(out + ol - 4, ".png") == 0))
+    return pit_err_set(e, PIT_EARG, "chart '%s': the name must end in .png or .svg", out);
+  snprintf(tmpout, tn, "%s.tmp.%ld", out, (long)getpid());
+  FILE *probe = fopen(tmpout, "w");
+  if (!probe)
+    return pit_err_errno(e, PIT_EIO, "cannot write chart '%s'", out);
+  fclose(probe);
+  const char *tmp = getenv("TMPDIR");
+  snprintf(dir, dn, "%s/pitstop-sim-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir)) {
+    int rc = pit_err_errno(e, PIT_EIO, "cannot create a temporary directory '%s'", dir);
+    unlink(tmpout);
+    return rc;
+  }
+  return 0;
+}
+
 int pit_sim_chart(const struct pit_sim_case *c, const struct pit_sim_result *res, const char *const *names, int n,
                   const char *out, struct pit_err *e) {
   struct pit_sim_grid g;
   int rc = pit_sim_grid(c, &g, e);
   if (rc)
     return rc;
-  size_t ol = strlen(out);
-  int svg = ol > 4 && strcmp(out + ol - 4, ".svg") == 0;
-  if (!svg && !(ol > 4 && strcmp(out + ol - 4, ".png") == 0))
-    return pit_err_set(e, PIT_EARG, "chart '%s': the name must end in .png or .svg", out);
-  /* the picture's directory must take a file: checked here, so a bad path
-   * gives one message naming it rather than gnuplot's */
-  char tmpout[1100];
-  snprintf(tmpout, sizeof tmpout, "%s.tmp.%ld", out, (long)getpid());
-  FILE *probe = fopen(tmpout, "w");
-  if (!probe)
-    return pit_err_errno(e, PIT_EIO, "cannot write chart '%s'", out);
-  fclose(probe);
-  const char *tmp = getenv("TMPDIR");
-  char dir[512], path[700];
-  snprintf(dir, sizeof dir, "%s/pitstop-sim-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
-    rc = pit_err_errno(e, PIT_EIO, "cannot create a temporary directory '%s'", dir);
-    unlink(tmpout);
+  char tmpout[1100], dir[512], path[700];
+  int svg;
+  if ((rc = chart_start(out, &svg, tmpout, sizeof tmpout, dir, sizeof dir, e)))
     return rc;
-  }
   double job = g.work * g.tick_h, dl = g.deadline * g.tick_h, band = job / 14;
   for (int i = 0; i < n && !rc; i++) {
     snprintf(path, sizeof path, "%s/d%d.dat", dir, i);
@@ -114,27 +145,86 @@ int pit_sim_chart(const struct pit_sim_case *c, const struct pit_sim_result *res
     if (fclose(f) != 0)
       rc = pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
   }
-  if (!rc) {
-    const char *prog = getenv("PIT_GNUPLOT");
-    char *argv[] = {(char *)(prog && *prog ? prog : "gnuplot"), path, NULL};
-    snprintf(path, sizeof path, "%s/chart.gp", dir);
-    char tail[512];
-    int status = 0;
-    struct stat sb;
-    rc = pit_child_run(argv, 1, &status, tail, sizeof tail, e);
-    if (rc == PIT_ENOTFOUND)
-      pit_err_hint(e, "charts are drawn by gnuplot: install it (Debian: apt-get install gnuplot-nox) or set PIT_GNUPLOT");
-    else if (!rc && status != 0) {
-      for (char *q = tail; *q; q++) /* one line of message */
-        if (*q == '\n' || *q == '\r')
-          *q = ' ';
-      rc = pit_err_set(e, PIT_ELIB, "chart '%s': gnuplot failed (exit status %d)%s%.300s", out, status,
-                       *tail ? ": " : "", tail);
-    } else if (!rc && (stat(tmpout, &sb) != 0 || sb.st_size == 0))
-      rc = pit_err_set(e, PIT_ELIB, "chart '%s': gnuplot wrote no picture", out);
-    else if (!rc && rename(tmpout, out) != 0)
-      rc = pit_err_errno(e, PIT_EIO, "cannot write chart '%s'", out);
+  if (!rc)
+    rc = run_gnuplot(dir, tmpout, out, e);
+  if (rc)
+    unlink(tmpout);
+  rm_dir(dir, n);
+  return rc;
+}
+
+/* A fleet: work done of each result against the deadline (top), and the first
+ * result's nodes over time by market, with the pool it ran in (bottom). */
+int pit_fleet_chart(const struct pit_sim_study *s, const struct pit_fleet_result *res, const char *const *names, int n,
+                    const char *out, struct pit_err *e) {
+  int rc = pit_fleet_check(s, e);
+  if (rc)
+    return rc;
+  for (int i = 0; i < n; i++)
+    if (!res[i].done_at || !res[i].member_at)
+      return pit_err_set(e, PIT_EARG, "chart '%s': result %d has no path (keep_path)", out, i);
+  char tmpout[1100], dir[512], path[700];
+  int svg;
+  if ((rc = chart_start(out, &svg, tmpout, sizeof tmpout, dir, sizeof dir, e)))
+    return rc;
+  double tick_h = s->pools[0].trace->gap_s / 3600, job = s->job_h, dl = s->deadline_h;
+  for (int i = 0; i < n && !rc; i++) {
+    snprintf(path, sizeof path, "%s/d%d.dat", dir, i);
+    FILE *d = fopen(path, "w");
+    if (!d) {
+      rc = pit_err_errno(e, PIT_EIO, "cannot create '%s'", path);
+      break;
+    }
+    int step = res[i].nticks > 4000 ? res[i].nticks / 2000 : 1;
+    fprintf(d, "0 0 0 0 0\n");
+    for (int t = 0; t < res[i].nticks; t++)
+      if (t % step == 0 || t == res[i].nticks - 1)
+        fprintf(d, "%.5f %.5f %d %d %d\n", (t + 1) * tick_h, res[i].done_at[t], res[i].member_at[t].spot,
+                res[i].member_at[t].od, res[i].member_at[t].spot + res[i].member_at[t].od ? res[i].member_at[t].pool : -1);
+    if (fclose(d) != 0)
+      rc = pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
   }
+  snprintf(path, sizeof path, "%s/chart.gp", dir);
+  FILE *f = rc ? NULL : fopen(path, "w");
+  if (!rc && !f)
+    rc = pit_err_errno(e, PIT_EIO, "cannot create '%s'", path);
+  if (f) {
+    char d0[700];
+    snprintf(d0, sizeof d0, "%s/d0.dat", dir);
+    fprintf(f, svg ? "set terminal svg size 1100,800 noenhanced background '#ffffff'\n"
+                   : "set terminal pngcairo size 1100,800 noenhanced background '#ffffff'\n");
+    fputs("set output ", f);
+    gp_quote(f, tmpout);
+    fprintf(f, "\nset multiplot layout 2,1\nset grid\nset key left top\nset xrange [0:%g]\n", dl * 1.05);
+    fprintf(f, "set title 'work done: job %g h on %d nodes, deadline %g h, restart %g h, %d zone(s)'\n", job,
+            s->nodes, dl, s->restart_h, s->npools);
+    fprintf(f, "set ylabel 'work done (h)'\nset yrange [0:%g]\n", job * 1.08);
+    fprintf(f, "set arrow 1 from %g,0 to %g,%g nohead dt 2 lc rgb '#000000'\nplot ", dl, dl, job * 1.08);
+    for (int i = 0; i < n; i++) {
+      snprintf(path, sizeof path, "%s/d%d.dat", dir, i);
+      gp_quote(f, path);
+      fprintf(f, " using 1:2 with steps lw 2 title '%s'%s", names[i], i < n - 1 ? ", " : "\n");
+    }
+    fprintf(f, "unset arrow 1\nset title '%s: nodes by market (left axis) and the zone held (right axis)'\nset rmargin 14\n",
+            names[0]);
+    fprintf(f, "set xlabel 'hours since submission'\nset ylabel 'nodes'\nset yrange [0:%g]\n"
+               "set y2label 'zone held'\nset y2range [-1.5:%d]\nset y2tics (",
+            s->nmax * 1.15 + 0.5, s->npools);
+    for (int p = 0; p < s->npools; p++) /* the zones by name on the right axis */
+      fprintf(f, "%s'%s' %d", p ? ", " : "", s->pools[p].zone, p);
+    fputs(") font ',8'\n", f);
+    fputs("set style fill solid 0.5 noborder\nplot ", f);
+    gp_quote(f, d0);
+    fputs(" using 1:($3+$4) with fillsteps lc rgb '#d62728' title 'on-demand', ", f);
+    gp_quote(f, d0);
+    fputs(" using 1:3 with fillsteps lc rgb '#2ca02c' title 'spot', ", f);
+    gp_quote(f, d0);
+    fputs(" using 1:5 axes x1y2 with steps lw 2 dt 2 lc rgb '#1f77b4' title 'zone held'\nunset multiplot\n", f);
+    if (fclose(f) != 0)
+      rc = pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
+  }
+  if (!rc)
+    rc = run_gnuplot(dir, tmpout, out, e);
   if (rc)
     unlink(tmpout);
   rm_dir(dir, n);

@@ -94,10 +94,10 @@ int pit_sim_optimum(const struct pit_sim_case *c, int keep_path, struct pit_sim_
   struct cell *I = malloc((size_t)(rows * W) * sizeof *I), *S = malloc((size_t)(rows * W) * sizeof *S),
               *O = malloc((size_t)(rows * W) * sizeof *O);
   int32_t *run = malloc((size_t)(D + 1) * sizeof *run); /* spot-available ticks from t on */
-  unsigned char *ch = NULL;
-  if (keep_path && D * W <= ((int64_t)1 << 26))
+  unsigned char *ch = NULL; /* choices: for the path, and for the hours held (so always when small) */
+  if (D * W <= ((int64_t)1 << 26))
     ch = calloc((size_t)(D * W), 1);
-  if (!I || !S || !O || !run || (keep_path && D * W <= ((int64_t)1 << 26) && !ch)) {
+  if (!I || !S || !O || !run || (D * W <= ((int64_t)1 << 26) && !ch)) {
     rc = pit_err_set(e, PIT_ENOMEM, "out of memory for the optimum (%lld × %lld states)", (long long)D,
                      (long long)W);
     goto out;
@@ -173,6 +173,12 @@ int pit_sim_optimum(const struct pit_sim_case *c, int keep_path, struct pit_sim_
           r->spot_h += g.tick_h;
         else if (r->mode_at[i] == PIT_SPOT_OD)
           r->od_h += g.tick_h;
+      if (!keep_path) { /* the hours were what it was rebuilt for */
+        free(r->done_at);
+        free(r->mode_at);
+        r->done_at = NULL;
+        r->mode_at = NULL;
+      }
     }
   }
 out:

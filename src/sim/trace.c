@@ -4,7 +4,9 @@
  *   0,p3.2xlarge,us-east-1a,1,0.918
  *   600,p3.2xlarge,us-east-1a,0,0.918
  * Times rise by one constant gap (the first difference); spot_price_h may be
- * empty. Invariant: a loaded trace has n >= 1, gap_s > 0, every count >= 0;
+ * empty. pit_trace_load_all reads a CSV of several zones (or types) as one
+ * trace each, every series with its own constant gap.
+ * Invariant: a loaded trace has n >= 1, gap_s > 0, every count >= 0;
  * on error the trace is left empty and the message names the file (:line).
  */
 #include <cjson/cJSON.h>
@@ -254,5 +256,155 @@ int pit_trace_load(struct pit_trace *t, const char *path, struct pit_err *e) {
   free(text);
   if (rc)
     pit_trace_release(t);
+  return rc;
+}
+
+/* One CSV holding several (itype, zone) series: each becomes a trace, in the
+ * order first seen; each series' times rise by its own constant gap. */
+struct series {
+  struct pit_trace t;
+  double t0, tprev;
+  size_t cap, pcap;
+};
+
+static int load_csv_all(const char *path, char *text, struct pit_trace **out, int *nout, struct pit_err *e) {
+  struct series *g = NULL;
+  size_t gcap = 0;
+  int ng = 0, line = 0, rc = 0, header = 0;
+  int ended_nl = strlen(text) > 0 && text[strlen(text) - 1] == '\n';
+  for (char *ln = text, *next; ln && *ln && !rc; ln = next) {
+    line++;
+    next = strchr(ln, '\n');
+    if (next)
+      *next++ = '\0';
+    size_t l = strlen(ln);
+    if (l && ln[l - 1] == '\r')
+      ln[--l] = '\0';
+    if (l == 0 || ln[0] == '#')
+      continue;
+    char *f[6];
+    int nf = split_csv(ln, f, 6);
+    if (!header) {
+      header = 1;
+      if (nf < 4 || strcmp(f[0], "time_s") != 0 || strcmp(f[1], "itype") != 0 || strcmp(f[2], "zone") != 0 ||
+          strcmp(f[3], "available") != 0 || (nf >= 5 && strcmp(f[4], "spot_price_h") != 0))
+        rc = pit_err_set(e, PIT_EFORMAT,
+                         "%s:%d: the header must be time_s,itype,zone,available[,spot_price_h]", path, line);
+      continue;
+    }
+    double ts, cnt, price = NAN;
+    if (nf < 4 || nf > 5)
+      rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: %d fields, expected 4 or 5 (truncated?)", path, line, nf);
+    else if (pit_parse_f64(f[0], &ts) || !isfinite(ts))
+      rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: time_s '%s' is not a number", path, line, f[0]);
+    else if (pit_parse_f64(f[3], &cnt) || cnt != floor(cnt) || cnt > 1e9)
+      rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: available '%s' is not an integer", path, line, f[3]);
+    else if (cnt < 0)
+      rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: available is negative (%s)", path, line, f[3]);
+    else if (nf == 5 && *f[4] && (pit_parse_f64(f[4], &price) || !(price >= 0) || !isfinite(price)))
+      rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: spot_price_h '%s' is not a price >= 0", path, line, f[4]);
+    else if (!*f[1])
+      rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: no itype", path, line);
+    if (rc)
+      break;
+    int k = 0;
+    while (k < ng && (strcmp(g[k].t.itype, f[1]) != 0 || strcmp(g[k].t.zone, f[2]) != 0))
+      k++;
+    if (k == ng) {
+      if (PIT_GROW(g, ng + 1, gcap)) {
+        rc = pit_err_set(e, PIT_ENOMEM, "out of memory reading trace '%s'", path);
+        break;
+      }
+      memset(&g[ng], 0, sizeof g[ng]);
+      pit_trace_init(&g[ng].t);
+      snprintf(g[ng].t.path, sizeof g[ng].t.path, "%s", path);
+      snprintf(g[ng].t.itype, sizeof g[ng].t.itype, "%s", f[1]);
+      snprintf(g[ng].t.zone, sizeof g[ng].t.zone, "%s", f[2]);
+      g[ng].t0 = ts;
+      ng++;
+    } else {
+      struct pit_trace *t = &g[k].t;
+      double gap = ts - g[k].tprev;
+      if (t->n == 1)
+        t->gap_s = gap;
+      if (!(gap > 0))
+        rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: time_s %g does not rise in zone '%s' (gap %g s; gaps must be > 0)",
+                         path, line, ts, t->zone, gap);
+      else if (fabs(ts - g[k].t0 - t->gap_s * t->n) > 1e-6 * t->gap_s + 1e-9)
+        rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: time_s %g is off zone '%s''s gap of %g s", path, line, ts, t->zone,
+                         t->gap_s);
+      if (rc)
+        break;
+    }
+    struct series *q = &g[k];
+    q->tprev = ts;
+    if (PIT_GROW(q->t.count, q->t.n + 1, q->cap) || PIT_GROW(q->t.spot_price_h, q->t.n + 1, q->pcap)) {
+      rc = pit_err_set(e, PIT_ENOMEM, "out of memory reading trace '%s'", path);
+      break;
+    }
+    q->t.count[q->t.n] = (int)cnt;
+    q->t.spot_price_h[q->t.n] = price;
+    q->t.n++;
+  }
+  if (!rc && !ended_nl && ng > 0)
+    rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: the last line has no newline (truncated?)", path, line);
+  if (!rc && ng == 0)
+    rc = pit_err_set(e, PIT_EFORMAT, "trace '%s': no ticks", path);
+  for (int k = 0; k < ng && !rc; k++)
+    if (!(g[k].t.n > 1 && g[k].t.gap_s > 0))
+      rc = pit_err_set(e, PIT_EFORMAT, "trace '%s': zone '%s' has one tick, no gap (at least two rows)", path,
+                       g[k].t.zone);
+  struct pit_trace *ts_out = rc ? NULL : malloc((size_t)(ng > 0 ? ng : 1) * sizeof *ts_out);
+  if (!rc && !ts_out)
+    rc = pit_err_set(e, PIT_ENOMEM, "out of memory reading trace '%s'", path);
+  for (int k = 0; k < ng; k++) {
+    if (rc)
+      pit_trace_release(&g[k].t);
+    else
+      ts_out[k] = g[k].t;
+  }
+  free(g);
+  if (rc)
+    return rc;
+  *out = ts_out;
+  *nout = ng;
+  return 0;
+}
+
+int pit_trace_load_all(const char *path, struct pit_trace **out, int *n, struct pit_err *e) {
+  *out = NULL;
+  *n = 0;
+  size_t len = 0;
+  char *text = slurp(path, &len, e);
+  if (!text)
+    return e ? e->code : PIT_EIO;
+  if (strlen(text) != len) {
+    free(text);
+    return pit_err_set(e, PIT_EFORMAT, "trace '%s': a NUL byte (not a text file)", path);
+  }
+  const char *p = text;
+  while (isspace((unsigned char)*p))
+    p++;
+  int rc;
+  if (*p == '{') {
+    struct pit_trace *t = malloc(sizeof *t);
+    if (!t) {
+      free(text);
+      return pit_err_set(e, PIT_ENOMEM, "out of memory reading trace '%s'", path);
+    }
+    pit_trace_init(t);
+    snprintf(t->path, sizeof t->path, "%s", path);
+    rc = load_json(t, path, text, e);
+    if (rc) {
+      pit_trace_release(t);
+      free(t);
+    } else {
+      *out = t;
+      *n = 1;
+    }
+  } else {
+    rc = load_csv_all(path, text, out, n, e);
+  }
+  free(text);
   return rc;
 }

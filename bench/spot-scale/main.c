@@ -1,0 +1,435 @@
+/* bench/spot-scale — fleets over the shared spot traces: pitstop's fleet policy
+ * against on_demand, best fixed membership in hindsight, greedy, uniform
+ * progress, SkyNomad-like and ROSS-like, each as its gap to the limit (the
+ * exact optimum where the DP fits, else the proven lower bound; both from
+ * src/sim/limit.c), over a grid:
+ *   job 10 and 48 h (on N nodes), N = 1, 4, 16, 64, restart 0.1 and 0.5 h,
+ *   deadlines 1.1, 1.5, 2 × (job + restart), 1, 2 and 4 zones (as the region
+ *   has), 2 starts per region (tick 0 and one fixed-seed tick).
+ * Regions: the traces of one folder and one kind (v100_1, k80_8, ...), each
+ * file one zone. The split is fixed by trace file, whole regions at a time
+ * (a case's zones never straddle the halves): held_out = aws-02-15-2023 v100_1,
+ * aws-04-19-2023 intel_64, aws-10-26-2022 k80_1 and v100_8; tune = the rest
+ * (the policy's constants were chosen looking at tune only).
+ * Capacity: the traces count what one request could get (1-node traces: 0/1,
+ * the 4-node trace: 0-4); for N nodes a count c is read as c × ceil(N / the
+ * trace's max) nodes (an ASSUMPTION: the zone's capacity scales with the
+ * request). Prices: on-demand 1, spot 0.3 in every zone; a move carries a
+ * 10 GB checkpoint at 10 Gbit/s and 0.02 $/GB.
+ * Prints per half and per group (single node = N 1 and one zone, also at 1.1×
+ * and 2× deadlines; many nodes in one zone; 2-4 zones): per policy the mean gap
+ * to the limit, the mean of its worst 10%, misses, cost summed, and how many
+ * limits were exact. --csv FILE: every case; --chart-dir DIR: one chart per
+ * (region, zones, N) at the first start, 1.5× deadline, 48 h, 0.5 h restart
+ * (work against the deadline and nodes by market and zone over time; gnuplot).
+ * --scale: 1000 and 500 nodes over 10 zones for 14 days (the traces wrapped; the 8
+ * traces of 600 s ticks and 2 of them shifted by half their length),
+ * every policy, wall time (monotonic clock) and memory (bytes the simulation
+ * held, and the process's peak RSS), to show time and memory per node.
+ * usage: bench-spot-scale [TRACE_DIR] [--quick] [--set tune|held_out] [--csv FILE] [--chart-dir DIR]
+ *        bench-spot-scale --scale [TRACE_DIR]
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "pitstop/sim.h"
+#include "pitstop/util.h"
+
+enum { MAXT = 64, NPOL = 7 };
+static char paths[MAXT][1024];
+static int npaths;
+
+static void walk(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  struct dirent *de;
+  while ((de = readdir(d)) && npaths < MAXT) {
+    if (de->d_name[0] == '.')
+      continue;
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+    size_t l = strlen(p);
+    if (l > 5 && strcmp(p + l - 5, ".json") == 0)
+      snprintf(paths[npaths++], sizeof paths[0], "%s", p);
+    else
+      walk(p);
+  }
+  closedir(d);
+}
+
+static int cmps(const void *a, const void *b) { return strcmp(a, b); }
+
+/* the region of a trace: its folder and the kind after the zone ("…/aws-02-15-2023" + "v100_1") */
+static void region_of(const char *p, char *out, size_t n) {
+  const char *b = strrchr(p, '/');
+  const char *k = strchr(b ? b : p, '_');
+  snprintf(out, n, "%.*s|%.*s", (int)(b ? b - p : 0), p, k ? (int)strcspn(k + 1, ".") : 0, k ? k + 1 : "");
+}
+
+static int held_out(const char *region) {
+  static const char *ho[] = {"aws-02-15-2023|v100_1", "aws-04-19-2023|intel_64", "aws-10-26-2022|k80_1",
+                             "aws-10-26-2022|v100_8"};
+  for (size_t i = 0; i < sizeof ho / sizeof ho[0]; i++)
+    if (strstr(region, ho[i]))
+      return 1;
+  return 0;
+}
+
+static int cmpd(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double worst10(double *v, int n) {
+  if (n == 0)
+    return NAN;
+  qsort(v, (size_t)n, sizeof *v, cmpd);
+  int k = n / 10 > 0 ? n / 10 : 1;
+  double s = 0;
+  for (int i = n - k; i < n; i++)
+    s += v[i];
+  return s / k;
+}
+
+struct acc {
+  const char *name;
+  int n, exact, missed[NPOL];
+  double *gap[NPOL], cost[NPOL], limit;
+};
+
+enum { MAXCASES = 20000 };
+
+static void acc_add(struct acc *a, const double *gap, const int *met, const double *cost, double lim, int exact) {
+  if (a->n >= MAXCASES)
+    return;
+  for (int p = 0; p < NPOL; p++) {
+    if (!a->gap[p] && !(a->gap[p] = malloc(MAXCASES * sizeof *a->gap[p]))) {
+      fprintf(stderr, "out of memory\n");
+      exit(1);
+    }
+    a->gap[p][a->n] = gap[p];
+    a->missed[p] += !met[p];
+    a->cost[p] += cost[p];
+  }
+  a->limit += lim;
+  a->exact += exact;
+  a->n++;
+}
+
+static const char *pname[NPOL] = {"pitstop", "on_demand", "greedy", "uniform_progress", "skynomad", "ross",
+                                  "best_fixed"};
+
+static void acc_print(struct acc *a) {
+  if (!a->n)
+    return;
+  printf("%s: %d cases (%d exact limits, the rest lower bounds); limit summed %.1f\n", a->name, a->n, a->exact,
+         a->limit);
+  printf("  %-17s %9s %9s %7s %12s\n", "policy", "mean_gap", "worst10%", "missed", "cost_sum");
+  for (int p = 0; p < NPOL; p++) {
+    double s = 0;
+    for (int i = 0; i < a->n; i++)
+      s += a->gap[p][i];
+    printf("  %-17s %8.1f%% %8.1f%% %7d %12.1f\n", pname[p], 100 * s / a->n, 100 * worst10(a->gap[p], a->n),
+           a->missed[p], a->cost[p]);
+  }
+}
+
+/* a copy of t with every count × k (capacity scaled to the request) */
+static int scaled(struct pit_trace *out, const struct pit_trace *t, int k) {
+  pit_trace_init(out);
+  *out = *t;
+  out->spot_price_h = NULL;
+  out->count = malloc((size_t)t->n * sizeof *out->count);
+  if (!out->count)
+    return -1;
+  for (int i = 0; i < t->n; i++)
+    out->count[i] = t->count[i] * k;
+  return 0;
+}
+
+static int maxcount(const struct pit_trace *t) {
+  int m = 1;
+  for (int i = 0; i < t->n; i++)
+    if (t->count[i] > m)
+      m = t->count[i];
+  return m;
+}
+
+static int run_case(const struct pit_sim_study *s, struct pit_fleet_result *res, double *lim, int *exact) {
+  static const enum pit_fleet_policy pol[NPOL - 1] = {PIT_FLEET_PITSTOP, PIT_FLEET_ON_DEMAND, PIT_FLEET_GREEDY,
+                                                      PIT_FLEET_UNIFORM, PIT_FLEET_SKYNOMAD, PIT_FLEET_ROSS};
+  struct pit_err e = {0};
+  for (int p = 0; p < NPOL - 1; p++)
+    if (pit_fleet_run(s, pol[p], -1, 0, 0, &res[p], &e)) {
+      fprintf(stderr, "bench-spot-scale: %s\n", e.msg);
+      return -1;
+    }
+  int fp, fs;
+  if (pit_fleet_best_fixed(s, &res[NPOL - 1], &fp, &fs, &e)) {
+    fprintf(stderr, "bench-spot-scale: %s\n", e.msg);
+    return -1;
+  }
+  const char *kind;
+  if (pit_fleet_limit(s, 4e6, lim, &kind, &e)) {
+    fprintf(stderr, "bench-spot-scale: %s\n", e.msg);
+    return -1;
+  }
+  *exact = strcmp(kind, "exact") == 0;
+  return 0;
+}
+
+static long rss_kib(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+/* --scale: nodes over 10 zones, 14 days */
+static int scale(int nodes) {
+  struct pit_trace tr[10];
+  struct pit_sim_pool pools[10];
+  int nz = 0;
+  for (int j = 0; j < npaths && nz < 10; j++) {
+    struct pit_trace raw;
+    struct pit_err e = {0};
+    if (pit_trace_load(&raw, paths[j], &e)) {
+      fprintf(stderr, "bench-spot-scale: %s\n", e.msg);
+      return 1;
+    }
+    if (raw.gap_s == 600 && scaled(&tr[nz], &raw, (nodes + maxcount(&raw) - 1) / maxcount(&raw)) == 0) {
+      pools[nz] = (struct pit_sim_pool){.trace = &tr[nz], .price_h = 1, .spot_price_h = 0.3,
+                                        .egress_usd_gb = 0.02, .net_gbps = 10};
+      snprintf(pools[nz].zone, sizeof pools[nz].zone, "z%d", nz);
+      nz++;
+    }
+    pit_trace_release(&raw); /* one tick for the study: other gaps are left out */
+  }
+  /* fewer than 10 traces of that tick: the rest are copies shifted by half their length (stated) */
+  for (int k = 0; nz < 10 && k < nz; k++) {
+    const struct pit_trace *t = &tr[k];
+    tr[nz] = *t;
+    tr[nz].count = malloc((size_t)t->n * sizeof *t->count);
+    if (!tr[nz].count)
+      return 1;
+    for (int i = 0; i < t->n; i++)
+      tr[nz].count[i] = t->count[(i + t->n / 2) % t->n];
+    pools[nz] = pools[k];
+    pools[nz].trace = &tr[nz];
+    snprintf(pools[nz].zone, sizeof pools[nz].zone, "z%d-shifted", k);
+    nz++;
+  }
+  struct pit_sim_study s = {.pools = pools, .npools = nz, .job_h = 240, .deadline_h = 336, .restart_h = 0.2,
+                            .nodes = nodes, .nmin = nodes, .nmax = nodes, .ckpt_gb = 10, .seed = 1};
+  printf("scale: %d nodes over %d zones, a 240 h job due in 336 h (14 days; traces wrapped)\n", nodes, nz);
+  double t0 = pit_now();
+  for (int p = 0; p < PIT_FLEET_FIXED; p++) {
+    struct pit_fleet_result r;
+    struct pit_err e = {0};
+    double a = pit_now();
+    if (pit_fleet_run(&s, p, -1, 0, 0, &r, &e)) {
+      fprintf(stderr, "bench-spot-scale: %s\n", e.msg);
+      return 1;
+    }
+    printf("  %-17s cost %12.1f met %d reclaimed %7d moves %3d changes %5d  %.3f s, held %zu bytes\n",
+           pit_fleet_policy_name(p), r.cost, r.deadline_met, r.reclaimed, r.moves, r.nchanges, pit_now() - a,
+           r.peak_bytes);
+    pit_fleet_result_release(&r);
+  }
+  double a = pit_now(), lim;
+  struct pit_err e = {0};
+  if (pit_fleet_bound(&s, &lim, &e)) {
+    fprintf(stderr, "bench-spot-scale: %s\n", e.msg);
+    return 1;
+  }
+  printf("  lower bound %.1f (%.3f s)\n", lim, pit_now() - a);
+  printf("scale %d nodes: total wall %.3f s, peak RSS %ld KiB\n", nodes, pit_now() - t0, rss_kib());
+  for (int i = 0; i < nz; i++)
+    free(tr[i].count);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *dir = "../shared/data/skypilot-spot-traces", *csv = NULL, *only = NULL, *chart_dir = NULL;
+  int quick = 0, do_scale = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--quick") == 0)
+      quick = 1;
+    else if (strcmp(argv[i], "--scale") == 0)
+      do_scale = 1;
+    else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
+      csv = argv[++i];
+    else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc)
+      only = argv[++i];
+    else if (strcmp(argv[i], "--chart-dir") == 0 && i + 1 < argc)
+      chart_dir = argv[++i];
+    else if (argv[i][0] != '-')
+      dir = argv[i];
+    else {
+      fprintf(stderr, "usage: bench-spot-scale [TRACE_DIR] [--quick] [--set tune|held_out] [--csv FILE] "
+                      "[--chart-dir DIR] | --scale [TRACE_DIR]\n");
+      return 2;
+    }
+  }
+  walk(dir);
+  qsort(paths, (size_t)npaths, sizeof paths[0], cmps);
+  if (npaths == 0) {
+    fprintf(stderr, "bench-spot-scale: no .json trace under '%s'\n", dir);
+    return 1;
+  }
+  if (do_scale)
+    return scale(1000) || scale(500);
+  /* regions */
+  char reg[MAXT][1100];
+  for (int i = 0; i < npaths; i++)
+    region_of(paths[i], reg[i], sizeof reg[i]);
+  struct pit_trace raw[MAXT];
+  for (int i = 0; i < npaths; i++) {
+    struct pit_err e = {0};
+    if (pit_trace_load(&raw[i], paths[i], &e)) {
+      fprintf(stderr, "bench-spot-scale: %s\n", e.msg);
+      return 1;
+    }
+  }
+  static const double jobs[] = {10, 48}, rs[] = {0.1, 0.5}, dls[] = {1.1, 1.5, 2};
+  static const int ns[] = {1, 4, 16, 64}, zs[] = {1, 2, 4};
+  int njobs = quick ? 1 : 2, nns = quick ? 3 : 4;
+  enum { NG = 5 };
+  struct acc acc[2][NG];
+  const char *an[NG] = {"single node", "single node, 1.1x deadline", "single node, 2x deadline",
+                        "many nodes, one zone", "multi-zone (2-4 zones, any N)"};
+  memset(acc, 0, sizeof acc);
+  char names[2][NG][80];
+  for (int h = 0; h < 2; h++)
+    for (int g = 0; g < NG; g++) {
+      snprintf(names[h][g], sizeof names[h][g], "%s / %s", h ? "held_out" : "tune", an[g]);
+      acc[h][g].name = names[h][g];
+    }
+  FILE *cf = NULL;
+  char tmp[1100];
+  if (csv) {
+    snprintf(tmp, sizeof tmp, "%s.tmp", csv);
+    cf = fopen(tmp, "w");
+    if (!cf) {
+      fprintf(stderr, "bench-spot-scale: cannot write '%s'\n", tmp);
+      return 1;
+    }
+    fprintf(cf, "set,region,zones,nodes,start,job_h,restart_h,deadline_x,limit,limit_kind");
+    for (int p = 0; p < NPOL; p++)
+      fprintf(cf, ",%s_cost,%s_gap,%s_met", pname[p], pname[p], pname[p]);
+    fprintf(cf, "\n");
+  }
+  double t0 = pit_now();
+  for (int i = 0; i < npaths; i++) {
+    if (i > 0 && strcmp(reg[i], reg[i - 1]) == 0)
+      continue; /* the first trace of each region leads it */
+    int members[8], nm = 0;
+    for (int j = i; j < npaths && nm < 8; j++)
+      if (strcmp(reg[j], reg[i]) == 0 && raw[j].gap_s == raw[i].gap_s)
+        members[nm++] = j;
+    int ho = held_out(reg[i]);
+    if (only && strcmp(only, ho ? "held_out" : "tune") != 0)
+      continue;
+    for (int zi = 0; zi < 3; zi++) {
+      int nz = zs[zi];
+      if (nz > nm)
+        continue;
+      for (int ni = 0; ni < nns; ni++) {
+        int N = ns[ni];
+        struct pit_trace tr[8];
+        struct pit_sim_pool pools[8];
+        for (int z = 0; z < nz; z++) {
+          const struct pit_trace *t = &raw[members[z]];
+          if (scaled(&tr[z], t, (N + maxcount(t) - 1) / maxcount(t))) {
+            fprintf(stderr, "out of memory\n");
+            return 1;
+          }
+          pools[z] = (struct pit_sim_pool){.trace = &tr[z], .price_h = 1, .spot_price_h = 0.3, .egress_usd_gb = 0.02,
+                                           .net_gbps = 10};
+          const char *b = strrchr(paths[members[z]], '/');
+          snprintf(pools[z].zone, sizeof pools[z].zone, "%.*s", (int)strcspn(b + 1, "_"), b + 1);
+        }
+        for (int st = 0; st < 2; st++) {
+          int offset = st == 0 ? 0 : (int)((uint64_t)(i * 7919 + 104729) % (uint64_t)tr[0].n);
+          for (int ji = 0; ji < njobs; ji++)
+            for (int ri = 0; ri < 2; ri++)
+              for (int di = 0; di < 3; di++) {
+                double job = jobs[ji], r = rs[ri];
+                struct pit_sim_study s = {.pools = pools, .npools = nz, .offset = offset, .job_h = job,
+                                          .deadline_h = dls[di] * (job + r), .restart_h = r, .nodes = N, .nmin = N,
+                                          .nmax = N, .ckpt_gb = 10, .seed = (uint64_t)(i * 131 + st * 17 + ni)};
+                struct pit_fleet_result res[NPOL];
+                double lim;
+                int exact;
+                if (run_case(&s, res, &lim, &exact))
+                  return 1;
+                double gap[NPOL], cost[NPOL];
+                int met[NPOL];
+                for (int p = 0; p < NPOL; p++) {
+                  cost[p] = res[p].cost;
+                  met[p] = res[p].deadline_met;
+                  gap[p] = lim > 0 ? res[p].cost / lim - 1 : 0;
+                }
+                int single = N == 1 && nz == 1;
+                acc_add(&acc[ho][single ? 0 : nz == 1 ? 3 : 4], gap, met, cost, lim, exact);
+                if (single && di != 1)
+                  acc_add(&acc[ho][di == 0 ? 1 : 2], gap, met, cost, lim, exact);
+                if (cf) {
+                  fprintf(cf, "%s,%s,%d,%d,%d,%g,%g,%g,%.6f,%s", ho ? "held_out" : "tune", reg[i], nz, N, offset, job,
+                          r, dls[di], lim, exact ? "exact" : "bound");
+                  for (int p = 0; p < NPOL; p++)
+                    fprintf(cf, ",%.6f,%.6f,%d", cost[p], gap[p], met[p]);
+                  fprintf(cf, "\n");
+                }
+                if (chart_dir && st == 0 && ji == njobs - 1 && ri == 1 && di == 1) {
+                  char out[1400];
+                  const char *rb = strrchr(reg[i], '/');
+                  snprintf(out, sizeof out, "%.600s/%.300s-z%d-n%d.png", chart_dir, rb ? rb + 1 : reg[i], nz, N);
+                  for (char *c = out + strlen(chart_dir) + 1; *c; c++)
+                    if (*c == '|')
+                      *c = '_';
+                  struct pit_fleet_result kept[3];
+                  struct pit_err e = {0};
+                  static const enum pit_fleet_policy cp[3] = {PIT_FLEET_PITSTOP, PIT_FLEET_SKYNOMAD,
+                                                              PIT_FLEET_UNIFORM};
+                  int ok = 1;
+                  for (int k = 0; k < 3 && ok; k++)
+                    ok = pit_fleet_run(&s, cp[k], -1, 0, 1, &kept[k], &e) == 0;
+                  const char *cn[3] = {"pitstop", "skynomad", "uniform_progress"};
+                  if (!ok || pit_fleet_chart(&s, kept, cn, 3, out, &e))
+                    fprintf(stderr, "bench-spot-scale: chart: %s\n", e.msg);
+                  for (int k = 0; k < 3; k++)
+                    pit_fleet_result_release(&kept[k]);
+                }
+                for (int p = 0; p < NPOL; p++)
+                  pit_fleet_result_release(&res[p]);
+              }
+        }
+        for (int z = 0; z < nz; z++)
+          free(tr[z].count);
+      }
+    }
+  }
+  double wall = pit_now() - t0;
+  for (int h = 0; h < 2; h++)
+    for (int g = 0; g < NG; g++)
+      acc_print(&acc[h][g]);
+  printf("wall %.1f s, peak RSS %ld KiB\n", wall, rss_kib());
+  if (cf) {
+    if (fclose(cf) || rename(tmp, csv)) {
+      fprintf(stderr, "bench-spot-scale: cannot write '%s'\n", csv);
+      return 1;
+    }
+  }
+  for (int i = 0; i < npaths; i++)
+    pit_trace_release(&raw[i]);
+  for (int h = 0; h < 2; h++)
+    for (int g = 0; g < NG; g++)
+      for (int p = 0; p < NPOL; p++)
+        free(acc[h][g].gap[p]);
+  return 0;
+}

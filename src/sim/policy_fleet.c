@@ -1,0 +1,276 @@
+/* policy_fleet.c — fleet policies as pure functions: view (time, work done,
+ * deadline, every pool's spot count and prices, what the job holds, where its
+ * checkpoint is) → membership (pool, spot nodes, on-demand nodes). docs/simulate.md
+ * ("Many nodes, zones and types") explains each rule and what the papers left open.
+ *
+ * The single-zone baselines (greedy, uniform progress) are the single-node
+ * policies of policy_spot.c asked once for the whole job in the home pool
+ * (the cheapest spot price): spot gives min(count, nodes) spot nodes and the
+ * rest on-demand; a partial reclaim keeps the survivors and fills the rest
+ * with on-demand. With one pool and one node they are exactly pit_sim_run's.
+ * Invariant: a returned membership never holds more spot nodes than its
+ * pool's count, and holds nmin..nmax nodes or none.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "pitstop/sim.h"
+
+#define EPS 1e-9
+
+const char *pit_fleet_policy_name(enum pit_fleet_policy p) {
+  static const char *names[] = {"pitstop", "on_demand", "greedy", "uniform_progress", "skynomad", "ross", "fixed"};
+  return p >= 0 && p < PIT_FLEET_NPOLICIES ? names[p] : "?";
+}
+
+static enum pit_spot_mode mode_of(struct pit_sim_member m) {
+  return m.spot > 0 ? PIT_SPOT_SPOT : m.od > 0 ? PIT_SPOT_OD : PIT_SPOT_IDLE;
+}
+
+static int imin(int a, int b) { return a < b ? a : b; }
+
+static int home_pool(const struct pit_fleet_view *v) {
+  int h = 0;
+  for (int p = 1; p < v->npools; p++)
+    if (v->spot_price_h[p] < v->spot_price_h[h])
+      h = p;
+  return h;
+}
+
+static int cheapest_od(const struct pit_fleet_view *v) {
+  int h = 0;
+  for (int p = 1; p < v->npools; p++)
+    if (v->price_h[p] < v->price_h[h])
+      h = p;
+  return h;
+}
+
+/* on-demand for the whole job where the checkpoint is (no move), else the cheapest pool */
+static struct pit_sim_member od_all(const struct pit_fleet_view *v) {
+  if (v->cur.spot == 0 && v->cur.od == v->nodes)
+    return v->cur;
+  int p = v->ckpt_pool >= 0 ? v->ckpt_pool : cheapest_od(v);
+  return (struct pit_sim_member){p, 0, v->nodes};
+}
+
+/* spot in pool p for as many nodes as it gives, the rest on-demand; survivors kept */
+static struct pit_sim_member spot_in(const struct pit_fleet_view *v, int p) {
+  if (v->cur.spot > 0 && v->cur.pool == p)
+    return (struct pit_sim_member){p, v->cur.spot, v->nodes - v->cur.spot};
+  int s = imin(v->count[p], v->nodes);
+  return (struct pit_sim_member){p, s, v->nodes - s};
+}
+
+/* the single-node policy asked once for the whole job in pool h */
+static struct pit_sim_member single(enum pit_spot_policy sp, const struct pit_fleet_view *v, int h) {
+  int cnt = v->count[h], n = v->nodes;
+  struct pit_spot_state s = {
+      .t_h = v->t_h, .done_h = v->done_h, .job_h = v->job_h, .deadline_h = v->deadline_h,
+      .restart_h = v->restart_h, .tick_h = v->tick_h, .spot_avail = cnt > 0, .mode = mode_of(v->cur),
+      .overhead_left_h = v->overhead_left_h, .price_h = v->price_h[h], .spot_price_h = v->spot_price_h[h],
+      .avail_seen = v->avail_seen[h], .run_seen_h = v->span_seen_h[h],
+      .spot_share = cnt >= n ? 1.0 : (double)cnt / n};
+  enum pit_spot_mode m = pit_spot_decide(sp, &s);
+  if (m == PIT_SPOT_SPOT)
+    return spot_in(v, h);
+  if (m == PIT_SPOT_OD)
+    return v->cur.od == n && v->cur.spot == 0 ? v->cur : (struct pit_sim_member){h, 0, n};
+  return (struct pit_sim_member){h, 0, 0};
+}
+
+static double slack(const struct pit_fleet_view *v) { return (v->deadline_h - v->t_h) - (v->job_h - v->done_h); }
+
+/* the time a move from where the checkpoint is to p adds */
+static double move_h(const struct pit_fleet_view *v, int p) {
+  return v->ckpt_pool >= 0 && p != v->ckpt_pool ? v->move_h[v->ckpt_pool] : 0;
+}
+static double move_usd(const struct pit_fleet_view *v, int p) {
+  return v->ckpt_pool >= 0 && p != v->ckpt_pool ? v->move_usd[v->ckpt_pool] : 0;
+}
+
+/* The switching-cost rule (the cost policy's, docs/decide.md, in money): starting spot in
+ * pool p is worth it when what it saves over the span of availability expected there (the
+ * mean span seen, at least a tick, at most the work left) pays what the change costs: a
+ * restart of every node (and the move's transfer time) at on-demand prices, and the egress.
+ * Returns the net saving (< 0: not worth it). */
+static double net_saving_from(const struct pit_fleet_view *v, int p, int held) {
+  if (v->count[p] <= 0)
+    return -INFINITY;
+  double po = v->price_h[v->ckpt_pool >= 0 ? v->ckpt_pool : p];
+  int s = imin(v->count[p], v->nodes) - held;
+  double span = v->span_seen_h[p] > v->tick_h ? v->span_seen_h[p] : v->tick_h, left = v->job_h - v->done_h;
+  if (span > left)
+    span = left;
+  double save = s * (po - v->spot_price_h[p]) * span;
+  /* the restart: from idle every start pays one, so only a mixed membership's extra one (its
+   * reclaim restarts the whole job) counts; leaving on-demand or growing pays it now */
+  double restart = v->cur.spot + v->cur.od == 0 && s + held >= v->nodes ? 0 : v->restart_h;
+  double change = v->nodes * po * (restart + move_h(v, p)) + move_usd(v, p);
+  return save - change;
+}
+
+static double net_saving(const struct pit_fleet_view *v, int p) { return net_saving_from(v, p, 0); }
+
+/* the pool with spot worth starting now (the current pool first: no move), -1 none */
+static int best_spot_pool(const struct pit_fleet_view *v, int allow_move) {
+  int b = -1;
+  double bv = -INFINITY;
+  for (int p = 0; p < v->npools; p++) {
+    if (!allow_move && v->ckpt_pool >= 0 && p != v->ckpt_pool)
+      continue;
+    double x = net_saving(v, p);
+    if (x >= 0 && (x > bv + EPS || (b >= 0 && fabs(x - bv) <= EPS && p == v->ckpt_pool))) {
+      b = p;
+      bv = x;
+    }
+  }
+  return b;
+}
+
+/* In the manner of SkyNomad (arXiv 2601.06520, written from its abstract): it probes every
+ * region (sees all counts), predicts spot lifetime (the mean span seen in that region),
+ * accounts for the migration cost, and turns deadline pressure into a choice: spot in the
+ * region of best net value while the slack allows, uniform progress's rules (expected
+ * progress, hysteresis, safety net) for on-demand. */
+static struct pit_sim_member skynomad(const struct pit_fleet_view *v) {
+  double S = slack(v), R = v->restart_h, d2 = 2 * R;
+  double ep = v->job_h * v->t_h / v->deadline_h, ep2 = v->job_h * (v->t_h + 2 * R) / v->deadline_h;
+  enum pit_spot_mode m = mode_of(v->cur);
+  if (m == PIT_SPOT_SPOT && v->count[v->cur.pool] > 0)
+    return S - v->overhead_left_h >= R - EPS ? spot_in(v, v->cur.pool) : od_all(v);
+  int b = best_spot_pool(v, 1);
+  double need = b >= 0 ? d2 + move_h(v, b) : d2;
+  if (m != PIT_SPOT_SPOT && S < d2 - EPS) /* safety net */
+    return od_all(v);
+  if (b >= 0 && S >= need - EPS && (m != PIT_SPOT_OD || v->done_h >= ep2 - EPS))
+    return spot_in(v, b);
+  if (m == PIT_SPOT_OD)
+    return od_all(v);
+  if (v->done_h < ep - EPS || S - v->tick_h < d2 - EPS)
+    return od_all(v);
+  return (struct pit_sim_member){v->cur.pool, 0, 0};
+}
+
+static uint64_t mix(uint64_t x) { /* splitmix64 */
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/* In the manner of ROSS (arXiv 2601.14612, written from its abstract: a randomized policy
+ * with a sqrt(K) competitive ratio, K = on-demand / spot price): spot whenever available
+ * (home pool), and while it is away wait until a RANDOM share f of the slack is spent, then
+ * commit to on-demand. f is drawn once per job (the seed), log-uniform on [1/sqrt(K), 1]
+ * (a randomized ski-rental threshold: an adversary cannot time the outage to the commit
+ * point). The safety net (2 restarts) holds whatever f. */
+static struct pit_sim_member ross(const struct pit_fleet_view *v) {
+  int h = home_pool(v);
+  double S = slack(v), R = v->restart_h;
+  double K = v->spot_price_h[h] > 0 ? v->price_h[h] / v->spot_price_h[h] : 1e6;
+  if (K < 1)
+    K = 1;
+  double u = (double)(mix(v->seed) >> 11) / 9007199254740992.0; /* [0, 1) */
+  double f = pow(K, -0.5 * (1 - u));
+  double S0 = v->deadline_h - v->job_h - 2 * R;
+  if (S0 < 0)
+    S0 = 0;
+  enum pit_spot_mode m = mode_of(v->cur);
+  if (m == PIT_SPOT_OD)
+    return od_all(v);
+  if (v->count[h] > 0) {
+    if (m == PIT_SPOT_SPOT)
+      return S - v->overhead_left_h >= R - EPS ? spot_in(v, h) : od_all(v);
+    return S >= 2 * R - EPS ? spot_in(v, h) : od_all(v);
+  }
+  /* spot away: wait while the slack spent stays below f × S0 and the safety net holds */
+  double spent = (v->deadline_h - v->job_h) - S;
+  if (spent + v->tick_h <= f * S0 + EPS && S - v->tick_h >= 2 * R - EPS)
+    return (struct pit_sim_member){h, 0, 0};
+  return od_all(v);
+}
+
+/* pitstop's single-node reserve (policy_spot.c) over the availability seen in any pool */
+static double reserve(const struct pit_fleet_view *v, double away) {
+  double R = v->restart_h, m = v->tick_h, s0 = v->deadline_h - v->job_h - 2 * R - m;
+  double left = v->deadline_h > 0 ? (v->deadline_h - v->t_h) / v->deadline_h : 0;
+  return 2 * R + m + 0.75 * (away > 0 ? away : 0) * (s0 > 0 ? s0 : 0) * (left > 0 ? left : 0);
+}
+
+/* pitstop across pools: the single-node rules (keep spot while a reclaim leaves an
+ * on-demand restart; wait above a reserve that grows with the share of time spot has been
+ * away from every pool; return from on-demand only above the reserve) with the pool chosen by the
+ * switching-cost rule (net_saving >= 0, the current pool first); a move only when the
+ * current pool has no spot worth keeping, so it never flaps between pools that both have
+ * spot; a partial reclaim refills with on-demand unless another pool gives the whole job
+ * spot and pays the move. */
+static struct pit_sim_member pitstop(const struct pit_fleet_view *v) {
+  if (v->npools == 1) /* one pool: the single-node rules (tuned on bench/spot-deadline), spot_share included */
+    return single(PIT_SPOT_PITSTOP, v, 0);
+  double S = slack(v), R = v->restart_h, m = v->tick_h, Se = S - v->overhead_left_h;
+  double keep = reserve(v, 1 - v->any_seen); /* spot away from every pool */
+  enum pit_spot_mode md = mode_of(v->cur);
+  if (md == PIT_SPOT_SPOT && v->count[v->cur.pool] > 0) {
+    if (Se < R - EPS)
+      return od_all(v);
+    if (v->cur.spot < v->nodes && Se >= keep - EPS) {
+      /* part on on-demand: more spot here, or the whole job where spot covers more of it,
+       * when what the extra spot nodes save over the span expected pays the change */
+      int best = -1, bs = v->cur.spot;
+      double bv = 0;
+      for (int p = 0; p < v->npools; p++) {
+        int sp = imin(v->count[p], v->nodes);
+        if (sp <= v->cur.spot || S < 2 * R + move_h(v, p) - EPS)
+          continue;
+        double x = net_saving_from(v, p, v->cur.spot);
+        if (x > bv + EPS) {
+          best = p, bv = x, bs = sp;
+        }
+      }
+      if (best >= 0)
+        return (struct pit_sim_member){best, bs, v->nodes - bs};
+    }
+    return spot_in(v, v->cur.pool);
+  }
+  int b = best_spot_pool(v, 1);
+  if (md == PIT_SPOT_OD) {
+    /* back to spot above the reserve, or (uniform progress's hysteresis) when ahead of the straight
+     * line to the deadline by two restarts and the slack still covers a restart after the move */
+    double ep2 = v->job_h * (v->t_h + 2 * R) / v->deadline_h;
+    int ahead = v->done_h >= ep2 - EPS && Se >= 2 * R + m + move_h(v, b) - EPS;
+    if (b >= 0 && (Se >= keep + move_h(v, b) - EPS || ahead) && v->span_seen_h[b] >= R - EPS)
+      return spot_in(v, b);
+    return od_all(v);
+  }
+  if (b >= 0 && S >= 2 * R + move_h(v, b) - EPS)
+    return spot_in(v, b);
+  if (S - m >= keep - EPS)
+    return (struct pit_sim_member){v->cur.pool, 0, 0};
+  return od_all(v);
+}
+
+struct pit_sim_member pit_fleet_decide(enum pit_fleet_policy p, const struct pit_fleet_view *v) {
+  struct pit_sim_member r = {v->cur.pool, 0, 0};
+  switch (p) {
+  case PIT_FLEET_PITSTOP: r = pitstop(v); break;
+  case PIT_FLEET_ON_DEMAND:
+    r = v->cur.od == v->nodes && v->cur.spot == 0 ? v->cur : (struct pit_sim_member){cheapest_od(v), 0, v->nodes};
+    break;
+  case PIT_FLEET_GREEDY: r = single(PIT_SPOT_GREEDY, v, home_pool(v)); break;
+  case PIT_FLEET_UNIFORM: r = single(PIT_SPOT_UNIFORM, v, home_pool(v)); break;
+  case PIT_FLEET_SKYNOMAD: r = skynomad(v); break;
+  case PIT_FLEET_ROSS: r = ross(v); break;
+  case PIT_FLEET_FIXED:
+    if (v->fixed_pool >= 0 && v->fixed_pool < v->npools && v->count[v->fixed_pool] >= v->fixed_spot)
+      r = (struct pit_sim_member){v->fixed_pool, v->fixed_spot, v->nodes - v->fixed_spot};
+    else
+      r = (struct pit_sim_member){v->cur.pool, 0, 0};
+    break;
+  default: break;
+  }
+  if (r.spot + r.od == 0)
+    r.spot = r.od = 0;
+  if (r.pool < 0)
+    r.pool = 0;
+  return r;
+}

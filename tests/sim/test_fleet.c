@@ -1,0 +1,223 @@
+/* test_fleet.c — fleets (src/sim/fleet.c, policy_fleet.c, limit.c): with one
+ * pool and one node the fleet simulator is pit_sim_run and the exact limit is
+ * pit_sim_optimum (random traces); on hundreds of random small studies (1-3
+ * pools, 1-3 nodes, node ranges, USL or linear, moves with transfer and
+ * egress) the bound is never above the exact optimum and no policy that meets
+ * the deadline costs less than it; a scripted two-zone trace: per-node
+ * reclaims, a move that pays egress, billing minimums through the catalog's
+ * rule; every policy's memberships within the count and node range. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "pitstop/sim.h"
+
+static uint64_t rng = 88172645463325252ULL;
+static unsigned rnd(unsigned n) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (unsigned)(rng % n);
+}
+
+static struct pit_trace mkc(const int *c, int n, double gap) {
+  struct pit_trace t;
+  pit_trace_init(&t);
+  t.gap_s = gap;
+  t.n = n;
+  t.count = malloc((size_t)n * sizeof *t.count);
+  memcpy(t.count, c, (size_t)n * sizeof *c);
+  snprintf(t.path, sizeof t.path, "mem");
+  return t;
+}
+
+static void rand_trace(struct pit_trace *t, int n, int maxc) {
+  int c[400], run = 0, v = 0;
+  for (int i = 0; i < n; i++) {
+    if (run-- <= 0) {
+      v = rnd(3) == 0 ? 0 : (int)rnd((unsigned)maxc + 1);
+      run = (int)rnd(8);
+    }
+    c[i] = v;
+  }
+  *t = mkc(c, n, 3600);
+}
+
+static struct pit_sim_study study1(const struct pit_sim_pool *p, int np, double job, double dl, double r) {
+  return (struct pit_sim_study){.pools = p, .npools = np, .job_h = job, .deadline_h = dl, .restart_h = r,
+                                .nodes = 1, .nmin = 1, .nmax = 1, .seed = 7};
+}
+
+static void test_single_equivalence(void) {
+  static const enum pit_fleet_policy fp[] = {PIT_FLEET_ON_DEMAND, PIT_FLEET_GREEDY, PIT_FLEET_UNIFORM};
+  static const enum pit_spot_policy sp[] = {PIT_SPOT_ON_DEMAND, PIT_SPOT_GREEDY, PIT_SPOT_UNIFORM};
+  int same = 0, opt_same = 0;
+  for (int k = 0; k < 200; k++) {
+    struct pit_trace t;
+    rand_trace(&t, 60 + (int)rnd(40), 1);
+    double job = 5 + rnd(20), dl = job * (1.1 + rnd(10) / 10.0), r = rnd(3);
+    struct pit_sim_pool pool = {.trace = &t, .price_h = 1, .spot_price_h = 0.3};
+    struct pit_sim_study s = study1(&pool, 1, job, dl, r);
+    struct pit_sim_case c = {.trace = &t, .job_h = job, .deadline_h = dl, .restart_h = r, .price_h = 1,
+                             .spot_price_h = 0.3, .nodes = 1};
+    struct pit_err e = {0};
+    for (int i = 0; i < 3; i++) {
+      struct pit_sim_result a;
+      struct pit_fleet_result b;
+      CHECK(pit_sim_run(&c, sp[i], 0, &a, &e) == 0, "%s", e.msg);
+      CHECK(pit_fleet_run(&s, fp[i], -1, 0, 0, &b, &e) == 0, "%s", e.msg);
+      same += fabs(a.cost - b.cost) < 1e-9 && a.deadline_met == b.deadline_met && a.preemptions == b.reclaimed;
+      pit_sim_result_release(&a);
+      pit_fleet_result_release(&b);
+    }
+    struct pit_sim_result o;
+    CHECK(pit_sim_optimum(&c, 0, &o, &e) == 0, "%s", e.msg);
+    double x;
+    int done;
+    CHECK(pit_fleet_exact(&s, 1e7, &x, &done, &e) == 0 && done, "exact: %s", e.msg);
+    opt_same += (isinf(o.cost) && isinf(x)) || fabs(o.cost - x) < 1e-9;
+    pit_sim_result_release(&o);
+    pit_trace_release(&t);
+  }
+  CHECK(same == 600, "one pool, one node: fleet = pit_sim_run in %d of 600 runs", same);
+  CHECK(opt_same == 200, "one pool, one node: exact limit = pit_sim_optimum in %d of 200", opt_same);
+}
+
+static void test_bound_below_exact(void) {
+  int cases = 0, exact_cases = 0, below = 0, pol_ok = 0, pol_runs = 0, tight = 0;
+  for (int k = 0; k < 300; k++) {
+    int np = 1 + (int)rnd(3), n = 1 + (int)rnd(3), len = 30 + (int)rnd(30);
+    struct pit_trace t[3];
+    struct pit_sim_pool pools[3];
+    for (int p = 0; p < np; p++) {
+      rand_trace(&t[p], len, 3);
+      pools[p] = (struct pit_sim_pool){.trace = &t[p], .price_h = 1 + rnd(3) * 0.25,
+                                       .spot_price_h = 0.1 + rnd(5) * 0.1, .egress_usd_gb = rnd(3) * 0.02,
+                                       .net_gbps = rnd(2) ? 0.01 : 0};
+    }
+    double job = 3 + rnd(10);
+    struct pit_sim_study s = {.pools = pools, .npools = np, .job_h = job, .deadline_h = job * (1.2 + rnd(8) / 10.0) + 2,
+                              .restart_h = rnd(3), .nodes = n, .nmin = n, .nmax = n, .ckpt_gb = 20, .seed = k};
+    int shape = (int)rnd(3);
+    if (shape == 1) /* linear with a range */
+      s.nmin = 1, s.nmax = n + (int)rnd(2);
+    else if (shape == 2) /* USL, one node count */
+      s.sigma = 0.1 * rnd(3), s.kappa = 0.01 * rnd(3);
+    struct pit_err e = {0};
+    double ex, bd;
+    int done;
+    CHECK(pit_fleet_exact(&s, 4e6, &ex, &done, &e) == 0, "exact: %s", e.msg);
+    CHECK(pit_fleet_bound(&s, &bd, &e) == 0, "bound: %s", e.msg);
+    cases++;
+    if (done) {
+      exact_cases++;
+      below += bd <= ex + 1e-9 * (ex > 1 ? ex : 1) || (isinf(bd) && isinf(ex));
+      tight += isfinite(ex) && bd >= 0.5 * ex;
+      if (!(bd <= ex + 1e-9 * (ex > 1 ? ex : 1) || (isinf(bd) && isinf(ex))))
+        fprintf(stderr, "case %d: bound %g above exact %g (pools %d nodes %d:%d:%d)\n", k, bd, ex, np, s.nmin, n,
+                s.nmax);
+      for (int p = 0; p < PIT_FLEET_FIXED; p++) {
+        struct pit_fleet_result r;
+        CHECK(pit_fleet_run(&s, p, -1, 0, 0, &r, &e) == 0, "%s: %s", pit_fleet_policy_name(p), e.msg);
+        if (r.deadline_met) {
+          pol_runs++;
+          pol_ok += r.cost >= ex - 1e-9 * (ex > 1 ? ex : 1);
+          if (r.cost < ex - 1e-9)
+            fprintf(stderr, "case %d: %s costs %g below the exact %g\n", k, pit_fleet_policy_name(p), r.cost, ex);
+        }
+        pit_fleet_result_release(&r);
+      }
+    }
+    for (int p = 0; p < np; p++)
+      pit_trace_release(&t[p]);
+  }
+  CHECK(exact_cases >= 250, "the exact DP ran on %d of %d small studies", exact_cases, cases);
+  CHECK(below == exact_cases, "bound <= exact optimum in %d of %d", below, exact_cases);
+  CHECK(pol_ok == pol_runs && pol_runs > 500, "no policy below the exact optimum: %d of %d runs", pol_ok, pol_runs);
+  CHECK(tight > exact_cases / 2, "the bound is not trivial: >= half the optimum in %d of %d", tight, exact_cases);
+}
+
+static void test_scripted(void) {
+  /* zone a: 4 spot for 5 ticks, then 1; zone b: 0 for 5 ticks, then 4 */
+  int ca[40], cb[40];
+  for (int i = 0; i < 40; i++) {
+    ca[i] = i < 5 ? 4 : 1;
+    cb[i] = i < 5 ? 0 : 4;
+  }
+  struct pit_trace ta = mkc(ca, 40, 3600), tb = mkc(cb, 40, 3600);
+  struct pit_itype hourly = {.billing_s = 3600, .min_s = 3 * 3600};
+  struct pit_sim_pool pools[2] = {
+      {.trace = &ta, .price_h = 1, .spot_price_h = 0.2, .egress_usd_gb = 0.5, .net_gbps = 0},
+      {.trace = &tb, .price_h = 1, .spot_price_h = 0.2, .egress_usd_gb = 0.5, .net_gbps = 0}};
+  struct pit_sim_study s = {.pools = pools, .npools = 2, .job_h = 20, .deadline_h = 35, .restart_h = 1,
+                            .nodes = 4, .nmin = 4, .nmax = 4, .ckpt_gb = 10, .seed = 1};
+  struct pit_err e = {0};
+  struct pit_fleet_result g, p, f;
+  CHECK(pit_fleet_run(&s, PIT_FLEET_GREEDY, -1, 0, 1, &g, &e) == 0, "%s", e.msg);
+  CHECK(g.reclaimed == 3, "greedy in zone a: 3 of its 4 spot nodes reclaimed at tick 5 (%d)", g.reclaimed);
+  CHECK(g.moves == 0 && g.member_at[6].spot == 1 && g.member_at[6].od == 3,
+        "greedy keeps the survivor and fills with on-demand (%d spot %d od)", g.member_at[6].spot, g.member_at[6].od);
+  CHECK(pit_fleet_run(&s, PIT_FLEET_PITSTOP, -1, 0, 1, &p, &e) == 0, "%s", e.msg);
+  int moved_at = -1;
+  for (int i = 5; i < p.nticks && moved_at < 0; i++)
+    if (p.member_at[i].pool == 1 && p.member_at[i].spot == 4)
+      moved_at = i;
+  CHECK(p.moves == 1 && fabs(p.egress_usd - 5) < 1e-9 && moved_at >= 6 && moved_at <= 10,
+        "pitstop moves the job to zone b's 4 spot nodes once the span seen there pays the move, paying 10 GB x "
+        "0.5 $ (moves %d egress %g, at tick %d)", p.moves, p.egress_usd, moved_at);
+  CHECK(p.cost < g.cost && p.deadline_met, "the move pays: %g < %g", p.cost, g.cost);
+  /* billing minimum through the type: a 1-tick run is billed 3 h per node */
+  pools[0].itype = pools[1].itype = &hourly;
+  CHECK(pit_fleet_run(&s, PIT_FLEET_PITSTOP, -1, 0, 0, &f, &e) == 0, "%s", e.msg);
+  CHECK(f.cost >= p.cost - 1e-9, "billing rounded up per node: %g >= %g", f.cost, p.cost);
+  pit_fleet_result_release(&g);
+  pit_fleet_result_release(&p);
+  pit_fleet_result_release(&f);
+  /* a study with two ticks: one message naming the trace */
+  struct pit_trace tc = mkc(ca, 40, 600);
+  snprintf(tc.path, sizeof tc.path, "zone-c.json");
+  pools[1].trace = &tc;
+  snprintf(pools[1].zone, sizeof pools[1].zone, "c");
+  CHECK(pit_fleet_check(&s, &e) != 0 && strstr(e.msg, "zone-c.json") && strstr(e.msg, "one tick"),
+        "two ticks: %s", e.msg);
+  pit_trace_release(&ta);
+  pit_trace_release(&tb);
+  pit_trace_release(&tc);
+}
+
+static void test_region_csv(void) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/region.csv", check_tmpdir());
+  FILE *f = fopen(path, "w");
+  fprintf(f, "time_s,itype,zone,available,spot_price_h\n0,x,za,1,0.3\n0,x,zb,0,\n60,x,za,2,0.3\n60,x,zb,1,\n"
+             "120,x,za,0,0.3\n120,x,zb,3,\n");
+  fclose(f);
+  struct pit_trace *t = NULL;
+  int n = 0;
+  struct pit_err e = {0};
+  CHECK(pit_trace_load_all(path, &t, &n, &e) == 0 && n == 2, "region: %s (%d traces)", e.msg, n);
+  if (n == 2) {
+    CHECK(strcmp(t[0].zone, "za") == 0 && strcmp(t[1].zone, "zb") == 0 && t[0].n == 3 && t[1].n == 3 &&
+              t[0].gap_s == 60 && t[1].count[2] == 3 && t[0].count[1] == 2 && isnan(t[1].spot_price_h[0]),
+          "region: two zones of 3 ticks");
+    for (int i = 0; i < n; i++)
+      pit_trace_release(&t[i]);
+    free(t);
+  }
+  f = fopen(path, "w");
+  fprintf(f, "time_s,itype,zone,available\n0,x,za,1\n0,x,zb,1\n60,x,za,1\n90,x,za,1\n");
+  fclose(f);
+  CHECK(pit_trace_load_all(path, &t, &n, &e) != 0 && strstr(e.msg, "region.csv:5") && strstr(e.msg, "za"),
+        "a zone off its gap: %s", e.msg);
+  CHECK(pit_trace_load_all(path, &t, &n, &e) != 0 && t == NULL && n == 0, "nothing returned on error");
+}
+
+int main(void) {
+  test_region_csv();
+  test_single_equivalence();
+  test_bound_below_exact();
+  test_scripted();
+  return check_done();
+}
