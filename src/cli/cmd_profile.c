@@ -284,12 +284,13 @@ int pit_cmd_profile(int argc, char **argv) {
   }
   struct pit_err e = {0};
   const char *self = pit_cli_self_exe();
-  if (!catalog)
-    catalog = pit_cli_local_catalog();
-  if (!self || !catalog) {
+  if (!self) {
     free(train);
-    return pit_cli_usage("profile: %s", !self ? "cannot find this program's own path"
-                                               : "no catalog found beside the program; give --catalog FILE");
+    return pit_cli_usage("profile: cannot find this program's own path");
+  }
+  if (!catalog && !(catalog = pit_cli_catalog("local.tsv", &e))) {
+    free(train);
+    return pit_cli_fail(&e);
   }
   struct pit_catalog cat;
   if (pit_catalog_load(&cat, catalog, &e) < 0) {

@@ -374,9 +374,10 @@ int pit_cmd_run(int argc, char **argv) {
   if (!o.self_exe)
     return pit_cli_usage("run: cannot find this program's own path");
   if (!o.catalog) {
-    o.catalog = pit_cli_local_catalog();
+    o.catalog = pit_cli_catalog("local.tsv", &e);
     if (!o.catalog && !cleanup)
-      return pit_cli_usage("run: no catalog found beside the program; give --catalog FILE");
+      return pit_cli_fail(&e);
+    e = (struct pit_err){0};
   }
   static char runbuf[PIT_NAME_MAX];
   if (cleanup)
