@@ -20,7 +20,6 @@
 #include "pitstop/report.h"
 #include "pitstop/store.h"
 
-
 #define OUT_CAP (1u << 20)
 #define MAX_WARN 20
 

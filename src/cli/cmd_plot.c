@@ -12,7 +12,6 @@
 #include "pitstop/report.h"
 #include "pitstop/store.h"
 
-
 #define MAX_RUNS 256
 
 static void usage(FILE *f) {

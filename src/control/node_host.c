@@ -1,9 +1,10 @@
 /* node_host.c — the ssh provider's host side: what `pitstop node-check` does
  * on a host reached over ssh. A check (this CPU has every instruction-set
  * extension the binary was compiled to use outside its run-time dispatch, free
- * disk in the run directory, the workload's program runnable) and a release (kill every process the run left
- * on this host: those whose environment holds PITSTOP_RUN=RUN, which the
- * launchers give every workload process, and the Open MPI daemon each runs under).
+ * disk in the run directory, the workload's program runnable) and a release
+ * (kill every process the run left on this host: those whose environment
+ * holds PITSTOP_RUN=RUN, which the launchers give every workload process, and
+ * the Open MPI daemon each runs under).
  *
  * Invariant: a release touches only processes of the calling process's
  * network namespace (its "host": network-namespace hosts share one PID space)
