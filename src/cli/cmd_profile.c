@@ -16,7 +16,7 @@
 static const struct pit_cli_opt popts[] = {
     {"from-db", 1, 0, "DB", "rank the runs DB holds (no new measurement)"},
     {"db", 1, 0, "DB", "store the candidates' runs here (required to measure)"},
-    {"catalog", 1, 0, "FILE", "instance types and prices (default: catalogs/local.tsv of the source tree)"},
+    {"catalog", 1, 0, "FILE", "instance types and prices (default: local.tsv, installed or of the source tree: docs/catalog.md)"},
     {"candidates", 1, 0, "M1,M2", "memberships to measure (default: every --types type × 1..--max-nodes nodes)"},
     {"types", 1, 0, "T1,T2", "types of the default candidates (default: every type of the catalog)"},
     {"max-nodes", 1, 0, "N", "largest node count of the default candidates (default 2)"},
