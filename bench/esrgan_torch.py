@@ -35,7 +35,7 @@ def parse():
 
 
 args = parse()
-from torch_env import blas_library, torch_ready  # noqa: E402
+from torch_env import blas_library, isa_fields, torch_ready  # noqa: E402
 
 torch = torch_ready(args.threads, args.blas_threads, args.blas_core, args.seed)
 import torch.nn as nn  # noqa: E402
@@ -169,5 +169,6 @@ for i in range(args.warmup + args.iters):
         times.append(time.perf_counter() - t0)
 times.sort()
 med = times[len(times) // 2]
-print("model=esrgan batch=%d hr=%d threads=%d omp=%d blas=%d sps=%.4f step_ms_median=%.1f blas_lib=%s" %
-      (B, hr, args.threads, torch.get_num_threads(), args.blas_threads, B / med, med * 1e3, blas_library()))
+print("model=esrgan batch=%d hr=%d threads=%d omp=%d blas=%d sps=%.4f step_ms_median=%.1f blas_lib=%s %s" %
+      (B, hr, args.threads, torch.get_num_threads(), args.blas_threads, B / med, med * 1e3, blas_library(),
+       isa_fields(torch)))

@@ -14,6 +14,12 @@
                            reference BLAS, several times slower (DCGAN 7 img/s against
                            30-49 with OpenBLAS on a fresh machine). bench/vs-pytorch refuses
                            to compare against anything but OpenBLAS.
+  isa_fields(torch)        what this process actually runs, as result-line fields:
+                           aten=AVX2|AVX512|... (PyTorch's own kernels: ATEN_CPU_CAPABILITY
+                           caps it; Debian's 1.13 picks AVX2 on this AVX-512 CPU unless told
+                           avx512), openblas_core=Haswell|SkylakeX|... (OpenBLAS's
+                           openblas_get_corename) and mkldnn=0|1 (oneDNN available to torch; its
+                           instruction set shows in ONEDNN_VERBOSE's 'info,cpu,isa' line).
 """
 import os
 import sys
@@ -43,6 +49,26 @@ def blas_library():
     if any("openblas" in p for p in paths):
         return "openblas"
     return ",".join(sorted(paths)) or "none"
+
+
+def isa_fields(torch):
+    cap = "?"
+    for line in torch.__config__.show().splitlines():
+        if "CPU capability usage:" in line:
+            cap = line.split(":", 1)[1].strip().replace(" ", "_")
+    core = "?"
+    with open("/proc/self/maps") as f:
+        libs = {line.split()[-1] for line in f if "openblas" in line.split()[-1].lower()}
+    for lib in sorted(libs):
+        try:
+            import ctypes
+            fn = ctypes.CDLL(lib).openblas_get_corename
+            fn.restype = ctypes.c_char_p
+            core = fn().decode()
+            break
+        except (OSError, AttributeError):
+            continue
+    return f"aten={cap} openblas_core={core} mkldnn={int(torch.backends.mkldnn.is_available())}"
 
 
 def torch_ready(threads, blas_threads, blas_core, seed):

@@ -58,7 +58,7 @@ def parse():
 args = parse()
 # OpenBLAS reads its thread count and kernel choice when the library loads: torch_ready
 # sets them before importing torch (and flushes denormals, as pitstop does)
-from torch_env import blas_library, torch_ready  # noqa: E402
+from torch_env import blas_library, isa_fields, torch_ready  # noqa: E402
 
 torch = torch_ready(args.threads, args.blas_threads, args.blas_core, args.seed)
 import numpy as np  # noqa: E402
@@ -233,7 +233,7 @@ def main():
           f"blas={os.environ.get('OPENBLAS_NUM_THREADS')} "
           f"blas_core={os.environ.get('OPENBLAS_CORETYPE', 'auto')} iters={args.iters} "
           f"sps={B * len(meas) / sum(meas):.2f} step_ms_median={1e3 * med:.4f} "
-          f"blas_lib={blas_library()}", flush=True)
+          f"blas_lib={blas_library()} {isa_fields(torch)}", flush=True)
 
 
 main()

@@ -86,4 +86,16 @@ int pit_catalog_cost_priced(const struct pit_catalog *c, const struct pit_member
 int pit_catalog_samples_per_dollar(const struct pit_catalog *c, const struct pit_membership *m, double t_p,
                                    double batch, double job_s, double *spd, struct pit_err *e);
 
+/* The default catalog file name ("local.tsv": the local provider's types, for run,
+ * profile and simulate --replay; "aws.tsv": plot and parse) for the program at exe,
+ * its resolved path (the CLI passes /proc/self/exe; NULL or "": only the fixed places).
+ * The first readable of:
+ *   EXEDIR/../share/pitstop/catalogs/NAME  an installed prefix, wherever it was moved
+ *   EXEDIR/../catalogs/NAME                a build directory inside the source tree
+ *   SOURCE/catalogs/NAME                   the source tree it was built from (out-of-tree build)
+ *   DATADIR/pitstop/catalogs/NAME          the install prefix given to CMake
+ * The working directory plays no part. Writes the path to out (cap bytes) and
+ * returns 0; PIT_ENOTFOUND naming the places tried (out = ""). */
+int pit_catalog_default_path(const char *exe, const char *name, char *out, size_t cap, struct pit_err *e);
+
 #endif

@@ -541,8 +541,11 @@ int pit_replay_events(const char *path, const struct pit_replay_opts *o, struct 
 int pit_node_enter(const char *cpus, const char *cgroup, struct pit_err *e);
 
 /* The ssh provider's host side (pitstop node-check, run on the host over
- * ssh). pit_node_check: 0 when dir has at least min_free_mb MiB free and exe
- * (a path, or a name looked up in PATH) can be run; otherwise the reason in e.
+ * ssh). pit_node_check: 0 when this CPU has every instruction-set extension
+ * the binary was compiled to use outside run-time dispatch (a -march=native
+ * build copied to an older CPU would die of SIGILL: "pitstop cannot run there"),
+ * dir has at least min_free_mb MiB free and exe (a path, or a name looked up in
+ * PATH) can be run; otherwise the reason in e.
  * pit_node_release: kills (TERM, then KILL after grace_s) every process of
  * this network namespace whose environment holds PITSTOP_RUN=run; *killed:
  * how many. */

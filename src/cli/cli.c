@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "pitstop/catalog.h"
 
 static void vline(const char *prefix, const char *fmt, va_list ap) {
   fputs(prefix, stderr);
@@ -120,21 +121,9 @@ const char *pit_cli_self_exe(void) {
   return path;
 }
 
-const char *pit_cli_local_catalog(void) {
-  static char found[4200];
-  const char *self = pit_cli_self_exe();
-  if (!self)
+const char *pit_cli_catalog(const char *name, struct pit_err *e) {
+  static char found[4300];
+  if (pit_catalog_default_path(pit_cli_self_exe(), name, found, sizeof found, e) < 0)
     return NULL;
-  char base[4096];
-  snprintf(base, sizeof base, "%s", self);
-  char *slash = strrchr(base, '/');
-  if (slash)
-    *slash = 0;
-  const char *cand[] = {"../catalogs/local.tsv", "../../catalogs/local.tsv", "../share/pitstop/local.tsv"};
-  for (size_t c = 0; c < sizeof cand / sizeof cand[0]; c++) {
-    snprintf(found, sizeof found, "%s/%s", base, cand[c]);
-    if (access(found, R_OK) == 0)
-      return found;
-  }
-  return NULL;
+  return found;
 }

@@ -74,9 +74,10 @@ int pit_cli_getopt_next(struct pit_cli_getopt *g);
 
 /* This program's path (/proc/self/exe; static storage), NULL if unknown. */
 const char *pit_cli_self_exe(void);
-/* The local provider's catalog beside the program (the source tree's
- * catalogs/local.tsv from build/, or share/pitstop/local.tsv), NULL if none. */
-const char *pit_cli_local_catalog(void);
+/* The default catalog NAME ("local.tsv", "aws.tsv") for this program
+ * (pit_catalog_default_path with pit_cli_self_exe(); static storage), or NULL
+ * with e saying where it looked. */
+const char *pit_cli_catalog(const char *name, struct pit_err *e);
 
 /* Every message to stderr goes through these (src/cli/cli.c), each one line
  * starting "pitstop: ". */

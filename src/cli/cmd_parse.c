@@ -20,10 +20,6 @@
 #include "pitstop/report.h"
 #include "pitstop/store.h"
 
-#ifndef PIT_CATALOG_DIR /* where `cmake --install` puts catalogs/ (set in CMakeLists.txt) */
-#define PIT_CATALOG_DIR "/usr/local/share/pitstop/catalogs"
-#endif
-
 #define OUT_CAP (1u << 20)
 #define MAX_WARN 20
 
@@ -49,7 +45,8 @@ static const struct pit_cli_opt opts[] = {
     {"job-per-dir", 0, 'j', NULL, "the files of one directory are the ranks of one job: run id = directory name"},
     {"itype", 1, 'i', "T", "instance type of the job (default: a path component naming a type of\n"
                            "the catalog: .../m4.xlarge/rank0.out, result-p2-8-256-e0.txt)"},
-    {"catalog", 1, 'c', "FILE", "instance types for that (default ./catalogs/aws.tsv, else the installed copy)"},
+    {"catalog", 1, 'c', "FILE", "instance types for that (default aws.tsv of the catalogs beside the program\n"
+                                "or of its source tree: docs/catalog.md)"},
     {"batch-size", 1, 'b', "N", "the batch size per rank the job used, for logs that do not record it\n"
                                 "(stored as given; without it such runs have no batch)"},
     {"ranks-per-node", 1, 'n', "N", "ranks the job ran on each node (no log says): the run is priced on\n"
@@ -329,9 +326,8 @@ static const char *unrec_note(const struct pit_parse_stats *st, char *buf, size_
  * missing default catalog is no error: types then come only from --itype. */
 static int catalog_names(const char *path, struct pit_catalog *cat, const char ***names, struct pit_err *e) {
   const char *p = path;
-  if (!p)
-    p = access("catalogs/aws.tsv", F_OK) == 0 ? "catalogs/aws.tsv" : PIT_CATALOG_DIR "/aws.tsv";
-  if (!path && access(p, F_OK) != 0)
+  struct pit_err none = {0};
+  if (!p && !(p = pit_cli_catalog("aws.tsv", &none)))
     return 0;
   if (pit_catalog_load(cat, p, e))
     return -1;

@@ -12,10 +12,6 @@
 #include "pitstop/report.h"
 #include "pitstop/store.h"
 
-#ifndef PIT_CATALOG_DIR /* where `cmake --install` puts catalogs/ (set in CMakeLists.txt) */
-#define PIT_CATALOG_DIR "/usr/local/share/pitstop/catalogs"
-#endif
-
 #define MAX_RUNS 256
 
 static void usage(FILE *f) {
@@ -35,15 +31,15 @@ static void usage(FILE *f) {
           "  --events FILE     read JSON Lines records instead (repeatable)\n"
           "  --run ID          only this run (repeatable; the steps chart needs exactly one run)\n"
           "  --metric M        batch chart: tp (time per iteration, default), sample (per sample), total\n"
-          "  --catalog FILE    cost chart: instance types and prices (default ./catalogs/aws.tsv,\n"
-          "                    else %s/aws.tsv)\n"
+          "  --catalog FILE    cost chart: instance types and prices (default aws.tsv of the catalogs\n"
+          "                    beside the program or of its source tree: docs/catalog.md)\n"
           "  --region NAME     cost chart: prices of this region (catalogs with a region column,\n"
           "                    e.g. SkyPilot's vms.csv)\n"
           "  --itype NAME      cost chart: instance type, or membership TYPE:NODES[xRANKS]+..., of runs\n"
           "                    that record none\n"
           "  --title TEXT      replaces the default title\n"
           "  --size WxH        picture size in pixels (default 1000x600)\n",
-          PIT_STORE_DEFAULT_PATH, PIT_CATALOG_DIR);
+          PIT_STORE_DEFAULT_PATH);
 }
 
 int pit_cmd_plot(int argc, char **argv) {
@@ -139,12 +135,10 @@ int pit_cmd_plot(int argc, char **argv) {
   pit_runset_init(&rs);
   int rc = 0;
   if (po.kind == PIT_PLOT_COST) {
-    /* default: ./catalogs/aws.tsv (a source tree), else the installed copy */
-    if (!catalog && access("catalogs/aws.tsv", F_OK) != 0)
-      catalog = PIT_CATALOG_DIR "/aws.tsv";
-    rc = pit_catalog_load_region(&cat, catalog ? catalog : "catalogs/aws.tsv", region, &e);
-    if (rc == PIT_ENOTFOUND)
-      pit_err_hint(&e, "give the price catalog with --catalog FILE (the source tree has catalogs/aws.tsv)");
+    if (!catalog && !(catalog = pit_cli_catalog("aws.tsv", &e)))
+      rc = e.code;
+    else if ((rc = pit_catalog_load_region(&cat, catalog, region, &e)) == PIT_ENOTFOUND)
+      pit_err_hint(&e, "give the price catalog with --catalog FILE");
     po.catalog = &cat;
   }
   if (rc) {

@@ -16,7 +16,7 @@
 static const struct pit_cli_opt popts[] = {
     {"from-db", 1, 0, "DB", "rank the runs DB holds (no new measurement)"},
     {"db", 1, 0, "DB", "store the candidates' runs here (required to measure)"},
-    {"catalog", 1, 0, "FILE", "instance types and prices (default: catalogs/local.tsv of the source tree)"},
+    {"catalog", 1, 0, "FILE", "instance types and prices (default: local.tsv, installed or of the source tree: docs/catalog.md)"},
     {"candidates", 1, 0, "M1,M2", "memberships to measure (default: every --types type × 1..--max-nodes nodes)"},
     {"types", 1, 0, "T1,T2", "types of the default candidates (default: every type of the catalog)"},
     {"max-nodes", 1, 0, "N", "largest node count of the default candidates (default 2)"},
@@ -284,12 +284,13 @@ int pit_cmd_profile(int argc, char **argv) {
   }
   struct pit_err e = {0};
   const char *self = pit_cli_self_exe();
-  if (!catalog)
-    catalog = pit_cli_local_catalog();
-  if (!self || !catalog) {
+  if (!self) {
     free(train);
-    return pit_cli_usage("profile: %s", !self ? "cannot find this program's own path"
-                                               : "no catalog found beside the program; give --catalog FILE");
+    return pit_cli_usage("profile: cannot find this program's own path");
+  }
+  if (!catalog && !(catalog = pit_cli_catalog("local.tsv", &e))) {
+    free(train);
+    return pit_cli_fail(&e);
   }
   struct pit_catalog cat;
   if (pit_catalog_load(&cat, catalog, &e) < 0) {

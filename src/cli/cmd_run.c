@@ -40,7 +40,8 @@ static const struct pit_cli_opt run_opts[] = {
      "ssh: options of every ssh call, e.g. \"-i KEY -p 2222\" (default $PITSTOP_SSH_OPTS)"},
     {"partition", 1, A(partition), "P",
      "slurm: partition of every allocation (default: the type's name if a partition)"},
-    {"catalog", 1, A(catalog), "FILE", "instance types and prices (default: catalogs/local.tsv of the source tree)"},
+    {"catalog", 1, A(catalog), "FILE", "instance types and prices (default: local.tsv, installed\n"
+                                       "or of the source tree: docs/catalog.md)"},
     {"nodes", 1, A(nodes), "TYPE:N[+TYPE:N]",
      "initial membership (default 1 node of --itype); TYPE@spot / TYPE@on-demand: the node's market"},
     {"itype", 1, A(itype), "TYPE", "the type of counts given alone (default local-1)"},
@@ -374,9 +375,10 @@ int pit_cmd_run(int argc, char **argv) {
   if (!o.self_exe)
     return pit_cli_usage("run: cannot find this program's own path");
   if (!o.catalog) {
-    o.catalog = pit_cli_local_catalog();
+    o.catalog = pit_cli_catalog("local.tsv", &e);
     if (!o.catalog && !cleanup)
-      return pit_cli_usage("run: no catalog found beside the program; give --catalog FILE");
+      return pit_cli_fail(&e);
+    e = (struct pit_err){0};
   }
   static char runbuf[PIT_NAME_MAX];
   if (cleanup)

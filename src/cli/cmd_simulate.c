@@ -178,31 +178,11 @@ static int replay(const char *events, const char *catalog, const char *types, co
   return rc;
 }
 
-#ifndef PIT_CATALOG_DIR /* where `cmake --install` puts catalogs/ (set in CMakeLists.txt) */
-#define PIT_CATALOG_DIR "/usr/local/share/pitstop/catalogs"
-#endif
-
-/* The catalog used when none is given: ./catalogs/aws.tsv, the source tree's beside the
- * executable, else the installed copy; NULL when none is readable. */
+/* The catalog used when none is given: aws.tsv found the one way every command finds
+ * its default catalog (pit_catalog_default_path); NULL when none is readable. */
 static const char *default_catalog(void) {
-  static char found[4200];
-  if (access("catalogs/aws.tsv", R_OK) == 0)
-    return "catalogs/aws.tsv";
-  const char *self = pit_cli_self_exe();
-  if (self) {
-    char base[4096];
-    snprintf(base, sizeof base, "%s", self);
-    char *slash = strrchr(base, '/');
-    if (slash)
-      *slash = 0;
-    const char *cand[] = {"../catalogs/aws.tsv", "../../catalogs/aws.tsv"};
-    for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
-      snprintf(found, sizeof found, "%s/%s", base, cand[i]);
-      if (access(found, R_OK) == 0)
-        return found;
-    }
-  }
-  return access(PIT_CATALOG_DIR "/aws.tsv", R_OK) == 0 ? PIT_CATALOG_DIR "/aws.tsv" : NULL;
+  struct pit_err e = {0};
+  return pit_cli_catalog("aws.tsv", &e);
 }
 
 enum { MAX_TRACES = 64 };

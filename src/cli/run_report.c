@@ -28,8 +28,8 @@ int pit_cli_replay_opts(const char *events, const char *catalog, const char *typ
     rc = pit_nnodes_parse(nnodes, &o->nmin, &o->nmax, e);
   o->policy.deadline_s = deadline;
   o->policy.budget = budget;
-  if (!catalog)
-    catalog = pit_cli_local_catalog();
+  if (rc == 0 && !catalog && !(catalog = pit_cli_catalog("local.tsv", e)))
+    rc = e->code;
   if (rc == 0)
     rc = pit_catalog_load(&cat, catalog, e);
   typesbuf[0] = '\0';

@@ -1,8 +1,10 @@
 /* node_host.c — the ssh provider's host side: what `pitstop node-check` does
- * on a host reached over ssh. A check (free disk in the run directory, the
- * workload's program runnable) and a release (kill every process the run left
- * on this host: those whose environment holds PITSTOP_RUN=RUN, which the
- * launchers give every workload process, and the Open MPI daemon each runs under).
+ * on a host reached over ssh. A check (this CPU has every instruction-set
+ * extension the binary was compiled to use outside its run-time dispatch, free
+ * disk in the run directory, the workload's program runnable) and a release
+ * (kill every process the run left on this host: those whose environment
+ * holds PITSTOP_RUN=RUN, which the launchers give every workload process, and
+ * the Open MPI daemon each runs under).
  *
  * Invariant: a release touches only processes of the calling process's
  * network namespace (its "host": network-namespace hosts share one PID space)
@@ -43,9 +45,110 @@ static int runnable(const char *exe) {
   return 0;
 }
 
+/* The extensions this binary was compiled to use everywhere (its -march: a
+ * PIT_NATIVE build takes the build machine's) that this CPU lacks, as
+ * "avx512f avx512bw ..." in out; 0 when none. Code dispatched at run time
+ * (target attributes) defines none of these macros and is not counted. */
+static int isa_missing(char *out, size_t cap) {
+  size_t at = 0;
+  int n = 0;
+  out[0] = 0;
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+#define PIT_NEED(feat)                                                                   \
+  do {                                                                                   \
+    if (!__builtin_cpu_supports(feat) && at < cap) {                                     \
+      at += (size_t)snprintf(out + at, cap - at, "%s%s", n ? " " : "", feat);            \
+      n++;                                                                               \
+    }                                                                                    \
+  } while (0)
+#ifdef __SSE4_1__
+  PIT_NEED("sse4.1");
+#endif
+#ifdef __SSE4_2__
+  PIT_NEED("sse4.2");
+#endif
+#ifdef __POPCNT__
+  PIT_NEED("popcnt");
+#endif
+#ifdef __AVX__
+  PIT_NEED("avx");
+#endif
+#ifdef __AVX2__
+  PIT_NEED("avx2");
+#endif
+#ifdef __FMA__
+  PIT_NEED("fma");
+#endif
+#ifdef __BMI__
+  PIT_NEED("bmi");
+#endif
+#ifdef __BMI2__
+  PIT_NEED("bmi2");
+#endif
+#ifdef __AVX512F__
+  PIT_NEED("avx512f");
+#endif
+#ifdef __AVX512CD__
+  PIT_NEED("avx512cd");
+#endif
+#ifdef __AVX512BW__
+  PIT_NEED("avx512bw");
+#endif
+#ifdef __AVX512DQ__
+  PIT_NEED("avx512dq");
+#endif
+#ifdef __AVX512VL__
+  PIT_NEED("avx512vl");
+#endif
+#ifdef __AVX512VNNI__
+  PIT_NEED("avx512vnni");
+#endif
+#ifdef __AVX512BF16__
+  PIT_NEED("avx512bf16");
+#endif
+#ifdef __AVX512IFMA__
+  PIT_NEED("avx512ifma");
+#endif
+#ifdef __AVX512VBMI__
+  PIT_NEED("avx512vbmi");
+#endif
+#ifdef __AVX512VBMI2__
+  PIT_NEED("avx512vbmi2");
+#endif
+#ifdef __AVX512BITALG__
+  PIT_NEED("avx512bitalg");
+#endif
+#ifdef __AVX512VPOPCNTDQ__
+  PIT_NEED("avx512vpopcntdq");
+#endif
+#ifdef __GFNI__
+  PIT_NEED("gfni");
+#endif
+#ifdef __VPCLMULQDQ__
+  PIT_NEED("vpclmulqdq");
+#endif
+#ifdef __VAES__
+  PIT_NEED("vaes");
+#endif
+#undef PIT_NEED
+#endif
+  (void)cap;
+  return n;
+}
+
 int pit_node_check(const char *dir, const char *exe, double min_free_mb, struct pit_err *e) {
   char host[256] = "?";
   gethostname(host, sizeof host - 1);
+  char missing[512];
+  if (isa_missing(missing, sizeof missing) > 0) {
+    /* one line: the ssh provider reports the last line the host printed */
+    return pit_err_set(e, PIT_ESTATE,
+                       "host %s: pitstop cannot run there: it was built for %s, which this CPU lacks (a -march=native "
+                       "build, PIT_NATIVE=ON, runs only on CPUs like its build machine's; -DPIT_NATIVE=OFF runs on "
+                       "every x86-64 node)",
+                       host, missing);
+  }
   if (dir && *dir) {
     struct statvfs v;
     if (statvfs(dir, &v) < 0)

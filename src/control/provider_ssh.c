@@ -1,7 +1,8 @@
 /* provider_ssh.c — the `ssh` provider: nodes are hosts of a fixed pool, an
  * Open MPI-style hostfile ("HOST slots=N", optionally "itype=T"; '#'
  * comments). start claims the first free host that serves the type and
- * passes a health check over ssh (reachable within the time-out, pitstop and
+ * passes a health check over ssh (reachable within the time-out, pitstop there
+ * and able to run on its CPU — a SIGILL or exec failure is "cannot run there" —,
  * the workload's program there, free disk in the run directory); stop kills
  * what the run left on the host (`pitstop node-check --release RUN` there:
  * processes tagged PITSTOP_RUN=RUN) and releases it; clear kills the same
@@ -17,6 +18,7 @@
  * is never handed out twice and a restarted controller lists what the run
  * holds. Requires pitstop at the same path on every host (as mpirun does). */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +162,13 @@ static int remote_argv(struct ssh *s, const char *host, const char *const *words
       return pit_err_set(e, PIT_EARG, "'%s' is too long for a remote command", words[i]);
     r->argv[k++] = r->words[i];
   }
+  /* The remote shell would exec a lone command in its own place, and a command
+   * killed by a signal (SIGILL: a binary built for another CPU) then ends the
+   * ssh session with 255, as an unreachable host does. After `|| exit $?` the
+   * shell waits and reports 128 + the signal (host_call reads it). */
+  r->argv[k++] = "||";
+  r->argv[k++] = "exit";
+  r->argv[k++] = "$?";
   r->argv[k] = NULL;
   return 0;
 }
@@ -191,6 +200,14 @@ static int host_call(struct pit_provider *p, const char *host, const char *const
     return pit_err_set(e, PIT_ESTATE, "host %s: unreachable over ssh (%s)", host, *why ? why : "exit 255");
   if (st == 127)
     return pit_err_set(e, PIT_ENOTFOUND, "host %s: pitstop is not at %s there", host, p->conf.self_exe);
+  if (st == 126) /* found, not executable: another architecture, no permission */
+    return pit_err_set(e, PIT_ESTATE, "host %s: pitstop cannot run there: %s", host, *why ? why : "exit 126");
+  if (st > 128 && st < 255) /* the remote shell's status of a program killed by signal st - 128 */
+    return pit_err_set(e, PIT_ESTATE, "host %s: pitstop cannot run there: %s killed by signal %d (%s)%s", host,
+                       p->conf.self_exe, st - 128, strsignal(st - 128),
+                       st - 128 == SIGILL ? ": an instruction this CPU lacks (a -march=native build, PIT_NATIVE=ON, "
+                                            "from another CPU? -DPIT_NATIVE=OFF runs on every x86-64 node)"
+                                          : "");
   return pit_err_set(e, PIT_ESTATE, "%s", *why ? why : "the host check failed");
 }
 
