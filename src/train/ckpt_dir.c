@@ -22,10 +22,9 @@
 #define COMPAT "checkpoint.pit"
 #define STEP_DIGITS 12
 
-/* The step of "checkpoint-<digits>.pit", or -1 if name is not a step file. */
-static int64_t step_of(const char *name) {
-  size_t lp = strlen(PREFIX), ls = strlen(SUFFIX), n = strlen(name);
-  if (n <= lp + ls || strncmp(name, PREFIX, lp) != 0 || strcmp(name + n - ls, SUFFIX) != 0)
+int64_t pit_ckpt_name_step(const char *name, const char *prefix, const char *suffix) {
+  size_t lp = strlen(prefix), ls = strlen(suffix), n = strlen(name);
+  if (n <= lp + ls || strncmp(name, prefix, lp) != 0 || strcmp(name + n - ls, suffix) != 0)
     return -1;
   int64_t s = 0;
   for (size_t i = lp; i < n - ls; i++) {
@@ -35,6 +34,9 @@ static int64_t step_of(const char *name) {
   }
   return s;
 }
+
+/* The step of "checkpoint-<digits>.pit", or -1 if name is not a step file. */
+static int64_t step_of(const char *name) { return pit_ckpt_name_step(name, PREFIX, SUFFIX); }
 
 static int cmp_desc(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
