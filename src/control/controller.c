@@ -1608,18 +1608,25 @@ static int finished_before(struct ctl *c, struct pit_err *e) {
 /* A restarted controller of a scheduled run starts on the schedule's membership
  * at the step it resumes from (not the initial one, which the policy would
  * resize back at once: a healthy node stopped and started again). */
-static void resume_membership(struct ctl *c) {
+static int sched_membership(const struct ctl *c, int64_t step, struct pit_membership *m) {
   const struct pit_policy *pol = &c->o->policy;
+  if (pol->kind != PIT_POLICY_SCHEDULE)
+    return 0;
+  *m = c->o->initial;
+  for (int i = 0; i < pol->nsched && pol->sched[i].step <= step; i++)
+    *m = pol->sched[i].to;
+  return 1;
+}
+
+static void resume_membership(struct ctl *c) {
   struct prev_state ps;
   read_state(c, &ps);
-  if (pol->kind != PIT_POLICY_SCHEDULE || !ps.found)
-    return;
   int64_t step = ps.step, ev;
   char tmp[1100];
-  if (events_last_ckpt(c, &ev, tmp, sizeof tmp) && ev > step)
+  if (ps.found && events_last_ckpt(c, &ev, tmp, sizeof tmp) && ev > step)
     step = ev;
-  for (int i = 0; i < pol->nsched && pol->sched[i].step <= step; i++)
-    c->cur = pol->sched[i].to;
+  if (ps.found)
+    sched_membership(c, step, &c->cur);
 }
 
 /* The checkpoint the next generation resumes from (resume, c->ckpt, c->step_safe):
@@ -1672,6 +1679,10 @@ static int choose_resume(struct ctl *c, char *resume, size_t nres, struct pit_er
   free(r);
   if ((rc = write_state(c, e)) == 0 && c->ckpt_held[0])
     unhold_older(c);
+  /* the steps done again run on the membership the schedule gave them (the same sums) */
+  struct pit_membership m;
+  if (rc == 0 && sched_membership(c, c->step_safe, &m) && !pit_membership_equal(&m, &c->cur))
+    rc = reshape_market(c, &m, "the schedule's membership at the checkpoint resumed from", e);
   return rc < 0 ? rc : 1;
 }
 

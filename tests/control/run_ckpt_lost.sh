@@ -7,7 +7,7 @@
 #     cause is said, no restart is spent, no node is set aside, every step once;
 #  2. every checkpoint bit-flipped: each file is named with its reason and the run starts
 #     again from step 0 (--on-lost-checkpoints restart, the default), the loss said, every
-#     step once in the events file;
+#     step once in the events file, the steps done again on the schedule's membership;
 #  3. the same with --on-lost-checkpoints fail: one clear error naming the files, no restart;
 #  4. --checkpoint-mirror: every checkpoint of the run directory gone, the mirror's copy used;
 #  5. a run directory too small for two checkpoints (a 700 KiB tmpfs): a clear message that
@@ -57,7 +57,7 @@ once "$T/r1/events.jsonl" 150 "after the resumed checkpoint was truncated"
 echo "truncated: $(grep -m1 'truncated checkpoint' "$T/r1.err")"
 
 # ---- 2. every checkpoint damaged: step 0 again, the files named
-start_kill 150 tk2 "$T/r2"
+start_kill 150 tk2 "$T/r2" --schedule 40:2
 damage flip "$T"/r2/held-*.ckpt "$T"/r2/checkpoints/checkpoint-*.pit
 "$PITSTOP" "${cmd[@]}" > "$T/r2.out" 2> "$T/r2.err" || fail "lost checkpoints ended the run: $(cat "$T/r2.err")"
 grep -q "every checkpoint of run tk2 is damaged" "$T/r2.err" || fail "the loss was not said: $(cat "$T/r2.err")"
@@ -65,6 +65,15 @@ grep -q "checksum" "$T/r2.err" || fail "the reason was not said: $(cat "$T/r2.er
 grep -q "from step 0" "$T/r2.err" || fail "the restart from step 0 was not said: $(cat "$T/r2.err")"
 grep -Eq "\([1-9][0-9]* steps redone\)" "$T/r2.out" || fail "the steps redone were not counted: $(cat "$T/r2.out")"
 once "$T/r2/events.jsonl" 150 "after every checkpoint was lost (started again from step 0)"
+# the steps done again run on the schedule's membership for them (1 node before step 40), not on
+# the 2 nodes the killed controller had: the same sums as the first time
+$PY - "$T/r2/events.jsonl" << 'PYEOF'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+seq = [(x["gen"], x["nodes"]) for x in r if x["type"] == "init"]
+assert len(seq) >= 4 and [n for _, n in seq[:4]] == [1, 2, 1, 2], f"generations (gen, nodes): {seq}"
+print(f"started again on the schedule's membership: generations {seq}")
+PYEOF
 
 # ---- 3. the same, --on-lost-checkpoints fail
 start_kill 150 tk3 "$T/r3" --on-lost-checkpoints fail
