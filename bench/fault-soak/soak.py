@@ -286,6 +286,8 @@ def trial(args, seed, ref, pitstop, cat, tmp):
         dup = len(steps) - len(set(steps))
         res["why"].append(f"steps not each once: {len(steps)} records, {len(set(steps))} distinct, {dup} repeated")
     if rc == 0:
+        # the same ranks at every step as the reference (a resize's agreed step can differ by one)
+        res["same_ranks"] = all(ref["ranks"].get(x["step"]) == len(x.get("compute_s", [])) for x in it)
         bad = [x["step"] for x in it if ref["digests"].get(x["step"]) != x.get("samples_digest")]
         if bad:
             res["why"].append(f"{len(bad)} steps with other samples than the reference (first {bad[0]})")
@@ -357,6 +359,7 @@ def main():
         sys.exit(f"soak.py: the reference run failed: {p.stderr[-2000:]}")
     r = records(os.path.join(refd, "events.jsonl"))
     ref = {"digests": {x["step"]: x["samples_digest"] for x in r if x["type"] == "iter"},
+           "ranks": {x["step"]: len(x["compute_s"]) for x in r if x["type"] == "iter"},
            "final": [x for x in r if x["type"] == "checkpoint"][-1]["path"]}
     seeds = [args.replay] if args.replay is not None else [args.seed + i for i in range(args.trials)]
     results = []
@@ -381,11 +384,20 @@ def main():
     passed = sum(x["ok"] for x in results)
     done = [x for x in results if x["rc"] == 0]
     ident = sum(1 for x in done if x.get("identical"))
+    same = [x for x in done if x.get("same_ranks")]
+    diffs = []
+    for x in done:
+        for w in (x.get("param_diff") or []):
+            if w.startswith("max_rel_diff="):
+                diffs.append(float(w.split()[0].split("=")[1]))
     errs = [x for x in results if x["rc"] != 0]
     print(f"\n{n} trials, {nf} faults fired ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}), "
           f"{sum(x['restarts'] for x in results)} controller restarts, {time.monotonic() - t_start:.0f} s")
     print(f"passed {passed}/{n}; finished {len(done)}/{n}, of them bit-identical parameters {ident}/{len(done)}; "
           f"ended in error {len(errs)} (each with its cause: {sum(1 for x in errs if not any(w.startswith('error without') for w in x['why']))})")
+    print(f"parameters: max relative difference to the reference {max(diffs) if diffs else float('nan'):.3g} "
+          f"(tolerance 1e-4); the reference's ranks at every step in {len(same)} finished trials, of them "
+          f"bit-identical {sum(1 for x in same if x.get('identical'))}")
     for x in errs:
         print(f"  seed {x['seed']}: {x['errors'][0]}")
     if args.json:

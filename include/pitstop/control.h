@@ -389,6 +389,8 @@ struct pit_run_opts {
   double stop_timeout_s;            /* a stop request not honoured this long: killed */
   const char *ckpt_mirror;          /* every checkpoint also copied here (NULL: none) */
   int on_lost_fail;                 /* every checkpoint damaged: 1 fail, 0 start again from step 0 */
+  int (*ckpt_check)(const char *path, struct pit_err *e); /* judges a file of pitstop's own checkpoint
+                                       format (the CLI: pit_ckpt_check); NULL: only its presence */
   void (*status)(void *ctx, const struct pit_run_status *st);
   pit_warn_fn warn;
   void *ctx;

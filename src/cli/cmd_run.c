@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "pitstop/control.h"
 #include "pitstop/report.h"
+#include "pitstop/train.h"
 #include "pitstop/trainopts.h"
 
 /* The values of pitstop run's own options, as given (parsed after the loop). */
@@ -353,6 +354,7 @@ int pit_cmd_run(int argc, char **argv) {
   if (ra.start_timeout && (pit_parse_f64(ra.start_timeout, &o.start_timeout_s) < 0 || !(o.start_timeout_s > 0)))
     return pit_cli_usage("run: --start-timeout '%s' is not a positive number of seconds", ra.start_timeout);
   o.ckpt_mirror = ra.mirror;
+  o.ckpt_check = pit_ckpt_check; /* the controller checks a checkpoint before it resumes from it */
   if (ra.on_lost && strcmp(ra.on_lost, "restart") != 0 && strcmp(ra.on_lost, "fail") != 0)
     return pit_cli_usage("run: --on-lost-checkpoints '%s': restart or fail", ra.on_lost);
   o.on_lost_fail = ra.on_lost && strcmp(ra.on_lost, "fail") == 0;

@@ -133,6 +133,9 @@ struct ctl_resume_in {
   const char *ckpt_dir;   /* step files checkpoint-<step>.pit */
   const char *mirror;     /* --checkpoint-mirror, or NULL */
   const char *events;     /* the events file's checkpoint records (may be NULL) */
+  int (*own)(const char *path, struct pit_err *e); /* judges pitstop's own format (NULL: not judged) */
+  int here;               /* the workload's files are this machine's (local provider): a wanted file
+                             missing here is gone; else a missing one is on a node, not judged */
 };
 struct ctl_ckpt_bad {
   char path[1100];
@@ -148,7 +151,7 @@ struct ctl_resume {
 };
 /* 0 when path is a checkpoint the workload can read (or of a format not
  * judged here); else the reason in e (PIT_ENOTFOUND, PIT_EIO, PIT_EFORMAT). */
-int ctl_ckpt_check(const char *path, struct pit_err *e);
+int ctl_ckpt_check(const char *path, int (*own)(const char *path, struct pit_err *e), struct pit_err *e);
 /* The newest candidate at most at in->want_step whose file checks (out->path
  * "" when none); the damaged ones tried before it in out->bad. */
 int ctl_resume_pick(const struct ctl_resume_in *in, struct ctl_resume *out, struct pit_err *e);

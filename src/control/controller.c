@@ -1629,15 +1629,22 @@ static void resume_membership(struct ctl *c) {
     sched_membership(c, step, &c->cur);
 }
 
+/* The workload's checkpoint path is a file of this machine: the local
+ * provider's nodes are this machine; another provider's only where the file is here. */
+static int ckpt_here(const struct ctl *c, const char *path) {
+  return strcmp(c->o->provider, "local") == 0 || access(path, F_OK) == 0;
+}
+
 /* The checkpoint the next generation resumes from (resume, c->ckpt, c->step_safe):
  * the wanted one when it checks; else the newest older one that does (beside
  * it, held, or the mirror's copy), each damaged file said with its reason; none
  * left: the job starts again from step 0 (--on-lost-checkpoints restart) or the
- * run ends with an error naming them. 1 when the wanted one was replaced. */
+ * run ends with an error naming them. 0, or the error. */
 static int choose_resume(struct ctl *c, char *resume, size_t nres, struct pit_err *e) {
   if (!resume[0])
     return 0;
-  struct ctl_resume_in in = {resume, c->step_safe, c->state_dir, c->ckpt_dir, c->o->ckpt_mirror, c->events_path};
+  struct ctl_resume_in in = {resume,         c->step_safe,     c->state_dir, c->ckpt_dir, c->o->ckpt_mirror,
+                             c->events_path, c->o->ckpt_check, ckpt_here(c, resume)};
   struct ctl_resume *r = calloc(1, sizeof *r);
   if (!r)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
@@ -1683,7 +1690,7 @@ static int choose_resume(struct ctl *c, char *resume, size_t nres, struct pit_er
   struct pit_membership m;
   if (rc == 0 && sched_membership(c, c->step_safe, &m) && !pit_membership_equal(&m, &c->cur))
     rc = reshape_market(c, &m, "the schedule's membership at the checkpoint resumed from", e);
-  return rc < 0 ? rc : 1;
+  return rc < 0 ? rc : 0;
 }
 
 /* Where --cleanup RUN finds a run started with --checkpoint-dir elsewhere:
@@ -2038,7 +2045,7 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       break;
     }
     struct pit_err ce = {0};
-    if (c.gen_iters == 0 && resume[0] && ctl_ckpt_check(resume, &ce) < 0) {
+    if (c.gen_iters == 0 && resume[0] && ckpt_here(&c, resume) && ctl_ckpt_check(resume, o->ckpt_check, &ce) < 0) {
       /* the workload could not read its checkpoint: no restart spent, no node set aside (the next
        * generation resumes from an older one) */
       warn(&c, "generation %d failed (%s) on a damaged checkpoint: %s", c.gen, why, ce.msg);

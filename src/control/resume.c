@@ -9,9 +9,13 @@
  * copies of the same names in the mirror. They are tried newest step first
  * (for one step: held link, the workload's path, the mirror's copy); the first
  * whose file checks is used. A file is checked as the workload will read it:
- * pitstop's own format (PITCKPT1) in full (lengths and checksum,
- * pit_ckpt_read), the protocol's header format (PITSTOP-CKPT) by its length;
- * a file of any other format cannot be judged here and is taken as it is.
+ * pitstop's own format (PITCKPT1) in full (lengths and checksum, by the
+ * function the caller gives: the CLI passes the train module's pit_ckpt_check,
+ * which the control module does not link), the protocol's header format
+ * (PITSTOP-CKPT) by its length;
+ * a file of any other format cannot be judged here and is taken as it is, and
+ * so is a wanted file that is not on this machine unless the provider's nodes
+ * are this machine (it is on a node's disk).
  * Never above S: a checkpoint the workload wrote after its controller died
  * covers steps the events file lacks.
  *
@@ -30,10 +34,20 @@
 
 #include "control/control_impl.h"
 #include "pitstop/record.h"
-#include "pitstop/train.h"
 
 #define STEP_PREFIX "checkpoint-"
 #define STEP_SUFFIX ".pit"
+
+/* The number of a name "<prefix><digits><suffix>", or -1. */
+static int64_t step_in(const char *name, const char *prefix, const char *suffix) {
+  size_t lp = strlen(prefix);
+  if (strncmp(name, prefix, lp) != 0)
+    return -1;
+  size_t nd = strspn(name + lp, "0123456789");
+  if (nd == 0 || nd > 18 || strcmp(name + lp + nd, suffix) != 0)
+    return -1;
+  return strtoll(name + lp, NULL, 10);
+}
 
 static const char *base_of(const char *path) {
   const char *b = strrchr(path, '/');
@@ -59,7 +73,7 @@ static int check_protocol(FILE *fp, const char *path, struct pit_err *e) {
   return 0;
 }
 
-int ctl_ckpt_check(const char *path, struct pit_err *e) {
+int ctl_ckpt_check(const char *path, int (*own)(const char *, struct pit_err *), struct pit_err *e) {
   FILE *fp = fopen(path, "rb");
   if (!fp)
     return pit_err_errno(e, errno == ENOENT ? PIT_ENOTFOUND : PIT_EIO, "cannot open checkpoint '%s'", path);
@@ -68,11 +82,7 @@ int ctl_ckpt_check(const char *path, struct pit_err *e) {
   int rc = 0;
   if (got >= 8 && memcmp(magic, "PITCKPT1", 8) == 0) {
     fclose(fp);
-    unsigned char *blob = NULL;
-    size_t len = 0;
-    rc = pit_ckpt_read(path, &blob, &len, e);
-    free(blob);
-    return rc;
+    return own ? own(path, e) : 0; /* pitstop's own format: the train module's reader judges it */
   }
   if (got == 12 && memcmp(magic, "PITSTOP-CKPT", 12) == 0)
     rc = check_protocol(fp, path, e);
@@ -118,7 +128,7 @@ static int add_dir(struct cands *cs, const char *dir, const char *prefix, const 
   struct dirent *de;
   int rc = 0;
   while (rc == 0 && (de = readdir(d))) {
-    int64_t s = pit_ckpt_name_step(de->d_name, prefix, suffix);
+    int64_t s = step_in(de->d_name, prefix, suffix);
     char p[1100];
     if (s >= 0 && (size_t)snprintf(p, sizeof p, "%s/%s", dir, de->d_name) < sizeof p)
       rc = add(cs, s, order, p, e);
@@ -139,6 +149,13 @@ int ctl_resume_pick(const struct ctl_resume_in *in, struct ctl_resume *out, stru
   out->step = -1;
   struct cands cs = {0};
   char p[1100];
+  struct stat st0;
+  if (!in->here && in->want && in->want[0] && stat(in->want, &st0) < 0) {
+    /* on a node's disk, not here: the workload judges it (docs/protocol.md, section 5) */
+    out->step = in->want_step;
+    snprintf(out->path, sizeof out->path, "%s", in->want);
+    return 0;
+  }
   int rc = add(&cs, in->want_step, 0, in->want, e);
   /* the events file's checkpoint records: held link, path, mirror copy */
   struct pit_record_reader rd;
@@ -197,7 +214,7 @@ int ctl_resume_pick(const struct ctl_resume_in *in, struct ctl_resume *out, stru
       seen[nseen++] = st;
     out->ncand++;
     pit_err_clear(&e2);
-    int ok = ctl_ckpt_check(c->path, &e2);
+    int ok = ctl_ckpt_check(c->path, in->own, &e2);
     if (ok == PIT_ENOMEM) {
       free(cs.v);
       *e = e2;
@@ -276,9 +293,9 @@ int ctl_mirror_copy(const char *src, const char *name, const char *mirror, int64
   for (int pass = 0; pass < 2; pass++) {
     rewinddir(d);
     while ((de = readdir(d))) {
-      int64_t s = pit_ckpt_name_step(de->d_name, STEP_PREFIX, STEP_SUFFIX);
+      int64_t s = step_in(de->d_name, STEP_PREFIX, STEP_SUFFIX);
       if (s < 0)
-        s = pit_ckpt_name_step(de->d_name, "ckpt-", ".pt");
+        s = step_in(de->d_name, "ckpt-", ".pt");
       if (s < 0 || s >= step)
         continue;
       if (pass == 0 && s > keep)

@@ -22,9 +22,10 @@
 #define COMPAT "checkpoint.pit"
 #define STEP_DIGITS 12
 
-int64_t pit_ckpt_name_step(const char *name, const char *prefix, const char *suffix) {
-  size_t lp = strlen(prefix), ls = strlen(suffix), n = strlen(name);
-  if (n <= lp + ls || strncmp(name, prefix, lp) != 0 || strcmp(name + n - ls, suffix) != 0)
+/* The step of "checkpoint-<digits>.pit", or -1 if name is not a step file. */
+static int64_t step_of(const char *name) {
+  size_t lp = strlen(PREFIX), ls = strlen(SUFFIX), n = strlen(name);
+  if (n <= lp + ls || strncmp(name, PREFIX, lp) != 0 || strcmp(name + n - ls, SUFFIX) != 0)
     return -1;
   int64_t s = 0;
   for (size_t i = lp; i < n - ls; i++) {
@@ -34,9 +35,6 @@ int64_t pit_ckpt_name_step(const char *name, const char *prefix, const char *suf
   }
   return s;
 }
-
-/* The step of "checkpoint-<digits>.pit", or -1 if name is not a step file. */
-static int64_t step_of(const char *name) { return pit_ckpt_name_step(name, PREFIX, SUFFIX); }
 
 static int cmp_desc(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -116,8 +114,7 @@ int pit_ckpt_dir_save(const char *dir, const struct pit_ckpt_meta *m, struct pit
   return rc;
 }
 
-/* 0 if path is a valid checkpoint; else the reason in e. */
-static int check_one(const char *path, struct pit_err *e) {
+int pit_ckpt_check(const char *path, struct pit_err *e) {
   unsigned char *blob;
   size_t len;
   int rc = pit_ckpt_read(path, &blob, &len, e);
@@ -149,7 +146,7 @@ int pit_ckpt_find_latest(const char *dir, char *path, size_t n, pit_warn_fn warn
       break;
     }
     pit_err_clear(&w);
-    if ((rc = check_one(path, &w)) == 0)
+    if ((rc = pit_ckpt_check(path, &w)) == 0)
       break;
     if (rc == PIT_ENOMEM) {
       *e = w;
