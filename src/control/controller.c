@@ -22,7 +22,14 @@
  *    held (flock) while a controller runs the run, so two never start a node
  *    twice; a restart resumes from the newer of the state's checkpoint and the
  *    events file's last one, each held by a hard link RUN_DIR/held-<step>.ckpt
- *    so a workload outliving its controller cannot rotate it away;
+ *    so a workload outliving its controller cannot rotate it away (the newest
+ *    two held: a damaged newest has an older one beside it);
+ *  - a generation resumes from a checkpoint that checks (resume.c: damaged ones
+ *    skipped, said, the older one used; none left: step 0 or an error), and the
+ *    events file and the store hold each step once (a step done again after a
+ *    lost checkpoint is not written again);
+ *  - once the job is done the state says "end done" before any node stops, so a
+ *    kill after the end record never runs the job twice;
  *  - every node this controller started is stopped before pit_run returns. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
