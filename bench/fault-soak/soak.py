@@ -220,6 +220,10 @@ def trial(args, seed, ref, pitstop, cat, tmp):
             if kind in ("kill-controller", "kill-ckpt"):
                 ctl.kill()
                 ctl.wait()
+                finished = "end done" in open(os.path.join(d, "state")).read() if os.path.exists(
+                    os.path.join(d, "state")) else False
+                if kind == "kill-ckpt" and finished:
+                    kind = "kill-controller"  # the job is done: its final checkpoint is the result, not a resume
                 if kind == "kill-ckpt":
                     # the workload the killed controller left is stopped first (as the restarted
                     # controller would), so the damage is not overwritten by its next checkpoint
