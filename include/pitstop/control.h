@@ -351,6 +351,8 @@ struct pit_run_result {
   int64_t steps;
   int restarts;
   int64_t lost_steps;               /* iterations redone after failures */
+  int lost_checkpoints;             /* damaged checkpoint files skipped on resume */
+  int already_done;                 /* the run had finished before: nothing was run */
   int resizable;                    /* 0: the workload spoke no protocol: never resized, only advised */
   int recommended;                  /* decisions only recommended (the workload could not be resized) */
   double total_s, cost;
@@ -385,6 +387,10 @@ struct pit_run_opts {
   int nprior;
   double start_timeout_s;           /* no record this long after a launch: the generation failed */
   double stop_timeout_s;            /* a stop request not honoured this long: killed */
+  const char *ckpt_mirror;          /* every checkpoint also copied here (NULL: none) */
+  int on_lost_fail;                 /* every checkpoint damaged: 1 fail, 0 start again from step 0 */
+  int (*ckpt_check)(const char *path, struct pit_err *e); /* judges a file of pitstop's own checkpoint
+                                       format (the CLI: pit_ckpt_check); NULL: only its presence */
   void (*status)(void *ctx, const struct pit_run_status *st);
   pit_warn_fn warn;
   void *ctx;

@@ -91,6 +91,8 @@ int pit_ckpt_peek(const unsigned char *blob, size_t len, const char *path, struc
  * Temp files are "<name>.tmp.<pid>"; those of dead processes are swept by
  * pit_atomic_sweep (util.h). One run per directory: steps order the checkpoints. */
 #define PIT_CKPT_LATEST "checkpoint.latest"
+/* 0 when path is a valid checkpoint (magic, lengths and checksum checked); else the reason in e. */
+int pit_ckpt_check(const char *path, struct pit_err *e);
 /* Saves m's step as DIR/checkpoint-<step>.pit, then the pointer and the link, then
  * removes every other step file but the previous one: prev_step (the step this run
  * last saved or resumed from, known valid) if its file is there and below this step,

@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "pitstop/control.h"
 #include "pitstop/report.h"
+#include "pitstop/train.h"
 #include "pitstop/trainopts.h"
 
 /* The values of pitstop run's own options, as given (parsed after the loop). */
@@ -26,6 +27,7 @@ struct run_args {
   const char *ranks;
   const char *policy, *schedule, *launcher, *restarts, *dir, *run, *db, *events, *start_timeout, *cleanup;
   const char *deadline, *budget, *types;
+  const char *mirror, *on_lost; /* checkpoints that cannot all be lost */
   const char *quiet, *help; /* flags: non-NULL when given */
 };
 /* pitstop run's own options; every other option goes to pitstop train. val:
@@ -60,6 +62,10 @@ static const struct pit_cli_opt run_opts[] = {
     {"launcher", 1, A(launcher), "mpi|per-node", "one mpirun over every node, or the command once per node"},
     {"max-restarts", 1, A(restarts), "N", "failed generations restarted from the last checkpoint (default 3)"},
     {"checkpoint-dir", 1, A(dir), "DIR", "run directory: checkpoints, state, logs (default runs/RUN)"},
+    {"checkpoint-mirror", 1, A(mirror), "DIR",
+     "every checkpoint also copied here (atomically), used when the run directory's are damaged or gone"},
+    {"on-lost-checkpoints", 1, A(on_lost), "restart|fail",
+     "every checkpoint damaged: start the job again from step 0 (default), or end with an error"},
     {"run", 1, A(run), "ID", "run id (default run-DATE-PID)"},
     {"db", 1, A(db), "PATH", "store every record here (the controller is its only writer)"},
     {"events", 1, A(events), "FILE", "JSON Lines of every record (default DIR/events.jsonl)"},
@@ -348,6 +354,11 @@ int pit_cmd_run(int argc, char **argv) {
   }
   if (ra.start_timeout && (pit_parse_f64(ra.start_timeout, &o.start_timeout_s) < 0 || !(o.start_timeout_s > 0)))
     return pit_cli_usage("run: --start-timeout '%s' is not a positive number of seconds", ra.start_timeout);
+  o.ckpt_mirror = ra.mirror;
+  o.ckpt_check = pit_ckpt_check; /* the controller checks a checkpoint before it resumes from it */
+  if (ra.on_lost && strcmp(ra.on_lost, "restart") != 0 && strcmp(ra.on_lost, "fail") != 0)
+    return pit_cli_usage("run: --on-lost-checkpoints '%s': restart or fail", ra.on_lost);
+  o.on_lost_fail = ra.on_lost && strcmp(ra.on_lost, "fail") == 0;
   if (i < argc)
     o.cmd = argv + i;
   if (o.cmd && ntrain) {
@@ -473,6 +484,10 @@ int pit_cmd_run(int argc, char **argv) {
   }
   pit_train_argv_free(targv);
   targv = NULL;
+  if (res->already_done) { /* said by the controller; nothing ran */
+    free(res);
+    return 0;
+  }
   report(res);
   if (weighs)
     policy_report(&o, &ra, res->events);

@@ -124,4 +124,41 @@ int ctl_node_file_remove(const char *state_dir, const char *id, struct pit_err *
 /* The ids of every node file (malloc'd array, caller frees). */
 int ctl_node_files(const char *state_dir, struct ctl_node_id **ids, int *n, struct pit_err *e);
 
+/* Resume (resume.c): the checkpoint a generation continues from. */
+#define CTL_RESUME_BAD_MAX 16
+struct ctl_resume_in {
+  const char *want;       /* the checkpoint the controller knows as newest ("" none) */
+  int64_t want_step;      /* its step: no candidate above it is used */
+  const char *state_dir;  /* held links held-<step>.ckpt */
+  const char *ckpt_dir;   /* step files checkpoint-<step>.pit */
+  const char *mirror;     /* --checkpoint-mirror, or NULL */
+  const char *events;     /* the events file's checkpoint records (may be NULL) */
+  int (*own)(const char *path, struct pit_err *e); /* judges pitstop's own format (NULL: not judged) */
+  int here;               /* the workload's files are this machine's (local provider): a wanted file
+                             missing here is gone; else a missing one is on a node, not judged */
+};
+struct ctl_ckpt_bad {
+  char path[1100];
+  char why[400];
+};
+struct ctl_resume {
+  int64_t step;           /* the chosen checkpoint's step; -1 when none checks */
+  char path[1100];        /* the chosen file; "" when none checks */
+  int from_mirror;        /* it is the mirror's copy */
+  int ncand;              /* distinct files judged */
+  int nbad;               /* of them damaged (newest first), with the reason each */
+  struct ctl_ckpt_bad bad[CTL_RESUME_BAD_MAX];
+};
+/* 0 when path is a checkpoint the workload can read (or of a format not
+ * judged here); else the reason in e (PIT_ENOTFOUND, PIT_EIO, PIT_EFORMAT). */
+int ctl_ckpt_check(const char *path, int (*own)(const char *path, struct pit_err *e), struct pit_err *e);
+/* The newest candidate at most at in->want_step whose file checks (out->path
+ * "" when none); the damaged ones tried before it in out->bad. */
+int ctl_resume_pick(const struct ctl_resume_in *in, struct ctl_resume *out, struct pit_err *e);
+/* "'PATH': why; 'PATH': why" of r's damaged files. */
+void ctl_resume_bad_list(const struct ctl_resume *r, char *buf, size_t n);
+/* Copies the checkpoint src of step to MIRROR/name atomically, then removes
+ * the mirror's older copies but the newest one below step. */
+int ctl_mirror_copy(const char *src, const char *name, const char *mirror, int64_t step, struct pit_err *e);
+
 #endif

@@ -22,7 +22,14 @@
  *    held (flock) while a controller runs the run, so two never start a node
  *    twice; a restart resumes from the newer of the state's checkpoint and the
  *    events file's last one, each held by a hard link RUN_DIR/held-<step>.ckpt
- *    so a workload outliving its controller cannot rotate it away;
+ *    so a workload outliving its controller cannot rotate it away (the newest
+ *    two held: a damaged newest has an older one beside it);
+ *  - a generation resumes from a checkpoint that checks (resume.c: damaged ones
+ *    skipped, said, the older one used; none left: step 0 or an error), and the
+ *    events file and the store hold each step once (a step done again after a
+ *    lost checkpoint is not written again);
+ *  - once the job is done the state says "end done" before any node stops, so a
+ *    kill after the end record never runs the job twice;
  *  - every node this controller started is stopped before pit_run returns. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
@@ -37,7 +44,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,6 +117,12 @@ struct ctl {
   double first_iter_t;              /* run seconds of the first iteration of the run (boot + launch + init) */
   int spot_failed;                  /* the last reshape failed on a spot start (no capacity) */
   int reclaim_stop;                 /* this generation stops for a reclaim notice */
+  /* faults (issue 28) */
+  int64_t step_written;             /* the events file holds every step below this: a step done again
+                                       after a lost checkpoint is not written twice */
+  int finished;                     /* the job is done: the state says "end done" */
+  int failed_exit;                  /* this controller ends with an error: the state says "end failed" */
+  int mirror_warned;
 };
 
 static double now_t(const struct ctl *c) { return pit_now() - c->t0; }
@@ -142,6 +157,11 @@ void pit_run_opts_init(struct pit_run_opts *o) {
 
 static int out_record(struct ctl *c, const struct pit_record *r, struct pit_err *e) {
   int rc = 0;
+  if (r->type == PIT_REC_ITER && r->step >= 0) {
+    if (r->step < c->step_written)
+      return 0; /* done again after its checkpoint was lost: the events file has it */
+    c->step_written = r->step + 1;
+  }
   if (c->ev_open && (rc = pit_events_write(&c->ev, r, e)) < 0)
     return rc;
   if (c->store && (rc = pit_store_add(c->store, r, e)) < 0)
@@ -323,7 +343,7 @@ static int write_state(struct ctl *c, struct pit_err *e) {
   for (int i = 0; c->g && i < c->g->nproc && at < (int)sizeof text - 32; i++)
     if (!c->g->proc[i].exited)
       at += snprintf(text + at, sizeof text - (size_t)at, " %d", (int)c->g->proc[i].pid);
-  snprintf(text + at, sizeof text - (size_t)at, "\n");
+  snprintf(text + at, sizeof text - (size_t)at, "\n%s", c->finished ? "end done\n" : c->failed_exit ? "end failed\n" : "");
   return pit_file_write_atomic(path, text, strlen(text), e);
 }
 
@@ -350,19 +370,33 @@ static void hold_ckpt(struct ctl *c, int64_t step) {
     snprintf(c->ckpt_held, sizeof c->ckpt_held, "%s", held);
 }
 
-/* Once the state names c->ckpt_held: the other held links go. */
+/* Once the state names c->ckpt_held: the other held links go but the newest
+ * one below it, so a damaged newest checkpoint has an older one beside it
+ * whatever the workload's rotation removed (resume.c falls back to it). */
 static void unhold_older(struct ctl *c) {
   const char *keep = strrchr(c->ckpt_held, '/');
   DIR *d = keep ? opendir(c->state_dir) : NULL;
   if (!d)
     return;
+  long long ks = -1, s, prev = -1;
+  sscanf(keep + 1, "held-%lld.ckpt", &ks);
   struct dirent *de;
-  while ((de = readdir(d)))
-    if (strncmp(de->d_name, "held-", 5) == 0 && strcmp(de->d_name, keep + 1) != 0) {
-      char p[1400];
-      snprintf(p, sizeof p, "%s/%s", c->state_dir, de->d_name);
-      unlink(p);
+  for (int pass = 0; pass < 2; pass++) {
+    rewinddir(d);
+    while ((de = readdir(d))) {
+      if (strncmp(de->d_name, "held-", 5) != 0 || strcmp(de->d_name, keep + 1) == 0)
+        continue;
+      if (sscanf(de->d_name, "held-%lld.ckpt", &s) != 1)
+        s = -1;
+      if (pass == 0 && s < ks && s > prev)
+        prev = s;
+      if (pass == 1 && (s < 0 || s != prev)) {
+        char p[1400];
+        snprintf(p, sizeof p, "%s/%s", c->state_dir, de->d_name);
+        unlink(p);
+      }
     }
+  }
   closedir(d);
 }
 
@@ -400,6 +434,7 @@ static int events_last_ckpt(const struct ctl *c, int64_t *step, char *path, size
 
 struct prev_state {
   int found, gen, restarts;
+  int done, failed; /* the controller that wrote it finished the job, or ended with an error */
   int64_t step;
   char ckpt[1100];
   int pgids[64], npg;
@@ -418,6 +453,8 @@ static void read_state(struct ctl *c, struct prev_state *ps) {
   ps->step = st;
   if (strcmp(ck, "-") != 0)
     snprintf(ps->ckpt, sizeof ps->ckpt, "%s", ck);
+  ps->done = strstr(text, "\nend done") != NULL;
+  ps->failed = strstr(text, "\nend failed") != NULL;
   char *p = strstr(text, "pgids");
   if (p) {
     p += 5;
@@ -705,6 +742,8 @@ static int measured_enough(const char *detail) {
   return yes;
 }
 
+static void mirror_ckpt(struct ctl *c, const char *path, int64_t step);
+
 static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
   struct ctl *c = ctx;
   struct pit_record r;
@@ -761,6 +800,8 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
     if ((rc = release_held(c, r.step >= 0 ? r.step : -1, e)) == 0 && (rc = out_record(c, &r, e)) == 0 &&
         (rc = out_flush(c, e)) == 0 && (rc = write_state(c, e)) == 0)
       unhold_older(c);
+    if (rc == 0 && r.path && r.step >= 0)
+      mirror_ckpt(c, r.path, r.step);
     break;
   case PIT_REC_END:
     snprintf(c->end_status, sizeof c->end_status, "%s", r.status[0] ? r.status : "done");
@@ -1478,6 +1519,273 @@ static int reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
   return 0;
 }
 
+/* ---------------- faults: checkpoints lost, the run's end, its directory (issue 28) ---------------- */
+
+/* A test hook (PITSTOP_TEST_KILL=POINT): the controller SIGKILLs itself at
+ * POINT, as a kill at that moment would; tests/control/run_finish.sh. */
+static void test_kill_point(const char *point) {
+  const char *v = getenv("PITSTOP_TEST_KILL");
+  if (v && strcmp(v, point) == 0)
+    raise(SIGKILL);
+}
+
+/* --checkpoint-mirror: the checkpoint just recorded copied there (from its held
+ * link when there is one: the workload may rotate its path away). A copy that
+ * fails is said once; the run goes on without it. */
+static void mirror_ckpt(struct ctl *c, const char *path, int64_t step) {
+  if (!c->o->ckpt_mirror)
+    return;
+  const char *name = strrchr(path, '/');
+  struct pit_err e2 = {0};
+  if (ctl_mirror_copy(c->ckpt_held[0] ? c->ckpt_held : path, name ? name + 1 : path, c->o->ckpt_mirror, step, &e2) <
+          0 &&
+      !c->mirror_warned) {
+    c->mirror_warned = 1;
+    warn(c, "the checkpoint mirror misses step %lld: %s", (long long)step, e2.msg);
+  }
+}
+
+/* What the events file says of the job: *next one past its last iteration,
+ * *done 1 when its last generation ended with the job done (an end record
+ * "done", or "stopped" because it measured enough, and nothing after it). */
+static void events_scan(const struct ctl *c, int64_t *next, int *done) {
+  struct pit_record_reader rd;
+  struct pit_record r;
+  struct pit_err e2 = {0};
+  *next = 0;
+  *done = 0;
+  if (pit_record_reader_open(&rd, c->events_path, &e2) < 0)
+    return;
+  pit_record_init(&r);
+  while (pit_record_reader_next(&rd, &r, &e2) == 1) {
+    if (r.type == PIT_REC_ITER && r.step + 1 > *next)
+      *next = r.step + 1;
+    if (r.type == PIT_REC_ITER || r.type == PIT_REC_INIT)
+      *done = 0;
+    if (r.type == PIT_REC_END)
+      *done = strcmp(r.status, "done") == 0 || r.status[0] == 0 ||
+              (strcmp(r.status, "stopped") == 0 && measured_enough(r.detail));
+    pit_record_release(&r);
+  }
+  pit_record_release(&r);
+  pit_record_reader_release(&rd);
+}
+
+/* A run that finished before (its state says done, or its events file ends
+ * with the job done: a kill between that record and the state) is not run
+ * again: what a kill left of it (processes, nodes) is stopped, the state says
+ * done, and 1 is returned. 0: the run is not finished. */
+static int finished_before(struct ctl *c, struct pit_err *e) {
+  struct prev_state ps;
+  read_state(c, &ps);
+  int64_t next;
+  int done;
+  events_scan(c, &next, &done);
+  if (!(ps.found && ps.done) && !done)
+    return 0;
+  for (int i = 0; i < ps.npg; i++)
+    if (ps.pgids[i] > 1 && kill(-ps.pgids[i], 0) == 0)
+      kill(-ps.pgids[i], SIGKILL);
+  struct pit_node *list = NULL;
+  int n = 0;
+  int rc = c->prov.ops->list(&c->prov, &list, &n, e);
+  for (int i = 0; rc == 0 && i < n; i++) {
+    struct pit_err e2 = {0};
+    if (c->prov.ops->stop(&c->prov, &list[i], &e2) < 0)
+      warn(c, "%s", e2.msg);
+    else
+      warn(c, "stopped node %s the finished run left", list[i].id);
+  }
+  free(list);
+  if (rc < 0)
+    return rc;
+  c->gen = ps.found ? ps.gen : 0;
+  c->step_safe = ps.found ? ps.step : 0;
+  snprintf(c->ckpt, sizeof c->ckpt, "%s", ps.ckpt);
+  c->finished = 1;
+  if ((rc = write_state(c, e)) < 0)
+    return rc;
+  c->step_next = next;
+  c->res->already_done = 1;
+  warn(c, "run %s is already done (%lld steps; its records: %s): nothing is run again", c->o->run, (long long)next,
+       c->events_path);
+  return 1;
+}
+
+/* A restarted controller of a scheduled run starts on the schedule's membership
+ * at the step it resumes from (not the initial one, which the policy would
+ * resize back at once: a healthy node stopped and started again). */
+static int sched_membership(const struct ctl *c, int64_t step, struct pit_membership *m) {
+  const struct pit_policy *pol = &c->o->policy;
+  if (pol->kind != PIT_POLICY_SCHEDULE)
+    return 0;
+  *m = c->o->initial;
+  for (int i = 0; i < pol->nsched && pol->sched[i].step <= step; i++)
+    *m = pol->sched[i].to;
+  return 1;
+}
+
+static void resume_membership(struct ctl *c) {
+  struct prev_state ps;
+  read_state(c, &ps);
+  int64_t step = ps.step, ev;
+  char tmp[1100];
+  if (ps.found && events_last_ckpt(c, &ev, tmp, sizeof tmp) && ev > step)
+    step = ev;
+  if (ps.found)
+    sched_membership(c, step, &c->cur);
+}
+
+/* The workload's checkpoint path is a file of this machine: the local
+ * provider's nodes are this machine; another provider's only where the file is here. */
+static int ckpt_here(const struct ctl *c, const char *path) {
+  return strcmp(c->o->provider, "local") == 0 || access(path, F_OK) == 0;
+}
+
+/* The checkpoint the next generation resumes from (resume, c->ckpt, c->step_safe):
+ * the wanted one when it checks; else the newest older one that does (beside
+ * it, held, or the mirror's copy), each damaged file said with its reason; none
+ * left: the job starts again from step 0 (--on-lost-checkpoints restart) or the
+ * run ends with an error naming them. 0, or the error. */
+static int choose_resume(struct ctl *c, char *resume, size_t nres, struct pit_err *e) {
+  if (!resume[0])
+    return 0;
+  struct ctl_resume_in in = {resume,         c->step_safe,     c->state_dir, c->ckpt_dir, c->o->ckpt_mirror,
+                             c->events_path, c->o->ckpt_check, ckpt_here(c, resume)};
+  struct ctl_resume *r = calloc(1, sizeof *r);
+  if (!r)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  int rc = ctl_resume_pick(&in, r, e);
+  if (rc < 0 || (r->path[0] && strcmp(r->path, resume) == 0)) {
+    free(r);
+    return rc;
+  }
+  c->res->lost_checkpoints += r->nbad;
+  for (int i = 0; i < r->nbad; i++)
+    warn(c, "checkpoint '%s' of run %s is damaged: %s", r->bad[i].path, c->o->run, r->bad[i].why);
+  int64_t redo = c->step_safe - (r->path[0] ? r->step : 0);
+  if (r->path[0]) {
+    warn(c, "using the previous checkpoint '%s' (step %lld%s): %lld steps are done again", r->path,
+         (long long)r->step, r->from_mirror ? ", the mirror's copy" : "", (long long)redo);
+    c->step_safe = r->step;
+    snprintf(c->ckpt, sizeof c->ckpt, "%s", r->path);
+    if (strncmp(r->path, c->state_dir, strlen(c->state_dir)) == 0 && strstr(r->path, "/held-"))
+      snprintf(c->ckpt_held, sizeof c->ckpt_held, "%s", r->path);
+    else
+      hold_ckpt(c, r->step);
+    snprintf(resume, nres, "%s", c->ckpt_held[0] ? c->ckpt_held : c->ckpt);
+  } else if (c->o->on_lost_fail) {
+    rc = pit_err_set(e, PIT_ESTATE, "every checkpoint of run %s is damaged (%d file%s, each said above): the %lld "
+                     "steps done cannot be continued", c->o->run, r->nbad, r->nbad == 1 ? "" : "s",
+                     (long long)c->step_safe);
+    pit_err_hint(e, "--on-lost-checkpoints restart (the default) starts the job again from step 0");
+    free(r);
+    return rc;
+  } else {
+    warn(c, "every checkpoint of run %s is damaged (%d file%s): the job starts again from step 0 "
+         "(--on-lost-checkpoints restart); %lld steps are done again, the events file keeps them once",
+         c->o->run, r->nbad, r->nbad == 1 ? "" : "s", (long long)redo);
+    c->step_safe = 0;
+    c->ckpt[0] = c->ckpt_held[0] = 0;
+    resume[0] = 0;
+  }
+  c->res->lost_steps += redo;
+  free(r);
+  if ((rc = write_state(c, e)) == 0 && c->ckpt_held[0])
+    unhold_older(c);
+  /* the steps done again run on the membership the schedule gave them (the same sums) */
+  struct pit_membership m;
+  if (rc == 0 && sched_membership(c, c->step_safe, &m) && !pit_membership_equal(&m, &c->cur))
+    rc = reshape_market(c, &m, "the schedule's membership at the checkpoint resumed from", e);
+  return rc < 0 ? rc : 0;
+}
+
+/* Where --cleanup RUN finds a run started with --checkpoint-dir elsewhere:
+ * ${XDG_STATE_HOME:-$HOME/.local/state}/pitstop/runs/RUN, a symbolic link to
+ * the run directory (absolute), made when the run starts. 0 and buf set, or -1. */
+static int registry_path(const char *run, char *buf, size_t n) {
+  const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+  int k = x && *x ? snprintf(buf, n, "%s/pitstop/runs/%s", x, run)
+          : home && *home ? snprintf(buf, n, "%s/.local/state/pitstop/runs/%s", home, run) : -1;
+  return k < 0 || (size_t)k >= n ? -1 : 0;
+}
+
+static void registry_note(const struct ctl *c) {
+  char link[1200], dir[1200], target[PATH_MAX], tmp[1300];
+  if (registry_path(c->o->run, link, sizeof link) < 0 || !realpath(c->state_dir, target))
+    return;
+  snprintf(dir, sizeof dir, "%s", link);
+  *strrchr(dir, '/') = 0;
+  struct pit_err e2 = {0};
+  snprintf(tmp, sizeof tmp, "%s.tmp.%d", link, (int)getpid());
+  if (pit_mkdir_p(dir, &e2) < 0 || (unlink(tmp), symlink(target, tmp)) < 0 || rename(tmp, link) < 0) {
+    unlink(tmp);
+    warn(c, "cannot note run %s in '%s' (pitstop run --cleanup %s will need --checkpoint-dir)", c->o->run, dir,
+         c->o->run);
+  }
+}
+
+/* What the generation's log says of its failure: the workload's last error line
+ * (a "pitstop: " line, else one with "rror" in it, among the log's last 16 KiB:
+ * mpirun's own report comes after it), else the log's last lines. */
+static void failure_detail(const struct ctl *c, char *out, size_t n) {
+  char path[1100], *buf = malloc(16385);
+  snprintf(path, sizeof path, "%s/gen-%d.log", c->state_dir, c->gen);
+  out[0] = 0;
+  int fd = buf ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+  ssize_t k = 0;
+  if (fd >= 0) {
+    off_t size = lseek(fd, 0, SEEK_END);
+    if (size > 16384)
+      lseek(fd, size - 16384, SEEK_SET);
+    else
+      lseek(fd, 0, SEEK_SET);
+    k = read(fd, buf, 16384);
+    close(fd);
+  }
+  const char *best = NULL, *err = NULL;
+  size_t best_n = 0, err_n = 0;
+  for (ssize_t i = 0; k > 0 && i < k;) {
+    ssize_t j = i;
+    while (j < k && buf[j] != '\n')
+      j++;
+    size_t len = (size_t)(j - i);
+    if (len > 9 && memcmp(buf + i, "pitstop: ", 9) == 0) {
+      best = buf + i;
+      best_n = len;
+    } else if (len && buf[i] != '{' && memmem(buf + i, len, "rror", 4)) {
+      err = buf + i;
+      err_n = len;
+    }
+    i = j + 1;
+  }
+  if (!best) {
+    best = err;
+    best_n = err_n;
+  }
+  if (best)
+    snprintf(out, n, "; the workload said: %.*s", (int)(best_n < 600 ? best_n : 600), best);
+  free(buf);
+  if (best)
+    return;
+  char tail[1024];
+  log_tail(c, c->gen, tail, sizeof tail);
+  if (tail[0])
+    snprintf(out, n, "; its last words: %s", tail);
+}
+
+static void disk_hint(const struct ctl *c, const char *detail, struct pit_err *e) {
+  if (!strstr(detail, "No space left on device"))
+    return;
+  struct statvfs sv;
+  struct stat st;
+  double free_kib = statvfs(c->ckpt_dir, &sv) == 0 ? (double)sv.f_bavail * (double)sv.f_frsize / 1024 : NAN;
+  double ck_kib = c->ckpt[0] && stat(c->ckpt, &st) == 0 ? (double)st.st_size / 1024 : NAN;
+  pit_err_hint(e, "'%s' is full (%.0f KiB free); two checkpoints of %.0f KiB must fit there at once (the previous "
+               "one stays until the new one is complete): give --checkpoint-dir a larger disk",
+               c->ckpt_dir, free_kib, ck_kib);
+}
+
 /* ---------------- pit_run ---------------- */
 
 /* The types the cost/time policies may use: --types, else the initial
@@ -1604,6 +1912,7 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
                            (long long)o->policy.sched[s].step, (long long)o->total_steps);
   if ((rc = take_lock(c, e)) < 0)
     return rc;
+  registry_note(c);
   struct pit_provider_conf pc;
   provider_conf(c, &pc);
   if ((rc = pit_provider_open(&c->prov, o->provider, &pc, e)) < 0)
@@ -1658,7 +1967,12 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
   snprintf(res->events, sizeof res->events, "%s", c.events_path);
   struct prev_state ps;
   memset(&ps, 0, sizeof ps);
-  if (rc == 0)
+  int done = rc == 0 ? finished_before(&c, e) : 0;
+  if (done < 0)
+    rc = done;
+  if (rc == 0 && !done)
+    resume_membership(&c);
+  if (rc == 0 && !done)
     rc = reconcile(&c, &ps, e);
   char resume[1100] = "";
   int64_t ev_step;
@@ -1669,20 +1983,25 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
   }
   if (rc == 0 && ps.found) {
     c.gen = ps.gen + 1;
-    res->restarts = ps.restarts;
+    /* restarts spent by a controller that ended with an error are not held against this one */
+    res->restarts = ps.failed ? 0 : ps.restarts;
+    int done_ev;
+    events_scan(&c, &c.step_written, &done_ev);
     c.step_safe = ps.step;
     snprintf(c.ckpt, sizeof c.ckpt, "%s", ps.ckpt);
     snprintf(resume, sizeof resume, "%s", ps.ckpt);
     warn(&c, "run %s continues after a controller stop: generation %d from step %lld", o->run, c.gen,
          (long long)c.step_safe);
   }
-  if (rc == 0)
+  if (rc == 0 && !done)
     rc = c.spot.on && !ps.found ? spot_initial(&c, e) : 0;
-  if (rc == 0)
+  if (rc == 0 && !done)
     rc = reshape_market(&c, &c.cur, "the initial membership", e);
   int consecutive_fail = 0;
-  while (rc == 0) {
+  while (rc == 0 && !done) {
     char why[1024];
+    if ((rc = choose_resume(&c, resume, sizeof resume, e)) < 0)
+      break;
     enum gen_end end = run_generation(&c, resume, why, sizeof why, e);
     if (end == GEN_FATAL) {
       gen_entry(&c, "failed");
@@ -1691,8 +2010,13 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
     }
     if (end == GEN_DONE) {
       /* a workload without end records (one that speaks no protocol) finished: its steps are done */
-      if ((rc = release_held(&c, -1, e)) < 0)
+      if ((rc = release_held(&c, -1, e)) < 0 || (rc = out_flush(&c, e)) < 0)
         break;
+      test_kill_point("after-end");
+      c.finished = 1; /* a kill from here on leaves a run that is said done, not run again */
+      if ((rc = write_state(&c, e)) < 0)
+        break;
+      test_kill_point("after-done-state");
       gen_entry(&c, "done");
       status(&c, "done", 1);
       break;
@@ -1727,16 +2051,29 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       pit_err_hint(e, "the whole output is in %s/gen-0.log", c.state_dir);
       break;
     }
+    struct pit_err ce = {0};
+    if (c.gen_iters == 0 && resume[0] && ckpt_here(&c, resume) && ctl_ckpt_check(resume, o->ckpt_check, &ce) < 0) {
+      /* the workload could not read its checkpoint: no restart spent, no node set aside (the next
+       * generation resumes from an older one) */
+      warn(&c, "generation %d failed (%s) on a damaged checkpoint: %s", c.gen, why, ce.msg);
+      c.gen++;
+      continue;
+    }
     if (res->restarts >= o->max_restarts) {
-      rc = pit_err_set(e, PIT_ESTATE, "generation %d failed (%s) and --max-restarts %d is used up", c.gen, why,
-                       o->max_restarts);
+      char detail[1100];
+      failure_detail(&c, detail, sizeof detail);
+      rc = pit_err_set(e, PIT_ESTATE, "generation %d failed (%s) and --max-restarts %d is used up%s", c.gen, why,
+                       o->max_restarts, detail);
       pit_err_hint(e, "its output is in %s/gen-%d.log", c.state_dir, c.gen);
+      disk_hint(&c, detail, e);
       break;
     }
     res->restarts++;
     consecutive_fail++;
-    warn(&c, "generation %d failed (%s): %lld steps since the last checkpoint are redone; restart %d of %d",
-         c.gen, why, (long long)lost, res->restarts, o->max_restarts);
+    char said[1100];
+    failure_detail(&c, said, sizeof said);
+    warn(&c, "generation %d failed (%s%s): %lld steps since the last checkpoint are redone; restart %d of %d",
+         c.gen, why, said, (long long)lost, res->restarts, o->max_restarts);
     /* nodes that fail a health check are replaced (on their market; a spot node
      * gone with the spot layer on: the spot policy chooses the market) */
     int spot_lost = 0;
@@ -1776,15 +2113,16 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
     rc = out_flush(&c, e);
   else if (c.ev_open)
     out_flush(&c, &e2);
+  char spath[1100];
+  snprintf(spath, sizeof spath, "%s/state", c.state_dir);
+  if (rc != 0 && c.lock_fd >= 0 && access(spath, F_OK) == 0) {
+    c.failed_exit = 1; /* kept for a resume; its restarts are not held against the next controller */
+    write_state(&c, &e2);
+  }
   teardown(&c);
   res->waste_s = c.prov.waste_s;
   res->waste_usd = c.prov.waste_usd;
   res->cost += res->waste_usd;
-  if (rc == 0) {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/state", c.state_dir);
-    unlink(path);
-  }
   return rc;
 }
 
@@ -1798,7 +2136,22 @@ int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *
   c.lock_fd = -1;
   *stopped = 0;
   snprintf(c.state_dir, sizeof c.state_dir, "%s", o->run_dir);
-  int rc = take_lock(&c, e);
+  int rc = 0;
+  struct stat st;
+  if (stat(c.state_dir, &st) < 0) { /* started with --checkpoint-dir elsewhere: the run's note */
+    char link[1200], target[PATH_MAX];
+    if (registry_path(o->run, link, sizeof link) == 0 && realpath(link, target) &&
+        strlen(target) < sizeof c.state_dir) {
+      snprintf(c.state_dir, sizeof c.state_dir, "%s", target);
+      warn(&c, "run %s: its directory is '%s'", o->run, c.state_dir);
+    } else {
+      pit_err_set(e, PIT_ENOTFOUND, "run %s has no directory '%s', and no other is noted for it", o->run, o->run_dir);
+      pit_err_hint(e, "give --checkpoint-dir DIR, the directory the run was started with");
+      return PIT_ENOTFOUND;
+    }
+  }
+  if (rc == 0)
+    rc = take_lock(&c, e);
   struct pit_provider_conf pc;
   provider_conf(&c, &pc);
   if (rc == 0)
@@ -1809,13 +2162,33 @@ int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *
     for (int i = 0; i < ps.npg; i++)
       if (ps.pgids[i] > 1)
         kill(-ps.pgids[i], SIGKILL);
-    struct pit_node *list = NULL;
-    int n = 0;
-    if ((rc = c.prov.ops->list(&c.prov, &list, &n, e)) == 0)
-      for (int i = 0; i < n; i++)
-        if ((rc = c.prov.ops->stop(&c.prov, &list[i], e)) == 0)
+    /* a node whose processes were still exiting (its cgroup busy) is listed again and
+     * stopped in a later pass; what still fails in the last pass is the error */
+    struct pit_err last = {0};
+    for (int pass = 0; rc == 0 && pass < 3; pass++) {
+      struct pit_node *list = NULL;
+      int n = 0;
+      if ((rc = c.prov.ops->list(&c.prov, &list, &n, e)) < 0 || n == 0) {
+        free(list);
+        pit_err_clear(&last);
+        break;
+      }
+      if (pass > 0)
+        usleep(1000000);
+      pit_err_clear(&last);
+      for (int i = 0; i < n; i++) {
+        struct pit_err e2 = {0};
+        if (c.prov.ops->stop(&c.prov, &list[i], &e2) == 0)
           (*stopped)++;
-    free(list);
+        else if (!last.code)
+          last = e2;
+      }
+      free(list);
+    }
+    if (rc == 0 && last.code) {
+      *e = last;
+      rc = last.code;
+    }
     pit_provider_close(&c.prov);
   }
   if (c.lock_fd >= 0)

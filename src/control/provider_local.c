@@ -227,7 +227,7 @@ static int l_stop(struct pit_provider *p, const struct pit_node *n, struct pit_e
     snprintf(procs, sizeof procs, "%s/cgroup.procs", n->cgroup);
     if (ctl_kill_listed(procs, 2.0) > 0)
       rc = pit_err_set(e, PIT_ESTATE, "node %s: processes in '%s' survive SIGKILL", n->id, n->cgroup);
-    for (int i = 0; i < 50 && rmdir(n->cgroup) < 0 && errno == EBUSY; i++)
+    for (int i = 0; i < 250 && rmdir(n->cgroup) < 0 && errno == EBUSY; i++)
       usleep(20000);
     if (access(n->cgroup, F_OK) == 0 && rc == 0)
       rc = pit_err_errno(e, PIT_EIO, "node %s: cannot remove the cgroup '%s'", n->id, n->cgroup);

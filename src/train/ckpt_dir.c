@@ -114,8 +114,7 @@ int pit_ckpt_dir_save(const char *dir, const struct pit_ckpt_meta *m, struct pit
   return rc;
 }
 
-/* 0 if path is a valid checkpoint; else the reason in e. */
-static int check_one(const char *path, struct pit_err *e) {
+int pit_ckpt_check(const char *path, struct pit_err *e) {
   unsigned char *blob;
   size_t len;
   int rc = pit_ckpt_read(path, &blob, &len, e);
@@ -147,7 +146,7 @@ int pit_ckpt_find_latest(const char *dir, char *path, size_t n, pit_warn_fn warn
       break;
     }
     pit_err_clear(&w);
-    if ((rc = check_one(path, &w)) == 0)
+    if ((rc = pit_ckpt_check(path, &w)) == 0)
       break;
     if (rc == PIT_ENOMEM) {
       *e = w;

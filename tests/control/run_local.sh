@@ -11,7 +11,7 @@
 #  3b. the same with the state file one checkpoint behind the events file (a kill between them);
 #  4. bad input: one clear message, non-zero exit, no process or cgroup left behind.
 set -euo pipefail
-. "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
+. "$PIT_SOURCE_DIR/tests/control/faults_common.bash"
 
 # contiguous EVENTS N WHAT: the events file's iterations are steps 0..N-1, each once
 contiguous() {
@@ -35,13 +35,7 @@ cleanup() {
   rm -rf "$T"
 }
 trap cleanup EXIT
-cat > "$T/cat.tsv" << 'CAT'
-itype      vcpus  cpus  cpu_quota  price_h  billing_s  min_s
-local-1    1      1     -          0.10     1          0
-local-0.4  1      1     40%        0.10     1          0
-CAT
-common=(--model cnn --data synthetic --batch-size 32 --threads 1 --seed 5 --lr 0.01 --lr-schedule constant
-        --no-validation --limit 400 --epochs 0 --backend ref)
+write_catalog "$T/cat.tsv" # and common=(train options), faults_common.bash
 before=$(leftovers)
 
 # ---- 1. resized 1 → 2 → 1 by a schedule
