@@ -22,6 +22,7 @@
 #define PITSTOP_CONTROL_H
 
 #include <stdint.h>
+#include <signal.h>
 
 #include "pitstop/record.h"
 #include "pitstop/catalog.h"
@@ -355,6 +356,22 @@ struct pit_run_result {
   int recommended;                  /* decisions only recommended (the workload could not be resized) */
   double total_s, cost;
   char events[1100];                /* the run's events file */
+  /* stopped by the user's signal (struct pit_run_stop): which, how, and where */
+  int interrupted;                  /* the signal (SIGINT, SIGTERM); 0: not stopped by one */
+  char stop_how[24];                /* "checkpoint" (agreed step), "sigterm" (exited within the grace), "killed" */
+  double stop_s;                    /* seconds from the signal to every process gone */
+  int64_t stop_ckpt_step;           /* the step the run continues from (-1: none, from step 0) */
+  int no_progress;                  /* the workload ended without one iteration pitstop could read */
+  int64_t out_lines;                /* then: the lines it printed on stdout (all in the generation's log) */
+};
+
+/* The user's stop, filled by a signal handler (volatile sig_atomic_t only):
+ * sig the first signal, count how many arrived. The controller reads it in
+ * its loop: a protocol workload checkpoints at an agreed step, anything else
+ * gets SIGTERM; SIGKILL after grace_s or at a second signal. */
+struct pit_run_stop {
+  volatile sig_atomic_t sig;
+  volatile sig_atomic_t count;
 };
 
 struct pit_run_opts {
@@ -385,6 +402,8 @@ struct pit_run_opts {
   int nprior;
   double start_timeout_s;           /* no record this long after a launch: the generation failed */
   double stop_timeout_s;            /* a stop request not honoured this long: killed */
+  const struct pit_run_stop *stop;  /* the user's stop (NULL: none); borrowed */
+  double grace_s;                   /* after a stop signal: SIGKILL this long after it (default 30) */
   void (*status)(void *ctx, const struct pit_run_status *st);
   pit_warn_fn warn;
   void *ctx;

@@ -26,6 +26,7 @@ struct run_args {
   const char *ranks;
   const char *policy, *schedule, *launcher, *restarts, *dir, *run, *db, *events, *start_timeout, *cleanup;
   const char *deadline, *budget, *types;
+  const char *grace;
   const char *quiet, *help; /* flags: non-NULL when given */
 };
 /* pitstop run's own options; every other option goes to pitstop train. val:
@@ -64,6 +65,9 @@ static const struct pit_cli_opt run_opts[] = {
     {"events", 1, A(events), "FILE", "JSON Lines of every record (default DIR/events.jsonl)"},
     {"start-timeout", 1, A(start_timeout), "S",
      "a generation without an iteration this long has failed (default 120)"},
+    {"grace", 1, A(grace), "S",
+     "after Ctrl-C or SIGTERM: the workload is killed S seconds after it was asked to stop (default 30; a "
+     "second Ctrl-C kills at once)"},
     {"cleanup", 1, A(cleanup), "RUN", "stop every node and process run RUN left, then exit"},
     {"quiet", 0, A(quiet), NULL, "no status line"},
     {"help", 0, A(help), NULL, "this text"},
@@ -132,7 +136,7 @@ static void on_status(void *ctx, const struct pit_run_status *st) {
   fflush(stderr);
 }
 
-static void report(const struct pit_run_result *r) {
+static void report(const struct pit_run_result *r, const char *run, const char *dir) {
   printf("\n%-4s %-28s %14s %9s %9s %9s %9s\n", "gen", "membership", "steps", "time", "cost $", "end",
          "switch");
   for (int i = 0; i < r->ngens; i++) {
@@ -197,6 +201,23 @@ static void report(const struct pit_run_result *r) {
   if (r->reclaims || r->waste_s > 0)
     printf("%d node%s reclaimed or lost; failed or hung starts billed %.0f s ($%.4f, in the cost)\n", r->reclaims,
            r->reclaims == 1 ? "" : "s", r->waste_s, r->waste_usd);
+  if (r->interrupted) {
+    printf("\nstopped by %s after %lld steps: ", r->interrupted == SIGINT ? "SIGINT (Ctrl-C)" : r->interrupted == SIGTERM ? "SIGTERM" : "a signal", (long long)r->steps);
+    if (!strcmp(r->stop_how, "checkpoint"))
+      printf("the workload checkpointed at a step its ranks agreed on and exited");
+    else if (!strcmp(r->stop_how, "sigterm"))
+      printf("the workload was sent SIGTERM and exited");
+    else if (!strcmp(r->stop_how, "killed"))
+      printf("the workload was killed (SIGKILL)");
+    else
+      printf("no workload was running");
+    printf(" %.1f s after the signal; every node stopped.\n", r->stop_s);
+    if (r->stop_ckpt_step >= 0)
+      printf("The same command with --run %s --checkpoint-dir %s continues it from its checkpoint at step %lld.\n",
+             run, dir, (long long)r->stop_ckpt_step);
+    else
+      printf("No checkpoint: the job starts again from step 0 when run again.\n");
+  }
   printf("\n%lld steps in %.1f s, %d restart%s (%lld steps redone), cost $%.4f\nrecords: %s\n",
          (long long)r->steps, r->total_s, r->restarts, r->restarts == 1 ? "" : "s", (long long)r->lost_steps,
          r->cost, r->events);
@@ -258,8 +279,13 @@ static void policy_report(const struct pit_run_opts *o, const struct run_args *r
   pit_replay_release(&r);
 }
 
-static volatile sig_atomic_t got_signal;
-static void on_signal(int sig) { got_signal = sig; }
+/* Ctrl-C / SIGTERM: counted for the controller, which stops the run (src/control/stop.c). */
+static struct pit_run_stop user_stop;
+static void on_signal(int sig) {
+  if (user_stop.sig == 0)
+    user_stop.sig = sig;
+  user_stop.count++;
+}
 
 int pit_cmd_run(int argc, char **argv) {
   struct pit_run_opts o;
@@ -345,6 +371,8 @@ int pit_cmd_run(int argc, char **argv) {
       return pit_cli_usage("run: --%s '%s' is not a valid count", counts[k].name, counts[k].val);
     *counts[k].to = (int)c;
   }
+  if (ra.grace && (pit_parse_f64(ra.grace, &o.grace_s) < 0 || !(o.grace_s >= 0)))
+    return pit_cli_usage("run: --grace '%s' is not a number of seconds >= 0", ra.grace);
   if (ra.start_timeout && (pit_parse_f64(ra.start_timeout, &o.start_timeout_s) < 0 || !(o.start_timeout_s > 0)))
     return pit_cli_usage("run: --start-timeout '%s' is not a positive number of seconds", ra.start_timeout);
   if (i < argc)
@@ -455,6 +483,7 @@ int pit_cmd_run(int argc, char **argv) {
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
+  o.stop = &user_stop;
   signal(SIGPIPE, SIG_IGN);
   struct pit_run_result *res = calloc(1, sizeof *res);
   if (!res) {
@@ -471,7 +500,15 @@ int pit_cmd_run(int argc, char **argv) {
   }
   pit_train_argv_free(targv);
   targv = NULL;
-  report(res);
+  if (res->no_progress) {
+    printf("\nno progress: the command exited 0 after %.1f s, but none of its %lld line%s of output was an "
+           "iteration or progress line pitstop reads, so nothing was measured or predicted.\n"
+           "Its output is in %s/gen-0.log; docs/own-script.md says which lines are read.\n",
+           res->total_s, (long long)res->out_lines, res->out_lines == 1 ? "" : "s", dir);
+    free(res);
+    return 0;
+  }
+  report(res, run, dir);
   if (weighs)
     policy_report(&o, &ra, res->events);
   /* the timeline chart beside the run's records */
@@ -485,8 +522,9 @@ int pit_cmd_run(int argc, char **argv) {
     pit_cli_warn("no timeline chart: %s", pe.msg);
   else
     printf("timeline: %s\n", chart);
+  int sig = res->interrupted;
   free(res);
-  return 0;
+  return sig ? 128 + sig : 0;
 }
 
 int pit_cmd_node_exec(int argc, char **argv) {

@@ -43,6 +43,7 @@
 
 #include "control/control_impl.h"
 #include "control/launch.h"
+#include "control/stop.h"
 #include "pitstop/parse.h"
 #include "pitstop/store.h"
 
@@ -108,6 +109,8 @@ struct ctl {
   double first_iter_t;              /* run seconds of the first iteration of the run (boot + launch + init) */
   int spot_failed;                  /* the last reshape failed on a spot start (no capacity) */
   int reclaim_stop;                 /* this generation stops for a reclaim notice */
+  struct ctl_stop stop;             /* the user's stop (stop.c) */
+  int64_t out_lines;                /* lines the workload printed on stdout, the whole run */
 };
 
 static double now_t(const struct ctl *c) { return pit_now() - c->t0; }
@@ -136,6 +139,7 @@ void pit_run_opts_init(struct pit_run_opts *o) {
   o->total_steps = -1;
   o->start_timeout_s = 120;
   o->stop_timeout_s = 60;
+  o->grace_s = 30;
 }
 
 /* ---------------- records out: events file and store ---------------- */
@@ -180,13 +184,32 @@ static int release_held(struct ctl *c, int64_t upto, struct pit_err *e) {
   return rc;
 }
 
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Drops the held records; returns the steps they held, each counted once
+ * (the lines of several ranks read from a log are one record per rank and
+ * step; records without a step count one each). */
 static int64_t drop_held(struct ctl *c) {
-  int64_t lost = 0;
+  int64_t lost = 0, *steps = malloc((size_t)(c->nheld > 0 ? c->nheld : 1) * sizeof *steps);
+  int ns = 0;
   for (int i = 0; i < c->nheld; i++) {
-    lost += c->held[i].type == PIT_REC_ITER;
+    if (c->held[i].type == PIT_REC_ITER) {
+      if (steps && c->held[i].step >= 0)
+        steps[ns++] = c->held[i].step;
+      else
+        lost++;
+    }
     pit_record_release(&c->held[i]);
   }
   c->nheld = 0;
+  if (steps)
+    qsort(steps, (size_t)ns, sizeof *steps, cmp_i64);
+  for (int i = 0; i < ns; i++)
+    lost += i == 0 || steps[i] != steps[i - 1];
+  free(steps);
   return lost;
 }
 
@@ -1105,14 +1128,22 @@ static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err
 
 /* ---------------- one generation ---------------- */
 
-/* The complete lines p's stdout holds now into the generation's parser; final: p is
- * gone, its unfinished last line counts. The stdout is closed once it has ended. */
+/* The complete lines p's stdout holds now into the generation's log and
+ * parser, its stderr's into the log; final: p is gone, its unfinished last
+ * line counts. Each is closed once it has ended. */
 static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e) {
+  int erc = ctl_proc_drain_err(c->g, p, final, e);
+  if (erc < 0)
+    return erc;
+  if (p->fd < 0)
+    return 0;
   for (;;) {
     const char *s;
     size_t n;
     int rc = pit_follower_line(&p->out, &s, &n, e);
     if (rc == PIT_FOLLOW_RECORD) {
+      ctl_proc_log(c->g, p, s, n, 0);
+      c->out_lines++;
       /* a workload that speaks the protocol (PITSTOP lines, JSON records) stops on SIGUSR1 */
       if ((n >= 8 && memcmp(s, "PITSTOP ", 8) == 0) || (n && s[0] == '{'))
         c->resizable = 1;
@@ -1132,7 +1163,18 @@ static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e)
   }
 }
 
-enum gen_end { GEN_DONE, GEN_STOPPED, GEN_FAILED, GEN_FATAL };
+enum gen_end { GEN_DONE, GEN_STOPPED, GEN_FAILED, GEN_FATAL, GEN_INTERRUPTED };
+
+/* The user's stop, one step (stop.c): a protocol workload past its first
+ * iteration is asked for an agreed checkpoint, anything else gets SIGTERM;
+ * killed after the grace or at a second signal. 1 while a stop is under way. */
+static int user_stop(struct ctl *c) {
+  char msg[512];
+  int agree = (c->resizable || !c->o->cmd) && c->gen_iters > 0;
+  if (ctl_stop_step(&c->stop, c->o, c->g, now_t(c), agree, c->stop_requested, msg, sizeof msg))
+    warn(c, "%s", msg);
+  return c->stop.how != CTL_STOP_NONE;
+}
 
 static enum gen_end run_generation(struct ctl *c, const char *resume, char *why, size_t nwhy,
                                    struct pit_err *e) {
@@ -1162,6 +1204,10 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   c->t_first_iter = NAN;
   c->init_s = NAN;
   memset(&c->pending, 0, sizeof c->pending);
+  if (ctl_stop_signal(c->o)) { /* stopped before this generation started: nothing launched */
+    user_stop(c);
+    return GEN_INTERRUPTED;
+  }
   int rc = pit_parser_new(&c->parser, PIT_PARSE_AUTO, c->o->run, 1, "the workload's output", on_record,
                           on_parse_warn, c, e);
   if (rc < 0) {
@@ -1179,13 +1225,16 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   int failed = 0;
   why[0] = 0;
   for (;;) {
-    struct pollfd pf[CTL_PROCS_MAX];
-    int map[CTL_PROCS_MAX], np = 0;
+    struct pollfd pf[2 * CTL_PROCS_MAX];
+    int map[2 * CTL_PROCS_MAX], np = 0;
     for (int i = 0; i < c->g->nproc; i++)
-      if (c->g->proc[i].fd >= 0) {
-        pf[np].fd = c->g->proc[i].fd;
-        pf[np].events = POLLIN;
-        map[np++] = i;
+      for (int k = 0; k < 2; k++) {
+        int fd = k ? c->g->proc[i].efd : c->g->proc[i].fd;
+        if (fd >= 0 && np < 2 * CTL_PROCS_MAX) {
+          pf[np].fd = fd;
+          pf[np].events = POLLIN;
+          map[np++] = i;
+        }
       }
     if (np)
       poll(pf, (nfds_t)np, 200);
@@ -1196,13 +1245,14 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
         snprintf(why, nwhy, "%s", e->msg);
         failed = 2; /* the controller's own error: stop */
       }
+    int stopping = user_stop(c);
     int alive = 0, bad = -1;
     for (int i = 0; i < c->g->nproc; i++) {
       struct ctl_proc *p = &c->g->proc[i];
       ctl_proc_poll(p);
-      if (!p->exited || p->fd >= 0)
+      if (!p->exited || p->fd >= 0 || p->efd >= 0)
         alive = 1;
-      if (p->exited && p->status != 0 && bad < 0)
+      if (p->exited && p->status != 0 && bad < 0 && !stopping) /* after a stop signal: waited for, not failed */
         bad = i;
     }
     if (!failed && !c->end_status[0] && (rc = provider_events(c, why, nwhy, e)) != 0) {
@@ -1231,18 +1281,18 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
         snprintf(why, nwhy, "the workload exited with status %d", p->status);
       failed = 1;
     }
-    if (!failed && c->gen_iters == 0 && t - c->t_launch > c->o->start_timeout_s) {
+    if (!failed && !stopping && c->gen_iters == 0 && t - c->t_launch > c->o->start_timeout_s) {
       snprintf(why, nwhy, "the workload sent no iteration within %.0f s of its start", c->o->start_timeout_s);
       failed = 1;
     }
-    if (!failed && c->stop_requested && t - c->t_stop_req > c->o->stop_timeout_s) {
+    if (!failed && !stopping && c->stop_requested && t - c->t_stop_req > c->o->stop_timeout_s) {
       snprintf(why, nwhy, "the workload did not stop within %.0f s of the request", c->o->stop_timeout_s);
       failed = 1;
     }
     if (failed) {
       ctl_gen_kill(c->g, 2.0);
       for (int i = 0; i < c->g->nproc; i++)
-        if (c->g->proc[i].fd >= 0)
+        if (c->g->proc[i].fd >= 0 || c->g->proc[i].efd >= 0)
           feed(c, &c->g->proc[i], 1, e);
       break;
     }
@@ -1258,6 +1308,8 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   c->parser = NULL;
   if (failed == 2)
     return GEN_FATAL;
+  if (c->stop.how != CTL_STOP_NONE && strcmp(c->end_status, "done") != 0)
+    return GEN_INTERRUPTED;
   if (failed)
     return GEN_FAILED;
   if (c->stop_requested && strcmp(c->end_status, "done") != 0)
@@ -1317,6 +1369,30 @@ static void gen_entry(struct ctl *c, const char *end) {
       cost += n->price_h * secs / 3600.0;
   }
   g->cost = cost;
+}
+
+/* The run stopped by the user's signal: the records a checkpoint covers are
+ * kept (a program that speaks no protocol: every measured step, it has no
+ * checkpoint to redo them from), the rest dropped, as a failure drops them;
+ * the state is left without processes, so the same command continues from
+ * the last checkpoint. */
+static int end_interrupted(struct ctl *c, struct pit_err *e) {
+  struct pit_run_result *res = c->res;
+  int protocol = c->resizable || !c->o->cmd;
+  int rc = release_held(c, protocol ? c->step_safe : -1, e);
+  drop_held(c);
+  if (c->g->nproc > 0) /* a generation that was launched */
+    gen_entry(c, "interrupted");
+  res->interrupted = c->stop.sig;
+  snprintf(res->stop_how, sizeof res->stop_how, "%s",
+           c->g->nproc == 0                 ? "not started"
+           : c->stop.how == CTL_STOP_AGREED ? "checkpoint" : c->stop.how == CTL_STOP_TERM ? "sigterm" : "killed");
+  res->stop_s = c->stop.how == CTL_STOP_NONE ? 0 : now_t(c) - c->stop.t_signal;
+  res->stop_ckpt_step = c->ckpt[0] ? c->step_safe : -1;
+  status(c, "stopped", 1);
+  if (rc == 0)
+    rc = write_state(c, e);
+  return rc;
 }
 
 /* ---------------- spot: acting on the market chosen ---------------- */
@@ -1565,6 +1641,7 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
   c->lock_fd = -1;
   c->t0 = pit_now();
   ctl_spot_init(&c->spot);
+  ctl_stop_init(&c->stop);
   c->first_iter_t = NAN;
   if (!o->run || !*o->run || !o->run_dir || !o->self_exe)
     return pit_err_set(e, PIT_EARG, "a run needs an id, a directory and the pitstop binary");
@@ -1684,6 +1761,10 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
   while (rc == 0) {
     char why[1024];
     enum gen_end end = run_generation(&c, resume, why, sizeof why, e);
+    if (end == GEN_INTERRUPTED) {
+      rc = end_interrupted(&c, e);
+      break;
+    }
     if (end == GEN_FATAL) {
       gen_entry(&c, "failed");
       rc = e->code ? e->code : PIT_ESTATE;
@@ -1693,6 +1774,13 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       /* a workload without end records (one that speaks no protocol) finished: its steps are done */
       if ((rc = release_held(&c, -1, e)) < 0)
         break;
+      if (isnan(c.first_iter_t)) { /* it ended without one progress line pitstop reads: nothing measured */
+        res->no_progress = 1;
+        res->out_lines = c.out_lines;
+        gen_entry(&c, "no progress");
+        status(&c, "no progress", 1);
+        break;
+      }
       gen_entry(&c, "done");
       status(&c, "done", 1);
       break;
@@ -1735,8 +1823,15 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
     }
     res->restarts++;
     consecutive_fail++;
-    warn(&c, "generation %d failed (%s): %lld steps since the last checkpoint are redone; restart %d of %d",
-         c.gen, why, (long long)lost, res->restarts, o->max_restarts);
+    if (c.ckpt[0])
+      warn(&c, "generation %d failed (%s): it restarts from the checkpoint at step %lld (%s), %lld step%s since "
+               "it redone; restart %d of %d",
+           c.gen, why, (long long)c.step_safe, c.ckpt, (long long)lost, lost == 1 ? "" : "s", res->restarts,
+           o->max_restarts);
+    else
+      warn(&c, "generation %d failed (%s): there is no checkpoint or snapshot, so the job starts again from step "
+               "0 (%lld step%s redone); restart %d of %d",
+           c.gen, why, (long long)lost, lost == 1 ? "" : "s", res->restarts, o->max_restarts);
     /* nodes that fail a health check are replaced (on their market; a spot node
      * gone with the spot layer on: the spot policy chooses the market) */
     int spot_lost = 0;
@@ -1780,7 +1875,7 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
   res->waste_s = c.prov.waste_s;
   res->waste_usd = c.prov.waste_usd;
   res->cost += res->waste_usd;
-  if (rc == 0) {
+  if (rc == 0 && !res->interrupted) {
     char path[1100];
     snprintf(path, sizeof path, "%s/state", c.state_dir);
     unlink(path);
