@@ -315,6 +315,8 @@ struct pit_run_status {
   double samples_per_s;
   double spent;                     /* US$ billed so far (nodes × billed seconds) */
   double eta_s;                     /* predicted remaining seconds (NaN: unknown) */
+  double eta_lo, eta_hi;            /* its 95% interval (from the recent step times' mean; NaN: unknown) */
+  double cost_end, cost_lo, cost_hi; /* the whole job's predicted cost: spent + the nodes' price over eta */
   const char *phase;                /* "starting", "running", "resizing", "restarting", "done" */
   int resizable;                    /* 0: the workload speaks no protocol (records read from its log) */
 };
@@ -396,6 +398,8 @@ struct pit_run_opts {
   char **cmd;                       /* the workload (argv, NULL-terminated); NULL: pitstop train */
   char **train_argv;                /* with cmd NULL: the options passed to pitstop train */
   int64_t total_steps;              /* known job length (-1 unknown) */
+  int64_t job_epochs, job_samples;  /* a command's job length in epochs or samples (0: not given); the steps
+                                       per epoch and samples per step come from its progress lines */
   const char *types;                /* cost/time: types the policy may use, ","-separated (NULL: the
                                        initial membership's) */
   const struct pit_policy_meas *prior; /* cost/time: memberships measured before (a profile), borrowed */

@@ -26,7 +26,7 @@ struct run_args {
   const char *ranks;
   const char *policy, *schedule, *launcher, *restarts, *dir, *run, *db, *events, *start_timeout, *cleanup;
   const char *deadline, *budget, *types;
-  const char *grace;
+  const char *grace, *iters, *samples;
   const char *quiet, *help; /* flags: non-NULL when given */
 };
 /* pitstop run's own options; every other option goes to pitstop train. val:
@@ -65,6 +65,10 @@ static const struct pit_cli_opt run_opts[] = {
     {"events", 1, A(events), "FILE", "JSON Lines of every record (default DIR/events.jsonl)"},
     {"start-timeout", 1, A(start_timeout), "S",
      "a generation without an iteration this long has failed (default 120)"},
+    {"iters", 1, A(iters), "N",
+     "-- COMMAND: the job is N iterations (also --epochs E, or --samples S; steps per epoch and samples per step "
+     "come from its progress lines)"},
+    {"samples", 1, A(samples), "S", "-- COMMAND: the job is S samples"},
     {"grace", 1, A(grace), "S",
      "after Ctrl-C or SIGTERM: the workload is killed S seconds after it was asked to stop (default 30; a "
      "second Ctrl-C kills at once)"},
@@ -88,6 +92,8 @@ struct ui {
   int quiet;
   int tty;
   int drew;
+  char phase[16];  /* the last status line's phase */
+  int64_t decile;  /* and the tenth of the job it was in (-1: length unknown) */
 };
 
 static void on_warn(void *ctx, const struct pit_err *w) {
@@ -123,16 +129,29 @@ static void on_status(void *ctx, const struct pit_run_status *st) {
     snprintf(steps, sizeof steps, "%lld/%lld", (long long)st->step, (long long)st->total_steps);
   else
     snprintf(steps, sizeof steps, "%lld", (long long)st->step);
-  char line[512];
-  snprintf(line, sizeof line, "gen %d %-9s %s  step %s  t_p %s  %.0f samples/s  $%.4f spent  %s left%s", st->gen,
+  char fin[160] = "";
+  if (isfinite(st->eta_s) && isfinite(st->eta_lo) && isfinite(st->cost_end)) { /* predicted finish and cost */
+    char lo[32], hi[32];
+    fmt_secs(lo, sizeof lo, st->eta_lo);
+    fmt_secs(hi, sizeof hi, st->eta_hi);
+    snprintf(fin, sizeof fin, "  finish in %s [%s, %s], job $%.4f [%.4f, %.4f]", eta, lo, hi, st->cost_end,
+             st->cost_lo, st->cost_hi);
+  } else {
+    snprintf(fin, sizeof fin, "  %s left", eta);
+  }
+  char line[640];
+  snprintf(line, sizeof line, "gen %d %-9s %s  step %s  t_p %s  %.0f samples/s  $%.4f spent%s%s", st->gen,
            st->phase, st->membership, steps, tp, isfinite(st->samples_per_s) ? st->samples_per_s : 0.0,
-           st->spent, eta, st->resizable ? "" : "  (read from its log: not resizable)");
+           st->spent, fin, st->resizable ? "" : "  (read from its log: not resizable)");
   if (u->tty) {
     fprintf(stderr, "\r\033[K%s", line);
     u->drew = 1;
-  } else if (strcmp(st->phase, "running") != 0) {
-    fprintf(stderr, "%s\n", line);
+  } else if (strcmp(st->phase, "running") != 0 || strcmp(st->phase, u->phase) != 0 ||
+             (st->total_steps > 0 && st->step * 10 / st->total_steps != u->decile)) {
+    fprintf(stderr, "%s\n", line); /* not a terminal: each phase, and each tenth of a job of known length */
   }
+  snprintf(u->phase, sizeof u->phase, "%s", st->phase);
+  u->decile = st->total_steps > 0 ? st->step * 10 / st->total_steps : -1;
   fflush(stderr);
 }
 
@@ -290,10 +309,10 @@ static void on_signal(int sig) {
 int pit_cmd_run(int argc, char **argv) {
   struct pit_run_opts o;
   pit_run_opts_init(&o);
-  struct ui u = {0, isatty(2), 0};
+  struct ui u = {0, isatty(2), 0, "", -1};
   struct run_args ra;
   memset(&ra, 0, sizeof ra);
-  int ntrain = 0, epochs_set = 0;
+  int ntrain = 0, epochs_set = 0, maxiters_set = 0;
   struct pit_train_opts topts;
   pit_train_opts_init(&topts);
   char **targv = NULL;
@@ -339,6 +358,7 @@ int pit_cmd_run(int argc, char **argv) {
     if (pit_train_opt_set(&topts, d, d->arg ? v : NULL, &e) < 0)
       return pit_cli_fail(&e);
     epochs_set |= strcmp(name, "epochs") == 0;
+    maxiters_set |= strcmp(name, "max-iters") == 0;
     ntrain++;
   }
   if (ra.help) {
@@ -377,9 +397,23 @@ int pit_cmd_run(int argc, char **argv) {
     return pit_cli_usage("run: --start-timeout '%s' is not a positive number of seconds", ra.start_timeout);
   if (i < argc)
     o.cmd = argv + i;
-  if (o.cmd && ntrain) {
-    return pit_cli_usage("run: train options go with the default workload only (not with -- COMMAND)");
+  if (o.cmd && ntrain > epochs_set + maxiters_set) {
+    return pit_cli_usage("run: train options go with the default workload only (not with -- COMMAND; its job "
+                         "length: --epochs, --iters, --samples)");
   }
+  if (!o.cmd && (ra.iters || ra.samples))
+    return pit_cli_usage("run: --iters and --samples size a -- COMMAND's job (pitstop train: --max-iters)");
+  if (o.cmd && epochs_set)
+    o.job_epochs = topts.epochs;
+  struct {
+    const char *val, *name;
+    int64_t *to;
+  } sizes[] = {{ra.iters, "iters", &o.total_steps}, {ra.samples, "samples", &o.job_samples}};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+    if (sizes[k].val && (pit_parse_i64(sizes[k].val, sizes[k].to) < 0 || *sizes[k].to <= 0))
+      return pit_cli_usage("run: --%s '%s' is not a positive count", sizes[k].name, sizes[k].val);
+  if (o.cmd && (!!o.job_epochs + !!ra.iters + !!ra.samples + maxiters_set) > 1)
+    return pit_cli_usage("run: give the job's length once: --epochs, --iters or --samples");
   if (!o.cmd) {
     if (topts.max_iters > 0 && !epochs_set)
       topts.epochs = 0; /* --max-iters alone: as many epochs as it takes (as pitstop train) */

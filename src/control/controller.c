@@ -43,7 +43,9 @@
 
 #include "control/control_impl.h"
 #include "control/launch.h"
+#include "control/progress.h"
 #include "control/stop.h"
+#include "pitstop/analysis.h"
 #include "pitstop/parse.h"
 #include "pitstop/store.h"
 
@@ -111,6 +113,10 @@ struct ctl {
   int reclaim_stop;                 /* this generation stops for a reclaim notice */
   struct ctl_stop stop;             /* the user's stop (stop.c) */
   int64_t out_lines;                /* lines the workload printed on stdout, the whole run */
+  struct ctl_progress prog;         /* progress lines timed by arrival (progress.c) */
+  int have_prog;
+  int line_records;                 /* records the parser made of the line being read */
+  int t_is_run;                     /* the record being taken has run seconds already (progress.c's) */
 };
 
 static double now_t(const struct ctl *c) { return pit_now() - c->t0; }
@@ -633,6 +639,32 @@ static double spent(const struct ctl *c, double t) {
   return usd;
 }
 
+/* The rest of the job's time and cost with 95% intervals: remaining steps ×
+ * the recent step times' mean ± its half-width (t quantile × sd / √n), the
+ * cost as spent + the live nodes' price per hour over that time. */
+static void eta_interval(const struct ctl *c, struct pit_run_status *st) {
+  st->eta_lo = st->eta_hi = st->cost_end = st->cost_lo = st->cost_hi = NAN;
+  int n = c->nrecent < RECENT ? c->nrecent : RECENT;
+  if (!(c->total_steps > 0) || n < 2)
+    return;
+  double sum = 0, ss = 0;
+  for (int i = 0; i < n; i++)
+    sum += c->recent[i];
+  double mean = sum / n;
+  for (int i = 0; i < n; i++)
+    ss += (c->recent[i] - mean) * (c->recent[i] - mean);
+  double half = pit_t_quantile(0.975, n - 1) * sqrt(ss / (n - 1)) / sqrt((double)n);
+  double left = (double)(c->total_steps > c->step_next ? c->total_steps - c->step_next : 0);
+  st->eta_lo = left * (mean - half > 0 ? mean - half : 0);
+  st->eta_hi = left * (mean + half);
+  double price_h = 0;
+  for (int i = 0; i < c->nnodes; i++)
+    price_h += c->nodes[i].price_h;
+  st->cost_end = st->spent + price_h * st->eta_s / 3600;
+  st->cost_lo = st->spent + price_h * st->eta_lo / 3600;
+  st->cost_hi = st->spent + price_h * st->eta_hi / 3600;
+}
+
 static void status(struct ctl *c, const char *phase, int force) {
   double t = now_t(c);
   if (!c->o->status || (!force && t - c->last_status < 0.5))
@@ -651,6 +683,7 @@ static void status(struct ctl *c, const char *phase, int force) {
   st.samples_per_s = c->recent_batch > 0 && st.tp_s > 0 ? (double)c->recent_batch / st.tp_s : NAN;
   st.spent = spent(c, t);
   st.eta_s = c->total_steps > 0 && st.tp_s > 0 ? (double)(c->total_steps - c->step_next) * st.tp_s : NAN;
+  eta_interval(c, &st);
   st.phase = phase;
   st.resizable = c->resizable || !c->o->cmd;
   c->o->status(c->o->ctx, &st);
@@ -737,7 +770,11 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
   snprintf(r.run, sizeof r.run, "%s", c->o->run);
   r.gen = c->gen;
   double now = now_t(c);
-  if (!isnan(r.t)) {
+  c->line_records++;
+  if (c->t_is_run && !isnan(r.t)) {
+    if (r.t > now)
+      r.t = now;
+  } else if (!isnan(r.t)) {
     if (!c->gen_have_offset) {
       c->gen_offset = now - r.t;
       c->gen_have_offset = 1;
@@ -1128,6 +1165,34 @@ static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err
 
 /* ---------------- one generation ---------------- */
 
+static int progress_emit(void *ctx, const struct pit_record *r, struct pit_err *e) {
+  struct ctl *c = ctx;
+  c->t_is_run = 1;
+  int rc = on_record(c, r, e);
+  c->t_is_run = 0;
+  return rc;
+}
+
+/* The job's length once the progress lines (and --epochs/--samples) say it. */
+static void progress_total(struct ctl *c) {
+  if (c->o->total_steps > 0)
+    return;
+  int64_t t = ctl_progress_total(&c->prog, c->o->job_epochs, c->o->job_samples);
+  if (t > 0)
+    c->total_steps = t;
+}
+
+/* One line no parser took: a progress line of a program that prints no
+ * times becomes iteration records timed by its arrival (progress.c). */
+static int progress_line(struct ctl *c, const char *s, size_t n, struct pit_err *e) {
+  if (!c->have_prog)
+    return 0;
+  int rc = ctl_progress_line(&c->prog, s, n, now_t(c), progress_emit, c, e);
+  if (rc > 0)
+    progress_total(c);
+  return rc < 0 ? rc : 0;
+}
+
 /* The complete lines p's stdout holds now into the generation's log and
  * parser, its stderr's into the log; final: p is gone, its unfinished last
  * line counts. Each is closed once it has ended. */
@@ -1147,7 +1212,10 @@ static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e)
       /* a workload that speaks the protocol (PITSTOP lines, JSON records) stops on SIGUSR1 */
       if ((n >= 8 && memcmp(s, "PITSTOP ", 8) == 0) || (n && s[0] == '{'))
         c->resizable = 1;
+      c->line_records = 0;
       if ((rc = pit_parser_line(c->parser, s, n, e)) < 0)
+        return rc;
+      if (c->line_records == 0 && (rc = progress_line(c, s, n, e)) < 0) /* a line no parser took */
         return rc;
       continue;
     }
@@ -1161,6 +1229,14 @@ static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e)
       return rc < 0 ? rc : 0;
     pit_follower_writer_gone(&p->out);
   }
+}
+
+/* The exit status of the first process of the generation that failed (0: none). */
+static int bad_exit(const struct ctl *c) {
+  for (int i = 0; i < c->g->nproc; i++)
+    if (c->g->proc[i].exited && c->g->proc[i].status != 0)
+      return c->g->proc[i].status;
+  return 0;
 }
 
 enum gen_end { GEN_DONE, GEN_STOPPED, GEN_FAILED, GEN_FATAL, GEN_INTERRUPTED };
@@ -1201,6 +1277,8 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   c->end_status[0] = 0;
   c->t_end = 0;
   c->t_launch = now_t(c);
+  if (c->have_prog)
+    ctl_progress_gen(&c->prog, c->t_launch);
   c->t_first_iter = NAN;
   c->init_s = NAN;
   memset(&c->pending, 0, sizeof c->pending);
@@ -1306,6 +1384,9 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   pit_parser_finish(c->parser, e);
   pit_parser_free(c->parser);
   c->parser = NULL;
+  if (!failed && c->have_prog && c->stop.how == CTL_STOP_NONE && bad_exit(c) == 0 &&
+      ctl_progress_end(&c->prog, now_t(c), progress_emit, c, e) < 0)
+    return GEN_FATAL;
   if (failed == 2)
     return GEN_FATAL;
   if (c->stop.how != CTL_STOP_NONE && strcmp(c->end_status, "done") != 0)
@@ -1642,6 +1723,7 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
   c->t0 = pit_now();
   ctl_spot_init(&c->spot);
   ctl_stop_init(&c->stop);
+  c->have_prog = ctl_progress_init(&c->prog) == 0;
   c->first_iter_t = NAN;
   if (!o->run || !*o->run || !o->run_dir || !o->self_exe)
     return pit_err_set(e, PIT_EARG, "a run needs an id, a directory and the pitstop binary");
@@ -1701,6 +1783,8 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
 
 static void teardown(struct ctl *c) {
   ctl_obs_release(&c->obs);
+  if (c->have_prog)
+    ctl_progress_release(&c->prog);
   if (c->g) {
     ctl_gen_kill(c->g, 2.0);
     ctl_gen_release(c->g);
