@@ -398,6 +398,8 @@ struct pit_run_opts {
   char **cmd;                       /* the workload (argv, NULL-terminated); NULL: pitstop train */
   char **train_argv;                /* with cmd NULL: the options passed to pitstop train */
   int64_t total_steps;              /* known job length (-1 unknown) */
+  int resume_by_restart;            /* the command resumes from its own snapshot when started again */
+  const char *snapshot;             /* that snapshot, watched (NULL: "snapshot saved at PATH" lines) */
   int64_t job_epochs, job_samples;  /* a command's job length in epochs or samples (0: not given); the steps
                                        per epoch and samples per step come from its progress lines */
   const char *types;                /* cost/time: types the policy may use, ","-separated (NULL: the

@@ -26,7 +26,7 @@ struct run_args {
   const char *ranks;
   const char *policy, *schedule, *launcher, *restarts, *dir, *run, *db, *events, *start_timeout, *cleanup;
   const char *deadline, *budget, *types;
-  const char *grace, *iters, *samples;
+  const char *grace, *iters, *samples, *restart, *snapshot;
   const char *quiet, *help; /* flags: non-NULL when given */
 };
 /* pitstop run's own options; every other option goes to pitstop train. val:
@@ -69,6 +69,11 @@ static const struct pit_cli_opt run_opts[] = {
      "-- COMMAND: the job is N iterations (also --epochs E, or --samples S; steps per epoch and samples per step "
      "come from its progress lines)"},
     {"samples", 1, A(samples), "S", "-- COMMAND: the job is S samples"},
+    {"resume-by-restart", 0, A(restart), NULL,
+     "-- COMMAND resumes from its own snapshot when started again: a resize restarts it right after a save "
+     "(docs/own-script.md)"},
+    {"snapshot", 1, A(snapshot), "PATH",
+     "with --resume-by-restart: the snapshot file, watched (default: its \"snapshot saved at PATH\" lines)"},
     {"grace", 1, A(grace), "S",
      "after Ctrl-C or SIGTERM: the workload is killed S seconds after it was asked to stop (default 30; a "
      "second Ctrl-C kills at once)"},
@@ -405,6 +410,13 @@ int pit_cmd_run(int argc, char **argv) {
     return pit_cli_usage("run: --iters and --samples size a -- COMMAND's job (pitstop train: --max-iters)");
   if (o.cmd && epochs_set)
     o.job_epochs = topts.epochs;
+  if ((ra.restart || ra.snapshot) && !o.cmd)
+    return pit_cli_usage("run: --resume-by-restart and --snapshot go with a -- COMMAND (pitstop train checkpoints "
+                         "at an agreed step)");
+  if (ra.snapshot && !ra.restart)
+    return pit_cli_usage("run: --snapshot goes with --resume-by-restart");
+  o.resume_by_restart = ra.restart != NULL;
+  o.snapshot = ra.snapshot;
   struct {
     const char *val, *name;
     int64_t *to;

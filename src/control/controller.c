@@ -44,6 +44,7 @@
 #include "control/control_impl.h"
 #include "control/launch.h"
 #include "control/progress.h"
+#include "control/restart.h"
 #include "control/stop.h"
 #include "pitstop/analysis.h"
 #include "pitstop/parse.h"
@@ -117,6 +118,13 @@ struct ctl {
   int have_prog;
   int line_records;                 /* records the parser made of the line being read */
   int t_is_run;                     /* the record being taken has run seconds already (progress.c's) */
+  /* resizable by restart (--resume-by-restart, restart.c) */
+  struct ctl_snap snap;
+  int have_snap;
+  int restart_pending;              /* a resize waits for the next snapshot */
+  int restart_refused;              /* a resize was refused: not asked again before the next snapshot */
+  int restart_stopping;             /* this generation is stopped for a resize by restart */
+  int64_t redo_below;               /* the steps the generation before had done (a step below is redone) */
 };
 
 static double now_t(const struct ctl *c) { return pit_now() - c->t0; }
@@ -788,6 +796,17 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
   int rc = 0;
   switch (r.type) {
   case PIT_REC_ITER:
+    if (c->o->resume_by_restart && c->gen_iters == 0 && r.step >= 0 && r.step < c->redo_below) {
+      int64_t redo = c->redo_below - r.step; /* measured: where its progress lines say it resumed */
+      c->res->lost_steps += redo;
+      warn(c, "generation %d resumed at step %lld: the %lld step%s since its snapshot are redone", c->gen,
+           (long long)r.step, (long long)redo, redo == 1 ? "" : "s");
+    }
+    if (c->o->resume_by_restart && r.step >= 0 && r.step < c->step_safe) { /* redone, kept already */
+      if (c->gen_iters++ == 0)
+        c->t_first_iter = now;
+      break;
+    }
     if (r.step >= 0 && r.step != c->step_next && c->gen_iters == 0)
       c->gen_step0 = r.step;
     if (r.step >= 0)
@@ -886,7 +905,7 @@ static void policy_state(const struct ctl *c, struct pit_policy_state *s) {
     pit_membership_bare(&c->cur, &s->cur);
   s->nmin = c->o->nmin;
   s->nmax = c->o->nmax;
-  s->resizable = c->resizable || !c->o->cmd;
+  s->resizable = c->resizable || !c->o->cmd || c->o->resume_by_restart;
   s->t = now_t(c);
   s->spent = spent(c, s->t);
   s->since_change = c->step_next - c->gen_step0;
@@ -1051,8 +1070,10 @@ static int spot_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e) {
   return 1;
 }
 
+static int restart_decide(struct ctl *c, const struct pit_choice *ch, const char *policy, struct pit_err *e);
+
 static int decide(struct ctl *c, struct pit_err *e) {
-  if (c->stop_requested)
+  if (c->stop_requested || c->restart_pending || c->restart_refused)
     return 0;
   static struct pit_policy_state s; /* large; the controller is single-threaded */
   static struct pit_choice ch;
@@ -1067,6 +1088,8 @@ static int decide(struct ctl *c, struct pit_err *e) {
   }
   if (rc == 0 && c->spot.on && ch.decided && s.resizable && (rc = spot_point(c, &ch, e)) == 1)
     return request_stop(c, &ch, "spot", -1, e);
+  if (rc == 0 && ch.act == PIT_ACT_RESIZE && c->o->resume_by_restart && !c->resizable)
+    return restart_decide(c, &ch, pol, e);
   if (rc < 0 || ch.act != PIT_ACT_RESIZE) {
     if (rc == 0 && !s.resizable && !pit_membership_equal(&ch.to, &c->cur) && !c->pending.reason[0]) {
       c->pending = ch; /* said once */
@@ -1108,6 +1131,96 @@ static int request_stop(struct ctl *c, const struct pit_choice *ch, const char *
   if (n == 0)
     warn(c, "no process of the workload catches SIGUSR1: it will be stopped at the time-out");
   return 0;
+}
+
+/* ---------------- resizable by restart (restart.c) ---------------- */
+
+static int progress_emit(void *ctx, const struct pit_record *r, struct pit_err *e);
+
+/* The resize by restart now: SIGTERM to every process group of the
+ * workload (right after a snapshot), SIGKILL after the grace; the next
+ * generation is the same command on the new membership. */
+static void restart_stop(struct ctl *c) {
+  c->restart_pending = 0;
+  c->restart_stopping = 1;
+  c->stop_requested = 1;
+  c->t_stop_req = now_t(c);
+  int k = 0;
+  for (int i = 0; i < c->g->nproc; i++)
+    if (!c->g->proc[i].exited && kill(-c->g->proc[i].pid, SIGTERM) == 0)
+      k++;
+  warn(c, "resize by restart: the snapshot at step %lld was just saved; SIGTERM to the workload (%d process "
+          "group%s), restarted on the new membership",
+       (long long)c->step_safe, k, k == 1 ? "" : "s");
+}
+
+/* A snapshot was saved (epoch: the epoch it follows, -1 when unknown): a
+ * checkpoint record (the steps done so far are safe), and a resize waiting
+ * for it is carried out. */
+static int on_snapshot(struct ctl *c, int64_t epoch, struct pit_err *e) {
+  int rc = 0;
+  if (epoch >= 0 && c->have_prog && (rc = ctl_progress_close(&c->prog, epoch, now_t(c), progress_emit, c, e)) < 0)
+    return rc;
+  struct pit_record r;
+  base_record(c, &r, PIT_REC_CHECKPOINT);
+  r.step = c->step_next;
+  r.path = strdup(c->snap.path);
+  snprintf(c->ckpt, sizeof c->ckpt, "%s", c->snap.path);
+  c->ckpt_held[0] = 0;
+  c->step_safe = c->step_next;
+  if ((rc = release_held(c, c->step_safe, e)) == 0 && (rc = out_record(c, &r, e)) == 0 && (rc = out_flush(c, e)) == 0)
+    rc = write_state(c, e);
+  pit_record_release(&r);
+  c->restart_refused = 0;
+  if (rc == 0 && c->restart_pending && !c->stop_requested)
+    restart_stop(c);
+  return rc;
+}
+
+/* A resize of a workload resizable by restart: its price is the work since
+ * the last snapshot, which a restart redoes. Right after a save (nothing
+ * done since): now. Else at the next save, unless that is not due before the
+ * job's predicted end: then refused, with the numbers. */
+static int restart_decide(struct ctl *c, const struct pit_choice *ch, const char *policy, struct pit_err *e) {
+  static struct pit_choice d; /* large */
+  d = *ch;
+  double t = now_t(c), tp = recent_median(c);
+  double interval = ctl_snap_interval(&c->snap, c->first_iter_t);
+  double since = isfinite(c->snap.t_save) ? t - c->snap.t_save : isfinite(c->first_iter_t) ? t - c->first_iter_t : NAN;
+  double left = c->total_steps > 0 && tp > 0 ? (double)(c->total_steps - c->step_next) * tp : NAN;
+  double due = isfinite(interval) && isfinite(since) ? interval - since : NAN;
+  size_t at = strlen(d.reason);
+  if (c->snap.nsaves > 0 && c->step_next == c->step_safe) {
+    snprintf(d.reason + at, sizeof d.reason - at, "; by restart right after the snapshot at step %lld (nothing to redo)",
+             (long long)c->step_safe);
+    c->pending = d;
+    int rc = decision_record(c, &d, policy, e);
+    warn(c, "%s", d.reason);
+    restart_stop(c);
+    return rc;
+  }
+  if (isfinite(due) && isfinite(left) && due > left) {
+    snprintf(d.reason + at, sizeof d.reason - at,
+             "; refused: a restart now redoes the %.1f s (%lld steps) since the last snapshot, and the next is due "
+             "in %.1f s (one every %.1f s), after the job's predicted end in %.1f s",
+             since, (long long)(c->step_next - c->step_safe), due, interval, left);
+    d.act = PIT_ACT_KEEP;
+    d.to = c->cur;
+    c->restart_refused = 1;
+    c->res->recommended++;
+    warn(c, "%s", d.reason);
+    return decision_record(c, &d, policy, e);
+  }
+  if (isfinite(due))
+    snprintf(d.reason + at, sizeof d.reason - at,
+             "; by restart at the next snapshot, due in %.1f s (a restart now would redo %.1f s, %lld steps)", due,
+             since, (long long)(c->step_next - c->step_safe));
+  else
+    snprintf(d.reason + at, sizeof d.reason - at, "; by restart at the next snapshot (none seen yet)");
+  c->pending = d;
+  c->restart_pending = 1;
+  warn(c, "%s", d.reason);
+  return decision_record(c, &d, policy, e);
 }
 
 /* The provider's news about the nodes (a reclaim notice, a node gone):
@@ -1217,6 +1330,9 @@ static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e)
         return rc;
       if (c->line_records == 0 && (rc = progress_line(c, s, n, e)) < 0) /* a line no parser took */
         return rc;
+      int64_t epoch;
+      if (c->have_snap && ctl_snap_line(&c->snap, s, n, now_t(c), &epoch) && (rc = on_snapshot(c, epoch, e)) < 0)
+        return rc;
       continue;
     }
     if (rc == PIT_FOLLOW_CLOSED) {
@@ -1274,6 +1390,7 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   c->step_next = c->step_safe;
   c->stop_requested = 0;
   c->reclaim_stop = 0;
+  c->restart_pending = c->restart_refused = c->restart_stopping = 0;
   c->end_status[0] = 0;
   c->t_end = 0;
   c->t_launch = now_t(c);
@@ -1324,6 +1441,15 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
         failed = 2; /* the controller's own error: stop */
       }
     int stopping = user_stop(c);
+    if (c->have_snap && !failed && ctl_snap_poll(&c->snap, now_t(c), 0.5) && (rc = on_snapshot(c, -1, e)) < 0) {
+      snprintf(why, nwhy, "%s", e->msg);
+      failed = 2;
+    }
+    if (c->restart_stopping) { /* killed after the grace */
+      stopping = 1;
+      if (now_t(c) - c->t_stop_req > c->o->grace_s)
+        ctl_gen_kill(c->g, 0);
+    }
     int alive = 0, bad = -1;
     for (int i = 0; i < c->g->nproc; i++) {
       struct ctl_proc *p = &c->g->proc[i];
@@ -1391,6 +1517,8 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
     return GEN_FATAL;
   if (c->stop.how != CTL_STOP_NONE && strcmp(c->end_status, "done") != 0)
     return GEN_INTERRUPTED;
+  if (c->restart_stopping && !failed)
+    return GEN_STOPPED;
   if (failed)
     return GEN_FAILED;
   if (c->stop_requested && strcmp(c->end_status, "done") != 0)
@@ -1724,6 +1852,7 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
   ctl_spot_init(&c->spot);
   ctl_stop_init(&c->stop);
   c->have_prog = ctl_progress_init(&c->prog) == 0;
+  c->have_snap = o->resume_by_restart && ctl_snap_init(&c->snap, o->snapshot) == 0;
   c->first_iter_t = NAN;
   if (!o->run || !*o->run || !o->run_dir || !o->self_exe)
     return pit_err_set(e, PIT_EARG, "a run needs an id, a directory and the pitstop binary");
@@ -1785,6 +1914,8 @@ static void teardown(struct ctl *c) {
   ctl_obs_release(&c->obs);
   if (c->have_prog)
     ctl_progress_release(&c->prog);
+  if (c->have_snap)
+    ctl_snap_release(&c->snap);
   if (c->g) {
     ctl_gen_kill(c->g, 2.0);
     ctl_gen_release(c->g);
@@ -1871,6 +2002,10 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
     }
     if (end == GEN_STOPPED) {
       consecutive_fail = 0;
+      if (c.restart_stopping) { /* the steps since the snapshot are redone by the next generation */
+        c.redo_below = c.step_next;
+        drop_held(&c);
+      }
       gen_entry(&c, "resized");
       struct pit_run_gen *ge = &res->gens[res->ngens - 1];
       double t_exit = now_t(&c);

@@ -10,7 +10,9 @@
  *    samples between two lines, so a "step" is the work between two lines;
  *  - epochs: "[GPUr] Epoch e | Batchsize: b | Steps: L" (rank r's epoch e
  *    begins, L steps): L records of epoch e when the next epoch begins (or
- *    the program ends), only rank 0's lines.
+ *    the program ends, or says it saved a snapshot after epoch e), only
+ *    rank 0's lines; L stays the first generation's (the tutorial's epoch has
+ *    fewer steps per rank on more ranks: a step stays 1/L of an epoch).
  * The time between two progress lines is divided evenly over the steps they
  * span; each record's t is its share of that span, so a log's clock (the
  * records' t) and step times agree. The first line of a generation ends its
@@ -178,8 +180,11 @@ int ctl_progress_line(struct ctl_progress *p, const char *line, size_t n, double
     int64_t L = num(s, &m[4]);
     if (a != 0 || L <= 0)
       return 0; /* rank 0's lines only */
-    p->per_epoch = L;
-    p->batch = c;
+    if (p->per_epoch <= 0) /* the first membership's: a step stays 1/L of an epoch when the ranks change */
+      p->per_epoch = L;
+    if (p->batch <= 0)
+      p->batch = c;
+    L = p->per_epoch;
     step = b * L - 1; /* the last step before epoch b */
     if (!p->have) {
       p->step_last = step;
@@ -187,9 +192,9 @@ int ctl_progress_line(struct ctl_progress *p, const char *line, size_t n, double
       p->open_epoch = b;
       return emit_init(p, t, emit, ctx, e) < 0 ? -1 : 1;
     }
-    if (step <= p->step_last)
+    if (step < p->step_last)
       return 0;
-    rc = emit_span(p, step, t, emit, ctx, e);
+    rc = step > p->step_last ? emit_span(p, step, t, emit, ctx, e) : 0; /* equal: closed by a save line */
     p->open_epoch = b;
     return rc < 0 ? rc : 1;
   }
@@ -212,6 +217,13 @@ int ctl_progress_end(struct ctl_progress *p, double t, ctl_progress_emit_fn emit
   int64_t step = (p->open_epoch + 1) * p->per_epoch - 1;
   p->open_epoch = -1;
   return step > p->step_last ? emit_span(p, step, t, emit, ctx, e) : 0;
+}
+
+int ctl_progress_close(struct ctl_progress *p, int64_t epoch, double t, ctl_progress_emit_fn emit, void *ctx,
+                       struct pit_err *e) {
+  if (!p->have || p->open_epoch != epoch || p->per_epoch <= 0)
+    return 0;
+  return ctl_progress_end(p, t, emit, ctx, e);
 }
 
 int64_t ctl_progress_total(const struct ctl_progress *p, int64_t epochs, int64_t samples) {

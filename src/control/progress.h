@@ -44,6 +44,10 @@ int ctl_progress_line(struct ctl_progress *p, const char *line, size_t n, double
 /* The generation's program ended cleanly at t: the epoch it had begun (epochs
  * shape) is recorded up to t. */
 int ctl_progress_end(struct ctl_progress *p, double t, ctl_progress_emit_fn emit, void *ctx, struct pit_err *e);
+/* Epoch `epoch` ended at t (a snapshot saved after it): recorded now if it is
+ * the epoch begun (epochs shape). */
+int ctl_progress_close(struct ctl_progress *p, int64_t epoch, double t, ctl_progress_emit_fn emit, void *ctx,
+                       struct pit_err *e);
 /* The job's steps: epochs (--epochs) × steps per epoch, else samples
  * (--samples) / batch, else the log's N × L; -1 while unknown. */
 int64_t ctl_progress_total(const struct ctl_progress *p, int64_t epochs, int64_t samples);
