@@ -364,6 +364,8 @@ struct pit_run_result {
   double stop_s;                    /* seconds from the signal to every process gone */
   int64_t stop_ckpt_step;           /* the step the run continues from (-1: none, from step 0) */
   int no_progress;                  /* the workload ended without one iteration pitstop could read */
+  int by_restart;                   /* resizable by restart (--resume-by-restart), not by the protocol */
+  int refused;                      /* resizes by restart refused: the next snapshot not due before the end */
   int64_t out_lines;                /* then: the lines it printed on stdout (all in the generation's log) */
 };
 

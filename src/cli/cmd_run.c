@@ -242,6 +242,11 @@ static void report(const struct pit_run_result *r, const char *run, const char *
     else
       printf("No checkpoint: the job starts again from step 0 when run again.\n");
   }
+  if (r->by_restart)
+    printf("\nResized by restart (--resume-by-restart): each resize right after a snapshot, the steps since "
+           "it redone;\n%d resize%s refused (the next snapshot not due before the job's end; the reasons are above "
+           "and in the decision records).\n",
+           r->refused, r->refused == 1 ? "" : "s");
   printf("\n%lld steps in %.1f s, %d restart%s (%lld steps redone), cost $%.4f\nrecords: %s\n",
          (long long)r->steps, r->total_s, r->restarts, r->restarts == 1 ? "" : "s", (long long)r->lost_steps,
          r->cost, r->events);

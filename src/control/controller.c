@@ -125,6 +125,9 @@ struct ctl {
   int restart_refused;              /* a resize was refused: not asked again before the next snapshot */
   int restart_stopping;             /* this generation is stopped for a resize by restart */
   int64_t redo_below;               /* the steps the generation before had done (a step below is redone) */
+  int in_snapshot;                  /* taking a snapshot's steps: the policy asks after its checkpoint */
+  int64_t snap_step;                /* the step of this generation's last snapshot (-1: none yet) */
+  int64_t save_every;               /* steps between two snapshots, as measured (-1: unknown) */
 };
 
 static double now_t(const struct ctl *c) { return pit_now() - c->t0; }
@@ -693,7 +696,7 @@ static void status(struct ctl *c, const char *phase, int force) {
   st.eta_s = c->total_steps > 0 && st.tp_s > 0 ? (double)(c->total_steps - c->step_next) * st.tp_s : NAN;
   eta_interval(c, &st);
   st.phase = phase;
-  st.resizable = c->resizable || !c->o->cmd;
+  st.resizable = c->resizable || !c->o->cmd || c->o->resume_by_restart;
   c->o->status(c->o->ctx, &st);
 }
 
@@ -1073,7 +1076,7 @@ static int spot_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e) {
 static int restart_decide(struct ctl *c, const struct pit_choice *ch, const char *policy, struct pit_err *e);
 
 static int decide(struct ctl *c, struct pit_err *e) {
-  if (c->stop_requested || c->restart_pending || c->restart_refused)
+  if (c->stop_requested || c->restart_pending || c->restart_refused || c->in_snapshot)
     return 0;
   static struct pit_policy_state s; /* large; the controller is single-threaded */
   static struct pit_choice ch;
@@ -1159,7 +1162,11 @@ static void restart_stop(struct ctl *c) {
  * for it is carried out. */
 static int on_snapshot(struct ctl *c, int64_t epoch, struct pit_err *e) {
   int rc = 0;
-  if (epoch >= 0 && c->have_prog && (rc = ctl_progress_close(&c->prog, epoch, now_t(c), progress_emit, c, e)) < 0)
+  c->in_snapshot = 1;
+  if (epoch >= 0 && c->have_prog)
+    rc = ctl_progress_close(&c->prog, epoch, now_t(c), progress_emit, c, e);
+  c->in_snapshot = 0;
+  if (rc < 0)
     return rc;
   struct pit_record r;
   base_record(c, &r, PIT_REC_CHECKPOINT);
@@ -1168,12 +1175,22 @@ static int on_snapshot(struct ctl *c, int64_t epoch, struct pit_err *e) {
   snprintf(c->ckpt, sizeof c->ckpt, "%s", c->snap.path);
   c->ckpt_held[0] = 0;
   c->step_safe = c->step_next;
+  int64_t from = c->snap_step >= 0 ? c->snap_step : c->gen_step0;
+  if (c->step_next > from)
+    c->save_every = c->step_next - from;
+  c->snap_step = c->step_next;
   if ((rc = release_held(c, c->step_safe, e)) == 0 && (rc = out_record(c, &r, e)) == 0 && (rc = out_flush(c, e)) == 0)
     rc = write_state(c, e);
   pit_record_release(&r);
   c->restart_refused = 0;
+  if (rc == 0 && c->total_steps > 0 && c->step_next >= c->total_steps && c->restart_pending) {
+    c->restart_pending = 0; /* the job's last snapshot: nothing left to resize for */
+    warn(c, "the job's last snapshot: the resize waiting for it is dropped");
+  }
   if (rc == 0 && c->restart_pending && !c->stop_requested)
     restart_stop(c);
+  else if (rc == 0 && !c->stop_requested)
+    rc = decide(c, e); /* a resize may be due right after this save */
   return rc;
 }
 
@@ -1184,13 +1201,13 @@ static int on_snapshot(struct ctl *c, int64_t epoch, struct pit_err *e) {
 static int restart_decide(struct ctl *c, const struct pit_choice *ch, const char *policy, struct pit_err *e) {
   static struct pit_choice d; /* large */
   d = *ch;
-  double t = now_t(c), tp = recent_median(c);
-  double interval = ctl_snap_interval(&c->snap, c->first_iter_t);
-  double since = isfinite(c->snap.t_save) ? t - c->snap.t_save : isfinite(c->first_iter_t) ? t - c->first_iter_t : NAN;
-  double left = c->total_steps > 0 && tp > 0 ? (double)(c->total_steps - c->step_next) * tp : NAN;
-  double due = isfinite(interval) && isfinite(since) ? interval - since : NAN;
+  double tp = recent_median(c);
+  int64_t since = c->step_next - c->step_safe, left = c->total_steps > 0 ? c->total_steps - c->step_next : -1;
+  int64_t due = c->save_every > 0 ? c->save_every - since : -1;
   size_t at = strlen(d.reason);
-  if (c->snap.nsaves > 0 && c->step_next == c->step_safe) {
+  if (left == 0)
+    return 0; /* the job is done: nothing to resize for */
+  if (c->snap_step >= 0 && since == 0) {
     snprintf(d.reason + at, sizeof d.reason - at, "; by restart right after the snapshot at step %lld (nothing to redo)",
              (long long)c->step_safe);
     c->pending = d;
@@ -1199,22 +1216,24 @@ static int restart_decide(struct ctl *c, const struct pit_choice *ch, const char
     restart_stop(c);
     return rc;
   }
-  if (isfinite(due) && isfinite(left) && due > left) {
+  if (due > 0 && left >= 0 && due > left) {
     snprintf(d.reason + at, sizeof d.reason - at,
-             "; refused: a restart now redoes the %.1f s (%lld steps) since the last snapshot, and the next is due "
-             "in %.1f s (one every %.1f s), after the job's predicted end in %.1f s",
-             since, (long long)(c->step_next - c->step_safe), due, interval, left);
+             "; refused: a restart now redoes the %lld steps (%.1f s) since the last snapshot, and the next is due "
+             "in %lld steps (%.1f s; one every %lld steps), after the job's end in %lld steps (%.1f s)",
+             (long long)since, (double)since * tp, (long long)due, (double)due * tp, (long long)c->save_every,
+             (long long)left, (double)left * tp);
     d.act = PIT_ACT_KEEP;
     d.to = c->cur;
     c->restart_refused = 1;
-    c->res->recommended++;
+    c->res->refused++;
     warn(c, "%s", d.reason);
     return decision_record(c, &d, policy, e);
   }
-  if (isfinite(due))
+  if (due > 0)
     snprintf(d.reason + at, sizeof d.reason - at,
-             "; by restart at the next snapshot, due in %.1f s (a restart now would redo %.1f s, %lld steps)", due,
-             since, (long long)(c->step_next - c->step_safe));
+             "; by restart at the next snapshot, due in %lld steps (%.1f s; a restart now would redo %lld steps, "
+             "%.1f s)",
+             (long long)due, (double)due * tp, (long long)since, (double)since * tp);
   else
     snprintf(d.reason + at, sizeof d.reason - at, "; by restart at the next snapshot (none seen yet)");
   c->pending = d;
@@ -1331,8 +1350,16 @@ static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e)
       if (c->line_records == 0 && (rc = progress_line(c, s, n, e)) < 0) /* a line no parser took */
         return rc;
       int64_t epoch;
-      if (c->have_snap && ctl_snap_line(&c->snap, s, n, now_t(c), &epoch) && (rc = on_snapshot(c, epoch, e)) < 0)
-        return rc;
+      if (c->have_snap && (rc = ctl_snap_line(&c->snap, s, n, now_t(c), &epoch)) != 0) {
+        if ((rc = on_snapshot(c, epoch, e)) < 0)
+          return rc;
+      } else if (c->have_snap && epoch >= 0 && c->have_prog) { /* the watched file says when; the epoch is done */
+        c->in_snapshot = 1;
+        rc = ctl_progress_close(&c->prog, epoch, now_t(c), progress_emit, c, e);
+        c->in_snapshot = 0;
+        if (rc < 0 || (rc = decide(c, e)) < 0)
+          return rc;
+      }
       continue;
     }
     if (rc == PIT_FOLLOW_CLOSED) {
@@ -1391,6 +1418,9 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   c->stop_requested = 0;
   c->reclaim_stop = 0;
   c->restart_pending = c->restart_refused = c->restart_stopping = 0;
+  c->snap_step = -1;
+  if (c->have_snap)
+    ctl_snap_gen(&c->snap);
   c->end_status[0] = 0;
   c->t_end = 0;
   c->t_launch = now_t(c);
@@ -1853,6 +1883,7 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
   ctl_stop_init(&c->stop);
   c->have_prog = ctl_progress_init(&c->prog) == 0;
   c->have_snap = o->resume_by_restart && ctl_snap_init(&c->snap, o->snapshot) == 0;
+  c->save_every = -1;
   c->first_iter_t = NAN;
   if (!o->run || !*o->run || !o->run_dir || !o->self_exe)
     return pit_err_set(e, PIT_EARG, "a run needs an id, a directory and the pitstop binary");
@@ -2084,7 +2115,8 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
   }
   res->steps = c.step_next;
   res->total_s = now_t(&c);
-  res->resizable = c.resizable || !o->cmd;
+  res->resizable = c.resizable || !o->cmd || o->resume_by_restart;
+  res->by_restart = o->resume_by_restart && !c.resizable;
   struct pit_err e2 = {0};
   if (rc == 0)
     rc = out_flush(&c, e);

@@ -10,6 +10,9 @@
  * snapshot saved at PATH", printed after the save returned), whose epoch
  * says which epoch it follows.
  *
+ * With the file watched, such a line still says which epoch was done (the
+ * epoch's steps are recorded then), but the save is the file's.
+ *
  * Invariants: no clock (times come in as run seconds), stat only; a save
  * is reported once; the file as it was when watching began is no save. */
 #define _GNU_SOURCE
@@ -60,7 +63,7 @@ static void saved(struct ctl_snap *s, double t) {
 
 int ctl_snap_line(struct ctl_snap *s, const char *line, size_t n, double t, int64_t *epoch) {
   *epoch = -1;
-  if (s->watch || !s->compiled || n == 0 || n > 2000)
+  if (!s->compiled || n == 0 || n > 2000)
     return 0;
   char buf[2048];
   memcpy(buf, line, n);
@@ -70,6 +73,8 @@ int ctl_snap_line(struct ctl_snap *s, const char *line, size_t n, double t, int6
     return 0;
   if (m[2].rm_so >= 0)
     *epoch = strtoll(buf + m[2].rm_so, NULL, 10);
+  if (s->watch) /* the file says when the save is complete; the line only which epoch it follows */
+    return 0;
   snprintf(s->path, sizeof s->path, "%.*s", (int)(m[3].rm_eo - m[3].rm_so), buf + m[3].rm_so);
   saved(s, t);
   return 1;
@@ -93,10 +98,7 @@ int ctl_snap_poll(struct ctl_snap *s, double t, double settle_s) {
   return 1;
 }
 
-double ctl_snap_interval(const struct ctl_snap *s, double t_first) {
-  if (s->nsaves >= 2 && isfinite(s->t_prev))
-    return s->t_save - s->t_prev;
-  if (s->nsaves == 1 && isfinite(t_first) && s->t_save > t_first)
-    return s->t_save - t_first;
-  return NAN;
+void ctl_snap_gen(struct ctl_snap *s) {
+  s->t_save = s->t_prev = NAN;
+  s->nsaves = 0;
 }

@@ -22,12 +22,12 @@ struct ctl_snap {
 int ctl_snap_init(struct ctl_snap *s, const char *path);
 void ctl_snap_release(struct ctl_snap *s);
 /* A line of the workload's output at t: 1 when it says a snapshot was saved
- * (*epoch the epoch it follows, -1 when the line does not say). */
+ * and no file is watched; *epoch the epoch a "snapshot saved" line follows
+ * (also with a file watched), -1 when none. */
 int ctl_snap_line(struct ctl_snap *s, const char *line, size_t n, double t, int64_t *epoch);
 /* The watched file at t: 1 when a change has held still for settle_s (a save). */
 int ctl_snap_poll(struct ctl_snap *s, double t, double settle_s);
-/* Seconds between saves: the last two, or the first since t_first (the
- * first iteration); NaN before. */
-double ctl_snap_interval(const struct ctl_snap *s, double t_first);
+/* A generation starts: the intervals are measured within it (a restart is no save). */
+void ctl_snap_gen(struct ctl_snap *s);
 
 #endif
