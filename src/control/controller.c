@@ -744,6 +744,23 @@ static int tag_membership(const struct ctl *c, struct pit_record *r, struct pit_
   }
   cJSON_DeleteItemFromObjectCaseSensitive(o, "membership");
   cJSON_AddItemToObject(o, "membership", mj);
+  /* what the controller knows of a command's job, kept with the run (predict --db, summary) */
+  if (c->total_steps > 0 && !cJSON_GetObjectItemCaseSensitive(o, "planned_iters"))
+    cJSON_AddNumberToObject(o, "planned_iters", (double)c->total_steps);
+  if (c->o->cmd && !cJSON_GetObjectItemCaseSensitive(o, "model")) {
+    const char *name = c->o->cmd[0];
+    for (int i = 0; c->o->cmd[i]; i++) { /* the script a launcher (torchrun, python3) runs */
+      size_t n = strlen(c->o->cmd[i]);
+      if (n > 3 && strcmp(c->o->cmd[i] + n - 3, ".py") == 0) {
+        name = c->o->cmd[i];
+        break;
+      }
+    }
+    const char *base = strrchr(name, '/');
+    cJSON_AddStringToObject(o, "model", base ? base + 1 : name);
+  }
+  if (c->o->cmd && bare.n == 1 && !cJSON_GetObjectItemCaseSensitive(o, "itype"))
+    cJSON_AddStringToObject(o, "itype", bare.m[0].itype);
   int nodes = pit_membership_nodes(&bare);
   if (nodes > 0) {
     cJSON_DeleteItemFromObjectCaseSensitive(o, "nodes");
@@ -1297,8 +1314,12 @@ static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err
 
 /* ---------------- one generation ---------------- */
 
+static void progress_total(struct ctl *c);
+
 static int progress_emit(void *ctx, const struct pit_record *r, struct pit_err *e) {
   struct ctl *c = ctx;
+  if (r->type == PIT_REC_INIT)
+    progress_total(c); /* the job's length into the init record's config */
   c->t_is_run = 1;
   int rc = on_record(c, r, e);
   c->t_is_run = 0;

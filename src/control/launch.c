@@ -11,8 +11,8 @@
  *    PITSTOP_MASTER_ADDR, PITSTOP_MASTER_PORT in its environment (through a
  *    remote shell, as ssh runs commands: `env NAME=value... CMD`, each word
  *    quoted for that shell).
- * Every process gets PITSTOP_RUN, PITSTOP_GEN, PITSTOP_CHECKPOINT_DIR and
- * PITSTOP_RESUME (and PYTHONUNBUFFERED=1, so a Python script's lines reach the
+ * Every process gets PITSTOP_RUN, PITSTOP_GEN, PITSTOP_CHECKPOINT_DIR,
+ * PITSTOP_RESUME, PITSTOP_GRACE_S (and PYTHONUNBUFFERED=1, so a Python script's lines reach the
  * controller as it prints them, not 8 KiB at a time: they are timed by their
  * arrival). Each is started from argv (posix_spawn, own process group),
  * stdout and stderr on pipes the controller reads; both go to the
@@ -305,7 +305,9 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
   snprintf(env_gen, sizeof env_gen, "PITSTOP_GEN=%d", L->gen);
   snprintf(env_dir, sizeof env_dir, "PITSTOP_CHECKPOINT_DIR=%s", L->ckpt_dir);
   snprintf(env_resume, sizeof env_resume, "PITSTOP_RESUME=%s", L->resume);
-  char *base[] = {env_run, env_gen, env_dir, env_resume};
+  char env_grace[64]; /* the grace after SIGTERM (--grace; docs/protocol.md) */
+  snprintf(env_grace, sizeof env_grace, "PITSTOP_GRACE_S=%g", o->grace_s > 0 ? o->grace_s : 30);
+  char *base[] = {env_run, env_gen, env_dir, env_resume, env_grace};
   struct ctl_argv a = {0};
   int rc = 0;
   if (o->launcher == PIT_LAUNCH_MPI) {
@@ -329,7 +331,7 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
       return rc;
     const char *head[] = {"mpirun", "--hostfile", hostfile, "--bind-to", "none", "--mca",
                           "btl_vader_single_copy_mechanism", "none", "-x", "PITSTOP_RUN", "-x",
-                          "PITSTOP_GEN", "-x", "PITSTOP_CHECKPOINT_DIR", "-x", "PITSTOP_RESUME"};
+                          "PITSTOP_GEN", "-x", "PITSTOP_CHECKPOINT_DIR", "-x", "PITSTOP_RESUME", "-x", "PITSTOP_GRACE_S"};
     for (size_t i = 0; i < sizeof head / sizeof head[0] && rc == 0; i++)
       rc = argv_push(&a, head[i]);
     if (rc == 0 && geteuid() == 0)
@@ -359,12 +361,12 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
       }
       if ((rc = push_wrap(L, &L->nodes[i], &a, e)) < 0)
         break;
-      rc = workload_argv(L, &L->nodes[i], &a, base, 4);
+      rc = workload_argv(L, &L->nodes[i], &a, base, 5);
     }
     if (rc == -1)
       rc = pit_err_set(e, PIT_ENOMEM, "the workload's command line is too long");
     if (rc == 0)
-      rc = spawn_one(g, a.v, base, 4, -1, "mpirun", e);
+      rc = spawn_one(g, a.v, base, 5, -1, "mpirun", e);
     argv_free(&a);
     return rc;
   }
@@ -383,16 +385,16 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
   for (int i = 0; i < L->nnodes && rc == 0; i++) {
     char env_rank[64];
     snprintf(env_rank, sizeof env_rank, "PITSTOP_NODE_RANK=%d", i);
-    char *add[] = {env_run, env_gen, env_dir, env_resume, env_nn, env_ips, env_maddr, env_mport, env_rank};
+    char *add[] = {env_run, env_gen, env_dir, env_resume, env_grace, env_nn, env_ips, env_maddr, env_mport, env_rank};
     if ((rc = push_wrap(L, &L->nodes[i], &a, e)) < 0)
       break;
     int at = a.n;
-    if (workload_argv(L, &L->nodes[i], &a, add, 9) < 0 ||
-        (L->prov->ops->wrap_remote_shell && remote_words(&a, at, add, 9) < 0)) {
+    if (workload_argv(L, &L->nodes[i], &a, add, 10) < 0 ||
+        (L->prov->ops->wrap_remote_shell && remote_words(&a, at, add, 10) < 0)) {
       rc = pit_err_set(e, PIT_ENOMEM, "the workload's command line is too long");
       break;
     }
-    rc = spawn_one(g, a.v, add, 9, i, L->nodes[i].id, e);
+    rc = spawn_one(g, a.v, add, 10, i, L->nodes[i].id, e);
     argv_free(&a);
   }
   argv_free(&a);
