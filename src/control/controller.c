@@ -128,6 +128,7 @@ struct ctl {
   int in_snapshot;                  /* taking a snapshot's steps: the policy asks after its checkpoint */
   int64_t snap_step;                /* the step of this generation's last snapshot (-1: none yet) */
   int64_t save_every;               /* steps between two snapshots, as measured (-1: unknown) */
+  int gen_init;                     /* this generation's init record was written */
 };
 
 static double now_t(const struct ctl *c) { return pit_now() - c->t0; }
@@ -711,8 +712,18 @@ static int on_init(struct ctl *c, const struct pit_record *r, struct pit_err *e)
     return 0;
   cJSON *o = cJSON_Parse(r->config);
   const cJSON *p = o ? cJSON_GetObjectItemCaseSensitive(o, "planned_iters") : NULL;
+  const cJSON *ipe = o ? cJSON_GetObjectItemCaseSensitive(o, "iters_per_epoch") : NULL;
+  const cJSON *ep = o ? cJSON_GetObjectItemCaseSensitive(o, "epochs") : NULL;
+  const cJSON *b = o ? cJSON_GetObjectItemCaseSensitive(o, "batch") : NULL;
+  int64_t per = cJSON_IsNumber(ipe) && ipe->valuedouble > 0 ? (int64_t)ipe->valuedouble : 0;
   if (cJSON_IsNumber(p) && p->valuedouble > 0)
     c->total_steps = (int64_t)p->valuedouble;
+  else if (per > 0 && c->o->job_epochs > 0) /* a log a parser reads: --epochs × its iterations per epoch */
+    c->total_steps = c->o->job_epochs * per;
+  else if (cJSON_IsNumber(b) && b->valuedouble > 0 && c->o->job_samples > 0)
+    c->total_steps = (c->o->job_samples + (int64_t)b->valuedouble - 1) / (int64_t)b->valuedouble;
+  else if (per > 0 && cJSON_IsNumber(ep) && ep->valuedouble > 0)
+    c->total_steps = (int64_t)ep->valuedouble * per;
   cJSON_Delete(o);
   const struct pit_policy *pol = &c->o->policy;
   for (int i = 0; c->total_steps > 0 && i < pol->nsched; i++)
@@ -789,6 +800,28 @@ static int measured_enough(const char *detail) {
   return yes;
 }
 
+/* A command whose log has no init line: the controller's own init record
+ * before its first iteration (launch → that iteration), so the stored run
+ * keeps its membership, type, job length and script (tag_membership). */
+static int own_init(struct ctl *c, double now, struct pit_err *e) {
+  struct pit_record r;
+  base_record(c, &r, PIT_REC_INIT);
+  r.t = now;
+  r.init_s = now - c->t_launch;
+  r.ranks = 1;
+  r.config = strdup("{}");
+  int rc = r.config ? on_init(c, &r, e) : pit_err_set(e, PIT_ENOMEM, "out of memory");
+  if (rc == 0)
+    rc = tag_membership(c, &r, e);
+  if (rc == 0)
+    rc = out_record(c, &r, e);
+  c->gen_init = 1;
+  if (isnan(c->init_s))
+    c->init_s = r.init_s;
+  pit_record_release(&r);
+  return rc;
+}
+
 static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
   struct ctl *c = ctx;
   struct pit_record r;
@@ -816,6 +849,8 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
   int rc = 0;
   switch (r.type) {
   case PIT_REC_ITER:
+    if (!c->gen_init && c->o->cmd && (rc = own_init(c, now, e)) < 0)
+      break;
     if (c->o->resume_by_restart && c->gen_iters == 0 && r.step >= 0 && r.step < c->redo_below) {
       int64_t redo = c->redo_below - r.step; /* measured: where its progress lines say it resumed */
       c->res->lost_steps += redo;
@@ -869,6 +904,7 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
       rc = out_record(c, &r, e);
     break;
   case PIT_REC_INIT:
+    c->gen_init = 1;
     c->init_s = r.init_s;
     rc = on_init(c, &r, e);
     if (rc == 0)
@@ -1439,6 +1475,7 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   c->stop_requested = 0;
   c->reclaim_stop = 0;
   c->restart_pending = c->restart_refused = c->restart_stopping = 0;
+  c->gen_init = 0;
   c->snap_step = -1;
   if (c->have_snap)
     ctl_snap_gen(&c->snap);

@@ -34,3 +34,20 @@ grep -q "none of its 1 line of output" "$T/q.txt" || fail "$(cat "$T/q.txt")"
 if grep -q "done" "$T/q.txt"; then fail "a command that printed no progress is called done: $(cat "$T/q.txt")"; fi
 grep -q "^\[to2.0 out\] hello$" "$T/q/gen-0.log" || fail "its output is not in gen-0.log"
 echo "$(grep "^no progress" "$T/q.txt")"
+# 3. a foreign program's job sized on the command line (--iters): the cost policy weighs it (decision
+#    records with the rest of the job's predicted time and cost), rather than "the job's length is unknown"
+"$PITSTOP" run --catalog "$T/cat.tsv" --checkpoint-dir "$T/c" --run to3 --quiet --policy cost --deadline 3600 \
+  --iters 60 -- "$PY" "$PIT_SOURCE_DIR/tests/control/fake/foreign_slow.py" 60 > "$T/c.txt" 2> "$T/c.err" ||
+  fail "the sized run failed: $(cat "$T/c.err")"
+"$PY" - "$T/c/events.jsonl" << 'PYEOF'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+dec = [x["detail"] for x in r if x["type"] == "decision"]
+assert dec, "no decision"
+assert all("unknown" not in d["why"] for d in dec), dec[0]["why"]
+alt = dec[-1]["alternatives"][0]
+assert alt["predicted_s"] > 0 and alt["cost"] > 0, alt
+init = [x for x in r if x["type"] == "init"]
+assert init and init[0]["config"]["planned_iters"] == 60, init
+print(f"sized foreign job: {len(dec)} cost decisions, the last predicting {alt['predicted_s']:.2f} s and ${alt['cost']:.6f} for the rest")
+PYEOF
