@@ -22,6 +22,7 @@
 #define PITSTOP_CONTROL_H
 
 #include <stdint.h>
+#include <signal.h>
 
 #include "pitstop/record.h"
 #include "pitstop/catalog.h"
@@ -314,6 +315,8 @@ struct pit_run_status {
   double samples_per_s;
   double spent;                     /* US$ billed so far (nodes × billed seconds) */
   double eta_s;                     /* predicted remaining seconds (NaN: unknown) */
+  double eta_lo, eta_hi;            /* its 95% interval (from the recent step times' mean; NaN: unknown) */
+  double cost_end, cost_lo, cost_hi; /* the whole job's predicted cost: spent + the nodes' price over eta */
   const char *phase;                /* "starting", "running", "resizing", "restarting", "done" */
   int resizable;                    /* 0: the workload speaks no protocol (records read from its log) */
 };
@@ -357,6 +360,24 @@ struct pit_run_result {
   int recommended;                  /* decisions only recommended (the workload could not be resized) */
   double total_s, cost;
   char events[1100];                /* the run's events file */
+  /* stopped by the user's signal (struct pit_run_stop): which, how, and where */
+  int interrupted;                  /* the signal (SIGINT, SIGTERM); 0: not stopped by one */
+  char stop_how[24];                /* "checkpoint" (agreed step), "sigterm" (exited within the grace), "killed" */
+  double stop_s;                    /* seconds from the signal to every process gone */
+  int64_t stop_ckpt_step;           /* the step the run continues from (-1: none, from step 0) */
+  int no_progress;                  /* the workload ended without one iteration pitstop could read */
+  int by_restart;                   /* resizable by restart (--resume-by-restart), not by the protocol */
+  int refused;                      /* resizes by restart refused: the next snapshot not due before the end */
+  int64_t out_lines;                /* then: the lines it printed on stdout (all in the generation's log) */
+};
+
+/* The user's stop, filled by a signal handler (volatile sig_atomic_t only):
+ * sig the first signal, count how many arrived. The controller reads it in
+ * its loop: a protocol workload checkpoints at an agreed step, anything else
+ * gets SIGTERM; SIGKILL after grace_s or at a second signal. */
+struct pit_run_stop {
+  volatile sig_atomic_t sig;
+  volatile sig_atomic_t count;
 };
 
 struct pit_run_opts {
@@ -381,6 +402,10 @@ struct pit_run_opts {
   char **cmd;                       /* the workload (argv, NULL-terminated); NULL: pitstop train */
   char **train_argv;                /* with cmd NULL: the options passed to pitstop train */
   int64_t total_steps;              /* known job length (-1 unknown) */
+  int resume_by_restart;            /* the command resumes from its own snapshot when started again */
+  const char *snapshot;             /* that snapshot, watched (NULL: "snapshot saved at PATH" lines) */
+  int64_t job_epochs, job_samples;  /* a command's job length in epochs or samples (0: not given); the steps
+                                       per epoch and samples per step come from its progress lines */
   const char *types;                /* cost/time: types the policy may use, ","-separated (NULL: the
                                        initial membership's) */
   const struct pit_policy_meas *prior; /* cost/time: memberships measured before (a profile), borrowed */
@@ -391,6 +416,8 @@ struct pit_run_opts {
   int on_lost_fail;                 /* every checkpoint damaged: 1 fail, 0 start again from step 0 */
   int (*ckpt_check)(const char *path, struct pit_err *e); /* judges a file of pitstop's own checkpoint
                                        format (the CLI: pit_ckpt_check); NULL: only its presence */
+  const struct pit_run_stop *stop;  /* the user's stop (NULL: none); borrowed */
+  double grace_s;                   /* after a stop signal: SIGKILL this long after it (default 30) */
   void (*status)(void *ctx, const struct pit_run_status *st);
   pit_warn_fn warn;
   void *ctx;

@@ -28,6 +28,7 @@ struct run_args {
   const char *policy, *schedule, *launcher, *restarts, *dir, *run, *db, *events, *start_timeout, *cleanup;
   const char *deadline, *budget, *types;
   const char *mirror, *on_lost; /* checkpoints that cannot all be lost */
+  const char *grace, *iters, *samples, *restart, *snapshot;
   const char *quiet, *help; /* flags: non-NULL when given */
 };
 /* pitstop run's own options; every other option goes to pitstop train. val:
@@ -71,6 +72,18 @@ static const struct pit_cli_opt run_opts[] = {
     {"events", 1, A(events), "FILE", "JSON Lines of every record (default DIR/events.jsonl)"},
     {"start-timeout", 1, A(start_timeout), "S",
      "a generation without an iteration this long has failed (default 120)"},
+    {"iters", 1, A(iters), "N",
+     "-- COMMAND: the job is N iterations (also --epochs E, or --samples S; steps per epoch and samples per step "
+     "come from its progress lines)"},
+    {"samples", 1, A(samples), "S", "-- COMMAND: the job is S samples"},
+    {"resume-by-restart", 0, A(restart), NULL,
+     "-- COMMAND resumes from its own snapshot when started again: a resize restarts it right after a save "
+     "(docs/own-script.md)"},
+    {"snapshot", 1, A(snapshot), "PATH",
+     "with --resume-by-restart: the snapshot file, watched (default: its \"snapshot saved at PATH\" lines)"},
+    {"grace", 1, A(grace), "S",
+     "after Ctrl-C or SIGTERM: the workload is killed S seconds after it was asked to stop (default 30; a "
+     "second Ctrl-C kills at once)"},
     {"cleanup", 1, A(cleanup), "RUN", "stop every node and process run RUN left, then exit"},
     {"quiet", 0, A(quiet), NULL, "no status line"},
     {"help", 0, A(help), NULL, "this text"},
@@ -91,6 +104,8 @@ struct ui {
   int quiet;
   int tty;
   int drew;
+  char phase[16];  /* the last status line's phase */
+  int64_t decile;  /* and the tenth of the job it was in (-1: length unknown) */
 };
 
 static void on_warn(void *ctx, const struct pit_err *w) {
@@ -126,20 +141,33 @@ static void on_status(void *ctx, const struct pit_run_status *st) {
     snprintf(steps, sizeof steps, "%lld/%lld", (long long)st->step, (long long)st->total_steps);
   else
     snprintf(steps, sizeof steps, "%lld", (long long)st->step);
-  char line[512];
-  snprintf(line, sizeof line, "gen %d %-9s %s  step %s  t_p %s  %.0f samples/s  $%.4f spent  %s left%s", st->gen,
+  char fin[160] = "";
+  if (isfinite(st->eta_s) && isfinite(st->eta_lo) && isfinite(st->cost_end)) { /* predicted finish and cost */
+    char lo[32], hi[32];
+    fmt_secs(lo, sizeof lo, st->eta_lo);
+    fmt_secs(hi, sizeof hi, st->eta_hi);
+    snprintf(fin, sizeof fin, "  finish in %s [%s, %s], job $%.4f [%.4f, %.4f]", eta, lo, hi, st->cost_end,
+             st->cost_lo, st->cost_hi);
+  } else {
+    snprintf(fin, sizeof fin, "  %s left", eta);
+  }
+  char line[640];
+  snprintf(line, sizeof line, "gen %d %-9s %s  step %s  t_p %s  %.0f samples/s  $%.4f spent%s%s", st->gen,
            st->phase, st->membership, steps, tp, isfinite(st->samples_per_s) ? st->samples_per_s : 0.0,
-           st->spent, eta, st->resizable ? "" : "  (read from its log: not resizable)");
+           st->spent, fin, st->resizable ? "" : "  (read from its log: not resizable)");
   if (u->tty) {
     fprintf(stderr, "\r\033[K%s", line);
     u->drew = 1;
-  } else if (strcmp(st->phase, "running") != 0) {
-    fprintf(stderr, "%s\n", line);
+  } else if (strcmp(st->phase, "running") != 0 || strcmp(st->phase, u->phase) != 0 ||
+             (st->total_steps > 0 && st->step * 10 / st->total_steps != u->decile)) {
+    fprintf(stderr, "%s\n", line); /* not a terminal: each phase, and each tenth of a job of known length */
   }
+  snprintf(u->phase, sizeof u->phase, "%s", st->phase);
+  u->decile = st->total_steps > 0 ? st->step * 10 / st->total_steps : -1;
   fflush(stderr);
 }
 
-static void report(const struct pit_run_result *r) {
+static void report(const struct pit_run_result *r, const char *run, const char *dir) {
   printf("\n%-4s %-28s %14s %9s %9s %9s %9s\n", "gen", "membership", "steps", "time", "cost $", "end",
          "switch");
   for (int i = 0; i < r->ngens; i++) {
@@ -204,6 +232,28 @@ static void report(const struct pit_run_result *r) {
   if (r->reclaims || r->waste_s > 0)
     printf("%d node%s reclaimed or lost; failed or hung starts billed %.0f s ($%.4f, in the cost)\n", r->reclaims,
            r->reclaims == 1 ? "" : "s", r->waste_s, r->waste_usd);
+  if (r->interrupted) {
+    printf("\nstopped by %s after %lld steps: ", r->interrupted == SIGINT ? "SIGINT (Ctrl-C)" : r->interrupted == SIGTERM ? "SIGTERM" : "a signal", (long long)r->steps);
+    if (!strcmp(r->stop_how, "checkpoint"))
+      printf("the workload checkpointed at a step its ranks agreed on and exited");
+    else if (!strcmp(r->stop_how, "sigterm"))
+      printf("the workload was sent SIGTERM and exited");
+    else if (!strcmp(r->stop_how, "killed"))
+      printf("the workload was killed (SIGKILL)");
+    else
+      printf("no workload was running");
+    printf(" %.1f s after the signal; every node stopped.\n", r->stop_s);
+    if (r->stop_ckpt_step >= 0)
+      printf("The same command with --run %s --checkpoint-dir %s continues it from its checkpoint at step %lld.\n",
+             run, dir, (long long)r->stop_ckpt_step);
+    else
+      printf("No checkpoint: the job starts again from step 0 when run again.\n");
+  }
+  if (r->by_restart)
+    printf("\nResized by restart (--resume-by-restart): each resize right after a snapshot, the steps since "
+           "it redone;\n%d resize%s refused (the next snapshot not due before the job's end; the reasons are above "
+           "and in the decision records).\n",
+           r->refused, r->refused == 1 ? "" : "s");
   printf("\n%lld steps in %.1f s, %d restart%s (%lld steps redone), cost $%.4f\nrecords: %s\n",
          (long long)r->steps, r->total_s, r->restarts, r->restarts == 1 ? "" : "s", (long long)r->lost_steps,
          r->cost, r->events);
@@ -265,16 +315,21 @@ static void policy_report(const struct pit_run_opts *o, const struct run_args *r
   pit_replay_release(&r);
 }
 
-static volatile sig_atomic_t got_signal;
-static void on_signal(int sig) { got_signal = sig; }
+/* Ctrl-C / SIGTERM: counted for the controller, which stops the run (src/control/stop.c). */
+static struct pit_run_stop user_stop;
+static void on_signal(int sig) {
+  if (user_stop.sig == 0)
+    user_stop.sig = sig;
+  user_stop.count++;
+}
 
 int pit_cmd_run(int argc, char **argv) {
   struct pit_run_opts o;
   pit_run_opts_init(&o);
-  struct ui u = {0, isatty(2), 0};
+  struct ui u = {0, isatty(2), 0, "", -1};
   struct run_args ra;
   memset(&ra, 0, sizeof ra);
-  int ntrain = 0, epochs_set = 0;
+  int ntrain = 0, epochs_set = 0, maxiters_set = 0;
   struct pit_train_opts topts;
   pit_train_opts_init(&topts);
   char **targv = NULL;
@@ -320,6 +375,7 @@ int pit_cmd_run(int argc, char **argv) {
     if (pit_train_opt_set(&topts, d, d->arg ? v : NULL, &e) < 0)
       return pit_cli_fail(&e);
     epochs_set |= strcmp(name, "epochs") == 0;
+    maxiters_set |= strcmp(name, "max-iters") == 0;
     ntrain++;
   }
   if (ra.help) {
@@ -352,6 +408,8 @@ int pit_cmd_run(int argc, char **argv) {
       return pit_cli_usage("run: --%s '%s' is not a valid count", counts[k].name, counts[k].val);
     *counts[k].to = (int)c;
   }
+  if (ra.grace && (pit_parse_f64(ra.grace, &o.grace_s) < 0 || !(o.grace_s >= 0)))
+    return pit_cli_usage("run: --grace '%s' is not a number of seconds >= 0", ra.grace);
   if (ra.start_timeout && (pit_parse_f64(ra.start_timeout, &o.start_timeout_s) < 0 || !(o.start_timeout_s > 0)))
     return pit_cli_usage("run: --start-timeout '%s' is not a positive number of seconds", ra.start_timeout);
   o.ckpt_mirror = ra.mirror;
@@ -361,9 +419,30 @@ int pit_cmd_run(int argc, char **argv) {
   o.on_lost_fail = ra.on_lost && strcmp(ra.on_lost, "fail") == 0;
   if (i < argc)
     o.cmd = argv + i;
-  if (o.cmd && ntrain) {
-    return pit_cli_usage("run: train options go with the default workload only (not with -- COMMAND)");
+  if (o.cmd && ntrain > epochs_set + maxiters_set) {
+    return pit_cli_usage("run: train options go with the default workload only (not with -- COMMAND; its job "
+                         "length: --epochs, --iters, --samples)");
   }
+  if (!o.cmd && (ra.iters || ra.samples))
+    return pit_cli_usage("run: --iters and --samples size a -- COMMAND's job (pitstop train: --max-iters)");
+  if (o.cmd && epochs_set)
+    o.job_epochs = topts.epochs;
+  if ((ra.restart || ra.snapshot) && !o.cmd)
+    return pit_cli_usage("run: --resume-by-restart and --snapshot go with a -- COMMAND (pitstop train checkpoints "
+                         "at an agreed step)");
+  if (ra.snapshot && !ra.restart)
+    return pit_cli_usage("run: --snapshot goes with --resume-by-restart");
+  o.resume_by_restart = ra.restart != NULL;
+  o.snapshot = ra.snapshot;
+  struct {
+    const char *val, *name;
+    int64_t *to;
+  } sizes[] = {{ra.iters, "iters", &o.total_steps}, {ra.samples, "samples", &o.job_samples}};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+    if (sizes[k].val && (pit_parse_i64(sizes[k].val, sizes[k].to) < 0 || *sizes[k].to <= 0))
+      return pit_cli_usage("run: --%s '%s' is not a positive count", sizes[k].name, sizes[k].val);
+  if (o.cmd && (!!o.job_epochs + !!ra.iters + !!ra.samples + maxiters_set) > 1)
+    return pit_cli_usage("run: give the job's length once: --epochs, --iters or --samples");
   if (!o.cmd) {
     if (topts.max_iters > 0 && !epochs_set)
       topts.epochs = 0; /* --max-iters alone: as many epochs as it takes (as pitstop train) */
@@ -468,6 +547,7 @@ int pit_cmd_run(int argc, char **argv) {
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
+  o.stop = &user_stop;
   signal(SIGPIPE, SIG_IGN);
   struct pit_run_result *res = calloc(1, sizeof *res);
   if (!res) {
@@ -488,7 +568,15 @@ int pit_cmd_run(int argc, char **argv) {
     free(res);
     return 0;
   }
-  report(res);
+  if (res->no_progress) {
+    printf("\nno progress: the command exited 0 after %.1f s, but none of its %lld line%s of output was an "
+           "iteration or progress line pitstop reads, so nothing was measured or predicted.\n"
+           "Its output is in %s/gen-0.log; docs/own-script.md says which lines are read.\n",
+           res->total_s, (long long)res->out_lines, res->out_lines == 1 ? "" : "s", dir);
+    free(res);
+    return 0;
+  }
+  report(res, run, dir);
   if (weighs)
     policy_report(&o, &ra, res->events);
   /* the timeline chart beside the run's records */
@@ -502,8 +590,9 @@ int pit_cmd_run(int argc, char **argv) {
     pit_cli_warn("no timeline chart: %s", pe.msg);
   else
     printf("timeline: %s\n", chart);
+  int sig = res->interrupted;
   free(res);
-  return 0;
+  return sig ? 128 + sig : 0;
 }
 
 int pit_cmd_node_exec(int argc, char **argv) {

@@ -52,6 +52,10 @@
 
 #include "control/control_impl.h"
 #include "control/launch.h"
+#include "control/progress.h"
+#include "control/restart.h"
+#include "control/stop.h"
+#include "pitstop/analysis.h"
 #include "pitstop/parse.h"
 #include "pitstop/store.h"
 
@@ -123,6 +127,23 @@ struct ctl {
   int finished;                     /* the job is done: the state says "end done" */
   int failed_exit;                  /* this controller ends with an error: the state says "end failed" */
   int mirror_warned;
+  struct ctl_stop stop;             /* the user's stop (stop.c) */
+  int64_t out_lines;                /* lines the workload printed on stdout, the whole run */
+  struct ctl_progress prog;         /* progress lines timed by arrival (progress.c) */
+  int have_prog;
+  int line_records;                 /* records the parser made of the line being read */
+  int t_is_run;                     /* the record being taken has run seconds already (progress.c's) */
+  /* resizable by restart (--resume-by-restart, restart.c) */
+  struct ctl_snap snap;
+  int have_snap;
+  int restart_pending;              /* a resize waits for the next snapshot */
+  int restart_refused;              /* a resize was refused: not asked again before the next snapshot */
+  int restart_stopping;             /* this generation is stopped for a resize by restart */
+  int64_t redo_below;               /* the steps the generation before had done (a step below is redone) */
+  int in_snapshot;                  /* taking a snapshot's steps: the policy asks after its checkpoint */
+  int64_t snap_step;                /* the step of this generation's last snapshot (-1: none yet) */
+  int64_t save_every;               /* steps between two snapshots, as measured (-1: unknown) */
+  int gen_init;                     /* this generation's init record was written */
 };
 
 static double now_t(const struct ctl *c) { return pit_now() - c->t0; }
@@ -151,6 +172,7 @@ void pit_run_opts_init(struct pit_run_opts *o) {
   o->total_steps = -1;
   o->start_timeout_s = 120;
   o->stop_timeout_s = 60;
+  o->grace_s = 30;
 }
 
 /* ---------------- records out: events file and store ---------------- */
@@ -200,13 +222,32 @@ static int release_held(struct ctl *c, int64_t upto, struct pit_err *e) {
   return rc;
 }
 
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Drops the held records; returns the steps they held, each counted once
+ * (the lines of several ranks read from a log are one record per rank and
+ * step; records without a step count one each). */
 static int64_t drop_held(struct ctl *c) {
-  int64_t lost = 0;
+  int64_t lost = 0, *steps = malloc((size_t)(c->nheld > 0 ? c->nheld : 1) * sizeof *steps);
+  int ns = 0;
   for (int i = 0; i < c->nheld; i++) {
-    lost += c->held[i].type == PIT_REC_ITER;
+    if (c->held[i].type == PIT_REC_ITER) {
+      if (steps && c->held[i].step >= 0)
+        steps[ns++] = c->held[i].step;
+      else
+        lost++;
+    }
     pit_record_release(&c->held[i]);
   }
   c->nheld = 0;
+  if (steps)
+    qsort(steps, (size_t)ns, sizeof *steps, cmp_i64);
+  for (int i = 0; i < ns; i++)
+    lost += i == 0 || steps[i] != steps[i - 1];
+  free(steps);
   return lost;
 }
 
@@ -647,6 +688,32 @@ static double spent(const struct ctl *c, double t) {
   return usd;
 }
 
+/* The rest of the job's time and cost with 95% intervals: remaining steps ×
+ * the recent step times' mean ± its half-width (t quantile × sd / √n), the
+ * cost as spent + the live nodes' price per hour over that time. */
+static void eta_interval(const struct ctl *c, struct pit_run_status *st) {
+  st->eta_lo = st->eta_hi = st->cost_end = st->cost_lo = st->cost_hi = NAN;
+  int n = c->nrecent < RECENT ? c->nrecent : RECENT;
+  if (!(c->total_steps > 0) || n < 2)
+    return;
+  double sum = 0, ss = 0;
+  for (int i = 0; i < n; i++)
+    sum += c->recent[i];
+  double mean = sum / n;
+  for (int i = 0; i < n; i++)
+    ss += (c->recent[i] - mean) * (c->recent[i] - mean);
+  double half = pit_t_quantile(0.975, n - 1) * sqrt(ss / (n - 1)) / sqrt((double)n);
+  double left = (double)(c->total_steps > c->step_next ? c->total_steps - c->step_next : 0);
+  st->eta_lo = left * (mean - half > 0 ? mean - half : 0);
+  st->eta_hi = left * (mean + half);
+  double price_h = 0;
+  for (int i = 0; i < c->nnodes; i++)
+    price_h += c->nodes[i].price_h;
+  st->cost_end = st->spent + price_h * st->eta_s / 3600;
+  st->cost_lo = st->spent + price_h * st->eta_lo / 3600;
+  st->cost_hi = st->spent + price_h * st->eta_hi / 3600;
+}
+
 static void status(struct ctl *c, const char *phase, int force) {
   double t = now_t(c);
   if (!c->o->status || (!force && t - c->last_status < 0.5))
@@ -665,8 +732,9 @@ static void status(struct ctl *c, const char *phase, int force) {
   st.samples_per_s = c->recent_batch > 0 && st.tp_s > 0 ? (double)c->recent_batch / st.tp_s : NAN;
   st.spent = spent(c, t);
   st.eta_s = c->total_steps > 0 && st.tp_s > 0 ? (double)(c->total_steps - c->step_next) * st.tp_s : NAN;
+  eta_interval(c, &st);
   st.phase = phase;
-  st.resizable = c->resizable || !c->o->cmd;
+  st.resizable = c->resizable || !c->o->cmd || c->o->resume_by_restart;
   c->o->status(c->o->ctx, &st);
 }
 
@@ -681,8 +749,18 @@ static int on_init(struct ctl *c, const struct pit_record *r, struct pit_err *e)
     return 0;
   cJSON *o = cJSON_Parse(r->config);
   const cJSON *p = o ? cJSON_GetObjectItemCaseSensitive(o, "planned_iters") : NULL;
+  const cJSON *ipe = o ? cJSON_GetObjectItemCaseSensitive(o, "iters_per_epoch") : NULL;
+  const cJSON *ep = o ? cJSON_GetObjectItemCaseSensitive(o, "epochs") : NULL;
+  const cJSON *b = o ? cJSON_GetObjectItemCaseSensitive(o, "batch") : NULL;
+  int64_t per = cJSON_IsNumber(ipe) && ipe->valuedouble > 0 ? (int64_t)ipe->valuedouble : 0;
   if (cJSON_IsNumber(p) && p->valuedouble > 0)
     c->total_steps = (int64_t)p->valuedouble;
+  else if (per > 0 && c->o->job_epochs > 0) /* a log a parser reads: --epochs × its iterations per epoch */
+    c->total_steps = c->o->job_epochs * per;
+  else if (cJSON_IsNumber(b) && b->valuedouble > 0 && c->o->job_samples > 0)
+    c->total_steps = (c->o->job_samples + (int64_t)b->valuedouble - 1) / (int64_t)b->valuedouble;
+  else if (per > 0 && cJSON_IsNumber(ep) && ep->valuedouble > 0)
+    c->total_steps = (int64_t)ep->valuedouble * per;
   cJSON_Delete(o);
   const struct pit_policy *pol = &c->o->policy;
   for (int i = 0; c->total_steps > 0 && i < pol->nsched; i++)
@@ -714,6 +792,23 @@ static int tag_membership(const struct ctl *c, struct pit_record *r, struct pit_
   }
   cJSON_DeleteItemFromObjectCaseSensitive(o, "membership");
   cJSON_AddItemToObject(o, "membership", mj);
+  /* what the controller knows of a command's job, kept with the run (predict --db, summary) */
+  if (c->total_steps > 0 && !cJSON_GetObjectItemCaseSensitive(o, "planned_iters"))
+    cJSON_AddNumberToObject(o, "planned_iters", (double)c->total_steps);
+  if (c->o->cmd && !cJSON_GetObjectItemCaseSensitive(o, "model")) {
+    const char *name = c->o->cmd[0];
+    for (int i = 0; c->o->cmd[i]; i++) { /* the script a launcher (torchrun, python3) runs */
+      size_t n = strlen(c->o->cmd[i]);
+      if (n > 3 && strcmp(c->o->cmd[i] + n - 3, ".py") == 0) {
+        name = c->o->cmd[i];
+        break;
+      }
+    }
+    const char *base = strrchr(name, '/');
+    cJSON_AddStringToObject(o, "model", base ? base + 1 : name);
+  }
+  if (c->o->cmd && bare.n == 1 && !cJSON_GetObjectItemCaseSensitive(o, "itype"))
+    cJSON_AddStringToObject(o, "itype", bare.m[0].itype);
   int nodes = pit_membership_nodes(&bare);
   if (nodes > 0) {
     cJSON_DeleteItemFromObjectCaseSensitive(o, "nodes");
@@ -743,6 +838,27 @@ static int measured_enough(const char *detail) {
 }
 
 static void mirror_ckpt(struct ctl *c, const char *path, int64_t step);
+/* A command whose log has no init line: the controller's own init record
+ * before its first iteration (launch → that iteration), so the stored run
+ * keeps its membership, type, job length and script (tag_membership). */
+static int own_init(struct ctl *c, double now, struct pit_err *e) {
+  struct pit_record r;
+  base_record(c, &r, PIT_REC_INIT);
+  r.t = now;
+  r.init_s = now - c->t_launch;
+  r.ranks = 1;
+  r.config = strdup("{}");
+  int rc = r.config ? on_init(c, &r, e) : pit_err_set(e, PIT_ENOMEM, "out of memory");
+  if (rc == 0)
+    rc = tag_membership(c, &r, e);
+  if (rc == 0)
+    rc = out_record(c, &r, e);
+  c->gen_init = 1;
+  if (isnan(c->init_s))
+    c->init_s = r.init_s;
+  pit_record_release(&r);
+  return rc;
+}
 
 static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
   struct ctl *c = ctx;
@@ -753,7 +869,11 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
   snprintf(r.run, sizeof r.run, "%s", c->o->run);
   r.gen = c->gen;
   double now = now_t(c);
-  if (!isnan(r.t)) {
+  c->line_records++;
+  if (c->t_is_run && !isnan(r.t)) {
+    if (r.t > now)
+      r.t = now;
+  } else if (!isnan(r.t)) {
     if (!c->gen_have_offset) {
       c->gen_offset = now - r.t;
       c->gen_have_offset = 1;
@@ -767,6 +887,19 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
   int rc = 0;
   switch (r.type) {
   case PIT_REC_ITER:
+    if (!c->gen_init && c->o->cmd && (rc = own_init(c, now, e)) < 0)
+      break;
+    if (c->o->resume_by_restart && c->gen_iters == 0 && r.step >= 0 && r.step < c->redo_below) {
+      int64_t redo = c->redo_below - r.step; /* measured: where its progress lines say it resumed */
+      c->res->lost_steps += redo;
+      warn(c, "generation %d resumed at step %lld: the %lld step%s since its snapshot are redone", c->gen,
+           (long long)r.step, (long long)redo, redo == 1 ? "" : "s");
+    }
+    if (c->o->resume_by_restart && r.step >= 0 && r.step < c->step_safe) { /* redone, kept already */
+      if (c->gen_iters++ == 0)
+        c->t_first_iter = now;
+      break;
+    }
     if (r.step >= 0 && r.step != c->step_next && c->gen_iters == 0)
       c->gen_step0 = r.step;
     if (r.step >= 0)
@@ -811,6 +944,7 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
       rc = out_record(c, &r, e);
     break;
   case PIT_REC_INIT:
+    c->gen_init = 1;
     c->init_s = r.init_s;
     rc = on_init(c, &r, e);
     if (rc == 0)
@@ -867,7 +1001,7 @@ static void policy_state(const struct ctl *c, struct pit_policy_state *s) {
     pit_membership_bare(&c->cur, &s->cur);
   s->nmin = c->o->nmin;
   s->nmax = c->o->nmax;
-  s->resizable = c->resizable || !c->o->cmd;
+  s->resizable = c->resizable || !c->o->cmd || c->o->resume_by_restart;
   s->t = now_t(c);
   s->spent = spent(c, s->t);
   s->since_change = c->step_next - c->gen_step0;
@@ -1032,8 +1166,10 @@ static int spot_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e) {
   return 1;
 }
 
+static int restart_decide(struct ctl *c, const struct pit_choice *ch, const char *policy, struct pit_err *e);
+
 static int decide(struct ctl *c, struct pit_err *e) {
-  if (c->stop_requested)
+  if (c->stop_requested || c->restart_pending || c->restart_refused || c->in_snapshot)
     return 0;
   static struct pit_policy_state s; /* large; the controller is single-threaded */
   static struct pit_choice ch;
@@ -1048,6 +1184,8 @@ static int decide(struct ctl *c, struct pit_err *e) {
   }
   if (rc == 0 && c->spot.on && ch.decided && s.resizable && (rc = spot_point(c, &ch, e)) == 1)
     return request_stop(c, &ch, "spot", -1, e);
+  if (rc == 0 && ch.act == PIT_ACT_RESIZE && c->o->resume_by_restart && !c->resizable)
+    return restart_decide(c, &ch, pol, e);
   if (rc < 0 || ch.act != PIT_ACT_RESIZE) {
     if (rc == 0 && !s.resizable && !pit_membership_equal(&ch.to, &c->cur) && !c->pending.reason[0]) {
       c->pending = ch; /* said once */
@@ -1089,6 +1227,112 @@ static int request_stop(struct ctl *c, const struct pit_choice *ch, const char *
   if (n == 0)
     warn(c, "no process of the workload catches SIGUSR1: it will be stopped at the time-out");
   return 0;
+}
+
+/* ---------------- resizable by restart (restart.c) ---------------- */
+
+static int progress_emit(void *ctx, const struct pit_record *r, struct pit_err *e);
+
+/* The resize by restart now: SIGTERM to every process group of the
+ * workload (right after a snapshot), SIGKILL after the grace; the next
+ * generation is the same command on the new membership. */
+static void restart_stop(struct ctl *c) {
+  c->restart_pending = 0;
+  c->restart_stopping = 1;
+  c->stop_requested = 1;
+  c->t_stop_req = now_t(c);
+  int k = 0;
+  for (int i = 0; i < c->g->nproc; i++)
+    if (!c->g->proc[i].exited && kill(-c->g->proc[i].pid, SIGTERM) == 0)
+      k++;
+  warn(c, "resize by restart: the snapshot at step %lld was just saved; SIGTERM to the workload (%d process "
+          "group%s), restarted on the new membership",
+       (long long)c->step_safe, k, k == 1 ? "" : "s");
+}
+
+/* A snapshot was saved (epoch: the epoch it follows, -1 when unknown): a
+ * checkpoint record (the steps done so far are safe), and a resize waiting
+ * for it is carried out. */
+static int on_snapshot(struct ctl *c, int64_t epoch, struct pit_err *e) {
+  int rc = 0;
+  c->in_snapshot = 1;
+  if (epoch >= 0 && c->have_prog)
+    rc = ctl_progress_close(&c->prog, epoch, now_t(c), progress_emit, c, e);
+  c->in_snapshot = 0;
+  if (rc < 0)
+    return rc;
+  struct pit_record r;
+  base_record(c, &r, PIT_REC_CHECKPOINT);
+  r.step = c->step_next;
+  r.path = strdup(c->snap.path);
+  snprintf(c->ckpt, sizeof c->ckpt, "%s", c->snap.path);
+  c->ckpt_held[0] = 0;
+  c->step_safe = c->step_next;
+  int64_t from = c->snap_step >= 0 ? c->snap_step : c->gen_step0;
+  if (c->step_next > from)
+    c->save_every = c->step_next - from;
+  c->snap_step = c->step_next;
+  if ((rc = release_held(c, c->step_safe, e)) == 0 && (rc = out_record(c, &r, e)) == 0 && (rc = out_flush(c, e)) == 0)
+    rc = write_state(c, e);
+  pit_record_release(&r);
+  c->restart_refused = 0;
+  if (rc == 0 && c->total_steps > 0 && c->step_next >= c->total_steps && c->restart_pending) {
+    c->restart_pending = 0; /* the job's last snapshot: nothing left to resize for */
+    warn(c, "the job's last snapshot: the resize waiting for it is dropped");
+  }
+  if (rc == 0 && c->restart_pending && !c->stop_requested)
+    restart_stop(c);
+  else if (rc == 0 && !c->stop_requested)
+    rc = decide(c, e); /* a resize may be due right after this save */
+  return rc;
+}
+
+/* A resize of a workload resizable by restart: its price is the work since
+ * the last snapshot, which a restart redoes. Right after a save (nothing
+ * done since): now. Else at the next save, unless that is not due before the
+ * job's predicted end: then refused, with the numbers. */
+static int restart_decide(struct ctl *c, const struct pit_choice *ch, const char *policy, struct pit_err *e) {
+  static struct pit_choice d; /* large */
+  d = *ch;
+  double tp = recent_median(c);
+  int64_t since = c->step_next - c->step_safe, left = c->total_steps > 0 ? c->total_steps - c->step_next : -1;
+  int64_t due = c->save_every > 0 ? c->save_every - since : -1;
+  size_t at = strlen(d.reason);
+  if (left == 0)
+    return 0; /* the job is done: nothing to resize for */
+  if (c->snap_step >= 0 && since == 0) {
+    snprintf(d.reason + at, sizeof d.reason - at, "; by restart right after the snapshot at step %lld (nothing to redo)",
+             (long long)c->step_safe);
+    c->pending = d;
+    int rc = decision_record(c, &d, policy, e);
+    warn(c, "%s", d.reason);
+    restart_stop(c);
+    return rc;
+  }
+  if (due > 0 && left >= 0 && due > left) {
+    snprintf(d.reason + at, sizeof d.reason - at,
+             "; refused: a restart now redoes the %lld steps (%.1f s) since the last snapshot, and the next is due "
+             "in %lld steps (%.1f s; one every %lld steps), after the job's end in %lld steps (%.1f s)",
+             (long long)since, (double)since * tp, (long long)due, (double)due * tp, (long long)c->save_every,
+             (long long)left, (double)left * tp);
+    d.act = PIT_ACT_KEEP;
+    d.to = c->cur;
+    c->restart_refused = 1;
+    c->res->refused++;
+    warn(c, "%s", d.reason);
+    return decision_record(c, &d, policy, e);
+  }
+  if (due > 0)
+    snprintf(d.reason + at, sizeof d.reason - at,
+             "; by restart at the next snapshot, due in %lld steps (%.1f s; a restart now would redo %lld steps, "
+             "%.1f s)",
+             (long long)due, (double)due * tp, (long long)since, (double)since * tp);
+  else
+    snprintf(d.reason + at, sizeof d.reason - at, "; by restart at the next snapshot (none seen yet)");
+  c->pending = d;
+  c->restart_pending = 1;
+  warn(c, "%s", d.reason);
+  return decision_record(c, &d, policy, e);
 }
 
 /* The provider's news about the nodes (a reclaim notice, a node gone):
@@ -1146,19 +1390,73 @@ static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err
 
 /* ---------------- one generation ---------------- */
 
-/* The complete lines p's stdout holds now into the generation's parser; final: p is
- * gone, its unfinished last line counts. The stdout is closed once it has ended. */
+static void progress_total(struct ctl *c);
+
+static int progress_emit(void *ctx, const struct pit_record *r, struct pit_err *e) {
+  struct ctl *c = ctx;
+  if (r->type == PIT_REC_INIT)
+    progress_total(c); /* the job's length into the init record's config */
+  c->t_is_run = 1;
+  int rc = on_record(c, r, e);
+  c->t_is_run = 0;
+  return rc;
+}
+
+/* The job's length once the progress lines (and --epochs/--samples) say it. */
+static void progress_total(struct ctl *c) {
+  if (c->o->total_steps > 0)
+    return;
+  int64_t t = ctl_progress_total(&c->prog, c->o->job_epochs, c->o->job_samples);
+  if (t > 0)
+    c->total_steps = t;
+}
+
+/* One line no parser took: a progress line of a program that prints no
+ * times becomes iteration records timed by its arrival (progress.c). */
+static int progress_line(struct ctl *c, const char *s, size_t n, struct pit_err *e) {
+  if (!c->have_prog)
+    return 0;
+  int rc = ctl_progress_line(&c->prog, s, n, now_t(c), progress_emit, c, e);
+  if (rc > 0)
+    progress_total(c);
+  return rc < 0 ? rc : 0;
+}
+
+/* The complete lines p's stdout holds now into the generation's log and
+ * parser, its stderr's into the log; final: p is gone, its unfinished last
+ * line counts. Each is closed once it has ended. */
 static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e) {
+  int erc = ctl_proc_drain_err(c->g, p, final, e);
+  if (erc < 0)
+    return erc;
+  if (p->fd < 0)
+    return 0;
   for (;;) {
     const char *s;
     size_t n;
     int rc = pit_follower_line(&p->out, &s, &n, e);
     if (rc == PIT_FOLLOW_RECORD) {
+      ctl_proc_log(c->g, p, s, n, 0);
+      c->out_lines++;
       /* a workload that speaks the protocol (PITSTOP lines, JSON records) stops on SIGUSR1 */
       if ((n >= 8 && memcmp(s, "PITSTOP ", 8) == 0) || (n && s[0] == '{'))
         c->resizable = 1;
+      c->line_records = 0;
       if ((rc = pit_parser_line(c->parser, s, n, e)) < 0)
         return rc;
+      if (c->line_records == 0 && (rc = progress_line(c, s, n, e)) < 0) /* a line no parser took */
+        return rc;
+      int64_t epoch;
+      if (c->have_snap && (rc = ctl_snap_line(&c->snap, s, n, now_t(c), &epoch)) != 0) {
+        if ((rc = on_snapshot(c, epoch, e)) < 0)
+          return rc;
+      } else if (c->have_snap && epoch >= 0 && c->have_prog) { /* the watched file says when; the epoch is done */
+        c->in_snapshot = 1;
+        rc = ctl_progress_close(&c->prog, epoch, now_t(c), progress_emit, c, e);
+        c->in_snapshot = 0;
+        if (rc < 0 || (rc = decide(c, e)) < 0)
+          return rc;
+      }
       continue;
     }
     if (rc == PIT_FOLLOW_CLOSED) {
@@ -1173,7 +1471,26 @@ static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e)
   }
 }
 
-enum gen_end { GEN_DONE, GEN_STOPPED, GEN_FAILED, GEN_FATAL };
+/* The exit status of the first process of the generation that failed (0: none). */
+static int bad_exit(const struct ctl *c) {
+  for (int i = 0; i < c->g->nproc; i++)
+    if (c->g->proc[i].exited && c->g->proc[i].status != 0)
+      return c->g->proc[i].status;
+  return 0;
+}
+
+enum gen_end { GEN_DONE, GEN_STOPPED, GEN_FAILED, GEN_FATAL, GEN_INTERRUPTED };
+
+/* The user's stop, one step (stop.c): a protocol workload past its first
+ * iteration is asked for an agreed checkpoint, anything else gets SIGTERM;
+ * killed after the grace or at a second signal. 1 while a stop is under way. */
+static int user_stop(struct ctl *c) {
+  char msg[512];
+  int agree = (c->resizable || !c->o->cmd) && c->gen_iters > 0;
+  if (ctl_stop_step(&c->stop, c->o, c->g, now_t(c), agree, c->stop_requested, msg, sizeof msg))
+    warn(c, "%s", msg);
+  return c->stop.how != CTL_STOP_NONE;
+}
 
 static enum gen_end run_generation(struct ctl *c, const char *resume, char *why, size_t nwhy,
                                    struct pit_err *e) {
@@ -1197,12 +1514,23 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   c->step_next = c->step_safe;
   c->stop_requested = 0;
   c->reclaim_stop = 0;
+  c->restart_pending = c->restart_refused = c->restart_stopping = 0;
+  c->gen_init = 0;
+  c->snap_step = -1;
+  if (c->have_snap)
+    ctl_snap_gen(&c->snap);
   c->end_status[0] = 0;
   c->t_end = 0;
   c->t_launch = now_t(c);
+  if (c->have_prog)
+    ctl_progress_gen(&c->prog, c->t_launch);
   c->t_first_iter = NAN;
   c->init_s = NAN;
   memset(&c->pending, 0, sizeof c->pending);
+  if (ctl_stop_signal(c->o)) { /* stopped before this generation started: nothing launched */
+    user_stop(c);
+    return GEN_INTERRUPTED;
+  }
   int rc = pit_parser_new(&c->parser, PIT_PARSE_AUTO, c->o->run, 1, "the workload's output", on_record,
                           on_parse_warn, c, e);
   if (rc < 0) {
@@ -1220,13 +1548,16 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   int failed = 0;
   why[0] = 0;
   for (;;) {
-    struct pollfd pf[CTL_PROCS_MAX];
-    int map[CTL_PROCS_MAX], np = 0;
+    struct pollfd pf[2 * CTL_PROCS_MAX];
+    int map[2 * CTL_PROCS_MAX], np = 0;
     for (int i = 0; i < c->g->nproc; i++)
-      if (c->g->proc[i].fd >= 0) {
-        pf[np].fd = c->g->proc[i].fd;
-        pf[np].events = POLLIN;
-        map[np++] = i;
+      for (int k = 0; k < 2; k++) {
+        int fd = k ? c->g->proc[i].efd : c->g->proc[i].fd;
+        if (fd >= 0 && np < 2 * CTL_PROCS_MAX) {
+          pf[np].fd = fd;
+          pf[np].events = POLLIN;
+          map[np++] = i;
+        }
       }
     if (np)
       poll(pf, (nfds_t)np, 200);
@@ -1237,13 +1568,23 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
         snprintf(why, nwhy, "%s", e->msg);
         failed = 2; /* the controller's own error: stop */
       }
+    int stopping = user_stop(c);
+    if (c->have_snap && !failed && ctl_snap_poll(&c->snap, now_t(c), 0.5) && (rc = on_snapshot(c, -1, e)) < 0) {
+      snprintf(why, nwhy, "%s", e->msg);
+      failed = 2;
+    }
+    if (c->restart_stopping) { /* killed after the grace */
+      stopping = 1;
+      if (now_t(c) - c->t_stop_req > c->o->grace_s)
+        ctl_gen_kill(c->g, 0);
+    }
     int alive = 0, bad = -1;
     for (int i = 0; i < c->g->nproc; i++) {
       struct ctl_proc *p = &c->g->proc[i];
       ctl_proc_poll(p);
-      if (!p->exited || p->fd >= 0)
+      if (!p->exited || p->fd >= 0 || p->efd >= 0)
         alive = 1;
-      if (p->exited && p->status != 0 && bad < 0)
+      if (p->exited && p->status != 0 && bad < 0 && !stopping) /* after a stop signal: waited for, not failed */
         bad = i;
     }
     if (!failed && !c->end_status[0] && (rc = provider_events(c, why, nwhy, e)) != 0) {
@@ -1272,18 +1613,18 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
         snprintf(why, nwhy, "the workload exited with status %d", p->status);
       failed = 1;
     }
-    if (!failed && c->gen_iters == 0 && t - c->t_launch > c->o->start_timeout_s) {
+    if (!failed && !stopping && c->gen_iters == 0 && t - c->t_launch > c->o->start_timeout_s) {
       snprintf(why, nwhy, "the workload sent no iteration within %.0f s of its start", c->o->start_timeout_s);
       failed = 1;
     }
-    if (!failed && c->stop_requested && t - c->t_stop_req > c->o->stop_timeout_s) {
+    if (!failed && !stopping && c->stop_requested && t - c->t_stop_req > c->o->stop_timeout_s) {
       snprintf(why, nwhy, "the workload did not stop within %.0f s of the request", c->o->stop_timeout_s);
       failed = 1;
     }
     if (failed) {
       ctl_gen_kill(c->g, 2.0);
       for (int i = 0; i < c->g->nproc; i++)
-        if (c->g->proc[i].fd >= 0)
+        if (c->g->proc[i].fd >= 0 || c->g->proc[i].efd >= 0)
           feed(c, &c->g->proc[i], 1, e);
       break;
     }
@@ -1297,8 +1638,15 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   pit_parser_finish(c->parser, e);
   pit_parser_free(c->parser);
   c->parser = NULL;
+  if (!failed && c->have_prog && c->stop.how == CTL_STOP_NONE && bad_exit(c) == 0 &&
+      ctl_progress_end(&c->prog, now_t(c), progress_emit, c, e) < 0)
+    return GEN_FATAL;
   if (failed == 2)
     return GEN_FATAL;
+  if (c->stop.how != CTL_STOP_NONE && strcmp(c->end_status, "done") != 0)
+    return GEN_INTERRUPTED;
+  if (c->restart_stopping && !failed)
+    return GEN_STOPPED;
   if (failed)
     return GEN_FAILED;
   if (c->stop_requested && strcmp(c->end_status, "done") != 0)
@@ -1358,6 +1706,30 @@ static void gen_entry(struct ctl *c, const char *end) {
       cost += n->price_h * secs / 3600.0;
   }
   g->cost = cost;
+}
+
+/* The run stopped by the user's signal: the records a checkpoint covers are
+ * kept (a program that speaks no protocol: every measured step, it has no
+ * checkpoint to redo them from), the rest dropped, as a failure drops them;
+ * the state is left without processes, so the same command continues from
+ * the last checkpoint. */
+static int end_interrupted(struct ctl *c, struct pit_err *e) {
+  struct pit_run_result *res = c->res;
+  int protocol = c->resizable || !c->o->cmd;
+  int rc = release_held(c, protocol ? c->step_safe : -1, e);
+  drop_held(c);
+  if (c->g->nproc > 0) /* a generation that was launched */
+    gen_entry(c, "interrupted");
+  res->interrupted = c->stop.sig;
+  snprintf(res->stop_how, sizeof res->stop_how, "%s",
+           c->g->nproc == 0                 ? "not started"
+           : c->stop.how == CTL_STOP_AGREED ? "checkpoint" : c->stop.how == CTL_STOP_TERM ? "sigterm" : "killed");
+  res->stop_s = c->stop.how == CTL_STOP_NONE ? 0 : now_t(c) - c->stop.t_signal;
+  res->stop_ckpt_step = c->ckpt[0] ? c->step_safe : -1;
+  status(c, "stopped", 1);
+  if (rc == 0)
+    rc = write_state(c, e);
+  return rc;
 }
 
 /* ---------------- spot: acting on the market chosen ---------------- */
@@ -1873,6 +2245,10 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
   c->lock_fd = -1;
   c->t0 = pit_now();
   ctl_spot_init(&c->spot);
+  ctl_stop_init(&c->stop);
+  c->have_prog = ctl_progress_init(&c->prog) == 0;
+  c->have_snap = o->resume_by_restart && ctl_snap_init(&c->snap, o->snapshot) == 0;
+  c->save_every = -1;
   c->first_iter_t = NAN;
   if (!o->run || !*o->run || !o->run_dir || !o->self_exe)
     return pit_err_set(e, PIT_EARG, "a run needs an id, a directory and the pitstop binary");
@@ -1933,6 +2309,10 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
 
 static void teardown(struct ctl *c) {
   ctl_obs_release(&c->obs);
+  if (c->have_prog)
+    ctl_progress_release(&c->prog);
+  if (c->have_snap)
+    ctl_snap_release(&c->snap);
   if (c->g) {
     ctl_gen_kill(c->g, 2.0);
     ctl_gen_release(c->g);
@@ -2003,6 +2383,10 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
     if ((rc = choose_resume(&c, resume, sizeof resume, e)) < 0)
       break;
     enum gen_end end = run_generation(&c, resume, why, sizeof why, e);
+    if (end == GEN_INTERRUPTED) {
+      rc = end_interrupted(&c, e);
+      break;
+    }
     if (end == GEN_FATAL) {
       gen_entry(&c, "failed");
       rc = e->code ? e->code : PIT_ESTATE;
@@ -2017,12 +2401,23 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       if ((rc = write_state(&c, e)) < 0)
         break;
       test_kill_point("after-done-state");
+      if (isnan(c.first_iter_t)) { /* it ended without one progress line pitstop reads: nothing measured */
+        res->no_progress = 1;
+        res->out_lines = c.out_lines;
+        gen_entry(&c, "no progress");
+        status(&c, "no progress", 1);
+        break;
+      }
       gen_entry(&c, "done");
       status(&c, "done", 1);
       break;
     }
     if (end == GEN_STOPPED) {
       consecutive_fail = 0;
+      if (c.restart_stopping) { /* the steps since the snapshot are redone by the next generation */
+        c.redo_below = c.step_next;
+        drop_held(&c);
+      }
       gen_entry(&c, "resized");
       struct pit_run_gen *ge = &res->gens[res->ngens - 1];
       double t_exit = now_t(&c);
@@ -2072,8 +2467,15 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
     consecutive_fail++;
     char said[1100];
     failure_detail(&c, said, sizeof said);
-    warn(&c, "generation %d failed (%s%s): %lld steps since the last checkpoint are redone; restart %d of %d",
-         c.gen, why, said, (long long)lost, res->restarts, o->max_restarts);
+    if (c.ckpt[0])
+      warn(&c, "generation %d failed (%s%s): it restarts from the checkpoint at step %lld (%s), %lld step%s since "
+               "it redone; restart %d of %d",
+           c.gen, why, said, (long long)c.step_safe, c.ckpt, (long long)lost, lost == 1 ? "" : "s", res->restarts,
+           o->max_restarts);
+    else
+      warn(&c, "generation %d failed (%s%s): there is no checkpoint or snapshot, so the job starts again from step "
+               "0 (%lld step%s redone); restart %d of %d",
+           c.gen, why, said, (long long)lost, lost == 1 ? "" : "s", res->restarts, o->max_restarts);
     /* nodes that fail a health check are replaced (on their market; a spot node
      * gone with the spot layer on: the spot policy chooses the market) */
     int spot_lost = 0;
@@ -2107,7 +2509,8 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
   }
   res->steps = c.step_next;
   res->total_s = now_t(&c);
-  res->resizable = c.resizable || !o->cmd;
+  res->resizable = c.resizable || !o->cmd || o->resume_by_restart;
+  res->by_restart = o->resume_by_restart && !c.resizable;
   struct pit_err e2 = {0};
   if (rc == 0)
     rc = out_flush(&c, e);

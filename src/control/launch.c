@@ -11,9 +11,12 @@
  *    PITSTOP_MASTER_ADDR, PITSTOP_MASTER_PORT in its environment (through a
  *    remote shell, as ssh runs commands: `env NAME=value... CMD`, each word
  *    quoted for that shell).
- * Every process gets PITSTOP_RUN, PITSTOP_GEN, PITSTOP_CHECKPOINT_DIR and
- * PITSTOP_RESUME. Each is started from argv (posix_spawn, own process group),
- * stdout on a pipe the controller reads, stderr into the generation's log.
+ * Every process gets PITSTOP_RUN, PITSTOP_GEN, PITSTOP_CHECKPOINT_DIR,
+ * PITSTOP_RESUME, PITSTOP_GRACE_S (and PYTHONUNBUFFERED=1, so a Python script's lines reach the
+ * controller as it prints them, not 8 KiB at a time: they are timed by their
+ * arrival). Each is started from argv (posix_spawn, own process group),
+ * stdout and stderr on pipes the controller reads; both go to the
+ * generation's log, each line tagged with its node (ctl_proc_log).
  *
  * Invariant: on failure nothing started is left running (the processes
  * already spawned are killed and reaped before the error returns). */
@@ -27,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,13 +72,15 @@ static int free_port(void) {
 }
 
 static int spawn_one(struct ctl_gen *g, char *const argv[], char *const *add, int nadd, int node,
-                     struct pit_err *e) {
+                     const char *label, struct pit_err *e) {
   if (g->nproc == CTL_PROCS_MAX)
     return pit_err_set(e, PIT_EARG, "more than %d workload processes", CTL_PROCS_MAX);
-  char *env[16];
-  for (int i = 0; i < nadd && i < 15; i++)
-    env[i] = add[i];
-  env[nadd < 15 ? nadd : 15] = NULL;
+  char *env[17];
+  int ne = 0;
+  for (int i = 0; i < nadd && ne < 15; i++)
+    env[ne++] = add[i];
+  env[ne++] = "PYTHONUNBUFFERED=1";
+  env[ne] = NULL;
   struct ctl_proc *p = &g->proc[g->nproc];
   memset(p, 0, sizeof *p);
   pit_child_init(&p->ch);
@@ -84,19 +90,54 @@ static int spawn_one(struct ctl_gen *g, char *const argv[], char *const *add, in
   co.env = env;
   co.in.mode = PIT_CHILD_NULL;
   co.out.mode = PIT_CHILD_PIPE;
-  co.err.mode = PIT_CHILD_FILE;
-  co.err.path = g->log;
-  co.err.append = 1;
+  co.err.mode = PIT_CHILD_PIPE;
+  p->efd = -1;
   int rc = pit_child_start(&p->ch, &co, e);
   if (rc < 0)
     return rc;
   g->nproc++;
   p->pid = p->ch.pid;
   p->fd = p->ch.out_fd;
-  p->ch.out_fd = -1; /* read and closed here */
+  p->efd = p->ch.err_fd;
+  p->ch.out_fd = p->ch.err_fd = -1; /* read and closed here */
   p->node = node;
   p->status = -1;
-  return pit_follower_open_fd(&p->out, p->fd, 0, "the workload's output", 0, e); /* non-blocking */
+  snprintf(p->label, sizeof p->label, "%s", label);
+  if ((rc = pit_follower_open_fd(&p->out, p->fd, 0, "the workload's output", 0, e)) < 0) /* non-blocking */
+    return rc;
+  return pit_follower_open_fd(&p->err, p->efd, 0, "the workload's stderr", 0, e);
+}
+
+void ctl_proc_log(struct ctl_gen *g, const struct ctl_proc *p, const char *line, size_t n, int is_err) {
+  if (g->logfd < 0)
+    return;
+  char head[PIT_NAME_MAX + 16];
+  int h = snprintf(head, sizeof head, "[%s %s] ", p->label, is_err ? "err" : "out");
+  struct iovec v[3] = {{head, (size_t)h}, {(void *)line, n}, {"\n", 1}};
+  ssize_t w = writev(g->logfd, v, 3); /* O_APPEND: one write per line */
+  (void)w;
+}
+
+int ctl_proc_drain_err(struct ctl_gen *g, struct ctl_proc *p, int final, struct pit_err *e) {
+  if (p->efd < 0)
+    return 0;
+  for (;;) {
+    const char *s;
+    size_t n;
+    int rc = pit_follower_line(&p->err, &s, &n, e);
+    if (rc == PIT_FOLLOW_RECORD) {
+      ctl_proc_log(g, p, s, n, 1);
+      continue;
+    }
+    if (rc == PIT_FOLLOW_CLOSED) {
+      close(p->efd);
+      p->efd = -1;
+      return 0;
+    }
+    if (rc < 0 || !final)
+      return rc < 0 ? rc : 0;
+    pit_follower_writer_gone(&p->err);
+  }
 }
 
 /* Reaps p if it exited (0: still running). */
@@ -138,10 +179,16 @@ void ctl_gen_release(struct ctl_gen *g) {
   for (int i = 0; i < g->nproc; i++) {
     if (g->proc[i].fd >= 0)
       close(g->proc[i].fd);
+    if (g->proc[i].efd >= 0)
+      close(g->proc[i].efd);
     pit_follower_release(&g->proc[i].out);
+    pit_follower_release(&g->proc[i].err);
     pit_child_release(&g->proc[i].ch);
   }
+  if (g->logfd > 0)
+    close(g->logfd);
   memset(g, 0, sizeof *g);
+  g->logfd = -1;
 }
 
 /* s with $PITSTOP_NAME and ${PITSTOP_NAME} replaced by the values in env
@@ -251,12 +298,16 @@ static int push_wrap(const struct ctl_launch *L, const struct pit_node *n, struc
 
 int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e) {
   const struct pit_run_opts *o = L->o;
+  if (g->logfd < 0 && (g->logfd = open(g->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
+    return pit_err_errno(e, PIT_EIO, "cannot create the generation's log '%s'", g->log);
   char env_run[PIT_NAME_MAX + 16], env_gen[32], env_dir[1100], env_resume[1100];
   snprintf(env_run, sizeof env_run, "PITSTOP_RUN=%s", o->run);
   snprintf(env_gen, sizeof env_gen, "PITSTOP_GEN=%d", L->gen);
   snprintf(env_dir, sizeof env_dir, "PITSTOP_CHECKPOINT_DIR=%s", L->ckpt_dir);
   snprintf(env_resume, sizeof env_resume, "PITSTOP_RESUME=%s", L->resume);
-  char *base[] = {env_run, env_gen, env_dir, env_resume};
+  char env_grace[64]; /* the grace after SIGTERM (--grace; docs/protocol.md) */
+  snprintf(env_grace, sizeof env_grace, "PITSTOP_GRACE_S=%g", o->grace_s > 0 ? o->grace_s : 30);
+  char *base[] = {env_run, env_gen, env_dir, env_resume, env_grace};
   struct ctl_argv a = {0};
   int rc = 0;
   if (o->launcher == PIT_LAUNCH_MPI) {
@@ -280,7 +331,7 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
       return rc;
     const char *head[] = {"mpirun", "--hostfile", hostfile, "--bind-to", "none", "--mca",
                           "btl_vader_single_copy_mechanism", "none", "-x", "PITSTOP_RUN", "-x",
-                          "PITSTOP_GEN", "-x", "PITSTOP_CHECKPOINT_DIR", "-x", "PITSTOP_RESUME"};
+                          "PITSTOP_GEN", "-x", "PITSTOP_CHECKPOINT_DIR", "-x", "PITSTOP_RESUME", "-x", "PITSTOP_GRACE_S"};
     for (size_t i = 0; i < sizeof head / sizeof head[0] && rc == 0; i++)
       rc = argv_push(&a, head[i]);
     if (rc == 0 && geteuid() == 0)
@@ -310,12 +361,12 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
       }
       if ((rc = push_wrap(L, &L->nodes[i], &a, e)) < 0)
         break;
-      rc = workload_argv(L, &L->nodes[i], &a, base, 4);
+      rc = workload_argv(L, &L->nodes[i], &a, base, 5);
     }
     if (rc == -1)
       rc = pit_err_set(e, PIT_ENOMEM, "the workload's command line is too long");
     if (rc == 0)
-      rc = spawn_one(g, a.v, base, 4, -1, e);
+      rc = spawn_one(g, a.v, base, 5, -1, "mpirun", e);
     argv_free(&a);
     return rc;
   }
@@ -334,16 +385,16 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
   for (int i = 0; i < L->nnodes && rc == 0; i++) {
     char env_rank[64];
     snprintf(env_rank, sizeof env_rank, "PITSTOP_NODE_RANK=%d", i);
-    char *add[] = {env_run, env_gen, env_dir, env_resume, env_nn, env_ips, env_maddr, env_mport, env_rank};
+    char *add[] = {env_run, env_gen, env_dir, env_resume, env_grace, env_nn, env_ips, env_maddr, env_mport, env_rank};
     if ((rc = push_wrap(L, &L->nodes[i], &a, e)) < 0)
       break;
     int at = a.n;
-    if (workload_argv(L, &L->nodes[i], &a, add, 9) < 0 ||
-        (L->prov->ops->wrap_remote_shell && remote_words(&a, at, add, 9) < 0)) {
+    if (workload_argv(L, &L->nodes[i], &a, add, 10) < 0 ||
+        (L->prov->ops->wrap_remote_shell && remote_words(&a, at, add, 10) < 0)) {
       rc = pit_err_set(e, PIT_ENOMEM, "the workload's command line is too long");
       break;
     }
-    rc = spawn_one(g, a.v, add, 9, i, e);
+    rc = spawn_one(g, a.v, add, 10, i, L->nodes[i].id, e);
     argv_free(&a);
   }
   argv_free(&a);

@@ -21,12 +21,16 @@ struct ctl_proc {
   int node;                       /* per-node: index into the generation's nodes; -1: all (mpirun) */
   int exited, status;             /* status: exit code, or 128 + signal */
   struct pit_follower out;        /* the lines of fd (borrowed: closed here, not by it) */
+  int efd;                        /* its stderr (non-blocking), -1 once closed */
+  struct pit_follower err;        /* the lines of efd (borrowed) */
+  char label[PIT_NAME_MAX];       /* its node's id in the log ("mpirun" for the mpi launcher) */
 };
 
 struct ctl_gen {
   struct ctl_proc proc[CTL_PROCS_MAX];
   int nproc;
-  char log[1100];                 /* stderr of every process (the generation's log) */
+  char log[1100];                 /* stdout and stderr of every process (the generation's log) */
+  int logfd;                      /* log, open for appending while the generation runs; -1 */
 };
 
 struct ctl_launch {
@@ -40,6 +44,12 @@ struct ctl_launch {
 };
 
 int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e);
+/* One line of p's output into the generation's log as "[NODE out] line" or
+ * "[NODE err] line" (one write, so lines of several processes never mix). */
+void ctl_proc_log(struct ctl_gen *g, const struct ctl_proc *p, const char *line, size_t n, int is_err);
+/* Every complete line p's stderr holds now into the log; final: p is gone,
+ * its unfinished last line counts. The stderr is closed once it has ended. */
+int ctl_proc_drain_err(struct ctl_gen *g, struct ctl_proc *p, int final, struct pit_err *e);
 /* TERM to every process group, up to grace_s, then KILL; reaps. */
 void ctl_gen_kill(struct ctl_gen *g, double grace_s);
 /* Reaps p if it exited; 1 when it has, 0 while it runs. */

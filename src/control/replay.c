@@ -289,10 +289,18 @@ static int64_t r_stop_step(void *ctx, int64_t decided, const struct pit_membersh
     }
   return at;
 }
+/* A generation's start on m: the live one's where the live run started m at that step; the
+ * first generation (a fixed replay's only start): the start the live run measured for m — its
+ * first generation on m, from the end of the one before (nodes, launch, init) — so a fixed
+ * membership pays its own start, not the live run's first one's. */
 static double r_start_s(void *ctx, int gen, int64_t step, const struct pit_membership *m) {
   const struct live *l = ((const struct rmodel *)ctx)->l;
-  if (gen == 0)
+  if (gen == 0) {
+    for (int i = 0; i < l->ng; i++)
+      if (pit_membership_equal(&l->g[i].m, m) && l->g[i].n > 0)
+        return start_overhead(l, i);
     return start_overhead(l, 0);
+  }
   int lg = live_gen_of(l, step);
   return lg > 0 && pit_membership_equal(&l->g[lg].m, m) ? start_overhead(l, lg) : mean_overhead(l, 1);
 }
