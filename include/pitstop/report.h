@@ -181,5 +181,11 @@ void pit_status_release(struct pit_status *s);
 /* As a terminal table or one JSON object (PIT_SUMMARY_CSV: PIT_EARG), with the
  * last ndec decisions (keeps included; -1: all). Field names in docs/run.md. */
 int pit_status_write(FILE *f, const struct pit_status *s, enum pit_summary_format fmt, int ndec, struct pit_err *e);
+/* report.html (html.c): one self-contained page, no network: the run in a few
+ * lines, the timeline chart png (a PNG file, e.g. from pit_plot_timeline;
+ * NULL: none) embedded as a base64 data URI, the generations, the nodes with
+ * their billed cost and every decision with its alternatives and reason.
+ * Written atomically to path; errors name the file. */
+int pit_status_html(const struct pit_status *s, const char *png, const char *path, struct pit_err *e);
 
 #endif
