@@ -20,7 +20,8 @@ static const struct pit_cli_opt opts[] = {
     {"catalog", 1, 'c', "FILE", "instance types, to bill each node as its type bills (default: the\n"
                                 "local provider's catalog; a type it lacks is billed on raw seconds)"},
     {"decisions", 1, 'd', "N", "the last N decisions (default 5; -1: all)"},
-    {"watch", 2, 'w', "S", "print again every S seconds (default 2) until the run is not running"},
+    {"watch", 2, 'w', "S", "(--watch or --watch=S) print again every S seconds (default 2) until\n"
+                           "the run is no longer running"},
     {"html", 1, 'H', "FILE", "write report.html to FILE instead: one self-contained page (no network) with\n"
                              "the timeline chart, generations, nodes with billed cost and decisions"},
 };

@@ -9,7 +9,8 @@
 # intervals. After it ends: finished, both generations with their memberships, every step,
 # both nodes billed (1 s granularity, so billed seconds are whole), spend = Σ node costs =
 # the cost, and the resize decision with its reason. RUN, DIR, events FILE and no argument
-# find the same run; --format table prints it; a missing run is one clear message.
+# find the same run; --format table prints it; a missing run is one clear message; --watch
+# reprints while the run runs and exits by itself once it does not.
 set -euo pipefail
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
 T=$(mktemp -d)
@@ -30,8 +31,13 @@ cd "$T"
   --no-validation --limit 400 --epochs 0 --backend ref --max-iters 120 > run.txt 2> run.err &
 pid=$!
 n=0
+wpid=
 while kill -0 "$pid" 2> /dev/null; do
   if [ -f runs/ts1/events.jsonl ]; then
+    if [ -z "$wpid" ]; then # --watch: reprints until the run is no longer running, then exits by itself
+      "$PITSTOP" status ts1 --catalog cat.tsv --format json --watch=0.5 > watch.json 2> watch.err &
+      wpid=$!
+    fi
     "$PITSTOP" status ts1 --catalog cat.tsv --format json > "live.$n.json" 2> "live.$n.err" || true
     n=$((n + 1))
   fi
@@ -39,6 +45,9 @@ while kill -0 "$pid" 2> /dev/null; do
 done
 wait "$pid" || { cat run.err; exit 1; }
 pid=
+for i in $(seq 1 40); do kill -0 "$wpid" 2> /dev/null || break; sleep 0.5; done
+if kill -0 "$wpid" 2> /dev/null; then kill "$wpid"; echo "FAIL: --watch went on after the run ended"; exit 1; fi
+wait "$wpid" || { cat watch.err; exit 1; }
 "$PITSTOP" status ts1 --catalog cat.tsv --format json --decisions -1 > end.json
 "$PITSTOP" status --catalog cat.tsv --format json > newest.json
 (cd / && "$PITSTOP" status "$T/runs/ts1" --catalog "$T/cat.tsv" --format json > "$T/dir.json")
@@ -80,6 +89,12 @@ gens = sorted({s["generation"] for s in running})
 print(f"{len(live)} live reads, {len(running)} running, generations seen {gens}, "
       f"{len(pred)} with a prediction (e.g. step {pred[0]['steps_done']}: finish {pred[0]['finish_s']:.1f} s "
       f"[{pred[0]['finish_lo']:.1f}, {pred[0]['finish_hi']:.1f}], cost {pred[0]['cost']:.6f})")
+
+watch = [json.loads(l) for l in open("watch.json") if l.strip()]
+assert len(watch) >= 2 and watch[0]["state"] == "running" and watch[-1]["state"] != "running", \
+    [w["state"] for w in watch]
+assert all(w["state"] == "running" for w in watch[:-1])
+print(f"--watch: {len(watch)} prints, the last {watch[-1]['state']}")
 
 end = json.load(open("end.json"))
 assert end["state"] == "finished" and end["controller_pid"] is None, end["state"]
