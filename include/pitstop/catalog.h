@@ -68,6 +68,12 @@ double pit_itype_billed_s(const struct pit_itype *t, double secs);
 
 enum pit_pricing { PIT_ON_DEMAND = 0, PIT_SPOT = 1 };
 
+/* US$ for one node that ran secs seconds at price_h per hour (the price its
+ * node record carries: on-demand or spot), billed as its type t bills
+ * (pit_itype_billed_s); t NULL (a type the catalog lacks): raw seconds. 0 for
+ * secs <= 0 or NaN, NaN for a price that is not a number. */
+double pit_node_cost(const struct pit_itype *t, double price_h, double secs);
+
 /* US$ for running membership m for secs seconds (every node started once):
  *   Σ over entries of nodes × price_h / 3600 × pit_itype_billed_s(type, secs).
  * Example: m5.large (0.096 $/h, per second, 60 s minimum) ×2 + c5.xlarge (0.17 $/h)

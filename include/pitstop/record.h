@@ -273,4 +273,97 @@ int pit_follower_line(struct pit_follower *f, const char **line, size_t *n, stru
 void pit_follower_writer_gone(struct pit_follower *f);
 void pit_follower_release(struct pit_follower *f);
 
+/* ---- the run log (runlog.c): one fold of an elastic run's records ----
+ * An elastic run (pitstop run) is one stream of records; pit_runlog_add folds
+ * each, in file order, into the run as every reader sees it: its generations
+ * (membership, steps, times, how each ended), its nodes (start, ready, stop or
+ * lost, market, price), its decisions and its checkpoints. pit_runlog_load does
+ * the same from an events file, live or finished: a last line still being
+ * written (no newline yet) is left for a later load, never an error.
+ * Invariants: the fold depends only on the records and their order; node
+ * intervals are open (t_stop NaN) until a stop or lost record; a generation's
+ * membership is the nodes up at its first init or iteration record (as the
+ * controller held them), else its init record's config "membership"; nothing
+ * is priced here (catalog/cost.c prices a fold's nodes on billed seconds). */
+struct pit_runlog_gen {
+  int gen;
+  struct pit_membership m;    /* n == 0 until its first init or iteration */
+  int have_m;
+  int64_t step_first, step_last; /* its iteration records' first and last steps; -1: none yet */
+  int64_t niters;             /* its iteration records */
+  int ranks;                  /* from its init record; -1 unknown */
+  double t_first;             /* its first record's run time */
+  double t_init;              /* its init record's t (NaN: none) */
+  double init_s;              /* its init record's init_s (NaN: none) */
+  double t_first_iter, t_last_iter; /* NaN: no iteration */
+  double t_end;               /* its end record's t; NaN: no end (running, or it failed) */
+  double total_s;             /* its end record's total_s */
+  char status[16];            /* its end record's status ("done", "stopped", ...); "" none */
+};
+struct pit_runlog_node {
+  char id[PIT_NAME_MAX];
+  char itype[PIT_NAME_MAX];   /* as the node record names it (TYPE, or TYPE@market) */
+  char base[PIT_NAME_MAX];    /* the type without its market */
+  char market[16];            /* "spot", "on-demand", or "" (the provider's default) */
+  double price_h;             /* the record's price per hour (NaN: absent) */
+  int gen;                    /* the generation that started it */
+  double t_start, t_ready, t_stop; /* NaN: not (yet) */
+  int lost;                   /* 1: it ended with a "lost" record (reclaimed, failed) */
+};
+struct pit_runlog_decision {
+  int gen;
+  double t;
+  struct pit_decision d;      /* decoded detail (owned); all absent for a record without one */
+  char policy[32];            /* the controller's keys beside the decision: "policy", "action" */
+  char action[16];            /* (keep | resize | recommend | market); "" absent */
+  char from[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX]; /* "" absent; to falls back to
+                                 the first alternative's membership */
+};
+struct pit_runlog_ckpt {
+  int gen;
+  double t, ckpt_s;
+  int64_t step, bytes;
+  char path[512];             /* "" absent */
+};
+struct pit_runlog_iter {      /* one iteration record, compact: the progress over time */
+  int gen;
+  double t, step_s;
+  int64_t step, batch;
+};
+struct pit_runlog {
+  char run[PIT_NAME_MAX];     /* the first record's run id */
+  int64_t planned_iters;      /* from an init record's config "planned_iters"; -1 unknown */
+  double t_last;              /* the largest t seen; 0 before any record */
+  long nrecords;
+  int truncated;              /* pit_runlog_load: the file ended inside a line (still being written) */
+  int ngens;  struct pit_runlog_gen *gens;         /* gens[g].gen == g; owned */
+  size_t capgens;
+  int nnodes; struct pit_runlog_node *nodes;       /* in start order; owned */
+  size_t capnodes;
+  int ndec;   struct pit_runlog_decision *dec;     /* in record order; owned */
+  size_t capdec;
+  int nckpt;  struct pit_runlog_ckpt *ckpt;        /* owned */
+  size_t capckpt;
+  int64_t niters; struct pit_runlog_iter *iters;   /* owned */
+  size_t capiters;
+  /* between records: the nodes up now, in the controller's order (indexes into nodes) */
+  int nup; int *up;
+  size_t capup;
+};
+void pit_runlog_init(struct pit_runlog *log);
+void pit_runlog_release(struct pit_runlog *log);
+/* Folds one record in. PIT_EFORMAT for a generation < 0 or one more than 4096
+ * past the last (messages without file:line: the caller adds it); PIT_ENOMEM.
+ * Records of other types (validation, epoch) are counted and otherwise skipped. */
+int pit_runlog_add(struct pit_runlog *log, const struct pit_record *r, struct pit_err *e);
+/* Folds every complete line of an events file into log (initialised; it may hold
+ * records already). Errors name file:line. */
+int pit_runlog_load(struct pit_runlog *log, const char *path, struct pit_err *e);
+/* The generation the run is in: the last one; NULL before any record. */
+const struct pit_runlog_gen *pit_runlog_current(const struct pit_runlog *log);
+/* 1 when the run's last generation ended "done" and no node is up. */
+int pit_runlog_finished(const struct pit_runlog *log);
+/* The last step done (the largest iteration step), -1 before any. */
+int64_t pit_runlog_step(const struct pit_runlog *log);
+
 #endif

@@ -143,4 +143,49 @@ int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct 
  * time. PIT_ENOTFOUND when the file holds no node record. */
 int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct pit_err *e);
 
+/* ---------------- a run's status (status.c): pitstop status ----------------
+ * What an elastic run (pitstop run) is doing, or did, read from its directory
+ * by any process while it runs: the run log's fold (record.h) of its events
+ * file, priced on billed seconds (catalog.h: pit_node_cost), its t_p and the
+ * finish and cost predicted with 95% intervals (pit_predict_inputs and
+ * pit_predict over the same records, as pitstop predict does). The run is
+ * "running" while a controller holds DIR/lock (its pid alive), "finished" when
+ * its last generation ended done and every node stopped, else "stopped" (a
+ * controller that died or was stopped: pitstop run --run ID resumes it). */
+struct pit_status {
+  char dir[1024], events[1100]; /* the run directory ("" when given an events file) and its events file */
+  struct pit_runlog log;        /* the fold; owned */
+  const char *state;            /* "running", "finished", "stopped" (static strings) */
+  int controller_pid;           /* the live controller's pid; 0 when none */
+  struct pit_membership membership; /* the current generation's; before its first iteration, the nodes up */
+  int64_t steps_done;           /* steps done (the last step + 1); 0 before any */
+  int64_t steps_total;          /* the job's steps (its planned_iters); -1 unknown */
+  double t;                     /* run time of the last record */
+  double tp, tp_half;           /* PIT time of the run's last configuration, 95% half-width; NaN unknown */
+  double spend;                 /* US$ billed so far: every node, up ones until t */
+  double finish_s, finish_lo, finish_hi; /* run time at the job's end, predicted (finished: t) */
+  double cost, cost_lo, cost_hi;/* the run's whole cost, predicted: spend + the nodes up now until the end */
+  char note[512];               /* why there is no prediction ("" when there is one) */
+  double *node_billed_s, *node_cost; /* (log.nnodes) billed seconds and US$ of each node; owned */
+  int unpriced;                 /* nodes whose type the catalog lacks (billed on raw seconds) */
+};
+/* RUN|DIR|FILE → the run's directory and events file: a directory holding
+ * events.jsonl, an events file, or a run id under runs/ (where pitstop run puts
+ * a run without --checkpoint-dir); NULL: the newest run under runs/.
+ * PIT_ENOTFOUND naming what was tried. */
+int pit_status_find(const char *arg, char *dir, size_t ndir, char *events, size_t nevents, struct pit_err *e);
+/* Loads the status of arg (as pit_status_find); cat prices the nodes (NULL:
+ * raw seconds at each node record's price). Errors name the file (and line). */
+int pit_status_load(struct pit_status *s, const char *arg, const struct pit_catalog *cat, struct pit_err *e);
+void pit_status_release(struct pit_status *s);
+/* As a terminal table or one JSON object (PIT_SUMMARY_CSV: PIT_EARG), with the
+ * last ndec decisions (keeps included; -1: all). Field names in docs/run.md. */
+int pit_status_write(FILE *f, const struct pit_status *s, enum pit_summary_format fmt, int ndec, struct pit_err *e);
+/* report.html (html.c): one self-contained page, no network: the run in a few
+ * lines, the timeline chart png (a PNG file, e.g. from pit_plot_timeline;
+ * NULL: none) embedded as a base64 data URI, the generations, the nodes with
+ * their billed cost and every decision with its alternatives and reason.
+ * Written atomically to path; errors name the file. */
+int pit_status_html(const struct pit_status *s, const char *png, const char *path, struct pit_err *e);
+
 #endif

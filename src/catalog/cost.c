@@ -29,6 +29,12 @@ int pit_catalog_cost_priced(const struct pit_catalog *c, const struct pit_member
   return 0;
 }
 
+double pit_node_cost(const struct pit_itype *t, double price_h, double secs) {
+  if (!(secs > 0))
+    return 0;
+  return price_h / 3600.0 * (t ? pit_itype_billed_s(t, secs) : secs);
+}
+
 int pit_catalog_cost(const struct pit_catalog *c, const struct pit_membership *m, double secs, double *usd,
                      struct pit_err *e) {
   return pit_catalog_cost_priced(c, m, secs, PIT_ON_DEMAND, usd, e);

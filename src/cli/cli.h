@@ -21,6 +21,7 @@ int pit_cmd_node_check(int argc, char **argv);
 int pit_cmd_predict(int argc, char **argv);
 int pit_cmd_profile(int argc, char **argv);
 int pit_cmd_simulate(int argc, char **argv);
+int pit_cmd_status(int argc, char **argv);
 
 /* A command's own options as one table (name without "--", has_arg, the code
  * pit_cli_getopt_next returns for it (0 where no getopt reads the table), the

@@ -17,6 +17,7 @@
 #pragma weak pit_cmd_predict
 #pragma weak pit_cmd_profile
 #pragma weak pit_cmd_simulate
+#pragma weak pit_cmd_status
 
 struct command {
   const char *name;
@@ -44,6 +45,7 @@ int main(int argc, char **argv) {
       {"predict", pit_cmd_predict, "the whole job's time and cost from measured iterations"},
       {"profile", pit_cmd_profile, "measure candidate memberships and rank them for a job (cost or time)"},
       {"simulate", pit_cmd_simulate, "spot or on-demand under a deadline, replayed over a spot trace"},
+      {"status", pit_cmd_status, "an elastic run's status, live or finished, from any terminal"},
   };
   int n = (int)(sizeof cmds / sizeof cmds[0]);
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {

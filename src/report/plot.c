@@ -1011,68 +1011,35 @@ int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct 
   int rc = out_format(o, &svg, e);
   if (rc)
     return rc;
-  struct pit_record_reader rd;
-  if ((rc = pit_record_reader_open(&rd, events, e)) < 0)
+  struct pit_runlog log; /* the run log's fold: nodes, iterations, decisions */
+  pit_runlog_init(&log);
+  if ((rc = pit_runlog_load(&log, events, e)) < 0) {
+    pit_runlog_release(&log);
     return rc;
+  }
   struct gp g;
   if ((rc = gp_open(&g, o, svg, "Nodes, decisions and progress over time", e)) < 0) {
-    pit_record_reader_release(&rd);
+    pit_runlog_release(&log);
     gp_cleanup(&g);
     return rc;
   }
   FILE *bars = gp_data(&g, 0, e), *prog = bars ? gp_data(&g, 1, e) : NULL, *dec = prog ? gp_data(&g, 2, e) : NULL;
   enum { MAXN = 256 };
-  struct {
-    char id[PIT_NAME_MAX], itype[PIT_NAME_MAX];
-    double t0, t1;
-  } nd[MAXN];
-  int nn = 0, ndec = 0, ntypes = 0;
+  int nn = log.nnodes < MAXN ? log.nnodes : MAXN, ndec = 0, ntypes = 0;
+  const struct pit_runlog_node *nd = log.nodes;
   char types[16][PIT_NAME_MAX];
-  double tmax = 0;
-  struct pit_record r;
-  pit_record_init(&r);
-  while (dec && (rc = pit_record_reader_next(&rd, &r, e)) != 0) {
-    if (rc < 0)
-      break;
-    if (r.t > tmax)
-      tmax = r.t;
-    if (r.type == PIT_REC_NODE && strcmp(r.action, "start") == 0 && nn < MAXN) {
-      snprintf(nd[nn].id, sizeof nd[nn].id, "%s", r.node);
-      snprintf(nd[nn].itype, sizeof nd[nn].itype, "%s", r.itype);
-      nd[nn].t0 = r.t;
-      nd[nn].t1 = NAN;
-      nn++;
-    } else if (r.type == PIT_REC_NODE && (strcmp(r.action, "stop") == 0 || strcmp(r.action, "lost") == 0)) {
-      for (int i = nn - 1; i >= 0; i--)
-        if (strcmp(nd[i].id, r.node) == 0 && isnan(nd[i].t1)) {
-          nd[i].t1 = r.t;
-          break;
-        }
-    } else if (r.type == PIT_REC_ITER && r.step >= 0) {
-      fprintf(prog, "%.9g %lld\n", r.t, (long long)r.step + 1);
-    } else if (r.type == PIT_REC_DECISION) {
-      struct pit_decision d;
-      pit_decision_init(&d);
-      char to[80] = ""; /* the chosen membership: the first alternative */
-      if (r.detail && pit_decision_decode(&d, r.detail, NULL) == 0 && d.nalts > 0 && d.alts[0].membership)
-        snprintf(to, sizeof to, "%s", d.alts[0].membership);
-      pit_decision_release(&d);
-      fprintf(dec, "%.9g \"%s\"\n", r.t, to[0] ? to : "decision");
-      ndec++;
-    }
-  }
-  pit_record_release(&r);
-  pit_record_reader_release(&rd);
-  if (rc < 0) {
-    if (bars) fclose(bars);
-    if (prog) fclose(prog);
-    if (dec) fclose(dec);
-    gp_cleanup(&g);
-    return rc;
+  double tmax = log.t_last;
+  for (int64_t i = 0; dec && i < log.niters; i++)
+    fprintf(prog, "%.9g %lld\n", log.iters[i].t, (long long)log.iters[i].step + 1);
+  for (int i = 0; dec && i < log.ndec; i++, ndec++) { /* labelled with the chosen membership: the first alternative */
+    const struct pit_decision *d = &log.dec[i].d;
+    const char *to = d->nalts > 0 && d->alts[0].membership ? d->alts[0].membership : "";
+    fprintf(dec, "%.9g \"%.79s\"\n", log.dec[i].t, to[0] ? to : "decision");
   }
   if (!dec) {
     if (bars) fclose(bars);
     if (prog) fclose(prog);
+    pit_runlog_release(&log);
     gp_cleanup(&g);
     return PIT_EIO;
   }
@@ -1080,6 +1047,7 @@ int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct 
     fclose(bars);
     fclose(prog);
     fclose(dec);
+    pit_runlog_release(&log);
     gp_cleanup(&g);
     return pit_err_set(e, PIT_ENOTFOUND, "'%s' holds no node records (is it a pitstop run's events file?)", events);
   }
@@ -1090,9 +1058,10 @@ int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct 
     if (ty == ntypes && ntypes < 16)
       snprintf(types[ntypes++], PIT_NAME_MAX, "%s", nd[i].itype);
     /* x0 x1 row type */
-    fprintf(bars, "%.9g %.9g %d %d\n", nd[i].t0, isnan(nd[i].t1) ? tmax : nd[i].t1, i, ty < 16 ? ty : 15);
+    fprintf(bars, "%.9g %.9g %d %d\n", nd[i].t_start, isnan(nd[i].t_stop) ? tmax : nd[i].t_stop, i, ty < 16 ? ty : 15);
   }
   if ((rc = gp_close_data(bars, &g, e)) | gp_close_data(prog, &g, e) | gp_close_data(dec, &g, e)) {
+    pit_runlog_release(&log);
     gp_cleanup(&g);
     return rc ? rc : PIT_EIO;
   }
@@ -1124,6 +1093,7 @@ int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct 
     fprintf(f, " using 1:(-0.8):(0):(%d.4) with vectors nohead dt 2 lc rgb '#d62728' title 'decision'", nn);
   }
   fputs("\n", f);
+  pit_runlog_release(&log);
   rc = gp_run(&g, o, e);
   gp_cleanup(&g);
   return rc;
