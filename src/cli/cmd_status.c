@@ -114,8 +114,10 @@ int pit_cmd_status(int argc, char **argv) {
   const char *arg = optind < argc ? argv[optind] : NULL;
   struct pit_err e = {0};
   struct pit_catalog cat = {0};
-  if (!catalog)
-    catalog = pit_cli_local_catalog();
+  if (!catalog) {
+    struct pit_err nf = {0}; /* none found: spend is then not priced */
+    catalog = pit_cli_catalog("local.tsv", &nf);
+  }
   if (catalog && pit_catalog_load(&cat, catalog, &e) < 0)
     return pit_cli_fail(&e);
   int running = 0, rc;

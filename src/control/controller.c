@@ -2121,12 +2121,18 @@ static void failure_detail(const struct ctl *c, char *out, size_t n) {
     ssize_t j = i;
     while (j < k && buf[j] != '\n')
       j++;
-    size_t len = (size_t)(j - i);
-    if (len > 9 && memcmp(buf + i, "pitstop: ", 9) == 0) {
-      best = buf + i;
+    ssize_t at = i; /* past the "[NODE out] " / "[NODE err] " tag gen-N.log puts on each line */
+    if (at < j && buf[at] == '[') {
+      const char *close = memchr(buf + at, ']', (size_t)(j - at));
+      if (close && close + 1 < buf + j && close[1] == ' ')
+        at = close + 2 - buf;
+    }
+    size_t len = (size_t)(j - at);
+    if (len > 9 && memcmp(buf + at, "pitstop: ", 9) == 0) {
+      best = buf + at;
       best_n = len;
-    } else if (len && buf[i] != '{' && memmem(buf + i, len, "rror", 4)) {
-      err = buf + i;
+    } else if (len && buf[at] != '{' && memmem(buf + at, len, "rror", 4)) {
+      err = buf + at;
       err_n = len;
     }
     i = j + 1;
@@ -2468,14 +2474,14 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
     char said[1100];
     failure_detail(&c, said, sizeof said);
     if (c.ckpt[0])
-      warn(&c, "generation %d failed (%s%s): it restarts from the checkpoint at step %lld (%s), %lld step%s since "
-               "it redone; restart %d of %d",
-           c.gen, why, said, (long long)c.step_safe, c.ckpt, (long long)lost, lost == 1 ? "" : "s", res->restarts,
-           o->max_restarts);
+      warn(&c, "generation %d failed (%s): it restarts from the checkpoint at step %lld (%s), %lld step%s since "
+               "it redone; restart %d of %d%s",
+           c.gen, why, (long long)c.step_safe, c.ckpt, (long long)lost, lost == 1 ? "" : "s", res->restarts,
+           o->max_restarts, said);
     else
-      warn(&c, "generation %d failed (%s%s): there is no checkpoint or snapshot, so the job starts again from step "
-               "0 (%lld step%s redone); restart %d of %d",
-           c.gen, why, said, (long long)lost, lost == 1 ? "" : "s", res->restarts, o->max_restarts);
+      warn(&c, "generation %d failed (%s): there is no checkpoint or snapshot, so the job starts again from step "
+               "0 (%lld step%s redone); restart %d of %d%s",
+           c.gen, why, (long long)lost, lost == 1 ? "" : "s", res->restarts, o->max_restarts, said);
     /* nodes that fail a health check are replaced (on their market; a spot node
      * gone with the spot layer on: the spot policy chooses the market) */
     int spot_lost = 0;
