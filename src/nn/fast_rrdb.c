@@ -158,6 +158,8 @@ static dnnl_status_t conv_pds(const struct pit_fast_rrdb *r, int j, int blk, dnn
                  (s = dnnl_primitive_attr_set_post_ops(attr, po)) != dnnl_success)) {
     if (po)
       dnnl_post_ops_destroy(po);
+    if (attr)
+      dnnl_primitive_attr_destroy(attr);
     return s;
   }
   dnnl_alg_kind_t algs[2] = {dnnl_convolution_winograd, dnnl_convolution_direct};
@@ -333,7 +335,8 @@ int pit_fast_rrdb_create(struct pit_fast_rrdb **out, const struct pit_layer_spec
   r->params = params;
   r->grads = grads;
   snprintf(r->where, sizeof r->where, "%s", where);
-  r->blk = choose_blk(r);
+  /* the same shape as the RRDB whose scratch it may share: the same block, no probing */
+  r->blk = share && share->F == r->F && share->Hs == r->Hs && share->W == r->W ? share->blk : choose_blk(r);
   const size_t pl = plane(r), F = (size_t)r->F;
   int ok = 1;
   for (int d = 0; d < ND; d++)
