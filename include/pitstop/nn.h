@@ -136,6 +136,17 @@ void pit_net_params_changed(struct pit_net *net);
 /* Threads for every kernel library (OpenMP, oneDNN, OpenBLAS). */
 void pit_nn_set_threads(int threads);
 
+/* The instruction set this process runs (src/nn/isa.c), chosen once on first use: the
+ * best the CPU has for pitstop's own vector code, capped by oneDNN's effective ISA
+ * (ONEDNN_MAX_CPU_ISA) and by PIT_ISA (plain|avx2|avx512). */
+enum pit_isa { PIT_ISA_PLAIN, PIT_ISA_AVX2, PIT_ISA_AVX512 };
+enum pit_isa pit_nn_isa(void);
+const char *pit_nn_isa_name(enum pit_isa isa); /* "plain", "avx2", "avx512" */
+const char *pit_nn_dnnl_isa(void);             /* oneDNN's: "avx2", "avx512_core", ... */
+/* One line naming the oneDNN reference kernels the fast backend was given in this
+ * process (the first layer, its kernel and ISA, and how many more), or "" if none. */
+const char *pit_nn_fast_warning(void);
+
 /* ---- parameter initialisation (deterministic for a seed) ---- */
 /* PyTorch's default for Conv/Linear: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and bias. */
 void pit_init_default(const struct pit_model_spec *m, float *params, uint64_t seed);

@@ -14,12 +14,14 @@
 
 #include "cli/cli.h"
 #include "pitstop/dist.h"
+#include "pitstop/nn.h"
 #include "pitstop/train.h"
 
 static void usage(FILE *f) {
   fputs("usage: pitstop train [options]      (data-parallel: mpirun -np N pitstop train ...)\n", f);
   pit_train_opts_help(f);
-  fputs("  --quiet                      no progress line\nmodels:\n", f);
+  fputs("  --quiet                      no progress line\n"
+        "  --version                    the version and the instruction sets this CPU runs\nmodels:\n", f);
   pit_train_models_help(f);
 }
 
@@ -71,14 +73,15 @@ int pit_cmd_train(int argc, char **argv) {
   pit_train_opts_init(&o);
   /* getopt's table from train's option table (trainopts.h), plus --quiet and --help */
   enum { N_TRAIN = 64 };
-  struct option opts[N_TRAIN + 3];
+  struct option opts[N_TRAIN + 4];
   int n = 0;
   for (const struct pit_train_optdef *d = pit_train_optdefs; d->name && n < N_TRAIN; d++, n++)
     opts[n] = (struct option){d->name, d->arg ? required_argument : no_argument, 0, n};
-  const int O_QUIET = n, O_HELP = n + 1;
+  const int O_QUIET = n, O_HELP = n + 1, O_VERSION = n + 2;
   opts[n] = (struct option){"quiet", no_argument, 0, O_QUIET};
   opts[n + 1] = (struct option){"help", no_argument, 0, O_HELP};
-  opts[n + 2] = (struct option){0, 0, 0, 0};
+  opts[n + 2] = (struct option){"version", no_argument, 0, O_VERSION};
+  opts[n + 3] = (struct option){0, 0, 0, 0};
   struct pit_err err;
   pit_err_clear(&err);
   int quiet = 0, epochs_set = 0, c;
@@ -89,6 +92,9 @@ int pit_cmd_train(int argc, char **argv) {
       quiet = 1;
     } else if (c == O_HELP) {
       usage(stdout);
+      return 0;
+    } else if (c == O_VERSION) { /* the instruction sets this binary runs here (src/nn/isa.c) */
+      printf("pitstop 0.1.0\nisa: pitstop %s, oneDNN %s\n", pit_nn_isa_name(pit_nn_isa()), pit_nn_dnnl_isa());
       return 0;
     } else if (c >= 0 && c < n) {
       if (pit_train_opt_set(&o, &pit_train_optdefs[c], optarg, &err))

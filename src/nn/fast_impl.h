@@ -22,11 +22,20 @@ int pit_fast_dnnl_err(struct pit_err *e, const char *file, int line, dnnl_status
       return pit_fast_dnnl_err(e, __FILE__, __LINE__, s_);                                         \
   } while (0)
 
+/* 1 if the CPU can run code of instruction set isa (isa.c). */
+int pit_fast_isa_supported(enum pit_isa isa);
+/* Checks a primitive descriptor the fast backend keeps: a oneDNN reference kernel is
+ * PIT_ELIB naming `where` under PIT_FAST_STRICT=1, else noted for pit_nn_fast_warning
+ * (isa.c). 0 when it may be used. */
+int pit_fast_check_impl(const_dnnl_primitive_desc_t pd, const char *where, struct pit_err *e);
+
 /* Max pooling on a channel-blocked layout (fast_pool.c): n samples, cb channel
  * blocks of blk lanes (16, 8, or 1 = plain NCHW), h x w → oh x ow, window k,
- * stride s, no padding; relu=1 fuses the ReLU that precedes the pooling. */
+ * stride s, no padding; relu=1 fuses the ReLU that precedes the pooling. isa: which
+ * version runs (pit_nn_isa(); every version gives bitwise the same results). */
 struct pit_fast_pool {
   int n, cb, blk, h, w, oh, ow, k, s, relu;
+  enum pit_isa isa;
 };
 void pit_fast_pool_fwd(const struct pit_fast_pool *p, const float *x, float *y, uint8_t *idx);
 void pit_fast_pool_bwd(const struct pit_fast_pool *p, const float *dy, const uint8_t *idx, float *dx);
@@ -40,7 +49,8 @@ void pit_fast_shuffle_fwd(const struct pit_fast_shuffle *p, const float *x, floa
 void pit_fast_shuffle_bwd(const struct pit_fast_shuffle *p, const float *dy, float *dx);
 
 /* ESRGAN's residual-in-residual dense block on oneDNN (fast_rrdb.c), for one batch size
- * B; input and output (B, F, H, W) nChw16c, F a multiple of 16. params/grads: the
+ * B; input and output (B, F, H, W) in the channel block pit_fast_rrdb_blk gives (16, 8 or
+ * 1 = nchw: oneDNN's choice for this CPU). where: the layer, for messages. params/grads: the
  * network's arrays (offsets of nn/rrdb.h). share: an RRDB of the same plan whose scratch
  * this one borrows (NULL: its own; share must outlive it). engine and stream are borrowed. Backward
  * uses the activations of the last forward; dx may be NULL; param_grads=1 ADDS the
@@ -48,7 +58,8 @@ void pit_fast_shuffle_bwd(const struct pit_fast_shuffle *p, const float *dy, flo
 struct pit_fast_rrdb;
 int pit_fast_rrdb_create(struct pit_fast_rrdb **out, const struct pit_layer_spec *L, int B,
                          float *params, float *grads, struct pit_fast_rrdb *share, dnnl_engine_t eng,
-                         dnnl_stream_t strm, struct pit_err *e);
+                         dnnl_stream_t strm, const char *where, struct pit_err *e);
+int pit_fast_rrdb_blk(const struct pit_fast_rrdb *r);
 void pit_fast_rrdb_free(struct pit_fast_rrdb *r);
 int pit_fast_rrdb_forward(struct pit_fast_rrdb *r, const float *x, float *y, struct pit_err *e);
 int pit_fast_rrdb_backward(struct pit_fast_rrdb *r, const float *dy, float *dx, int param_grads,

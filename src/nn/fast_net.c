@@ -20,6 +20,7 @@
  * element-wise layer (their backward reads their own output).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,6 +90,8 @@ struct plan {
   void *slot_buf[SLOT_N];
   struct pit_fast_rrdb *rrdbs[PIT_MAX_LAYERS]; /* owned */
   int nrrdb;
+  const char *model; /* while building: the net's name and the layer being built, */
+  int layer;         /* for pit_fast_check_impl's messages */
 };
 
 struct fast {
@@ -170,6 +173,10 @@ static struct step *prim_step(struct plan *p, struct step *list, int *n, int fla
     pit_err_set(e, PIT_ESTATE, "src/nn/fast_net.c: too many oneDNN primitives in one plan");
     return NULL;
   }
+  char where[96];
+  snprintf(where, sizeof where, "%s layer %d", p->model, p->layer);
+  if (pit_fast_check_impl(pd, where, e))
+    return NULL;
   dnnl_primitive_t prim;
   dnnl_status_t st = dnnl_primitive_create(&prim, pd);
   if (st != dnnl_success) {
@@ -589,12 +596,25 @@ static int build_simple_fwd(struct fast *f, struct plan *p, struct pit_net *net,
     float alpha = L->kind == PIT_L_LEAKYRELU ? L->alpha : 0.0f;
     DN(dnnl_eltwise_forward_desc_init(&d, dnnl_forward_training, elt_alg(L->kind), cmd, alpha, 0.0f));
     DN(dnnl_primitive_desc_create(&ls->fpd, &d, NULL, f->eng, NULL));
+    dnnl_memory_desc_t pmd;
+    if (is_ref_impl(ls->fpd) && (cmd->ndims == 4 || cmd->ndims == 2)) {
+      /* oneDNN's jit forward skips a blocked tensor whose channels leave its last block
+       * partly padding (DCGAN D's 1-channel sigmoid in aBcd16b / aBcd8b): a plain copy */
+      dnnl_primitive_desc_destroy(ls->fpd);
+      ls->fpd = NULL;
+      md_tag(&pmd, cmd->ndims, cmd->dims, cmd->ndims == 4 ? dnnl_nchw : dnnl_nc);
+      if ((rc = convert(f, p, p->fwd, &p->nfwd, 0, *cur, &pmd, &ls->src, -1, e)))
+        return rc;
+      cmd = mem_md(ls->src);
+      DN(dnnl_eltwise_forward_desc_init(&d, dnnl_forward_training, elt_alg(L->kind), cmd, alpha, 0.0f));
+      DN(dnnl_primitive_desc_create(&ls->fpd, &d, NULL, f->eng, NULL));
+    }
     /* not after another element-wise layer (its backward reads its output), nor on a
-     * tensor a skip connection keeps */
-    int inplace = i > 0 && !is_elt(net->spec.layer[i - 1].kind) &&
-                  net->spec.layer[i - 1].kind != PIT_L_SKIP;
+     * tensor a skip connection keeps (a plain copy is this layer's own) */
+    int inplace = (i > 0 && !is_elt(net->spec.layer[i - 1].kind) &&
+                   net->spec.layer[i - 1].kind != PIT_L_SKIP) || ls->src != *cur;
     if (inplace)
-      ls->dst = *cur;
+      ls->dst = ls->src;
     else if ((rc = keep_mem(p, cmd, DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
       return rc;
     if (!(s = prim_step(p, p->fwd, &p->nfwd, 0, ls->fpd, e)))
@@ -766,7 +786,7 @@ static int build_pool_fwd(struct fast *f, struct plan *p, struct pit_net *net, i
   ls->custom_pool = 1;
   ls->pool = (struct pit_fast_pool){.n = p->batch, .cb = (int)(smd->padded_dims[1] / blk), .blk = blk,
                                     .h = L->in_h, .w = L->in_w, .oh = L->o_h, .ow = L->o_w,
-                                    .k = L->k, .s = L->stride, .relu = relu};
+                                    .k = L->k, .s = L->stride, .relu = relu, .isa = pit_nn_isa()};
   dnnl_dims_t id = {(dnnl_dim_t)dnnl_memory_desc_get_size(&dmd) / (dnnl_dim_t)sizeof(float)};
   dnnl_memory_desc_init_by_tag(&imd, 1, id, dnnl_u8, dnnl_x);
   ls->src = *cur;
@@ -915,13 +935,16 @@ static int build_rrdb_fwd(struct fast *f, struct plan *p, struct pit_net *net, i
   const struct pit_layer_spec *L = &net->spec.layer[i];
   dnnl_memory_desc_t md;
   dnnl_dims_t dd = {p->batch, L->in_c, L->in_h, L->in_w};
-  md_tag(&md, 4, dd, dnnl_nChw16c);
   struct pit_fast_rrdb *r;
+  char where[96];
+  snprintf(where, sizeof where, "%s layer %d (RRDB)", p->model, i);
   int rc = pit_fast_rrdb_create(&r, L, p->batch, net->params, net->grads, p->nrrdb ? p->rrdbs[0] : NULL,
-                                f->eng, f->strm, e);
+                                f->eng, f->strm, where, e);
   if (rc)
     return rc;
   p->rrdbs[p->nrrdb++] = r;
+  const int blk = pit_fast_rrdb_blk(r);
+  md_tag(&md, 4, dd, blk == 16 ? dnnl_nChw16c : blk == 8 ? dnnl_nChw8c : dnnl_nchw);
   if ((rc = convert(f, p, p->fwd, &p->nfwd, 0, *cur, &md, &ls->src, -1, e)) ||
       (rc = keep_mem(p, &md, DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
     return rc;
@@ -982,6 +1005,7 @@ static int plan_build(struct fast *f, struct pit_net *net, int B, struct plan **
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   }
   p->batch = B;
+  p->model = m->name;
   int rc = 0;
   dnnl_memory_desc_t md;
   plain_md(&md, B, m->in_c, m->in_h, m->in_w, 4);
@@ -991,6 +1015,7 @@ static int plan_build(struct fast *f, struct pit_net *net, int B, struct plan **
   cur = p->x;
   for (int i = 0; i < m->n && !rc; i++) {
     enum pit_layer_kind k = m->layer[i].kind;
+    p->layer = i;
     if (k == PIT_L_RELU && i + 1 < m->n && m->layer[i + 1].kind == PIT_L_MAXPOOL &&
         pool_blk(mem_md(cur))) {
       ls[i].fused_relu = 1; /* the pooling below applies it */
@@ -1023,6 +1048,7 @@ static int plan_build(struct fast *f, struct pit_net *net, int B, struct plan **
   int cur_slot = SLOT_PONG; /* dy is the caller's: the last layer writes PING */
   for (int i = m->n - 1; i >= 0 && !rc; i--) {
     enum pit_layer_kind k = m->layer[i].kind;
+    p->layer = i;
     if (ls[i].fused_relu)
       continue; /* its gradient was applied by the pooling's backward */
     if (ls[i].custom_pool)

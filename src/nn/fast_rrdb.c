@@ -2,11 +2,17 @@
  * (PIT_L_RRDB, definition in ref_rrdb.c and nn/rrdb.h) on oneDNN convolutions.
  *
  * Layout: the batch is stacked into ONE image of height Hs = B·(H+1) − 1, samples one
- * above the other with a zero row between them, in oneDNN's blocked nChw16c (F a
- * multiple of 16). A 3x3 convolution (pad 1) of the stacked image computes every
+ * above the other with a zero row between them, in a channel-blocked layout of blk
+ * lanes: nChw16c, nChw8c or plain nchw (blk 1). blk is oneDNN's choice for this CPU,
+ * found by trying 16, then 8, then 1 (F a multiple of it) and taking the first for which
+ * every convolution of a dense block gets a kernel other than oneDNN's reference one
+ * in all three passes and keeps that layout: 16 at AVX-512, 8 at AVX2 (its kernels
+ * block by 8; at 16 it has only the reference kernel, ~1000x slower: issue 25), 1
+ * where blocked layouts have no backward kernel (SSE4.1: gemm convolutions).
+ * A 3x3 convolution (pad 1) of the stacked image computes every
  * sample's rows exactly as on its own — the zero rows stand for the padding — and its
  * output rows at the separators are zeroed afterwards. With N = 1 the first j·F
- * channels of a (5F, Hs, W) nChw16c buffer are one contiguous prefix, so each dense
+ * channels of a (5F, Hs, W) buffer of any of those layouts are one contiguous prefix, so each dense
  * block keeps ONE such buffer: conv j reads its first j·F channels in place and writes
  * its F output channels straight after them (the concatenation costs nothing), with the
  * LeakyReLU fused as a post-op (direct convolutions) or applied in place right after
@@ -31,6 +37,7 @@
  * Ownership: the object owns its primitives, memories and buffers; params/grads
  * belong to the network.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +72,8 @@ struct rscratch {
 
 struct pit_fast_rrdb {
   int B, F, H, W, Hs;
+  int blk; /* channel block of the stacked buffers: 16, 8 or 1 */
+  char where[96]; /* the layer, for pit_fast_check_impl's messages */
   float slope, scale;
   dnnl_engine_t eng;
   dnnl_stream_t strm;
@@ -78,6 +87,10 @@ struct pit_fast_rrdb {
 };
 
 static size_t plane(const struct pit_fast_rrdb *r) { return (size_t)r->Hs * r->W; }
+
+static dnnl_format_tag_t blk_tag(int blk) {
+  return blk == 16 ? dnnl_nChw16c : blk == 8 ? dnnl_nChw8c : dnnl_nchw;
+}
 
 static float *buf(size_t floats) {
   float *p = aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
@@ -108,10 +121,115 @@ static int reorder(struct pit_fast_rrdb *r, const dnnl_memory_desc_t *from, cons
   if (attr)
     dnnl_primitive_attr_destroy(attr);
   DN(s);
+  int rc = pit_fast_check_impl(pd, r->where, e);
+  if (rc) {
+    dnnl_primitive_desc_destroy(pd);
+    return rc;
+  }
   s = dnnl_primitive_create(out, pd);
   dnnl_primitive_desc_destroy(pd);
   DN(s);
   return 0;
+}
+
+/* The forward, backward-data and backward-weights descriptors of a dense block's conv j
+ * (1-based) on a (1, jF, Hs, W) image of channel block blk: Winograd where it pays and
+ * the CPU has it, else (or if any of the three is missing) direct. *act_after: the
+ * LeakyReLU is not fused (Winograd). */
+static dnnl_status_t conv_pds(const struct pit_fast_rrdb *r, int j, int blk, dnnl_primitive_desc_t pds[3],
+                              int *act_after) {
+  const int F = r->F, C = j * F;
+  dnnl_dims_t sd = {1, C, r->Hs, r->W}, dd = {1, F, r->Hs, r->W}, wd = {F, C, 3, 3}, bd = {F};
+  dnnl_dims_t st = {1, 1}, pad = {1, 1};
+  dnnl_memory_desc_t smd, dmd, wany, bmd;
+  dnnl_status_t s;
+  pds[0] = pds[1] = pds[2] = NULL;
+  if ((s = dnnl_memory_desc_init_by_tag(&smd, 4, sd, dnnl_f32, blk_tag(blk))) != dnnl_success ||
+      (s = dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32, blk_tag(blk))) != dnnl_success ||
+      (s = dnnl_memory_desc_init_by_tag(&wany, 4, wd, dnnl_f32, dnnl_format_tag_any)) != dnnl_success ||
+      (s = dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_x)) != dnnl_success)
+    return s;
+  /* forward, LeakyReLU fused for j < 5 (direct; Winograd takes no leaky slope: after it) */
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t po = NULL;
+  if (j < D5 && ((s = dnnl_post_ops_create(&po)) != dnnl_success ||
+                 (s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, r->slope, 0.0f)) != dnnl_success ||
+                 (s = dnnl_primitive_attr_create(&attr)) != dnnl_success ||
+                 (s = dnnl_primitive_attr_set_post_ops(attr, po)) != dnnl_success)) {
+    if (po)
+      dnnl_post_ops_destroy(po);
+    if (attr)
+      dnnl_primitive_attr_destroy(attr);
+    return s;
+  }
+  dnnl_alg_kind_t algs[2] = {dnnl_convolution_winograd, dnnl_convolution_direct};
+  for (int k = plane(r) >= WINO_MIN_PLANE ? 0 : 1; k < 2; k++) {
+    dnnl_convolution_desc_t cd;
+    *act_after = k == 0 && j < D5;
+    s = dnnl_convolution_forward_desc_init(&cd, dnnl_forward_training, algs[k], &smd, &wany, &bmd, &dmd, st,
+                                           pad, pad);
+    if (s == dnnl_success)
+      s = dnnl_primitive_desc_create(&pds[0], &cd, *act_after ? NULL : attr, r->eng, NULL);
+    if (s == dnnl_success)
+      s = dnnl_convolution_backward_data_desc_init(&cd, algs[k], &smd, &wany, &dmd, st, pad, pad);
+    if (s == dnnl_success)
+      s = dnnl_primitive_desc_create(&pds[1], &cd, NULL, r->eng, pds[0]);
+    if (s == dnnl_success)
+      s = dnnl_convolution_backward_weights_desc_init(&cd, algs[k], &smd, &wany, &bmd, &dmd, st, pad, pad);
+    if (s == dnnl_success)
+      s = dnnl_primitive_desc_create(&pds[2], &cd, NULL, r->eng, pds[0]);
+    if (s == dnnl_success)
+      break;
+    for (int q = 0; q < 3; q++)
+      if (pds[q])
+        dnnl_primitive_desc_destroy(pds[q]);
+    pds[0] = pds[1] = pds[2] = NULL;
+  }
+  if (po)
+    dnnl_post_ops_destroy(po);
+  if (attr)
+    dnnl_primitive_attr_destroy(attr);
+  if (s == dnnl_success && (!dnnl_memory_desc_equal(qmd(pds[0], DNNL_ARG_SRC), &smd) ||
+                            !dnnl_memory_desc_equal(qmd(pds[2], DNNL_ARG_SRC), &smd) ||
+                            !dnnl_memory_desc_equal(qmd(pds[2], DNNL_ARG_DIFF_DST), &dmd) ||
+                            !dnnl_memory_desc_equal(qmd(pds[1], DNNL_ARG_DIFF_SRC), &smd))) {
+    for (int q = 0; q < 3; q++)
+      dnnl_primitive_desc_destroy(pds[q]);
+    pds[0] = pds[1] = pds[2] = NULL;
+    s = dnnl_unimplemented; /* oneDNN wants another layout for this block */
+  }
+  return s;
+}
+
+static int is_ref(const_dnnl_primitive_desc_t pd) {
+  const char *name = NULL;
+  return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) == dnnl_success && name &&
+         strncmp(name, "ref", 3) == 0;
+}
+
+/* The channel block for r (see the top of the file): the first of 16, 8, 1 that F is a
+ * multiple of and for which every conv of a dense block has non-reference kernels in
+ * the layout; 1 if none does (the reference kernels are then reported by conv_build). */
+static int choose_blk(const struct pit_fast_rrdb *r) {
+  static const int cand[] = {16, 8};
+  for (size_t k = 0; k < sizeof cand / sizeof cand[0]; k++) {
+    if (r->F % cand[k] != 0)
+      continue;
+    int ok = 1;
+    for (int j = 1; j <= D5 && ok; j++) {
+      dnnl_primitive_desc_t pds[3];
+      int act;
+      ok = conv_pds(r, j, cand[k], pds, &act) == dnnl_success;
+      for (int q = 0; q < 3 && ok; q++)
+        ok = !is_ref(pds[q]);
+      for (int q = 0; q < 3; q++)
+        if (pds[q])
+          dnnl_primitive_desc_destroy(pds[q]);
+    }
+    if (ok)
+      return cand[k];
+  }
+  return 1;
 }
 
 /* Primitives and memories of dense block d, conv j (1-based), on a (1, C, Hs, W) image. */
@@ -124,57 +242,24 @@ static int conv_build(struct pit_fast_rrdb *r, const struct pit_layer_spec *L, i
   c->w_len = cs.w_len;
   const int F = r->F, C = j * F;
   dnnl_dims_t sd = {1, C, r->Hs, r->W}, dd = {1, F, r->Hs, r->W}, wd = {F, C, 3, 3}, bd = {F};
-  dnnl_dims_t st = {1, 1}, pad = {1, 1};
-  dnnl_memory_desc_t smd, dmd, wany, wplain, bmd;
-  DN(dnnl_memory_desc_init_by_tag(&smd, 4, sd, dnnl_f32, dnnl_nChw16c));
-  DN(dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32, dnnl_nChw16c));
-  DN(dnnl_memory_desc_init_by_tag(&wany, 4, wd, dnnl_f32, dnnl_format_tag_any));
+  dnnl_memory_desc_t smd, dmd, wplain, bmd;
+  DN(dnnl_memory_desc_init_by_tag(&smd, 4, sd, dnnl_f32, blk_tag(r->blk)));
+  DN(dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32, blk_tag(r->blk)));
   DN(dnnl_memory_desc_init_by_tag(&wplain, 4, wd, dnnl_f32, dnnl_oihw));
   DN(dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_x));
-  /* forward, LeakyReLU fused for j < 5 (direct; Winograd takes no leaky slope: after it) */
-  dnnl_primitive_attr_t attr = NULL;
-  dnnl_post_ops_t po = NULL;
-  if (j < D5) {
-    DN(dnnl_post_ops_create(&po));
-    DN(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, r->slope, 0.0f));
-    DN(dnnl_primitive_attr_create(&attr));
-    DN(dnnl_primitive_attr_set_post_ops(attr, po));
-  }
-  dnnl_primitive_desc_t fpd = NULL, dpd = NULL, wpd = NULL;
-  dnnl_status_t s = dnnl_success;
-  /* Winograd where it pays and the CPU has it, else (or if any of the three is missing) direct */
-  dnnl_alg_kind_t algs[2] = {dnnl_convolution_winograd, dnnl_convolution_direct};
-  for (int k = plane(r) >= WINO_MIN_PLANE ? 0 : 1; k < 2; k++) {
-    dnnl_convolution_desc_t cd;
-    c->act_after = k == 0 && j < D5;
-    s = dnnl_convolution_forward_desc_init(&cd, dnnl_forward_training, algs[k], &smd, &wany, &bmd, &dmd, st,
-                                           pad, pad);
-    if (s == dnnl_success)
-      s = dnnl_primitive_desc_create(&fpd, &cd, c->act_after ? NULL : attr, r->eng, NULL);
-    if (s == dnnl_success)
-      s = dnnl_convolution_backward_data_desc_init(&cd, algs[k], &smd, &wany, &dmd, st, pad, pad);
-    if (s == dnnl_success)
-      s = dnnl_primitive_desc_create(&dpd, &cd, NULL, r->eng, fpd);
-    if (s == dnnl_success)
-      s = dnnl_convolution_backward_weights_desc_init(&cd, algs[k], &smd, &wany, &bmd, &dmd, st, pad, pad);
-    if (s == dnnl_success)
-      s = dnnl_primitive_desc_create(&wpd, &cd, NULL, r->eng, fpd);
-    if (s == dnnl_success)
-      break;
-    dnnl_primitive_desc_t ps[3] = {fpd, dpd, wpd};
-    for (int q = 0; q < 3; q++)
-      if (ps[q])
-        dnnl_primitive_desc_destroy(ps[q]);
-    fpd = dpd = wpd = NULL;
-  }
-  if (po)
-    dnnl_post_ops_destroy(po);
-  if (attr)
-    dnnl_primitive_attr_destroy(attr);
-  DN(s);
+  dnnl_primitive_desc_t pds[3];
+  DN(conv_pds(r, j, r->blk, pds, &c->act_after));
+  dnnl_primitive_desc_t fpd = pds[0], dpd = pds[1], wpd = pds[2];
   r->keep_pd[r->npd++] = fpd;
   r->keep_pd[r->npd++] = dpd;
   r->keep_pd[r->npd++] = wpd;
+  char where[160];
+  snprintf(where, sizeof where, "%s, dense block %d conv %d", r->where, d + 1, j);
+  for (int q = 0; q < 3; q++) {
+    int rc = pit_fast_check_impl(pds[q], where, e);
+    if (rc)
+      return rc;
+  }
   DN(dnnl_primitive_create(&c->fwd, fpd));
   DN(dnnl_primitive_create(&c->bwd_d, dpd));
   DN(dnnl_primitive_create(&c->bwd_w, wpd));
@@ -201,10 +286,6 @@ static int conv_build(struct pit_fast_rrdb *r, const struct pit_layer_spec *L, i
       (rc = reorder(r, &wplain, qmd(dpd, DNNL_ARG_WEIGHTS), 0, &c->re_wb, e)) ||
       (rc = reorder(r, qmd(wpd, DNNL_ARG_DIFF_WEIGHTS), &wplain, 1, &c->re_dw, e))) /* into grads */
     return rc;
-  if (!dnnl_memory_desc_equal(qmd(fpd, DNNL_ARG_SRC), &smd) || !dnnl_memory_desc_equal(qmd(wpd, DNNL_ARG_SRC), &smd) ||
-      !dnnl_memory_desc_equal(qmd(wpd, DNNL_ARG_DIFF_DST), &dmd) ||
-      !dnnl_memory_desc_equal(qmd(dpd, DNNL_ARG_DIFF_SRC), &smd))
-    return pit_err_set(e, PIT_ELIB, "src/nn/fast_rrdb.c: oneDNN did not take nChw16c activations");
   return 0;
 }
 
@@ -237,13 +318,8 @@ void pit_fast_rrdb_free(struct pit_fast_rrdb *r) {
 
 int pit_fast_rrdb_create(struct pit_fast_rrdb **out, const struct pit_layer_spec *L, int B,
                          float *params, float *grads, struct pit_fast_rrdb *share, dnnl_engine_t eng,
-                         dnnl_stream_t strm, struct pit_err *e) {
+                         dnnl_stream_t strm, const char *where, struct pit_err *e) {
   *out = NULL;
-  if (L->in_c % 16 != 0)
-    return pit_err_set(e, PIT_EARG,
-                       "the fast backend runs RRDB blocks of a multiple of 16 filters, not %d "
-                       "(--backend ref runs any)",
-                       L->in_c);
   struct pit_fast_rrdb *r = calloc(1, sizeof *r);
   if (!r)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
@@ -258,6 +334,9 @@ int pit_fast_rrdb_create(struct pit_fast_rrdb **out, const struct pit_layer_spec
   r->strm = strm;
   r->params = params;
   r->grads = grads;
+  snprintf(r->where, sizeof r->where, "%s", where);
+  /* the same shape as the RRDB whose scratch it may share: the same block, no probing */
+  r->blk = share && share->F == r->F && share->Hs == r->Hs && share->W == r->W ? share->blk : choose_blk(r);
   const size_t pl = plane(r), F = (size_t)r->F;
   int ok = 1;
   for (int d = 0; d < ND; d++)
@@ -288,7 +367,7 @@ int pit_fast_rrdb_create(struct pit_fast_rrdb **out, const struct pit_layer_spec
   return 0;
 }
 
-/* ---- element-wise glue on stacked (C, Hs, W) nChw16c buffers ---- */
+/* ---- element-wise glue on stacked (C, Hs, W) buffers of channel block blk ---- */
 
 /* below this many floats a glue loop stays on the calling thread: waking the other
  * threads costs more (the bias gradients, F floats; the separator rows) */
@@ -296,22 +375,22 @@ int pit_fast_rrdb_create(struct pit_fast_rrdb **out, const struct pit_layer_spec
 
 /* Zeroes the separator rows of a stacked buffer of C channels. */
 static void zero_seps(const struct pit_fast_rrdb *r, float *x, int C) {
-  const size_t row = (size_t)r->W * 16;
+  const size_t row = (size_t)r->W * r->blk;
 #pragma omp parallel for if ((size_t)C * (r->B - 1) * r->W >= PAR_MIN)
-  for (int cb = 0; cb < C / 16; cb++)
+  for (int cb = 0; cb < C / r->blk; cb++)
     for (int n = 0; n + 1 < r->B; n++)
       memset(x + ((size_t)cb * r->Hs + (size_t)n * (r->H + 1) + r->H) * row, 0, row * sizeof(float));
 }
 
-/* Copies between a batch (B, F, H, W) nChw16c and its stacked form (F, Hs, W): one
+/* Copies between a batch (B, F, H, W) of the same channel block and its stacked form (F, Hs, W): one
  * H·W·16 block per (sample, channel block); to_batch picks the direction. The stacked
  * separator rows are never written. */
 static void restack(const struct pit_fast_rrdb *r, float *batch, float *stacked, int to_batch) {
-  const size_t blk = (size_t)r->H * r->W * 16, CB = (size_t)r->F / 16;
+  const size_t blk = (size_t)r->H * r->W * r->blk, CB = (size_t)r->F / r->blk;
 #pragma omp parallel for collapse(2)
   for (int n = 0; n < r->B; n++)
     for (size_t cb = 0; cb < CB; cb++) {
-      float *s = stacked + (cb * r->Hs + (size_t)n * (r->H + 1)) * r->W * 16;
+      float *s = stacked + (cb * r->Hs + (size_t)n * (r->H + 1)) * r->W * r->blk;
       float *u = batch + ((size_t)n * CB + cb) * blk;
       if (to_batch)
         memcpy(u, s, blk * sizeof(float));
@@ -446,3 +525,5 @@ int pit_fast_rrdb_backward(struct pit_fast_rrdb *r, const float *dy, float *dx, 
   }
   return 0;
 }
+
+int pit_fast_rrdb_blk(const struct pit_fast_rrdb *r) { return r->blk; }

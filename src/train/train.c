@@ -246,6 +246,12 @@ static char *config_json(struct trainer *t) {
   pit_cpus_probe(&cpus);
   cJSON_AddStringToObject(c, "cpus", cpus.list);
   cJSON_AddNumberToObject(c, "cpu_quota", cpus.quota);
+  /* the instruction sets this rank runs: pitstop's own vector code, oneDNN's kernels */
+  cJSON *isa = cJSON_AddObjectToObject(c, "isa");
+  cJSON_AddStringToObject(isa, "pitstop", pit_nn_isa_name(pit_nn_isa()));
+  cJSON_AddStringToObject(isa, "onednn", pit_nn_dnnl_isa());
+  if (pit_nn_fast_warning()[0]) /* the nets are built: their reference kernels, if any */
+    cJSON_AddStringToObject(c, "kernel_warning", pit_nn_fast_warning());
   cJSON_AddNumberToObject(c, "ranks", t->d->size);
   cJSON_AddNumberToObject(c, "nodes", t->d->nodes);
   if (o->itype)

@@ -4,10 +4,32 @@
  * forward outputs (train and eval), dx, parameter gradients (accumulated twice),
  * and BatchNorm running stats must agree to a relative tolerance, at two batch
  * sizes in a row on the same nets and back again (plan cache per batch size).
- * Seeds: a pre-activation within rounding of a ReLU/LeakyReLU kink legitimately
- * routes its gradient differently in the two backends (seen with DCGAN-D and
- * init seed 7: forward agrees to 1e-6, one flipped element moves dx by 1e-2);
- * the fixed seeds below have no such tie, so any difference is a real one. */
+ * Kink ties: a pre-activation within rounding of a ReLU/LeakyReLU kink legitimately
+ * takes the other slope in one backend, and the gradients then differ by far more than
+ * rounding (DCGAN-D, init seed 7: forward agrees to 1e-6, one flipped element moves dx
+ * by 1e-2; ESRGAN's D at batch 2 under ONEDNN_MAX_CPU_ISA=AVX2: one of 65536 inputs of
+ * its 3rd LeakyReLU is -3.6e-7 in the reference and +2.2e-8 in oneDNN's avx2 kernels,
+ * whose forward differs by up to 5e-6 there: dx 9.9e-4, parameter gradients 6.3e-4,
+ * issue 25). Which element ties depends on the kernels' summation order, so on the
+ * ISA: no fixed input avoids every tie on every CPU (with ~1e5 pre-activations of unit
+ * scale and forward differences of ~1e-6, some lie that close to 0). So a case whose
+ * comparison fails is checked for a tie (kink_tie: the net cut before each activation,
+ * both backends, an element whose sign differs while the reference's value is within
+ * the forward tolerance of 0); a tie, and only a tie, draws new inputs (at most twice)
+ * and says so. A failure without a tie is reported as it is.
+ * Tolerance TOL = 1e-4 of the tensor's largest element, from float32 rounding
+ * (u = 2^-24 = 6e-8): each output element of a layer is a sum of K products (K = C·k²
+ * in a convolution, up to 512·9 = 4608 in VGG's conv5; a weight gradient sums B·H·W
+ * products, up to 4·64·64 = 16384); oneDNN and the reference sum in different orders
+ * (blocked lanes, other loop nests), and with rounding errors of random sign such a sum
+ * differs by about sqrt(K)·u·Σ|products| ≲ 128·6e-8 = 8e-6 of its scale; over up to 35
+ * layers the differences add with random signs (×sqrt(35) ≈ 6: 5e-5), and the largest
+ * elements here are ~1-2x the sums' Σ|products| (a condition factor of about 2 for these
+ * unit-scale nets): 1e-4. Measured worst (dx and gradients, all cases, at AVX-512 and
+ * at AVX2): printed at the end. Winograd F(4x4, 3x3) (esrgan D at batch 4, the hr-64
+ * RRDB) transforms inputs and filters with coefficients up to ~4-10 (its error grows
+ * ~10-100x over direct), and passes within 1e-4 here; it runs only on AVX-512
+ * (oneDNN 2.6 has no AVX2 Winograd kernel: the AVX2 copy of this test runs direct). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,14 +57,86 @@ static void fill(float *v, size_t n, struct pit_rng *r, double scale) {
     v[i] = (float)(scale * pit_rng_normal(r));
 }
 
+/* The failures of the current attempt of a case (run_case decides whether a kink tie
+ * explains them before reporting), and the worst error seen (printed at the end). */
+static char fails[4096];
+static int nfail;
+static double worst, try_worst; /* all cases; this attempt */
+static char worst_what[160], try_what[160];
+
 static void compare(const char *what, const char *model, int batch, const float *a, const float *b,
                     size_t n) {
   double err = rel_err(a, b, n);
-  CHECK(err <= TOL, "%s, batch %d: %s differs, relative error %.3g", model, batch, what, err);
+  if (err > try_worst || err != err) {
+    try_worst = err;
+    snprintf(try_what, sizeof try_what, "%s, batch %d: %s", model, batch, what);
+  }
+  if (!(err <= TOL)) {
+    size_t at = strlen(fails);
+    snprintf(fails + at, sizeof fails - at, "%s, batch %d: %s differs, relative error %.3g\n", model, batch,
+             what, err);
+    nfail++;
+  }
 }
 
-/* One model spec: both backends, batches b1, b2, b1. dcgan: DCGAN init. */
-static void run_case(const char *label, const struct pit_model_spec *m, int b1, int b2, int dcgan) {
+/* A kink tie of spec m with parameters params on input x (batch B): for each ReLU /
+ * LeakyReLU layer k, the net cut before k runs (train forward) on both backends; an
+ * element whose sign differs while |reference| <= TOL of the tensor's largest is a
+ * tie. Layers inside an RRDB are not visible; cuts that split a skip pair are skipped.
+ * Returns 1 and describes the first tie in msg. */
+static int kink_tie(const struct pit_model_spec *m, const float *params, const float *x, int B, char *msg,
+                    size_t msgn) {
+  struct pit_err e = {0};
+  for (int k = 1; k < m->n; k++) {
+    if (m->layer[k].kind != PIT_L_RELU && m->layer[k].kind != PIT_L_LEAKYRELU)
+      continue;
+    struct pit_model_spec t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.name, sizeof t.name, "cut");
+    t.batch_kernels = m->batch_kernels;
+    for (int i = 0; i < k; i++) {
+      t.layer[i] = m->layer[i];
+      t.layer[i].pair = 0;
+    }
+    t.n = k;
+    if (pit_model_spec_finish(&t, m->in_c, m->in_h, m->in_w, &e) != 0)
+      continue;
+    struct pit_net *n[2] = {NULL, NULL};
+    const float *y[2] = {NULL, NULL};
+    int ok = 1;
+    for (int b = 0; b < 2 && ok; b++) {
+      ok = pit_net_create(&n[b], &t, B, b ? PIT_BACKEND_FAST : PIT_BACKEND_REF, &e) == 0;
+      if (ok) {
+        memcpy(pit_net_params(n[b]), params, t.nparams * sizeof(float));
+        pit_init_state(&t, pit_net_state(n[b]));
+        pit_net_params_changed(n[b]);
+        ok = pit_net_forward(n[b], x, B, 1, &y[b], &e) == 0;
+      }
+    }
+    int found = 0;
+    if (ok) {
+      size_t len = (size_t)B * t.out_c * t.out_h * t.out_w;
+      double s = 0;
+      for (size_t i = 0; i < len; i++)
+        s = fabs(y[0][i]) > s ? fabs(y[0][i]) : s;
+      for (size_t i = 0; i < len && !found; i++)
+        if ((y[0][i] > 0) != (y[1][i] > 0) && fabs(y[0][i]) <= TOL * s) {
+          snprintf(msg, msgn, "input %zu of layer %d: reference %.3g, fast %.3g", i, k, y[0][i], y[1][i]);
+          found = 1;
+        }
+    }
+    pit_net_free(n[0]);
+    pit_net_free(n[1]);
+    if (found)
+      return 1;
+  }
+  return 0;
+}
+
+/* One attempt at a case: both backends, batches b1, b2, b1, inputs from seed; failed
+ * comparisons go to fails; *tie describes a kink tie behind them, if any. */
+static void run_once(const char *label, const struct pit_model_spec *m, int b1, int b2, int dcgan, uint64_t seed,
+                     char *tie, size_t tien) {
   struct pit_err e = {0};
   struct pit_net *ref = NULL, *fast = NULL;
   int maxb = b1 > b2 ? b1 : b2;
@@ -66,7 +160,7 @@ static void run_case(const char *label, const struct pit_model_spec *m, int b1, 
   float *x = malloc(maxb * in_n * sizeof(float)), *dy = malloc(maxb * out_n * sizeof(float));
   float *dxr = malloc(maxb * in_n * sizeof(float)), *dxf = malloc(maxb * in_n * sizeof(float));
   struct pit_rng r;
-  pit_rng_seed(&r, 5);
+  pit_rng_seed(&r, seed);
   const int seq[3] = {b1, b2, b1};
   pit_net_zero_grad(ref);
   pit_net_zero_grad(fast);
@@ -89,9 +183,12 @@ static void run_case(const char *label, const struct pit_model_spec *m, int b1, 
     CHECK(rc == 0, "%s: ref backward: %s", label, e.msg);
     rc = pit_net_backward(fast, dy, dxf, pg, &e);
     CHECK(rc == 0, "%s: fast backward: %s", label, e.msg);
+    int before = nfail;
     compare("dx", label, B, dxf, dxr, B * in_n);
     /* gradients accumulate over t = 0 and t = 2 */
     compare("parameter gradients", label, B, pit_net_grads(fast), pit_net_grads(ref), m->nparams);
+    if (nfail > before && !tie[0])
+      kink_tie(m, pit_net_params(ref), x, B, tie, tien);
     /* backward without dx must give the same parameter gradients */
     rc = pit_net_forward(fast, x, B, 0, &yf, &e);
     CHECK(rc == 0, "%s: fast eval forward: %s", label, e.msg);
@@ -119,6 +216,32 @@ static void run_case(const char *label, const struct pit_model_spec *m, int b1, 
   free(dxf);
   pit_net_free(ref);
   pit_net_free(fast);
+}
+
+/* One model spec, b1, b2, b1 (dcgan: DCGAN init): inputs from seed 5, redrawn (seeds 6,
+ * 7) only when a kink tie explains a failure; the failures of the last attempt fail. */
+static void run_case(const char *label, const struct pit_model_spec *m, int b1, int b2, int dcgan) {
+  for (uint64_t seed = 5; seed < 8; seed++) {
+    char tie[160] = "";
+    fails[0] = 0;
+    nfail = 0;
+    try_worst = 0;
+    run_once(label, m, b1, b2, dcgan, seed, tie, sizeof tie);
+    if (nfail == 0 || !tie[0] || seed == 7) { /* this attempt counts */
+      if (try_worst > worst || try_worst != try_worst) {
+        worst = try_worst;
+        snprintf(worst_what, sizeof worst_what, "%s", try_what);
+      }
+    }
+    if (nfail == 0)
+      return;
+    if (!tie[0] || seed == 7) {
+      CHECK(0, "%s%s%s", fails, tie[0] ? "(with a kink tie: " : "", tie[0] ? tie : "");
+      return;
+    }
+    printf("%s: inputs of seed %llu redrawn: a kink tie (%s) explains\n%s", label, (unsigned long long)seed, tie,
+           fails);
+  }
 }
 
 /* Layer combinations the built-in models do not have: pooling straight on the
@@ -256,5 +379,7 @@ int main(void) {
     run_case("vgg19[:35] 16x16", &v, 2, 1, 0);
   else
     CHECK(0, "build esrgan 16: %s", e.msg);
+  printf("worst relative error (attempts redrawn for a tie left out): %.3g (%s); oneDNN at %s\n", worst,
+         worst_what, pit_nn_dnnl_isa());
   return check_done();
 }

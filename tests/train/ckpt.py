@@ -5,6 +5,8 @@ of pitstop's C code, for the train tests.
   ckpt.py info CKPT             prints the header JSON
   ckpt.py compare A B [TOL]     per tensor-array max|a-b| / max|a| of every network's
                                 parameters; prints the worst; exit 1 if above TOL
+  ckpt.py compare-l2 A B L2 MAX per network ||a-b||/||a|| (2-norm) <= L2 and
+                                max|a-b| / max|a| <= MAX; prints both; exit 1 if above
   ckpt.py same A B              exit 0 iff the parameter bytes are identical
 """
 import json
@@ -46,6 +48,15 @@ def main():
     hb, b = read(sys.argv[3])
     if cmd == "same":
         return 0 if all(x[0].tobytes() == y[0].tobytes() for x, y in zip(a, b)) else 1
+    if cmd == "compare-l2":
+        l2tol, maxtol = float(sys.argv[4]), float(sys.argv[5])
+        l2 = mx = 0.0
+        for (pa, _), (pb, _) in zip(a, b):
+            d = pa.astype(np.float64) - pb
+            l2 = max(l2, float(np.linalg.norm(d)) / (float(np.linalg.norm(pa.astype(np.float64))) or 1.0))
+            mx = max(mx, float(np.max(np.abs(d))) / (float(np.max(np.abs(pa))) or 1.0))
+        print(f"l2_rel_diff={l2:.3e} (tol {l2tol:g}) max_rel_diff={mx:.3e} (tol {maxtol:g}) steps={ha['step']},{hb['step']}")
+        return 0 if l2 <= l2tol and mx <= maxtol else 1
     tol = float(sys.argv[4]) if len(sys.argv) > 4 else 1e-4
     worst = 0.0
     for (pa, _), (pb, _) in zip(a, b):
