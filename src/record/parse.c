@@ -520,7 +520,7 @@ static int allows(const struct pit_parser *p, enum pit_parse_format f) {
 static const char *const openers[] = {"[epoch: ", "[rank: ", "[Rank: ", "Rank: ", "Rank,", "[PI-INFO] ", "PITSTOP {",
                                       "Iteration time: "};
 
-const char *pit_pl_find_opener(const char *s, const char *end) {
+const char *pit_pl_find_opener(const char *s, const char *end, int after_word) {
   for (const char *q = s; q < end; q++) {
     char c = *q;
     if (c != '[' && c != 'R' && c != 'P' && c != 'I')
@@ -528,7 +528,7 @@ const char *pit_pl_find_opener(const char *s, const char *end) {
     for (size_t k = 0; k < sizeof openers / sizeof *openers; k++) {
       size_t n = strlen(openers[k]);
       if (openers[k][0] == c && (size_t)(end - q) >= n && memcmp(q, openers[k], n) == 0) {
-        if (c == 'R' && q > s && ((q[-1] | 0x20) >= 'a' && (q[-1] | 0x20) <= 'z'))
+        if (!after_word && c == 'R' && q > s && ((q[-1] | 0x20) >= 'a' && (q[-1] | 0x20) <= 'z'))
           break; /* "FooRank: " is a word */
         return q;
       }
@@ -575,7 +575,7 @@ generic:
   if (p->fmt != PIT_PARSE_AUTO)
     return PL_UNKNOWN;
   /* a named line glued after text no reader took: the text before it is cut */
-  const char *q = pit_pl_find_opener(s + 1, end);
+  const char *q = pit_pl_find_opener(s + 1, end, 0);
   const char *cr = memchr(s, '\r', (size_t)((q ? q : end) - s));
   if (cr) { /* tqdm's updates of one line, '\r' between */
     p->next = cr + 1;
@@ -738,7 +738,7 @@ int pit_parser_line(struct pit_parser *p, const char *line, size_t len, struct p
     const char *seg_end = p->next ? p->next : end;
     if ((v == PL_RECORD || v == PL_MERGED || v == PL_INFO) && p->tail && !p->next) {
       /* a family read its record up to tail: another line glued after it? */
-      const char *q = pit_pl_find_opener(p->tail, end);
+      const char *q = pit_pl_find_opener(p->tail, end, 1);
       if (q) {
         p->next = seg_end = q;
         p->next_glued = 1;

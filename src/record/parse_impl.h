@@ -276,8 +276,9 @@ int pit_pl_kv_put(struct pit_parser *p, const struct pit_kv *kv, struct pit_err 
 int pit_pl_pattern(struct pit_parser *p, const char *s, const char *end, struct pit_err *e);
 void pit_pattern_free(struct pit_pattern *t);
 /* Where a line of a named family starts in [s, end) ("[epoch: ", "Rank: ",
- * "PITSTOP {", ...), or NULL: how glued lines are split. */
-const char *pit_pl_find_opener(const char *s, const char *end);
+ * "PITSTOP {", ...), or NULL: how glued lines are split. after_word: "Rank: "
+ * may follow a letter (the unit of the record before: "12.5 sRank: 1, ..."). */
+const char *pit_pl_find_opener(const char *s, const char *end, int after_word);
 /* YAML timing files (parse_yaml.c), read whole, not line by line. */
 /* Whether buf (a file's start) looks like one: its first line past blanks,
  * comments and a "---" header is "key:" or "- key:" with nothing after. */

@@ -485,10 +485,14 @@ int pit_pl_kv_put(struct pit_parser *p, const struct pit_kv *kv, struct pit_err 
     pit_pl_new(p, PIT_REC_ITER, rank);
     p->cur->epoch = k.epoch;
     p->cur->iter = k.iter >= 0 ? k.iter : k.step;
+    struct pit_pl_rank *rs = pit_pl_rank(p, rank);
+    int64_t L = rs && rs->per_epoch > 0 ? rs->per_epoch : p->per_epoch;
     if (k.step >= 0)
       p->cur->step = k.step;
     else if (k.epoch < 0 && k.iter >= 0)
       p->cur->step = k.iter; /* no epochs: the count is the job's */
+    else if (k.epoch >= 0 && k.iter >= 0 && L > 0)
+      p->cur->step = k.epoch * L + k.iter; /* the rank's i/L, else any rank's */
     p->cur->step_s = k.step_s;
     p->cur->data_s = k.data_s;
     p->cur->t = k.t;

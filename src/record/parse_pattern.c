@@ -62,25 +62,27 @@ int pit_parser_set_pattern(struct pit_parser *p, const char *tmpl, struct pit_er
     } else if (*s == '{') {
       const char *c = memchr(s, '}', (size_t)(end - s));
       if (!c) {
+        long at = (long)(s - t->text) + 1;
         pit_pattern_free(t);
-        return pit_err_set(e, PIT_EARG, "pattern '%s': '{' at byte %ld is not closed", tmpl, (long)(s - t->text) + 1);
+        return pit_err_set(e, PIT_EARG, "pattern '%s': '{' at byte %ld is not closed", tmpl, at);
       }
       size_t n = (size_t)(c - s - 1);
       int k = 2;
       for (; k < (int)(sizeof field_names / sizeof *field_names); k++)
         if (strlen(field_names[k]) == n && memcmp(field_names[k], s + 1, n) == 0)
           break;
+      const char *name = tmpl + (s + 1 - t->text); /* the caller's copy: t is freed below */
       if (k == (int)(sizeof field_names / sizeof *field_names)) {
         pit_pattern_free(t);
         return pit_err_set(e, PIT_EARG,
                            "pattern '%s': unknown field {%.*s} (rank, epoch, epochs, iter, iters, step, step_s, "
                            "step_ms, epoch_s, batch, loss, elapsed, *)",
-                           tmpl, (int)n, s + 1);
+                           tmpl, (int)n, name);
       }
       if (t->n > 0 && t->it[t->n - 1].kind >= P_ANY) {
         pit_pattern_free(t);
         return pit_err_set(e, PIT_EARG, "pattern '%s': {%.*s} follows another field with nothing between them",
-                           tmpl, (int)n, s + 1);
+                           tmpl, (int)n, name);
       }
       it->kind = (enum pf)k;
       fields += k != P_ANY;
