@@ -457,6 +457,8 @@ static void show_record(const struct pit_record *r) {
     printf(" t %.9g", r->t);
   if (!isnan(r->loss))
     printf(" loss %.9g", r->loss);
+  for (int i = 0; i < r->nlosses; i++)
+    printf(" loss_%s %.9g", r->loss_name[i], r->loss_val[i]);
   if (r->path)
     printf(" path %s", r->path);
 }
