@@ -269,6 +269,7 @@ struct pit_pl_rank *pit_pl_rank(struct pit_parser *p, int rank) {
 }
 
 int pit_pl_emit(struct pit_parser *p, struct pit_record *r, struct pit_err *e) {
+  p->have_times |= r->type == PIT_REC_ITER && !isnan(r->step_s);
   int rc = p->emit ? p->emit(p->ctx, r, e) : 0;
   if (rc)
     return rc < 0 ? rc : PIT_ESTATE;
@@ -376,6 +377,7 @@ int pit_pl_put(struct pit_parser *p, enum pit_pl_kind kind, int digits, struct p
       r->step = rs->next_step;
     rs->next_step = r->step + 1;
   }
+  p->have_times |= r->type == PIT_REC_ITER && !isnan(r->step_s);
   p->pend = r; /* hold the new record: swap the slots */
   p->cur = q;
   p->have_pend = 1;

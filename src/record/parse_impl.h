@@ -88,6 +88,7 @@ struct pit_parser {
   pit_parse_explain_fn explain;
   void *explain_ctx;
   struct pit_pattern *pattern; /* --pattern, tried before every other reader; NULL none */
+  int have_times;          /* an iteration with its time was emitted: progress-only lines add nothing */
   int progress_samples;    /* progress counted in samples ("[n/N (p%)]" with no batch size known) */
   int nul_counted;         /* the caller counts lines with NUL bytes (pit_parse_file does, per block) */
   int have_pend;

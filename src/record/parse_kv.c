@@ -72,7 +72,7 @@ static const struct kw words[] = {
 
 static enum kf lookup(const char *k) {
   for (size_t i = 0; i < sizeof words / sizeof *words; i++)
-    if (strcmp(words[i].w, k) == 0)
+    if (words[i].w[0] == k[0] && words[i].w[1] == k[1] && strcmp(words[i].w, k) == 0)
       return words[i].f;
   return F_NONE;
 }
@@ -120,19 +120,28 @@ static enum kf time_word(const char *k) {
 static enum kf key_field(const struct key *k, double *scale) {
   *scale = 1;
   char all[MAXW * 24 + 1];
+  size_t off[MAXW], n = 0;
+  for (int i = 0; i < k->n; i++) { /* joined once; the shorter keys are its tails */
+    off[i] = n;
+    size_t l = strlen(k->w[i]);
+    memcpy(all + n, k->w[i], l);
+    n += l;
+  }
+  all[n] = 0;
   for (int from = 0; from < k->n; from++) {
-    all[0] = 0;
-    for (int i = from; i < k->n; i++)
-      strcat(all, k->w[i]);
-    enum kf f = lookup(all);
+    char *key = all + off[from];
+    size_t kn = n - off[from];
+    if (kn > 24) /* longer than any key pitstop knows ("iterationduration" + "ms") */
+      continue;
+    enum kf f = lookup(key);
     if (f == F_NONE || f == F_TIME) {
-      enum kf g = time_word(all);
+      enum kf g = time_word(key);
       f = g != F_NONE ? g : f;
     }
-    size_t n = strlen(all);
-    if (f == F_NONE && n > 2 && strcmp(all + n - 2, "ms") == 0) { /* "time_ms", "steptimems" */
-      all[n - 2] = 0;
-      f = time_word(all);
+    if (f == F_NONE && kn > 2 && key[kn - 2] == 'm' && key[kn - 1] == 's') { /* "time_ms", "steptimems" */
+      key[kn - 2] = 0;
+      f = time_word(key);
+      key[kn - 2] = 'm';
       if (f != F_NONE)
         *scale = 1e-3;
     }
@@ -177,7 +186,11 @@ static size_t unit(const char *s, const char *end, double *sec, int *per_iter, i
   const char *q = s;
   if (q < end && *q == ' ')
     q++;
+  if (q >= end || !is_alpha(*q)) /* most numbers: no unit */
+    return 0;
   for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+    if (units[i].u[0] != *q)
+      continue;
     size_t n = strlen(units[i].u);
     if ((size_t)(end - q) >= n && memcmp(q, units[i].u, n) == 0 && (q + n == end || !is_alpha(q[n]))) {
       if (q > s && !units[i].per_iter && !units[i].rate && n == 1)
@@ -226,13 +239,14 @@ static int scan(const char *s, const char *end, struct pit_kv *kv, const char **
         else if (pl_isdigit(*a))
           norm[n++] = *a;
       norm[n] = 0;
-      if (word_is(w, we, "saved") || word_is(w, we, "saving"))
-        saw_save = 1;
-      if (word_is(w, we, "snapshot") || word_is(w, we, "checkpoint") || word_is(w, we, "ckpt"))
+      char c0 = (char)(*w | 0x20);
+      if (c0 == 's' && (word_is(w, we, "saved") || word_is(w, we, "saving") || word_is(w, we, "snapshot")))
+        saw_save |= (w[1] | 0x20) == 'a', saw_ckpt |= (w[1] | 0x20) == 'n';
+      if (c0 == 'c' && (word_is(w, we, "checkpoint") || word_is(w, we, "ckpt")))
         saw_ckpt = 1;
-      if (word_is(w, we, "resuming") || word_is(w, we, "resumed") || word_is(w, we, "loading"))
+      if ((c0 == 'r' || c0 == 'l') && (word_is(w, we, "resuming") || word_is(w, we, "resumed") || word_is(w, we, "loading")))
         saw_resume = 1;
-      if (saw_save && saw_ckpt && (word_is(w, we, "at") || word_is(w, we, "to"))) { /* the path after */
+      if (saw_save && saw_ckpt && (c0 == 'a' || c0 == 't') && (word_is(w, we, "at") || word_is(w, we, "to"))) { /* the path after */
         const char *a = we;
         pl_ws(&a, end);
         const char *b = a;
@@ -475,6 +489,11 @@ int pit_pl_kv_put(struct pit_parser *p, const struct pit_kv *kv, struct pit_err 
       k.epoch_s = k.time;
   }
   int made = 0;
+  if (p->have_times && isnan(k.step_s) && isnan(k.epoch_s) && isnan(k.val_s) && (has_pos || k.epoch >= 0)) {
+    /* where a log has its own times, they win: progress alone adds nothing */
+    snprintf(p->reason, sizeof p->reason, "progress only, and the log has its own times");
+    return PL_UNKNOWN;
+  }
   if (has_pos || (!isnan(k.step_s) && !k.ambiguous_time)) {
     struct pit_record *q = p->pend;
     if (has_pos && isnan(k.step_s) && p->have_pend && q->type == PIT_REC_ITER && q->rank == rank &&
