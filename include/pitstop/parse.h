@@ -8,6 +8,12 @@
  * `[PI-INFO]` lines of the Paramount Iterations C library. A file (not a
  * stream) may also be a YAML timing file: per instance type, per rank, lists
  * of iteration and epoch times (andrefz's times.yaml); it gives one run per type.
+ * Lines no named format reads go (format AUTO) to a key/value reader for any
+ * other dialect ("step=12/500 step_time=45ms", "| epoch 3 | 45.1 ms/batch |",
+ * progress-only lines such as "[e/N][i/L] Loss_D: ..."), and a user's template
+ * (pit_parser_set_pattern) is tried first. A line holding several lines' text
+ * (two ranks' lines glued, tqdm's '\r' updates) is split into parts, each read
+ * on its own; a part that is not whole is counted and reported (stats.cut).
  *
  * Invariants: the parser never crashes and never allocates per line for log
  * lines (JSON lines go through pit_record_parse); a line it does not know is
