@@ -121,6 +121,12 @@ int pit_parser_line(struct pit_parser *p, const char *line, size_t len, struct p
 int pit_parser_finish(struct pit_parser *p, struct pit_err *e);
 const struct pit_parse_stats *pit_parser_stats(const struct pit_parser *p);
 void pit_parser_free(struct pit_parser *p);
+/* The job's length as the log has told it so far (a live reader asks after each
+ * line): *epochs the N of "e/N" (or "epochs: N"), *iters the L of "i/L" (or
+ * "Steps: L"): iterations per epoch, or the job's iterations when the log names no
+ * epoch (then *epochs is -1); -1 each when unknown. *samples (may be NULL): 1 when
+ * the counts are samples ("[n/N (p%)]" with no batch size known), else 0. */
+void pit_parser_job_length(const struct pit_parser *p, int64_t *epochs, int64_t *iters, int *samples);
 /* fn is called for every part of every later line, after its records were handed
  * to emit (a record still held for merging is in part->rec already). NULL: off. */
 void pit_parser_set_explain(struct pit_parser *p, pit_parse_explain_fn fn, void *ctx);

@@ -793,6 +793,13 @@ int pit_parser_line(struct pit_parser *p, const char *line, size_t len, struct p
   return 0;
 }
 
+void pit_parser_job_length(const struct pit_parser *p, int64_t *epochs, int64_t *iters, int *samples) {
+  *epochs = p->epochs;
+  *iters = p->per_epoch;
+  if (samples)
+    *samples = p->progress_samples;
+}
+
 void pit_parser_set_explain(struct pit_parser *p, pit_parse_explain_fn fn, void *ctx) {
   p->explain = fn;
   p->explain_ctx = ctx;

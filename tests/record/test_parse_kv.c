@@ -259,6 +259,24 @@ static void test_clients(void) {
   st = parse(mnist, &c); /* without it: the counts stay samples */
   iter_is(&c, 1, -1, 1, 640, 60640, NAN);
 
+  /* the job's length, line by line, as a live reader asks */
+  struct pit_parser *p = NULL;
+  struct pit_err e = {0};
+  int64_t ne, ni;
+  int smp;
+  CHECK(pit_parser_new(&p, PIT_PARSE_AUTO, "r", 0, "live", emit, warn, &c, &e) == 0, "new");
+  pit_parser_job_length(p, &ne, &ni, &smp);
+  CHECK(ne == -1 && ni == -1 && smp == 0, "nothing known yet");
+  static const char l1[] = "[0/25][0/782] Loss_D: 1.6312 Loss_G: 5.4121 D(x): 0.5534 D(G(z)): 0.5757 / 0.0061";
+  CHECK(pit_parser_line(p, l1, sizeof l1 - 1, &e) == 0, "line");
+  pit_parser_job_length(p, &ne, &ni, &smp);
+  CHECK(ne == 25 && ni == 782 && smp == 0, "25 epochs of 782: %lld %lld", (long long)ne, (long long)ni);
+  static const char l2[] = "Train Epoch: 1 [640/60000 (1%)]\tLoss: 1.425063";
+  CHECK(pit_parser_line(p, l2, sizeof l2 - 1, &e) == 0, "line");
+  pit_parser_job_length(p, &ne, &ni, &smp);
+  CHECK(ni == 60000 && smp == 1, "samples: %lld %d", (long long)ni, smp);
+  pit_parser_free(p);
+
   /* the DDP tutorial (torchrun, tee'd: "[default0]:"), two ranks interleaved */
   st = parse("[default0]:[GPU0] Epoch 0 | Batchsize: 32 | Steps: 64\n"
              "[default1]:[GPU1] Epoch 0 | Batchsize: 32 | Steps: 64\n"
