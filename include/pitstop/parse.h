@@ -8,6 +8,12 @@
  * `[PI-INFO]` lines of the Paramount Iterations C library. A file (not a
  * stream) may also be a YAML timing file: per instance type, per rank, lists
  * of iteration and epoch times (andrefz's times.yaml); it gives one run per type.
+ * Lines no named format reads go (format AUTO) to a key/value reader for any
+ * other dialect ("step=12/500 step_time=45ms", "| epoch 3 | 45.1 ms/batch |",
+ * progress-only lines such as "[e/N][i/L] Loss_D: ..."), and a user's template
+ * (pit_parser_set_pattern) is tried first. A line holding several lines' text
+ * (two ranks' lines glued, tqdm's '\r' updates) is split into parts, each read
+ * on its own; a part that is not whole is counted and reported (stats.cut).
  *
  * Invariants: the parser never crashes and never allocates per line for log
  * lines (JSON lines go through pit_record_parse); a line it does not know is
@@ -51,6 +57,14 @@ struct pit_parse_stats {
   long nul_lines;  /* lines holding a NUL byte (a binary file has many) */
   long unrecognised; /* skipped lines that look like timing lines (a number next to
                         "time" or "took") but match no format; the first three go to warn */
+  long generic;    /* parts of lines read by the key/value reader (docs/parse.md) */
+  long pattern;    /* parts of lines read by --pattern */
+  long progress;   /* records with progress (epoch, iteration) but no time: the reader of
+                      a live run times them by their arrival */
+  long glued;      /* lines that held more than one line's text (two ranks' lines glued
+                      together) and were split: each part read on its own */
+  long cut;        /* parts of glued lines that are not whole (a line cut by another
+                      glued into it): counted and reported (warn), never read */
   char context[320]; /* the job context the log gave — batch, ranks, iterations per epoch
                         ("i/L"), instance type — as the config JSON object an init record gets;
                         "" if none. Filled by pit_parse_file*: for runs of a log with no init
@@ -67,6 +81,34 @@ typedef void (*pit_parse_warn_fn)(void *ctx, const struct pit_err *e);
 
 struct pit_parser;
 
+/* ---- one line at a time, explained (`pitstop parse --explain`, the controller) ----
+ * A line may hold several parts: lines of two ranks glued together, tqdm's '\r'
+ * updates. Each part is read on its own and explained by one call. */
+enum pit_parse_use {
+  PIT_USE_RECORD = 0, /* gave a record (rec) */
+  PIT_USE_MERGED,     /* folded into the record of the line before (rec: that record) */
+  PIT_USE_CONTEXT,    /* taught the job's context, no record (info says what) */
+  PIT_USE_SKIPPED,    /* not used (why says why) */
+  PIT_USE_MALFORMED,  /* claimed by a reader, but a value could not be read (why) */
+  PIT_USE_CUT         /* part of a line another line was glued into: not whole, not read */
+};
+struct pit_parse_part {
+  long line;          /* 1-based line number */
+  int part;           /* 0: the line's first part; 1, 2, ...: parts split off it */
+  const char *text;   /* the part, not NUL-terminated */
+  size_t len;
+  enum pit_parse_use use;
+  const char *reader; /* "jsonl", "dcgan", "sagemaker", "csv", "pi", "kv" (the key/value
+                         reader), "pattern"; NULL when no reader took it */
+  const char *why;    /* SKIPPED, MALFORMED, CUT: the reason ("no number", "no known key",
+                         "duplicate of the line before", ...); "" otherwise */
+  const char *info;   /* CONTEXT: what the line taught ("64 iterations per epoch"); "" otherwise */
+  const struct pit_record *rec; /* RECORD, MERGED: the record as it stands; NULL otherwise */
+  int epoch_start;    /* the line says that epoch `epoch_started` begins (no iteration of it done) */
+  int64_t epoch_started;
+};
+typedef void (*pit_parse_explain_fn)(void *ctx, const struct pit_parse_part *part);
+
 /* run: run id given to records that carry none (JSON records keep their own
  * unless force_run); file: name used in messages. */
 int pit_parser_new(struct pit_parser **p, enum pit_parse_format f, const char *run, int force_run,
@@ -79,6 +121,22 @@ int pit_parser_line(struct pit_parser *p, const char *line, size_t len, struct p
 int pit_parser_finish(struct pit_parser *p, struct pit_err *e);
 const struct pit_parse_stats *pit_parser_stats(const struct pit_parser *p);
 void pit_parser_free(struct pit_parser *p);
+/* The job's length as the log has told it so far (a live reader asks after each
+ * line): *epochs the N of "e/N" (or "epochs: N"), *iters the L of "i/L" (or
+ * "Steps: L"): iterations per epoch, or the job's iterations when the log names no
+ * epoch (then *epochs is -1); -1 each when unknown. *samples (may be NULL): 1 when
+ * the counts are samples ("[n/N (p%)]" with no batch size known), else 0. */
+void pit_parser_job_length(const struct pit_parser *p, int64_t *epochs, int64_t *iters, int *samples);
+/* fn is called for every part of every later line, after its records were handed
+ * to emit (a record still held for merging is in part->rec already). NULL: off. */
+void pit_parser_set_explain(struct pit_parser *p, pit_parse_explain_fn fn, void *ctx);
+/* A template for lines no named format reads, tried before every other reader
+ * (docs/parse.md): literal text (a run of blanks matches any run, or none) and
+ * the fields {rank} {epoch} {epochs} {iter} {iters} {step} {step_s} {step_ms}
+ * {epoch_s} {batch} {loss} {elapsed} and {*} (any text). It matches anywhere in
+ * a line. PIT_EARG with a message for a bad template (unknown field, '{' not
+ * closed, two fields with nothing between them). Before the first line. */
+int pit_parser_set_pattern(struct pit_parser *p, const char *tmpl, struct pit_err *e);
 
 /* Parses a whole file ("-" = stdin) in big reads, any line length. Fills
  * *stats. Errors: cannot open/read (PIT_EIO), or the emit callback's error.
@@ -127,6 +185,9 @@ struct pit_parse_opts {
   const char *itype;       /* NULL or "": unknown; not owned */
   int64_t batch_per_rank;  /* pit_parser_set_batch's; -1 none */
   int ranks_per_node;      /* pit_parser_set_ranks_per_node's; -1 none */
+  const char *pattern;     /* pit_parser_set_pattern's; NULL none */
+  pit_parse_explain_fn explain; /* pit_parser_set_explain's; NULL none */
+  void *explain_ctx;
 };
 /* pit_parse_file_itype with a given batch too. A file whose start is a YAML
  * timing file (format AUTO or YAML) is read whole: one run "<run>.<type>" per

@@ -7,6 +7,7 @@
  * the exit status 1, and then --out and --db write nothing at all.
  */
 #include <getopt.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,11 +55,16 @@ static const struct pit_cli_opt opts[] = {
     {"out", 1, 'o', "FILE", "write JSON Lines to FILE (atomically) instead of stdout"},
     {"db", 1, 'd', "PATH", "store the records in the SQLite store at PATH, a run per file"},
     {"quiet", 0, 'q', NULL, "no per-file summary on stderr (malformed lines are still reported)"},
+    {"pattern", 1, 'p', "TEMPLATE", "read lines of this shape first: literal text and {rank} {epoch} {epochs}\n"
+                                    "{iter} {iters} {step} {step_s} {step_ms} {epoch_s} {batch} {loss} {elapsed} {*}"},
+    {"explain", 0, 'x', NULL, "print, per line, whether it was used, by which reader, as what, and why\n"
+                              "not; then a summary (records go only to --out/--db then)"},
 };
 
 static const struct pit_cli_cmd cmd = {
     "usage: pitstop parse [--format F] [--run ID | --job-per-dir] [--itype T | --catalog FILE]\n"
-    "                     [--batch-size N] [--ranks-per-node N] [--out FILE | --db PATH] [--quiet] FILE...\n"
+    "                     [--batch-size N] [--ranks-per-node N] [--out FILE | --db PATH] [--quiet]\n"
+    "                     [--pattern TEMPLATE] [--explain] FILE...\n"
     "\n"
     "Reads training logs (\"-\" = stdin) and writes one record per iteration, epoch,\n"
     "validation, init and end they report (docs/parse.md lists every line kind).\n"
@@ -384,10 +390,138 @@ static int runs_are_new(struct pit_store *db, char **ids, int n, int one_run, st
   return rc;
 }
 
+/* ---- --explain: one line per part of a line, then a summary per file ---- */
+
+#define XS_MAX 16
+struct xstate {
+  const char *path;
+  char name[XS_MAX][96]; /* readers, as met */
+  long count[XS_MAX];
+  int n;
+  char why[XS_MAX][96];
+  long wcount[XS_MAX];
+  int nw;
+  long lines, used, context, skipped, malformed, cut, split;
+};
+
+static void xs_count(char (*names)[96], long *counts, int *n, const char *what, size_t cap) {
+  for (int i = 0; i < *n; i++)
+    if (strncmp(names[i], what, cap - 1) == 0) {
+      counts[i]++;
+      return;
+    }
+  if (*n < XS_MAX) {
+    snprintf(names[*n], cap, "%s", what);
+    counts[(*n)++] = 1;
+  }
+}
+
+static void show_text(const char *t, size_t n) {
+  fputc('\'', stdout);
+  for (size_t i = 0; i < n && i < 72; i++)
+    fputc((t[i] >= 0x20 && t[i] < 0x7f) ? t[i] : '?', stdout);
+  fputs(n > 72 ? "...'" : "'", stdout);
+}
+
+static void show_record(const struct pit_record *r) {
+  printf("%s", pit_rec_type_name(r->type));
+  if (r->rank >= 0)
+    printf(" rank %d", r->rank);
+  if (r->epoch >= 0)
+    printf(" epoch %lld", (long long)r->epoch);
+  if (r->iter >= 0)
+    printf(" iter %lld", (long long)r->iter);
+  if (r->step >= 0)
+    printf(" step %lld", (long long)r->step);
+  if (r->batch >= 0)
+    printf(" batch %lld", (long long)r->batch);
+  if (!isnan(r->step_s))
+    printf(" step_s %.9g", r->step_s);
+  else if (r->type == PIT_REC_ITER)
+    printf(" (progress, no time)");
+  if (!isnan(r->epoch_s))
+    printf(" epoch_s %.9g", r->epoch_s);
+  else if (r->type == PIT_REC_EPOCH)
+    printf(" (epoch ended, no time)");
+  if (!isnan(r->val_s))
+    printf(" val_s %.9g", r->val_s);
+  if (!isnan(r->init_s))
+    printf(" init_s %.9g", r->init_s);
+  if (!isnan(r->total_s))
+    printf(" total_s %.9g", r->total_s);
+  if (!isnan(r->t))
+    printf(" t %.9g", r->t);
+  if (!isnan(r->loss))
+    printf(" loss %.9g", r->loss);
+  for (int i = 0; i < r->nlosses; i++)
+    printf(" loss_%s %.9g", r->loss_name[i], r->loss_val[i]);
+  if (r->path)
+    printf(" path %s", r->path);
+}
+
+static void explain_part(void *ctx, const struct pit_parse_part *x) {
+  struct xstate *xs = ctx;
+  if (x->part == 0)
+    xs->lines++;
+  else
+    xs->split++;
+  printf("%s:%ld%s  %-9s ", xs->path, x->line, x->part ? "+" : "", x->reader ? x->reader : "-");
+  switch (x->use) {
+  case PIT_USE_RECORD:
+  case PIT_USE_MERGED:
+    xs->used++;
+    xs_count(xs->name, xs->count, &xs->n, x->reader ? x->reader : "?", sizeof xs->name[0]);
+    printf("%s ", x->use == PIT_USE_RECORD ? "record " : "merged ");
+    if (x->rec)
+      show_record(x->rec);
+    else
+      printf("(several records)");
+    break;
+  case PIT_USE_CONTEXT:
+    xs->context++;
+    xs_count(xs->name, xs->count, &xs->n, x->reader ? x->reader : "?", sizeof xs->name[0]);
+    printf("context %s", x->info[0] ? x->info : "(job context)");
+    break;
+  case PIT_USE_SKIPPED:
+    xs->skipped++;
+    xs_count(xs->why, xs->wcount, &xs->nw, x->why, sizeof xs->why[0]);
+    printf("skipped %s: ", x->why);
+    show_text(x->text, x->len);
+    break;
+  case PIT_USE_MALFORMED:
+    xs->malformed++;
+    printf("MALFORMED %s: ", x->why);
+    show_text(x->text, x->len);
+    break;
+  case PIT_USE_CUT:
+    xs->cut++;
+    printf("CUT %s: ", x->why);
+    show_text(x->text, x->len);
+    break;
+  }
+  fputc('\n', stdout);
+}
+
+static void explain_summary(const struct xstate *xs) {
+  printf("%s: %ld lines", xs->path, xs->lines);
+  if (xs->split)
+    printf(" (+%ld parts split off glued lines)", xs->split);
+  printf("; used:");
+  if (xs->n == 0)
+    printf(" none");
+  for (int i = 0; i < xs->n; i++)
+    printf("%s %s %ld", i ? "," : "", xs->name[i], xs->count[i]);
+  printf(" (%ld records or merged, %ld context); skipped %ld", xs->used, xs->context, xs->skipped);
+  for (int i = 0; i < xs->nw; i++)
+    printf("%s%s %ld", i ? ", " : " (", xs->why[i], xs->wcount[i]);
+  printf("%s; malformed %ld; cut %ld\n", xs->nw ? ")" : "", xs->malformed, xs->cut);
+}
+
 int pit_cmd_parse(int argc, char **argv) {
   enum pit_parse_format fmt = PIT_PARSE_AUTO;
-  const char *run = NULL, *out = NULL, *dbpath = NULL, *itype = NULL, *catalog = NULL;
-  int quiet = 0, per_dir = 0, c;
+  const char *run = NULL, *out = NULL, *dbpath = NULL, *itype = NULL, *catalog = NULL, *pattern = NULL;
+  int quiet = 0, per_dir = 0, explain = 0, c;
+  struct xstate xs;
   int64_t batch = -1, rpn = -1;
   struct pit_cli_getopt go;
   pit_cli_getopt_init(&go, argc, argv, &cmd);
@@ -410,6 +544,12 @@ int pit_cmd_parse(int argc, char **argv) {
       break;
     case 'q':
       quiet = 1;
+      break;
+    case 'p':
+      pattern = optarg;
+      break;
+    case 'x':
+      explain = 1;
       break;
     case 'j':
       per_dir = 1;
@@ -447,6 +587,16 @@ int pit_cmd_parse(int argc, char **argv) {
   if (itype && catalog)
     return pit_cli_usage("parse: give --itype or --catalog, not both");
   int one_run = run != NULL || per_dir; /* several files may share a run */
+  if (pattern) { /* a bad template is a usage error, before any file is read */
+    struct pit_parser *tp = NULL;
+    struct pit_err pe = {0};
+    int prc = pit_parser_new(&tp, fmt, "x", 0, "-", NULL, NULL, NULL, &pe);
+    if (!prc)
+      prc = pit_parser_set_pattern(tp, pattern, &pe);
+    pit_parser_free(tp);
+    if (prc)
+      return pit_cli_usage("parse: %s", pe.msg);
+  }
 
   struct pit_err e0 = {0};
   struct pit_catalog cat = {0};
@@ -470,6 +620,14 @@ int pit_cmd_parse(int argc, char **argv) {
     if (!(s.buf = malloc(OUT_CAP))) {
       pit_err_set(&e, PIT_ENOMEM, "out of memory");
       return pit_cli_fail(&e);
+    }
+    if (explain && !out) { /* the explanation is the output: records are not shown */
+      if (!(s.fp = fopen("/dev/null", "w"))) {
+        free(s.buf);
+        pit_err_errno(&e, PIT_EIO, "cannot open /dev/null");
+        return pit_cli_fail(&e);
+      }
+      s.fname = "/dev/null";
     }
     if (out) {
       if (pit_atomic_open(&af, out, &e)) {
@@ -525,7 +683,9 @@ int pit_cmd_parse(int argc, char **argv) {
     if (!itype)
       pit_parse_itype_from_path(path, tnames, ntypes, ftype, sizeof ftype);
     char note[64];
-    struct pit_parse_opts po = {fmt, runid, one_run, itype ? itype : ftype, batch, (int)rpn};
+    memset(&xs, 0, sizeof xs);
+    xs.path = path;
+    struct pit_parse_opts po = {fmt, runid, one_run, itype ? itype : ftype, batch, (int)rpn, pattern, explain ? explain_part : NULL, &xs};
     int rc = pit_parse_file_opts(path, &po, emit, warn, &s, &st, &e);
     if (s.warned > MAX_WARN)
       pit_cli_note("%s: %ld more malformed lines not shown", path, s.warned - MAX_WARN);
@@ -541,10 +701,18 @@ int pit_cmd_parse(int argc, char **argv) {
       fatal = s.broken; /* a failed store add or write ends everything; a bad input does not */
       continue;
     }
+    if (explain)
+      explain_summary(&xs);
+    char gnote[160] = "";
+    if (st.generic || st.pattern || st.progress || st.glued || st.cut)
+      snprintf(gnote, sizeof gnote, "; %ld by the key/value reader, %ld by --pattern, %ld progress only, %ld glued lines split, %ld cut",
+               st.generic, st.pattern, st.progress, st.glued, st.cut);
     if (!quiet)
-      pit_cli_note("parse: %s: %ld lines, %ld records, %ld skipped, %ld malformed (%ld known, %ld merged)%s",
+      pit_cli_note("parse: %s: %ld lines, %ld records, %ld skipped, %ld malformed (%ld known, %ld merged)%s%s",
                    path, st.lines, st.records, st.skipped, st.malformed, st.known, st.merged,
-                   unrec_note(&st, note, sizeof note));
+                   unrec_note(&st, note, sizeof note), gnote);
+    else if (st.cut)
+      pit_cli_note("parse: %s: %ld parts of glued lines cut, not read", path, st.cut);
     if (st.records == 0) {
       nothing_usable(path, &st, &e);
       pit_cli_fail(&e);
@@ -576,6 +744,12 @@ int pit_cmd_parse(int argc, char **argv) {
         pit_atomic_abort(&af);
         pit_cli_note("'%s' not written", out);
       } else if (pit_atomic_commit(&af, &e)) {
+        rc = pit_cli_fail(&e);
+      }
+    } else if (explain && s.fp && s.fp != stdout) {
+      fclose(s.fp);
+      if (fflush(stdout) != 0) {
+        pit_err_errno(&e, PIT_EIO, "cannot write to stdout");
         rc = pit_cli_fail(&e);
       }
     } else if (fflush(stdout) != 0) {

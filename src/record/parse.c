@@ -262,13 +262,14 @@ struct pit_pl_rank *pit_pl_rank(struct pit_parser *p, int rank) {
     if (PIT_GROW(p->ranks, i + 1, n))
       return NULL;
     for (size_t k = (size_t)p->nranks; k < n; k++)
-      p->ranks[k] = (struct pit_pl_rank){-1, 0};
+      p->ranks[k] = (struct pit_pl_rank){-1, 0, -1};
     p->nranks = (int)n;
   }
   return &p->ranks[i];
 }
 
 int pit_pl_emit(struct pit_parser *p, struct pit_record *r, struct pit_err *e) {
+  p->have_times |= r->type == PIT_REC_ITER && !isnan(r->step_s);
   int rc = p->emit ? p->emit(p->ctx, r, e) : 0;
   if (rc)
     return rc < 0 ? rc : PIT_ESTATE;
@@ -376,6 +377,7 @@ int pit_pl_put(struct pit_parser *p, enum pit_pl_kind kind, int digits, struct p
       r->step = rs->next_step;
     rs->next_step = r->step + 1;
   }
+  p->have_times |= r->type == PIT_REC_ITER && !isnan(r->step_s);
   p->pend = r; /* hold the new record: swap the slots */
   p->cur = q;
   p->have_pend = 1;
@@ -411,6 +413,8 @@ int pit_parser_new(struct pit_parser **pp, enum pit_parse_format f, const char *
   p->world = p->rpn_given = -1;
   p->per_epoch = -1;
   p->epochs = -1;
+  p->seg_rank = -1;
+  p->kv_epoch_start = -1;
   *pp = p;
   return 0;
 }
@@ -419,6 +423,7 @@ void pit_parser_free(struct pit_parser *p) {
   if (!p)
     return;
   pit_record_release(&p->json);
+  pit_pattern_free(p->pattern);
   free(p->ranks);
   free(p->file);
   free(p);
@@ -428,21 +433,65 @@ const struct pit_parse_stats *pit_parser_stats(const struct pit_parser *p) { ret
 
 int pit_parser_finish(struct pit_parser *p, struct pit_err *e) { return pit_pl_flush(p, e); }
 
-/* Strips tags before the text: "[MO833] ", mpirun's "[1,0]<stdout>:" (not [PI-INFO]). */
-static const char *strip_tags(const char *s, const char *end) {
+/* The rank a tag names: "[GPU1]", "[rank3]", "[worker 2]", torchrun's "[default1]:"
+ * (colon: any word), mpirun's "[0,1]<stdout>:" (job, rank); -1 for others ("[MO833]"). */
+static int tag_rank(const char *a, const char *q, int colon, int mpirun) {
+  const char *d = q;
+  while (d > a && pl_isdigit(d[-1]))
+    d--;
+  if (d == q || q - d > 7)
+    return -1;
+  if (mpirun) {
+    if (d[-1] != ',')
+      return -1;
+  } else {
+    const char *w = d;
+    while (w > a && w[-1] == ' ')
+      w--;
+    size_t n = (size_t)(w - a);
+    char low[8];
+    if (n == 0 || n >= sizeof low)
+      return -1;
+    for (size_t i = 0; i < n; i++)
+      low[i] = (char)(a[i] | 0x20);
+    low[n] = 0;
+    if (!colon && strcmp(low, "gpu") && strcmp(low, "rank") && strcmp(low, "worker") && strcmp(low, "proc"))
+      return -1;
+    for (size_t i = 0; i < n; i++)
+      if (low[i] < 'a' || low[i] > 'z')
+        return -1;
+  }
+  int r = 0;
+  for (; d < q; d++)
+    r = r * 10 + (*d - '0');
+  return r;
+}
+
+/* Strips tags before the text: "[MO833] ", mpirun's "[1,0]<stdout>:", torchrun's
+ * "[default0]:" (not [PI-INFO]); a tag naming a rank sets p->seg_rank. */
+static const char *strip_tags(struct pit_parser *p, const char *s, const char *end) {
   for (int k = 0; k < 4 && s < end && *s == '['; k++) {
     const char *q = s + 1;
     while (q < end && q - s <= 33 &&
            ((*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || pl_isdigit(*q) || *q == '_' ||
-            *q == '-' || *q == '.' || *q == ','))
+            *q == '-' || *q == '.' || *q == ',' || *q == ' '))
       q++;
-    if (q >= end || *q != ']' || q == s + 1 || q - s > 33)
+    if (q >= end || *q != ']' || q == s + 1 || q - s > 33 || s[1] == ' ' || q[-1] == ' ')
       break;
     if (q - s == 8 && memcmp(s + 1, "PI-INFO", 7) == 0)
       break;
+    const char *tag = s + 1, *tag_end = q;
+    if (memchr(tag, ' ', (size_t)(tag_end - tag)) && !pl_isdigit(tag_end[-1]))
+      break; /* "[epoch 3]": words, not a tag */
     q++;
-    if (!PL_LIT(&q, end, "<stdout>:"))
-      PL_LIT(&q, end, "<stderr>:");
+    int mpirun = 0, colon = 0;
+    if (PL_LIT(&q, end, "<stdout>:") || PL_LIT(&q, end, "<stderr>:"))
+      mpirun = 1;
+    else if (q < end && *q == ':')
+      colon = 1, q++;
+    int r = tag_rank(tag, tag_end, colon, mpirun);
+    if (r >= 0)
+      p->seg_rank = r;
     pl_ws(&q, end);
     s = q;
   }
@@ -470,28 +519,91 @@ static int allows(const struct pit_parser *p, enum pit_parse_format f) {
   return p->fmt == PIT_PARSE_AUTO || p->fmt == f;
 }
 
+static const char *const openers[] = {"[epoch: ", "[rank: ", "[Rank: ", "Rank: ", "Rank,", "[PI-INFO] ", "PITSTOP {",
+                                      "Iteration time: "};
+
+const char *pit_pl_find_opener(const char *s, const char *end, int after_word) {
+  for (const char *q = s; q < end; q++) {
+    char c = *q;
+    if (c != '[' && c != 'R' && c != 'P' && c != 'I')
+      continue;
+    for (size_t k = 0; k < sizeof openers / sizeof *openers; k++) {
+      size_t n = strlen(openers[k]);
+      if (openers[k][0] == c && (size_t)(end - q) >= n && memcmp(q, openers[k], n) == 0) {
+        if (!after_word && c == 'R' && q > s && ((q[-1] | 0x20) >= 'a' && (q[-1] | 0x20) <= 'z'))
+          break; /* "FooRank: " is a word */
+        return q;
+      }
+    }
+  }
+  return NULL;
+}
+
 static int dispatch(struct pit_parser *p, const char *s, const char *end, struct pit_err *e) {
   int v = PL_UNKNOWN;
   char c = *s;
-  if (c == '{') {
-    if (allows(p, PIT_PARSE_JSONL))
-      return pit_pl_json(p, s, end, 0, e);
-    return PL_UNKNOWN;
+  if (p->pattern) {
+    p->reader = "pattern";
+    if ((v = pit_pl_pattern(p, s, end, e)) != PL_UNKNOWN)
+      return v;
   }
-  if (c == '[' && end - s > 10 && memcmp(s, "[PI-INFO] ", 10) == 0)
+  if (c == '{') {
+    p->reader = "jsonl";
+    if (allows(p, PIT_PARSE_JSONL) && (v = pit_pl_json(p, s, end, 0, e)) != PL_UNKNOWN)
+      return v;
+    goto generic; /* someone else's JSON: {"epoch": 3, "step_time": 0.5} */
+  }
+  if (c == '[' && end - s > 10 && memcmp(s, "[PI-INFO] ", 10) == 0) {
+    p->reader = "pi";
     return allows(p, PIT_PARSE_PI) ? pit_pl_pi(p, s + 10, end, e) : PL_UNKNOWN;
+  }
+  p->reader = "dcgan";
   if (allows(p, PIT_PARSE_DCGAN) && (v = pit_pl_dcgan(p, s, end, e)) != PL_UNKNOWN)
     return v;
+  p->reader = "sagemaker";
   if (allows(p, PIT_PARSE_SAGEMAKER) && (v = pit_pl_sagemaker(p, s, end, e)) != PL_UNKNOWN)
     return v;
+  p->reader = "csv";
   if (allows(p, PIT_PARSE_CSV) && (v = pit_pl_csv(p, s, end, e)) != PL_UNKNOWN)
     return v;
   if (allows(p, PIT_PARSE_JSONL)) {
     const char *j = find_marker(s, end);
+    p->reader = "jsonl";
     if (j)
       return pit_pl_json(p, j, end, 1, e);
   }
-  return PL_UNKNOWN;
+generic:
+  p->reader = NULL;
+  if (p->fmt != PIT_PARSE_AUTO)
+    return PL_UNKNOWN;
+  /* a named line glued after text no reader took: the text before it is cut */
+  const char *q = pit_pl_find_opener(s + 1, end, 0);
+  const char *cr = memchr(s, '\r', (size_t)((q ? q : end) - s));
+  if (cr) { /* tqdm's updates of one line, '\r' between */
+    p->next = cr + 1;
+    end = cr;
+  } else if (q) {
+    p->next = q;
+    p->next_glued = 1;
+    end = q;
+  }
+  for (const char *b = s; b < end; b++)
+    if (((unsigned char)*b < 0x20 && *b != '\t') || *b == 0x7f) { /* control bytes: not a text line */
+      snprintf(p->reason, sizeof p->reason, "not text (control or NUL bytes)");
+      return PL_UNKNOWN;
+    }
+  p->reader = "kv";
+  v = pit_pl_kv(p, s, end, e);
+  if (v == PL_RECORD || v == PL_INFO || v == PL_MERGED)
+    p->st.generic++;
+  if (v == PL_UNKNOWN) {
+    p->reader = NULL;
+    if (q && !cr) {
+      snprintf(p->reason, sizeof p->reason, "cut: another line is glued to it at byte %ld", (long)(q - s) + 1);
+      return PL_CUT;
+    }
+  }
+  return v;
 }
 
 /* Whether a skipped line looks like a timing line: a number right after a word
@@ -534,11 +646,8 @@ static int looks_timing(const char *s, const char *end) {
   return 0;
 }
 
-/* A skipped line that looks like a timing line: counted; the first three are
- * named file:line through the warn callback (a silent loss cannot happen). */
-static void unrecognised(struct pit_parser *p, const char *s, const char *end) {
-  if (++p->st.unrecognised > 3 || !p->warn)
-    return;
+/* Warns "file:line: <what>: '<the first 56 bytes of [s, end)>'" with code. */
+static void warn_text(struct pit_parser *p, int code, const char *what, const char *s, const char *end) {
   char text[64];
   size_t n = 0;
   for (const char *q = s; q < end && n < 56; q++)
@@ -546,9 +655,63 @@ static void unrecognised(struct pit_parser *p, const char *s, const char *end) {
   text[n] = 0;
   struct pit_err w;
   pit_err_clear(&w);
-  pit_err_set(&w, PIT_ENOTFOUND, "%s:%ld: looks like a timing line but matches no format: '%s%s'", p->file,
-              p->st.lines, text, (end - s) > 56 ? "..." : "");
+  pit_err_set(&w, code, "%s:%ld: %s: '%s%s'", p->file, p->st.lines, what, text, (end - s) > 56 ? "..." : "");
   p->warn(p->ctx, &w);
+}
+
+/* A skipped line that looks like a timing line: counted; the first three are
+ * named file:line through the warn callback (a silent loss cannot happen). */
+static void unrecognised(struct pit_parser *p, const char *s, const char *end) {
+  if (++p->st.unrecognised > 3 || !p->warn)
+    return;
+  warn_text(p, PIT_ENOTFOUND, "looks like a timing line but matches no format", s, end);
+}
+
+static void explain(struct pit_parser *p, int part, const char *s, const char *end, int v) {
+  static const char *const skip_why = "no reader knows it";
+  struct pit_parse_part x;
+  memset(&x, 0, sizeof x);
+  x.line = p->st.lines;
+  x.part = part;
+  x.text = s;
+  x.len = (size_t)(end - s);
+  x.reader = p->reader;
+  x.why = "";
+  x.info = "";
+  switch (v) {
+  case PL_RECORD:
+  case PL_MERGED:
+    x.use = v == PL_RECORD ? PIT_USE_RECORD : PIT_USE_MERGED;
+    x.rec = p->have_pend ? p->pend : NULL;
+    break;
+  case PL_INFO:
+    x.use = PIT_USE_CONTEXT;
+    x.info = p->info;
+    break;
+  case PL_BAD:
+    x.use = PIT_USE_MALFORMED;
+    x.why = p->reason;
+    break;
+  case PL_CUT:
+    x.use = PIT_USE_CUT;
+    x.why = p->reason;
+    break;
+  default:
+    x.use = PIT_USE_SKIPPED;
+    x.why = s == end ? "blank" : p->reason[0] ? p->reason : skip_why;
+    x.reader = NULL;
+  }
+  x.epoch_start = p->kv_epoch_start >= 0;
+  x.epoch_started = p->kv_epoch_start;
+  p->explain(p->explain_ctx, &x);
+}
+
+/* A part that is not whole: counted, and named through warn (the first 20 go to the
+ * command's stderr with the malformed lines). */
+static void report_cut(struct pit_parser *p, const char *s, const char *end) {
+  p->st.cut++;
+  if (p->warn)
+    warn_text(p, PIT_EFORMAT, "part of a line with another line glued into it, not read", s, end);
 }
 
 int pit_parser_line(struct pit_parser *p, const char *line, size_t len, struct pit_err *e) {
@@ -558,37 +721,88 @@ int pit_parser_line(struct pit_parser *p, const char *line, size_t len, struct p
   if (!p->nul_counted && len && memchr(line, 0, len))
     p->st.nul_lines++;
   const char *end = line + len, *s = line;
-  pl_ws(&s, end);
-  if (s < end && *s == '[')
-    s = strip_tags(s, end);
-  int v = s < end ? dispatch(p, s, end, e) : PL_UNKNOWN;
-  switch (v) {
-  case PL_UNKNOWN:
+  int known = 0, bad = 0, merged = 0, part = 0;
+  for (;; part++) {
+    p->tail = p->next = NULL;
+    p->next_glued = 0;
+    p->seg_rank = -1;
+    p->reason[0] = 0;
+    p->info[0] = 0;
+    p->kv_epoch_start = -1;
+    pl_ws(&s, end);
+    const char *t = s;
+    if (t < end && *t == '[')
+      t = strip_tags(p, t, end);
+    p->reader = NULL;
+    int v = t < end ? dispatch(p, t, end, e) : PL_UNKNOWN;
+    if (v < 0)
+      return v; /* an emit error */
+    const char *seg_end = p->next ? p->next : end;
+    if ((v == PL_RECORD || v == PL_MERGED || v == PL_INFO) && p->tail && !p->next) {
+      /* a family read its record up to tail: another line glued after it? */
+      const char *q = pit_pl_find_opener(p->tail, end, 1);
+      if (q) {
+        p->next = seg_end = q;
+        p->next_glued = 1;
+      }
+    }
+    if (p->next && p->next_glued)
+      p->st.glued += part == 0;
+    switch (v) {
+    case PL_UNKNOWN:
+      break;
+    case PL_MERGED:
+      merged++;
+      /* fall through */
+    case PL_INFO:
+    case PL_RECORD:
+      known++;
+      break;
+    case PL_CUT:
+      report_cut(p, s, seg_end);
+      bad++;
+      break;
+    default: /* PL_BAD */
+      bad++;
+      if (p->warn) {
+        struct pit_err w;
+        pit_err_clear(&w);
+        pit_err_set(&w, PIT_EFORMAT, "%s:%ld: %s%s", p->file, p->st.lines, p->reason,
+                    p->partial ? " (last line has no newline: truncated?)" : "");
+        p->warn(p->ctx, &w);
+      }
+    }
+    if (p->explain && (s < seg_end || part == 0))
+      explain(p, part, s, seg_end, v);
+    if (!p->next || p->next >= end)
+      break;
+    s = p->next;
+  }
+  p->st.merged += merged;
+  if (known)
+    p->st.known++;
+  else if (bad)
+    p->st.malformed++;
+  else {
     p->st.skipped++;
+    s = line;
+    pl_ws(&s, end);
     if (s < end && looks_timing(s, end))
       unrecognised(p, s, end);
-    return 0;
-  case PL_MERGED:
-    p->st.merged++;
-    /* fall through */
-  case PL_INFO:
-  case PL_RECORD:
-    p->st.known++;
-    return 0;
-  case PL_BAD: {
-    p->st.malformed++;
-    if (p->warn) {
-      struct pit_err w;
-      pit_err_clear(&w);
-      pit_err_set(&w, PIT_EFORMAT, "%s:%ld: %s%s", p->file, p->st.lines, p->reason,
-                  p->partial ? " (last line has no newline: truncated?)" : "");
-      p->warn(p->ctx, &w);
-    }
-    return 0;
   }
-  default:
-    return v; /* an emit error */
-  }
+  return 0;
+}
+
+void pit_parser_job_length(const struct pit_parser *p, int64_t *epochs, int64_t *iters, int *samples) {
+  *epochs = p->epochs;
+  *iters = p->per_epoch;
+  if (samples)
+    *samples = p->progress_samples;
+}
+
+void pit_parser_set_explain(struct pit_parser *p, pit_parse_explain_fn fn, void *ctx) {
+  p->explain = fn;
+  p->explain_ctx = ctx;
 }
 
 /* ---------- files ---------- */
@@ -631,7 +845,7 @@ int pit_parse_file(const char *path, enum pit_parse_format f, const char *run, i
 int pit_parse_file_itype(const char *path, enum pit_parse_format f, const char *run, int force_run,
                          const char *itype, pit_parse_emit_fn emit, pit_parse_warn_fn warn, void *ctx,
                          struct pit_parse_stats *stats, struct pit_err *e) {
-  struct pit_parse_opts o = {f, run, force_run, itype, -1, -1};
+  struct pit_parse_opts o = {f, run, force_run, itype, -1, -1, NULL, NULL, NULL};
   return pit_parse_file_opts(path, &o, emit, warn, ctx, stats, e);
 }
 
@@ -683,6 +897,10 @@ int pit_parse_file_opts(const char *path, const struct pit_parse_opts *o, pit_pa
     rc = pit_parser_set_batch(p, o->batch_per_rank, e);
   if (!rc && o->ranks_per_node != -1)
     rc = pit_parser_set_ranks_per_node(p, o->ranks_per_node, e);
+  if (!rc && o->pattern)
+    rc = pit_parser_set_pattern(p, o->pattern, e);
+  if (!rc && o->explain)
+    pit_parser_set_explain(p, o->explain, o->explain_ctx);
   size_t cap = READ_BLOCK, have = 0, searched = 0;
   char *buf = rc ? NULL : malloc(cap);
   if (!rc && !buf)

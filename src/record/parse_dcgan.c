@@ -76,6 +76,7 @@ static int bracket(struct pit_parser *p, const char *s, const char *end, struct 
     PL_NEED_INT(ep, "epoch");
     PL_NEED_LIT(" took: ", "text after epoch");
     PL_NEED_TIME(x, dig, "epoch time");
+    p->tail = s;
     return put_epoch(p, r, ep, x, NAN, K_DC_TOOK, dig, e);
   }
   if (!PL_LIT(&s, end, "[epoch: "))
@@ -106,10 +107,18 @@ static int bracket(struct pit_parser *p, const char *s, const char *end, struct 
     p->cur->loss_val[1] = lg;
   }
   const char *t = PL_FIND(s, end, "iteration time: ");
+  const char *g = PL_FIND(s, t ? t : end, "[epoch: "); /* another line glued in before the time */
+  if (g) {
+    p->next = g;
+    p->next_glued = 1;
+    snprintf(p->reason, sizeof p->reason, "cut: another line is glued into it before its iteration time");
+    return PL_CUT;
+  }
   if (!t)
     return pit_pl_bad(p, "iteration time", NULL, end);
   s = t + 16;
   PL_NEED_TIME(x, dig, "iteration time");
+  p->tail = s;
   if (nep > 0)
     p->epochs = nep;
   return put_iter(p, ep, it, L, x, K_DC_BRACKET, dig, e);
@@ -149,6 +158,7 @@ static int rank_colon(struct pit_parser *p, const char *s, const char *end, stru
     y = NAN;
     if (PL_LIT(&s, end, ", Elapsed time: "))
       PL_NEED_TIME(y, d2, "Elapsed time");
+    p->tail = s;
     return put_epoch(p, r, ep, x, y, K_DC_COLON_EPOCH, dig, e);
   }
   if (!PL_LIT(&s, end, ", iteration: "))
@@ -166,6 +176,7 @@ static int rank_colon(struct pit_parser *p, const char *s, const char *end, stru
     PL_NEED_TIME(y, d2, "Elapsed time");
     p->cur->t = y;
   }
+  p->tail = s;
   return put_iter(p, ep, it, L, x, K_DC_COLON, dig, e);
 }
 
@@ -195,6 +206,7 @@ static int rank_csv(struct pit_parser *p, const char *s, const char *end, struct
     y = NAN;
     if (PL_LIT(&s, end, ",Elapsed time,"))
       PL_NEED_TIME(y, d2, "Elapsed time");
+    p->tail = s;
     return put_epoch(p, r, ep, x, y, K_DC_CSV_EPOCH, dig, e);
   }
   PL_NEED_LIT("Iteration,", "text after epoch");
@@ -206,6 +218,7 @@ static int rank_csv(struct pit_parser *p, const char *s, const char *end, struct
     PL_NEED_TIME(y, d2, "Elapsed time");
     p->cur->t = y;
   }
+  p->tail = s;
   return put_iter(p, ep, it, -1, x, K_DC_CSV, dig, e);
 }
 
@@ -225,6 +238,7 @@ int pit_pl_dcgan(struct pit_parser *p, const char *s, const char *end, struct pi
     if (!PL_LIT(&s, end, "Iteration time: "))
       return PL_UNKNOWN;
     PL_NEED_TIME(x, dig, "Iteration time");
+    p->tail = s;
     pit_pl_new(p, PIT_REC_ITER, -1);
     p->cur->step_s = x;
     return pit_pl_put(p, K_DC_ITIME, dig, e);

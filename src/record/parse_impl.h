@@ -16,7 +16,9 @@
 
 #include "pitstop/parse.h"
 
-enum pit_pl_verdict { PL_UNKNOWN = 0, PL_INFO, PL_RECORD, PL_MERGED, PL_BAD };
+/* PL_CUT: the text is part of a line that another line was glued into (neither
+ * whole); counted and reported, never read. */
+enum pit_pl_verdict { PL_UNKNOWN = 0, PL_INFO, PL_RECORD, PL_MERGED, PL_BAD, PL_CUT };
 
 /* Line kinds that may describe the same iteration or epoch (merging only joins different kinds). */
 enum pit_pl_kind {
@@ -28,13 +30,33 @@ enum pit_pl_kind {
   K_DC_TOOK,       /* [rank: r] Epoch e took: X seconds */
   K_DC_CSV_EPOCH,  /* Rank,r,Epoch,e,Epoch time,X,Elapsed time,Y */
   K_DC_COLON_EPOCH, /* Rank: r, Epoch: e, Epoch time: Xs, Elapsed time: Y s */
+  K_KV,            /* the key/value reader and --pattern (parse_kv.c) */
   K_OTHER
 };
 
 struct pit_pl_rank {
   int64_t per_epoch;  /* iterations per epoch, -1 unknown */
   int64_t next_step;  /* step of the next new iteration when per_epoch is unknown */
+  int64_t kv_epoch;   /* parse_kv.c: the last epoch an epoch-start line began, -1 none */
 };
+
+/* What a key/value line or a --pattern match said (-1 / NaN: not said). */
+struct pit_kv {
+  int rank;
+  int64_t epoch, epochs, iter, iters, step, batch;
+  double step_s, epoch_s, val_s, data_s, t, loss;
+  int samples;        /* iter/iters count samples ("[n/N (p%)]"), not iterations */
+  int ambiguous_time; /* a bare "time"/"took" whose meaning the line does not settle */
+  double time;        /* its value (seconds) */
+  int ckpt;           /* "... snapshot saved at PATH": a checkpoint */
+  int resume;         /* "Resuming ... at Epoch e": context only */
+  const char *path;   /* ckpt path in the line, not NUL-terminated */
+  size_t path_len;
+  int nkeys, nnums;   /* keys recognised (metrics too), numbers read */
+};
+void pit_kv_clear(struct pit_kv *kv);
+
+struct pit_pattern; /* parse_pattern.c */
 
 struct pit_parser {
   enum pit_parse_format fmt;
@@ -54,6 +76,20 @@ struct pit_parser {
   struct pit_record json;  /* records read from JSON lines (own their arrays/strings) */
   unsigned char json_next_key[32]; /* parse_json.c: key id + 1 that followed each key last time, 0 unknown */
   int partial;             /* the line being parsed is a last line without '\n' */
+  /* segments of a line (glued lines, tqdm's '\r' updates): set per segment */
+  const char *tail;        /* a family read its record up to here (NULL: not said) */
+  const char *next;        /* the next segment of this line starts here (NULL: none) */
+  int next_glued;          /* next starts another line's text glued to this one */
+  const char *reader;      /* the reader that took the segment ("dcgan", "kv", ...) */
+  int seg_rank;            /* rank a tag before the text names ([GPU1], [default1]:, [0,1]<stdout>:), -1 */
+  char kv_path[2][512];    /* parse_kv.c: a checkpoint's path, one per slot (not owned by the record) */
+  int64_t kv_epoch_start;  /* parse_kv.c: the segment says this epoch begins; -1 not */
+  char info[160];          /* what a context segment taught (explain only) */
+  pit_parse_explain_fn explain;
+  void *explain_ctx;
+  struct pit_pattern *pattern; /* --pattern, tried before every other reader; NULL none */
+  int have_times;          /* an iteration with its time was emitted: progress-only lines add nothing */
+  int progress_samples;    /* progress counted in samples ("[n/N (p%)]" with no batch size known) */
   int nul_counted;         /* the caller counts lines with NUL bytes (pit_parse_file does, per block) */
   int have_pend;
   unsigned pend_kinds;     /* bit per enum pit_pl_kind merged into pend */
@@ -232,6 +268,18 @@ int pit_pl_dcgan(struct pit_parser *p, const char *s, const char *end, struct pi
 int pit_pl_sagemaker(struct pit_parser *p, const char *s, const char *end, struct pit_err *e);
 int pit_pl_csv(struct pit_parser *p, const char *s, const char *end, struct pit_err *e);
 int pit_pl_pi(struct pit_parser *p, const char *s, const char *end, struct pit_err *e);
+/* The key/value reader (parse_kv.c): the fallback for lines no family claims.
+ * May set p->next (a glued second record, found by a repeated key). */
+int pit_pl_kv(struct pit_parser *p, const char *s, const char *end, struct pit_err *e);
+/* What kv says, as records (the key/value reader's and --pattern's common end). */
+int pit_pl_kv_put(struct pit_parser *p, const struct pit_kv *kv, struct pit_err *e);
+/* --pattern (parse_pattern.c): PL_UNKNOWN when the line does not match. */
+int pit_pl_pattern(struct pit_parser *p, const char *s, const char *end, struct pit_err *e);
+void pit_pattern_free(struct pit_pattern *t);
+/* Where a line of a named family starts in [s, end) ("[epoch: ", "Rank: ",
+ * "PITSTOP {", ...), or NULL: how glued lines are split. after_word: "Rank: "
+ * may follow a letter (the unit of the record before: "12.5 sRank: 1, ..."). */
+const char *pit_pl_find_opener(const char *s, const char *end, int after_word);
 /* YAML timing files (parse_yaml.c), read whole, not line by line. */
 /* Whether buf (a file's start) looks like one: its first line past blanks,
  * comments and a "---" header is "key:" or "- key:" with nothing after. */

@@ -412,8 +412,10 @@ static void test_dcgan_more(void) {
  * timing line: counted, the first three named file:line. */
 static void test_unrecognised(void) {
   struct col c = {0};
-  struct pit_parse_stats st = parse("Using seed: 0\nEpoch 3 Time: 12.5\nwall time=3s\nstep took 0.5 s\n"
-                                    "it took: .25\nTIME: 9\nepoch time was long\ntimeout 30\n"
+  /* (until the key/value reader, lines 2, 4 and 5 were "Epoch 3 Time: 12.5", "step took
+   * 0.5 s" and "it took: .25": that reader reads them now, below) */
+  struct pit_parse_stats st = parse("Using seed: 0\ntotal time 12.5\nwall time=3s\nthat took 0.5 s\n"
+                                    "all took: .25\nTIME: 9\nepoch time was long\ntimeout 30\n"
                                     "Rank: 0, Epoch: 0, Training ...\n",
                                     PIT_PARSE_AUTO, &c);
   EQ(st.unrecognised, 5);
@@ -423,6 +425,13 @@ static void test_unrecognised(void) {
   CHECK(strstr(c.warn[0], "log.txt:2: looks like a timing line") != NULL, "warn 0: %s", c.warn[0]);
   CHECK(strstr(c.warn[1], "log.txt:3:") != NULL, "warn 1: %s", c.warn[1]);
   CHECK(strstr(c.warn[2], "log.txt:4:") != NULL, "warn 2: %s", c.warn[2]);
+  /* a time whose line says whose it is: read by the key/value reader */
+  st = parse("Epoch 3 Time: 12.5\nstep took 0.5 s\nit took: .25\n", PIT_PARSE_AUTO, &c);
+  EQ(st.unrecognised, 0);
+  EQ(st.generic, 3);
+  EQ(c.n, 3);
+  CHECK(c.n == 3 && c.r[0].type == PIT_REC_EPOCH && c.r[0].epoch == 3 && c.r[0].epoch_s == 12.5, "epoch time");
+  CHECK(c.n == 3 && c.r[1].type == PIT_REC_ITER && c.r[1].step_s == 0.5 && c.r[2].step_s == 0.25, "step times");
   col_free(&c);
 }
 
