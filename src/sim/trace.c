@@ -144,121 +144,6 @@ static int split_csv(char *line, char **f, int max) {
   return n;
 }
 
-static int load_csv(struct pit_trace *t, const char *path, char *text, struct pit_err *e) {
-  size_t cap = 0, pcap = 0;
-  int line = 0, rc = 0, header = 0;
-  double t0 = NAN, tprev = NAN;
-  int ended_nl = strlen(text) > 0 && text[strlen(text) - 1] == '\n';
-  for (char *ln = text, *next; ln && *ln && !rc; ln = next) {
-    line++;
-    next = strchr(ln, '\n');
-    if (next)
-      *next++ = '\0';
-    size_t l = strlen(ln);
-    if (l && ln[l - 1] == '\r')
-      ln[--l] = '\0';
-    if (l == 0 || ln[0] == '#')
-      continue;
-    char *f[6];
-    int nf = split_csv(ln, f, 6);
-    if (!header) {
-      header = 1;
-      if (nf < 4 || strcmp(f[0], "time_s") != 0 || strcmp(f[1], "itype") != 0 || strcmp(f[2], "zone") != 0 ||
-          strcmp(f[3], "available") != 0 || (nf >= 5 && strcmp(f[4], "spot_price_h") != 0))
-        rc = pit_err_set(e, PIT_EFORMAT,
-                         "%s:%d: the header must be time_s,itype,zone,available[,spot_price_h]", path, line);
-      continue;
-    }
-    double ts, cnt, price = NAN;
-    if (nf < 4 || nf > 5) {
-      rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: %d fields, expected 4 or 5 (truncated?)", path, line, nf);
-      break;
-    }
-    if (pit_parse_f64(f[0], &ts) || !isfinite(ts)) {
-      rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: time_s '%s' is not a number", path, line, f[0]);
-      break;
-    }
-    if (pit_parse_f64(f[3], &cnt) || cnt != floor(cnt) || cnt > 1e9) {
-      rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: available '%s' is not an integer", path, line, f[3]);
-      break;
-    }
-    if (cnt < 0) {
-      rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: available is negative (%s)", path, line, f[3]);
-      break;
-    }
-    if (nf == 5 && *f[4] && (pit_parse_f64(f[4], &price) || !(price >= 0) || !isfinite(price))) {
-      rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: spot_price_h '%s' is not a price >= 0", path, line, f[4]);
-      break;
-    }
-    if (t->n == 0) {
-      if (!*f[1]) {
-        rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: no itype", path, line);
-        break;
-      }
-      snprintf(t->itype, sizeof t->itype, "%s", f[1]);
-      snprintf(t->zone, sizeof t->zone, "%s", f[2]);
-      t0 = ts;
-    } else {
-      if (strcmp(t->itype, f[1]) != 0 || strcmp(t->zone, f[2]) != 0) {
-        rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: a second type or zone (%s %s after %s %s): one trace per file",
-                         path, line, f[1], f[2], t->itype, t->zone);
-        break;
-      }
-      double gap = ts - tprev;
-      if (t->n == 1)
-        t->gap_s = gap;
-      if (!(gap > 0)) {
-        rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: time_s %g does not rise (gap %g s; gaps must be > 0)", path, line,
-                         ts, gap);
-        break;
-      }
-      if (fabs(ts - t0 - t->gap_s * t->n) > 1e-6 * t->gap_s + 1e-9) {
-        rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: time_s %g is off the trace's gap of %g s", path, line, ts,
-                         t->gap_s);
-        break;
-      }
-    }
-    tprev = ts;
-    if (PIT_GROW(t->count, t->n + 1, cap) || PIT_GROW(t->spot_price_h, t->n + 1, pcap)) {
-      rc = pit_err_set(e, PIT_ENOMEM, "out of memory reading trace '%s'", path);
-      break;
-    }
-    t->count[t->n] = (int)cnt;
-    t->spot_price_h[t->n] = price;
-    t->n++;
-  }
-  if (!rc && !ended_nl && t->n > 0)
-    rc = pit_err_set(e, PIT_EFORMAT, "%s:%d: the last line has no newline (truncated?)", path, line);
-  if (!rc && t->n == 0)
-    rc = pit_err_set(e, PIT_EFORMAT, "trace '%s': no ticks", path);
-  if (!rc && t->n == 1)
-    t->gap_s = 0;
-  if (!rc && !(t->gap_s > 0))
-    rc = pit_err_set(e, PIT_EFORMAT, "trace '%s': one tick gives no gap (at least two rows)", path);
-  return rc;
-}
-
-int pit_trace_load(struct pit_trace *t, const char *path, struct pit_err *e) {
-  pit_trace_init(t);
-  size_t len = 0;
-  char *text = slurp(path, &len, e);
-  if (!text)
-    return e ? e->code : PIT_EIO;
-  if (strlen(text) != len) {
-    free(text);
-    return pit_err_set(e, PIT_EFORMAT, "trace '%s': a NUL byte (not a text file)", path);
-  }
-  const char *p = text;
-  while (isspace((unsigned char)*p))
-    p++;
-  snprintf(t->path, sizeof t->path, "%s", path);
-  int rc = *p == '{' ? load_json(t, path, text, e) : load_csv(t, path, text, e);
-  free(text);
-  if (rc)
-    pit_trace_release(t);
-  return rc;
-}
-
 /* One CSV holding several (itype, zone) series: each becomes a trace, in the
  * order first seen; each series' times rise by its own constant gap. */
 struct series {
@@ -369,6 +254,46 @@ static int load_csv_all(const char *path, char *text, struct pit_trace **out, in
   *out = ts_out;
   *nout = ng;
   return 0;
+}
+
+int pit_trace_load(struct pit_trace *t, const char *path, struct pit_err *e) {
+  pit_trace_init(t);
+  size_t len = 0;
+  char *text = slurp(path, &len, e);
+  if (!text)
+    return e ? e->code : PIT_EIO;
+  if (strlen(text) != len) {
+    free(text);
+    return pit_err_set(e, PIT_EFORMAT, "trace '%s': a NUL byte (not a text file)", path);
+  }
+  const char *p = text;
+  while (isspace((unsigned char)*p))
+    p++;
+  snprintf(t->path, sizeof t->path, "%s", path);
+  int rc;
+  if (*p == '{') {
+    rc = load_json(t, path, text, e);
+  } else { /* the region reader; one file is one trace here */
+    struct pit_trace *all = NULL;
+    int n = 0;
+    rc = load_csv_all(path, text, &all, &n, e);
+    if (rc == 0 && n != 1)
+      rc = pit_err_set(e, PIT_EFORMAT, "trace '%s': %d (itype, zone) series (%s %s, %s %s, ...): one trace per file "
+                       "here (a region file goes to --trace of pitstop simulate's fleets)", path, n, all[0].itype,
+                       all[0].zone, all[1].itype, all[1].zone);
+    if (rc == 0) {
+      pit_trace_release(t);
+      *t = all[0];
+    } else {
+      for (int k = 0; k < n; k++)
+        pit_trace_release(&all[k]);
+    }
+    free(all);
+  }
+  free(text);
+  if (rc)
+    pit_trace_release(t);
+  return rc;
 }
 
 int pit_trace_load_all(const char *path, struct pit_trace **out, int *n, struct pit_err *e) {

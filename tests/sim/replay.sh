@@ -48,7 +48,8 @@ PY
 
 # the run's report (issue 15, deliver 4): each decision with its reason, and the run's cost beside each
 # membership it ran as a fixed one for the whole job by the run's own records; the fixed costs checked
-# against an estimate made here from the records (price x steps x the membership's mean iteration time)
+# against an estimate made here from the records (price x (steps x the membership's mean iteration time + its
+# first generation's start, which a fixed replay pays as measured: issue 26))
 "$PY" - "$T/replay.json" "$EV" "$T/run.out" "$T/cat.tsv" << 'PY' && ok "report: decisions with reasons, cost beside the best fixed membership's" || bad "report: $(sed -n '/^decisions/,$p' "$T/run.out")"
 import json, re, sys
 j = json.load(open(sys.argv[1]))
@@ -57,9 +58,15 @@ price = {l.split()[0]: float(l.split()[4]) for l in open(sys.argv[4]).read().spl
 def mem(text):  # "a:1+b:2" -> {"a": 1, "b": 2}
     return {x.split(":")[0]: int(x.split(":")[1]) for x in text.split("+")}
 nodes, gm, dts, last, resizes = [], {}, {}, {}, []
+start, prev_t = {}, 0.0  # a membership's start as its first generation measured it: the end of the one before → its first iteration
 for l in open(sys.argv[2]):
     r = json.loads(l)
     d = r.get("detail")
+    if r["type"] == "iter" and r["gen"] not in last:
+        m0 = tuple(sorted((t, nodes.count(t)) for t in set(nodes)))
+        start.setdefault(m0, r["t"] - r["step_s"] - prev_t)
+    if r["type"] == "end":
+        prev_t = r["t"]
     if r["type"] == "node":
         if r["action"] == "start":
             nodes.append(r["itype"])
@@ -79,7 +86,7 @@ for step, reason in resizes:  # each resize on the timeline with its reason
 fixed = {tuple(sorted(mem(f["membership"]).items())): f for f in j["fixed"]}
 assert set(fixed) == set(dts), (set(fixed), set(dts))  # every membership the run ran, and only those
 for m, f in fixed.items():
-    est = sum(price[t] * n for t, n in m) * j["steps"] * sum(dts[m]) / len(dts[m]) / 3600
+    est = sum(price[t] * n for t, n in m) * (j["steps"] * sum(dts[m]) / len(dts[m]) + start[m]) / 3600
     assert f["complete"] and 0.9 <= f["cost"] / est <= 1.1, (m, f, est)
 best = min(j["fixed"], key=lambda f: f["cost"])
 assert best["best"] and sum(f["best"] for f in j["fixed"]) == 1, j["fixed"]
