@@ -132,6 +132,7 @@ struct ctl {
   struct ctl_progress prog;         /* progress lines timed by arrival (progress.c) */
   int have_prog;
   int line_records;                 /* records the parser made of the line being read */
+  int line_protocol;                /* the line being read is a protocol one (PITSTOP or JSON record) */
   int t_is_run;                     /* the record being taken has run seconds already (progress.c's) */
   /* resizable by restart (--resume-by-restart, restart.c) */
   struct ctl_snap snap;
@@ -922,6 +923,8 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
       rc = decide(c, e);
     break;
   case PIT_REC_CHECKPOINT:
+    if (!c->line_protocol) /* a script's own "snapshot saved" line: restart.c's (--resume-by-restart), */
+      break;               /* not a checkpoint pitstop can resume a generation from */
     if (r.path) {
       snprintf(c->ckpt, sizeof c->ckpt, "%s", r.path);
       c->resizable = 1;
@@ -1439,13 +1442,18 @@ static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e)
       ctl_proc_log(c->g, p, s, n, 0);
       c->out_lines++;
       /* a workload that speaks the protocol (PITSTOP lines, JSON records) stops on SIGUSR1 */
-      if ((n >= 8 && memcmp(s, "PITSTOP ", 8) == 0) || (n && s[0] == '{'))
+      c->line_protocol = (n >= 8 && memcmp(s, "PITSTOP ", 8) == 0) || (n && s[0] == '{');
+      if (c->line_protocol)
         c->resizable = 1;
       c->line_records = 0;
-      if ((rc = pit_parser_line(c->parser, s, n, e)) < 0)
+      if (c->have_prog && ctl_progress_shape(&c->prog, s, n)) { /* a progress line: timed by its arrival */
+        if ((rc = progress_line(c, s, n, e)) < 0)
+          return rc;
+      } else if ((rc = pit_parser_line(c->parser, s, n, e)) < 0) {
         return rc;
-      if (c->line_records == 0 && (rc = progress_line(c, s, n, e)) < 0) /* a line no parser took */
+      } else if (c->line_records == 0 && (rc = progress_line(c, s, n, e)) < 0) { /* a line no parser took */
         return rc;
+      }
       int64_t epoch;
       if (c->have_snap && (rc = ctl_snap_line(&c->snap, s, n, now_t(c), &epoch)) != 0) {
         if ((rc = on_snapshot(c, epoch, e)) < 0)

@@ -1,8 +1,10 @@
 /* progress.c — iteration records from the progress lines of a program that
  * prints no times, timed by their arrival at the controller.
  *
- * Three shapes (the PyTorch examples' and the DDP tutorial's; the generic
- * reader of src/record/parse* replaces these when it reads them):
+ * Three shapes (the PyTorch examples' and the DDP tutorial's). A line of one of
+ * them is this file's, not the record parser's (whose generic reader would
+ * make an untimed iteration record of it): the controller asks
+ * ctl_progress_shape first.
  *  - iterations: "[e/N][i/L] ..." (0-based epoch e of N, iteration i of L),
  *    printed after each iteration;
  *  - samples: "Train Epoch: e [n/N (p%)] ..." (1-based epoch, n samples of
@@ -125,18 +127,30 @@ static int emit_init(struct ctl_progress *p, double t, ctl_progress_emit_fn emit
   return rc;
 }
 
-int ctl_progress_line(struct ctl_progress *p, const char *line, size_t n, double t, ctl_progress_emit_fn emit,
-                      void *ctx, struct pit_err *e) {
+/* The shape of line (s: its copy, NUL-ended, at least 4001 bytes) and its
+ * fields in m; -1 when none. */
+static int match(const struct ctl_progress *p, const char *line, size_t n, char *s, regmatch_t m[5]) {
   if (!p->compiled || n == 0 || n > 4000)
-    return 0;
-  char s[4096];
+    return -1;
   memcpy(s, line, n);
   s[n] = 0;
-  regmatch_t m[5];
-  int shape = -1;
-  for (int i = 0; i < NSHAPES && shape < 0; i++)
+  for (int i = 0; i < NSHAPES; i++)
     if (regexec(&p->re[i], s, 5, m, 0) == 0)
-      shape = i;
+      return i;
+  return -1;
+}
+
+int ctl_progress_shape(const struct ctl_progress *p, const char *line, size_t n) {
+  char s[4096];
+  regmatch_t m[5];
+  return match(p, line, n, s, m) >= 0;
+}
+
+int ctl_progress_line(struct ctl_progress *p, const char *line, size_t n, double t, ctl_progress_emit_fn emit,
+                      void *ctx, struct pit_err *e) {
+  char s[4096];
+  regmatch_t m[5];
+  int shape = match(p, line, n, s, m);
   if (shape < 0)
     return 0;
   int64_t step, a = num(s, &m[1]), b = num(s, &m[2]), c = num(s, &m[3]);

@@ -36,6 +36,9 @@ int ctl_progress_init(struct ctl_progress *p);
 void ctl_progress_release(struct ctl_progress *p);
 /* A generation was launched at run seconds t_launch. */
 void ctl_progress_gen(struct ctl_progress *p, double t_launch);
+/* Whether line is one of the shapes above (rank 0's or not, behind or not):
+ * such a line is progress.c's, not the record parser's. */
+int ctl_progress_shape(const struct ctl_progress *p, const char *line, size_t n);
 /* One line of the workload's output that arrived at run seconds t: 1 when it
  * was a progress line (records emitted, t in run seconds), 0 when not, < 0
  * when emit failed. */
