@@ -787,6 +787,7 @@ class Job:
         self._share, self._wait, self._losses = 1.0, 0.0, {}
         self._saved = self.start if meta is not None else None
         self._epoch_t0 = None
+        self._init_sent = False
         loader_kw.setdefault("pin_memory", torch.cuda.is_available())
         self.loader = _Loader(self, loader_kw)
 
@@ -906,8 +907,12 @@ class Job:
                 raise RuntimeError(f"pitstop.Job: step {st} reached at step {self.step}: "
                                    "iterate job.loader once at a time")
             t_got = time.perf_counter()
-            if st == self.start:
+            if st == self.start:  # the init record before the script's own first print of the step,
+                # so that pitstop run knows from its first line that this workload speaks the protocol
                 self._init_s = self.s.age_s() - (t_got - t_start)
+                if not self._init_sent:  # once: a script may draw a first batch and drop the loader
+                    self._init_sent = True  # (the DDP tutorial's len(next(iter(loader))[0]))
+                    self.s.record_init(self._config(), init_s=self._init_s)
                 if self.reseed:  # each rank and generation its own random stream (noise, dropout)
                     h = hashlib.sha256(f"pitstop-rng:{self.seed}:{self.rank}:{st}".encode()).digest()
                     torch.manual_seed(int.from_bytes(h[:8], "little") >> 1)
@@ -923,8 +928,6 @@ class Job:
                                                 [compute, self._wait])
         step_s = time.perf_counter() - t_start
         stop = stop and self.step + 1 != self.total  # a stop after the last step: the job is done
-        if st == self.start:
-            self.s.record_init(self._config(), init_s=self._init_s)
         loss = None if not names else sums[0] if names == ["loss"] else dict(zip(names, sums))
         epoch, it = self.sampler.position(st)
         self.s.record_iter(st, epoch, it, len(idx), step_s, t_got - t_start, comp, wait, loss, idx)

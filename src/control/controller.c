@@ -133,6 +133,8 @@ struct ctl {
   int have_prog;
   int line_records;                 /* records the parser made of the line being read */
   int line_protocol;                /* the line being read is a protocol one (PITSTOP or JSON record) */
+  int gen_protocol;                 /* this generation's workload speaks the protocol: its other lines
+                                       (a script's own progress prints) are logged, not read */
   int t_is_run;                     /* the record being taken has run seconds already (progress.c's) */
   /* resizable by restart (--resume-by-restart, restart.c) */
   struct ctl_snap snap;
@@ -1444,9 +1446,11 @@ static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e)
       /* a workload that speaks the protocol (PITSTOP lines, JSON records) stops on SIGUSR1 */
       c->line_protocol = (n >= 8 && memcmp(s, "PITSTOP ", 8) == 0) || (n && s[0] == '{');
       if (c->line_protocol)
-        c->resizable = 1;
+        c->resizable = c->gen_protocol = 1;
       c->line_records = 0;
-      if (c->have_prog && ctl_progress_shape(&c->prog, s, n)) { /* a progress line: timed by its arrival */
+      if (c->gen_protocol && !c->line_protocol) {
+        /* its records say it all; a progress print beside them would count its steps twice */
+      } else if (c->have_prog && ctl_progress_shape(&c->prog, s, n)) { /* a progress line: timed by its arrival */
         if ((rc = progress_line(c, s, n, e)) < 0)
           return rc;
       } else if ((rc = pit_parser_line(c->parser, s, n, e)) < 0) {
@@ -1524,6 +1528,7 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
   c->reclaim_stop = 0;
   c->restart_pending = c->restart_refused = c->restart_stopping = 0;
   c->gen_init = 0;
+  c->gen_protocol = 0;
   c->snap_step = -1;
   if (c->have_snap)
     ctl_snap_gen(&c->snap);

@@ -67,6 +67,7 @@ void ctl_progress_gen(struct ctl_progress *p, double t_launch) {
   p->step_last = -1;
   p->open_epoch = -1;
   p->pending = 0;
+  p->init_due = 0;
 }
 
 static int64_t num(const char *s, const regmatch_t *m) { return strtoll(s + m->rm_so, NULL, 10); }
@@ -88,8 +89,14 @@ static int emit_iter(struct ctl_progress *p, int64_t step, double t, double step
 }
 
 /* Records for steps (step_last, step], the span (t_last, t] divided evenly. */
+static int emit_init(struct ctl_progress *p, double t, ctl_progress_emit_fn emit, void *ctx, struct pit_err *e);
 static int emit_span(struct ctl_progress *p, int64_t step, double t, ctl_progress_emit_fn emit, void *ctx,
                      struct pit_err *e) {
+  if (p->init_due) {
+    p->init_due = 0;
+    if (emit_init(p, p->t_init, emit, ctx, e) < 0)
+      return -1;
+  }
   int64_t k = step - p->step_last;
   double dt = t - p->t_last;
   for (int64_t j = 1; j <= k; j++) {
@@ -204,7 +211,9 @@ int ctl_progress_line(struct ctl_progress *p, const char *line, size_t n, double
       p->step_last = step;
       p->t_last = t;
       p->open_epoch = b;
-      return emit_init(p, t, emit, ctx, e) < 0 ? -1 : 1;
+      p->have = p->init_due = 1;
+      p->t_init = t;
+      return 1;
     }
     if (step < p->step_last)
       return 0;

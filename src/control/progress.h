@@ -21,6 +21,10 @@ struct ctl_progress {
   int64_t step_last;          /* the last step it completed (-1: none) */
   int64_t open_epoch;         /* epochs shape: the epoch begun, its steps not yet recorded (-1) */
   int pending;                /* samples shape: the first line seen at t_pending, its spacing not yet known */
+  int init_due;               /* epochs shape: the init record (of the first line, at t_init) goes out
+                                 with the first steps, so that a protocol record printed after that
+                                 line is the generation's first (the controller then ignores these) */
+  double t_init;
   double t_pending;
   /* learned from the lines (kept across generations) */
   int64_t per_epoch;          /* steps per epoch (-1: unknown) */
