@@ -51,3 +51,28 @@ init = [x for x in r if x["type"] == "init"]
 assert init and init[0]["config"]["planned_iters"] == 60, init
 print(f"sized foreign job: {len(dec)} cost decisions, the last predicting {alt['predicted_s']:.2f} s and ${alt['cost']:.6f} for the rest")
 PYEOF
+# 4. a stored foreign run (3 epochs of 30 iterations, course-log lines) predicted with no options: the
+#    cost from the installed catalog that holds its type (catalogs/local.tsv for local-1; no --catalog),
+#    the job the 3 epochs it reached; --epochs 1, below what it did, is the run's first epoch: 30
+#    iterations done, elapsed the run time of step 29's record, nothing remaining (not "0 done")
+"$PITSTOP" run --checkpoint-dir "$T/e" --run to4 --db "$T/e.db" --quiet \
+  -- "$PY" "$PIT_SOURCE_DIR/tests/control/fake/epochs_log.py" 3 30 > "$T/e.txt" 2> "$T/e.err" ||
+  fail "the 3-epoch run failed: $(cat "$T/e.err")"
+"$PITSTOP" predict --db "$T/e.db" --format json > "$T/e.all.json" 2> "$T/e.all.err" || fail "predict: $(cat "$T/e.all.err")"
+"$PITSTOP" predict --db "$T/e.db" --epochs 1 --format json > "$T/e.one.json" 2> "$T/e.one.err" ||
+  fail "predict --epochs 1: $(cat "$T/e.one.err")"
+"$PY" - "$T/e/events.jsonl" "$T/e.all.json" "$T/e.one.json" "$PIT_SOURCE_DIR/catalogs/local.tsv" << 'PYEOF'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+a, o = json.loads(open(sys.argv[2]).read()), json.loads(open(sys.argv[3]).read())
+price = [float(l.split()[4]) for l in open(sys.argv[4]) if l.startswith("local-1\t") or l.startswith("local-1 ")][0]
+assert a["inputs"]["itype"] == "local-1:1" and a["inputs"]["price_h"] == price, a["inputs"]
+assert a["predicted_cost"] > 0 and a["remaining_cost"] == 0, a
+assert a["inputs"]["size"] == 3 and a["inputs"]["done_iters"] == 90 and a["remaining_s"] == 0, a["inputs"]
+t29 = max(x["t"] for x in r if x["type"] == "iter" and x["step"] == 29)
+i = o["inputs"]
+assert i["done_iters"] == 30 and abs(i["elapsed_s"] - t29) < 1e-6 and o["remaining_s"] == 0, (i, t29)
+assert abs(o["predicted_s"] - t29) < 1e-6 and o["predicted_cost"] > 0, o
+print(f"stored foreign run: 3 epochs {a['predicted_s']:.3f} s ${a['predicted_cost']:.3g} at {price} $/h "
+      f"(no --catalog); --epochs 1: 30 done in {i['elapsed_s']:.3f} s, 0 remaining")
+PYEOF

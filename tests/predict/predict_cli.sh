@@ -266,7 +266,8 @@ rm -f course-partial.txt course.json course-db.json course.db
 # no job size given: the job the run planned (its config's planned_iters, here 3
 # epochs of 100), so a run in progress past its first epoch is predicted to its
 # own end (150 done, 150 to go at 20 ms), not taken for a new 1-epoch job;
-# without planned_iters the default stays one epoch and says so
+# without planned_iters the default is the epochs the run reached (2: 150 done,
+# 50 to go), and says so
 /usr/bin/python3 - <<'PY'
 import json
 for name, cfg in (("planned", {"batch": 8, "iters_per_epoch": 100, "planned_iters": 300}),
@@ -288,7 +289,8 @@ assert p["inputs"]["unit"] == "epochs" and p["inputs"]["size"] == 3, p["inputs"]
 assert "planned_iters 300" in p["inputs"]["size_from"], p["inputs"]
 assert p["inputs"]["done_iters"] == 150 and abs(p["remaining_s"] - 150 * 0.02) < 0.02, p
 u = json.load(open("unplanned.json"))
-assert u["inputs"]["size"] == 1 and u["inputs"]["size_from"].startswith("default"), u["inputs"]
+assert u["inputs"]["size"] == 2 and u["inputs"]["size_from"].startswith("default (the 2 epochs"), u["inputs"]
+assert u["inputs"]["done_iters"] == 150 and abs(u["remaining_s"] - 50 * 0.02) < 0.02, u
 PY
 "$PITSTOP" predict planned.jsonl --epochs 3 --format json > explicit.json
 grep -q '"size_from":"--epochs"' explicit.json || grep -q '"size_from": "--epochs"' explicit.json
