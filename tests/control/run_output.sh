@@ -2,8 +2,9 @@
 # run_output.sh — what `pitstop run` keeps of a command's output and says of its failures (issue 26
 # item 7): stdout and stderr both in gen-N.log, each line tagged with its node; a failed generation
 # names its cause, says there is no checkpoint and that the job starts again from step 0, and counts
-# the steps redone once per step (two ranks' lines are one step each); a command that prints no
-# progress is reported as such, not as done.
+# the steps redone once per step (two ranks' lines are one step each), and its timeline shows the
+# failed generation; a command that prints no progress is reported as such, not as done; a stored
+# foreign run is predicted and priced with no options.
 set -euo pipefail
 PY=/usr/bin/python3
 fail() {
@@ -26,6 +27,15 @@ grep -q "generation 0 failed (the workload exited with status 1): there is no ch
   fail "the failure is not told as it is: $(cat "$T/err.txt")"
 grep -q "(20 steps redone)" "$T/out.txt" || fail "the report counts the steps redone otherwise: $(cat "$T/out.txt")"
 echo "failure: $(grep -o 'generation 0 failed.*redone)' "$T/err.txt")"
+# its timeline draws the failed generation (whose steps were dropped: no iteration records) as a span
+# from its launch to the next generation's first record, marked failed, and generation 1 unmarked
+if command -v gnuplot > /dev/null; then
+  "$PITSTOP" plot --kind timeline --events "$T/r/events.jsonl" --out "$T/tl.svg" 2> "$T/tl.err" ||
+    fail "timeline: $(cat "$T/tl.err")"
+  grep -q ">gen 0 local-1:1 failed<" "$T/tl.svg" && grep -q ">gen 1 local-1:1<" "$T/tl.svg" &&
+    grep -q ">failed generation<" "$T/tl.svg" || fail "the timeline does not show the failed generation"
+  echo "timeline: $(grep -o '>gen [0-9] [^<]*<' "$T/tl.svg" | tr -d '<>' | paste -sd ';')"
+fi
 # 2. a command that prints no progress
 "$PITSTOP" run --catalog "$T/cat.tsv" --checkpoint-dir "$T/q" --run to2 --quiet -- /bin/echo hello > "$T/q.txt" 2> "$T/q.err" ||
   fail "echo failed: $(cat "$T/q.err")"
