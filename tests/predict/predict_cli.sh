@@ -475,4 +475,29 @@ fail "history: no epoch .* in the 1 earlier run" ev.jsonl --history noepoch.json
 fail "no such|cannot open" ev.jsonl --history missing.jsonl
 fail "history goes with one run" r1.jsonl r2.jsonl --scale-to 4 --history h1.jsonl
 test "$(ls | sort)" = "$before" || { echo "files appeared:"; ls; exit 1; }
+
+# a course log with step times and an "Elapsed time" clock, 1.5 s between epochs that no step
+# timed (the loader's start): the clock measures it, so an epoch is 20 × 0.1 s + 1.5 s = 3.5 s and
+# 3 more epochs 10.5 s (until 2026-11-27 the epoch edge was the step time's excess only: 2.0 s an
+# epoch, 6.0 s for 3 more)
+/usr/bin/python3 - <<'PY'
+t = 0.0
+with open("clock.log", "w") as f:
+    for e in range(3):
+        t += 1.5
+        for i in range(20):
+            s = 0.1 + 0.002 * ((i * 7) % 5 - 2)
+            t += s
+            f.write(f"Rank: 0, Epoch: {e}, iteration: {i}/20, It. time: {s:.4f}s, Elapsed time: {t:.4f} s\n")
+PY
+"$PITSTOP" predict clock.log --epochs 6 --format json > clock.json
+/usr/bin/python3 - <<'PY'
+import json
+j = json.load(open("clock.json"))
+assert j["time_basis"].startswith("wall clock"), j
+assert abs(j["predicted_epoch_s"] - 3.5) < 0.02, j["predicted_epoch_s"]
+assert j["inputs"]["done_iters"] == 60 and abs(j["inputs"]["elapsed_s"] - 10.5) < 1e-9, j["inputs"]
+assert abs(j["remaining_s"] - 10.5) < 0.05, j["remaining_s"]
+PY
+rm -f clock.log clock.json
 echo "predict_cli: ok"
