@@ -1005,14 +1005,15 @@ int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct 
 
 /* 1 when generation g of the fold failed: no end record, a later generation,
  * and no decision in it that changed the membership (a resize ends a
- * generation without an end record too). */
+ * generation without an end record too; keep, recommend and the batch's
+ * shares change nothing). */
 static int gen_failed(const struct pit_runlog *log, int g) {
   if (log->gens[g].status[0] || g + 1 >= log->ngens)
     return 0;
   for (int i = 0; i < log->ndec; i++) {
     const char *k = log->dec[i].d.kind;
-    if (log->dec[i].gen == g && k[0] && strcmp(k, "keep") != 0 && strcmp(k, "batch_shares") != 0 &&
-        strcmp(k, "rebalance") != 0)
+    if (log->dec[i].gen == g && k[0] && strcmp(k, "keep") != 0 && strcmp(k, "recommend") != 0 &&
+        strcmp(k, "batch_shares") != 0 && strcmp(k, "rebalance") != 0)
       return 0;
   }
   return 1;

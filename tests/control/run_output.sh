@@ -35,6 +35,20 @@ if command -v gnuplot > /dev/null; then
   grep -q ">gen 0 local-1:1 failed<" "$T/tl.svg" && grep -q ">gen 1 local-1:1<" "$T/tl.svg" &&
     grep -q ">failed generation<" "$T/tl.svg" || fail "the timeline does not show the failed generation"
   echo "timeline: $(grep -o '>gen [0-9] [^<]*<' "$T/tl.svg" | tr -d '<>' | paste -sd ';')"
+  # the same records with a resize decision in generation 0: it ended by the resize, not failed
+  "$PY" - "$T/r/events.jsonl" "$T/rs.jsonl" << 'PYEOF'
+import json, sys
+out = []
+for x in map(json.loads, open(sys.argv[1])):
+    if x["type"] == "init" and x["gen"] == 1:
+        out.append({"type": "decision", "run": x["run"], "gen": 0, "t": x["t"] - x["init_s"], "step": 0,
+                    "detail": {"what": "resize", "step": 0, "alternatives": [{"membership": "local-1:1"}],
+                               "why": "schedule", "policy": "schedule", "action": "resize"}})
+    out.append(x)
+open(sys.argv[2], "w").write("".join(json.dumps(x) + "\n" for x in out))
+PYEOF
+  "$PITSTOP" plot --kind timeline --events "$T/rs.jsonl" --out "$T/rs.svg" 2> "$T/tl.err" || fail "timeline: $(cat "$T/tl.err")"
+  grep -q ">gen 0 local-1:1<" "$T/rs.svg" && ! grep -q "failed" "$T/rs.svg" || fail "a resized generation is drawn failed"
 fi
 # 2. a command that prints no progress
 "$PITSTOP" run --catalog "$T/cat.tsv" --checkpoint-dir "$T/q" --run to2 --quiet -- /bin/echo hello > "$T/q.txt" 2> "$T/q.err" ||
