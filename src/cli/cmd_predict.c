@@ -44,7 +44,7 @@ static const struct pit_cli_opt opts[] = {
 static const struct pit_cli_cmd cmd = {
     "usage: pitstop predict [FILE...] [--events FILE]... | --db PATH   [--run ID]\n"
     "                       [--epochs N | --iters N | --samples N] [--iters-per-epoch N]\n"
-    "                       [--catalog FILE [--itype T [--nodes N]]] [--drift-allow A] [--precision P]\n"
+    "                       [--catalog FILE] [--itype T [--nodes N]] [--drift-allow A] [--precision P]\n"
     "                       [--scale-to N] [--history FILE]... [--format table|json|csv]\n"
     "FILE: JSON Lines records (pitstop train --events) or a raw training log (any format\n"
     "pitstop parse reads, parsed on the fly). A run without an end record is taken as in\n"
@@ -156,9 +156,10 @@ static int history_prior(const char *const *files, int n, struct pit_term *prior
 
 /* No --epochs, --iters or --samples: the job the run itself planned, as its
  * config states it (pitstop train's planned_iters: whole epochs when it is a
- * multiple of iters_per_epoch; a course log's N of "[epoch: e/N]"), else one
- * epoch. A run in progress is then predicted to its own end, and one past its
- * first epoch is not taken for a new 1-epoch job. */
+ * multiple of iters_per_epoch; a course log's N of "[epoch: e/N]"), else the
+ * epochs the run has reached (begun), else one epoch. A run in progress is
+ * then predicted to its own end, and one past its first epoch is not taken for
+ * a new 1-epoch job. */
 static void own_job(const struct pit_report_run *r, const struct pit_predict_in *in, enum pit_job_unit *unit,
                     double *size, char *from, size_t cap) {
   double planned = pit_config_num(&r->cfg, r->config, "planned_iters");
@@ -181,7 +182,88 @@ static void own_job(const struct pit_report_run *r, const struct pit_predict_in 
     snprintf(from, cap, "the run's config (epochs %.0f)", epochs);
     return;
   }
+  double ipe = in->iters_per_epoch;
+  if (in->done_iters > 0 && isfinite(ipe) && ipe >= 1 && (double)in->done_iters > ipe) {
+    *unit = PIT_JOB_EPOCHS; /* past its first epoch: not taken for a 1-epoch job */
+    *size = ceil((double)in->done_iters / ipe - 1e-9);
+    snprintf(from, cap, "default (the %.0f epochs the run reached; it states no planned_iters or epochs)", *size);
+    return;
+  }
   snprintf(from, cap, "default (1 epoch; the run states no planned_iters or epochs)");
+}
+
+/* A job no larger than what the run has done (--epochs 1 on a stored 3-epoch
+ * run): the run did the whole job, so its first n iterations are what is done
+ * (n the job's), the time it took them is the elapsed time — the run time of
+ * the last record of step n-1 where the records have a clock (a step redone
+ * after a failure counts where it was last done), else the step times of
+ * steps 0..n-1 and the init — and nothing remains; from says so. */
+static void job_done_in_run(const struct pit_series *s, char *from, size_t cap, struct pit_predict_in *in) {
+  double ipe = in->iters_per_epoch;
+  double n = in->unit == PIT_JOB_EPOCHS  ? in->size * ipe
+             : in->unit == PIT_JOB_ITERS ? in->size
+             : in->batch > 0             ? in->size / (double)in->batch
+                                         : NAN;
+  if (!(in->done_iters > 0) || !isfinite(n) || in->done_iters <= (int64_t)ceil(n - 1e-9))
+    return;
+  int64_t job = (int64_t)ceil(n - 1e-9);
+  double t = NAN, steps = 0;
+  int clock = 1;
+  for (int64_t i = 0; i < s->nit; i++) {
+    const struct pit_series_iter *it = &s->it[i];
+    if (it->step >= job || (it->flags & PIT_IT_OTHER_RANK))
+      continue;
+    clock = clock && isfinite(it->t);
+    if (it->step == job - 1 && isfinite(it->t) && !(it->t <= t))
+      t = it->t;
+    if (isfinite(it->step_s))
+      steps += it->step_s;
+  }
+  double init = isfinite(in->init.mean) ? in->init.mean : 0;
+  size_t k = strlen(from);
+  snprintf(from + k, cap - k, " (the run did %lld iterations, more than the job's %lld: done in it)",
+           (long long)in->done_iters, (long long)job);
+  in->done_iters = job;
+  in->edge_done = 0;
+  if (clock && isfinite(t)) {
+    in->elapsed_s = t;
+    in->elapsed_untimed = 0;
+  } else {
+    in->elapsed_s = steps + init;
+    in->elapsed_untimed = PIT_PREDICT_DRIFT_ALLOW * in->elapsed_s;
+  }
+}
+
+/* No --catalog: the installed catalog that holds every type to price (--itype's,
+ * else the run's membership), its path into out: catalogs/local.tsv first for
+ * local-* types, else catalogs/aws.tsv first, then the other
+ * (pit_cli_catalog). 0 when none does or nothing names a type: no cost. */
+static int default_catalog(const char *itype, const struct pit_report_run *r, char *out, size_t cap) {
+  struct pit_membership m;
+  struct pit_err e = {0};
+  pit_membership_clear(&m);
+  const struct pit_series_seg *now = r->series.nruns > 0 ? pit_series_last_seg(&r->series.runs[0]) : NULL;
+  if (itype ? pit_membership_parse(&m, itype, &e) != 0 : 0)
+    return 0;
+  if (!itype)
+    m = now && now->cfg.members.n > 0 ? now->cfg.members : r->cfg.members;
+  if (m.n == 0)
+    return 0;
+  int local = strncmp(m.m[0].itype, "local-", 6) == 0;
+  const char *names[2] = {local ? "local.tsv" : "aws.tsv", local ? "aws.tsv" : "local.tsv"};
+  for (int k = 0; k < 2; k++) {
+    const char *path = pit_cli_catalog(names[k], &e);
+    struct pit_catalog cat = {0};
+    if (!path || pit_catalog_load(&cat, path, &e) < 0)
+      continue;
+    int all = 1;
+    for (int i = 0; i < m.n && all; i++)
+      all = pit_catalog_find(&cat, m.m[i].itype) != NULL;
+    pit_catalog_release(&cat);
+    if (all && (size_t)snprintf(out, cap, "%s", path) < cap)
+      return 1;
+  }
+  return 0;
 }
 
 int pit_cmd_predict(int argc, char **argv) {
@@ -240,14 +322,12 @@ int pit_cmd_predict(int argc, char **argv) {
     rc = pit_cli_usage("give either --db or files, not both");
   if (!rc && !db && nfiles == 0)
     rc = pit_cli_usage("no records: give events files, training logs or --db PATH (pitstop predict --help)");
-  if (!rc && itype && !catalog)
-    rc = pit_cli_usage("--itype needs --catalog FILE (the prices)");
   if (!rc && nodes > 0 && !itype)
     rc = pit_cli_usage("--nodes goes with --itype");
   if (!rc && nhist && isfinite(scale_to))
     rc = pit_cli_usage("--history goes with one run, not with --scale-to");
   struct pit_term prior = {NAN, NAN};
-  char prior_from[160] = "", size_from[80] = "";
+  char prior_from[160] = "", size_from[200] = "";
   if (!rc && nhist)
     rc = history_prior(hist, nhist, &prior, prior_from, sizeof prior_from);
   if (rc) {
@@ -319,9 +399,7 @@ int pit_cmd_predict(int argc, char **argv) {
                                                    : unit == PIT_JOB_ITERS ? "--iters" : "--samples");
     in->unit = unit;
     in->size = size;
-    if (in->done_iters > 0 && unit == PIT_JOB_EPOCHS && isfinite(in->iters_per_epoch) &&
-        in->done_iters > (int64_t)ceil(size * in->iters_per_epoch - 1e-9))
-      in->done_iters = 0, in->elapsed_s = 0, in->elapsed_untimed = 0; /* finished, read without its end record */
+    job_done_in_run(&r->series, size_from, sizeof size_from, in);
     if (unit == PIT_JOB_SAMPLES && !(in->batch > 0)) /* a log that does not record it */
       rc = pit_cli_error("batch size unknown for run '%s': give --batch-size N (per rank) to pitstop parse "
                          "(a job sized in samples needs the global batch)", r->name);
@@ -343,6 +421,15 @@ int pit_cmd_predict(int argc, char **argv) {
    * time's own uncertainty (a log without a clock) is in what was paid, not in
    * what is still to pay, so a finished run has exactly 0 left */
   double el = rep.in.elapsed_s > 0 ? rep.in.elapsed_s : 0, spent = 0, until[3] = {NAN, NAN, NAN};
+  char defcat[4400];
+  if (!rc && !catalog && default_catalog(itype, r, defcat, sizeof defcat)) {
+    catalog = defcat; /* the installed one that holds the types */
+    if (pit_catalog_load(&cat, catalog, &e))
+      rc = pit_cli_fail(&e);
+  } else if (!rc && !catalog && itype) {
+    rc = pit_cli_usage("--itype %s: no installed catalog (catalogs/local.tsv, catalogs/aws.tsv) holds it; give "
+                       "--catalog FILE (the prices)", itype);
+  }
   if (!rc && catalog) {
     if (priced_membership(&cat, catalog, itype, nodes, r, &mem, &e) ||
         pit_catalog_cost(&cat, &mem, rep.p.total_s, &rep.cost, &e) ||

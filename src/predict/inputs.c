@@ -108,13 +108,17 @@ static double running_s(const struct pit_series *s, const struct pit_series_run 
  * epoch; pitstop train does not). edge = per-epoch first + mean last excess
  * (NaN when no epoch was seen); done = of the last epoch, when not over and
  * its first iteration seen, the per-epoch first part: that iteration is over,
- * whatever it cost is in the elapsed time (NaN otherwise). */
-static void edge_terms(const struct pit_series *s, double tp, double ipe, double *edge, double *done,
+ * whatever it cost is in the elapsed time (NaN otherwise). With a clock
+ * (tp_wall, the wall t_p; NaN without) a later epoch's first iteration is
+ * measured from it: the interval since the previous epoch's last iteration in
+ * its generation, against tp_wall — the time between epochs that no step timed
+ * is in it (a course log with "Elapsed time", a run's arrival times). */
+static void edge_terms(const struct pit_series *s, double tp, double tp_wall, double ipe, double *edge, double *done,
                        double *once, double *repeat_hi) {
   double fsum = 0, gsum = 0, lsum = 0;
   int64_t nf = 0, ng = 0, nl = 0;
   int last_starts = 0, last_over = 1;
-  const struct pit_series_iter *first = NULL, *last = NULL, *gen_of = NULL;
+  const struct pit_series_iter *first = NULL, *last = NULL, *gen_of = NULL, *prev = NULL;
   *edge = *done = NAN; /* *once and *repeat_hi are always set below */
   for (int64_t i = 0; i <= s->nit; i++) {
     const struct pit_series_iter *it = i < s->nit ? &s->it[i] : NULL;
@@ -128,12 +132,20 @@ static void edge_terms(const struct pit_series *s, double tp, double ipe, double
       gen_of = first;
       /* the epoch's own first iteration (not one after a resume mid-epoch) */
       int starts = first->iter == 0 || (first->iter < 0 && !(first->flags & PIT_IT_RESUME));
-      if (starts && isfinite(first->step_s)) {
+      /* with a clock, a later epoch's first iteration is the interval since
+       * the last iteration before it: its step and whatever ran between the
+       * epochs that no step timed (the loader's start, epoch-end work) */
+      double first_s = first->step_s, base = tp;
+      if (isfinite(tp_wall) && !gen_first && prev && prev->run == first->run && prev->gen == first->gen &&
+          isfinite(prev->t) && isfinite(first->t) && first->t >= prev->t)
+        first_s = first->t - prev->t, base = tp_wall;
+      if (starts && isfinite(first_s)) {
         if (gen_first)
-          gsum += first->step_s - tp, ng++;
+          gsum += first_s - base, ng++;
         else
-          fsum += first->step_s - tp, nf++;
+          fsum += first_s - base, nf++;
       }
+      prev = last;
       if (over && last != first && isfinite(last->step_s)) {
         lsum += last->step_s - tp;
         nl++;
@@ -289,8 +301,9 @@ int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm,
   double edge, done, once, repeat_hi;
   /* an epoch is seen to its end by the length the run states, never by the
    * largest iteration seen (a partial epoch would look complete) */
-  edge_terms(s, sm->tp.mean, ipe > 0 ? ipe : samples > 0 && batch > 0 ? ceil(samples / (double)batch) : NAN, &edge,
-             &done, &once, &repeat_hi);
+  edge_terms(s, sm->tp.mean, b->wall ? tp->mean : NAN,
+             ipe > 0 ? ipe : samples > 0 && batch > 0 ? ceil(samples / (double)batch) : NAN, &edge, &done, &once,
+             &repeat_hi);
   in->first_iter = (struct pit_term){once, NAN};
   in->edge_repeat_hi = repeat_hi;
   double untimed = 0;

@@ -2,8 +2,9 @@
 # run_output.sh — what `pitstop run` keeps of a command's output and says of its failures (issue 26
 # item 7): stdout and stderr both in gen-N.log, each line tagged with its node; a failed generation
 # names its cause, says there is no checkpoint and that the job starts again from step 0, and counts
-# the steps redone once per step (two ranks' lines are one step each); a command that prints no
-# progress is reported as such, not as done.
+# the steps redone once per step (two ranks' lines are one step each), and its timeline shows the
+# failed generation; a command that prints no progress is reported as such, not as done; a stored
+# foreign run is predicted and priced with no options.
 set -euo pipefail
 PY=/usr/bin/python3
 fail() {
@@ -26,6 +27,29 @@ grep -q "generation 0 failed (the workload exited with status 1): there is no ch
   fail "the failure is not told as it is: $(cat "$T/err.txt")"
 grep -q "(20 steps redone)" "$T/out.txt" || fail "the report counts the steps redone otherwise: $(cat "$T/out.txt")"
 echo "failure: $(grep -o 'generation 0 failed.*redone)' "$T/err.txt")"
+# its timeline draws the failed generation (whose steps were dropped: no iteration records) as a span
+# from its launch to the next generation's first record, marked failed, and generation 1 unmarked
+if command -v gnuplot > /dev/null; then
+  "$PITSTOP" plot --kind timeline --events "$T/r/events.jsonl" --out "$T/tl.svg" 2> "$T/tl.err" ||
+    fail "timeline: $(cat "$T/tl.err")"
+  grep -q ">gen 0 local-1:1 failed<" "$T/tl.svg" && grep -q ">gen 1 local-1:1<" "$T/tl.svg" &&
+    grep -q ">failed generation<" "$T/tl.svg" || fail "the timeline does not show the failed generation"
+  echo "timeline: $(grep -o '>gen [0-9] [^<]*<' "$T/tl.svg" | tr -d '<>' | paste -sd ';')"
+  # the same records with a resize decision in generation 0: it ended by the resize, not failed
+  "$PY" - "$T/r/events.jsonl" "$T/rs.jsonl" << 'PYEOF'
+import json, sys
+out = []
+for x in map(json.loads, open(sys.argv[1])):
+    if x["type"] == "init" and x["gen"] == 1:
+        out.append({"type": "decision", "run": x["run"], "gen": 0, "t": x["t"] - x["init_s"], "step": 0,
+                    "detail": {"what": "resize", "step": 0, "alternatives": [{"membership": "local-1:1"}],
+                               "why": "schedule", "policy": "schedule", "action": "resize"}})
+    out.append(x)
+open(sys.argv[2], "w").write("".join(json.dumps(x) + "\n" for x in out))
+PYEOF
+  "$PITSTOP" plot --kind timeline --events "$T/rs.jsonl" --out "$T/rs.svg" 2> "$T/tl.err" || fail "timeline: $(cat "$T/tl.err")"
+  grep -q ">gen 0 local-1:1<" "$T/rs.svg" && ! grep -q "failed" "$T/rs.svg" || fail "a resized generation is drawn failed"
+fi
 # 2. a command that prints no progress
 "$PITSTOP" run --catalog "$T/cat.tsv" --checkpoint-dir "$T/q" --run to2 --quiet -- /bin/echo hello > "$T/q.txt" 2> "$T/q.err" ||
   fail "echo failed: $(cat "$T/q.err")"
@@ -50,4 +74,29 @@ assert alt["predicted_s"] > 0 and alt["cost"] > 0, alt
 init = [x for x in r if x["type"] == "init"]
 assert init and init[0]["config"]["planned_iters"] == 60, init
 print(f"sized foreign job: {len(dec)} cost decisions, the last predicting {alt['predicted_s']:.2f} s and ${alt['cost']:.6f} for the rest")
+PYEOF
+# 4. a stored foreign run (3 epochs of 30 iterations, course-log lines) predicted with no options: the
+#    cost from the installed catalog that holds its type (catalogs/local.tsv for local-1; no --catalog),
+#    the job the 3 epochs it reached; --epochs 1, below what it did, is the run's first epoch: 30
+#    iterations done, elapsed the run time of step 29's record, nothing remaining (not "0 done")
+"$PITSTOP" run --checkpoint-dir "$T/e" --run to4 --db "$T/e.db" --quiet \
+  -- "$PY" "$PIT_SOURCE_DIR/tests/control/fake/epochs_log.py" 3 30 > "$T/e.txt" 2> "$T/e.err" ||
+  fail "the 3-epoch run failed: $(cat "$T/e.err")"
+"$PITSTOP" predict --db "$T/e.db" --format json > "$T/e.all.json" 2> "$T/e.all.err" || fail "predict: $(cat "$T/e.all.err")"
+"$PITSTOP" predict --db "$T/e.db" --epochs 1 --format json > "$T/e.one.json" 2> "$T/e.one.err" ||
+  fail "predict --epochs 1: $(cat "$T/e.one.err")"
+"$PY" - "$T/e/events.jsonl" "$T/e.all.json" "$T/e.one.json" "$PIT_SOURCE_DIR/catalogs/local.tsv" << 'PYEOF'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+a, o = json.loads(open(sys.argv[2]).read()), json.loads(open(sys.argv[3]).read())
+price = [float(l.split()[4]) for l in open(sys.argv[4]) if l.startswith("local-1\t") or l.startswith("local-1 ")][0]
+assert a["inputs"]["itype"] == "local-1:1" and a["inputs"]["price_h"] == price, a["inputs"]
+assert a["predicted_cost"] > 0 and a["remaining_cost"] == 0, a
+assert a["inputs"]["size"] == 3 and a["inputs"]["done_iters"] == 90 and a["remaining_s"] == 0, a["inputs"]
+t29 = max(x["t"] for x in r if x["type"] == "iter" and x["step"] == 29)
+i = o["inputs"]
+assert i["done_iters"] == 30 and abs(i["elapsed_s"] - t29) < 1e-6 and o["remaining_s"] == 0, (i, t29)
+assert abs(o["predicted_s"] - t29) < 1e-6 and o["predicted_cost"] > 0, o
+print(f"stored foreign run: 3 epochs {a['predicted_s']:.3f} s ${a['predicted_cost']:.3g} at {price} $/h "
+      f"(no --catalog); --epochs 1: 30 done in {i['elapsed_s']:.3f} s, 0 remaining")
 PYEOF

@@ -266,7 +266,8 @@ rm -f course-partial.txt course.json course-db.json course.db
 # no job size given: the job the run planned (its config's planned_iters, here 3
 # epochs of 100), so a run in progress past its first epoch is predicted to its
 # own end (150 done, 150 to go at 20 ms), not taken for a new 1-epoch job;
-# without planned_iters the default stays one epoch and says so
+# without planned_iters the default is the epochs the run reached (2: 150 done,
+# 50 to go), and says so
 /usr/bin/python3 - <<'PY'
 import json
 for name, cfg in (("planned", {"batch": 8, "iters_per_epoch": 100, "planned_iters": 300}),
@@ -288,7 +289,8 @@ assert p["inputs"]["unit"] == "epochs" and p["inputs"]["size"] == 3, p["inputs"]
 assert "planned_iters 300" in p["inputs"]["size_from"], p["inputs"]
 assert p["inputs"]["done_iters"] == 150 and abs(p["remaining_s"] - 150 * 0.02) < 0.02, p
 u = json.load(open("unplanned.json"))
-assert u["inputs"]["size"] == 1 and u["inputs"]["size_from"].startswith("default"), u["inputs"]
+assert u["inputs"]["size"] == 2 and u["inputs"]["size_from"].startswith("default (the 2 epochs"), u["inputs"]
+assert u["inputs"]["done_iters"] == 150 and abs(u["remaining_s"] - 50 * 0.02) < 0.02, u
 PY
 "$PITSTOP" predict planned.jsonl --epochs 3 --format json > explicit.json
 grep -q '"size_from":"--epochs"' explicit.json || grep -q '"size_from": "--epochs"' explicit.json
@@ -473,4 +475,29 @@ fail "history: no epoch .* in the 1 earlier run" ev.jsonl --history noepoch.json
 fail "no such|cannot open" ev.jsonl --history missing.jsonl
 fail "history goes with one run" r1.jsonl r2.jsonl --scale-to 4 --history h1.jsonl
 test "$(ls | sort)" = "$before" || { echo "files appeared:"; ls; exit 1; }
+
+# a course log with step times and an "Elapsed time" clock, 1.5 s between epochs that no step
+# timed (the loader's start): the clock measures it, so an epoch is 20 × 0.1 s + 1.5 s = 3.5 s and
+# 3 more epochs 10.5 s (until 2026-11-27 the epoch edge was the step time's excess only: 2.0 s an
+# epoch, 6.0 s for 3 more)
+/usr/bin/python3 - <<'PY'
+t = 0.0
+with open("clock.log", "w") as f:
+    for e in range(3):
+        t += 1.5
+        for i in range(20):
+            s = 0.1 + 0.002 * ((i * 7) % 5 - 2)
+            t += s
+            f.write(f"Rank: 0, Epoch: {e}, iteration: {i}/20, It. time: {s:.4f}s, Elapsed time: {t:.4f} s\n")
+PY
+"$PITSTOP" predict clock.log --epochs 6 --format json > clock.json
+/usr/bin/python3 - <<'PY'
+import json
+j = json.load(open("clock.json"))
+assert j["time_basis"].startswith("wall clock"), j
+assert abs(j["predicted_epoch_s"] - 3.5) < 0.02, j["predicted_epoch_s"]
+assert j["inputs"]["done_iters"] == 60 and abs(j["inputs"]["elapsed_s"] - 10.5) < 1e-9, j["inputs"]
+assert abs(j["remaining_s"] - 10.5) < 0.05, j["remaining_s"]
+PY
+rm -f clock.log clock.json
 echo "predict_cli: ok"
