@@ -69,5 +69,6 @@ for name, n in (("train-images-idx3-ubyte", 1280), ("train-labels-idx1-ubyte", 1
     hdr = 4 + 4 * ndim
     open(f"{sys.argv[1]}/{name}", "wb").write(b[:4] + struct.pack(">I", n) + b[8:hdr] + b[hdr:hdr + n * item])
 PYEOF
-(cd "$T/work" && client mnist samples --epochs 4 -- "$C/pytorch-examples-mnist/main.py" --epochs 4 --batch-size 16)
+(cd "$T/work" && client mnist samples --epochs 4 -- "$C/pytorch-examples-mnist/main.py" --epochs 4 --batch-size 16) ||
+  exit 1 # fail() in the subshell ends only the subshell
 echo "clients: DCGAN and MNIST measured by arrival, predicted, stored"
