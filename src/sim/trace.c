@@ -256,46 +256,6 @@ static int load_csv_all(const char *path, char *text, struct pit_trace **out, in
   return 0;
 }
 
-int pit_trace_load(struct pit_trace *t, const char *path, struct pit_err *e) {
-  pit_trace_init(t);
-  size_t len = 0;
-  char *text = slurp(path, &len, e);
-  if (!text)
-    return e ? e->code : PIT_EIO;
-  if (strlen(text) != len) {
-    free(text);
-    return pit_err_set(e, PIT_EFORMAT, "trace '%s': a NUL byte (not a text file)", path);
-  }
-  const char *p = text;
-  while (isspace((unsigned char)*p))
-    p++;
-  snprintf(t->path, sizeof t->path, "%s", path);
-  int rc;
-  if (*p == '{') {
-    rc = load_json(t, path, text, e);
-  } else { /* the region reader; one file is one trace here */
-    struct pit_trace *all = NULL;
-    int n = 0;
-    rc = load_csv_all(path, text, &all, &n, e);
-    if (rc == 0 && n != 1)
-      rc = pit_err_set(e, PIT_EFORMAT, "trace '%s': %d (itype, zone) series (%s %s, %s %s, ...): one trace per file "
-                       "here (a region file goes to --trace of pitstop simulate's fleets)", path, n, all[0].itype,
-                       all[0].zone, all[1].itype, all[1].zone);
-    if (rc == 0) {
-      pit_trace_release(t);
-      *t = all[0];
-    } else {
-      for (int k = 0; k < n; k++)
-        pit_trace_release(&all[k]);
-    }
-    free(all);
-  }
-  free(text);
-  if (rc)
-    pit_trace_release(t);
-  return rc;
-}
-
 int pit_trace_load_all(const char *path, struct pit_trace **out, int *n, struct pit_err *e) {
   *out = NULL;
   *n = 0;
@@ -331,5 +291,24 @@ int pit_trace_load_all(const char *path, struct pit_trace **out, int *n, struct 
     rc = load_csv_all(path, text, out, n, e);
   }
   free(text);
+  return rc;
+}
+
+/* One trace: the file must hold exactly one (itype, zone) series. */
+int pit_trace_load(struct pit_trace *t, const char *path, struct pit_err *e) {
+  pit_trace_init(t);
+  struct pit_trace *all = NULL;
+  int n = 0;
+  int rc = pit_trace_load_all(path, &all, &n, e);
+  if (rc == 0 && n != 1)
+    rc = pit_err_set(e, PIT_EFORMAT, "trace '%s': %d (itype, zone) series (%s %s, %s %s, ...): one trace per file "
+                     "here (a region file goes to --trace of pitstop simulate's fleets)", path, n, all[0].itype,
+                     all[0].zone, all[1].itype, all[1].zone);
+  if (rc == 0)
+    *t = all[0];
+  else
+    for (int k = 0; k < n; k++)
+      pit_trace_release(&all[k]);
+  free(all);
   return rc;
 }
