@@ -131,7 +131,6 @@ struct ctl {
   int64_t out_lines;                /* lines the workload printed on stdout, the whole run */
   struct ctl_progress prog;         /* progress lines timed by arrival (progress.c) */
   int have_prog;
-  int line_records;                 /* records the parser made of the line being read */
   int line_protocol;                /* the line being read is a protocol one (PITSTOP or JSON record) */
   int gen_protocol;                 /* this generation's workload speaks the protocol: its other lines
                                        (a script's own progress prints) are logged, not read */
@@ -872,7 +871,6 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
   snprintf(r.run, sizeof r.run, "%s", c->o->run);
   r.gen = c->gen;
   double now = now_t(c);
-  c->line_records++;
   if (c->t_is_run && !isnan(r.t)) {
     if (r.t > now)
       r.t = now;
@@ -1416,8 +1414,8 @@ static void progress_total(struct ctl *c) {
     c->total_steps = t;
 }
 
-/* One line no parser took: a progress line of a program that prints no
- * times becomes iteration records timed by its arrival (progress.c). */
+/* A progress line of a program that prints no times: iteration records
+ * timed by its arrival (progress.c). */
 static int progress_line(struct ctl *c, const char *s, size_t n, struct pit_err *e) {
   if (!c->have_prog)
     return 0;
@@ -1447,15 +1445,12 @@ static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e)
       c->line_protocol = (n >= 8 && memcmp(s, "PITSTOP ", 8) == 0) || (n && s[0] == '{');
       if (c->line_protocol)
         c->resizable = c->gen_protocol = 1;
-      c->line_records = 0;
       if (c->gen_protocol && !c->line_protocol) {
         /* its records say it all; a progress print beside them would count its steps twice */
       } else if (c->have_prog && ctl_progress_shape(&c->prog, s, n)) { /* a progress line: timed by its arrival */
         if ((rc = progress_line(c, s, n, e)) < 0)
           return rc;
       } else if ((rc = pit_parser_line(c->parser, s, n, e)) < 0) {
-        return rc;
-      } else if (c->line_records == 0 && (rc = progress_line(c, s, n, e)) < 0) { /* a line no parser took */
         return rc;
       }
       int64_t epoch;
