@@ -78,6 +78,9 @@ struct ctl {
   /* progress */
   int64_t step_next;                /* the next step the workload will do (seen) */
   int64_t step_safe;                /* steps covered by the last checkpoint */
+  int64_t resume_lag;               /* resumable by restart: how many steps before its snapshot's the script
+                                       resumed last time (the DDP tutorial saves epoch e as "e run" and
+                                       starts again at e: one epoch), measured; 0 until a restart shows it */
   char ckpt[1100];
   /* records kept back until a checkpoint covers them */
   struct pit_record *held;
@@ -662,6 +665,11 @@ static int reshape(struct ctl *c, const struct pit_membership *want, const char 
     for (; need[k] > 0; need[k]--)
       if ((rc = start_node(c, want->m[k].itype, why, e)) < 0)
         return rc;
+  char was[256], to[256];
+  pit_membership_format(&c->cur, was, sizeof was);
+  pit_membership_format(want, to, sizeof to);
+  if (strcmp(was, to) != 0)
+    c->nrecent = 0; /* the status line's pace is the new membership's, from its own steps */
   c->cur = *want;
   return 0;
 }
@@ -691,8 +699,11 @@ static double spent(const struct ctl *c, double t) {
 }
 
 /* The rest of the job's time and cost with 95% intervals: remaining steps ×
- * the recent step times' mean ± its half-width (t quantile × sd / √n), the
- * cost as spent + the live nodes' price per hour over that time. */
+ * the recent step times' mean ± its half-width (t quantile × sd / √n; a
+ * span of steps timed by one progress line counts once), the cost as spent +
+ * the live nodes' price per hour over that time. The point (eta_s) is the
+ * same mean's, so it lies inside its interval; with fewer than two
+ * measurements there is a point (the one measured) and no interval. */
 static void eta_interval(const struct ctl *c, struct pit_run_status *st) {
   st->eta_lo = st->eta_hi = st->cost_end = st->cost_lo = st->cost_hi = NAN;
   int n = c->nrecent < RECENT ? c->nrecent : RECENT;
@@ -706,6 +717,7 @@ static void eta_interval(const struct ctl *c, struct pit_run_status *st) {
     ss += (c->recent[i] - mean) * (c->recent[i] - mean);
   double half = pit_t_quantile(0.975, n - 1) * sqrt(ss / (n - 1)) / sqrt((double)n);
   double left = (double)(c->total_steps > c->step_next ? c->total_steps - c->step_next : 0);
+  st->eta_s = left * mean;
   st->eta_lo = left * (mean - half > 0 ? mean - half : 0);
   st->eta_hi = left * (mean + half);
   double price_h = 0;
@@ -893,6 +905,7 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
     if (c->o->resume_by_restart && c->gen_iters == 0 && r.step >= 0 && r.step < c->redo_below) {
       int64_t redo = c->redo_below - r.step; /* measured: where its progress lines say it resumed */
       c->res->lost_steps += redo;
+      c->resume_lag = c->step_safe > r.step ? c->step_safe - r.step : 0;
       warn(c, "generation %d resumed at step %lld: the %lld step%s since its snapshot are redone", c->gen,
            (long long)r.step, (long long)redo, redo == 1 ? "" : "s");
     }
@@ -909,7 +922,8 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
       c->t_first_iter = now;
     if (isnan(c->first_iter_t))
       c->first_iter_t = now;
-    if (r.step_s > 0) {
+    if (r.step_s > 0 && !(c->t_is_run && c->prog.span_rest > 0)) { /* a span of steps timed by one
+                                                                      line is one measurement */
       c->recent[c->nrecent++ % RECENT] = r.step_s;
       if (r.batch > 0)
         c->recent_batch = r.batch;
@@ -1304,14 +1318,22 @@ static int restart_decide(struct ctl *c, const struct pit_choice *ch, const char
   if (left == 0)
     return 0; /* the job is done: nothing to resize for */
   if (c->snap_step >= 0 && since == 0) {
-    snprintf(d.reason + at, sizeof d.reason - at, "; by restart right after the snapshot at step %lld (nothing to redo)",
-             (long long)c->step_safe);
+    if (c->resume_lag > 0)
+      snprintf(d.reason + at, sizeof d.reason - at,
+               "; by restart right after the snapshot at step %lld (the script resumed %lld steps before its "
+               "snapshot last time: %lld steps, %.1f s, to redo)",
+               (long long)c->step_safe, (long long)c->resume_lag, (long long)c->resume_lag,
+               (double)c->resume_lag * tp);
+    else
+      snprintf(d.reason + at, sizeof d.reason - at, "; by restart right after the snapshot at step %lld (nothing to redo)",
+               (long long)c->step_safe);
     c->pending = d;
     int rc = decision_record(c, &d, policy, e);
     warn(c, "%s", d.reason);
     restart_stop(c);
     return rc;
   }
+  since += c->resume_lag; /* what a restart now redoes: the steps since the snapshot and the lag before it */
   if (due > 0 && left >= 0 && due > left) {
     snprintf(d.reason + at, sizeof d.reason - at,
              "; refused: a restart now redoes the %lld steps (%.1f s) since the last snapshot, and the next is due "
@@ -1328,8 +1350,9 @@ static int restart_decide(struct ctl *c, const struct pit_choice *ch, const char
   if (due > 0)
     snprintf(d.reason + at, sizeof d.reason - at,
              "; by restart at the next snapshot, due in %lld steps (%.1f s; a restart now would redo %lld steps, "
-             "%.1f s)",
-             (long long)due, (double)due * tp, (long long)since, (double)since * tp);
+             "%.1f s%s)",
+             (long long)due, (double)due * tp, (long long)since, (double)since * tp,
+             c->resume_lag > 0 ? ", the script's lag before its snapshot included" : "");
   else
     snprintf(d.reason + at, sizeof d.reason - at, "; by restart at the next snapshot (none seen yet)");
   c->pending = d;

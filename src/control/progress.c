@@ -17,7 +17,9 @@
  *    fewer steps per rank on more ranks: a step stays 1/L of an epoch).
  * The time between two progress lines is divided evenly over the steps they
  * span; each record's t is its share of that span, so a log's clock (the
- * records' t) and step times agree. The first line of a generation ends its
+ * records' t) and step times agree. A span is one measurement (span_rest
+ * tells the receiver which record ends it). The epoch the program was in
+ * when it exited is recorded untimed: its end was never printed. The first line of a generation ends its
  * start: an init record (launch → that line), and its own step has no time.
  *
  * Invariants: pure text and arithmetic, no clock and no I/O (the caller
@@ -88,10 +90,11 @@ static int emit_iter(struct ctl_progress *p, int64_t step, double t, double step
   return rc;
 }
 
-/* Records for steps (step_last, step], the span (t_last, t] divided evenly. */
+/* Records for steps (step_last, step], the span (t_last, t] divided evenly;
+ * untimed: all at t with no step time. */
 static int emit_init(struct ctl_progress *p, double t, ctl_progress_emit_fn emit, void *ctx, struct pit_err *e);
-static int emit_span(struct ctl_progress *p, int64_t step, double t, ctl_progress_emit_fn emit, void *ctx,
-                     struct pit_err *e) {
+static int emit_span_as(struct ctl_progress *p, int64_t step, double t, int untimed, ctl_progress_emit_fn emit,
+                        void *ctx, struct pit_err *e) {
   if (p->init_due) {
     p->init_due = 0;
     if (emit_init(p, p->t_init, emit, ctx, e) < 0)
@@ -100,13 +103,22 @@ static int emit_span(struct ctl_progress *p, int64_t step, double t, ctl_progres
   int64_t k = step - p->step_last;
   double dt = t - p->t_last;
   for (int64_t j = 1; j <= k; j++) {
-    int rc = emit_iter(p, p->step_last + j, p->t_last + dt * (double)j / (double)k, dt / (double)k, emit, ctx, e);
+    p->span_rest = k - j;
+    int rc = untimed ? emit_iter(p, p->step_last + j, t, NAN, emit, ctx, e)
+                     : emit_iter(p, p->step_last + j, p->t_last + dt * (double)j / (double)k, dt / (double)k, emit,
+                                 ctx, e);
     if (rc < 0)
       return rc;
   }
+  p->span_rest = 0;
   p->step_last = step;
   p->t_last = t;
   return 0;
+}
+
+static int emit_span(struct ctl_progress *p, int64_t step, double t, ctl_progress_emit_fn emit, void *ctx,
+                     struct pit_err *e) {
+  return emit_span_as(p, step, t, 0, emit, ctx, e);
 }
 
 /* The generation's first progress line: its init record. */
@@ -234,19 +246,25 @@ int ctl_progress_line(struct ctl_progress *p, const char *line, size_t n, double
   return rc < 0 ? rc : 1;
 }
 
-int ctl_progress_end(struct ctl_progress *p, double t, ctl_progress_emit_fn emit, void *ctx, struct pit_err *e) {
+/* The epoch begun, recorded up to t (untimed: see ctl_progress_end). */
+static int close_open(struct ctl_progress *p, double t, int untimed, ctl_progress_emit_fn emit, void *ctx,
+                      struct pit_err *e) {
   if (!p->have || p->open_epoch < 0 || p->per_epoch <= 0)
     return 0;
   int64_t step = (p->open_epoch + 1) * p->per_epoch - 1;
   p->open_epoch = -1;
-  return step > p->step_last ? emit_span(p, step, t, emit, ctx, e) : 0;
+  return step > p->step_last ? emit_span_as(p, step, t, untimed, emit, ctx, e) : 0;
+}
+
+int ctl_progress_end(struct ctl_progress *p, double t, ctl_progress_emit_fn emit, void *ctx, struct pit_err *e) {
+  return close_open(p, t, 1, emit, ctx, e);
 }
 
 int ctl_progress_close(struct ctl_progress *p, int64_t epoch, double t, ctl_progress_emit_fn emit, void *ctx,
                        struct pit_err *e) {
-  if (!p->have || p->open_epoch != epoch || p->per_epoch <= 0)
+  if (p->open_epoch != epoch)
     return 0;
-  return ctl_progress_end(p, t, emit, ctx, e);
+  return close_open(p, t, 0, emit, ctx, e);
 }
 
 int64_t ctl_progress_total(const struct ctl_progress *p, int64_t epochs, int64_t samples) {

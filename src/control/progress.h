@@ -26,6 +26,9 @@ struct ctl_progress {
                                  line is the generation's first (the controller then ignores these) */
   double t_init;
   double t_pending;
+  int64_t span_rest;          /* while a span's records go out: how many follow the one being emitted
+                                 (0: it is the span's last); a span is one measurement, its records
+                                 share its time */
   /* learned from the lines (kept across generations) */
   int64_t per_epoch;          /* steps per epoch (-1: unknown) */
   int64_t epochs;             /* N of "e/N" (-1) */
@@ -48,8 +51,10 @@ int ctl_progress_shape(const struct ctl_progress *p, const char *line, size_t n)
  * when emit failed. */
 int ctl_progress_line(struct ctl_progress *p, const char *line, size_t n, double t, ctl_progress_emit_fn emit,
                       void *ctx, struct pit_err *e);
-/* The generation's program ended cleanly at t: the epoch it had begun (epochs
- * shape) is recorded up to t. */
+/* The generation's program ended cleanly at t: the steps of the epoch it had
+ * begun (epochs shape) are recorded as done at t, untimed (step_s NaN): no
+ * line marked that epoch's end, and the time up to t holds the program's
+ * exit (process-group teardown, interpreter exit), not only its steps. */
 int ctl_progress_end(struct ctl_progress *p, double t, ctl_progress_emit_fn emit, void *ctx, struct pit_err *e);
 /* Epoch `epoch` ended at t (a snapshot saved after it): recorded now if it is
  * the epoch begun (epochs shape). */

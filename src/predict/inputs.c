@@ -64,8 +64,10 @@ static size_t iteration_times(const struct pit_series *s, int wall, double *x) {
       continue;
     int same = prev && prev->run == it->run && prev->gen == it->gen && prev->epoch == it->epoch;
     if (!(it->flags & NOT_PARAMOUNT)) {
-      if (!wall)
-        x[n++] = it->step_s;
+      if (!wall) {
+        if (isfinite(it->step_s)) /* an untimed step (its end was never printed) */
+          x[n++] = it->step_s;
+      }
       else if (same && !(prev->flags & PIT_IT_EPOCH_EDGE) && it->t > prev->t)
         x[n++] = it->t - prev->t;
     }

@@ -44,6 +44,19 @@ client() {
   grep -q "finish in .* \[.*\], job \$[0-9.]* \[" "$T/$name.err" ||
     fail "$name: no status line with a predicted finish: $(cat "$T/$name.err")"
   echo "$name status: $(grep -m1 "finish in" "$T/$name.err")"
+  "$PY" - "$T/$name.err" << 'PYEOF' || fail "$name: a status line's finish outside its own interval"
+import re, sys
+unit = {"µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
+q = r"([0-9.]+) (µs|ms|s|min)"
+n = 0
+for l in open(sys.argv[1], encoding="utf-8"):
+    m = re.search(r"finish in " + q + r" \[" + q + ", " + q + r"\]", l)
+    if m:
+        x, lo, hi = (float(m[i]) * unit[m[i + 1]] for i in (1, 3, 5))
+        assert lo * 0.999 <= x <= hi * 1.001, l  # the printed figures are rounded
+        n += 1
+print(f"  {n} status lines, each finish inside its interval")
+PYEOF
   "$PITSTOP" predict --db "$T/$name.db" --format json > "$T/$name.pred.json" 2> "$T/$name.pred.err" ||
     fail "$name: predict --db failed: $(cat "$T/$name.pred.err")"
   "$PY" "$CHECK" "$T/$name/events.jsonl" "$T/$name.stamps" "$T/$name.pred.json" "$shape" || fail "$name: the figures"

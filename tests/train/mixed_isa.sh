@@ -3,7 +3,7 @@
 # deliver 4; docs/train.md "Checkpoints ... on any CPU"):
 #  1. a mixed membership: 2 ranks under one mpirun (MPMD), rank 0 at the host's instruction set
 #     (ONEDNN_MAX_CPU_ISA=ALL, or the level the caller's ONEDNN_MAX_CPU_ISA sets: an AVX2 host
-#     emulated) and rank 1 at AVX2 (ONEDNN_MAX_CPU_ISA=AVX2, PIT_CPU_ISA=avx2),
+#     emulated) and rank 1 at AVX2 (ONEDNN_MAX_CPU_ISA=AVX2, PIT_ISA=avx2),
 #     --check-sync 1: both ranks hold bit-identical parameters after every step. oneDNN's verbose
 #     lines show which instruction set each rank ran: rank 1 no AVX-512 kernel at all, rank 0
 #     AVX-512 kernels when the host has them;
@@ -35,7 +35,7 @@ pitstop_train_built || { echo "mixed_isa: pitstop train is not part of this buil
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 HOST=${ONEDNN_MAX_CPU_ISA:-ALL} # the host's level: ALL, or an emulated host's
-unset PIT_CPU_ISA ONEDNN_VERBOSE DNNL_VERBOSE ONEDNN_MAX_CPU_ISA DNNL_MAX_CPU_ISA
+unset PIT_ISA ONEDNN_VERBOSE DNNL_VERBOSE ONEDNN_MAX_CPU_ISA DNNL_MAX_CPU_ISA
 K=10
 common=(train --model cnn --data synthetic --batch-size 32 --threads 1 --seed 11 --lr 0.01
         --lr-schedule constant --quiet --no-validation --limit 640)
@@ -59,7 +59,7 @@ esac
 ASAN_OPTIONS="${asan_keep:+$asan_keep:}detect_leaks=0" "${MPIRUN[@]}" --tag-output \
   -np 1 -x ONEDNN_MAX_CPU_ISA="$HOST" -x ONEDNN_VERBOSE=1 "$PITSTOP" "${common[@]}" --max-iters 30 --check-sync 1 \
     --out "$T/mixed" : \
-  -np 1 -x ONEDNN_MAX_CPU_ISA=AVX2 -x PIT_CPU_ISA=avx2 -x ONEDNN_VERBOSE=1 "$PITSTOP" "${common[@]}" --max-iters 30 \
+  -np 1 -x ONEDNN_MAX_CPU_ISA=AVX2 -x PIT_ISA=avx2 -x ONEDNN_VERBOSE=1 "$PITSTOP" "${common[@]}" --max-iters 30 \
     --check-sync 1 --out "$T/mixed" > "$T/mixed.out" 2> "$T/mixed.err" ||
   fail "the mixed membership failed (--check-sync 1): $(tail -5 "$T/mixed.err")"
 $PY - "$T/mixed.out" "$mixed" << 'PYEOF'
@@ -90,7 +90,7 @@ at() {
   local level=$1
   shift
   local extra=()
-  [ "$level" = AVX2 ] && extra=(PIT_CPU_ISA=avx2)
+  [ "$level" = AVX2 ] && extra=(PIT_ISA=avx2)
   env ONEDNN_MAX_CPU_ISA="$level" "${extra[@]}" "$PITSTOP" "${common[@]}" "$@" > /dev/null ||
     fail "pitstop train at $level failed: $*"
 }
