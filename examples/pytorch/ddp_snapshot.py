@@ -36,6 +36,9 @@ def main():
     ap.add_argument("--batch-size", type=int, default=32, help="per process")
     ap.add_argument("--width", type=int, default=256, help="hidden units")
     ap.add_argument("--step-sleep", type=float, default=0.0, help="seconds added to each step (tests: a slower job)")
+    ap.add_argument("--tutorial-saves", action="store_true",
+                    help="save as the DDP tutorial's multigpu_torchrun.py does: after epoch e when e %% save-every"
+                         " == 0, recorded as e epochs run (so a restart runs epoch e again), and not after the last")
     a = ap.parse_args()
 
     for k, v in (("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", "29531"), ("RANK", "0"), ("WORLD_SIZE", "1")):
@@ -69,7 +72,11 @@ def main():
             if a.step_sleep > 0:
                 time.sleep(a.step_sleep)
         done = epoch + 1
-        if rank == 0 and (done % a.save_every == 0 or done == a.epochs):
+        if a.tutorial_saves:
+            save, done = epoch % a.save_every == 0, epoch
+        else:
+            save = done % a.save_every == 0 or done == a.epochs
+        if rank == 0 and save:
             tmp = a.snapshot + ".tmp"
             torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "epochs_done": done}, tmp)
             os.replace(tmp, a.snapshot)

@@ -71,3 +71,30 @@ dec = [x for x in r if x["type"] == "decision"]
 assert len(dec) == 1 and "refused" in dec[0]["detail"]["why"] and dec[0]["detail"]["action"] == "keep", dec
 PYEOF
 echo "$(grep -o "refused: .*" "$T/q.err" | head -1)"
+
+# 3. the DDP tutorial's own way of saving (multigpu_torchrun.py: after epoch e when e % 2 == 0, recorded as
+# "e epochs run", so a restart runs epoch e again; no save after the last epoch), as seen on an H200: the
+# first restart shows the script resumes one epoch (32 steps) before its snapshot's step, the next
+# decision prices that lag, and the last epoch (no line marks its end: the time to the exit holds the
+# teardown) is recorded untimed
+rm -f "$T/snap.pt"
+"$PITSTOP" run --catalog "$T/cat.tsv" --launcher per-node --checkpoint-dir "$T/u" --run tuu --resume-by-restart \
+  --epochs 8 --schedule 64:2,160:1 -- "${torchrun[@]}" "$EX" --epochs 8 --save-every 2 --tutorial-saves \
+  --snapshot "$T/snap.pt" --step-sleep 0.02 > "$T/u.out" 2> "$T/u.err" || fail "the run failed: $(tail "$T/u.err")"
+grep -q "resumed at step [0-9]*: the [0-9]* steps since its snapshot are redone" "$T/u.err" ||
+  fail "no measured redo: $(cat "$T/u.err")"
+grep -Eq "the script resumed 32 steps before its snapshot last time|the script's lag before its snapshot included" \
+  "$T/u.err" || fail "the second resize does not price the measured lag: $(grep schedule "$T/u.err")"
+"$PY" - "$T/u/events.jsonl" << 'PYEOF'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+its = [x for x in r if x["type"] == "iter"]
+assert [x["step"] for x in its] == list(range(256)), "steps not each once"
+nodes = {x["gen"]: x["config"]["nodes"] for x in r if x["type"] == "init"}
+assert nodes == {0: 1, 1: 2, 2: 1}, nodes
+last = [x for x in its if x["step"] >= 224]
+assert all("step_s" not in x for x in last), "the last epoch (ended by the exit) has step times"
+assert all(x.get("step_s", 0) > 0 for x in its if x["gen"] == 2 and x["step"] < 224), "the other epochs untimed"
+print(f"tutorial saves: resized 1 -> 2 -> 1, 256 steps each once, the last epoch untimed")
+PYEOF
+grep -E "resumed at|schedule:" "$T/u.err" | sed 's/^/  /'
