@@ -49,11 +49,12 @@ static int clocked(const struct pit_series *s) {
   return any;
 }
 
-/* The per-iteration times into x (room for s->nit): wall intervals between
+/* The per-iteration times into x (room for s->nit; at[k]: the series index of
+ * x[k]'s iteration): wall intervals between
  * consecutive iterations of one (run, gen, epoch) when wall, else step times;
  * of an elastic run, only the generations on its last configuration (an
  * earlier membership's pace is not the one the rest of the job runs at). */
-static size_t iteration_times(const struct pit_series *s, int wall, double *x) {
+static size_t iteration_times(const struct pit_series *s, int wall, double *x, int64_t *at) {
   size_t n = 0;
   const struct pit_series_iter *prev = NULL; /* the last iteration of the series' rank */
   for (int64_t i = 0; i < s->nit; i++) {
@@ -66,10 +67,9 @@ static size_t iteration_times(const struct pit_series *s, int wall, double *x) {
     if (!(it->flags & NOT_PARAMOUNT)) {
       if (!wall) {
         if (isfinite(it->step_s)) /* an untimed step (its end was never printed) */
-          x[n++] = it->step_s;
-      }
-      else if (same && !(prev->flags & PIT_IT_EPOCH_EDGE) && it->t > prev->t)
-        x[n++] = it->t - prev->t;
+          at[n] = i, x[n++] = it->step_s;
+      } else if (same && !(prev->flags & PIT_IT_EPOCH_EDGE) && it->t > prev->t)
+        at[n] = i, x[n++] = it->t - prev->t;
     }
     prev = it;
   }
@@ -114,13 +114,22 @@ static double running_s(const struct pit_series *s, const struct pit_series_run 
  * (tp_wall, the wall t_p; NaN without) a later epoch's first iteration is
  * measured from it: the interval since the previous epoch's last iteration in
  * its generation, against tp_wall — the time between epochs that no step timed
- * is in it (a course log with "Elapsed time", a run's arrival times). */
-static void edge_terms(const struct pit_series *s, double tp, double tp_wall, double ipe, double *edge, double *done,
-                       double *once, double *repeat_hi) {
-  double fsum = 0, gsum = 0, lsum = 0;
-  int64_t nf = 0, ng = 0, nl = 0;
+ * is in it (a course log with "Elapsed time", a run's arrival times), and so
+ * is the interval after it, less tp_wall (iteration_times gives that interval
+ * to the edge: the DCGAN example saves images after printing i = 0, and its
+ * predicted epoch was 5.8% short without it). An epoch begun in the warm-up
+ * (before steady_from, the series index where the steady iterations begin;
+ * -1: no warm-up) gives neither its end's excess nor the next epoch's first
+ * (that interval holds the warm-up's tail: the MNIST example's first epoch
+ * ran 3x slower on a loaded host and made its epoch 12% long), unless no
+ * other epoch gives one. */
+static void edge_terms(const struct pit_series *s, double tp, double tp_wall, double ipe, int64_t steady_from,
+                       double *edge, double *done, double *once, double *repeat_hi) {
+  double fsum = 0, gsum = 0, lsum = 0, wsum = 0, vsum = 0;
+  int64_t nf = 0, ng = 0, nl = 0, nw = 0, nv = 0;
+  int64_t prev_first = -1; /* series index of the epoch before's first iteration */
   int last_starts = 0, last_over = 1;
-  const struct pit_series_iter *first = NULL, *last = NULL, *gen_of = NULL, *prev = NULL;
+  const struct pit_series_iter *first = NULL, *second = NULL, *last = NULL, *gen_of = NULL, *prev = NULL;
   *edge = *done = NAN; /* *once and *repeat_hi are always set below */
   for (int64_t i = 0; i <= s->nit; i++) {
     const struct pit_series_iter *it = i < s->nit ? &s->it[i] : NULL;
@@ -141,27 +150,43 @@ static void edge_terms(const struct pit_series *s, double tp, double tp_wall, do
       if (isfinite(tp_wall) && !gen_first && prev && prev->run == first->run && prev->gen == first->gen &&
           isfinite(prev->t) && isfinite(first->t) && first->t >= prev->t)
         first_s = first->t - prev->t, base = tp_wall;
+      /* with a clock, the interval after the first iteration is the edge's too
+       * (iteration_times leaves it out of t_p: one-off work often follows an
+       * epoch's first line, as the DCGAN example's image save after i = 0) */
+      if (isfinite(tp_wall) && second && isfinite(second->t) && isfinite(first->t) && second->t >= first->t)
+        first_s += second->t - first->t - tp_wall;
       if (starts && isfinite(first_s)) {
         if (gen_first)
           gsum += first_s - base, ng++;
+        else if (prev_first >= 0 && prev_first < steady_from)
+          wsum += first_s - base, nw++; /* the epoch before began in the warm-up: its end is not yet steady */
         else
           fsum += first_s - base, nf++;
       }
       prev = last;
       if (over && last != first && isfinite(last->step_s)) {
-        lsum += last->step_s - tp;
-        nl++;
+        if (first - s->it < steady_from) /* an epoch begun in the warm-up */
+          vsum += last->step_s - tp, nv++;
+        else
+          lsum += last->step_s - tp, nl++;
       }
+      prev_first = first - s->it;
       last_starts = starts && isfinite(first->step_s);
       last_over = over;
-      first = NULL;
+      first = second = NULL;
     }
     if (!it)
       break;
     if (!first)
       first = it;
+    else if (!second)
+      second = it;
     last = it;
   }
+  if (nf == 0 && nw > 0) /* no later epoch's edge but those after the warm-up: theirs */
+    fsum = wsum, nf = nw;
+  if (nl == 0 && nv > 0)
+    lsum = vsum, nl = nv;
   double fmean = nf ? fsum / (double)nf : 0, gmean = ng ? gsum / (double)ng : NAN;
   *once = isfinite(gmean) && gmean > fmean ? gmean - fmean : 0;
   *repeat_hi = nf ? 0 : *once;
@@ -251,13 +276,17 @@ int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm,
   memset(b, 0, sizeof *b);
   b->val_samples = -1;
   double *x = malloc(sizeof *x * (size_t)(s->nit > 0 ? s->nit : 1));
-  if (!x)
+  int64_t *at = malloc(sizeof *at * (size_t)(s->nit > 0 ? s->nit : 1));
+  if (!x || !at) {
+    free(x);
+    free(at);
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  }
   b->wall = clocked(s);
-  size_t n = iteration_times(s, b->wall, x);
+  size_t n = iteration_times(s, b->wall, x, at);
   if (b->wall && n < 4) { /* clocks, but too few iterations in a row: the step times */
     b->wall = 0;
-    n = iteration_times(s, 0, x);
+    n = iteration_times(s, 0, x, at);
   }
   struct pit_steady_opts so = {precision > 0 ? precision : 0.02, 0, 0};
   int rc = pit_steady_check(x, n, &so, &b->steady, e);
@@ -265,6 +294,9 @@ int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm,
   if (!rc && pit_drift(x + b->steady.warmup, n - b->steady.warmup, &in->drift, &se))
     rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
   free(x);
+  /* the series index where the steady iterations begin (none dropped as warm-up: -1) */
+  int64_t steady_from = !rc && b->steady.warmup > 0 && b->steady.warmup < n ? at[b->steady.warmup] : -1;
+  free(at);
   if (rc)
     return rc;
   const struct pit_interval *tp = &b->steady.tp;
@@ -304,8 +336,8 @@ int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm,
   /* an epoch is seen to its end by the length the run states, never by the
    * largest iteration seen (a partial epoch would look complete) */
   edge_terms(s, sm->tp.mean, b->wall ? tp->mean : NAN,
-             ipe > 0 ? ipe : samples > 0 && batch > 0 ? ceil(samples / (double)batch) : NAN, &edge, &done, &once,
-             &repeat_hi);
+             ipe > 0 ? ipe : samples > 0 && batch > 0 ? ceil(samples / (double)batch) : NAN, steady_from, &edge,
+             &done, &once, &repeat_hi);
   in->first_iter = (struct pit_term){once, NAN};
   in->edge_repeat_hi = repeat_hi;
   double untimed = 0;
