@@ -155,6 +155,12 @@ static void edge_terms(const struct pit_series *s, double tp, double tp_wall, do
        * epoch's first line, as the DCGAN example's image save after i = 0) */
       if (isfinite(tp_wall) && second && isfinite(second->t) && isfinite(first->t) && second->t >= first->t)
         first_s += second->t - first->t - tp_wall;
+      /* an epoch all of whose iterations carry one t and no step time was
+       * recorded at one moment, untimed (the epoch a program exited in, whose
+       * end no line marked): it times nothing */
+      int untimed = last != first && isfinite(tp_wall) && last->t == first->t && isnan(first->step_s);
+      if (untimed)
+        starts = 0;
       if (starts && isfinite(first_s)) {
         if (gen_first)
           gsum += first_s - base, ng++;
