@@ -1162,7 +1162,7 @@ static int spot_choose(struct ctl *c, const struct pit_membership *bare, enum pi
  * the policy's choice ch gets the market pit_spot_decide wants; a keep on
  * the other market becomes a resize onto it. A spot record says why. */
 static int spot_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e) {
-  static struct pit_choice sc; /* large */
+  struct pit_choice sc = {0};
   struct pit_membership bare;
   pit_membership_bare(&ch->to, &bare);
   enum pit_spot_mode held = held_mode(c), to;
@@ -1188,8 +1188,8 @@ static int restart_decide(struct ctl *c, const struct pit_choice *ch, const char
 static int decide(struct ctl *c, struct pit_err *e) {
   if (c->stop_requested || c->restart_pending || c->restart_refused || c->in_snapshot)
     return 0;
-  static struct pit_policy_state s; /* large; the controller is single-threaded */
-  static struct pit_choice ch;
+  struct pit_policy_state s = {0};
+  struct pit_choice ch = {0};
   policy_state(c, &s);
   const char *pol = pit_policy_name(&c->o->policy);
   int rc = pit_policy_decide(&c->o->policy, &s, &ch, e);
@@ -1309,8 +1309,7 @@ static int on_snapshot(struct ctl *c, int64_t epoch, struct pit_err *e) {
  * done since): now. Else at the next save, unless that is not due before the
  * job's predicted end: then refused, with the numbers. */
 static int restart_decide(struct ctl *c, const struct pit_choice *ch, const char *policy, struct pit_err *e) {
-  static struct pit_choice d; /* large */
-  d = *ch;
+  struct pit_choice d = *ch;
   double tp = recent_median(c);
   int64_t since = c->step_next - c->step_safe, left = c->total_steps > 0 ? c->total_steps - c->step_next : -1;
   int64_t due = c->save_every > 0 ? c->save_every - since : -1;
@@ -1782,7 +1781,7 @@ static void spot_start_failed(struct ctl *c, struct pit_err *e) {
  * (PIT time, job length): on-demand, which cannot miss for spot's sake. */
 static int spot_reshape(struct ctl *c, const struct pit_membership *want, enum pit_spot_mode held, const char *why,
                         struct pit_err *e) {
-  static struct pit_choice ch; /* large */
+  struct pit_choice ch = {0};
   struct pit_membership bare;
   pit_membership_bare(want, &bare);
   for (int round = 0;; round++) {
@@ -1850,7 +1849,7 @@ static int reshape_market(struct ctl *c, const struct pit_membership *want, cons
  * first decision point weighs the slack with measured numbers and turns to
  * on-demand when it runs short). A membership that names its market is kept. */
 static int spot_initial(struct ctl *c, struct pit_err *e) {
-  static struct pit_choice ch;
+  struct pit_choice ch = {0};
   struct pit_membership bare;
   pit_membership_bare(&c->cur, &bare);
   double od, spot;

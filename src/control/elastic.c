@@ -49,7 +49,7 @@ static void reshape(char nodes[][PIT_NAME_MAX], int *n, const struct pit_members
 
 /* Σ nodes × price_h of m from o's types (NaN if a type is missing). */
 static double price_of(const struct pit_replay_opts *o, const struct pit_membership *m) {
-  static struct pit_policy_state ps;
+  struct pit_policy_state ps = {0};
   ps.ntypes = o->ntypes;
   memcpy(ps.types, o->types, sizeof ps.types);
   return pit_policy_price_h(&ps, m);
@@ -67,9 +67,9 @@ static int priced(const struct pit_replay_opts *o, const struct pit_membership *
 int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay_opts *o,
                     const struct pit_elastic_job *job, struct pit_elastic_result *r, struct pit_err *e) {
   memset(r, 0, sizeof *r);
-  static struct pit_policy_state s; /* large; simulations are not concurrent */
-  static struct pit_choice ch;
-  static struct pit_elastic_iter x;
+  struct pit_policy_state s = {0};
+  struct pit_choice ch = {0};
+  struct pit_elastic_iter x = {0};
   int rpn = o->ranks_per_node > 0 ? o->ranks_per_node : 1;
   struct ctl_obs obs;
   ctl_obs_init(&obs);
