@@ -295,6 +295,10 @@ int pit_fleet_best_fixed(const struct pit_sim_study *s, struct pit_fleet_result 
  * or "bound" (a relaxation solved exactly: no policy in the model costs less;
  * the proof is in docs/simulate.md). */
 int pit_fleet_exact(const struct pit_sim_study *s, double max_cells, double *cost, int *done, struct pit_err *e);
+/* The same DP; every_share 0 (pit_fleet_exact) keeps only the spot shares that can be
+ * optimal (0 and the counts the trace takes, limit.c says why), 1 every share 0..n. */
+int pit_fleet_exact_shares(const struct pit_sim_study *s, double max_cells, int every_share, double *cost, int *done,
+                           struct pit_err *e);
 int pit_fleet_bound(const struct pit_sim_study *s, double *cost, struct pit_err *e);
 int pit_fleet_limit(const struct pit_sim_study *s, double max_cells, double *cost, const char **kind,
                     struct pit_err *e);
