@@ -103,6 +103,9 @@ const char *pit_spot_policy_name(enum pit_spot_policy p); /* "pitstop" "on_deman
 /* Pure: the same state always gives the same choice; never chooses spot
  * when s->spot_avail is 0. */
 enum pit_spot_mode pit_spot_decide(enum pit_spot_policy p, const struct pit_spot_state *s);
+/* The share of ticks with spot seen after t_h hours, drawn toward 1/2 by a prior worth
+ * half of slack0_h (the slack at submission) in ticks; seen as is when either is <= 0. */
+double pit_spot_prior_seen(double seen, double t_h, double slack0_h, double tick_h);
 
 /* ---------------- 3. the simulator ---------------- */
 

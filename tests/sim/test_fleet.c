@@ -264,11 +264,48 @@ static void test_shares_same(void) {
   CHECK(same == ran, "the DP over the optimal shares = over every share in %d of %d", same, ran);
 }
 
+/* A tight deadline (10 h due in 11.55 h, 0.5 h restarts, 600 s ticks) and no spot at
+ * tick 0, then spot for 34 ticks (in the second zone): one tick without spot is no
+ * evidence that it stays away, so pitstop waits and runs on spot (single node:
+ * pit_sim_run; two zones: the fleet policy). Before the prior on the share seen it went
+ * on-demand at tick 0 and stayed there (the cost of on-demand from the start). */
+static void test_tight_first_tick(void) {
+  int a[80] = {0}, b[80] = {0}, b4[80] = {0};
+  for (int i = 1; i < 35; i++)
+    b[i] = 1, b4[i] = 4;
+  struct pit_trace ta = mkc(a, 80, 600), tb = mkc(b, 80, 600), tb4 = mkc(b4, 80, 600);
+  struct pit_sim_case c = {.trace = &tb, .job_h = 10, .deadline_h = 11.55, .restart_h = 0.5, .price_h = 1,
+                           .spot_price_h = 0.3, .nodes = 1};
+  struct pit_err e = {0};
+  struct pit_sim_result r, od;
+  CHECK(pit_sim_run(&c, PIT_SPOT_PITSTOP, 0, &r, &e) == 0, "%s", e.msg);
+  CHECK(pit_sim_run(&c, PIT_SPOT_ON_DEMAND, 0, &od, &e) == 0, "%s", e.msg);
+  CHECK(r.deadline_met && r.spot_h >= 4 && r.cost < od.cost - 2,
+        "single node: pitstop waits out tick 0 (spot %.2f h, cost %.3f, on-demand %.3f)", r.spot_h, r.cost, od.cost);
+  pit_sim_result_release(&r);
+  pit_sim_result_release(&od);
+  struct pit_sim_pool pools[2] = {{.trace = &ta, .price_h = 1, .spot_price_h = 0.3, .egress_usd_gb = 0.02, .net_gbps = 10},
+                                  {.trace = &tb4, .price_h = 1, .spot_price_h = 0.3, .egress_usd_gb = 0.02, .net_gbps = 10}};
+  struct pit_sim_study st = {.pools = pools, .npools = 2, .job_h = 10, .deadline_h = 11.55, .restart_h = 0.5,
+                             .nodes = 4, .nmin = 4, .nmax = 4, .ckpt_gb = 10, .seed = 1};
+  struct pit_fleet_result f, fo;
+  CHECK(pit_fleet_run(&st, PIT_FLEET_PITSTOP, -1, 0, 0, &f, &e) == 0, "%s", e.msg);
+  CHECK(pit_fleet_run(&st, PIT_FLEET_ON_DEMAND, -1, 0, 0, &fo, &e) == 0, "%s", e.msg);
+  CHECK(f.deadline_met && f.spot_h >= 16 && f.cost < fo.cost - 8,
+        "two zones: pitstop waits out tick 0 (spot %.2f node-h, cost %.3f, on-demand %.3f)", f.spot_h, f.cost, fo.cost);
+  pit_fleet_result_release(&f);
+  pit_fleet_result_release(&fo);
+  pit_trace_release(&ta);
+  pit_trace_release(&tb);
+  pit_trace_release(&tb4);
+}
+
 int main(void) {
   test_region_csv();
   test_single_equivalence();
   test_bound_below_exact();
   test_shares_same();
+  test_tight_first_tick();
   test_scripted();
   return check_done();
 }
