@@ -103,6 +103,9 @@ const char *pit_spot_policy_name(enum pit_spot_policy p); /* "pitstop" "on_deman
 /* Pure: the same state always gives the same choice; never chooses spot
  * when s->spot_avail is 0. */
 enum pit_spot_mode pit_spot_decide(enum pit_spot_policy p, const struct pit_spot_state *s);
+/* The share of ticks with spot seen after t_h hours, drawn toward 1/2 by a prior worth
+ * half of slack0_h (the slack at submission) in ticks; seen as is when either is <= 0. */
+double pit_spot_prior_seen(double seen, double t_h, double slack0_h, double tick_h);
 
 /* ---------------- 3. the simulator ---------------- */
 
@@ -295,6 +298,10 @@ int pit_fleet_best_fixed(const struct pit_sim_study *s, struct pit_fleet_result 
  * or "bound" (a relaxation solved exactly: no policy in the model costs less;
  * the proof is in docs/simulate.md). */
 int pit_fleet_exact(const struct pit_sim_study *s, double max_cells, double *cost, int *done, struct pit_err *e);
+/* The same DP; every_share 0 (pit_fleet_exact) keeps only the spot shares that can be
+ * optimal (0 and the counts the trace takes, limit.c says why), 1 every share 0..n. */
+int pit_fleet_exact_shares(const struct pit_sim_study *s, double max_cells, int every_share, double *cost, int *done,
+                           struct pit_err *e);
 int pit_fleet_bound(const struct pit_sim_study *s, double *cost, struct pit_err *e);
 int pit_fleet_limit(const struct pit_sim_study *s, double max_cells, double *cost, const char **kind,
                     struct pit_err *e);

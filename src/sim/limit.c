@@ -43,7 +43,31 @@ static int cnt(const struct pit_sim_study *s, int p, int64_t t) {
 
 struct cfg { int pool, s, o, u; double c; }; /* running: cost per tick; idle: s = o = 0, pool = q (-1 nowhere) */
 
+/* The spot shares worth a configuration of n nodes in pool p (marks[v] = 1: keep s = v).
+ * When spot costs no more than on-demand there, only 0 and the counts the trace takes
+ * (capped at n) can be optimal: a schedule holding s spot nodes over a span where the
+ * count never falls below c >= s (through its start's overhead) may hold s* = min(c, n)
+ * instead — the same nodes, the same work, no earlier reclaim (one at the span's end
+ * stays one: the count falls below s <= s*), and no more cost per tick. So the DP over
+ * these shares has the same least cost as over every share (test_fleet.c compares
+ * both on random studies). */
+static void shares(const struct pit_sim_study *s, int p, int n, int every, unsigned char *marks) {
+  const struct pit_sim_pool *q = &s->pools[p];
+  memset(marks, every || q->spot_price_h > q->price_h ? 1 : 0, (size_t)n + 1);
+  marks[0] = 1;
+  if (every || q->spot_price_h > q->price_h)
+    return;
+  const struct pit_trace *tr = q->trace;
+  for (int i = 0; i < tr->n; i++)
+    marks[tr->count[i] < n ? (tr->count[i] > 0 ? tr->count[i] : 0) : n] = 1;
+}
+
 int pit_fleet_exact(const struct pit_sim_study *s, double max_cells, double *cost, int *done, struct pit_err *e) {
+  return pit_fleet_exact_shares(s, max_cells, 0, cost, done, e);
+}
+
+int pit_fleet_exact_shares(const struct pit_sim_study *s, double max_cells, int every_share, double *cost, int *done,
+                           struct pit_err *e) {
   *done = 0;
   *cost = NAN;
   int rc = pit_fleet_check(s, e);
@@ -74,12 +98,23 @@ int pit_fleet_exact(const struct pit_sim_study *s, double max_cells, double *cos
       rmax = R + mv[p];
   }
   /* configurations: idle(-1), idle(0..P-1), then running */
+  if (s->nmax > 64) {
+    PIT_FREE_ALL(mv, eg);
+    return 0;
+  }
+  unsigned char marks[65];
   int nrun = 0;
-  for (int n = s->nmin; n <= s->nmax; n++)
-    nrun += (n + 1) * P;
+  for (int p = 0; p < P; p++)
+    for (int n = s->nmin; n <= s->nmax; n++) {
+      shares(s, p, n, every_share, marks);
+      for (int sp = 0; sp <= n; sp++)
+        nrun += marks[sp];
+    }
   int C = P + 1 + nrun;
-  double cells = (double)(rmax + 2) * (double)(W + 1) * C, work_ops = (double)D * (double)(W + 1) * C * (C + 2);
-  if (cells > max_cells || work_ops > 40 * max_cells || s->nmax > 64) {
+  /* per tick and work level: a start from each checkpoint place over every configuration,
+   * then each configuration's run or stop */
+  double cells = (double)(rmax + 2) * (double)(W + 1) * C, work_ops = (double)D * (double)(W + 1) * C * (P + 2);
+  if (cells > max_cells || work_ops > 40 * max_cells) {
     PIT_FREE_ALL(mv, eg);
     return 0;
   }
@@ -96,10 +131,13 @@ int pit_fleet_exact(const struct pit_sim_study *s, double max_cells, double *cos
     cf[q + 1] = (struct cfg){q, 0, 0, 0, 0};
   int k = P + 1;
   for (int p = 0; p < P; p++)
-    for (int n = s->nmin; n <= s->nmax; n++)
+    for (int n = s->nmin; n <= s->nmax; n++) {
+      shares(s, p, n, every_share, marks);
       for (int sp = 0; sp <= n; sp++)
-        cf[k++] = (struct cfg){p, sp, n - sp, linear ? n : 1,
-                               sp * s->pools[p].spot_price_h * tick_h + (n - sp) * s->pools[p].price_h * tick_h};
+        if (marks[sp])
+          cf[k++] = (struct cfg){p, sp, n - sp, linear ? n : 1,
+                                 sp * s->pools[p].spot_price_h * tick_h + (n - sp) * s->pools[p].price_h * tick_h};
+    }
 #define AT(t, w, c) V[((size_t)((t) % rows) * (size_t)(W + 1) + (size_t)(w)) * (size_t)C + (size_t)(c)]
   for (int64_t w = 0; w <= W; w++)
     for (int c = 0; c < C; c++)

@@ -214,10 +214,98 @@ static void test_region_csv(void) {
   CHECK(pit_trace_load_all(path, &t, &n, &e) != 0 && t == NULL && n == 0, "nothing returned on error");
 }
 
+/* The exact DP over the shares that can be optimal (0 and the counts each trace takes)
+ * equals the DP over every share 0..n: random small studies whose traces take only some
+ * counts (so shares are left out), a pool where spot costs more than on-demand (every
+ * share kept there), node ranges and USL. */
+static void test_shares_same(void) {
+  int same = 0, ran = 0, fewer = 0;
+  for (int k = 0; k < 200; k++) {
+    int np = 1 + (int)rnd(3), n = 2 + (int)rnd(3), len = 30 + (int)rnd(30);
+    struct pit_trace t[3];
+    struct pit_sim_pool pools[3];
+    for (int p = 0; p < np; p++) {
+      int c[64], run = 0, v = 0, hi = 1 + (int)rnd((unsigned)n + 2);
+      for (int i = 0; i < len; i++) {
+        if (run-- <= 0) {
+          v = rnd(2) ? 0 : hi; /* two counts only: 0 and hi (hi may exceed n) */
+          run = (int)rnd(8);
+        }
+        c[i] = v;
+      }
+      t[p] = mkc(c, len, 3600);
+      pools[p] = (struct pit_sim_pool){.trace = &t[p], .price_h = 1, .spot_price_h = rnd(6) ? 0.2 + rnd(5) * 0.1 : 1.3,
+                                       .egress_usd_gb = rnd(3) * 0.02, .net_gbps = rnd(2) ? 0.01 : 0};
+    }
+    double job = 3 + rnd(10);
+    struct pit_sim_study s = {.pools = pools, .npools = np, .job_h = job, .deadline_h = job * (1.2 + rnd(8) / 10.0) + 2,
+                              .restart_h = rnd(3), .nodes = n, .nmin = n, .nmax = n, .ckpt_gb = 20, .seed = k};
+    if (rnd(3) == 0)
+      s.nmin = 1;
+    else if (rnd(2) == 0)
+      s.sigma = 0.1, s.kappa = 0.01;
+    struct pit_err e = {0};
+    double a, b;
+    int da, db;
+    CHECK(pit_fleet_exact_shares(&s, 4e6, 0, &a, &da, &e) == 0, "exact: %s", e.msg);
+    CHECK(pit_fleet_exact_shares(&s, 4e6, 1, &b, &db, &e) == 0, "exact, every share: %s", e.msg);
+    if (da && db) {
+      ran++;
+      int eq = (isinf(a) && isinf(b)) || fabs(a - b) <= 1e-9 * (b > 1 ? b : 1);
+      same += eq;
+      if (!eq)
+        fprintf(stderr, "case %d: shares %.9g, every share %.9g\n", k, a, b);
+      fewer += isfinite(a);
+    }
+    for (int p = 0; p < np; p++)
+      pit_trace_release(&t[p]);
+  }
+  CHECK(ran >= 150 && fewer >= 100, "the DP ran on %d studies (%d finite)", ran, fewer);
+  CHECK(same == ran, "the DP over the optimal shares = over every share in %d of %d", same, ran);
+}
+
+/* A tight deadline (10 h due in 11.55 h, 0.5 h restarts, 600 s ticks) and no spot at
+ * tick 0, then spot for 34 ticks (in the second zone): one tick without spot is no
+ * evidence that it stays away, so pitstop waits and runs on spot (single node:
+ * pit_sim_run; two zones: the fleet policy). Before the prior on the share seen it went
+ * on-demand at tick 0 and stayed there (the cost of on-demand from the start). */
+static void test_tight_first_tick(void) {
+  int a[80] = {0}, b[80] = {0}, b4[80] = {0};
+  for (int i = 1; i < 35; i++)
+    b[i] = 1, b4[i] = 4;
+  struct pit_trace ta = mkc(a, 80, 600), tb = mkc(b, 80, 600), tb4 = mkc(b4, 80, 600);
+  struct pit_sim_case c = {.trace = &tb, .job_h = 10, .deadline_h = 11.55, .restart_h = 0.5, .price_h = 1,
+                           .spot_price_h = 0.3, .nodes = 1};
+  struct pit_err e = {0};
+  struct pit_sim_result r, od;
+  CHECK(pit_sim_run(&c, PIT_SPOT_PITSTOP, 0, &r, &e) == 0, "%s", e.msg);
+  CHECK(pit_sim_run(&c, PIT_SPOT_ON_DEMAND, 0, &od, &e) == 0, "%s", e.msg);
+  CHECK(r.deadline_met && r.spot_h >= 4 && r.cost < od.cost - 2,
+        "single node: pitstop waits out tick 0 (spot %.2f h, cost %.3f, on-demand %.3f)", r.spot_h, r.cost, od.cost);
+  pit_sim_result_release(&r);
+  pit_sim_result_release(&od);
+  struct pit_sim_pool pools[2] = {{.trace = &ta, .price_h = 1, .spot_price_h = 0.3, .egress_usd_gb = 0.02, .net_gbps = 10},
+                                  {.trace = &tb4, .price_h = 1, .spot_price_h = 0.3, .egress_usd_gb = 0.02, .net_gbps = 10}};
+  struct pit_sim_study st = {.pools = pools, .npools = 2, .job_h = 10, .deadline_h = 11.55, .restart_h = 0.5,
+                             .nodes = 4, .nmin = 4, .nmax = 4, .ckpt_gb = 10, .seed = 1};
+  struct pit_fleet_result f, fo;
+  CHECK(pit_fleet_run(&st, PIT_FLEET_PITSTOP, -1, 0, 0, &f, &e) == 0, "%s", e.msg);
+  CHECK(pit_fleet_run(&st, PIT_FLEET_ON_DEMAND, -1, 0, 0, &fo, &e) == 0, "%s", e.msg);
+  CHECK(f.deadline_met && f.spot_h >= 16 && f.cost < fo.cost - 8,
+        "two zones: pitstop waits out tick 0 (spot %.2f node-h, cost %.3f, on-demand %.3f)", f.spot_h, f.cost, fo.cost);
+  pit_fleet_result_release(&f);
+  pit_fleet_result_release(&fo);
+  pit_trace_release(&ta);
+  pit_trace_release(&tb);
+  pit_trace_release(&tb4);
+}
+
 int main(void) {
   test_region_csv();
   test_single_equivalence();
   test_bound_below_exact();
+  test_shares_same();
+  test_tight_first_tick();
   test_scripted();
   return check_done();
 }
