@@ -568,6 +568,12 @@ struct pit_replay {
 void pit_replay_release(struct pit_replay *r);
 /* Errors name the file (and line): unreadable, malformed, no iteration. */
 int pit_replay_events(const char *path, const struct pit_replay_opts *o, struct pit_replay *r, struct pit_err *e);
+/* A replay as `pitstop simulate --replay` prints it (src/control/replay_fmt.c):
+ * one JSON object on a line (PIT_EIO when f cannot take it), or the table's
+ * head: both sides' resize decisions, whether they agree, the two costs. */
+int pit_replay_write_json(FILE *f, const char *events, const struct pit_replay *r, struct pit_err *e);
+void pit_replay_write_head(FILE *f, const char *events, const char *policy, const char *types,
+                           const struct pit_replay *r);
 
 /* The local provider's node wrapper (pitstop node-exec): pins the calling
  * process to cpus, joins cgroup (if not ""), then the caller execs. */
