@@ -124,14 +124,16 @@ static int finish(int rc, FILE *f, const char *path, const char *dir, int n, con
   return rc;
 }
 
-struct sim_rows {
-  const struct pit_sim_result *res;
+/* what a data file's rows are written from: the results (pit_sim_result or pit_fleet_result) and the tick */
+struct rows {
+  const void *res;
   double tick_h;
 };
+
 /* x done mode: one line per change of mode or every few ticks */
 static void sim_row(FILE *d, const void *ctx, int i) {
-  const struct sim_rows *c = ctx;
-  const struct pit_sim_result *r = &c->res[i];
+  const struct rows *c = ctx;
+  const struct pit_sim_result *r = (const struct pit_sim_result *)c->res + i;
   int step = r->nticks > 4000 ? r->nticks / 2000 : 1;
   fprintf(d, "0 0 0\n");
   for (int t = 0; t < r->nticks && r->done_at; t++)
@@ -139,14 +141,10 @@ static void sim_row(FILE *d, const void *ctx, int i) {
       fprintf(d, "%.5f %.5f %d\n", (t + 1) * c->tick_h, r->done_at[t], r->mode_at[t]);
 }
 
-struct fleet_rows {
-  const struct pit_fleet_result *res;
-  double tick_h;
-};
 /* x done spot od pool (-1: none held), every few ticks */
 static void fleet_row(FILE *d, const void *ctx, int i) {
-  const struct fleet_rows *c = ctx;
-  const struct pit_fleet_result *r = &c->res[i];
+  const struct rows *c = ctx;
+  const struct pit_fleet_result *r = (const struct pit_fleet_result *)c->res + i;
   int step = r->nticks > 4000 ? r->nticks / 2000 : 1;
   fprintf(d, "0 0 0 0 0\n");
   for (int t = 0; t < r->nticks; t++)
@@ -166,7 +164,7 @@ int pit_sim_chart(const struct pit_sim_case *c, const struct pit_sim_result *res
   if ((rc = chart_start(out, &svg, tmpout, sizeof tmpout, dir, sizeof dir, e)))
     return rc;
   double job = g.work * g.tick_h, dl = g.deadline * g.tick_h, band = job / 14;
-  struct sim_rows rows = {res, g.tick_h};
+  struct rows rows = {res, g.tick_h};
   FILE *f = NULL;
   rc = write_data(dir, n, sim_row, &rows, e);
   if (!rc)
@@ -215,7 +213,7 @@ int pit_fleet_chart(const struct pit_sim_study *s, const struct pit_fleet_result
   if ((rc = chart_start(out, &svg, tmpout, sizeof tmpout, dir, sizeof dir, e)))
     return rc;
   double job = s->job_h, dl = s->deadline_h;
-  struct fleet_rows rows = {res, s->pools[0].trace->gap_s / 3600};
+  struct rows rows = {res, s->pools[0].trace->gap_s / 3600};
   FILE *f = NULL;
   rc = write_data(dir, n, fleet_row, &rows, e);
   if (!rc)
