@@ -424,6 +424,9 @@ struct pit_run_opts {
 };
 void pit_run_opts_init(struct pit_run_opts *o);
 int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit_err *e);
+/* The result as `pitstop run` prints it at the end (src/control/run_fmt.c): run
+ * and dir name the run and its directory in a stop's "continue with" line. */
+void pit_run_result_write(FILE *f, const struct pit_run_result *r, const char *run, const char *dir);
 /* Stops every node a run left (a crashed controller's), from its run directory. */
 int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *e);
 
