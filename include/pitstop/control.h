@@ -463,6 +463,28 @@ struct pit_profile_row {
  * -1 when none fits. */
 int pit_profile_rank(const struct pit_runset *rs, const struct pit_catalog *cat, const struct pit_profile_query *q,
                      struct pit_profile_row **rows, int *n, int *best, struct pit_err *e);
+/* What pitstop profile measures (src/control/profile_plan.c; docs/decide.md). */
+/* The candidates into cand[0..*n-1] (cap at most): list ("M1,M2", memberships
+ * of local-1 by default), else every type of cat named in types (NULL: all)
+ * × 1..max_nodes nodes. */
+int pit_profile_candidates(const struct pit_catalog *cat, const char *list, const char *types, int64_t max_nodes,
+                           struct pit_membership *cand, int cap, int *n, struct pit_err *e);
+/* cand ordered (stably) most promising first by the catalog: speed per price
+ * (objective cost) or speed (time). */
+void pit_profile_order(const struct pit_catalog *cat, struct pit_membership *cand, int n,
+                       enum pit_policy_kind objective);
+/* c, more nodes of one type than a measured done[j] of that type (scaling is at
+ * best linear: it cannot raise samples per dollar): j; else -1. */
+int pit_profile_fewer_nodes(const struct pit_membership *done, int ndone, const struct pit_membership *c);
+/* c dominated by the ranked rows[0..n-1]: its samples per dollar, scaled from
+ * a measured membership of no more nodes by the catalog's speeds, even at twice
+ * that, below the best measured: 1, with by (that row's membership), *spd_hi
+ * (c's optimistic figure) and *spd_best; else 0. */
+int pit_profile_dominated(const struct pit_profile_row *rows, int n, const struct pit_catalog *cat,
+                          const struct pit_membership *c, char *by, size_t nby, double *spd_hi, double *spd_best);
+/* Why no row of rows[0..n-1] fits q (deadline, budget): the fastest and the cheapest, into out. */
+void pit_profile_why_none(const struct pit_profile_row *rows, int n, const struct pit_profile_query *q, char *out,
+                          size_t cap);
 
 /* ---------------- elastic simulation: the policy on a simulated clock ----------------
  *
