@@ -3,10 +3,11 @@
  * the baselines and the exact optimum) and for a fleet (pit_fleet_report_write:
  * the policy, the fleet baselines, the best fixed membership and the limit).
  *
- * Each result field is declared once, in sim_fields[] or fleet_fields[]: its
- * JSON key, its table column (title, width, decimals, and its place `col`; 0:
- * JSON only) and where the value lives. Both printers walk the same table, so
- * a field added there reaches the table and JSON at once. The job's own
+ * Each result field is declared once, in fields[], for both kinds of result
+ * (one node's, a fleet's): its JSON key, its table column (title, width,
+ * decimals, and its place `col`; 0: JSON only) and where the value lives.
+ * Both printers walk the same table, so a field added there reaches the
+ * table and JSON at once. The job's own
  * fields (tick, hours, prices) are tables too (case_fields[], study_fields[]).
  * Invariants: nothing but f is written; non-finite numbers are JSON null; the
  * gap to the optimum (limit) is cost / optimum - 1, NaN (null) without one. */
@@ -28,42 +29,37 @@ enum ftype {
   F_CHANGES  /* struct pit_sim_result's changes: [{t_h, to}] */
 };
 
+/* A result field of one node's result (struct pit_sim_result, [0]) and of a
+ * fleet's (struct pit_fleet_result, [1]): key NULL where that kind lacks it. */
 struct field {
-  const char *key;   /* JSON key */
-  const char *title; /* table column's title (col > 0) */
-  int col;           /* its place in the table, 1.. (0: JSON only) */
-  int width, prec;   /* the column's width and decimals */
+  const char *key[2];   /* JSON key */
+  const char *title[2]; /* table column's title (col > 0) */
+  int col[2];           /* its place in the table, 1.. (0: JSON only) */
+  int width[2], prec;   /* the column's width, and decimals */
   enum ftype type;
-  size_t off;        /* in the row's struct */
+  size_t off[2];        /* in the result's struct */
 };
+enum { ONE, FLEET };
 
 #define R(m) offsetof(struct pit_sim_result, m)
-static const struct field sim_fields[] = {
-    {"cost", "cost", 1, 10, 4, F_NUM, R(cost)},
-    {"finish_h", "finish_h", 2, 9, 2, F_NUM, R(finish_h)},
-    {"deadline_met", "met", 3, 8, 0, F_BOOL, R(deadline_met)},
-    {"gap_to_optimum", "gap_to_opt", 7, 10, 1, F_GAP, R(cost)},
-    {"spot_h", "spot_h", 4, 9, 2, F_NUM, R(spot_h)},
-    {"on_demand_h", "od_h", 5, 9, 2, F_NUM, R(od_h)},
-    {"preemptions", "reclaims", 6, 7, 0, F_INT, R(preemptions)},
-    {"decisions", NULL, 0, 0, 0, F_CHANGES, 0},
+#define F(m) offsetof(struct pit_fleet_result, m)
+static const struct field fields[] = {
+    {{"cost", "cost"}, {"cost", "cost"}, {1, 1}, {10, 10}, 4, F_NUM, {R(cost), F(cost)}},
+    {{"finish_h", "finish_h"}, {"finish_h", "finish_h"}, {2, 2}, {9, 9}, 2, F_NUM, {R(finish_h), F(finish_h)}},
+    {{"deadline_met", "deadline_met"}, {"met", "met"}, {3, 3}, {8, 7}, 0, F_BOOL, {R(deadline_met), F(deadline_met)}},
+    {{"gap_to_optimum", "gap_to_limit"}, {"gap_to_opt", "gap_to_limit"}, {7, 8}, {10, 12}, 1, F_GAP,
+     {R(cost), F(cost)}},
+    {{"spot_h", "spot_node_h"}, {"spot_h", "spot_nh"}, {4, 4}, {9, 11}, 2, F_NUM, {R(spot_h), F(spot_h)}},
+    {{"on_demand_h", "on_demand_node_h"}, {"od_h", "od_nh"}, {5, 5}, {9, 11}, 2, F_NUM, {R(od_h), F(od_h)}},
+    {{"preemptions", "nodes_reclaimed"}, {"reclaims", "reclaims"}, {6, 6}, {7, 8}, 0, F_INT,
+     {R(preemptions), F(reclaimed)}},
+    {{"decisions", NULL}, {NULL, NULL}, {0, 0}, {0, 0}, 0, F_CHANGES, {0, 0}},
+    {{NULL, "moves"}, {NULL, "moves"}, {0, 7}, {0, 6}, 0, F_INT, {0, F(moves)}},
+    {{NULL, "egress_usd"}, {NULL, NULL}, {0, 0}, {0, 0}, 0, F_NUM, {0, F(egress_usd)}},
+    {{NULL, "changes"}, {NULL, NULL}, {0, 0}, {0, 0}, 0, F_INT, {0, F(nchanges)}},
 };
 #undef R
-
-#define R(m) offsetof(struct pit_fleet_result, m)
-static const struct field fleet_fields[] = {
-    {"cost", "cost", 1, 10, 4, F_NUM, R(cost)},
-    {"finish_h", "finish_h", 2, 9, 2, F_NUM, R(finish_h)},
-    {"deadline_met", "met", 3, 7, 0, F_BOOL, R(deadline_met)},
-    {"gap_to_limit", "gap_to_limit", 8, 12, 1, F_GAP, R(cost)},
-    {"spot_node_h", "spot_nh", 4, 11, 2, F_NUM, R(spot_h)},
-    {"on_demand_node_h", "od_nh", 5, 11, 2, F_NUM, R(od_h)},
-    {"nodes_reclaimed", "reclaims", 6, 8, 0, F_INT, R(reclaimed)},
-    {"moves", "moves", 7, 6, 0, F_INT, R(moves)},
-    {"egress_usd", NULL, 0, 0, 0, F_NUM, R(egress_usd)},
-    {"changes", NULL, 0, 0, 0, F_INT, R(nchanges)},
-};
-#undef R
+#undef F
 
 /* one node: the job's fields, from the case (c) or the report (r) */
 enum { IN_CASE, IN_REPORT, IN_STUDY };
@@ -122,11 +118,12 @@ static void add_value(cJSON *o, const char *key, enum ftype t, const void *base,
   }
 }
 
-/* One result as a JSON object: every field of t in table order. */
-static cJSON *row_json(const struct field *t, int n, const void *row, double ref) {
+/* One result of kind k as a JSON object: its fields in table order. */
+static cJSON *row_json(int k, const void *row, double ref) {
   cJSON *o = cJSON_CreateObject();
-  for (int i = 0; i < n; i++)
-    add_value(o, t[i].key, t[i].type, row, t[i].off, ref);
+  for (int i = 0; i < NF(fields); i++)
+    if (fields[i].key[k])
+      add_value(o, fields[i].key[k], fields[i].type, row, fields[i].off[k], ref);
   return o;
 }
 
@@ -135,31 +132,33 @@ static void add_job(cJSON *o, const struct jfield *t, int n, const void *const b
     add_value(o, t[i].key, t[i].type, bases[t[i].in], t[i].off, NAN);
 }
 
-/* The field of column col, or NULL. */
-static const struct field *column(const struct field *t, int n, int col) {
-  for (int i = 0; i < n; i++)
-    if (t[i].col == col)
-      return &t[i];
+/* The field of kind k's column col, or NULL. */
+static const struct field *column(int k, int col) {
+  for (int i = 0; i < NF(fields); i++)
+    if (fields[i].col[k] == col)
+      return &fields[i];
   return NULL;
 }
 
-static void table_head(FILE *f, const struct field *t, int n) {
+static void table_head(FILE *f, int k) {
   fprintf(f, "%-17s", "policy");
   const struct field *c;
-  for (int col = 1; (c = column(t, n, col)) != NULL; col++)
-    fprintf(f, " %*s", c->width, c->title);
+  for (int col = 1; (c = column(k, col)) != NULL; col++)
+    fprintf(f, " %*s", c->width[k], c->title[k]);
   fputc('\n', f);
 }
 
-static void table_row(FILE *f, const struct field *t, int n, const char *name, const void *row, double ref) {
+static void table_row(FILE *f, int k, const char *name, const void *row, double ref) {
   fprintf(f, "%-17s", name);
   const struct field *c;
-  for (int col = 1; (c = column(t, n, col)) != NULL; col++) {
+  for (int col = 1; (c = column(k, col)) != NULL; col++) {
+    int w = c->width[k];
+    size_t off = c->off[k];
     switch (c->type) {
-    case F_NUM: fprintf(f, " %*.*f", c->width, c->prec, AT(row, c->off, double)); break;
-    case F_INT: fprintf(f, " %*d", c->width, AT(row, c->off, int)); break;
-    case F_BOOL: fprintf(f, " %*s", c->width, AT(row, c->off, int) ? "yes" : "MISSED"); break;
-    case F_GAP: fprintf(f, " %*.*f%%", c->width - 1, c->prec, 100 * gap_to(AT(row, c->off, double), ref)); break;
+    case F_NUM: fprintf(f, " %*.*f", w, c->prec, AT(row, off, double)); break;
+    case F_INT: fprintf(f, " %*d", w, AT(row, off, int)); break;
+    case F_BOOL: fprintf(f, " %*s", w, AT(row, off, int) ? "yes" : "MISSED"); break;
+    case F_GAP: fprintf(f, " %*.*f%%", w - 1, c->prec, 100 * gap_to(AT(row, off, double), ref)); break;
     default: break;
     }
   }
@@ -183,10 +182,10 @@ int pit_sim_report_write(FILE *f, const struct pit_sim_report *r, int json, stru
     cJSON *j = cJSON_CreateObject();
     const void *const bases[3] = {c, r, NULL};
     add_job(j, case_fields, NF(case_fields), bases);
-    cJSON_AddItemToObject(j, "policy", row_json(sim_fields, NF(sim_fields), &r->res[0], opt));
+    cJSON_AddItemToObject(j, "policy", row_json(ONE, &r->res[0], opt));
     cJSON *b = cJSON_AddObjectToObject(j, "baselines");
     for (int i = 1; i < nrow; i++)
-      cJSON_AddItemToObject(b, r->names[i], row_json(sim_fields, NF(sim_fields), &r->res[i], opt));
+      cJSON_AddItemToObject(b, r->names[i], row_json(ONE, &r->res[i], opt));
     cJSON *lim = cJSON_AddObjectToObject(j, "limit"); /* one node: the DP optimum is exact */
     cJSON_AddNumberToObject(lim, "cost", opt);
     cJSON_AddStringToObject(lim, "kind", r->multi ? "none" : "exact");
@@ -195,9 +194,9 @@ int pit_sim_report_write(FILE *f, const struct pit_sim_report *r, int json, stru
   fprintf(f, "trace %s (%s, %g s ticks), job %g h, deadline %g h, restart %g h; on-demand %g $/h, spot %g $/h (%s)\n",
           r->trace, *r->itype ? r->itype : "type unknown", r->tick_s, c->job_h, c->deadline_h, c->restart_h,
           c->price_h, c->spot_price_h, r->prices_from);
-  table_head(f, sim_fields, NF(sim_fields));
+  table_head(f, ONE);
   for (int i = 0; i < nrow; i++)
-    table_row(f, sim_fields, NF(sim_fields), r->names[i], &r->res[i], opt);
+    table_row(f, ONE, r->names[i], &r->res[i], opt);
   return 0;
 }
 
@@ -223,11 +222,11 @@ int pit_fleet_report_write(FILE *f, const struct pit_fleet_report *r, int json, 
     cJSON *l = cJSON_AddObjectToObject(j, "limit");
     cJSON_AddNumberToObject(l, "cost", r->limit);
     cJSON_AddStringToObject(l, "kind", r->limit_kind);
-    cJSON_AddItemToObject(j, "policy", row_json(fleet_fields, NF(fleet_fields), &r->res[0], r->limit));
+    cJSON_AddItemToObject(j, "policy", row_json(FLEET, &r->res[0], r->limit));
     cJSON *b = cJSON_AddObjectToObject(j, "baselines");
     cJSON *bf = NULL;
     for (int i = 1; i < r->n; i++)
-      cJSON_AddItemToObject(b, r->names[i], bf = row_json(fleet_fields, NF(fleet_fields), &r->res[i], r->limit));
+      cJSON_AddItemToObject(b, r->names[i], bf = row_json(FLEET, &r->res[i], r->limit));
     if (bf) { /* the last: the best fixed membership, and which it is */
       cJSON_AddStringToObject(bf, "zone", r->fixed_pool >= 0 ? pool[r->fixed_pool].zone : "");
       cJSON_AddNumberToObject(bf, "spot_nodes", r->fixed_spot);
@@ -243,8 +242,8 @@ int pit_fleet_report_write(FILE *f, const struct pit_fleet_report *r, int json, 
             pool[i].itype ? pool[i].itype->name : pool[i].trace->itype, pool[i].price_h, pool[i].spot_price_h,
             pool[i].trace->path);
   fprintf(f, "limit: %.4f (%s)\n", r->limit, r->limit_kind);
-  table_head(f, fleet_fields, NF(fleet_fields));
+  table_head(f, FLEET);
   for (int i = 0; i < r->n; i++)
-    table_row(f, fleet_fields, NF(fleet_fields), r->names[i], &r->res[i], r->limit);
+    table_row(f, FLEET, r->names[i], &r->res[i], r->limit);
   return 0;
 }
