@@ -9,6 +9,7 @@
  */
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +227,26 @@ static int one_case(const struct sim_args *a) {
   return rc;
 }
 
+/* The numeric options: the code of the row in opts[], > 0 required (pos; else >= 0), the field of struct sim_args. */
+static const struct num_opt {
+  int code, pos;
+  size_t off;
+} num_opts[] = {
+    {'g', 0, offsetof(struct sim_args, ckpt_gb)},  {'e', 0, offsetof(struct sim_args, seed)},
+    {'j', 1, offsetof(struct sim_args, job)},      {'d', 1, offsetof(struct sim_args, deadline)},
+    {'r', 0, offsetof(struct sim_args, restart)},  {'p', 1, offsetof(struct sim_args, price)},
+    {'s', 0, offsetof(struct sim_args, spot)},     {'o', 0, offsetof(struct sim_args, offset)},
+    {'n', 1, offsetof(struct sim_args, nodes)},    {'D', 1, offsetof(struct sim_args, run_deadline)},
+    {'B', 1, offsetof(struct sim_args, budget)},
+};
+
+static const struct num_opt *num_opt(int code) {
+  for (size_t i = 0; i < sizeof num_opts / sizeof num_opts[0]; i++)
+    if (num_opts[i].code == code)
+      return &num_opts[i];
+  return NULL;
+}
+
 /* The options into a (and the traces and zones into in); 0 or the exit status (-1: --help printed). */
 static int parse_args(int argc, char **argv, struct sim_args *a, struct pit_study_in *in) {
   int rc = 0, o;
@@ -247,24 +268,13 @@ static int parse_args(int argc, char **argv, struct sim_args *a, struct pit_stud
       snprintf(in->zone[a->nzones++], sizeof in->zone[0], "%s", optarg);
       break;
     case 'u': a->usl = optarg; break;
-    case 'g': rc = parse_num(n, optarg, 0, &a->ckpt_gb); break;
-    case 'e': rc = parse_num(n, optarg, 0, &a->seed); break;
-    case 'j': rc = parse_num(n, optarg, 1, &a->job); break;
-    case 'd': rc = parse_num(n, optarg, 1, &a->deadline); break;
-    case 'r': rc = parse_num(n, optarg, 0, &a->restart); break;
     case 'c': a->catalog = optarg; break;
     case 't': a->itype = optarg; break;
-    case 'p': rc = parse_num(n, optarg, 1, &a->price); break;
-    case 's': rc = parse_num(n, optarg, 0, &a->spot); break;
-    case 'o': rc = parse_num(n, optarg, 0, &a->offset); break;
-    case 'n': rc = parse_num(n, optarg, 1, &a->nodes); break;
     case 'C': a->chart = optarg; break;
     case 'R': a->events = optarg; break;
     case 'y': a->types = optarg; break;
     case 'N': a->nnodes = optarg; break;
     case 'P': a->policy = optarg; break;
-    case 'D': rc = parse_num(n, optarg, 1, &a->run_deadline); break;
-    case 'B': rc = parse_num(n, optarg, 1, &a->budget); break;
     case 'f':
       if (strcmp(optarg, "json") == 0 || strcmp(optarg, "table") == 0)
         a->json = strcmp(optarg, "json") == 0;
@@ -272,7 +282,10 @@ static int parse_args(int argc, char **argv, struct sim_args *a, struct pit_stud
         rc = pit_cli_usage("--format: '%s' is not table or json", optarg);
       break;
     case 'h': pit_cli_help(stdout, &cmd); return -1;
-    default: rc = pit_cli_bad_option("simulate", argv);
+    default: {
+      const struct num_opt *no = num_opt(o);
+      rc = no ? parse_num(n, optarg, no->pos, (double *)((char *)a + no->off)) : pit_cli_bad_option("simulate", argv);
+    }
     }
   }
   if (!rc && optind < argc)
