@@ -51,8 +51,10 @@ struct plot_args {
   int nruns, have_kind, timeline;
 };
 
-/* The options into a; 0 or the exit status (-1: --help printed). */
+/* The options into a (defaults first); 0 or the exit status (-1: --help printed). */
 static int parse_args(int argc, char **argv, struct plot_args *a) {
+  *a = (struct plot_args){.nruns = 0};
+  pit_plot_opts_init(&a->po);
   static const struct option opts[] = {{"kind", required_argument, 0, 'k'},   {"out", required_argument, 0, 'o'},
                                        {"db", required_argument, 0, 'd'},     {"events", required_argument, 0, 'e'},
                                        {"run", required_argument, 0, 'r'},    {"title", required_argument, 0, 't'},
@@ -128,8 +130,7 @@ static int parse_args(int argc, char **argv, struct plot_args *a) {
 }
 
 int pit_cmd_plot(int argc, char **argv) {
-  struct plot_args a = {.nruns = 0};
-  pit_plot_opts_init(&a.po);
+  struct plot_args a;
   int rc = parse_args(argc, argv, &a);
   if (rc)
     return rc < 0 ? 0 : rc;

@@ -94,8 +94,10 @@ struct sweep_args {
   int dry, skip_done;
 };
 
-/* The options (sweep's own, then train's) into a; 0 or the exit status (-1: --help printed). */
+/* The options (sweep's own, then train's) into a (defaults first); 0 or the exit status (-1: --help printed). */
 static int parse_args(int argc, char **argv, struct sweep_args *a) {
+  *a = (struct sweep_args){.dry = 0};
+  pit_sweep_spec_init(&a->sp);
   enum { N_OWN = 16, N_TRAIN = 64, O_TRAIN = 1000 };
   static const struct option own[N_OWN] = {
       {"ranks", required_argument, 0, 'R'},      {"batch-size", required_argument, 0, 'B'},
@@ -269,8 +271,7 @@ static int run_cells(const struct pit_sweep_spec *sp, struct pit_sweep_cell *cel
 }
 
 int pit_cmd_sweep(int argc, char **argv) {
-  struct sweep_args a = {.dry = 0};
-  pit_sweep_spec_init(&a.sp);
+  struct sweep_args a;
   int rc = parse_args(argc, argv, &a);
   if (rc)
     return rc < 0 ? 0 : rc;
