@@ -1,8 +1,9 @@
 /* cmd_predict.c — `pitstop predict`: the whole job's time and cost from a
  * run's records (complete, or in progress) through the predict module
  * (pit_predict_inputs, pit_predict; docs/predict.md): records from events
- * files, raw training logs (parsed on the fly) or the store; cost through the
- * catalog; printed by the report module (table, CSV or JSON).
+ * files, raw training logs (parsed on the fly) or the store; the job, the
+ * membership priced and its cost set up by the report module
+ * (src/report/predict_job.c), which prints it too (table, CSV or JSON).
  * Invariant: prints only on success (stdout) or one error line per problem on
  * stderr (warnings aside); nothing is written to files. */
 #include <getopt.h>

@@ -2,7 +2,8 @@
  * short `pitstop run` with a fixed membership and `pitstop train
  * --until-steady P`), store them, and rank them for a job like SkyPilot's
  * optimizer, but with measured figures; `--from-db` ranks what a store holds.
- * Invariant: options + library calls (pit_run, pit_profile_rank) + drawing. */
+ * Invariant: options + library calls (pit_run, pit_profile_rank, and the
+ * candidates, their order and the skip rules of src/control/profile_plan.c) + drawing. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
