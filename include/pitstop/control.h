@@ -463,6 +463,8 @@ struct pit_profile_row {
  * -1 when none fits. */
 int pit_profile_rank(const struct pit_runset *rs, const struct pit_catalog *cat, const struct pit_profile_query *q,
                      struct pit_profile_row **rows, int *n, int *best, struct pit_err *e);
+/* The ranked rows r[0..n-1] for q as pitstop profile prints them (src/control/profile_fmt.c). */
+void pit_profile_write(FILE *f, const struct pit_profile_row *r, int n, const struct pit_profile_query *q);
 /* What pitstop profile measures (src/control/profile_plan.c; docs/decide.md). */
 /* The candidates into cand[0..*n-1] (cap at most): list ("M1,M2", memberships
  * of local-1 by default), else every type of cat named in types (NULL: all)

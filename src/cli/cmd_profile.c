@@ -43,33 +43,6 @@ static void usage(FILE *f) {
   pit_cli_opts_print(f, popts, NPOPT, 26);
 }
 
-static void fmt_iv(char *b, size_t n, double v, double lo, double hi, const char *unit, int dollars) {
-  if (!isfinite(v))
-    snprintf(b, n, "-");
-  else if (dollars)
-    snprintf(b, n, "$%.4g [%.4g, %.4g]", v, lo, hi);
-  else
-    snprintf(b, n, "%.4g%s [%.4g, %.4g]", v, unit, lo, hi);
-}
-
-static void table(const struct pit_profile_row *r, int n, const struct pit_profile_query *q) {
-  printf("  %-26s %-20s %10s %12s %6s %-28s %-28s\n", "membership", "t_p ± 95%", "samples/s", "samples/$", "batch",
-         q->size > 0 ? "job time [95%]" : "job time", q->size > 0 ? "job cost [95%]" : "job cost");
-  for (int i = 0; i < n; i++) {
-    char m[PIT_MEMBERSHIP_TEXT_MAX], tp[48], js[64], jc[64], spd[24];
-    pit_membership_format(&r[i].m, m, sizeof m);
-    snprintf(tp, sizeof tp, "%.4g ± %.2g s", r[i].tp, r[i].tp_half);
-    fmt_iv(js, sizeof js, r[i].job_s, r[i].job_lo, r[i].job_hi, " s", 0);
-    fmt_iv(jc, sizeof jc, r[i].cost, r[i].cost_lo, r[i].cost_hi, "", 1);
-    if (isfinite(r[i].spd))
-      snprintf(spd, sizeof spd, "%.4g", r[i].spd);
-    else
-      snprintf(spd, sizeof spd, "no price");
-    printf("%c %-26s %-20s %10.4g %12s %6lld %-28s %-28s%s\n", r[i].chosen ? '*' : ' ', m, tp, r[i].sps, spd,
-           (long long)r[i].batch, js, jc, r[i].fits ? "" : "  (does not fit)");
-  }
-}
-
 /* Says which runs a per-sample ranking cannot use because their batch is
  * unknown (a log that does not record it, parsed without --batch-size), and,
  * for a job in epochs, which runs time only the start of their epoch: a
@@ -123,7 +96,7 @@ static int rank_db(const char *db, const struct pit_catalog *cat, const struct p
     return pit_cli_error("profile: '%s' holds no run with a membership, a batch and a steady t_p%s%s", db,
                          q->model ? " of model " : "", q->model ? q->model : "");
   }
-  table(rows, n, q);
+  pit_profile_write(stdout, rows, n, q);
   if (best < 0) {
     char why[300];
     pit_profile_why_none(rows, n, q, why, sizeof why);
