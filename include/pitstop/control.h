@@ -424,6 +424,9 @@ struct pit_run_opts {
 };
 void pit_run_opts_init(struct pit_run_opts *o);
 int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit_err *e);
+/* The result as `pitstop run` prints it at the end (src/control/run_fmt.c): run
+ * and dir name the run and its directory in a stop's "continue with" line. */
+void pit_run_result_write(FILE *f, const struct pit_run_result *r, const char *run, const char *dir);
 /* Stops every node a run left (a crashed controller's), from its run directory. */
 int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *e);
 
@@ -460,6 +463,30 @@ struct pit_profile_row {
  * -1 when none fits. */
 int pit_profile_rank(const struct pit_runset *rs, const struct pit_catalog *cat, const struct pit_profile_query *q,
                      struct pit_profile_row **rows, int *n, int *best, struct pit_err *e);
+/* The ranked rows r[0..n-1] for q as pitstop profile prints them (src/control/profile_fmt.c). */
+void pit_profile_write(FILE *f, const struct pit_profile_row *r, int n, const struct pit_profile_query *q);
+/* What pitstop profile measures (src/control/profile_plan.c; docs/decide.md). */
+/* The candidates into cand[0..*n-1] (cap at most): list ("M1,M2", memberships
+ * of local-1 by default), else every type of cat named in types (NULL: all)
+ * × 1..max_nodes nodes. */
+int pit_profile_candidates(const struct pit_catalog *cat, const char *list, const char *types, int64_t max_nodes,
+                           struct pit_membership *cand, int cap, int *n, struct pit_err *e);
+/* cand ordered (stably) most promising first by the catalog: speed per price
+ * (objective cost) or speed (time). */
+void pit_profile_order(const struct pit_catalog *cat, struct pit_membership *cand, int n,
+                       enum pit_policy_kind objective);
+/* c, more nodes of one type than a measured done[j] of that type (scaling is at
+ * best linear: it cannot raise samples per dollar): j; else -1. */
+int pit_profile_fewer_nodes(const struct pit_membership *done, int ndone, const struct pit_membership *c);
+/* c dominated by the ranked rows[0..n-1]: its samples per dollar, scaled from
+ * a measured membership of no more nodes by the catalog's speeds, even at twice
+ * that, below the best measured: 1, with by (that row's membership), *spd_hi
+ * (c's optimistic figure) and *spd_best; else 0. */
+int pit_profile_dominated(const struct pit_profile_row *rows, int n, const struct pit_catalog *cat,
+                          const struct pit_membership *c, char *by, size_t nby, double *spd_hi, double *spd_best);
+/* Why no row of rows[0..n-1] fits q (deadline, budget): the fastest and the cheapest, into out. */
+void pit_profile_why_none(const struct pit_profile_row *rows, int n, const struct pit_profile_query *q, char *out,
+                          size_t cap);
 
 /* ---------------- elastic simulation: the policy on a simulated clock ----------------
  *
@@ -568,6 +595,12 @@ struct pit_replay {
 void pit_replay_release(struct pit_replay *r);
 /* Errors name the file (and line): unreadable, malformed, no iteration. */
 int pit_replay_events(const char *path, const struct pit_replay_opts *o, struct pit_replay *r, struct pit_err *e);
+/* A replay as `pitstop simulate --replay` prints it (src/control/replay_fmt.c):
+ * one JSON object on a line (PIT_EIO when f cannot take it), or the table's
+ * head: both sides' resize decisions, whether they agree, the two costs. */
+int pit_replay_write_json(FILE *f, const char *events, const struct pit_replay *r, struct pit_err *e);
+void pit_replay_write_head(FILE *f, const char *events, const char *policy, const char *types,
+                           const struct pit_replay *r);
 
 /* The local provider's node wrapper (pitstop node-exec): pins the calling
  * process to cpus, joins cgroup (if not ""), then the caller execs. */

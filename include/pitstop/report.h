@@ -101,6 +101,31 @@ struct pit_predict_report {
 int pit_predict_write(FILE *f, enum pit_summary_format fmt, const struct pit_predict_report *r, int n,
                       struct pit_err *e);
 
+/* A prediction's report set up from a run (src/report/predict_job.c). */
+/* No job size given: the job run r planned, as its config states it
+ * (planned_iters: whole epochs when a multiple of in's iterations per epoch; a
+ * log's epoch count), else the epochs it reached, else 1 epoch; from says which. */
+void pit_predict_own_job(const struct pit_report_run *r, const struct pit_predict_in *in, enum pit_job_unit *unit,
+                         double *size, char *from, size_t cap);
+/* A job no larger than what series s did: in's done iterations and elapsed
+ * time become the job's own (nothing remains); from (cap bytes) says so. */
+void pit_predict_job_done_in_run(const struct pit_series *s, char *from, size_t cap, struct pit_predict_in *in);
+/* The membership priced into m: itype (a type, with nodes > 0 its count, or a
+ * membership), else r's last generation's, else r's; every type must be in
+ * cat (loaded from catalog, named in errors). */
+int pit_predict_priced_membership(const struct pit_catalog *cat, const char *catalog, const char *itype,
+                                  double nodes, const struct pit_report_run *r, struct pit_membership *m,
+                                  struct pit_err *e);
+/* rep's costs on mem (billed, catalog/cost.c): of the predicted time and its
+ * interval, samples per dollar, what is still to pay, the price per hour. */
+int pit_predict_report_cost(struct pit_predict_report *rep, const struct pit_catalog *cat,
+                            const struct pit_membership *mem, struct pit_err *e);
+/* rep's steadiness line (into steady), the iterations it still wants, warm-up,
+ * t_p's interval, validation samples and time basis, from basis; scale_to
+ * finite: t_p is a scaling fit's, measured at no such count. */
+void pit_predict_report_steady(struct pit_predict_report *rep, const struct pit_predict_basis *basis, double scale_to,
+                               char *steady, size_t cap);
+
 /* ---------------- charts ---------------- */
 
 enum pit_plot_kind {

@@ -31,6 +31,7 @@
 #define PITSTOP_SIM_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "pitstop/catalog.h"
 #include "pitstop/util.h"
@@ -312,5 +313,88 @@ int pit_fleet_chart(const struct pit_sim_study *s, const struct pit_fleet_result
                     const char *out, struct pit_err *e);
 /* X(n) / X(nodes): a membership of n nodes' ticks of work per tick. */
 double pit_fleet_rate(const struct pit_sim_study *s, int n);
+
+/* ---------------- 6. a study as pitstop simulate prints it (src/sim/sim_fmt.c) ---------------- */
+
+/* One node: the case c, where its trace and prices come from, and every result:
+ * res[0] the policy, then the baselines, res[n-1] the optimum (cost NaN when
+ * multi: several nodes, no optimum; its row is then left out and the limit's
+ * kind is "none"). names[i] names res[i]. */
+struct pit_sim_report {
+  const struct pit_sim_case *c;
+  const char *trace, *itype;      /* the trace's path as given; its type ("": unknown) */
+  double tick_s;
+  int64_t restart_ticks;
+  const char *prices_from;
+  const struct pit_sim_result *res;
+  const char *const *names;
+  int n, multi;
+};
+/* A fleet: the study s, its limit (kind "exact" or "bound"), every result:
+ * res[0] the policy, then the baselines, res[n-1] the best fixed membership
+ * (fixed_pool, -1: none, with fixed_spot of its nodes on spot). */
+struct pit_fleet_report {
+  const struct pit_sim_study *s;
+  double limit;
+  const char *limit_kind;
+  const struct pit_fleet_result *res;
+  const char *const *names;
+  int n, fixed_pool, fixed_spot;
+};
+/* The table (json 0) or one JSON object on a line (docs/simulate.md) to f;
+ * PIT_EIO when f cannot take the JSON. */
+int pit_sim_report_write(FILE *f, const struct pit_sim_report *r, int json, struct pit_err *e);
+int pit_fleet_report_write(FILE *f, const struct pit_fleet_report *r, int json, struct pit_err *e);
+
+/* ---------------- 7. a whole study (src/sim/study.c) ---------------- */
+
+/* The mean of a CSV trace's own spot prices; NaN when it has none. */
+double pit_trace_mean_spot(const struct pit_trace *t);
+/* The prices of a one-node case into *price and *spot (NaN: not given) and
+ * what they come from into *from (static text): the trace's mean spot price
+ * over all; catalog (itype's row, else the trace's type); without catalog and
+ * without given prices, installed (a path, or NULL) when it holds the trace's
+ * type (spot 0.3 x on-demand where it has none); else 1 and 0.3 x on-demand.
+ * Errors name the trace and the catalog. */
+int pit_sim_case_prices(const struct pit_trace *tr, const char *catalog, const char *installed, const char *itype,
+                        double *price, double *spot, const char **from, struct pit_err *e);
+/* pitstop's policy, the baselines on_demand, greedy, uniform_progress and the
+ * optimum over c, into res[0..4] (initialised by the caller): kept paths with
+ * keep; several nodes (pit_sim_multi): no optimum (its cost and finish NaN),
+ * *bytes what the policy's simulation held. */
+#define PIT_SIM_NCOMPARE 5
+int pit_sim_compare(const struct pit_sim_case *c, int keep, struct pit_sim_result res[PIT_SIM_NCOMPARE],
+                    size_t *bytes, struct pit_err *e);
+
+/* A fleet's inputs: trace files, each with its zone and type ("": from the trace). */
+#define PIT_STUDY_MAX_TRACES 64
+struct pit_study_in {
+  int n;
+  char path[PIT_STUDY_MAX_TRACES][1024], zone[PIT_STUDY_MAX_TRACES][PIT_NAME_MAX],
+      itype[PIT_STUDY_MAX_TRACES][PIT_NAME_MAX];
+};
+/* A study file (one trace a line, PATH [ZONE [ITYPE]], '#' comments, paths
+ * relative to the file) appended to in; errors name the file and line. */
+int pit_study_read(const char *file, struct pit_study_in *in, struct pit_err *e);
+/* How a fleet's pools are priced: cat (loaded from catpath, NULL: none; catalog:
+ * the one given, whose missing types are errors), the type to price (NULL: each
+ * trace's), prices given (NaN: the catalog's). */
+struct pit_fleet_prices {
+  const struct pit_catalog *cat;
+  const char *catpath, *catalog, *itype;
+  double price_h, spot_price_h;
+};
+/* Every trace of every file of in (a CSV may hold several zones) into
+ * tr[0..*nt-1] (PIT_STUDY_MAX_TRACES at most) and one pool each: its zone (the
+ * input's, the trace's, or its file name's up to '_'), type and prices (a
+ * trace's own spot prices win). The caller releases tr[0..*nt-1]. */
+int pit_fleet_pools(const struct pit_study_in *in, const struct pit_fleet_prices *fp, struct pit_trace *tr,
+                    struct pit_sim_pool *pool, int *nt, struct pit_err *e);
+/* The study checked, then pitstop's fleet policy, the baselines on_demand,
+ * greedy, uniform_progress, skynomad, ross and the best fixed membership into
+ * res[0..6] (initialised by the caller), and the limit; r (names aside) says it all. */
+#define PIT_FLEET_NCOMPARE 7
+int pit_fleet_compare(const struct pit_sim_study *st, struct pit_fleet_report *r,
+                      struct pit_fleet_result res[PIT_FLEET_NCOMPARE], struct pit_err *e);
 
 #endif

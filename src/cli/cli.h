@@ -128,5 +128,7 @@ int pit_cli_replay_opts(const char *events, const char *catalog, const char *typ
 int pit_cli_print_decisions(const char *events, struct pit_err *e);
 /* Prints the run's cost and time beside each fixed membership's (r->fixed). */
 void pit_cli_print_fixed(const struct pit_replay *r, double run_cost, double run_time);
+/* The timeline chart of a run's events file drawn to png (pit_plot_timeline, default options). */
+int pit_cli_timeline(const char *events, const char *png, struct pit_err *e);
 
 #endif

@@ -517,60 +517,49 @@ static void explain_summary(const struct xstate *xs) {
   printf("%s; malformed %ld; cut %ld\n", xs->nw ? ")" : "", xs->malformed, xs->cut);
 }
 
-int pit_cmd_parse(int argc, char **argv) {
-  enum pit_parse_format fmt = PIT_PARSE_AUTO;
-  const char *run = NULL, *out = NULL, *dbpath = NULL, *itype = NULL, *catalog = NULL, *pattern = NULL;
-  int quiet = 0, per_dir = 0, explain = 0, c;
-  struct xstate xs;
-  int64_t batch = -1, rpn = -1;
+/* pitstop parse's options, as given and parsed */
+struct parse_args {
+  enum pit_parse_format fmt;
+  const char *run, *out, *dbpath, *itype, *catalog, *pattern;
+  int quiet, per_dir, explain;
+  int64_t batch, rpn;
+};
+
+/* The options into a; 0 or the exit status (-1: --help printed). */
+static int parse_args(int argc, char **argv, struct parse_args *a) {
+  int c;
   struct pit_cli_getopt go;
   pit_cli_getopt_init(&go, argc, argv, &cmd);
   while ((c = pit_cli_getopt_next(&go)) != -1) {
     switch (c) {
     case 'f':
-      if (pit_parse_format_from_name(optarg, &fmt))
+      if (pit_parse_format_from_name(optarg, &a->fmt))
         return pit_cli_usage("parse: unknown --format '%s' (auto, jsonl, sagemaker, csv, dcgan, pi, yaml)", optarg);
       break;
     case 'r':
       if (!*optarg || strlen(optarg) >= PIT_NAME_MAX)
         return pit_cli_usage("parse: --run needs an id of 1 to %d bytes", PIT_NAME_MAX - 1);
-      run = optarg;
+      a->run = optarg;
       break;
-    case 'o':
-      out = optarg;
-      break;
-    case 'd':
-      dbpath = optarg;
-      break;
-    case 'q':
-      quiet = 1;
-      break;
-    case 'p':
-      pattern = optarg;
-      break;
-    case 'x':
-      explain = 1;
-      break;
-    case 'j':
-      per_dir = 1;
-      break;
-    case 'i':
-      itype = optarg;
-      break;
-    case 'c':
-      catalog = optarg;
-      break;
+    case 'o': a->out = optarg; break;
+    case 'd': a->dbpath = optarg; break;
+    case 'q': a->quiet = 1; break;
+    case 'p': a->pattern = optarg; break;
+    case 'x': a->explain = 1; break;
+    case 'j': a->per_dir = 1; break;
+    case 'i': a->itype = optarg; break;
+    case 'c': a->catalog = optarg; break;
     case 'b':
-      if (pit_parse_i64(optarg, &batch) < 0 || batch <= 0 || batch > (int64_t)1e12)
+      if (pit_parse_i64(optarg, &a->batch) < 0 || a->batch <= 0 || a->batch > (int64_t)1e12)
         return pit_cli_usage("parse: --batch-size '%s' is not a positive count of samples per rank", optarg);
       break;
     case 'n':
-      if (pit_parse_i64(optarg, &rpn) < 0 || rpn <= 0 || rpn > 1000000)
+      if (pit_parse_i64(optarg, &a->rpn) < 0 || a->rpn <= 0 || a->rpn > 1000000)
         return pit_cli_usage("parse: --ranks-per-node '%s' is not a positive count of ranks", optarg);
       break;
     case 'h':
       pit_cli_help(stdout, &cmd);
-      return 0;
+      return -1;
     default:
       pit_cli_help(stderr, &cmd);
       return pit_cli_usage("parse: bad option '%s'", argv[optind - 1]);
@@ -580,67 +569,194 @@ int pit_cmd_parse(int argc, char **argv) {
     pit_cli_help(stderr, &cmd);
     return pit_cli_usage("parse: no input file");
   }
-  if (out && dbpath)
+  if (a->out && a->dbpath)
     return pit_cli_usage("parse: give --out or --db, not both");
-  if (run && per_dir)
+  if (a->run && a->per_dir)
     return pit_cli_usage("parse: give --run or --job-per-dir, not both");
-  if (itype && catalog)
+  if (a->itype && a->catalog)
     return pit_cli_usage("parse: give --itype or --catalog, not both");
-  int one_run = run != NULL || per_dir; /* several files may share a run */
-  if (pattern) { /* a bad template is a usage error, before any file is read */
+  if (a->pattern) { /* a bad template is a usage error, before any file is read */
     struct pit_parser *tp = NULL;
     struct pit_err pe = {0};
-    int prc = pit_parser_new(&tp, fmt, "x", 0, "-", NULL, NULL, NULL, &pe);
+    int prc = pit_parser_new(&tp, a->fmt, "x", 0, "-", NULL, NULL, NULL, &pe);
     if (!prc)
-      prc = pit_parser_set_pattern(tp, pattern, &pe);
+      prc = pit_parser_set_pattern(tp, a->pattern, &pe);
     pit_parser_free(tp);
     if (prc)
       return pit_cli_usage("parse: %s", pe.msg);
   }
+  return 0;
+}
 
-  struct pit_err e0 = {0};
+/* Where the records go into s: the store (--db, one transaction), --out (atomic, af),
+ * /dev/null (--explain alone: the explanation is the output) or stdout; the writer thread wr. */
+static int open_sink(const struct parse_args *a, struct sink *s, struct pit_atomic_file *af, struct writer *wr) {
+  struct pit_err e = {0};
+  if (a->dbpath) {
+    s->fp = NULL;
+    if (pit_store_open(&s->db, a->dbpath, &e))
+      return pit_cli_fail(&e);
+    pit_store_set_batch(s->db, 0); /* all or nothing */
+    return 0;
+  }
+  if (!(s->buf = malloc(OUT_CAP))) {
+    pit_err_set(&e, PIT_ENOMEM, "out of memory");
+    return pit_cli_fail(&e);
+  }
+  if (a->explain && !a->out) {
+    if (!(s->fp = fopen("/dev/null", "w"))) {
+      free(s->buf);
+      pit_err_errno(&e, PIT_EIO, "cannot open /dev/null");
+      return pit_cli_fail(&e);
+    }
+    s->fname = "/dev/null";
+  }
+  if (a->out) {
+    if (pit_atomic_open(af, a->out, &e)) {
+      free(s->buf);
+      return pit_cli_fail(&e);
+    }
+    s->fp = af->fp;
+    s->fname = a->out;
+  }
+  if (writer_start(wr, s, &e) == 0) /* else: format on this thread */
+    s->w = wr;
+  return 0;
+}
+
+/* The sink closed: the store committed (or aborted when failed), the output drained
+ * and --out committed (or left unwritten); returns the exit status. */
+static int close_sink(const struct parse_args *a, struct sink *s, struct pit_atomic_file *af, int failed,
+                      int fatal) {
+  struct pit_err e = {0};
+  int rc = 0;
+  if (s->db) {
+    if (failed) {
+      pit_store_abort(s->db);
+      pit_cli_note("nothing stored in '%s'", a->dbpath);
+    } else if (pit_store_close(s->db, &e)) {
+      rc = pit_cli_fail(&e);
+    }
+    return failed || rc ? 1 : 0;
+  }
+  if (s->w && writer_finish(s->w, &e) && !fatal) {
+    rc = pit_cli_fail(&e);
+    fatal = 1;
+  }
+  if (!fatal && drain(s, &e))
+    rc = pit_cli_fail(&e);
+  if (a->out) {
+    if (failed || rc) {
+      pit_atomic_abort(af);
+      pit_cli_note("'%s' not written", a->out);
+    } else if (pit_atomic_commit(af, &e)) {
+      rc = pit_cli_fail(&e);
+    }
+  } else if (a->explain && s->fp && s->fp != stdout) {
+    fclose(s->fp);
+    if (fflush(stdout) != 0) {
+      pit_err_errno(&e, PIT_EIO, "cannot write to stdout");
+      rc = pit_cli_fail(&e);
+    }
+  } else if (fflush(stdout) != 0) {
+    pit_err_errno(&e, PIT_EIO, "cannot write to stdout");
+    rc = pit_cli_fail(&e);
+  }
+  free(s->buf);
+  return failed || rc ? 1 : 0;
+}
+
+/* The run id of each of the n files into ids (idp: pointers to them): --run, the directory's or the file's name. */
+static void run_ids(const struct parse_args *a, char *const *files, int n, char (*ids)[PIT_NAME_MAX], char **idp) {
+  for (int i = 0; i < n; i++) {
+    if (a->run)
+      snprintf(ids[i], PIT_NAME_MAX, "%s", a->run);
+    else if (a->per_dir)
+      pit_parse_dir_run_name(files[i], ids[i], PIT_NAME_MAX);
+    else
+      pit_parse_run_name(files[i], ids[i], PIT_NAME_MAX);
+    idp[i] = ids[i];
+  }
+}
+
+/* One file read into s as run runid (its type from its path among tnames[0..ntypes-1]
+ * unless --itype); *failed on a bad input, *fatal when the output cannot be trusted. */
+static void parse_one(const struct parse_args *a, struct sink *s, const char *path, const char *runid,
+                      const char **tnames, int ntypes, int *failed, int *fatal) {
+  struct pit_err e = {0};
+  struct xstate xs;
+  if (s->db) {
+    char src[PIT_NAME_MAX + 512];
+    snprintf(src, sizeof src, "parse:%s", path);
+    if (pit_store_set_source(s->db, src, &e)) {
+      pit_cli_fail(&e);
+      *failed = *fatal = 1;
+      return;
+    }
+  }
+  struct pit_parse_stats st = {0};
+  s->warned = 0;
+  s->nruns = 0;
+  char ftype[PIT_NAME_MAX];
+  if (!a->itype)
+    pit_parse_itype_from_path(path, tnames, ntypes, ftype, sizeof ftype);
+  char note[64];
+  memset(&xs, 0, sizeof xs);
+  xs.path = path;
+  struct pit_parse_opts po = {a->fmt, runid, a->run != NULL || a->per_dir, a->itype ? a->itype : ftype, a->batch,
+                              (int)a->rpn, a->pattern, a->explain ? explain_part : NULL, &xs};
+  int rc = pit_parse_file_opts(path, &po, emit, warn, s, &st, &e);
+  if (s->warned > MAX_WARN)
+    pit_cli_note("%s: %ld more malformed lines not shown", path, s->warned - MAX_WARN);
+  /* a log with no init line: the job context it gave (batch, ranks, the
+   * iterations per epoch of "i/L") becomes its runs' configuration, as
+   * pit_runset_load_log does for the files predict and summary read */
+  for (int k = 0; !rc && s->db && k < s->nruns; k++)
+    if ((rc = pit_store_set_context(s->db, s->runs[k], st.context, &e)))
+      s->broken = 1;
+  if (rc) {
+    pit_cli_fail(&e);
+    *failed = 1;
+    *fatal = s->broken; /* a failed store add or write ends everything; a bad input does not */
+    return;
+  }
+  if (a->explain)
+    explain_summary(&xs);
+  char gnote[160] = "";
+  if (st.generic || st.pattern || st.progress || st.glued || st.cut)
+    snprintf(gnote, sizeof gnote, "; %ld by the key/value reader, %ld by --pattern, %ld progress only, %ld glued lines split, %ld cut",
+             st.generic, st.pattern, st.progress, st.glued, st.cut);
+  if (!a->quiet)
+    pit_cli_note("parse: %s: %ld lines, %ld records, %ld skipped, %ld malformed (%ld known, %ld merged)%s%s",
+                 path, st.lines, st.records, st.skipped, st.malformed, st.known, st.merged,
+                 unrec_note(&st, note, sizeof note), gnote);
+  else if (st.cut)
+    pit_cli_note("parse: %s: %ld parts of glued lines cut, not read", path, st.cut);
+  if (st.records == 0) {
+    nothing_usable(path, &st, &e);
+    pit_cli_fail(&e);
+    *failed = 1;
+  }
+}
+
+int pit_cmd_parse(int argc, char **argv) {
+  struct parse_args a = {.fmt = PIT_PARSE_AUTO, .batch = -1, .rpn = -1};
+  int rc = parse_args(argc, argv, &a);
+  if (rc)
+    return rc < 0 ? 0 : rc;
+  struct pit_err e = {0};
   struct pit_catalog cat = {0};
   const char **tnames = NULL;
-  int ntypes = itype ? 0 : catalog_names(catalog, &cat, &tnames, &e0);
+  int ntypes = a.itype ? 0 : catalog_names(a.catalog, &cat, &tnames, &e);
   if (ntypes < 0) {
     pit_catalog_release(&cat);
-    return pit_cli_fail(&e0);
+    return pit_cli_fail(&e);
   }
-
-  struct pit_err e = {0};
-  struct sink s = {.fp = stdout, .fname = "stdout", .quiet = quiet};
+  struct sink s = {.fp = stdout, .fname = "stdout", .quiet = a.quiet};
   struct pit_atomic_file af = {0};
   struct writer wr = {0};
-  if (dbpath) {
-    s.fp = NULL;
-    if (pit_store_open(&s.db, dbpath, &e))
-      return pit_cli_fail(&e);
-    pit_store_set_batch(s.db, 0); /* all or nothing */
-  } else {
-    if (!(s.buf = malloc(OUT_CAP))) {
-      pit_err_set(&e, PIT_ENOMEM, "out of memory");
-      return pit_cli_fail(&e);
-    }
-    if (explain && !out) { /* the explanation is the output: records are not shown */
-      if (!(s.fp = fopen("/dev/null", "w"))) {
-        free(s.buf);
-        pit_err_errno(&e, PIT_EIO, "cannot open /dev/null");
-        return pit_cli_fail(&e);
-      }
-      s.fname = "/dev/null";
-    }
-    if (out) {
-      if (pit_atomic_open(&af, out, &e)) {
-        free(s.buf);
-        return pit_cli_fail(&e);
-      }
-      s.fp = af.fp;
-      s.fname = out;
-    }
-    if (writer_start(&wr, &s, &e) == 0) /* else: format on this thread */
-      s.w = &wr;
-  }
-
+  if ((rc = open_sink(&a, &s, &af, &wr)))
+    return rc;
   int failed = 0, fatal = 0;
   int nfiles = argc - optind;
   char (*ids)[PIT_NAME_MAX] = calloc((size_t)nfiles, PIT_NAME_MAX);
@@ -649,114 +765,18 @@ int pit_cmd_parse(int argc, char **argv) {
     pit_err_set(&e, PIT_ENOMEM, "out of memory");
     fatal = failed = 1;
     pit_cli_fail(&e);
+  } else {
+    run_ids(&a, argv + optind, nfiles, ids, idp);
   }
-  for (int i = 0; i < nfiles && !fatal; i++) {
-    if (run)
-      snprintf(ids[i], PIT_NAME_MAX, "%s", run);
-    else if (per_dir)
-      pit_parse_dir_run_name(argv[optind + i], ids[i], PIT_NAME_MAX);
-    else
-      pit_parse_run_name(argv[optind + i], ids[i], PIT_NAME_MAX);
-    idp[i] = ids[i];
-  }
-  if (s.db && !fatal && runs_are_new(s.db, idp, nfiles, one_run, &e)) {
+  if (s.db && !fatal && runs_are_new(s.db, idp, nfiles, a.run != NULL || a.per_dir, &e)) {
     pit_cli_fail(&e);
     fatal = failed = 1;
   }
-  for (int i = optind; i < argc && !fatal; i++) {
-    const char *path = argv[i];
-    const char *runid = ids[i - optind];
-    pit_err_clear(&e);
-    if (s.db) {
-      char src[PIT_NAME_MAX + 512];
-      snprintf(src, sizeof src, "parse:%s", path);
-      if (pit_store_set_source(s.db, src, &e)) {
-        pit_cli_fail(&e);
-        failed = fatal = 1;
-        break;
-      }
-    }
-    struct pit_parse_stats st = {0};
-    s.warned = 0;
-    s.nruns = 0;
-    char ftype[PIT_NAME_MAX];
-    if (!itype)
-      pit_parse_itype_from_path(path, tnames, ntypes, ftype, sizeof ftype);
-    char note[64];
-    memset(&xs, 0, sizeof xs);
-    xs.path = path;
-    struct pit_parse_opts po = {fmt, runid, one_run, itype ? itype : ftype, batch, (int)rpn, pattern, explain ? explain_part : NULL, &xs};
-    int rc = pit_parse_file_opts(path, &po, emit, warn, &s, &st, &e);
-    if (s.warned > MAX_WARN)
-      pit_cli_note("%s: %ld more malformed lines not shown", path, s.warned - MAX_WARN);
-    /* a log with no init line: the job context it gave (batch, ranks, the
-     * iterations per epoch of "i/L") becomes its runs' configuration, as
-     * pit_runset_load_log does for the files predict and summary read */
-    for (int k = 0; !rc && s.db && k < s.nruns; k++)
-      if ((rc = pit_store_set_context(s.db, s.runs[k], st.context, &e)))
-        s.broken = 1;
-    if (rc) {
-      pit_cli_fail(&e);
-      failed = 1;
-      fatal = s.broken; /* a failed store add or write ends everything; a bad input does not */
-      continue;
-    }
-    if (explain)
-      explain_summary(&xs);
-    char gnote[160] = "";
-    if (st.generic || st.pattern || st.progress || st.glued || st.cut)
-      snprintf(gnote, sizeof gnote, "; %ld by the key/value reader, %ld by --pattern, %ld progress only, %ld glued lines split, %ld cut",
-               st.generic, st.pattern, st.progress, st.glued, st.cut);
-    if (!quiet)
-      pit_cli_note("parse: %s: %ld lines, %ld records, %ld skipped, %ld malformed (%ld known, %ld merged)%s%s",
-                   path, st.lines, st.records, st.skipped, st.malformed, st.known, st.merged,
-                   unrec_note(&st, note, sizeof note), gnote);
-    else if (st.cut)
-      pit_cli_note("parse: %s: %ld parts of glued lines cut, not read", path, st.cut);
-    if (st.records == 0) {
-      nothing_usable(path, &st, &e);
-      pit_cli_fail(&e);
-      failed = 1;
-    }
-  }
+  for (int i = 0; i < nfiles && !fatal; i++)
+    parse_one(&a, &s, argv[optind + i], ids[i], tnames, ntypes, &failed, &fatal);
   free(ids);
   free(idp);
   free(tnames);
   pit_catalog_release(&cat);
-
-  int rc = 0;
-  if (s.db) {
-    if (failed) {
-      pit_store_abort(s.db);
-      pit_cli_note("nothing stored in '%s'", dbpath);
-    } else if (pit_store_close(s.db, &e)) {
-      rc = pit_cli_fail(&e);
-    }
-  } else {
-    if (s.w && writer_finish(s.w, &e) && !fatal) {
-      rc = pit_cli_fail(&e);
-      fatal = 1;
-    }
-    if (!fatal && drain(&s, &e))
-      rc = pit_cli_fail(&e);
-    if (out) {
-      if (failed || rc) {
-        pit_atomic_abort(&af);
-        pit_cli_note("'%s' not written", out);
-      } else if (pit_atomic_commit(&af, &e)) {
-        rc = pit_cli_fail(&e);
-      }
-    } else if (explain && s.fp && s.fp != stdout) {
-      fclose(s.fp);
-      if (fflush(stdout) != 0) {
-        pit_err_errno(&e, PIT_EIO, "cannot write to stdout");
-        rc = pit_cli_fail(&e);
-      }
-    } else if (fflush(stdout) != 0) {
-      pit_err_errno(&e, PIT_EIO, "cannot write to stdout");
-      rc = pit_cli_fail(&e);
-    }
-    free(s.buf);
-  }
-  return failed || rc ? 1 : 0;
+  return close_sink(&a, &s, &af, failed, fatal);
 }

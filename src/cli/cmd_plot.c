@@ -42,7 +42,19 @@ static void usage(FILE *f) {
           PIT_STORE_DEFAULT_PATH);
 }
 
-int pit_cmd_plot(int argc, char **argv) {
+/* pitstop plot's options, as given and parsed */
+struct plot_args {
+  struct pit_plot_opts po;
+  struct pit_cli_source src;
+  const char *catalog, *region, *last_events;
+  char *runs[MAX_RUNS];
+  int nruns, have_kind, timeline;
+};
+
+/* The options into a (defaults first); 0 or the exit status (-1: --help printed). */
+static int parse_args(int argc, char **argv, struct plot_args *a) {
+  *a = (struct plot_args){.nruns = 0};
+  pit_plot_opts_init(&a->po);
   static const struct option opts[] = {{"kind", required_argument, 0, 'k'},   {"out", required_argument, 0, 'o'},
                                        {"db", required_argument, 0, 'd'},     {"events", required_argument, 0, 'e'},
                                        {"run", required_argument, 0, 'r'},    {"title", required_argument, 0, 't'},
@@ -50,94 +62,95 @@ int pit_cmd_plot(int argc, char **argv) {
                                        {"itype", required_argument, 0, 'i'},  {"size", required_argument, 0, 's'},
                                        {"region", required_argument, 0, 'R'},
                                        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-  struct pit_plot_opts po;
-  pit_plot_opts_init(&po);
-  struct pit_cli_source src = {0};
-  const char *catalog = NULL, *region = NULL;
-  char *runs[MAX_RUNS];
-  int nruns = 0, have_kind = 0, timeline = 0;
-  const char *last_events = NULL;
   optind = 1;
   opterr = 0;
   for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
     switch (c) {
     case 'k':
       if (strcmp(optarg, "timeline") == 0) { /* an elastic run's events file (pitstop run) */
-        timeline = have_kind = 1;
+        a->timeline = a->have_kind = 1;
         break;
       }
-      if (pit_plot_kind_parse(optarg, &po.kind))
+      if (pit_plot_kind_parse(optarg, &a->po.kind))
         return pit_cli_usage("plot: --kind must be steps, batch, scaling or cost (not '%s')", optarg);
-      have_kind = 1;
+      a->have_kind = 1;
       break;
     case 'o':
-      po.out = optarg;
+      a->po.out = optarg;
       break;
     case 'd':
     case 'e':
       if (c == 'e')
-        last_events = optarg;
-      if (pit_cli_source_opt(&src, "plot", c == 'd', optarg))
+        a->last_events = optarg;
+      if (pit_cli_source_opt(&a->src, "plot", c == 'd', optarg))
         return 2;
       break;
     case 'r':
-      if (nruns == MAX_RUNS)
+      if (a->nruns == MAX_RUNS)
         return pit_cli_usage("plot: at most %d --run options", MAX_RUNS);
-      runs[nruns++] = optarg;
+      a->runs[a->nruns++] = optarg;
       break;
     case 't':
-      po.title = optarg;
+      a->po.title = optarg;
       break;
     case 'm':
-      if (pit_plot_metric_parse(optarg, &po.metric))
+      if (pit_plot_metric_parse(optarg, &a->po.metric))
         return pit_cli_usage("plot: --metric must be tp, sample or total (not '%s')", optarg);
       break;
     case 'c':
-      catalog = optarg;
+      a->catalog = optarg;
       break;
     case 'i':
-      po.itype = optarg;
+      a->po.itype = optarg;
       break;
     case 'R':
-      region = optarg;
+      a->region = optarg;
       break;
     case 's':
-      if (sscanf(optarg, "%dx%d", &po.width, &po.height) != 2 || po.width < 200 || po.height < 150 ||
-          po.width > 10000 || po.height > 10000)
+      if (sscanf(optarg, "%dx%d", &a->po.width, &a->po.height) != 2 || a->po.width < 200 || a->po.height < 150 ||
+          a->po.width > 10000 || a->po.height > 10000)
         return pit_cli_usage("plot: --size must be WxH in pixels, 200x150 to 10000x10000 (not '%s')", optarg);
       break;
     case 'h':
       usage(stdout);
-      return 0;
+      return -1;
     default:
       return pit_cli_bad_option("plot", argv);
     }
   }
   if (optind < argc)
     return pit_cli_usage("plot: unexpected argument '%s' (runs are chosen with --run)", argv[optind]);
-  if (!have_kind)
+  if (!a->have_kind)
     return pit_cli_usage("plot: --kind is required (steps, batch, scaling or cost)");
-  if (!po.out)
+  if (!a->po.out)
     return pit_cli_usage("plot: --out FILE.png|FILE.svg is required");
-  if (timeline) {
-    if (!last_events)
-      return pit_cli_usage("plot: --kind timeline needs --events FILE (a pitstop run's events file)");
+  if (a->timeline && !a->last_events)
+    return pit_cli_usage("plot: --kind timeline needs --events FILE (a pitstop run's events file)");
+  return 0;
+}
+
+int pit_cmd_plot(int argc, char **argv) {
+  struct plot_args a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc)
+    return rc < 0 ? 0 : rc;
+  struct pit_plot_opts po = a.po;
+  if (a.timeline) { /* an elastic run's events file (pitstop run) */
     struct pit_err te = {0};
-    if (pit_plot_timeline(last_events, &po, &te) < 0)
+    if (pit_plot_timeline(a.last_events, &po, &te) < 0)
       return pit_cli_fail(&te);
     pit_cli_note("plot: wrote %s", po.out);
     return 0;
   }
-
   struct pit_err e = {0};
   struct pit_catalog cat = {0};
   struct pit_runset rs;
   pit_runset_init(&rs);
-  int rc = 0;
+  const char *catalog = a.catalog;
   if (po.kind == PIT_PLOT_COST) {
     if (!catalog && !(catalog = pit_cli_catalog("aws.tsv", &e)))
       rc = e.code;
-    else if ((rc = pit_catalog_load_region(&cat, catalog, region, &e)) == PIT_ENOTFOUND)
+    else if ((rc = pit_catalog_load_region(&cat, catalog, a.region, &e)) == PIT_ENOTFOUND)
       pit_err_hint(&e, "give the price catalog with --catalog FILE");
     po.catalog = &cat;
   }
@@ -145,7 +158,7 @@ int pit_cmd_plot(int argc, char **argv) {
     pit_catalog_release(&cat);
     return pit_cli_fail(&e);
   }
-  rc = pit_cli_load_runs(&rs, &src, "plot", runs, nruns);
+  rc = pit_cli_load_runs(&rs, &a.src, "plot", a.runs, a.nruns);
   if (!rc && pit_plot(&rs, &po, &e))
     rc = pit_cli_fail(&e);
   pit_runset_release(&rs);

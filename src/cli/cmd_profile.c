@@ -2,7 +2,8 @@
  * short `pitstop run` with a fixed membership and `pitstop train
  * --until-steady P`), store them, and rank them for a job like SkyPilot's
  * optimizer, but with measured figures; `--from-db` ranks what a store holds.
- * Invariant: options + library calls (pit_run, pit_profile_rank) + drawing. */
+ * Invariant: options + library calls (pit_run, pit_profile_rank, and the
+ * candidates, their order and the skip rules of src/control/profile_plan.c) + drawing. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -40,33 +41,6 @@ static void usage(FILE *f) {
              "t_p, samples/s, samples per dollar, the job's predicted time and cost (95%%), '*' on the chosen\n"
              "row. Candidates that measured ones show to be dominated are skipped and listed (docs/decide.md).\n\n");
   pit_cli_opts_print(f, popts, NPOPT, 26);
-}
-
-static void fmt_iv(char *b, size_t n, double v, double lo, double hi, const char *unit, int dollars) {
-  if (!isfinite(v))
-    snprintf(b, n, "-");
-  else if (dollars)
-    snprintf(b, n, "$%.4g [%.4g, %.4g]", v, lo, hi);
-  else
-    snprintf(b, n, "%.4g%s [%.4g, %.4g]", v, unit, lo, hi);
-}
-
-static void table(const struct pit_profile_row *r, int n, const struct pit_profile_query *q) {
-  printf("  %-26s %-20s %10s %12s %6s %-28s %-28s\n", "membership", "t_p ± 95%", "samples/s", "samples/$", "batch",
-         q->size > 0 ? "job time [95%]" : "job time", q->size > 0 ? "job cost [95%]" : "job cost");
-  for (int i = 0; i < n; i++) {
-    char m[PIT_MEMBERSHIP_TEXT_MAX], tp[48], js[64], jc[64], spd[24];
-    pit_membership_format(&r[i].m, m, sizeof m);
-    snprintf(tp, sizeof tp, "%.4g ± %.2g s", r[i].tp, r[i].tp_half);
-    fmt_iv(js, sizeof js, r[i].job_s, r[i].job_lo, r[i].job_hi, " s", 0);
-    fmt_iv(jc, sizeof jc, r[i].cost, r[i].cost_lo, r[i].cost_hi, "", 1);
-    if (isfinite(r[i].spd))
-      snprintf(spd, sizeof spd, "%.4g", r[i].spd);
-    else
-      snprintf(spd, sizeof spd, "no price");
-    printf("%c %-26s %-20s %10.4g %12s %6lld %-28s %-28s%s\n", r[i].chosen ? '*' : ' ', m, tp, r[i].sps, spd,
-           (long long)r[i].batch, js, jc, r[i].fits ? "" : "  (does not fit)");
-  }
 }
 
 /* Says which runs a per-sample ranking cannot use because their batch is
@@ -122,299 +96,190 @@ static int rank_db(const char *db, const struct pit_catalog *cat, const struct p
     return pit_cli_error("profile: '%s' holds no run with a membership, a batch and a steady t_p%s%s", db,
                          q->model ? " of model " : "", q->model ? q->model : "");
   }
-  table(rows, n, q);
+  pit_profile_write(stdout, rows, n, q);
   if (best < 0) {
-    double tmin = INFINITY, cmin = INFINITY;
-    for (int i = 0; i < n; i++) {
-      tmin = fmin(tmin, rows[i].job_s);
-      cmin = fmin(cmin, rows[i].cost);
-    }
-    char asked[128] = "";
-    if (!isnan(q->deadline_s))
-      snprintf(asked, sizeof asked, "a deadline of %.0f s", q->deadline_s);
-    if (!isnan(q->budget))
-      snprintf(asked + strlen(asked), sizeof asked - strlen(asked), "%sa budget of $%.4g", asked[0] ? " and " : "",
-               q->budget);
+    char why[300];
+    pit_profile_why_none(rows, n, q, why, sizeof why);
     free(rows);
-    return pit_cli_error("profile: nothing fits %s: the fastest measured takes %.0f s, the cheapest costs $%.4g",
-                         asked[0] ? asked : "(no price for any membership)", tmin, cmin);
+    return pit_cli_error("profile: %s", why);
   }
   free(rows);
   return 0;
 }
 
 
-/* Σ nodes × the catalog's speed of m, and Σ nodes × price (NaN: a type not in cat). */
-static double speed_of(const struct pit_catalog *cat, const struct pit_membership *m, double *price_h) {
-  double sp = 0;
-  *price_h = 0;
-  for (int i = 0; i < m->n; i++) {
-    const struct pit_itype *it = pit_catalog_find(cat, m->m[i].itype);
-    if (!it) {
-      *price_h = NAN;
-      return NAN;
-    }
-    sp += m->m[i].nodes * pit_policy_itype_speed(it);
-    *price_h += m->m[i].nodes * it->price_h;
-  }
-  return sp;
-}
-
-/* The catalog's figure of merit of m for the objective: speed per price (cost) or speed (time). */
-static double merit(const struct pit_catalog *cat, const struct pit_membership *m, int cost) {
-  double price, sp = speed_of(cat, m, &price);
-  return cost ? sp / price : sp;
-}
-
 /* Cost, no deadline: is candidate c dominated by what the store measured?
- * Its samples per dollar, scaled from a measured membership of no more nodes
- * by the catalog's speeds (at best linear in speed), even at twice that (the
- * policy's ±50% on a catalog-speed t_p), below the best measured: 1, with
- * the row it loses to and its optimistic figure. */
+ * (pit_profile_dominated over the store's ranked rows) */
 static int dominated(const char *db, const struct pit_catalog *cat, const struct pit_profile_query *q,
                      const struct pit_membership *c, char *by, size_t nby, double *spd_hi, double *spd_best) {
   struct pit_profile_row *rows = NULL;
   int n = 0, best = -1, dom = 0;
   struct pit_err e = {0};
-  double price_c, sp_c = speed_of(cat, c, &price_c);
-  if (!(sp_c > 0) || !(price_c > 0) || load_rows(db, cat, q, 0, &rows, &n, &best, &e) < 0 || n == 0) {
-    free(rows);
-    return 0;
-  }
-  int top = 0;
-  for (int i = 1; i < n; i++)
-    if (rows[i].spd > rows[top].spd)
-      top = i;
-  double hi = -INFINITY;
-  for (int i = 0; i < n; i++) {
-    double price_r, sp_r = speed_of(cat, &rows[i].m, &price_r);
-    if (sp_r > 0 && rows[i].sps > 0 && pit_membership_nodes(&rows[i].m) <= pit_membership_nodes(c))
-      hi = fmax(hi, 2 * rows[i].sps * sp_c / sp_r * 3600 / price_c);
-  }
-  if (isfinite(hi) && hi < rows[top].spd) {
-    dom = 1;
-    pit_membership_format(&rows[top].m, by, nby);
-    *spd_hi = hi;
-    *spd_best = rows[top].spd;
-  }
+  if (load_rows(db, cat, q, 0, &rows, &n, &best, &e) == 0)
+    dom = pit_profile_dominated(rows, n, cat, c, by, nby, spd_hi, spd_best);
   free(rows);
   return dom;
 }
 
-int pit_cmd_profile(int argc, char **argv) {
-  const char *from_db = NULL, *db = NULL, *catalog = NULL, *candidates = NULL, *types = NULL, *objective = "cost";
-  double precision = 0.02, deadline = NAN, budget = NAN, size = 0;
-  int64_t cap = 1000, max_nodes = 2, batch = 0;
-  const char *model = NULL;
-  enum pit_job_unit unit = PIT_JOB_ITERS;
-  char **train = calloc(2 * (size_t)argc + 5, sizeof *train); /* --model=M: 2 entries */
-  if (!train)
-    return pit_cli_usage("out of memory");
-  int ntrain = 0, rc = 0;
-  for (int i = 1; i < argc && rc == 0; i++) {
-    const char *a = argv[i];
-    if (strncmp(a, "--", 2) != 0) {
-      rc = pit_cli_usage("profile: unexpected argument '%s'", a);
-      break;
+/* pitstop profile's options, as given and parsed; train: the options passed on to the candidates' train */
+struct prof_args {
+  const char *from_db, *db, *catalog, *candidates, *types, *objective, *model;
+  double precision, deadline, budget, size;
+  int64_t cap, max_nodes, batch;
+  enum pit_job_unit unit;
+  char **train;
+  int ntrain;
+};
+
+/* One of pitstop profile's own options, --n val, into a. */
+static int set_opt(struct prof_args *a, const char *n, const char *val) {
+  double d = 0;
+  int64_t v = 0;
+  const char **strs[] = {&a->from_db, &a->db, &a->catalog, &a->candidates, &a->types};
+  static const char *const snames[] = {"from-db", "db", "catalog", "candidates", "types"};
+  for (size_t k = 0; k < sizeof snames / sizeof snames[0]; k++)
+    if (!strcmp(n, snames[k])) {
+      *strs[k] = val;
+      return 0;
     }
-    const char *eq = strchr(a + 2, '=');
-    size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-    const struct pit_cli_opt *po = pit_cli_opt_find(popts, NPOPT, a + 2, len);
+  if (!strcmp(n, "model")) {
+    a->model = val; /* the candidates train it too */
+    a->train[a->ntrain++] = "--model";
+    a->train[a->ntrain++] = (char *)val;
+  } else if (!strcmp(n, "objective")) {
+    a->objective = val;
+    if (strcmp(val, "cost") && strcmp(val, "time"))
+      return pit_cli_usage("profile: --objective '%s': cost or time", val);
+  } else if (!strcmp(n, "until-steady") || !strcmp(n, "deadline") || !strcmp(n, "budget")) {
+    int rc = 0;
+    if (pit_parse_f64(val, &d) < 0 || !(d > 0))
+      rc = pit_cli_usage("profile: --%s '%s' is not a positive number", n, val);
+    *(n[0] == 'u' ? &a->precision : n[0] == 'd' ? &a->deadline : &a->budget) = d;
+    return rc;
+  } else {
+    if (pit_parse_i64(val, &v) < 0 || v <= 0)
+      return pit_cli_usage("profile: --%s '%s' is not a positive count", n, val);
+    if (!strcmp(n, "cap"))
+      a->cap = v;
+    else if (!strcmp(n, "max-nodes"))
+      a->max_nodes = v;
+    else if (!strcmp(n, "batch-size")) {
+      a->batch = v; /* the candidates train with it too */
+      a->train[a->ntrain++] = "--batch-size";
+      a->train[a->ntrain++] = (char *)val;
+    } else {
+      a->unit = n[0] == 'e' ? PIT_JOB_EPOCHS : PIT_JOB_ITERS;
+      a->size = (double)v;
+    }
+  }
+  return 0;
+}
+
+/* argv into a: pitstop profile's own options, every other passed on to train; -1: --help printed. */
+static int parse_args(int argc, char **argv, struct prof_args *a) {
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (strncmp(arg, "--", 2) != 0)
+      return pit_cli_usage("profile: unexpected argument '%s'", arg);
+    const char *eq = strchr(arg + 2, '=');
+    size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+    const struct pit_cli_opt *po = pit_cli_opt_find(popts, NPOPT, arg + 2, len);
     if (!po) { /* a train option, passed on */
-      train[ntrain++] = argv[i];
+      a->train[a->ntrain++] = argv[i];
       if (!eq && i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
-        train[ntrain++] = argv[++i];
+        a->train[a->ntrain++] = argv[++i];
       continue;
     }
     if (!strcmp(po->name, "help")) {
       usage(stdout);
-      free(train);
-      return 0;
+      return -1;
     }
     const char *val = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
-    if (!val) {
-      rc = pit_cli_usage("profile: --%s needs a value", po->name);
-      break;
-    }
-    const char *n = po->name;
-    double d = 0;
-    int64_t v = 0;
-    if (!strcmp(n, "from-db"))
-      from_db = val;
-    else if (!strcmp(n, "db"))
-      db = val;
-    else if (!strcmp(n, "catalog"))
-      catalog = val;
-    else if (!strcmp(n, "candidates"))
-      candidates = val;
-    else if (!strcmp(n, "types"))
-      types = val;
-    else if (!strcmp(n, "model")) {
-      model = val; /* the candidates train it too */
-      train[ntrain++] = "--model";
-      train[ntrain++] = (char *)val;
-    } else if (!strcmp(n, "objective")) {
-      objective = val;
-      if (strcmp(val, "cost") && strcmp(val, "time"))
-        rc = pit_cli_usage("profile: --objective '%s': cost or time", val);
-    } else if (!strcmp(n, "until-steady") || !strcmp(n, "deadline") || !strcmp(n, "budget")) {
-      if (pit_parse_f64(val, &d) < 0 || !(d > 0))
-        rc = pit_cli_usage("profile: --%s '%s' is not a positive number", n, val);
-      *(n[0] == 'u' ? &precision : n[0] == 'd' ? &deadline : &budget) = d;
-    } else {
-      if (pit_parse_i64(val, &v) < 0 || v <= 0)
-        rc = pit_cli_usage("profile: --%s '%s' is not a positive count", n, val);
-      if (!strcmp(n, "cap"))
-        cap = v;
-      else if (!strcmp(n, "max-nodes"))
-        max_nodes = v;
-      else if (!strcmp(n, "batch-size")) {
-        batch = v; /* the candidates train with it too */
-        train[ntrain++] = "--batch-size";
-        train[ntrain++] = (char *)val;
-      } else {
-        unit = n[0] == 'e' ? PIT_JOB_EPOCHS : PIT_JOB_ITERS;
-        size = (double)v;
-      }
-    }
+    if (!val)
+      return pit_cli_usage("profile: --%s needs a value", po->name);
+    int rc = set_opt(a, po->name, val);
+    if (rc)
+      return rc;
   }
-  if (rc) {
-    free(train);
-    return rc;
+  return 0;
+}
+
+/* Candidate c skipped for a measured one (done[0..measured-1], or the store's rows)
+ * that shows it dominated: says so, 1; else 0. */
+static int skipped(const struct prof_args *a, const struct pit_catalog *cat, const struct pit_profile_query *q,
+                   const struct pit_membership *done, int measured, const struct pit_membership *c, const char *mt) {
+  int dom = q->objective == PIT_POLICY_COST && isnan(a->deadline) ? pit_profile_fewer_nodes(done, measured, c) : -1;
+  if (dom >= 0) {
+    char dt[PIT_MEMBERSHIP_TEXT_MAX];
+    pit_membership_format(&done[dom], dt, sizeof dt);
+    printf("skipped %s: dominated by %s (more nodes of one type cannot raise samples per dollar)\n", mt, dt);
+    return 1;
   }
+  char by[PIT_MEMBERSHIP_TEXT_MAX];
+  double hi = NAN, top = NAN;
+  if (q->objective == PIT_POLICY_COST && isnan(a->deadline) && measured > 0 &&
+      dominated(a->db, cat, q, c, by, sizeof by, &hi, &top)) {
+    printf("skipped %s: dominated by %s (by the catalog's speeds at most %.4g samples per dollar even at twice "
+           "the predicted speed, against %.4g measured)\n",
+           mt, by, hi, top);
+    return 1;
+  }
+  return 0;
+}
+
+/* Candidate c (number k) measured: a short fixed run of it stored in a->db; *res its result (to free). */
+static int measure(const struct prof_args *a, const char *catalog, const char *self, const struct pit_membership *c,
+                   int k, const char *mt, struct pit_run_result **res) {
+  struct pit_run_opts o;
+  pit_run_opts_init(&o);
+  char run[PIT_NAME_MAX], dir[4200];
+  snprintf(run, sizeof run, "profile-%d-%d", (int)getpid(), k);
+  snprintf(dir, sizeof dir, "runs/%s", run);
+  o.run = run;
+  o.run_dir = dir;
+  o.catalog = catalog;
+  o.deftype = c->m[0].itype;
+  o.initial = *c;
+  o.db = a->db;
+  o.self_exe = self;
+  o.train_argv = a->train;
+  o.max_restarts = 0;
   struct pit_err e = {0};
-  const char *self = pit_cli_self_exe();
-  if (!self) {
-    free(train);
-    return pit_cli_usage("profile: cannot find this program's own path");
+  pit_policy_parse(&o.policy, "fixed", &e);
+  if (!(*res = calloc(1, sizeof **res)))
+    return pit_cli_usage("out of memory");
+  struct pit_err e2 = {0};
+  if (pit_run(&o, *res, &e2) < 0) {
+    pit_cli_warn("profile: candidate %s failed: %s (left out)", mt, e2.msg);
+    return -1;
   }
-  if (!catalog && !(catalog = pit_cli_catalog("local.tsv", &e))) {
-    free(train);
-    return pit_cli_fail(&e);
-  }
-  struct pit_catalog cat;
-  if (pit_catalog_load(&cat, catalog, &e) < 0) {
-    free(train);
-    return pit_cli_fail(&e);
-  }
-  if (cat.n == 0) {
-    pit_catalog_release(&cat);
-    free(train);
-    return pit_cli_error("profile: the catalog '%s' has no instance type", catalog);
-  }
-  struct pit_profile_query q = {model, batch, unit, size,
-                                strcmp(objective, "time") ? PIT_POLICY_COST : PIT_POLICY_TIME, deadline, budget};
-  if (from_db) {
-    rc = rank_db(from_db, &cat, &q);
-    pit_catalog_release(&cat);
-    free(train);
-    return rc;
-  }
-  if (!db) {
-    pit_catalog_release(&cat);
-    free(train);
-    return pit_cli_usage("profile: give --db DB to store the candidates' runs (or --from-db DB to rank stored ones)");
-  }
-  /* the candidates */
-  struct pit_membership cand[64];
-  int ncand = 0;
-  if (candidates) {
-    char buf[2048];
-    snprintf(buf, sizeof buf, "%s", candidates);
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t && rc == 0 && ncand < 64; t = strtok_r(NULL, ",", &save))
-      if (pit_run_membership_parse(&cand[ncand++], t, "local-1", &e) < 0)
-        rc = pit_cli_fail(&e);
-  } else {
-    for (int64_t nn = 1; nn <= max_nodes; nn++)
-      for (int t = 0; t < cat.n && ncand < 64; t++) {
-        char want[256];
-        snprintf(want, sizeof want, ",%s,", types ? types : "");
-        char name[PIT_NAME_MAX + 2];
-        snprintf(name, sizeof name, ",%s,", cat.types[t].name);
-        if (types && !strstr(want, name))
-          continue;
-        pit_membership_clear(&cand[ncand]);
-        if (pit_membership_add(&cand[ncand], cat.types[t].name, (int)nn, -1, &e) == 0)
-          ncand++;
-      }
-  }
-  if (rc == 0 && ncand == 0)
-    rc = pit_cli_error("profile: no candidate (the catalog '%s' has none of --types %s)", catalog, types);
-  char steady[32], capv[32];
-  snprintf(steady, sizeof steady, "%g", precision);
-  snprintf(capv, sizeof capv, "%lld", (long long)cap);
-  train[ntrain++] = "--until-steady";
-  train[ntrain++] = steady;
-  train[ntrain++] = "--max-iters";
-  train[ntrain++] = capv;
-  train[ntrain] = NULL;
-  /* the most promising by the catalog first (stable), so that what it measures can show the rest dominated */
-  int cost_obj = q.objective == PIT_POLICY_COST;
-  for (int i = 1; i < ncand; i++)
-    for (int j = i; j > 0 && merit(&cat, &cand[j], cost_obj) > merit(&cat, &cand[j - 1], cost_obj); j--) {
-      struct pit_membership t = cand[j];
-      cand[j] = cand[j - 1];
-      cand[j - 1] = t;
-    }
+  printf("measured %s: %lld iterations, %.1f s, $%.5f (run %s)\n", mt, (long long)(*res)->steps, (*res)->total_s,
+         (*res)->cost, run);
+  return 0;
+}
+
+/* Every candidate in turn, measured unless skipped; then the ranking of db. */
+static int profile(const struct prof_args *a, const struct pit_catalog *cat, const char *catalog, const char *self,
+                   const struct pit_profile_query *q, struct pit_membership *cand, int ncand) {
   double prof_s = 0, prof_usd = 0;
-  int measured = 0, failed = 0;
+  int measured = 0, failed = 0, rc = 0;
   struct pit_membership done[64];
+  pit_profile_order(cat, cand, ncand, q->objective);
   for (int c = 0; c < ncand && rc == 0; c++) {
     char mt[PIT_MEMBERSHIP_TEXT_MAX];
     pit_membership_format(&cand[c], mt, sizeof mt);
-    /* dominated: more nodes of one type cannot raise samples per dollar above fewer nodes of it
-     * (scaling is at best linear), so with cost as the objective and no deadline they are skipped */
-    if (q.objective == PIT_POLICY_COST && isnan(deadline) && cand[c].n == 1 && cand[c].m[0].nodes > 1) {
-      int dom = -1;
-      for (int j = 0; j < measured && dom < 0; j++)
-        if (done[j].n == 1 && !strcmp(done[j].m[0].itype, cand[c].m[0].itype) &&
-            done[j].m[0].nodes < cand[c].m[0].nodes)
-          dom = j;
-      if (dom >= 0) {
-        char dt[PIT_MEMBERSHIP_TEXT_MAX];
-        pit_membership_format(&done[dom], dt, sizeof dt);
-        printf("skipped %s: dominated by %s (more nodes of one type cannot raise samples per dollar)\n", mt, dt);
-        continue;
-      }
-    }
-    char by[PIT_MEMBERSHIP_TEXT_MAX];
-    double hi = NAN, top = NAN;
-    if (cost_obj && isnan(deadline) && measured > 0 && dominated(db, &cat, &q, &cand[c], by, sizeof by, &hi, &top)) {
-      printf("skipped %s: dominated by %s (by the catalog's speeds at most %.4g samples per dollar even at twice "
-             "the predicted speed, against %.4g measured)\n",
-             mt, by, hi, top);
+    if (skipped(a, cat, q, done, measured, &cand[c], mt))
       continue;
-    }
-    struct pit_run_opts o;
-    pit_run_opts_init(&o);
-    char run[PIT_NAME_MAX], dir[4200];
-    snprintf(run, sizeof run, "profile-%d-%d", (int)getpid(), c);
-    snprintf(dir, sizeof dir, "runs/%s", run);
-    o.run = run;
-    o.run_dir = dir;
-    o.catalog = catalog;
-    o.deftype = cand[c].m[0].itype;
-    o.initial = cand[c];
-    o.db = db;
-    o.self_exe = self;
-    o.train_argv = train;
-    o.max_restarts = 0;
-    pit_policy_parse(&o.policy, "fixed", &e);
-    struct pit_run_result *res = calloc(1, sizeof *res);
+    struct pit_run_result *res = NULL;
+    int m = measure(a, catalog, self, &cand[c], c, mt, &res);
     if (!res) {
-      rc = pit_cli_usage("out of memory");
+      rc = m;
       break;
     }
-    struct pit_err e2 = {0};
-    if (pit_run(&o, res, &e2) < 0) {
-      pit_cli_warn("profile: candidate %s failed: %s (left out)", mt, e2.msg);
+    if (m < 0)
       failed++;
-    } else {
-      printf("measured %s: %lld iterations, %.1f s, $%.5f (run %s)\n", mt, (long long)res->steps, res->total_s,
-             res->cost, run);
+    else
       done[measured++] = cand[c];
-    }
     prof_s += res->total_s;
     prof_usd += res->cost;
     free(res);
@@ -424,9 +289,66 @@ int pit_cmd_profile(int argc, char **argv) {
     rc = pit_cli_error("profile: no candidate could be measured (%d failed)", failed);
   if (rc == 0) {
     printf("\nprofiling took %.1f s and cost $%.5f (%d measured, %d failed)\n\n", prof_s, prof_usd, measured, failed);
-    rc = rank_db(db, &cat, &q);
+    rc = rank_db(a->db, cat, q);
+  }
+  return rc;
+}
+
+/* The catalog (given, or the installed local one) loaded into cat; its path into *catalog. */
+static int load_catalog(const char **catalog, struct pit_catalog *cat) {
+  struct pit_err e = {0};
+  if (!*catalog && !(*catalog = pit_cli_catalog("local.tsv", &e)))
+    return pit_cli_fail(&e);
+  if (pit_catalog_load(cat, *catalog, &e) < 0)
+    return pit_cli_fail(&e);
+  if (cat->n == 0) {
+    pit_catalog_release(cat);
+    return pit_cli_error("profile: the catalog '%s' has no instance type", *catalog);
+  }
+  return 0;
+}
+
+int pit_cmd_profile(int argc, char **argv) {
+  struct prof_args a = {.objective = "cost", .precision = 0.02, .deadline = NAN, .budget = NAN, .cap = 1000,
+                        .max_nodes = 2, .unit = PIT_JOB_ITERS};
+  a.train = calloc(2 * (size_t)argc + 5, sizeof *a.train); /* --model=M: 2 entries */
+  if (!a.train)
+    return pit_cli_usage("out of memory");
+  int rc = parse_args(argc, argv, &a);
+  const char *self = rc ? NULL : pit_cli_self_exe();
+  if (!rc && !self)
+    rc = pit_cli_usage("profile: cannot find this program's own path");
+  const char *catalog = a.catalog;
+  struct pit_catalog cat;
+  if (rc || (rc = load_catalog(&catalog, &cat))) {
+    free(a.train);
+    return rc < 0 ? 0 : rc;
+  }
+  struct pit_profile_query q = {a.model, a.batch, a.unit, a.size,
+                                strcmp(a.objective, "time") ? PIT_POLICY_COST : PIT_POLICY_TIME, a.deadline, a.budget};
+  struct pit_membership cand[64];
+  int ncand = 0;
+  struct pit_err e = {0};
+  if (a.from_db)
+    rc = rank_db(a.from_db, &cat, &q);
+  else if (!a.db)
+    rc = pit_cli_usage("profile: give --db DB to store the candidates' runs (or --from-db DB to rank stored ones)");
+  else if (pit_profile_candidates(&cat, a.candidates, a.types, a.max_nodes, cand, 64, &ncand, &e) < 0)
+    rc = pit_cli_fail(&e);
+  else if (ncand == 0)
+    rc = pit_cli_error("profile: no candidate (the catalog '%s' has none of --types %s)", catalog, a.types);
+  if (!rc && !a.from_db) {
+    char steady[32], capv[32];
+    snprintf(steady, sizeof steady, "%g", a.precision);
+    snprintf(capv, sizeof capv, "%lld", (long long)a.cap);
+    a.train[a.ntrain++] = "--until-steady";
+    a.train[a.ntrain++] = steady;
+    a.train[a.ntrain++] = "--max-iters";
+    a.train[a.ntrain++] = capv;
+    a.train[a.ntrain] = NULL;
+    rc = profile(&a, &cat, catalog, self, &q, cand, ncand);
   }
   pit_catalog_release(&cat);
-  free(train);
+  free(a.train);
   return rc;
 }

@@ -1,10 +1,8 @@
 /* cmd_run.c — `pitstop run`: the elastic controller (library: pit_run in
  * include/pitstop/control.h) with a live status line and a report at the
- * end; `pitstop node-exec`, the local provider's node wrapper; and
- * `pitstop node-check`, what the ssh provider runs on a host.
+ * end (`pitstop node-exec` and `node-check`, run on the nodes: cmd_node.c).
  * Invariant: options + library calls + drawing; the controller does the work. */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <stddef.h>
 #include <getopt.h>
 #include <math.h>
@@ -167,98 +165,6 @@ static void on_status(void *ctx, const struct pit_run_status *st) {
   fflush(stderr);
 }
 
-static void report(const struct pit_run_result *r, const char *run, const char *dir) {
-  printf("\n%-4s %-28s %14s %9s %9s %9s %9s\n", "gen", "membership", "steps", "time", "cost $", "end",
-         "switch");
-  for (int i = 0; i < r->ngens; i++) {
-    const struct pit_run_gen *g = &r->gens[i];
-    char sw[64] = "";
-    if (strcmp(g->end, "resized") == 0 && i + 1 < r->ngens) {
-      const struct pit_run_gen *h = &r->gens[i + 1];
-      double total = h->t_first_iter - (g->t1 - (isfinite(g->exit_s) ? g->exit_s : 0));
-      snprintf(sw, sizeof sw, "%.2f s", total);
-    }
-    char steps[48];
-    snprintf(steps, sizeof steps, "%lld-%lld", (long long)g->step0, (long long)g->step1);
-    printf("%-4d %-28s %14s %8.1fs %9.4f %9s %9s\n", g->gen, g->membership, steps, g->t1 - g->t0, g->cost, g->end,
-           sw);
-  }
-  printf("\nresizes: switch = decision to the first iteration of the next generation:\n");
-  for (int i = 0; i + 1 < r->ngens; i++) {
-    const struct pit_run_gen *g = &r->gens[i], *h = &r->gens[i + 1];
-    if (strcmp(g->end, "resized") != 0)
-      continue;
-    double decided = g->t1 - (isfinite(g->exit_s) ? g->exit_s : 0);
-    printf("  gen %d → %d: checkpoint %.3f s, workload exit %.3f s, nodes %.3f s, launch+init %.3f s, total "
-           "%.3f s",
-           g->gen, h->gen, isfinite(g->ckpt_s) ? g->ckpt_s : 0, isfinite(g->exit_s) ? g->exit_s : 0,
-           isfinite(g->nodes_s) ? g->nodes_s : 0, h->t_first_iter - h->t0, h->t_first_iter - decided);
-    if (g->idle_s > 0)
-      printf(" (of the nodes' time, %.3f s with no node, waiting for spot capacity)", g->idle_s);
-    printf("\n");
-  }
-  for (int i = 0; i + 1 < r->ngens; i++) {
-    const struct pit_run_gen *g = &r->gens[i], *h = &r->gens[i + 1];
-    if (strcmp(g->end, "failed") == 0)
-      printf("  restart gen %d → %d: failure to first iteration %.3f s (launch+init %.3f s)\n", g->gen, h->gen,
-             h->t_first_iter - g->t1, h->t_first_iter - h->t0);
-  }
-  if (!r->resizable)
-    printf("\nThe workload spoke no pitstop protocol (its records were read from its log): it cannot be\n"
-           "resized without losing work, so %d decision%s only recommended (see docs/protocol.md).\n",
-           r->recommended, r->recommended == 1 ? " was" : "s were");
-  if (r->nnodes) {
-    printf("\nnodes (cost as billed: the type's granularity and minimum):\n");
-    printf("  %-24s %-14s %-9s %8s %8s %8s %9s %9s  %s\n", "node", "type", "market", "start", "ready", "stop",
-           "billed", "cost $", "why started / how it ended");
-    for (int i = 0; i < r->nnodes; i++) {
-      const struct pit_run_node *n = &r->nodes[i];
-      printf("  %-24s %-14s %-9s %7.1fs %7.1fs %7.1fs %8.0fs %9.4f  %s; %s%s\n", n->id, n->itype,
-             n->spot ? "spot" : "on-demand", n->t_start, n->t_ready, n->t_stop, n->billed_s, n->cost, n->why,
-             n->end, n->waste_s > 0 ? " (after failed starts)" : "");
-    }
-  }
-  double on_spot = 0, on_od = 0, all_od = 0;
-  int nspot = 0;
-  for (int i = 0; i < r->nnodes; i++) {
-    const struct pit_run_node *n = &r->nodes[i];
-    nspot += n->spot;
-    *(n->spot ? &on_spot : &on_od) += n->cost;
-    all_od += n->od_cost;
-  }
-  if (nspot)
-    printf("markets: $%.4f on %d spot node%s, $%.4f on-demand; the same billed seconds all on-demand: $%.4f\n", on_spot,
-           nspot, nspot == 1 ? "" : "s", on_od, all_od);
-  if (r->reclaims || r->waste_s > 0)
-    printf("%d node%s reclaimed or lost; failed or hung starts billed %.0f s ($%.4f, in the cost)\n", r->reclaims,
-           r->reclaims == 1 ? "" : "s", r->waste_s, r->waste_usd);
-  if (r->interrupted) {
-    printf("\nstopped by %s after %lld steps: ", r->interrupted == SIGINT ? "SIGINT (Ctrl-C)" : r->interrupted == SIGTERM ? "SIGTERM" : "a signal", (long long)r->steps);
-    if (!strcmp(r->stop_how, "checkpoint"))
-      printf("the workload checkpointed at a step its ranks agreed on and exited");
-    else if (!strcmp(r->stop_how, "sigterm"))
-      printf("the workload was sent SIGTERM and exited");
-    else if (!strcmp(r->stop_how, "killed"))
-      printf("the workload was killed (SIGKILL)");
-    else
-      printf("no workload was running");
-    printf(" %.1f s after the signal; every node stopped.\n", r->stop_s);
-    if (r->stop_ckpt_step >= 0)
-      printf("The same command with --run %s --checkpoint-dir %s continues it from its checkpoint at step %lld.\n",
-             run, dir, (long long)r->stop_ckpt_step);
-    else
-      printf("No checkpoint: the job starts again from step 0 when run again.\n");
-  }
-  if (r->by_restart)
-    printf("\nResized by restart (--resume-by-restart): each resize right after a snapshot, the steps since "
-           "it redone;\n%d resize%s refused (the next snapshot not due before the job's end; the reasons are above "
-           "and in the decision records).\n",
-           r->refused, r->refused == 1 ? "" : "s");
-  printf("\n%lld steps in %.1f s, %d restart%s (%lld steps redone), cost $%.4f\nrecords: %s\n",
-         (long long)r->steps, r->total_s, r->restarts, r->restarts == 1 ? "" : "s", (long long)r->lost_steps,
-         r->cost, r->events);
-}
-
 /* --policy cost|time with --db: the memberships the store has measured for
  * this workload (pitstop train's model and global batch) become the policy's
  * prior; none: the policy measures online. Returns how many. */
@@ -323,17 +229,14 @@ static void on_signal(int sig) {
   user_stop.count++;
 }
 
-int pit_cmd_run(int argc, char **argv) {
-  struct pit_run_opts o;
-  pit_run_opts_init(&o);
-  struct ui u = {0, isatty(2), 0, "", -1};
-  struct run_args ra;
-  memset(&ra, 0, sizeof ra);
-  int ntrain = 0, epochs_set = 0, maxiters_set = 0;
-  struct pit_train_opts topts;
-  pit_train_opts_init(&topts);
-  char **targv = NULL;
-  int targc = 0;
+/* The train options given to pitstop run (the default workload's, or a -- COMMAND's job length). */
+struct train_args {
+  struct pit_train_opts t;
+  int n, epochs_set, maxiters_set;
+};
+
+/* argv into ra (pitstop run's own options) and ta (train's); *cmd_at: the index after "--". */
+static int parse_argv(int argc, char **argv, struct run_args *ra, struct train_args *ta, int *cmd_at) {
   struct pit_err e = {0};
   int i = 1;
   for (; i < argc; i++) {
@@ -364,7 +267,7 @@ int pit_cmd_run(int argc, char **argv) {
       return pit_cli_usage("run: --%s takes no value", name);
     }
     if (ro) {
-      *(const char **)((char *)&ra + ro->val) = v;
+      *(const char **)((char *)ra + ro->val) = v;
       continue;
     }
     /* a train option (the shared table): checked here, passed on as argv */
@@ -372,34 +275,26 @@ int pit_cmd_run(int argc, char **argv) {
     for (size_t k = 0; k < sizeof owned / sizeof owned[0]; k++)
       if (strcmp(name, owned[k]) == 0)
         return pit_cli_usage("run: --%s is pitstop run's own (the controller sets it for train)", name);
-    if (pit_train_opt_set(&topts, d, d->arg ? v : NULL, &e) < 0)
+    if (pit_train_opt_set(&ta->t, d, d->arg ? v : NULL, &e) < 0)
       return pit_cli_fail(&e);
-    epochs_set |= strcmp(name, "epochs") == 0;
-    maxiters_set |= strcmp(name, "max-iters") == 0;
-    ntrain++;
+    ta->epochs_set |= strcmp(name, "epochs") == 0;
+    ta->maxiters_set |= strcmp(name, "max-iters") == 0;
+    ta->n++;
   }
-  if (ra.help) {
-    usage(stdout);
-    return 0;
-  }
-  u.quiet = ra.quiet != NULL;
-  if (ra.provider)
-    o.provider = ra.provider;
-  if (ra.itype)
-    o.deftype = ra.itype;
-  o.catalog = ra.catalog;
-  o.hostfile = ra.hostfile;
-  o.provider_config = ra.provider_config;
-  o.ssh_opts = ra.ssh_opts;
-  o.partition = ra.partition;
-  o.db = ra.db;
-  o.events = ra.events;
-  const char *nodes = ra.nodes, *nnodes = ra.nnodes, *policy = ra.policy, *schedule = ra.schedule;
-  const char *cleanup = ra.cleanup, *launcher = ra.launcher, *run = ra.run, *dir = ra.dir;
+  *cmd_at = i;
+  return 0;
+}
+
+/* The options of the job and its workload into o: counts, times, checkpoints, the
+ * -- COMMAND and its length, or train's argv (*targv, to free). */
+static int job_opts(struct pit_run_opts *o, const struct run_args *ra, struct train_args *ta, char **cmd,
+                    char ***targv) {
+  struct pit_err e = {0};
   struct {
     const char *val, *name;
     int *to, min;
-  } counts[] = {{ra.ranks, "ranks-per-node", &o.ranks_per_node, 1}, {ra.restarts, "max-restarts", &o.max_restarts, 0}};
+  } counts[] = {{ra->ranks, "ranks-per-node", &o->ranks_per_node, 1},
+                {ra->restarts, "max-restarts", &o->max_restarts, 0}};
   for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
     int64_t c;
     if (!counts[k].val)
@@ -408,136 +303,201 @@ int pit_cmd_run(int argc, char **argv) {
       return pit_cli_usage("run: --%s '%s' is not a valid count", counts[k].name, counts[k].val);
     *counts[k].to = (int)c;
   }
-  if (ra.grace && (pit_parse_f64(ra.grace, &o.grace_s) < 0 || !(o.grace_s >= 0)))
-    return pit_cli_usage("run: --grace '%s' is not a number of seconds >= 0", ra.grace);
-  if (ra.start_timeout && (pit_parse_f64(ra.start_timeout, &o.start_timeout_s) < 0 || !(o.start_timeout_s > 0)))
-    return pit_cli_usage("run: --start-timeout '%s' is not a positive number of seconds", ra.start_timeout);
-  o.ckpt_mirror = ra.mirror;
-  o.ckpt_check = pit_ckpt_check; /* the controller checks a checkpoint before it resumes from it */
-  if (ra.on_lost && strcmp(ra.on_lost, "restart") != 0 && strcmp(ra.on_lost, "fail") != 0)
-    return pit_cli_usage("run: --on-lost-checkpoints '%s': restart or fail", ra.on_lost);
-  o.on_lost_fail = ra.on_lost && strcmp(ra.on_lost, "fail") == 0;
-  if (i < argc)
-    o.cmd = argv + i;
-  if (o.cmd && ntrain > epochs_set + maxiters_set) {
+  if (ra->grace && (pit_parse_f64(ra->grace, &o->grace_s) < 0 || !(o->grace_s >= 0)))
+    return pit_cli_usage("run: --grace '%s' is not a number of seconds >= 0", ra->grace);
+  if (ra->start_timeout && (pit_parse_f64(ra->start_timeout, &o->start_timeout_s) < 0 || !(o->start_timeout_s > 0)))
+    return pit_cli_usage("run: --start-timeout '%s' is not a positive number of seconds", ra->start_timeout);
+  o->ckpt_mirror = ra->mirror;
+  o->ckpt_check = pit_ckpt_check; /* the controller checks a checkpoint before it resumes from it */
+  if (ra->on_lost && strcmp(ra->on_lost, "restart") != 0 && strcmp(ra->on_lost, "fail") != 0)
+    return pit_cli_usage("run: --on-lost-checkpoints '%s': restart or fail", ra->on_lost);
+  o->on_lost_fail = ra->on_lost && strcmp(ra->on_lost, "fail") == 0;
+  o->cmd = cmd;
+  if (o->cmd && ta->n > ta->epochs_set + ta->maxiters_set)
     return pit_cli_usage("run: train options go with the default workload only (not with -- COMMAND; its job "
                          "length: --epochs, --iters, --samples)");
-  }
-  if (!o.cmd && (ra.iters || ra.samples))
+  if (!o->cmd && (ra->iters || ra->samples))
     return pit_cli_usage("run: --iters and --samples size a -- COMMAND's job (pitstop train: --max-iters)");
-  if (o.cmd && epochs_set)
-    o.job_epochs = topts.epochs;
-  if ((ra.restart || ra.snapshot) && !o.cmd)
+  if (o->cmd && ta->epochs_set)
+    o->job_epochs = ta->t.epochs;
+  if ((ra->restart || ra->snapshot) && !o->cmd)
     return pit_cli_usage("run: --resume-by-restart and --snapshot go with a -- COMMAND (pitstop train checkpoints "
                          "at an agreed step)");
-  if (ra.snapshot && !ra.restart)
+  if (ra->snapshot && !ra->restart)
     return pit_cli_usage("run: --snapshot goes with --resume-by-restart");
-  o.resume_by_restart = ra.restart != NULL;
-  o.snapshot = ra.snapshot;
+  o->resume_by_restart = ra->restart != NULL;
+  o->snapshot = ra->snapshot;
   struct {
     const char *val, *name;
     int64_t *to;
-  } sizes[] = {{ra.iters, "iters", &o.total_steps}, {ra.samples, "samples", &o.job_samples}};
+  } sizes[] = {{ra->iters, "iters", &o->total_steps}, {ra->samples, "samples", &o->job_samples}};
   for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
     if (sizes[k].val && (pit_parse_i64(sizes[k].val, sizes[k].to) < 0 || *sizes[k].to <= 0))
       return pit_cli_usage("run: --%s '%s' is not a positive count", sizes[k].name, sizes[k].val);
-  if (o.cmd && (!!o.job_epochs + !!ra.iters + !!ra.samples + maxiters_set) > 1)
+  if (o->cmd && (!!o->job_epochs + !!ra->iters + !!ra->samples + ta->maxiters_set) > 1)
     return pit_cli_usage("run: give the job's length once: --epochs, --iters or --samples");
-  if (!o.cmd) {
-    if (topts.max_iters > 0 && !epochs_set)
-      topts.epochs = 0; /* --max-iters alone: as many epochs as it takes (as pitstop train) */
-    topts.out = "(the run's checkpoint directory)"; /* the controller passes --out */
-    if (pit_train_check(&topts, &e) < 0) {
-      return pit_cli_fail(&e);
-    }
-    topts.out = NULL;
-    if (pit_train_opts_argv(&topts, &targv, &targc, &e) < 0) {
-      return pit_cli_fail(&e);
-    }
-    o.train_argv = targv;
-  }
-  if (!pit_provider_find(o.provider)) {
-    pit_err_set(&e, PIT_EARG, "unknown provider '%s'", o.provider);
+  if (o->cmd)
+    return 0;
+  if (ta->t.max_iters > 0 && !ta->epochs_set)
+    ta->t.epochs = 0; /* --max-iters alone: as many epochs as it takes (as pitstop train) */
+  ta->t.out = "(the run's checkpoint directory)"; /* the controller passes --out */
+  if (pit_train_check(&ta->t, &e) < 0)
+    return pit_cli_fail(&e);
+  ta->t.out = NULL;
+  int targc = 0;
+  if (pit_train_opts_argv(&ta->t, targv, &targc, &e) < 0)
+    return pit_cli_fail(&e);
+  o->train_argv = *targv;
+  return 0;
+}
+
+/* Where the run happens into o: its provider, this program, the catalog, the run id and directory. */
+static int where_opts(struct pit_run_opts *o, const struct run_args *ra) {
+  struct pit_err e = {0};
+  static char runbuf[PIT_NAME_MAX], dirbuf[4096];
+  if (ra->provider)
+    o->provider = ra->provider;
+  if (ra->itype)
+    o->deftype = ra->itype;
+  if (!pit_provider_find(o->provider)) {
+    pit_err_set(&e, PIT_EARG, "unknown provider '%s'", o->provider);
     pit_err_hint(&e, "providers: %s", pit_provider_names());
     return pit_cli_fail(&e);
   }
-  o.self_exe = pit_cli_self_exe();
-  if (!o.self_exe)
+  o->self_exe = pit_cli_self_exe();
+  if (!o->self_exe)
     return pit_cli_usage("run: cannot find this program's own path");
-  if (!o.catalog) {
-    o.catalog = pit_cli_catalog("local.tsv", &e);
-    if (!o.catalog && !cleanup)
+  if (!o->catalog) {
+    o->catalog = pit_cli_catalog("local.tsv", &e);
+    if (!o->catalog && !ra->cleanup)
       return pit_cli_fail(&e);
-    e = (struct pit_err){0};
   }
-  static char runbuf[PIT_NAME_MAX];
-  if (cleanup)
-    run = cleanup;
-  if (!run) {
+  o->run = ra->cleanup ? ra->cleanup : ra->run;
+  if (!o->run) {
     time_t now = time(NULL);
     struct tm tm;
     localtime_r(&now, &tm);
     snprintf(runbuf, sizeof runbuf, "run-%04d%02d%02d-%02d%02d%02d-%d", tm.tm_year + 1900, tm.tm_mon + 1,
              tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)getpid());
-    run = runbuf;
+    o->run = runbuf;
   }
-  o.run = run;
-  static char dirbuf[4096];
-  if (!dir) {
-    snprintf(dirbuf, sizeof dirbuf, "runs/%s", run);
-    dir = dirbuf;
+  o->run_dir = ra->dir;
+  if (!o->run_dir) {
+    snprintf(dirbuf, sizeof dirbuf, "runs/%s", o->run);
+    o->run_dir = dirbuf;
   }
-  o.run_dir = dir;
-  o.warn = on_warn;
-  o.status = on_status;
-  o.ctx = &u;
-  if (cleanup) {
-    int stopped = 0;
-    int rc = pit_run_cleanup(&o, &stopped, &e);
-    if (rc < 0)
-      return pit_cli_fail(&e);
-    printf("run %s: %d node%s stopped\n", run, stopped, stopped == 1 ? "" : "s");
-    return 0;
-  }
+  return 0;
+}
+
+/* Who decides into o: the launcher, the initial membership, the node bounds, the
+ * policy (its schedule, deadline, budget, types) and the job's length in steps. */
+static int policy_opts(struct pit_run_opts *o, const struct run_args *ra, const struct pit_train_opts *t) {
+  struct pit_err e = {0};
   int rc = 0;
-  if (launcher) {
-    if (!strcmp(launcher, "mpi"))
-      o.launcher = PIT_LAUNCH_MPI;
-    else if (!strcmp(launcher, "per-node"))
-      o.launcher = PIT_LAUNCH_PER_NODE;
+  if (ra->launcher) {
+    if (!strcmp(ra->launcher, "mpi"))
+      o->launcher = PIT_LAUNCH_MPI;
+    else if (!strcmp(ra->launcher, "per-node"))
+      o->launcher = PIT_LAUNCH_PER_NODE;
     else
-      rc = pit_err_set(&e, PIT_EARG, "unknown launcher '%s' (mpi, per-node)", launcher);
+      rc = pit_err_set(&e, PIT_EARG, "unknown launcher '%s' (mpi, per-node)", ra->launcher);
   } else {
-    o.launcher = o.cmd ? PIT_LAUNCH_PER_NODE : PIT_LAUNCH_MPI;
+    o->launcher = o->cmd ? PIT_LAUNCH_PER_NODE : PIT_LAUNCH_MPI;
   }
   if (rc == 0)
-    rc = pit_run_membership_parse(&o.initial, nodes ? nodes : "1", o.deftype, &e);
-  if (rc == 0 && nnodes)
-    rc = pit_nnodes_parse(nnodes, &o.nmin, &o.nmax, &e);
+    rc = pit_run_membership_parse(&o->initial, ra->nodes ? ra->nodes : "1", o->deftype, &e);
+  if (rc == 0 && ra->nnodes)
+    rc = pit_nnodes_parse(ra->nnodes, &o->nmin, &o->nmax, &e);
   if (rc == 0)
-    rc = pit_policy_parse(&o.policy, policy ? policy : schedule ? "schedule" : "fixed", &e);
-  if (rc == 0 && schedule)
-    rc = pit_schedule_parse(&o.policy, schedule, o.deftype, &e);
-  if (rc == 0 && o.policy.kind == PIT_POLICY_SCHEDULE && !schedule)
+    rc = pit_policy_parse(&o->policy, ra->policy ? ra->policy : ra->schedule ? "schedule" : "fixed", &e);
+  if (rc == 0 && ra->schedule)
+    rc = pit_schedule_parse(&o->policy, ra->schedule, o->deftype, &e);
+  if (rc == 0 && o->policy.kind == PIT_POLICY_SCHEDULE && !ra->schedule)
     rc = pit_err_set(&e, PIT_EARG, "--policy schedule needs --schedule STEP:MEMBERSHIP,...");
-  if (rc == 0 && topts.max_iters > 0)
-    o.total_steps = topts.max_iters;
-  int weighs = o.policy.kind == PIT_POLICY_COST || o.policy.kind == PIT_POLICY_TIME;
-  o.types = ra.types;
-  if (rc == 0 && !weighs && (ra.deadline || ra.budget || ra.types))
+  if (rc == 0 && t->max_iters > 0)
+    o->total_steps = t->max_iters;
+  int weighs = o->policy.kind == PIT_POLICY_COST || o->policy.kind == PIT_POLICY_TIME;
+  o->types = ra->types;
+  if (rc == 0 && !weighs && (ra->deadline || ra->budget || ra->types))
     rc = pit_err_set(&e, PIT_EARG, "--deadline, --budget and --types go with --policy cost or time");
-  const char *lim[] = {ra.deadline, ra.budget};
-  double *limv[] = {&o.policy.deadline_s, &o.policy.budget};
+  const char *lim[] = {ra->deadline, ra->budget};
+  double *limv[] = {&o->policy.deadline_s, &o->policy.budget};
   for (int k = 0; rc == 0 && weighs && k < 2; k++)
     if (lim[k] && (pit_parse_f64(lim[k], limv[k]) < 0 || !(*limv[k] > 0)))
       rc = pit_err_set(&e, PIT_EARG, "--%s '%s' is not a positive number", k ? "budget" : "deadline", lim[k]);
-  if (rc < 0) {
-    return pit_cli_fail(&e);
+  return rc < 0 ? pit_cli_fail(&e) : 0;
+}
+
+/* After the run: what it did (or why nothing ran), the policy's account and the timeline chart. */
+static int after(const struct pit_run_result *res, const struct pit_run_opts *o, const struct run_args *ra,
+                 int weighs) {
+  if (res->already_done) /* said by the controller; nothing ran */
+    return 0;
+  if (res->no_progress) {
+    printf("\nno progress: the command exited 0 after %.1f s, but none of its %lld line%s of output was an "
+           "iteration or progress line pitstop reads, so nothing was measured or predicted.\n"
+           "Its output is in %s/gen-0.log; docs/own-script.md says which lines are read.\n",
+           res->total_s, (long long)res->out_lines, res->out_lines == 1 ? "" : "s", o->run_dir);
+    return 0;
   }
+  pit_run_result_write(stdout, res, o->run, o->run_dir);
+  if (weighs)
+    policy_report(o, ra, res->events);
+  /* the timeline chart beside the run's records */
+  char chart[4200];
+  snprintf(chart, sizeof chart, "%s/timeline.png", o->run_dir);
+  struct pit_err pe = {0};
+  if (pit_cli_timeline(res->events, chart, &pe) < 0)
+    pit_cli_warn("no timeline chart: %s", pe.msg);
+  else
+    printf("timeline: %s\n", chart);
+  return res->interrupted ? 128 + res->interrupted : 0;
+}
+
+int pit_cmd_run(int argc, char **argv) {
+  struct pit_run_opts o;
+  pit_run_opts_init(&o);
+  struct ui u = {0, isatty(2), 0, "", -1};
+  struct run_args ra;
+  memset(&ra, 0, sizeof ra);
+  struct train_args ta = {.n = 0};
+  pit_train_opts_init(&ta.t);
+  char **targv = NULL;
+  struct pit_err e = {0};
+  int at = argc, rc = parse_argv(argc, argv, &ra, &ta, &at);
+  if (rc)
+    return rc;
+  if (ra.help) {
+    usage(stdout);
+    return 0;
+  }
+  u.quiet = ra.quiet != NULL;
+  o.catalog = ra.catalog;
+  o.hostfile = ra.hostfile;
+  o.provider_config = ra.provider_config;
+  o.ssh_opts = ra.ssh_opts;
+  o.partition = ra.partition;
+  o.db = ra.db;
+  o.events = ra.events;
+  if ((rc = job_opts(&o, &ra, &ta, at < argc ? argv + at : NULL, &targv)) || (rc = where_opts(&o, &ra)))
+    return rc;
+  o.warn = on_warn;
+  o.status = on_status;
+  o.ctx = &u;
+  if (ra.cleanup) {
+    int stopped = 0;
+    if (pit_run_cleanup(&o, &stopped, &e) < 0)
+      return pit_cli_fail(&e);
+    printf("run %s: %d node%s stopped\n", o.run, stopped, stopped == 1 ? "" : "s");
+    return 0;
+  }
+  if ((rc = policy_opts(&o, &ra, &ta.t)))
+    return rc;
   static struct pit_policy_meas prior[PIT_POLICY_MEAS_MAX];
+  int weighs = o.policy.kind == PIT_POLICY_COST || o.policy.kind == PIT_POLICY_TIME;
   if (weighs) {
     o.prior = prior;
-    o.nprior = prior_from_store(&o, &topts, prior, PIT_POLICY_MEAS_MAX);
+    o.nprior = prior_from_store(&o, &ta.t, prior, PIT_POLICY_MEAS_MAX);
     if (!u.quiet)
       pit_cli_note("policy %s: %d membership%s measured before (store %s); the rest are measured online",
                    pit_policy_name(&o.policy), o.nprior, o.nprior == 1 ? "" : "s", o.db ? o.db : "none");
@@ -550,101 +510,13 @@ int pit_cmd_run(int argc, char **argv) {
   o.stop = &user_stop;
   signal(SIGPIPE, SIG_IGN);
   struct pit_run_result *res = calloc(1, sizeof *res);
-  if (!res) {
+  if (!res)
     return pit_cli_usage("out of memory");
-  }
   rc = pit_run(&o, res, &e);
   if (u.drew)
     fputs("\n", stderr);
-  if (rc < 0) {
-    pit_cli_fail(&e);
-    pit_train_argv_free(targv);
-    free(res);
-    return 1;
-  }
   pit_train_argv_free(targv);
-  targv = NULL;
-  if (res->already_done) { /* said by the controller; nothing ran */
-    free(res);
-    return 0;
-  }
-  if (res->no_progress) {
-    printf("\nno progress: the command exited 0 after %.1f s, but none of its %lld line%s of output was an "
-           "iteration or progress line pitstop reads, so nothing was measured or predicted.\n"
-           "Its output is in %s/gen-0.log; docs/own-script.md says which lines are read.\n",
-           res->total_s, (long long)res->out_lines, res->out_lines == 1 ? "" : "s", dir);
-    free(res);
-    return 0;
-  }
-  report(res, run, dir);
-  if (weighs)
-    policy_report(&o, &ra, res->events);
-  /* the timeline chart beside the run's records */
-  char chart[4200];
-  snprintf(chart, sizeof chart, "%s/timeline.png", dir);
-  struct pit_plot_opts po;
-  pit_plot_opts_init(&po);
-  po.out = chart;
-  struct pit_err pe = {0};
-  if (pit_plot_timeline(res->events, &po, &pe) < 0)
-    pit_cli_warn("no timeline chart: %s", pe.msg);
-  else
-    printf("timeline: %s\n", chart);
-  int sig = res->interrupted;
+  rc = rc < 0 ? pit_cli_fail(&e) : after(res, &o, &ra, weighs);
   free(res);
-  return sig ? 128 + sig : 0;
-}
-
-int pit_cmd_node_exec(int argc, char **argv) {
-  const char *cpus = NULL, *cgroup = NULL;
-  int i = 1;
-  for (; i < argc; i++) {
-    if (!strcmp(argv[i], "--")) {
-      i++;
-      break;
-    }
-    if (!strcmp(argv[i], "--cpus") && i + 1 < argc)
-      cpus = argv[++i];
-    else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc)
-      cgroup = argv[++i];
-    else
-      return pit_cli_usage("node-exec: unknown option '%s' (usage: node-exec [--cpus L] [--cgroup DIR] -- CMD...)",
-                           argv[i]);
-  }
-  if (i >= argc)
-    return pit_cli_usage("node-exec: no command after --");
-  struct pit_err e = {0};
-  if (pit_node_enter(cpus, cgroup, &e) < 0)
-    return pit_cli_fail(&e);
-  execvp(argv[i], argv + i);
-  fprintf(stderr, "pitstop: node-exec: cannot run '%s': %s\n", argv[i], strerror(errno));
-  return 127;
-}
-
-/* pitstop node-check [--dir DIR] [--exe PROG] [--min-free-mb N] | --release RUN */
-int pit_cmd_node_check(int argc, char **argv) {
-  const char *dir = NULL, *exe = NULL, *release = NULL;
-  double min_mb = 0;
-  for (int i = 1; i < argc; i++) {
-    if (i + 1 < argc && !strcmp(argv[i], "--dir"))
-      dir = argv[++i];
-    else if (i + 1 < argc && !strcmp(argv[i], "--exe"))
-      exe = argv[++i];
-    else if (i + 1 < argc && !strcmp(argv[i], "--release"))
-      release = argv[++i];
-    else if (i + 1 < argc && !strcmp(argv[i], "--min-free-mb") && pit_parse_f64(argv[i + 1], &min_mb) == 0)
-      i++;
-    else
-      return pit_cli_usage("node-check: unknown option '%s' (usage: node-check [--dir DIR] [--exe PROG] "
-                           "[--min-free-mb N] | --release RUN)",
-                           argv[i]);
-  }
-  struct pit_err e = {0};
-  int killed = 0;
-  int rc = release ? pit_node_release(release, 2.0, &killed, &e) : pit_node_check(dir, exe, min_mb, &e);
-  if (rc < 0)
-    return pit_cli_fail(&e);
-  if (release)
-    printf("%d process%s of run %s stopped\n", killed, killed == 1 ? "" : "es", release);
-  return 0;
+  return rc;
 }

@@ -42,11 +42,8 @@ static int html(const char *arg, const struct pit_catalog *cat, const char *out)
     return pit_cli_fail(&e);
   char png[4200];
   snprintf(png, sizeof png, "%s.timeline.png", out);
-  struct pit_plot_opts po;
-  pit_plot_opts_init(&po);
-  po.out = png;
   struct pit_err pe = {0};
-  int have_png = pit_plot_timeline(s.events, &po, &pe) == 0;
+  int have_png = pit_cli_timeline(s.events, png, &pe) == 0;
   if (!have_png)
     pit_cli_warn("report.html without its timeline: %s", pe.msg);
   int rc = pit_status_html(&s, have_png ? png : NULL, out, &e) < 0 ? pit_cli_fail(&e) : 0;

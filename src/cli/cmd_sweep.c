@@ -87,7 +87,17 @@ static int sweep_owns(const char *name) {
          strcmp(name, "out") == 0;
 }
 
-int pit_cmd_sweep(int argc, char **argv) {
+/* pitstop sweep's options, as given and parsed: the grid (sp) and what to do */
+struct sweep_args {
+  struct pit_sweep_spec sp;
+  const char *exp, *out, *id;
+  int dry, skip_done;
+};
+
+/* The options (sweep's own, then train's) into a (defaults first); 0 or the exit status (-1: --help printed). */
+static int parse_args(int argc, char **argv, struct sweep_args *a) {
+  *a = (struct sweep_args){.dry = 0};
+  pit_sweep_spec_init(&a->sp);
   enum { N_OWN = 16, N_TRAIN = 64, O_TRAIN = 1000 };
   static const struct option own[N_OWN] = {
       {"ranks", required_argument, 0, 'R'},      {"batch-size", required_argument, 0, 'B'},
@@ -108,19 +118,15 @@ int pit_cmd_sweep(int argc, char **argv) {
       opts[no++] = (struct option){pit_train_optdefs[r].name,
                                    pit_train_optdefs[r].arg ? required_argument : no_argument, 0, O_TRAIN + r};
   opts[no] = (struct option){0, 0, 0, 0};
-  struct pit_sweep_spec sp;
-  pit_sweep_spec_init(&sp);
-  struct pit_err e = {0};
-  const char *exp = NULL, *out = NULL, *id = NULL;
-  int dry = 0, skip_done = 0;
-  int64_t v, vals[PIT_SWEEP_MAX_VALUES];
-  int nv;
   optind = 1;
   opterr = 0;
   int c;
+  struct pit_err e = {0};
+  int64_t v, vals[PIT_SWEEP_MAX_VALUES];
+  int nv;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     if (c >= O_TRAIN) {
-      if (pit_train_opt_set(&sp.train, &pit_train_optdefs[c - O_TRAIN], optarg, &e))
+      if (pit_train_opt_set(&a->sp.train, &pit_train_optdefs[c - O_TRAIN], optarg, &e))
         return pit_cli_usage("sweep: %s", e.msg);
       continue;
     }
@@ -131,58 +137,40 @@ int pit_cmd_sweep(int argc, char **argv) {
       for (int i = 0; i < nv; i++) {
         if (vals[i] > 100000)
           return pit_cli_usage("sweep: --ranks: %lld is too many", (long long)vals[i]);
-        sp.ranks[i] = (int)vals[i];
+        a->sp.ranks[i] = (int)vals[i];
       }
-      sp.nranks = nv;
+      a->sp.nranks = nv;
       break;
     case 'B':
-      if (pit_sweep_parse_list(optarg, sp.batch, &sp.nbatch, "--batch-size", &e))
+      if (pit_sweep_parse_list(optarg, a->sp.batch, &a->sp.nbatch, "--batch-size", &e))
         return pit_cli_usage("sweep: %s", e.msg);
       break;
     case 'k':
       if (pit_parse_i64(optarg, &v) || v < 1 || v > 1000000000)
         return pit_cli_usage("sweep: --repeat must be a positive integer (not '%s')", optarg);
-      sp.repeat = (int)(v > 10000 ? 10001 : v);
+      a->sp.repeat = (int)(v > 10000 ? 10001 : v);
       break;
-    case 'H':
-      sp.hostfile = optarg;
-      break;
-    case 'b':
-      sp.db = optarg;
-      break;
-    case 'i':
-      id = optarg;
-      break;
-    case 'n':
-      dry = 1;
-      break;
-    case 's':
-      skip_done = 1;
-      break;
-    case 'M':
-      sp.mpirun = optarg;
-      break;
+    case 'H': a->sp.hostfile = optarg; break;
+    case 'b': a->sp.db = optarg; break;
+    case 'i': a->id = optarg; break;
+    case 'n': a->dry = 1; break;
+    case 's': a->skip_done = 1; break;
+    case 'M': a->sp.mpirun = optarg; break;
     case 'a':
     case 'A':
-      if ((c == 'a' ? sp.nmpirun_args : sp.ntrain_args) == PIT_SWEEP_MAX_EXTRA)
+      if ((c == 'a' ? a->sp.nmpirun_args : a->sp.ntrain_args) == PIT_SWEEP_MAX_EXTRA)
         return pit_cli_usage("sweep: at most %d --%s options", PIT_SWEEP_MAX_EXTRA, c == 'a' ? "mpirun-arg" : "train-arg");
       if (c == 'a')
-        sp.mpirun_args[sp.nmpirun_args++] = optarg;
+        a->sp.mpirun_args[a->sp.nmpirun_args++] = optarg;
       else
-        sp.train_args[sp.ntrain_args++] = optarg;
+        a->sp.train_args[a->sp.ntrain_args++] = optarg;
       break;
-    case 't':
-      sp.train_cmd = optarg;
-      break;
-    case 'x':
-      exp = optarg;
-      break;
-    case 'o':
-      out = optarg;
-      break;
+    case 't': a->sp.train_cmd = optarg; break;
+    case 'x': a->exp = optarg; break;
+    case 'o': a->out = optarg; break;
     case 'h':
       usage(stdout);
-      return 0;
+      return -1;
     default:
       return pit_cli_usage("sweep: unknown option or missing value: '%s' (see 'pitstop sweep --help')",
                            argv[optind - 1]);
@@ -190,66 +178,61 @@ int pit_cmd_sweep(int argc, char **argv) {
   }
   if (optind < argc)
     return pit_cli_usage("sweep: unexpected argument '%s'", argv[optind]);
-  if (!sp.db)
-    sp.db = PIT_STORE_DEFAULT_PATH;
-  if (exp)
-    return export(exp, out, sp.db, id);
-  if (out)
-    return pit_cli_usage("sweep: --out belongs to --export");
+  return 0;
+}
 
+/* The sweep's id (--id, else sweep-DATE) and the training command (not given:
+ * $PIT_SWEEP_TRAIN_CMD, else this very program, its path into self). */
+static void name_sweep(struct pit_sweep_spec *sp, const char *id, char *self, size_t cap) {
   if (id) {
-    snprintf(sp.id, sizeof sp.id, "%s", id);
+    snprintf(sp->id, sizeof sp->id, "%s", id);
   } else {
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
-    strftime(sp.id, sizeof sp.id, "sweep-%Y%m%d-%H%M%S", &tm);
+    strftime(sp->id, sizeof sp->id, "sweep-%Y%m%d-%H%M%S", &tm);
   }
-  char self[4096];
-  if (strcmp(sp.train_cmd, "pitstop") == 0) { /* not given: $PIT_SWEEP_TRAIN_CMD, else this very program */
+  if (strcmp(sp->train_cmd, "pitstop") == 0) {
     const char *env = getenv("PIT_SWEEP_TRAIN_CMD");
     ssize_t n;
     if (env && *env)
-      sp.train_cmd = env;
-    else if ((n = readlink("/proc/self/exe", self, sizeof self - 1)) > 0) {
+      sp->train_cmd = env;
+    else if ((n = readlink("/proc/self/exe", self, cap - 1)) > 0) {
       self[n] = '\0';
-      sp.train_cmd = self;
+      sp->train_cmd = self;
     }
   }
-  struct pit_sweep_cell *cells;
-  int ncells;
-  if (pit_sweep_plan(&sp, &cells, &ncells, &e))
-    return e.code == PIT_EARG ? pit_cli_usage("sweep: %s", e.msg) : pit_cli_fail(&e);
-  if (dry) {
-    for (int i = 0; i < ncells; i++) {
-      for (int k = 0; k < cells[i].argc; k++) {
-        if (k)
-          fputc(' ', stdout);
-        print_quoted(stdout, cells[i].argv[k]);
-      }
-      fputc('\n', stdout);
+}
+
+/* --dry-run: each cell's command line, quoted. */
+static int print_cells(const struct pit_sweep_cell *cells, int ncells) {
+  for (int i = 0; i < ncells; i++) {
+    for (int k = 0; k < cells[i].argc; k++) {
+      if (k)
+        fputc(' ', stdout);
+      print_quoted(stdout, cells[i].argv[k]);
     }
-    pit_sweep_cells_free(cells, ncells);
-    return fflush(stdout) == 0 ? 0 : 1;
+    fputc('\n', stdout);
   }
-  if (pit_sweep_stored(sp.db, cells, ncells, &e)) {
-    pit_sweep_cells_free(cells, ncells);
-    return pit_cli_fail(&e);
-  }
-  int failed = 0, rc = 0, skipped = 0;
-  char failures[1024] = "";
+  return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* Every cell run in turn (stored ones skipped with --skip-done); returns the exit status. */
+static int run_cells(const struct pit_sweep_spec *sp, struct pit_sweep_cell *cells, int ncells, int skip_done) {
+  struct pit_err e = {0};
   for (int i = 0; i < ncells && !skip_done; i++)
     if (cells[i].stored != PIT_SWEEP_ABSENT) {
       pit_err_set(&e, PIT_ESTATE, "sweep %s: run %s is already in '%s' (running it again would mix two attempts)",
-                  sp.id, cells[i].run, sp.db);
+                  sp->id, cells[i].run, sp->db);
       pit_err_hint(&e, "--skip-done completes the sweep, or choose another --id");
-      pit_sweep_cells_free(cells, ncells);
       return pit_cli_fail(&e);
     }
+  int failed = 0, rc = 0, skipped = 0;
+  char failures[1024] = "";
   for (int i = 0; i < ncells; i++) {
     int status = 0;
     if (cells[i].stored == PIT_SWEEP_COMPLETE) {
-      pit_cli_note("sweep %s [%d/%d] %s: already stored, skipped", sp.id, i + 1, ncells, cells[i].run);
+      pit_cli_note("sweep %s [%d/%d] %s: already stored, skipped", sp->id, i + 1, ncells, cells[i].run);
       skipped++;
       continue;
     }
@@ -257,7 +240,7 @@ int pit_cmd_sweep(int argc, char **argv) {
       failed++;
       note_failure(failures, sizeof failures, cells[i].run);
       pit_cli_note("sweep %s [%d/%d] %s: FAILED: an interrupted earlier attempt is stored (no end "
-                   "record); not run again", sp.id, i + 1, ncells, cells[i].run);
+                   "record); not run again", sp->id, i + 1, ncells, cells[i].run);
       continue;
     }
     double t0 = pit_now();
@@ -267,23 +250,51 @@ int pit_cmd_sweep(int argc, char **argv) {
     }
     double dt = pit_now() - t0;
     if (status == 0) {
-      pit_cli_note("sweep %s [%d/%d] %s: ok (%.1f s)", sp.id, i + 1, ncells, cells[i].run, dt);
+      pit_cli_note("sweep %s [%d/%d] %s: ok (%.1f s)", sp->id, i + 1, ncells, cells[i].run, dt);
     } else {
       failed++;
       note_failure(failures, sizeof failures, cells[i].run);
-      pit_cli_note("sweep %s [%d/%d] %s: FAILED (%s %d, %.1f s); going on", sp.id, i + 1, ncells,
+      pit_cli_note("sweep %s [%d/%d] %s: FAILED (%s %d, %.1f s); going on", sp->id, i + 1, ncells,
                    cells[i].run, status > 128 ? "signal" : "exit status", status > 128 ? status - 128 : status, dt);
     }
   }
   if (!rc) {
     if (failed) {
-      pit_cli_note("sweep %s: %d of %d runs failed: %s", sp.id, failed, ncells, failures);
+      pit_cli_note("sweep %s: %d of %d runs failed: %s", sp->id, failed, ncells, failures);
       rc = 1;
     } else {
-      pit_cli_note("sweep %s: %d runs stored in %s%s", sp.id, ncells - skipped, sp.db,
+      pit_cli_note("sweep %s: %d runs stored in %s%s", sp->id, ncells - skipped, sp->db,
                    skipped ? " (the others were already there)" : "");
     }
   }
+  return rc;
+}
+
+int pit_cmd_sweep(int argc, char **argv) {
+  struct sweep_args a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc)
+    return rc < 0 ? 0 : rc;
+  struct pit_sweep_spec *sp = &a.sp;
+  if (!sp->db)
+    sp->db = PIT_STORE_DEFAULT_PATH;
+  if (a.exp)
+    return export(a.exp, a.out, sp->db, a.id);
+  if (a.out)
+    return pit_cli_usage("sweep: --out belongs to --export");
+  char self[4096];
+  name_sweep(sp, a.id, self, sizeof self);
+  struct pit_err e = {0};
+  struct pit_sweep_cell *cells;
+  int ncells;
+  if (pit_sweep_plan(sp, &cells, &ncells, &e))
+    return e.code == PIT_EARG ? pit_cli_usage("sweep: %s", e.msg) : pit_cli_fail(&e);
+  if (a.dry)
+    rc = print_cells(cells, ncells);
+  else if (pit_sweep_stored(sp->db, cells, ncells, &e))
+    rc = pit_cli_fail(&e);
+  else
+    rc = run_cells(sp, cells, ncells, a.skip_done);
   pit_sweep_cells_free(cells, ncells);
   return rc;
 }

@@ -2,7 +2,8 @@
  * --replay` say about a run's decisions, from its events file: each decision
  * on the run's clock with its reason (consecutive keeps as one line), and the
  * run's cost beside what each membership it ran would have cost as a fixed
- * membership for the whole job, by the run's own records (pit_replay_events).
+ * membership for the whole job, by the run's own records (pit_replay_events);
+ * and its timeline chart (pit_cli_timeline: run, status --html).
  * Invariant: the events file is only read; the replay options are built in
  * one place (pit_cli_replay_opts) for both commands. */
 #include <math.h>
@@ -13,6 +14,7 @@
 #include "pitstop/catalog.h"
 #include "pitstop/control.h"
 #include "pitstop/record.h"
+#include "pitstop/report.h"
 
 int pit_cli_replay_opts(const char *events, const char *catalog, const char *types, const char *nnodes,
                         const char *policy, double deadline, double budget, struct pit_replay_opts *o,
@@ -141,4 +143,11 @@ void pit_cli_print_fixed(const struct pit_replay *r, double run_cost, double run
            run_time / r->fixed[r->best_fixed].time_s);
   else
     printf("run / best fixed: none of them meets the deadline (or budget)\n");
+}
+
+int pit_cli_timeline(const char *events, const char *png, struct pit_err *e) {
+  struct pit_plot_opts po;
+  pit_plot_opts_init(&po);
+  po.out = png;
+  return pit_plot_timeline(events, &po, e);
 }

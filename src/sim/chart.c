@@ -83,6 +83,76 @@ static int chart_start(const char *out, int *svg, char *tmpout, size_t tn, char 
   return 0;
 }
 
+/* DIR/d<i>.dat for i < n: row(d, ctx, i) writes result i's rows. */
+static int write_data(const char *dir, int n, void (*row)(FILE *, const void *, int), const void *ctx,
+                      struct pit_err *e) {
+  char path[700];
+  for (int i = 0; i < n; i++) {
+    snprintf(path, sizeof path, "%s/d%d.dat", dir, i);
+    FILE *d = fopen(path, "w");
+    if (!d)
+      return pit_err_errno(e, PIT_EIO, "cannot create '%s'", path);
+    row(d, ctx, i);
+    if (fclose(d) != 0)
+      return pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
+  }
+  return 0;
+}
+
+/* DIR/chart.gp opened into *f (path: its name), its terminal (height pixels high) and output set. */
+static int open_script(const char *dir, int svg, int height, const char *tmpout, char *path, size_t pn, FILE **f,
+                       struct pit_err *e) {
+  snprintf(path, pn, "%s/chart.gp", dir);
+  if (!(*f = fopen(path, "w")))
+    return pit_err_errno(e, PIT_EIO, "cannot create '%s'", path);
+  fprintf(*f, "set terminal %s size 1100,%d noenhanced background '#ffffff'\n", svg ? "svg" : "pngcairo", height);
+  fputs("set output ", *f);
+  gp_quote(*f, tmpout);
+  return 0;
+}
+
+/* The script closed (rc so far), drawn, the data removed; out whole or untouched. */
+static int finish(int rc, FILE *f, const char *path, const char *dir, int n, const char *tmpout, const char *out,
+                  struct pit_err *e) {
+  if (f && fclose(f) != 0 && !rc)
+    rc = pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
+  if (!rc)
+    rc = run_gnuplot(dir, tmpout, out, e);
+  if (rc)
+    unlink(tmpout);
+  rm_dir(dir, n);
+  return rc;
+}
+
+/* what a data file's rows are written from: the results (pit_sim_result or pit_fleet_result) and the tick */
+struct rows {
+  const void *res;
+  double tick_h;
+};
+
+/* x done mode: one line per change of mode or every few ticks */
+static void sim_row(FILE *d, const void *ctx, int i) {
+  const struct rows *c = ctx;
+  const struct pit_sim_result *r = (const struct pit_sim_result *)c->res + i;
+  int step = r->nticks > 4000 ? r->nticks / 2000 : 1;
+  fprintf(d, "0 0 0\n");
+  for (int t = 0; t < r->nticks && r->done_at; t++)
+    if (t % step == 0 || t == r->nticks - 1 || (t > 0 && r->mode_at[t] != r->mode_at[t - 1]))
+      fprintf(d, "%.5f %.5f %d\n", (t + 1) * c->tick_h, r->done_at[t], r->mode_at[t]);
+}
+
+/* x done spot od pool (-1: none held), every few ticks */
+static void fleet_row(FILE *d, const void *ctx, int i) {
+  const struct rows *c = ctx;
+  const struct pit_fleet_result *r = (const struct pit_fleet_result *)c->res + i;
+  int step = r->nticks > 4000 ? r->nticks / 2000 : 1;
+  fprintf(d, "0 0 0 0 0\n");
+  for (int t = 0; t < r->nticks; t++)
+    if (t % step == 0 || t == r->nticks - 1)
+      fprintf(d, "%.5f %.5f %d %d %d\n", (t + 1) * c->tick_h, r->done_at[t], r->member_at[t].spot,
+              r->member_at[t].od, r->member_at[t].spot + r->member_at[t].od ? r->member_at[t].pool : -1);
+}
+
 int pit_sim_chart(const struct pit_sim_case *c, const struct pit_sim_result *res, const char *const *names, int n,
                   const char *out, struct pit_err *e) {
   struct pit_sim_grid g;
@@ -94,31 +164,12 @@ int pit_sim_chart(const struct pit_sim_case *c, const struct pit_sim_result *res
   if ((rc = chart_start(out, &svg, tmpout, sizeof tmpout, dir, sizeof dir, e)))
     return rc;
   double job = g.work * g.tick_h, dl = g.deadline * g.tick_h, band = job / 14;
-  for (int i = 0; i < n && !rc; i++) {
-    snprintf(path, sizeof path, "%s/d%d.dat", dir, i);
-    FILE *d = fopen(path, "w");
-    if (!d) {
-      rc = pit_err_errno(e, PIT_EIO, "cannot create '%s'", path);
-      break;
-    }
-    /* x done mode: one line per change of mode or every few ticks */
-    int step = res[i].nticks > 4000 ? res[i].nticks / 2000 : 1;
-    fprintf(d, "0 0 0\n");
-    for (int t = 0; t < res[i].nticks && res[i].done_at; t++)
-      if (t % step == 0 || t == res[i].nticks - 1 || (t > 0 && res[i].mode_at[t] != res[i].mode_at[t - 1]))
-        fprintf(d, "%.5f %.5f %d\n", (t + 1) * g.tick_h, res[i].done_at[t], res[i].mode_at[t]);
-    if (fclose(d) != 0)
-      rc = pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
-  }
-  snprintf(path, sizeof path, "%s/chart.gp", dir);
-  FILE *f = rc ? NULL : fopen(path, "w");
-  if (!rc && !f)
-    rc = pit_err_errno(e, PIT_EIO, "cannot create '%s'", path);
+  struct rows rows = {res, g.tick_h};
+  FILE *f = NULL;
+  rc = write_data(dir, n, sim_row, &rows, e);
+  if (!rc)
+    rc = open_script(dir, svg, 650, tmpout, path, sizeof path, &f, e);
   if (f) {
-    fprintf(f, svg ? "set terminal svg size 1100,650 noenhanced background '#ffffff'\n"
-                   : "set terminal pngcairo size 1100,650 noenhanced background '#ffffff'\n");
-    fputs("set output ", f);
-    gp_quote(f, tmpout);
     fprintf(f, "\nset title 'work done: job %g h, deadline %g h, restart %g h (bands: green spot, red on-demand)'\n",
             job, dl, g.restart * g.tick_h);
     fprintf(f, "set xlabel 'hours since submission'\nset ylabel 'work done (h)'\nset key left top\n"
@@ -142,15 +193,9 @@ int pit_sim_chart(const struct pit_sim_case *c, const struct pit_sim_result *res
               dl / 2000 > g.tick_h ? dl / 2000 : g.tick_h, -band * (i + 0.5),
               dl / 2000 > g.tick_h ? dl / 2000 : g.tick_h, band * 0.4, i < n - 1 ? ", " : "\n");
     }
-    if (fclose(f) != 0)
-      rc = pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
+    snprintf(path, sizeof path, "%s/chart.gp", dir);
   }
-  if (!rc)
-    rc = run_gnuplot(dir, tmpout, out, e);
-  if (rc)
-    unlink(tmpout);
-  rm_dir(dir, n);
-  return rc;
+  return finish(rc, f, path, dir, n, tmpout, out, e);
 }
 
 /* A fleet: work done of each result against the deadline (top), and the first
@@ -167,34 +212,15 @@ int pit_fleet_chart(const struct pit_sim_study *s, const struct pit_fleet_result
   int svg;
   if ((rc = chart_start(out, &svg, tmpout, sizeof tmpout, dir, sizeof dir, e)))
     return rc;
-  double tick_h = s->pools[0].trace->gap_s / 3600, job = s->job_h, dl = s->deadline_h;
-  for (int i = 0; i < n && !rc; i++) {
-    snprintf(path, sizeof path, "%s/d%d.dat", dir, i);
-    FILE *d = fopen(path, "w");
-    if (!d) {
-      rc = pit_err_errno(e, PIT_EIO, "cannot create '%s'", path);
-      break;
-    }
-    int step = res[i].nticks > 4000 ? res[i].nticks / 2000 : 1;
-    fprintf(d, "0 0 0 0 0\n");
-    for (int t = 0; t < res[i].nticks; t++)
-      if (t % step == 0 || t == res[i].nticks - 1)
-        fprintf(d, "%.5f %.5f %d %d %d\n", (t + 1) * tick_h, res[i].done_at[t], res[i].member_at[t].spot,
-                res[i].member_at[t].od, res[i].member_at[t].spot + res[i].member_at[t].od ? res[i].member_at[t].pool : -1);
-    if (fclose(d) != 0)
-      rc = pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
-  }
-  snprintf(path, sizeof path, "%s/chart.gp", dir);
-  FILE *f = rc ? NULL : fopen(path, "w");
-  if (!rc && !f)
-    rc = pit_err_errno(e, PIT_EIO, "cannot create '%s'", path);
+  double job = s->job_h, dl = s->deadline_h;
+  struct rows rows = {res, s->pools[0].trace->gap_s / 3600};
+  FILE *f = NULL;
+  rc = write_data(dir, n, fleet_row, &rows, e);
+  if (!rc)
+    rc = open_script(dir, svg, 800, tmpout, path, sizeof path, &f, e);
   if (f) {
     char d0[700];
     snprintf(d0, sizeof d0, "%s/d0.dat", dir);
-    fprintf(f, svg ? "set terminal svg size 1100,800 noenhanced background '#ffffff'\n"
-                   : "set terminal pngcairo size 1100,800 noenhanced background '#ffffff'\n");
-    fputs("set output ", f);
-    gp_quote(f, tmpout);
     fprintf(f, "\nset multiplot layout 2,1\nset grid\nset key left top\nset xrange [0:%g]\n", dl * 1.05);
     fprintf(f, "set title 'work done: job %g h on %d nodes, deadline %g h, restart %g h, %d zone(s)'\n", job,
             s->nodes, dl, s->restart_h, s->npools);
@@ -220,13 +246,7 @@ int pit_fleet_chart(const struct pit_sim_study *s, const struct pit_fleet_result
     fputs(" using 1:3 with fillsteps lc rgb '#2ca02c' title 'spot', ", f);
     gp_quote(f, d0);
     fputs(" using 1:5 axes x1y2 with steps lw 2 dt 2 lc rgb '#1f77b4' title 'zone held'\nunset multiplot\n", f);
-    if (fclose(f) != 0)
-      rc = pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
+    snprintf(path, sizeof path, "%s/chart.gp", dir);
   }
-  if (!rc)
-    rc = run_gnuplot(dir, tmpout, out, e);
-  if (rc)
-    unlink(tmpout);
-  rm_dir(dir, n);
-  return rc;
+  return finish(rc, f, path, dir, n, tmpout, out, e);
 }

@@ -1,0 +1,68 @@
+/* cmd_node.c — the commands pitstop runs on a node, not a user:
+ * `pitstop node-exec`, the local provider's node wrapper (enter the node's
+ * CPUs and cgroup, then exec the command), and `pitstop node-check`, what the
+ * ssh provider runs on a host (check it can run pitstop, or release a run's
+ * processes). Library: pit_node_enter, pit_node_check, pit_node_release.
+ * Invariant: options + library calls; node-exec returns only on failure. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "pitstop/control.h"
+
+int pit_cmd_node_exec(int argc, char **argv) {
+  const char *cpus = NULL, *cgroup = NULL;
+  int i = 1;
+  for (; i < argc; i++) {
+    if (!strcmp(argv[i], "--")) {
+      i++;
+      break;
+    }
+    if (!strcmp(argv[i], "--cpus") && i + 1 < argc)
+      cpus = argv[++i];
+    else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc)
+      cgroup = argv[++i];
+    else
+      return pit_cli_usage("node-exec: unknown option '%s' (usage: node-exec [--cpus L] [--cgroup DIR] -- CMD...)",
+                           argv[i]);
+  }
+  if (i >= argc)
+    return pit_cli_usage("node-exec: no command after --");
+  struct pit_err e = {0};
+  if (pit_node_enter(cpus, cgroup, &e) < 0)
+    return pit_cli_fail(&e);
+  execvp(argv[i], argv + i);
+  fprintf(stderr, "pitstop: node-exec: cannot run '%s': %s\n", argv[i], strerror(errno));
+  return 127;
+}
+
+/* pitstop node-check [--dir DIR] [--exe PROG] [--min-free-mb N] | --release RUN */
+int pit_cmd_node_check(int argc, char **argv) {
+  const char *dir = NULL, *exe = NULL, *release = NULL;
+  double min_mb = 0;
+  for (int i = 1; i < argc; i++) {
+    if (i + 1 < argc && !strcmp(argv[i], "--dir"))
+      dir = argv[++i];
+    else if (i + 1 < argc && !strcmp(argv[i], "--exe"))
+      exe = argv[++i];
+    else if (i + 1 < argc && !strcmp(argv[i], "--release"))
+      release = argv[++i];
+    else if (i + 1 < argc && !strcmp(argv[i], "--min-free-mb") && pit_parse_f64(argv[i + 1], &min_mb) == 0)
+      i++;
+    else
+      return pit_cli_usage("node-check: unknown option '%s' (usage: node-check [--dir DIR] [--exe PROG] "
+                           "[--min-free-mb N] | --release RUN)",
+                           argv[i]);
+  }
+  struct pit_err e = {0};
+  int killed = 0;
+  int rc = release ? pit_node_release(release, 2.0, &killed, &e) : pit_node_check(dir, exe, min_mb, &e);
+  if (rc < 0)
+    return pit_cli_fail(&e);
+  if (release)
+    printf("%d process%s of run %s stopped\n", killed, killed == 1 ? "" : "es", release);
+  return 0;
+}

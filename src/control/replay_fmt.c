@@ -1,0 +1,91 @@
+/* replay_fmt.c — a replayed run (struct pit_replay, replay.c) as `pitstop
+ * simulate --replay` prints it: one JSON object, or the table's head (the
+ * run's and the replay's resize decisions side by side, whether they agree,
+ * and the two costs); the fixed memberships and the decision records that
+ * follow the table are the command's (src/cli/run_report.c).
+ * Invariants: nothing but f is written; non-finite numbers are JSON null;
+ * the cost ratio is the replay's cost over the run's (NaN without a run cost). */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pitstop/control.h"
+
+/* The two sides of a replay: the run's decisions (live) and the replay's (sim). */
+static const struct side {
+  const char *key, *label;
+  int sim;
+} sides[2] = {{"live", "live", 0}, {"replay", "replay", 1}};
+
+static int side_n(const struct pit_replay *r, const struct side *s) { return s->sim ? r->nsim : r->nlive; }
+static const struct pit_replay_decision *side_dec(const struct pit_replay *r, const struct side *s, int i) {
+  return s->sim ? &r->sim[i] : &r->live[i];
+}
+
+static double ratio_of(const struct pit_replay *r) { return r->cost_live > 0 ? r->cost_sim / r->cost_live : NAN; }
+
+static cJSON *decisions_json(const struct pit_replay *r, const struct side *s) {
+  cJSON *d = cJSON_CreateArray();
+  for (int i = 0; i < side_n(r, s); i++) {
+    const struct pit_replay_decision *q = side_dec(r, s, i);
+    char f[PIT_MEMBERSHIP_TEXT_MAX], t[PIT_MEMBERSHIP_TEXT_MAX];
+    pit_membership_format(&q->from, f, sizeof f);
+    pit_membership_format(&q->to, t, sizeof t);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "step", (double)q->step);
+    cJSON_AddStringToObject(o, "from", f);
+    cJSON_AddStringToObject(o, "to", t);
+    cJSON_AddItemToArray(d, o);
+  }
+  return d;
+}
+
+int pit_replay_write_json(FILE *f, const char *events, const struct pit_replay *r, struct pit_err *e) {
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "events", events);
+  cJSON_AddNumberToObject(j, "steps", (double)r->steps);
+  cJSON_AddBoolToObject(j, "same_decisions", r->same);
+  cJSON_AddBoolToObject(j, "diverged", r->diverged);
+  for (int k = 0; k < 2; k++) {
+    cJSON *x = cJSON_AddObjectToObject(j, sides[k].key);
+    cJSON_AddNumberToObject(x, "cost", k ? r->cost_sim : r->cost_live);
+    cJSON_AddNumberToObject(x, "time_s", k ? r->time_sim : r->time_live);
+    cJSON_AddItemToObject(x, "decisions", decisions_json(r, &sides[k]));
+  }
+  cJSON_AddNumberToObject(j, "cost_ratio", ratio_of(r));
+  cJSON *fx = cJSON_AddArrayToObject(j, "fixed"); /* each membership the run ran, alone for the whole job */
+  for (int i = 0; i < r->nfixed; i++) {
+    char m[PIT_MEMBERSHIP_TEXT_MAX];
+    pit_membership_format(&r->fixed[i].m, m, sizeof m);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "membership", m);
+    cJSON_AddNumberToObject(o, "cost", r->fixed[i].cost);
+    cJSON_AddNumberToObject(o, "time_s", r->fixed[i].time_s);
+    cJSON_AddBoolToObject(o, "complete", r->fixed[i].complete);
+    cJSON_AddBoolToObject(o, "best", i == r->best_fixed);
+    cJSON_AddItemToArray(fx, o);
+  }
+  char *txt = cJSON_PrintUnformatted(j);
+  int rc = !txt || fprintf(f, "%s\n", txt) < 0 ? pit_err_set(e, PIT_EIO, "cannot write to standard output") : 0;
+  free(txt);
+  cJSON_Delete(j);
+  return rc;
+}
+
+void pit_replay_write_head(FILE *f, const char *events, const char *policy, const char *types,
+                           const struct pit_replay *r) {
+  fprintf(f, "replay of %s: %lld steps, policy %s, types %s\n", events, (long long)r->steps, policy, types);
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < side_n(r, &sides[k]); i++) {
+      const struct pit_replay_decision *q = side_dec(r, &sides[k], i);
+      char fr[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX];
+      pit_membership_format(&q->from, fr, sizeof fr);
+      pit_membership_format(&q->to, to, sizeof to);
+      fprintf(f, "%-7s step %6lld  %s -> %s\n", sides[k].label, (long long)q->step, fr, to);
+    }
+  fprintf(f, "same decisions at the same steps: %s%s\n", r->same ? "yes" : "NO",
+          r->diverged ? " (the replay chose a membership the run never ran: stopped there)" : "");
+  fprintf(f, "cost: live $%.6f (node records), replay $%.6f (simulated clock), ratio %.4f; time %.1f s vs %.1f s\n",
+          r->cost_live, r->cost_sim, ratio_of(r), r->time_live, r->time_sim);
+}
