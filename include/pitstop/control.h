@@ -159,8 +159,9 @@ struct pit_provider {
  * "ssh" (a pool of hosts from a hostfile), "slurm" (one allocation per node),
  * "command" (any cloud CLI through argv templates; presets aws and clap). */
 const struct pit_provider_ops *pit_provider_find(const char *name);
-/* Names of every provider, ", "-separated, for messages. */
-const char *pit_provider_names(void);
+/* Names of every provider, ", "-separated, for messages, into buf (n bytes;
+ * cut to fit); returns buf. */
+const char *pit_provider_names(char *buf, size_t n);
 int pit_provider_open(struct pit_provider *p, const char *name, const struct pit_provider_conf *conf,
                       struct pit_err *e);
 void pit_provider_close(struct pit_provider *p);

@@ -65,8 +65,10 @@ int pit_summary_format_parse(const char *s, enum pit_summary_format *f);
  * object and the CSV columns; PIT_EIO if f fails. */
 int pit_summary_write(FILE *f, enum pit_summary_format fmt, const struct pit_runset *rs,
                       const struct pit_groups *g, const char *title, struct pit_err *e);
-/* The CSV header's columns, in order, one per call: i = 0, 1, ... until NULL. */
-const char *pit_summary_csv_column(int i);
+/* The CSV header's columns, in order, one per call: i = 0, 1, ... until NULL;
+ * a column made of two names is written into name (n bytes), others point
+ * into the field table. */
+const char *pit_summary_csv_column(int i, char *name, size_t n);
 
 /* ---------------- prediction printers (predict_fmt.c) ---------------- */
 

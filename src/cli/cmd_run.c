@@ -361,7 +361,8 @@ static int where_opts(struct pit_run_opts *o, const struct run_args *ra) {
     o->deftype = ra->itype;
   if (!pit_provider_find(o->provider)) {
     pit_err_set(&e, PIT_EARG, "unknown provider '%s'", o->provider);
-    pit_err_hint(&e, "providers: %s", pit_provider_names());
+    char names[256];
+    pit_err_hint(&e, "providers: %s", pit_provider_names(names, sizeof names));
     return pit_cli_fail(&e);
   }
   o->self_exe = pit_cli_self_exe();

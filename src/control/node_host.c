@@ -177,20 +177,22 @@ static int tagged(pid_t pid, const char *tag) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return 0;
-  static char buf[1 << 17];
-  ssize_t n = read(fd, buf, sizeof buf - 1);
+  enum { CAP = 1 << 17 };
+  char *buf = malloc(CAP);
+  ssize_t n = buf ? read(fd, buf, CAP - 1) : -1;
   close(fd);
-  if (n <= 0)
-    return 0;
-  buf[n] = 0;
-  size_t tl = strlen(tag);
-  for (ssize_t i = 0; i < n;) {
-    size_t l = strlen(buf + i);
-    if (l == tl && memcmp(buf + i, tag, tl) == 0)
-      return 1;
-    i += (ssize_t)l + 1;
+  int found = 0;
+  if (n > 0) {
+    buf[n] = 0;
+    size_t tl = strlen(tag);
+    for (ssize_t i = 0; i < n && !found;) {
+      size_t l = strlen(buf + i);
+      found = l == tl && memcmp(buf + i, tag, tl) == 0;
+      i += (ssize_t)l + 1;
+    }
   }
-  return 0;
+  free(buf);
+  return found;
 }
 
 /* The parent of pid if it is Open MPI's per-host daemon (orted, prted), else 0.

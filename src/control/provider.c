@@ -21,14 +21,15 @@ const struct pit_provider_ops *pit_provider_find(const char *name) {
   return NULL;
 }
 
-const char *pit_provider_names(void) {
-  static char names[256];
-  if (!names[0])
-    for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++) {
-      size_t at = strlen(names);
-      snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "", providers[i]->name);
-    }
-  return names;
+const char *pit_provider_names(char *buf, size_t n) {
+  size_t at = 0;
+  if (n > 0)
+    buf[0] = 0;
+  for (size_t i = 0; i < sizeof providers / sizeof providers[0] && at < n; i++) {
+    int w = snprintf(buf + at, n - at, "%s%s", i ? ", " : "", providers[i]->name);
+    at += w > 0 ? (size_t)w : 0;
+  }
+  return buf;
 }
 
 int pit_provider_open(struct pit_provider *p, const char *name, const struct pit_provider_conf *conf,
@@ -37,7 +38,8 @@ int pit_provider_open(struct pit_provider *p, const char *name, const struct pit
   const struct pit_provider_ops *ops = pit_provider_find(name);
   if (!ops) {
     pit_err_set(e, PIT_EARG, "unknown provider '%s'", name);
-    pit_err_hint(e, "providers: %s", pit_provider_names());
+    char names[256];
+    pit_err_hint(e, "providers: %s", pit_provider_names(names, sizeof names));
     return PIT_EARG;
   }
   p->ops = ops;

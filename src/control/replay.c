@@ -328,9 +328,8 @@ static int same_decisions(const struct pit_replay *r) {
 static int replay_fixed(const struct live *l, const struct pit_elastic_model *mdl, struct rmodel *rm,
                         const struct pit_replay_opts *o,
                         const struct pit_elastic_job *job, struct pit_replay *r, struct pit_err *e) {
-  static struct pit_replay_opts fo;
-  static struct pit_elastic_job fj;
-  fo = *o;
+  struct pit_replay_opts fo = *o;
+  struct pit_elastic_job fj;
   fo.policy.kind = PIT_POLICY_FIXED;
   r->best_fixed = -1;
   for (int g = 0; g < l->ng && r->nfixed < PIT_POLICY_MEAS_MAX; g++) {
@@ -367,30 +366,31 @@ static int replay_fixed(const struct live *l, const struct pit_elastic_model *md
 
 int pit_replay_events(const char *path, const struct pit_replay_opts *o, struct pit_replay *r, struct pit_err *e) {
   memset(r, 0, sizeof *r);
-  static struct live l; /* large; replays are not concurrent */
-  memset(&l, 0, sizeof l);
-  l.total = -1;
+  struct live *L = calloc(1, sizeof *L); /* large: 256 generations of up to PIT_POLICY_NODES_MAX nodes */
+  if (!L)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  L->total = -1;
   struct pit_elastic_result er = {0};
-  int rc = read_live(path, &l, e);
+  int rc = read_live(path, L, e);
   if (rc < 0)
     goto out;
   /* the live lag from a resize decision to the generation's last step */
   double lag = 0;
   int nlag = 0;
-  for (int i = 0; i < l.ndec; i++) {
-    int g = live_gen_of(&l, l.dec[i].step - 1);
+  for (int i = 0; i < L->ndec; i++) {
+    int g = live_gen_of(L, L->dec[i].step - 1);
     if (g >= 0)
-      lag += (double)(l.its[l.g[g].first + l.g[g].n - 1].step + 1 - l.dec[i].step), nlag++;
+      lag += (double)(L->its[L->g[g].first + L->g[g].n - 1].step + 1 - L->dec[i].step), nlag++;
   }
-  struct rmodel rm = {.l = &l, .mean_lag = nlag ? (int64_t)llround(lag / nlag) : 0};
+  struct rmodel rm = {.l = L, .mean_lag = nlag ? (int64_t)llround(lag / nlag) : 0};
   struct pit_elastic_model mdl = {&rm, r_iter, r_stop_step, r_start_s, r_stop_s};
-  static struct pit_elastic_job job;
+  struct pit_elastic_job job;
   memset(&job, 0, sizeof job);
-  job.initial = l.g[0].m;
-  job.nnodes = l.g[0].nnodes;
-  memcpy(job.nodes, l.g[0].nodes, sizeof job.nodes);
-  job.step0 = l.its[l.g[0].first].step;
-  job.total = l.total;
+  job.initial = L->g[0].m;
+  job.nnodes = L->g[0].nnodes;
+  memcpy(job.nodes, L->g[0].nodes, sizeof job.nodes);
+  job.step0 = L->its[L->g[0].first].step;
+  job.total = L->total;
   if ((rc = pit_elastic_run(&mdl, o, &job, &er, e)) < 0) {
     char msg[sizeof e->msg];
     snprintf(msg, sizeof msg, "%s", e->msg);
@@ -404,26 +404,27 @@ int pit_replay_events(const char *path, const struct pit_replay_opts *o, struct 
   r->decisions_sim = er.decisions;
   r->cost_sim = er.cost;
   r->time_sim = er.time_s;
-  r->cost_live = l.cost;
-  r->time_live = isfinite(l.g[l.ng - 1].t_end) ? l.g[l.ng - 1].t_end : l.its[l.nits - 1].t;
-  if (l.t_last_stop > r->time_live)
-    r->time_live = l.t_last_stop;
-  r->steps = l.total;
-  r->nlive = l.ndec;
-  if (l.ndec) {
-    r->live = malloc((size_t)l.ndec * sizeof *r->live);
+  r->cost_live = L->cost;
+  r->time_live = isfinite(L->g[L->ng - 1].t_end) ? L->g[L->ng - 1].t_end : L->its[L->nits - 1].t;
+  if (L->t_last_stop > r->time_live)
+    r->time_live = L->t_last_stop;
+  r->steps = L->total;
+  r->nlive = L->ndec;
+  if (L->ndec) {
+    r->live = malloc((size_t)L->ndec * sizeof *r->live);
     if (!r->live) {
       rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
       goto out;
     }
-    memcpy(r->live, l.dec, (size_t)l.ndec * sizeof *r->live);
+    memcpy(r->live, L->dec, (size_t)L->ndec * sizeof *r->live);
   }
   r->same = !r->diverged && same_decisions(r);
-  rc = replay_fixed(&l, &mdl, &rm, o, &job, r, e);
+  rc = replay_fixed(L, &mdl, &rm, o, &job, r, e);
 out:
   pit_elastic_result_release(&er);
-  free(l.its);
-  free(l.dec);
+  free(L->its);
+  free(L->dec);
+  free(L);
   if (rc < 0)
     pit_replay_release(r);
   return rc;

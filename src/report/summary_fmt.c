@@ -230,15 +230,14 @@ static void json_row(FILE *f, const struct row *r) {
   pit__jclose(f, open);
 }
 
-const char *pit_summary_csv_column(int i) {
-  static char name[64];
+const char *pit_summary_csv_column(int i, char *name, size_t n) {
   for (int k = 0; k < NFIELDS; k++) {
     const struct field *fl = csv_nth(fields, NFIELDS, k);
     int cols = fl->type == F_STATS ? NSTAT : 1;
     if (i < cols) {
       if (fl->type != F_STATS)
         return fl->csv;
-      snprintf(name, sizeof name, "%s_%s", fl->csv, csv_nth(stat_fields, NSTAT, i)->csv);
+      snprintf(name, n, "%s_%s", fl->csv, csv_nth(stat_fields, NSTAT, i)->csv);
       return name;
     }
     i -= cols;
@@ -345,7 +344,8 @@ int pit_summary_write(FILE *f, enum pit_summary_format fmt, const struct pit_run
     fputs("]\n", f);
   } else if (fmt == PIT_SUMMARY_CSV) {
     const char *col;
-    for (int i = 0; (col = pit_summary_csv_column(i)) != NULL; i++)
+    char buf[64];
+    for (int i = 0; (col = pit_summary_csv_column(i, buf, sizeof buf)) != NULL; i++)
       fprintf(f, "%s%s", i ? "," : "", col);
     fputc('\n', f);
     for (int i = 0; i < n; i++)

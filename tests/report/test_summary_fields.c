@@ -99,15 +99,16 @@ int main(void) {
 
   char *json = format(PIT_SUMMARY_JSON, &rs, &g), *csv = format(PIT_SUMMARY_CSV, &rs, &g);
   /* the CSV header, as printed and as pit_summary_csv_column lists it */
-  char *cols[512];
+  char *cols[512], buf[64];
   int ncols = 0;
   char *save = NULL, *line = strtok_r(csv, "\n", &save);
   char *header = line ? strdup(line) : NULL;
   for (char *s2 = NULL, *c = line ? strtok_r(line, ",", &s2) : NULL; c && ncols < 512; c = strtok_r(NULL, ",", &s2))
     cols[ncols++] = c;
   for (int i = 0; i < ncols; i++)
-    CHECK(pit_summary_csv_column(i) && strcmp(pit_summary_csv_column(i), cols[i]) == 0, "column %d: %s", i, cols[i]);
-  CHECK(pit_summary_csv_column(ncols) == NULL, "more columns listed than printed");
+    CHECK(pit_summary_csv_column(i, buf, sizeof buf) && strcmp(pit_summary_csv_column(i, buf, sizeof buf), cols[i]) == 0,
+          "column %d: %s", i, cols[i]);
+  CHECK(pit_summary_csv_column(ncols, buf, sizeof buf) == NULL, "more columns listed than printed");
   int rows = 0;
   for (char *l = strtok_r(NULL, "\n", &save); l; l = strtok_r(NULL, "\n", &save), rows++) {
     int cells = 1;
