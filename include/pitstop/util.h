@@ -184,4 +184,13 @@ int pit_child_kill(struct pit_child *c, double grace_s, int *status, struct pit_
 int pit_child_run(char *const argv[], int quiet_stdout, int *status, char *errtail, size_t errtail_n,
                   struct pit_err *e);
 
+/* ---- the gnuplot driver (src/util/gnuplot.c) ---- */
+/* Runs gnuplot (prog; NULL or "": $PIT_GNUPLOT, else "gnuplot") on script,
+ * which writes its picture to the path picture, and copies that picture to
+ * out atomically. Errors name out (chart 'OUT': gnuplot failed (exit status
+ * N): its last line; gnuplot wrote no picture); PIT_ENOTFOUND with a hint
+ * when gnuplot cannot be run. */
+int pit_gnuplot_draw(const char *prog, const char *script, const char *picture, const char *out,
+                     struct pit_err *e);
+
 #endif

@@ -265,52 +265,7 @@ static int gp_run(struct gp *g, const struct pit_plot_opts *o, struct pit_err *e
     return pit_err_errno(e, PIT_EIO, "cannot write '%s'", g->script);
   fclose(g->f);
   g->f = NULL;
-  const char *prog = o->gnuplot;
-  if (!prog)
-    prog = getenv("PIT_GNUPLOT");
-  if (!prog || !*prog)
-    prog = "gnuplot";
-  char *argv[] = {(char *)prog, g->script, NULL};
-  char tail[1024];
-  int status = 0;
-  int rc = pit_child_run(argv, 1, &status, tail, sizeof tail, e);
-  if (rc == PIT_ENOTFOUND) {
-    pit_err_hint(e, "charts are drawn by gnuplot: install it (Debian: apt-get install gnuplot-nox) or set PIT_GNUPLOT");
-    return rc;
-  }
-  if (rc)
-    return rc;
-  /* last non-empty line of gnuplot's messages */
-  size_t len = strlen(tail);
-  while (len && (tail[len - 1] == '\n' || tail[len - 1] == ' '))
-    tail[--len] = '\0';
-  const char *last = strrchr(tail, '\n');
-  last = last ? last + 1 : tail;
-  if (status != 0)
-    return pit_err_set(e, PIT_ELIB, "gnuplot failed (exit status %d)%s%s", status, *last ? ": " : "", last);
-  FILE *f = fopen(g->out, "rb");
-  if (!f)
-    return pit_err_set(e, PIT_ELIB, "gnuplot wrote no picture%s%s", *last ? ": " : "", last);
-  char *data = NULL;
-  size_t n = 0, cap = 0;
-  for (;;) {
-    if (PIT_GROW(data, n + (1 << 16), cap)) { /* room for a 64 KiB read at least */
-      free(data);
-      fclose(f);
-      return pit_err_set(e, PIT_ENOMEM, "out of memory");
-    }
-    size_t k = fread(data + n, 1, cap - n, f);
-    n += k;
-    if (k == 0)
-      break;
-  }
-  fclose(f);
-  if (n == 0)
-    rc = pit_err_set(e, PIT_ELIB, "gnuplot wrote an empty picture%s%s", *last ? ": " : "", last);
-  else
-    rc = pit_file_write_atomic(o->out, data, n, e);
-  free(data);
-  return rc;
+  return pit_gnuplot_draw(o->gnuplot, g->script, g->out, o->out, e);
 }
 
 /* ---- steps: one run, step time per iteration, one line per epoch ---- */

@@ -1,10 +1,10 @@
 /* chart.c — a simulated case at a glance: work done over time for each
  * result against the deadline and the straight line to it, and under the
  * axis one band per result shaded by what it held (spot, on-demand, idle).
- * gnuplot draws it (PIT_GNUPLOT or "gnuplot", started from argv through
- * pit_child_run) from data files in a private temporary directory; the
- * picture is written beside out and renamed over it, so out is whole or
- * untouched. Paths reach gnuplot single-quoted (a quote doubled).
+ * gnuplot draws it (pit_gnuplot_draw, the one driver) from data files in a
+ * private temporary directory, the picture there too; it is copied to out
+ * atomically, so out is whole or untouched. Paths reach gnuplot
+ * single-quoted (a quote doubled).
  */
 #include <math.h>
 #include <stdio.h>
@@ -33,34 +33,11 @@ static void rm_dir(const char *dir, int nfiles) {
   }
   snprintf(p, sizeof p, "%s/chart.gp", dir);
   unlink(p);
+  snprintf(p, sizeof p, "%s/picture", dir);
+  unlink(p);
   rmdir(dir);
 }
 
-/* gnuplot DIR/chart.gp, then tmpout renamed over out (whole or untouched) */
-static int run_gnuplot(const char *dir, const char *tmpout, const char *out, struct pit_err *e) {
-  char path[700];
-  int rc;
-  const char *prog = getenv("PIT_GNUPLOT");
-  char *argv[] = {(char *)(prog && *prog ? prog : "gnuplot"), path, NULL};
-  snprintf(path, sizeof path, "%s/chart.gp", dir);
-  char tail[512];
-  int status = 0;
-  struct stat sb;
-  rc = pit_child_run(argv, 1, &status, tail, sizeof tail, e);
-  if (rc == PIT_ENOTFOUND)
-    pit_err_hint(e, "charts are drawn by gnuplot: install it (Debian: apt-get install gnuplot-nox) or set PIT_GNUPLOT");
-  else if (!rc && status != 0) {
-    for (char *q = tail; *q; q++) /* one line of message */
-      if (*q == '\n' || *q == '\r')
-        *q = ' ';
-    rc = pit_err_set(e, PIT_ELIB, "chart '%s': gnuplot failed (exit status %d)%s%.300s", out, status,
-                     *tail ? ": " : "", tail);
-  } else if (!rc && (stat(tmpout, &sb) != 0 || sb.st_size == 0))
-    rc = pit_err_set(e, PIT_ELIB, "chart '%s': gnuplot wrote no picture", out);
-  else if (!rc && rename(tmpout, out) != 0)
-    rc = pit_err_errno(e, PIT_EIO, "cannot write chart '%s'", out);
-  return rc;
-}
 
 /* the picture's name and a private directory for the data: one message naming out on error */
 static int chart_start(const char *out, int *svg, char *tmpout, size_t tn, char *dir, size_t dn, struct pit_err *e) {
@@ -68,18 +45,17 @@ static int chart_start(const char *out, int *svg, char *tmpout, size_t tn, char 
   *svg = ol > 4 && strcmp(out + ol - 4, ".svg") == 0;
   if (!*svg && !(ol > 4 && strcmp(out + ol - 4, ".png") == 0))
     return pit_err_set(e, PIT_EARG, "chart '%s': the name must end in .png or .svg", out);
-  snprintf(tmpout, tn, "%s.tmp.%ld", out, (long)getpid());
+  snprintf(tmpout, tn, "%s.tmp.%ld", out, (long)getpid()); /* out's directory writable: said now, naming out */
   FILE *probe = fopen(tmpout, "w");
   if (!probe)
     return pit_err_errno(e, PIT_EIO, "cannot write chart '%s'", out);
   fclose(probe);
+  unlink(tmpout);
   const char *tmp = getenv("TMPDIR");
   snprintf(dir, dn, "%s/pitstop-sim-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
-    int rc = pit_err_errno(e, PIT_EIO, "cannot create a temporary directory '%s'", dir);
-    unlink(tmpout);
-    return rc;
-  }
+  if (!mkdtemp(dir))
+    return pit_err_errno(e, PIT_EIO, "cannot create a temporary directory '%s'", dir);
+  snprintf(tmpout, tn, "%s/picture", dir);
   return 0;
 }
 
@@ -117,9 +93,7 @@ static int finish(int rc, FILE *f, const char *path, const char *dir, int n, con
   if (f && fclose(f) != 0 && !rc)
     rc = pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
   if (!rc)
-    rc = run_gnuplot(dir, tmpout, out, e);
-  if (rc)
-    unlink(tmpout);
+    rc = pit_gnuplot_draw(NULL, path, tmpout, out, e);
   rm_dir(dir, n);
   return rc;
 }
