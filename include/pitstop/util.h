@@ -184,6 +184,14 @@ int pit_child_kill(struct pit_child *c, double grace_s, int *status, struct pit_
 int pit_child_run(char *const argv[], int quiet_stdout, int *status, char *errtail, size_t errtail_n,
                   struct pit_err *e);
 
+/* Runs argv (no shell, its own process group) with stdin from /dev/null, up
+ * to timeout_s seconds (then its group is killed: PIT_ESTATE "'PROG' did not
+ * finish within N s"); keeps the head of its stdout in out and the tail of
+ * its stderr in err (NUL-terminated; either may be NULL with size 0: then it
+ * goes to /dev/null). 0 when it ran, *status its exit code (128 + signal). */
+int pit_child_capture(char *const argv[], double timeout_s, char *out, size_t nout, char *err, size_t nerr,
+                      int *status, struct pit_err *e);
+
 /* ---- the gnuplot driver (src/util/gnuplot.c) ---- */
 /* Runs gnuplot (prog; NULL or "": $PIT_GNUPLOT, else "gnuplot") on script,
  * which writes its picture to the path picture, and copies that picture to

@@ -103,12 +103,6 @@ void ctl_spot_state(const struct ctl_spot *sp, const struct ctl_spot_in *in, str
 /* A decision's reason: the state's numbers in seconds and prices. */
 void ctl_spot_reason(const struct pit_spot_state *s, enum pit_spot_mode to, char *buf, size_t n);
 
-/* Runs argv (no shell) with stdin from /dev/null, up to timeout_s seconds
- * (then it is killed: PIT_ESTATE "did not finish"); keeps the head of its
- * stdout in out and the tail of its stderr in err (NUL-terminated; either may
- * be NULL with size 0). 0 when it ran, *status its exit code (128 + signal). */
-int ctl_run_capture(char *const argv[], double timeout_s, char *out, size_t nout, char *err, size_t nerr,
-                    int *status, struct pit_err *e);
 /* s quoted for a POSIX shell ('...', a ' as '\''): what ssh's remote shell
  * turns back into the one word s. -1 when it does not fit in n. */
 int ctl_shell_quote(const char *s, char *out, size_t n);

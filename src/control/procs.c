@@ -1,14 +1,13 @@
 /* procs.c — what the controller needs of processes beyond starting them:
  * signalling the processes of a workload that asked for a signal, killing
- * what a cgroup holds, reading small /proc and /sys files, running a short
- * command with a time-out and keeping its output (the ssh and slurm providers).
+ * what a cgroup holds, reading small /proc and /sys files (a short command
+ * run with a time-out is util/child.c's pit_child_capture).
  * Invariant: only processes of the given group or file are touched. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,85 +111,6 @@ int ctl_kill_listed(const char *procs_file, double grace_s) {
       return 0;
   }
   return kill_listed_once(procs_file, 0);
-}
-
-int ctl_run_capture(char *const argv[], double timeout_s, char *out, size_t nout, char *err, size_t nerr,
-                    int *status, struct pit_err *e) {
-  if (nout)
-    out[0] = 0;
-  if (nerr)
-    err[0] = 0;
-  struct pit_child ch;
-  pit_child_init(&ch);
-  struct pit_child_opts co;
-  memset(&co, 0, sizeof co);
-  co.argv = argv;
-  co.in.mode = PIT_CHILD_NULL;
-  co.out.mode = PIT_CHILD_PIPE;
-  co.err.mode = PIT_CHILD_PIPE;
-  int rc = pit_child_start(&ch, &co, e);
-  if (rc < 0)
-    return rc;
-  struct {
-    int fd;
-    char *buf;
-    size_t cap, len;
-  } s[2] = {{ch.out_fd, out, nout, 0}, {ch.err_fd, err, nerr, 0}};
-  double t0 = pit_now();
-  int timed_out = 0;
-  while (s[0].fd >= 0 || s[1].fd >= 0) {
-    double left = timeout_s - (pit_now() - t0);
-    if (left <= 0) {
-      timed_out = 1;
-      break;
-    }
-    struct pollfd pf[2];
-    int map[2], np = 0;
-    for (int i = 0; i < 2; i++)
-      if (s[i].fd >= 0) {
-        pf[np].fd = s[i].fd;
-        pf[np].events = POLLIN;
-        map[np++] = i;
-      }
-    int k = poll(pf, (nfds_t)np, (int)(left * 1000) + 1);
-    if (k < 0 && errno != EINTR)
-      break;
-    for (int j = 0; j < np && k > 0; j++) {
-      if (!pf[j].revents)
-        continue;
-      int i = map[j];
-      char tmp[4096];
-      ssize_t r = read(s[i].fd, tmp, sizeof tmp);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r <= 0) {
-        s[i].fd = -1; /* closed by pit_child_release */
-        continue;
-      }
-      /* keep the head of stdout, the tail of stderr */
-      for (ssize_t b = 0; b < r && s[i].cap > 1; b++) {
-        if (s[i].len + 1 >= s[i].cap) {
-          if (i == 0)
-            break;
-          memmove(s[i].buf, s[i].buf + 1, s[i].len - 1);
-          s[i].len--;
-        }
-        s[i].buf[s[i].len++] = tmp[b];
-      }
-      if (s[i].cap)
-        s[i].buf[s[i].len] = 0;
-    }
-  }
-  int st = -1;
-  if (timed_out || pit_child_wait(&ch, timed_out ? 0 : timeout_s - (pit_now() - t0) + 1, &st, NULL) != 0) {
-    pit_child_kill(&ch, 0.5, &st, NULL);
-    timed_out = 1;
-  }
-  pit_child_release(&ch);
-  if (timed_out)
-    return pit_err_set(e, PIT_ESTATE, "'%s' did not finish within %.0f s", argv[0], timeout_s);
-  *status = st;
-  return 0;
 }
 
 int ctl_shell_quote(const char *s, char *out, size_t n) {

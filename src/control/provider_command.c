@@ -538,7 +538,7 @@ static int run_tmpl(struct pit_provider *p, enum tmpl_kind k, const struct subst
   }
   int st = 0;
   struct pit_err e2 = {0};
-  rc = ctl_run_capture(argv, timeout_s, text, cap, err, sizeof err, &st, &e2);
+  rc = pit_child_capture(argv, timeout_s, text, cap, err, sizeof err, &st, &e2);
   argv_release(argv);
   if (rc == PIT_ENOTFOUND || rc == PIT_ENOMEM || rc == PIT_EIO) {
     free(text);

@@ -68,7 +68,7 @@ static const char *last_line(char *text) {
 static int slurm_cmd(struct slurm *s, char *const argv[], char *out, size_t nout, struct pit_err *e) {
   char err[2048];
   int st = 0;
-  int rc = ctl_run_capture(argv, s->timeout_s + 10, out, nout, err, sizeof err, &st, e);
+  int rc = pit_child_capture(argv, s->timeout_s + 10, out, nout, err, sizeof err, &st, e);
   if (rc == PIT_ENOTFOUND) {
     pit_err_set(e, PIT_ENOTFOUND, "the slurm provider needs '%s' (Slurm's client commands)", argv[0]);
     pit_err_hint(e, "install slurm-client, or choose another --provider");

@@ -183,7 +183,7 @@ static int host_call(struct pit_provider *p, const char *host, const char *const
     return rc;
   char out[512], err[1024];
   int st = 0;
-  if ((rc = ctl_run_capture(r.argv, s->timeout_s, out, sizeof out, err, sizeof err, &st, e)) < 0) {
+  if ((rc = pit_child_capture(r.argv, s->timeout_s, out, sizeof out, err, sizeof err, &st, e)) < 0) {
     pit_err_set(e, PIT_ESTATE, "host %s: no answer over ssh within %.0f s", host, s->timeout_s);
     return PIT_ESTATE;
   }

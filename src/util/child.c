@@ -1,6 +1,8 @@
 /* child.c — child processes started from an argv array (posix_spawnp, never a
  * shell): start, signal, wait with a time-out, kill (TERM, grace, KILL of the
- * whole process group), and run-and-wait keeping the tail of stderr.
+ * whole process group), run-and-wait keeping the tail of stderr, and
+ * run-with-a-time-out capturing the head of stdout and the tail of stderr
+ * (pit_child_capture: every provider command and gnuplot).
  *
  * Invariants: a started child is the leader of its own process group (unless
  * the caller asked for the caller's group), so signalling c->pid's group
@@ -10,6 +12,7 @@
  * struct pit_child (pipe read ends) and closed by pit_child_release. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -269,4 +272,83 @@ int pit_child_run(char *const argv[], int quiet_stdout, int *status, char *errta
   }
   pit_child_release(&c);
   return pit_child_wait(&c, -1, status, e);
+}
+
+int pit_child_capture(char *const argv[], double timeout_s, char *out, size_t nout, char *err, size_t nerr,
+                      int *status, struct pit_err *e) {
+  if (nout)
+    out[0] = 0;
+  if (nerr)
+    err[0] = 0;
+  struct pit_child ch;
+  pit_child_init(&ch);
+  struct pit_child_opts co;
+  memset(&co, 0, sizeof co);
+  co.argv = argv;
+  co.in.mode = PIT_CHILD_NULL;
+  co.out.mode = nout ? PIT_CHILD_PIPE : PIT_CHILD_NULL;
+  co.err.mode = nerr ? PIT_CHILD_PIPE : PIT_CHILD_NULL;
+  int rc = pit_child_start(&ch, &co, e);
+  if (rc < 0)
+    return rc;
+  struct {
+    int fd;
+    char *buf;
+    size_t cap, len;
+  } s[2] = {{nout ? ch.out_fd : -1, out, nout, 0}, {nerr ? ch.err_fd : -1, err, nerr, 0}};
+  double t0 = pit_now();
+  int timed_out = 0;
+  while (s[0].fd >= 0 || s[1].fd >= 0) {
+    double left = timeout_s - (pit_now() - t0);
+    if (left <= 0) {
+      timed_out = 1;
+      break;
+    }
+    struct pollfd pf[2];
+    int map[2], np = 0;
+    for (int i = 0; i < 2; i++)
+      if (s[i].fd >= 0) {
+        pf[np].fd = s[i].fd;
+        pf[np].events = POLLIN;
+        map[np++] = i;
+      }
+    int k = poll(pf, (nfds_t)np, (int)(left * 1000) + 1);
+    if (k < 0 && errno != EINTR)
+      break;
+    for (int j = 0; j < np && k > 0; j++) {
+      if (!pf[j].revents)
+        continue;
+      int i = map[j];
+      char tmp[4096];
+      ssize_t r = read(s[i].fd, tmp, sizeof tmp);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0) {
+        s[i].fd = -1; /* closed by pit_child_release */
+        continue;
+      }
+      /* keep the head of stdout, the tail of stderr */
+      for (ssize_t b = 0; b < r && s[i].cap > 1; b++) {
+        if (s[i].len + 1 >= s[i].cap) {
+          if (i == 0)
+            break;
+          memmove(s[i].buf, s[i].buf + 1, s[i].len - 1);
+          s[i].len--;
+        }
+        s[i].buf[s[i].len++] = tmp[b];
+      }
+      if (s[i].cap)
+        s[i].buf[s[i].len] = 0;
+    }
+  }
+  int st = -1;
+  if (timed_out || pit_child_wait(&ch, timed_out ? 0 : timeout_s - (pit_now() - t0) + 1, &st, NULL) != 0) {
+    pit_child_kill(&ch, 0.5, &st, NULL);
+    timed_out = 1;
+  }
+  pit_child_release(&ch);
+  if (timed_out)
+    return pit_err_set(e, PIT_ESTATE, "'%s' did not finish within %.0f s", argv[0], timeout_s);
+  *status = st;
+  return 0;
 }

@@ -13,6 +13,8 @@
 
 #include "pitstop/util.h"
 
+#define PIT_GNUPLOT_TIMEOUT_S 120.0 /* a chart takes under a second; a hung gnuplot is killed */
+
 int pit_gnuplot_draw(const char *prog, const char *script, const char *picture, const char *out,
                      struct pit_err *e) {
   if (!prog || !*prog)
@@ -22,7 +24,7 @@ int pit_gnuplot_draw(const char *prog, const char *script, const char *picture, 
   char *argv[] = {(char *)prog, (char *)script, NULL};
   char tail[1024];
   int status = 0;
-  int rc = pit_child_run(argv, 1, &status, tail, sizeof tail, e);
+  int rc = pit_child_capture(argv, PIT_GNUPLOT_TIMEOUT_S, NULL, 0, tail, sizeof tail, &status, e);
   if (rc == PIT_ENOTFOUND) {
     pit_err_hint(e, "charts are drawn by gnuplot: install it (Debian: apt-get install gnuplot-nox) or set PIT_GNUPLOT");
     return rc;
