@@ -50,18 +50,22 @@ int main(void) {
   CHECK_NEAR(s.run_seen_h * 3600, 10, 1e-9, "two spans of 10 s");
   CHECK(s.spot_avail, "up at 40");
 
-  /* docs/run.md's worked example: D 45 s, t 7.1 s, 282 of 300 steps left at t_p 0.0727 s, R 1.8 s,
-   * tick 3.6 s, spot up 1.5 s then away 5.6 s (a 0.26 share), idle → on-demand */
+  /* docs/run.md's worked example: t 7.1 s, 282 of 300 steps left at t_p 0.0727 s, R 1.8 s, tick
+   * 3.6 s, spot up 1.5 s then away 5.6 s (a 0.26 share, 0.38 with the prior toward 1/2): with D 43 s,
+   * idle → on-demand; the recorded run's D 45 s waits one more tick under the prior */
   ctl_spot_init(&sp);
   ctl_spot_up(&sp, 1.3);
   ctl_spot_down(&sp, 2.8, 3.6);
   ctl_spot_down(&sp, 6.4, 3.6); /* a failed spot try */
-  struct ctl_spot_in ex = {.t = 7.1, .deadline_s = 45, .tp = 0.0727, .restart_s = 1.8, .tick_s = 3.6,
+  struct ctl_spot_in ex = {.t = 7.1, .deadline_s = 43, .tp = 0.0727, .restart_s = 1.8, .tick_s = 3.6,
                            .price_h = 0.085, .spot_price_h = 0.035, .step = 18, .total_steps = 300,
                            .mode = PIT_SPOT_IDLE};
   ctl_spot_state(&sp, &ex, &s);
   CHECK_NEAR(s.avail_seen, 1.5 / 5.8, 1e-9, "availability of the example");
   CHECK(pit_spot_decide(PIT_SPOT_PITSTOP, &s) == PIT_SPOT_OD, "the example turns to on-demand");
+  ex.deadline_s = 45; /* the recorded run's deadline: with the prior it waits one more tick */
+  ctl_spot_state(&sp, &ex, &s);
+  CHECK(pit_spot_decide(PIT_SPOT_PITSTOP, &s) == PIT_SPOT_IDLE, "the recorded run's state now waits");
   ex.deadline_s = 60; /* 15 s more slack: it waits for spot */
   ctl_spot_state(&sp, &ex, &s);
   CHECK(pit_spot_decide(PIT_SPOT_PITSTOP, &s) == PIT_SPOT_IDLE, "with more slack it waits (idle)");
