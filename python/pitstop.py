@@ -167,6 +167,8 @@ class GlobalSampler:
             raise ProtocolError(f"sampler needs n >= 1 and batch >= 1 (n={n}, batch={batch})")
         if drop_last and batch > n:
             raise ProtocolError(f"drop_last with a global batch of {batch} over {n} samples leaves no batch at all")
+        if isinstance(seed, float) and seed.is_integer():  # a seed read back from JSON as 1.2345e+15
+            seed = int(seed)
         self.n, self.batch, self.seed, self.drop_last = n, batch, seed, bool(drop_last)
         self.iters_per_epoch = n // batch if drop_last else -(-n // batch)
         self._perm_epoch, self._perm = None, None

@@ -1,5 +1,5 @@
 /* pitstop/util.h — error reporting, monotonic clock, atomic file writes,
- * array growth, child processes.
+ * array growth, child processes, gnuplot, JSON printing.
  *
  * The library never exits or prints: a failing function returns a negative
  * PIT_E* code and fills a struct pit_err with one human-readable message that
@@ -200,5 +200,12 @@ int pit_child_capture(char *const argv[], double timeout_s, char *out, size_t no
  * when gnuplot cannot be run. */
 int pit_gnuplot_draw(const char *prog, const char *script, const char *picture, const char *out,
                      struct pit_err *e);
+
+/* ---- the JSON printer (src/util/json.c) ---- */
+struct cJSON;
+/* x printed unformatted (malloc'ed; NULL when out of memory), as cJSON does
+ * but with every integral number below 2^53 in magnitude written as an
+ * integer (cJSON may write 1234567890123450 as 1.23456789012345e+15). */
+char *pit_json_print(const struct cJSON *x);
 
 #endif

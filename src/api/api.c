@@ -113,7 +113,7 @@ static int take_config(const char *config_json) {
     S.ranks = (int)v->valuedouble;
   if ((v = cJSON_GetObjectItemCaseSensitive(c, "nodes")) && cJSON_IsNumber(v) && v->valuedouble >= 1)
     S.nodes = (int)v->valuedouble;
-  S.config = cJSON_PrintUnformatted(c);
+  S.config = pit_json_print(c);
   cJSON_Delete(c);
   if (!S.config)
     return fail(PITSTOP_ENOMEM, "pitstop: out of memory");

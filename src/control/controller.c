@@ -364,7 +364,7 @@ static int decision_record(struct ctl *c, const struct pit_choice *ch, const cha
     }
     cJSON_AddBoolToObject(x, "fits", a->feasible);
   }
-  text = cJSON_PrintUnformatted(o);
+  text = pit_json_print(o);
   cJSON_Delete(o);
   if (!text)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
@@ -829,7 +829,7 @@ static int tag_membership(const struct ctl *c, struct pit_record *r, struct pit_
     cJSON_AddNumberToObject(o, "nodes", nodes);
     r->nodes = nodes;
   }
-  char *text = cJSON_PrintUnformatted(o);
+  char *text = pit_json_print(o);
   cJSON_Delete(o);
   if (!text)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");

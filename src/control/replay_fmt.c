@@ -66,7 +66,7 @@ int pit_replay_write_json(FILE *f, const char *events, const struct pit_replay *
     cJSON_AddBoolToObject(o, "best", i == r->best_fixed);
     cJSON_AddItemToArray(fx, o);
   }
-  char *txt = cJSON_PrintUnformatted(j);
+  char *txt = pit_json_print(j);
   int rc = !txt || fprintf(f, "%s\n", txt) < 0 ? pit_err_set(e, PIT_EIO, "cannot write to standard output") : 0;
   free(txt);
   cJSON_Delete(j);

@@ -105,7 +105,7 @@ int pit_decision_encode(const struct pit_decision *d, char **out, struct pit_err
   add_num(o, "previous_predicted_step_s", d->previous_predicted_step_s);
   if (d->reason)
     cJSON_AddStringToObject(o, "why", d->reason);
-  *out = cJSON_PrintUnformatted(o);
+  *out = pit_json_print(o);
   cJSON_Delete(o);
   return *out ? 0 : pit_err_set(e, PIT_ENOMEM, "out of memory");
 }

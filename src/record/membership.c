@@ -174,7 +174,7 @@ char *pit_membership_json(const struct pit_membership *m) {
       return NULL;
     }
   }
-  char *s = a ? cJSON_PrintUnformatted(a) : NULL;
+  char *s = a ? pit_json_print(a) : NULL;
   cJSON_Delete(a);
   return s;
 }

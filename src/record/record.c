@@ -282,7 +282,7 @@ static int get_dup(const cJSON *o, const char *k, char **dst, int as_json, struc
   if (!it || cJSON_IsNull(it))
     return 0;
   if (as_json) {
-    *dst = cJSON_PrintUnformatted(it);
+    *dst = pit_json_print(it);
   } else {
     if (!cJSON_IsString(it))
       return pit_err_set(e, PIT_EFORMAT, "field \"%s\" is not a string", k);

@@ -167,7 +167,7 @@ static void table_row(FILE *f, int k, const char *name, const void *row, double 
 
 /* The object printed on one line; 0, or PIT_EIO when f cannot take it. */
 static int put_json(FILE *f, cJSON *j, struct pit_err *e) {
-  char *txt = cJSON_PrintUnformatted(j);
+  char *txt = pit_json_print(j);
   int rc = !txt || fprintf(f, "%s\n", txt) < 0 ? pit_err_set(e, PIT_EIO, "cannot write to standard output") : 0;
   free(txt);
   cJSON_Delete(j);

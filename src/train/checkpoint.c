@@ -86,7 +86,7 @@ int pit_ckpt_save(const char *path, const struct pit_ckpt_meta *m, struct pit_ne
     cJSON_AddItemToArray(arr, jn);
     payload += net_floats(nets[i], o) * sizeof(float);
   }
-  char *txt = cJSON_PrintUnformatted(h);
+  char *txt = pit_json_print(h);
   cJSON_Delete(h);
   if (!txt)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");

@@ -287,7 +287,7 @@ static char *config_json(struct trainer *t) {
   cJSON *hosts = cJSON_AddArrayToObject(c, "hosts"); /* by rank: which node a slow rank is on */
   for (int r = 0; r < t->d->size; r++)
     cJSON_AddItemToArray(hosts, cJSON_CreateString(pit_dist_host_of(t->d, r)));
-  char *s = cJSON_PrintUnformatted(c);
+  char *s = pit_json_print(c);
   cJSON_Delete(c);
   return s;
 }
@@ -533,7 +533,7 @@ static int steady_check(struct trainer *t, int64_t it, double step_s, int event,
       cJSON_AddNumberToObject(j, "tp_half", st.tp.half);
     cJSON_AddNumberToObject(j, "warmup", (double)st.warmup);
     free(t->end_detail);
-    t->end_detail = cJSON_PrintUnformatted(j);
+    t->end_detail = pit_json_print(j);
     cJSON_Delete(j);
     if (!t->end_detail)
       return pit_err_set(e, PIT_ENOMEM, "out of memory");

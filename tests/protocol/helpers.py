@@ -27,6 +27,7 @@ def sampler_and_digest():
         assert pitstop.add_digests(ds) == pitstop.epoch_digest(103)
     # a fresh sampler (a resumed generation) gives the same batch at the same step
     assert pitstop.GlobalSampler(103, 16, 7).batch_at(17) == s.batch_at(17)
+    assert pitstop.GlobalSampler(103, 16, 7.0).batch_at(17) == s.batch_at(17)  # a seed read back from JSON
     assert s.batch_at(0)[2] != s.batch_at(7)[2][:16]  # epochs are shuffled differently
     # a repeated sample instead of a missed one changes the epoch sum
     e0 = [s.batch_at(i)[2] for i in range(7)]
