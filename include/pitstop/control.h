@@ -213,6 +213,9 @@ struct pit_policy_type {
 struct pit_policy_node {
   char itype[PIT_NAME_MAX];
   double compute_s, wait_s;         /* NaN: the records carry no per-rank split */
+  double others_hi;                 /* paired: 95% upper bound of (slowest other node's compute / this
+                                       node's) within the same steps; NaN: unknown (one node, no split) */
+  int64_t paired_n;                 /* steps behind others_hi */
 };
 
 /* What a policy sees. Pure data: a replay, the simulator or a test builds it
@@ -229,6 +232,8 @@ struct pit_policy_state {
   double spent;                     /* US$ billed so far */
   int64_t batch;                    /* global batch (samples per iteration); 0 unknown */
   int steady;                       /* 1: cur's PIT time is steady (meas holds it) */
+  double pace_s, pace_lo_s, pace_hi_s; /* cur's step times so far, before it is steady: median, 10th and
+                                       90th percentile (past the first CTL_OBS_SKIP); NaN: none yet */
   int64_t since_change;             /* iterations done on cur since the last change */
   double switch_s;                  /* seconds one resize costs in this job (checkpoint + stop + boot +
                                        launch + init), measured; NaN: not measured yet */

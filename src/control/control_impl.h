@@ -50,6 +50,8 @@ struct ctl_obs {
   size_t n, cap;
   double csum[PIT_POLICY_NODES_MAX], wsum[PIT_POLICY_NODES_MAX];
   int nranks, nsplit;
+  double *pc;             /* (nsplit, nranks): each split step's per-rank compute, for paired ratios */
+  size_t cappc;           /* doubles allocated at pc */
   int64_t batch;
   int steady;
   double precision;       /* P of pit_steady_check (0.10: the policy weighs the interval) */
@@ -64,8 +66,13 @@ void ctl_obs_gen(struct ctl_obs *o);
 /* One iteration record of a generation on membership cur. */
 int ctl_obs_iter(struct ctl_obs *o, const struct pit_membership *cur, const struct pit_record *r,
                  struct pit_err *e);
-/* Fills s's steady, batch, meas and nodes (nodes[i] holds ranks
- * [i·slots, (i+1)·slots), as the launchers place them). */
+/* Fills s's steady, batch, pace, meas and nodes (nodes[i] holds ranks
+ * [i·slots, (i+1)·slots), as the launchers place them), with each node's
+ * paired ratio: in every split step, the slowest other node's compute over
+ * this node's (node compute: the mean of its ranks'), as a 95% upper bound
+ * from the mean and spread of its logarithm over the steps (Student t). The
+ * ratio pairs ranks within the same steps, so a pace that drifts for the
+ * whole machine (load, frequency) cancels out of it. */
 void ctl_obs_state(const struct ctl_obs *o, const struct pit_node *nodes, int nnodes, int slots,
                    struct pit_policy_state *s);
 

@@ -1,6 +1,7 @@
 /* observe.c — what the controller has seen, as the cost and time policies
  * need it: the current generation's step times (steady by pit_steady_check),
- * its ranks' mean compute and wait, and the PIT time of every membership the
+ * its ranks' mean compute and wait, each node's compute paired against the
+ * others' within the same steps, and the PIT time of every membership the
  * job has run on.
  * Invariants: a membership has at most one entry in meas (its latest
  * generation's measurement replaces an earlier one only when it is steady);
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "control/control_impl.h"
+#include "pitstop/analysis.h"
 #include "pitstop/predict.h"
 
 void ctl_obs_init(struct ctl_obs *o) {
@@ -27,8 +29,9 @@ void ctl_obs_init(struct ctl_obs *o) {
 
 void ctl_obs_release(struct ctl_obs *o) {
   free(o->steps);
-  o->steps = NULL;
-  o->n = o->cap = 0;
+  free(o->pc);
+  o->steps = o->pc = NULL;
+  o->n = o->cap = o->cappc = 0;
 }
 
 void ctl_obs_gen(struct ctl_obs *o) {
@@ -76,9 +79,19 @@ int ctl_obs_iter(struct ctl_obs *o, const struct pit_membership *cur, const stru
       o->nsplit = 0;
       o->nranks = r->nranks;
     }
+    size_t need = ((size_t)o->nsplit + 1) * (size_t)r->nranks;
+    if (need > o->cappc) {
+      size_t cap = need > 2 * o->cappc ? need : 2 * o->cappc;
+      double *g = realloc(o->pc, cap * sizeof *g);
+      if (!g)
+        return pit_err_set(e, PIT_ENOMEM, "out of memory");
+      o->pc = g;
+      o->cappc = cap;
+    }
     for (int i = 0; i < r->nranks; i++) {
       o->csum[i] += isfinite(r->compute_s[i]) ? r->compute_s[i] : 0;
       o->wsum[i] += r->wait_s && isfinite(r->wait_s[i]) ? r->wait_s[i] : 0;
+      o->pc[(size_t)o->nsplit * r->nranks + i] = r->compute_s[i];
     }
     o->nsplit++;
   }
@@ -101,9 +114,70 @@ int ctl_obs_iter(struct ctl_obs *o, const struct pit_membership *cur, const stru
   return 0;
 }
 
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median, 10th and 90th percentile of the generation's step times past the
+ * first CTL_OBS_SKIP (NaN: fewer than PIT_POLICY_EARLY_STEPS of them). */
+static void pace(const struct ctl_obs *o, struct pit_policy_state *s) {
+  s->pace_s = s->pace_lo_s = s->pace_hi_s = NAN;
+  if (o->n < CTL_OBS_SKIP + PIT_POLICY_EARLY_STEPS)
+    return;
+  size_t n = o->n - CTL_OBS_SKIP;
+  double *x = malloc(n * sizeof *x);
+  if (!x)
+    return; /* out of memory: no pace, so no early decision */
+  memcpy(x, o->steps + CTL_OBS_SKIP, n * sizeof *x);
+  qsort(x, n, sizeof *x, cmp_dbl);
+  s->pace_s = pit_quantile_sorted(x, n, 0.5);
+  s->pace_lo_s = pit_quantile_sorted(x, n, 0.1);
+  s->pace_hi_s = pit_quantile_sorted(x, n, 0.9);
+  free(x);
+}
+
+/* A node's compute in split step t: the mean of its slots' ranks (NaN if any is not a positive number). */
+static double node_c(const struct ctl_obs *o, int t, int node, int slots) {
+  double c = 0;
+  for (int k = node * slots; k < (node + 1) * slots; k++) {
+    double v = o->pc[(size_t)t * o->nranks + k];
+    if (!(v > 0) || !isfinite(v))
+      return NAN;
+    c += v;
+  }
+  return c / slots;
+}
+
+/* n's paired ratio (ctl_obs_state): log(slowest other / this) per split step, its mean + t·sd/√n. */
+static void paired(const struct ctl_obs *o, int node, int nnodes, int slots, struct pit_policy_node *n) {
+  double sum = 0, sum2 = 0;
+  int64_t m = 0;
+  for (int t = 0; t < o->nsplit; t++) {
+    double self = node_c(o, t, node, slots), other = 0;
+    for (int j = 0; j < nnodes; j++)
+      if (j != node) {
+        double c = node_c(o, t, j, slots);
+        other = c > other || isnan(c) ? c : other;
+      }
+    if (!(self > 0) || !(other > 0))
+      continue;
+    double d = log(other / self);
+    sum += d;
+    sum2 += d * d;
+    m++;
+  }
+  if (m < 2)
+    return;
+  double mean = sum / m, var = (sum2 - m * mean * mean) / (m - 1);
+  n->others_hi = exp(mean + pit_t_quantile(0.975, (int)(m - 1)) * sqrt(var > 0 ? var : 0) / sqrt((double)m));
+  n->paired_n = m;
+}
+
 void ctl_obs_state(const struct ctl_obs *o, const struct pit_node *nodes, int nnodes, int slots,
                    struct pit_policy_state *s) {
   s->steady = o->steady;
+  pace(o, s);
   s->batch = o->batch;
   s->nmeas = o->nmeas;
   memcpy(s->meas, o->meas, (size_t)o->nmeas * sizeof o->meas[0]);
@@ -113,9 +187,12 @@ void ctl_obs_state(const struct ctl_obs *o, const struct pit_node *nodes, int nn
   for (int i = 0; i < nnodes && i < PIT_POLICY_NODES_MAX; i++) {
     struct pit_policy_node *n = &s->nodes[s->nnodes++];
     memcpy(n->itype, nodes[i].itype, sizeof n->itype);
-    n->compute_s = n->wait_s = NAN;
+    n->compute_s = n->wait_s = n->others_hi = NAN;
+    n->paired_n = 0;
     if (o->nsplit == 0 || o->nranks != nnodes * slots)
       continue;
+    if (nnodes > 1 && nnodes <= PIT_POLICY_NODES_MAX)
+      paired(o, i, nnodes, slots, n);
     double c = 0, w = 0;
     for (int k = i * slots; k < (i + 1) * slots; k++) {
       c += o->csum[k];

@@ -357,6 +357,88 @@ static int try_split(const struct ctx *x, struct pit_choice *c, int64_t every) {
   return 1;
 }
 
+/* The paired rule (cost policy, before cur is steady): removing the node k
+ * whose ranks compute longest, from a membership of R ranks with equal shares.
+ * In every step the others then compute R/(R−r_k) times their share, so the
+ * step's compute falls from max(c) ≥ c_k to R/(R−r_k)·max_{j≠k} c_j; with a
+ * collective no longer on fewer ranks, the step time changes by at most
+ * τ = max(R/(R−r_k)·u, 1), u the upper 95% bound of the paired ratio
+ * max_{j≠k} c_j / c_k (the observer's others_hi: ranks compared within the
+ * same steps, so a drifting pace cancels out). The rest then costs at most
+ * (price after / price now)·τ of keeping, whatever the pace; the pace (its
+ * 10th percentile so far) only sizes the saving against the switch, which it
+ * must exceed by the margin twice over (the pace is not steady yet). Under a
+ * deadline the rest at the pace's 90th percentile times τ, with two switches,
+ * must fit. Returns 1 (c set) when it removes the node. */
+static int paired_remove(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c) {
+  int ranks = 0, slow = -1;
+  for (int i = 0; i < s->nnodes; i++)
+    if (s->nodes[i].compute_s > 0 && (slow < 0 || s->nodes[i].compute_s > s->nodes[slow].compute_s))
+      slow = i;
+  for (int i = 0; i < s->cur.n; i++)
+    ranks += s->cur.m[i].nodes * rpn_of(&s->cur.m[i]);
+  if (p->kind != PIT_POLICY_COST || slow < 0 || s->nnodes < 2 || s->total_steps <= s->step ||
+      s->nodes[slow].paired_n < PIT_POLICY_EARLY_STEPS || !(s->nodes[slow].others_hi > 0) ||
+      !(s->pace_lo_s > 0) || !pit_policy_decision_point(s->since_change, PIT_POLICY_EARLY_STEPS))
+    return 0;
+  const char *it = s->nodes[slow].itype;
+  struct pit_membership m;
+  struct pit_err e2 = {0};
+  pit_membership_clear(&m);
+  int rk = 0;
+  for (int i = 0; i < s->cur.n; i++) {
+    int mine = strcmp(s->cur.m[i].itype, it) == 0;
+    rk += mine ? rpn_of(&s->cur.m[i]) : 0;
+    if (s->cur.m[i].nodes - mine > 0)
+      pit_membership_add(&m, s->cur.m[i].itype, s->cur.m[i].nodes - mine, s->cur.m[i].ranks_per_node, &e2);
+  }
+  if (!m.n || rk <= 0 || rk >= ranks || !in_bounds(s, &m))
+    return 0;
+  double pk = pit_policy_price_h(s, &s->cur), pa = pit_policy_price_h(s, &m);
+  if (!(pk > 0) || !(pa >= 0))
+    return 0;
+  double u = s->nodes[slow].others_hi, tau = fmax((double)ranks / (ranks - rk) * u, 1.0), kappa = pa / pk * tau;
+  double rest = (double)(s->total_steps - s->step), sw = s->switch_s > 0 ? s->switch_s : SWITCH_S_UNMEASURED;
+  double sw_cost = sw / 3600.0 * fmax(pk, pa);
+  double save = (pk - pa * tau) / 3600.0 * rest * s->pace_lo_s - sw_cost; /* forecast: a bound, not billing */
+  if (!(save > 2 * (1 + p->margin) * sw_cost))
+    return 0;
+  if (!isnan(p->deadline_s) && s->t + rest * s->pace_hi_s * tau + 2 * sw > p->deadline_s)
+    return 0;
+  char cur[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX];
+  pit_membership_format(&s->cur, cur, sizeof cur);
+  pit_membership_format(&m, to, sizeof to);
+  struct pit_policy_alt *k = &c->alts[0], *a = &c->alts[1];
+  memset(k, 0, 2 * sizeof *k);
+  k->m = s->cur;
+  snprintf(k->kind, sizeof k->kind, "keep");
+  snprintf(k->model, sizeof k->model, "pace so far (%lld steps)", (long long)s->since_change);
+  k->tp = s->pace_s, k->tp_lo = s->pace_lo_s, k->tp_hi = s->pace_hi_s;
+  a->m = m;
+  snprintf(a->kind, sizeof a->kind, "remove");
+  snprintf(a->model, sizeof a->model, "paired ratio bound (%lld steps)", (long long)s->nodes[slow].paired_n);
+  a->tp = s->pace_s * tau, a->tp_lo = s->pace_lo_s * tau, a->tp_hi = s->pace_hi_s * tau;
+  for (int i = 0; i < 2; i++) {
+    struct pit_policy_alt *x = &c->alts[i];
+    double w = i ? sw : 0, price = i ? pa : pk;
+    x->rest_s = rest * x->tp + w, x->rest_lo = rest * x->tp_lo + w, x->rest_hi = rest * x->tp_hi + w;
+    x->cost = price / 3600.0 * x->rest_s, x->cost_hi = price / 3600.0 * x->rest_hi; /* forecast */
+    x->feasible = isnan(p->deadline_s) || s->t + x->rest_hi <= p->deadline_s;
+  }
+  c->nalts = 2;
+  c->decided = 1;
+  c->to = m;
+  snprintf(c->kind, sizeof c->kind, "remove");
+  snprintf(c->reason, sizeof c->reason,
+           "remove → %s (paired, from %s): in %lld steps the other ranks computed at most %.3g× what %s's did "
+           "(95%% bound, same steps), so the rest costs at most %.3g× keeping's whatever the pace; at least $%.5f "
+           "saved over the switch ($%.5f, %.1f s)%s",
+           to, cur, (long long)s->nodes[slow].paired_n, u, it, kappa, save, sw_cost, sw,
+           s->resizable ? "" : " (only recommended: the workload cannot checkpoint)");
+  c->act = s->resizable ? PIT_ACT_RESIZE : PIT_ACT_KEEP;
+  return 1;
+}
+
 /* A decision point, once cur is measured steady: every `every` iterations on
  * it since the change; and before the first of those, every
  * PIT_POLICY_EARLY_STEPS (the observer's steadiness check: the first point is
@@ -376,6 +458,8 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
   pit_membership_format(&s->cur, cur, sizeof cur);
   const struct pit_policy_meas *qc = find_meas(s, &s->cur);
   int64_t every = p->every > 0 ? p->every : 50;
+  if (!s->steady && paired_remove(p, s, c))
+    return 0;
   if (!s->steady || !qc || !pit_policy_decision_point(s->since_change, every)) {
     snprintf(c->reason, sizeof c->reason, "measuring %s", cur);
     return 0;
