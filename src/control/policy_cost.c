@@ -365,11 +365,13 @@ static int try_split(const struct ctx *x, struct pit_choice *c, int64_t every) {
  * τ = max(R/(R−r_k)·u, 1), u the upper 95% bound of the paired ratio
  * max_{j≠k} c_j / c_k (the observer's others_hi: ranks compared within the
  * same steps, so a drifting pace cancels out). The rest then costs at most
- * (price after / price now)·τ of keeping, whatever the pace; the pace (its
- * 10th percentile so far) only sizes the saving against the switch, which it
- * must exceed by the margin twice over (the pace is not steady yet). Under a
- * deadline the rest at the pace's 90th percentile times τ, with two switches,
- * must fit. Returns 1 (c set) when it removes the node. */
+ * (price after / price now)·τ of keeping, whatever the pace; the pace only
+ * sizes the saving against the switch, at its 10th percentile so far (the
+ * cautious end, as the ordinary rule's interval ends): keeping costs pk·rest·P,
+ * removing at most pa·(rest·P·τ + switch), and the difference must exceed
+ * margin × the switch at the higher price, as in the ordinary rule. Under a deadline the
+ * rest at the pace's 90th percentile times τ, with two switches, must fit.
+ * Returns 1 (c set) when it removes the node. */
 static int paired_remove(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c) {
   int ranks = 0, slow = -1;
   for (int i = 0; i < s->nnodes; i++)
@@ -400,8 +402,10 @@ static int paired_remove(const struct pit_policy *p, const struct pit_policy_sta
   double u = s->nodes[slow].others_hi, tau = fmax((double)ranks / (ranks - rk) * u, 1.0), kappa = pa / pk * tau;
   double rest = (double)(s->total_steps - s->step), sw = s->switch_s > 0 ? s->switch_s : SWITCH_S_UNMEASURED;
   double sw_cost = sw / 3600.0 * fmax(pk, pa);
-  double save = (pk - pa * tau) / 3600.0 * rest * s->pace_lo_s - sw_cost; /* forecast: a bound, not billing */
-  if (!(save > 2 * (1 + p->margin) * sw_cost))
+  /* keeping at pace P costs pk·rest·P; removing at most pa·(rest·P·τ + switch): the saving grows with P,
+   * so it is taken at the pace's cautious (low) end */
+  double save = ((pk - pa * tau) * rest * s->pace_lo_s - pa * sw) / 3600.0; /* forecast: a bound, not billing */
+  if (!(save > p->margin * sw_cost))
     return 0;
   if (!isnan(p->deadline_s) && s->t + rest * s->pace_hi_s * tau + 2 * sw > p->deadline_s)
     return 0;

@@ -7,7 +7,8 @@
  * first early decision point with at least 10 paired steps: 15 past the 5
  * skipped), saying why. Not when the ranks are alike (removing one saves nothing at the
  * bound), nor under the time policy, nor when the rest would miss the
- * deadline on the fast node alone, nor before 10 paired steps; and once the
+ * deadline on the fast node alone, nor before 10 paired steps, nor when what
+ * is left of the job would not pay for the switch; and once the
  * pace is steady the ordinary rule decides, as before. */
 #include <math.h>
 #include <stdio.h>
@@ -46,6 +47,8 @@ static void feed(struct ctl_obs *o, const struct pit_membership *cur, int n, dou
 }
 
 /* The policy (kind) after `steps` steps on local-1:1+local-0.4:1 of a 3000-step job. */
+static int64_t job_steps = 3000;
+
 static void decide(const char *kind, int steps, double ratio, double swing, double deadline_s) {
   struct pit_membership cur;
   struct pit_err e = {0};
@@ -64,7 +67,7 @@ static void decide(const char *kind, int steps, double ratio, double swing, doub
   s.cur = cur;
   s.step = steps;
   s.since_change = steps;
-  s.total_steps = 3000;
+  s.total_steps = job_steps;
   s.nmin = 1;
   s.nmax = 2;
   s.resizable = 1;
@@ -115,6 +118,12 @@ int main(void) {
         "the fast node alone would miss the deadline: not removed by the paired rule: %s", ch.reason);
   decide("cost", 20, 1.47, 0.35, 3000);
   CHECK(ch.act == PIT_ACT_RESIZE && strstr(ch.reason, "paired"), "a deadline it meets: removed: %s", ch.reason);
+
+  /* a job of 60 steps: the 40 left (about 4 s) save less than the switch (5 s assumed) */
+  job_steps = 60;
+  decide("cost", 20, 1.47, 0.35, NAN);
+  CHECK(!(ch.act == PIT_ACT_RESIZE), "too little left to pay for the switch: %s", ch.reason);
+  job_steps = 3000;
 
   /* a quiet machine: steady at 20, the ordinary rule weighs the measured pace, as before */
   decide("cost", 20, 1.47, 0.0, NAN);
