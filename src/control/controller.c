@@ -50,121 +50,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "control/control_impl.h"
-#include "control/launch.h"
-#include "control/progress.h"
-#include "control/restart.h"
-#include "control/stop.h"
+#include "control/ctl_impl.h"
 #include "pitstop/analysis.h"
-#include "pitstop/parse.h"
-#include "pitstop/store.h"
-
-#define MAX_NODES 256
-#define RECENT 64
-
-struct ctl {
-  const struct pit_run_opts *o;
-  struct pit_provider prov;
-  struct pit_catalog cat;
-  int have_cat;
-  struct pit_node nodes[MAX_NODES]; /* live nodes, in start order */
-  int nnodes;
-  struct pit_membership cur;
-  int gen;
-  double t0;                        /* pit_now() of run time 0 */
-  char state_dir[1024], ckpt_dir[1100], events_path[1100];
-  char ckpt_held[1100]; /* a second name of c->ckpt the workload's rotation cannot remove, or "" */
-  int lock_fd;
-  /* progress */
-  int64_t step_next;                /* the next step the workload will do (seen) */
-  int64_t step_safe;                /* steps covered by the last checkpoint */
-  int64_t resume_lag;               /* resumable by restart: how many steps before its snapshot's the script
-                                       resumed last time (the DDP tutorial saves epoch e as "e run" and
-                                       starts again at e: one epoch), measured; 0 until a restart shows it */
-  char ckpt[1100];
-  /* records kept back until a checkpoint covers them */
-  struct pit_record *held;
-  int nheld;
-  size_t capheld;
-  struct pit_events ev;
-  int ev_open;
-  struct pit_store *store;
-  /* this generation */
-  struct ctl_gen *g;
-  struct pit_parser *parser;
-  double gen_offset;                /* controller t − workload t */
-  int gen_have_offset;
-  int64_t gen_step0;
-  int gen_iters;
-  double t_launch, t_first_iter, t_stop_req;
-  int stop_requested;
-  char end_status[16];
-  double t_end;                     /* run seconds when the end record came; 0 before */
-  double last_ckpt_s;
-  double init_s;
-  struct pit_choice pending;        /* the decision being carried out */
-  double recent[RECENT];
-  int64_t recent_batch;
-  int nrecent;
-  double last_status;
-  int resizable;
-  int64_t total_steps;              /* the job's length; -1 until known */
-  struct pit_run_result *res;
-  char reclaimed[MAX_NODES][PIT_NAME_MAX]; /* nodes the provider gave notice for, to replace at the stop */
-  int nreclaimed;
-  struct ctl_obs obs;               /* what the cost/time policies see (observe.c) */
-  int ntypes;
-  struct pit_policy_type types[PIT_POLICY_TYPES_MAX]; /* the types they may use */
-  struct pit_err rec_err;
-  int rec_failed;
-  int poll_failing;                 /* the provider's last polls failed (said once per streak) */
-  double poll_fail_t;               /* run seconds of the streak's first failure */
-  /* spot (market.c): what the run has seen of spot capacity; the market chosen by pit_spot_decide */
-  struct ctl_spot spot;
-  double first_iter_t;              /* run seconds of the first iteration of the run (boot + launch + init) */
-  int spot_failed;                  /* the last reshape failed on a spot start (no capacity) */
-  int reclaim_stop;                 /* this generation stops for a reclaim notice */
-  /* faults (issue 28) */
-  int64_t step_written;             /* the events file holds every step below this: a step done again
-                                       after a lost checkpoint is not written twice */
-  int finished;                     /* the job is done: the state says "end done" */
-  int failed_exit;                  /* this controller ends with an error: the state says "end failed" */
-  int mirror_warned;
-  struct ctl_stop stop;             /* the user's stop (stop.c) */
-  int64_t out_lines;                /* lines the workload printed on stdout, the whole run */
-  struct ctl_progress prog;         /* progress lines timed by arrival (progress.c) */
-  int have_prog;
-  int line_protocol;                /* the line being read is a protocol one (PITSTOP or JSON record) */
-  int gen_protocol;                 /* this generation's workload speaks the protocol: its other lines
-                                       (a script's own progress prints) are logged, not read */
-  int t_is_run;                     /* the record being taken has run seconds already (progress.c's) */
-  /* resizable by restart (--resume-by-restart, restart.c) */
-  struct ctl_snap snap;
-  int have_snap;
-  int restart_pending;              /* a resize waits for the next snapshot */
-  int restart_refused;              /* a resize was refused: not asked again before the next snapshot */
-  int restart_stopping;             /* this generation is stopped for a resize by restart */
-  int64_t redo_below;               /* the steps the generation before had done (a step below is redone) */
-  int in_snapshot;                  /* taking a snapshot's steps: the policy asks after its checkpoint */
-  int64_t snap_step;                /* the step of this generation's last snapshot (-1: none yet) */
-  int64_t save_every;               /* steps between two snapshots, as measured (-1: unknown) */
-  int gen_init;                     /* this generation's init record was written */
-};
-
-static double now_t(const struct ctl *c) { return pit_now() - c->t0; }
-
-static void warn(const struct ctl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(const struct ctl *c, const char *fmt, ...) {
-  if (!c->o->warn)
-    return;
-  struct pit_err w;
-  pit_err_clear(&w);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(w.msg, sizeof w.msg, fmt, ap);
-  va_end(ap);
-  c->o->warn(c->o->ctx, &w);
-}
 
 void pit_run_opts_init(struct pit_run_opts *o) {
   memset(o, 0, sizeof *o);
@@ -182,7 +69,7 @@ void pit_run_opts_init(struct pit_run_opts *o) {
 
 /* ---------------- records out: events file and store ---------------- */
 
-static int out_record(struct ctl *c, const struct pit_record *r, struct pit_err *e) {
+int ctl_out_record(struct ctl *c, const struct pit_record *r, struct pit_err *e) {
   int rc = 0;
   if (r->type == PIT_REC_ITER && r->step >= 0) {
     if (r->step < c->step_written)
@@ -196,7 +83,7 @@ static int out_record(struct ctl *c, const struct pit_record *r, struct pit_err 
   return 0;
 }
 
-static int out_flush(struct ctl *c, struct pit_err *e) {
+int ctl_out_flush(struct ctl *c, struct pit_err *e) {
   int rc = 0;
   if (c->ev_open && (rc = pit_events_flush(&c->ev, e)) < 0)
     return rc;
@@ -206,12 +93,12 @@ static int out_flush(struct ctl *c, struct pit_err *e) {
 }
 
 /* Writes the held records with step < upto (all when upto < 0). */
-static int release_held(struct ctl *c, int64_t upto, struct pit_err *e) {
+int ctl_release_held(struct ctl *c, int64_t upto, struct pit_err *e) {
   int k = 0, rc = 0;
   for (int i = 0; i < c->nheld; i++) {
     struct pit_record *r = &c->held[i];
     if (rc == 0 && (upto < 0 || r->type != PIT_REC_ITER || r->step < upto)) {
-      rc = out_record(c, r, e);
+      rc = ctl_out_record(c, r, e);
       pit_record_release(r);
     } else if (rc == 0) {
       if (k != i) {
@@ -235,7 +122,7 @@ static int cmp_i64(const void *a, const void *b) {
 /* Drops the held records; returns the steps they held, each counted once
  * (the lines of several ranks read from a log are one record per rank and
  * step; records without a step count one each). */
-static int64_t drop_held(struct ctl *c) {
+int64_t ctl_drop_held(struct ctl *c) {
   int64_t lost = 0, *steps = malloc((size_t)(c->nheld > 0 ? c->nheld : 1) * sizeof *steps);
   int ns = 0;
   for (int i = 0; i < c->nheld; i++) {
@@ -256,7 +143,7 @@ static int64_t drop_held(struct ctl *c) {
   return lost;
 }
 
-static int hold(struct ctl *c, const struct pit_record *r, struct pit_err *e) {
+int ctl_hold(struct ctl *c, const struct pit_record *r, struct pit_err *e) {
   if (PIT_GROW(c->held, c->nheld + 1, c->capheld))
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   pit_record_init(&c->held[c->nheld]);
@@ -267,7 +154,7 @@ static int hold(struct ctl *c, const struct pit_record *r, struct pit_err *e) {
   return 0;
 }
 
-static void base_record(const struct ctl *c, struct pit_record *r, enum pit_rec_type t) {
+void ctl_base_record(const struct ctl *c, struct pit_record *r, enum pit_rec_type t) {
   pit_record_init(r);
   r->type = t;
   snprintf(r->run, sizeof r->run, "%s", c->o->run);
@@ -275,17 +162,17 @@ static void base_record(const struct ctl *c, struct pit_record *r, enum pit_rec_
   r->t = now_t(c);
 }
 
-static int node_record(struct ctl *c, const struct pit_node *n, const char *action, struct pit_err *e) {
+int ctl_node_record(struct ctl *c, const struct pit_node *n, const char *action, struct pit_err *e) {
   struct pit_record r;
-  base_record(c, &r, PIT_REC_NODE);
+  ctl_base_record(c, &r, PIT_REC_NODE);
   snprintf(r.action, sizeof r.action, "%s", action);
   snprintf(r.node, sizeof r.node, "%s", n->id);
   snprintf(r.itype, sizeof r.itype, "%s", n->itype);
   r.price_h = n->price_h;
   /* written through at once: a restarted controller's reconciliation and the bill rest on it */
-  int rc = out_record(c, &r, e);
+  int rc = ctl_out_record(c, &r, e);
   if (rc == 0)
-    rc = out_flush(c, e);
+    rc = ctl_out_flush(c, e);
   pit_record_release(&r);
   return rc;
 }
@@ -298,8 +185,8 @@ static int node_record(struct ctl *c, const struct pit_node *n, const char *acti
  * membership kept, when the policy weighed none). The controller adds
  * policy, action, from, to, and per alternative its model, t_p and
  * intervals and whether it fits the deadline and budget. */
-static int decision_record(struct ctl *c, const struct pit_choice *ch, const char *policy,
-                           struct pit_err *e) {
+int ctl_decision_record(struct ctl *c, const struct pit_choice *ch, const char *policy,
+                        struct pit_err *e) {
   char from[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX], reason[1700];
   pit_membership_format(&c->cur, from, sizeof from);
   pit_membership_format(&ch->to, to, sizeof to);
@@ -369,17 +256,17 @@ static int decision_record(struct ctl *c, const struct pit_choice *ch, const cha
   if (!text)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   struct pit_record r;
-  base_record(c, &r, PIT_REC_DECISION);
+  ctl_base_record(c, &r, PIT_REC_DECISION);
   r.step = c->step_next;
   r.detail = text;
-  rc = out_record(c, &r, e);
+  rc = ctl_out_record(c, &r, e);
   pit_record_release(&r);
   return rc;
 }
 
 /* ---------------- state file, lock ---------------- */
 
-static int write_state(struct ctl *c, struct pit_err *e) {
+int ctl_write_state(struct ctl *c, struct pit_err *e) {
   char path[1100], text[4096], mem[256];
   snprintf(path, sizeof path, "%s/state", c->state_dir);
   pit_membership_format(&c->cur, mem, sizeof mem);
@@ -405,7 +292,7 @@ static void held_path(const struct ctl *c, int64_t step, char *buf, size_t n) {
   snprintf(buf, n, "%s/held-%012lld.ckpt", c->state_dir, (long long)step);
 }
 
-static void hold_ckpt(struct ctl *c, int64_t step) {
+void ctl_hold_ckpt(struct ctl *c, int64_t step) {
   char held[1100];
   struct pit_err e2 = {0};
   c->ckpt_held[0] = 0;
@@ -419,7 +306,7 @@ static void hold_ckpt(struct ctl *c, int64_t step) {
 /* Once the state names c->ckpt_held: the other held links go but the newest
  * one below it, so a damaged newest checkpoint has an older one beside it
  * whatever the workload's rotation removed (resume.c falls back to it). */
-static void unhold_older(struct ctl *c) {
+void ctl_unhold_older(struct ctl *c) {
   const char *keep = strrchr(c->ckpt_held, '/');
   DIR *d = keep ? opendir(c->state_dir) : NULL;
   if (!d)
@@ -449,7 +336,7 @@ static void unhold_older(struct ctl *c) {
 /* The newest checkpoint record of the events file (the durable log, which a
  * kill between its flush and the state's write leaves ahead of the state):
  * 1 with *step and its path (held link if there, else the workload's), 0 if none. */
-static int events_last_ckpt(const struct ctl *c, int64_t *step, char *path, size_t n) {
+int ctl_events_last_ckpt(const struct ctl *c, int64_t *step, char *path, size_t n) {
   struct pit_record_reader rd;
   struct pit_record r;
   struct pit_err e2 = {0};
@@ -478,15 +365,7 @@ static int events_last_ckpt(const struct ctl *c, int64_t *step, char *path, size
   return 1;
 }
 
-struct prev_state {
-  int found, gen, restarts;
-  int done, failed; /* the controller that wrote it finished the job, or ended with an error */
-  int64_t step;
-  char ckpt[1100];
-  int pgids[64], npg;
-};
-
-static void read_state(struct ctl *c, struct prev_state *ps) {
+void ctl_read_state(struct ctl *c, struct prev_state *ps) {
   memset(ps, 0, sizeof *ps);
   char path[1100], text[4096];
   snprintf(path, sizeof path, "%s/state", c->state_dir);
@@ -513,7 +392,7 @@ static void read_state(struct ctl *c, struct prev_state *ps) {
   }
 }
 
-static int take_lock(struct ctl *c, struct pit_err *e) {
+int ctl_take_lock(struct ctl *c, struct pit_err *e) {
   char path[1100];
   snprintf(path, sizeof path, "%s/lock", c->state_dir);
   c->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -541,7 +420,7 @@ static int take_lock(struct ctl *c, struct pit_err *e) {
 /* itype: a membership entry's type (TYPE, TYPE@spot, TYPE@on-demand); a
  * provider without a spot market gets the bare type. A spot start that
  * fails sets c->spot_failed (no capacity, for the spot policy). */
-static int start_node(struct ctl *c, const char *itype, const char *why, struct pit_err *e) {
+int ctl_start_node(struct ctl *c, const char *itype, const char *why, struct pit_err *e) {
   if (c->nnodes == MAX_NODES)
     return pit_err_set(e, PIT_EARG, "more than %d nodes", MAX_NODES);
   struct pit_node *n = &c->nodes[c->nnodes];
@@ -560,7 +439,7 @@ static int start_node(struct ctl *c, const char *itype, const char *why, struct 
   n->t_ready = now_t(c);
   n->t_stop = NAN;
   c->nnodes++;
-  if ((rc = node_record(c, n, "start", e)) < 0 || (rc = node_record(c, n, "ready", e)) < 0)
+  if ((rc = ctl_node_record(c, n, "start", e)) < 0 || (rc = ctl_node_record(c, n, "ready", e)) < 0)
     return rc;
   return 0;
 }
@@ -598,40 +477,40 @@ static void node_entry(struct ctl *c, const struct pit_node *n, const char *end)
   r->waste_s = n->waste_s;
 }
 
-static int stop_node_at(struct ctl *c, int i, const char *action, struct pit_err *e) {
+int ctl_stop_node_at(struct ctl *c, int i, const char *action, struct pit_err *e) {
   struct pit_node *n = &c->nodes[i];
   int rc = c->prov.ops->stop(&c->prov, n, e);
   n->t_stop = now_t(c);
   c->res->cost += node_cost(c, n, n->t_stop);
   node_entry(c, n, action);
-  int rc2 = node_record(c, n, action, rc < 0 ? NULL : e);
+  int rc2 = ctl_node_record(c, n, action, rc < 0 ? NULL : e);
   memmove(&c->nodes[i], &c->nodes[i + 1], (size_t)(c->nnodes - i - 1) * sizeof *n);
   c->nnodes--;
   return rc < 0 ? rc : rc2;
 }
 
-static void stop_all_nodes(struct ctl *c) {
+void ctl_stop_all_nodes(struct ctl *c) {
   while (c->nnodes > 0) {
     struct pit_err e2 = {0};
-    if (stop_node_at(c, c->nnodes - 1, "stop", &e2) < 0)
+    if (ctl_stop_node_at(c, c->nnodes - 1, "stop", &e2) < 0)
       warn(c, "%s", e2.msg);
   }
 }
 
 /* n is a node of a membership entry of type itype: the same type, and the
  * entry's market when it names one (a bare type takes either). */
-static int node_of(const struct pit_node *n, const char *itype) {
+int ctl_node_of(const struct pit_node *n, const char *itype) {
   char base[PIT_NAME_MAX];
   int mk = pit_itype_market(itype, base, sizeof base, NULL);
   return strcmp(base, n->itype) == 0 && (mk == PIT_MARKET_DEFAULT || mk == n->spot);
 }
 
 /* The nodes the provider is taking back (a notice) stop as lost. */
-static int stop_reclaimed(struct ctl *c, struct pit_err *e) {
+int ctl_stop_reclaimed(struct ctl *c, struct pit_err *e) {
   int rc;
   for (int r = 0; r < c->nreclaimed; r++)
     for (int i = c->nnodes - 1; i >= 0; i--)
-      if (strcmp(c->nodes[i].id, c->reclaimed[r]) == 0 && (rc = stop_node_at(c, i, "lost", e)) < 0)
+      if (strcmp(c->nodes[i].id, c->reclaimed[r]) == 0 && (rc = ctl_stop_node_at(c, i, "lost", e)) < 0)
         return rc;
   c->nreclaimed = 0;
   return 0;
@@ -640,10 +519,10 @@ static int stop_reclaimed(struct ctl *c, struct pit_err *e) {
 /* Nodes to stop and start so that the live nodes match want: each entry
  * (those naming a market first) claims its nodes from the front of the list,
  * the unclaimed ones stop (from the end), the missing ones start. */
-static int reshape(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e) {
+int ctl_reshape(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e) {
   int rc;
   /* nodes the provider is taking back go first (they are replaced below) */
-  if ((rc = stop_reclaimed(c, e)) < 0)
+  if ((rc = ctl_stop_reclaimed(c, e)) < 0)
     return rc;
   int claimed[MAX_NODES] = {0}, need[PIT_MEMBERS_MAX];
   for (int pass = 0; pass < 2; pass++)
@@ -653,17 +532,17 @@ static int reshape(struct ctl *c, const struct pit_membership *want, const char 
         continue;
       need[k] = want->m[k].nodes;
       for (int i = 0; i < c->nnodes && need[k] > 0; i++)
-        if (!claimed[i] && node_of(&c->nodes[i], want->m[k].itype)) {
+        if (!claimed[i] && ctl_node_of(&c->nodes[i], want->m[k].itype)) {
           claimed[i] = 1;
           need[k]--;
         }
     }
   for (int i = c->nnodes - 1; i >= 0; i--)
-    if (!claimed[i] && (rc = stop_node_at(c, i, "stop", e)) < 0)
+    if (!claimed[i] && (rc = ctl_stop_node_at(c, i, "stop", e)) < 0)
       return rc;
   for (int k = 0; k < want->n; k++)
     for (; need[k] > 0; need[k]--)
-      if ((rc = start_node(c, want->m[k].itype, why, e)) < 0)
+      if ((rc = ctl_start_node(c, want->m[k].itype, why, e)) < 0)
         return rc;
   char was[256], to[256];
   pit_membership_format(&c->cur, was, sizeof was);
@@ -681,7 +560,7 @@ static int cmp_dbl(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static double recent_median(const struct ctl *c) {
+double ctl_recent_median(const struct ctl *c) {
   if (c->nrecent == 0)
     return NAN;
   double v[RECENT];
@@ -691,7 +570,7 @@ static double recent_median(const struct ctl *c) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static double spent(const struct ctl *c, double t) {
+double ctl_spent(const struct ctl *c, double t) {
   double usd = c->res->cost;
   for (int i = 0; i < c->nnodes; i++)
     usd += node_cost(c, &c->nodes[i], t);
@@ -728,7 +607,7 @@ static void eta_interval(const struct ctl *c, struct pit_run_status *st) {
   st->cost_hi = st->spent + price_h * st->eta_hi / 3600;
 }
 
-static void status(struct ctl *c, const char *phase, int force) {
+void ctl_status(struct ctl *c, const char *phase, int force) {
   double t = now_t(c);
   if (!c->o->status || (!force && t - c->last_status < 0.5))
     return;
@@ -742,19 +621,15 @@ static void status(struct ctl *c, const char *phase, int force) {
   st.step = c->step_next;
   st.total_steps = c->total_steps;
   st.t = t;
-  st.tp_s = recent_median(c);
+  st.tp_s = ctl_recent_median(c);
   st.samples_per_s = c->recent_batch > 0 && st.tp_s > 0 ? (double)c->recent_batch / st.tp_s : NAN;
-  st.spent = spent(c, t);
+  st.spent = ctl_spent(c, t);
   st.eta_s = c->total_steps > 0 && st.tp_s > 0 ? (double)(c->total_steps - c->step_next) * st.tp_s : NAN;
   eta_interval(c, &st);
   st.phase = phase;
   st.resizable = c->resizable || !c->o->cmd || c->o->resume_by_restart;
   c->o->status(c->o->ctx, &st);
 }
-
-static int decide(struct ctl *c, struct pit_err *e);
-static int request_stop(struct ctl *c, const struct pit_choice *ch, const char *policy, int node,
-                        struct pit_err *e);
 
 /* The job's length from the workload's init record ("planned_iters"), and
  * the schedule checked against it. */
@@ -843,7 +718,7 @@ static int tag_membership(const struct ctl *c, struct pit_record *r, struct pit_
  * "cap" when the cap came first) has finished the job — `pitstop profile`'s
  * candidates — rather than stopped without being asked (which the controller
  * resumes). */
-static int measured_enough(const char *detail) {
+int ctl_measured_enough(const char *detail) {
   cJSON *d = detail ? cJSON_Parse(detail) : NULL;
   const cJSON *why = cJSON_GetObjectItemCaseSensitive(d, "reason");
   int yes = cJSON_IsString(why) && (strcmp(why->valuestring, "steady") == 0 || strcmp(why->valuestring, "cap") == 0);
@@ -851,13 +726,12 @@ static int measured_enough(const char *detail) {
   return yes;
 }
 
-static void mirror_ckpt(struct ctl *c, const char *path, int64_t step);
 /* A command whose log has no init line: the controller's own init record
  * before its first iteration (launch → that iteration), so the stored run
  * keeps its membership, type, job length and script (tag_membership). */
 static int own_init(struct ctl *c, double now, struct pit_err *e) {
   struct pit_record r;
-  base_record(c, &r, PIT_REC_INIT);
+  ctl_base_record(c, &r, PIT_REC_INIT);
   r.t = now;
   r.init_s = now - c->t_launch;
   r.ranks = 1;
@@ -866,7 +740,7 @@ static int own_init(struct ctl *c, double now, struct pit_err *e) {
   if (rc == 0)
     rc = tag_membership(c, &r, e);
   if (rc == 0)
-    rc = out_record(c, &r, e);
+    rc = ctl_out_record(c, &r, e);
   c->gen_init = 1;
   if (isnan(c->init_s))
     c->init_s = r.init_s;
@@ -874,7 +748,7 @@ static int own_init(struct ctl *c, double now, struct pit_err *e) {
   return rc;
 }
 
-static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
+int ctl_on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
   struct ctl *c = ctx;
   struct pit_record r;
   pit_record_init(&r);
@@ -928,13 +802,13 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
       if (r.batch > 0)
         c->recent_batch = r.batch;
     }
-    rc = hold(c, &r, e);
+    rc = ctl_hold(c, &r, e);
     struct pit_membership bare; /* spot and on-demand nodes of a type compute alike */
     pit_membership_bare(&c->cur, &bare);
     if (rc == 0)
       rc = ctl_obs_iter(&c->obs, &bare, &r, e);
     if (rc == 0)
-      rc = decide(c, e);
+      rc = ctl_decide(c, e);
     break;
   case PIT_REC_CHECKPOINT:
     if (!c->line_protocol) /* a script's own "snapshot saved" line: restart.c's (--resume-by-restart), */
@@ -942,23 +816,23 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
     if (r.path) {
       snprintf(c->ckpt, sizeof c->ckpt, "%s", r.path);
       c->resizable = 1;
-      hold_ckpt(c, r.step);
+      ctl_hold_ckpt(c, r.step);
     }
     if (r.step >= 0)
       c->step_safe = r.step;
     c->last_ckpt_s = r.ckpt_s;
-    if ((rc = release_held(c, r.step >= 0 ? r.step : -1, e)) == 0 && (rc = out_record(c, &r, e)) == 0 &&
-        (rc = out_flush(c, e)) == 0 && (rc = write_state(c, e)) == 0)
-      unhold_older(c);
+    if ((rc = ctl_release_held(c, r.step >= 0 ? r.step : -1, e)) == 0 && (rc = ctl_out_record(c, &r, e)) == 0 &&
+        (rc = ctl_out_flush(c, e)) == 0 && (rc = ctl_write_state(c, e)) == 0)
+      ctl_unhold_older(c);
     if (rc == 0 && r.path && r.step >= 0)
-      mirror_ckpt(c, r.path, r.step);
+      ctl_mirror_ckpt(c, r.path, r.step);
     break;
   case PIT_REC_END:
     snprintf(c->end_status, sizeof c->end_status, "%s", r.status[0] ? r.status : "done");
-    if (!c->stop_requested && strcmp(c->end_status, "stopped") == 0 && measured_enough(r.detail))
+    if (!c->stop_requested && strcmp(c->end_status, "stopped") == 0 && ctl_measured_enough(r.detail))
       snprintf(c->end_status, sizeof c->end_status, "done");
-    if ((rc = release_held(c, -1, e)) == 0)
-      rc = out_record(c, &r, e);
+    if ((rc = ctl_release_held(c, -1, e)) == 0)
+      rc = ctl_out_record(c, &r, e);
     break;
   case PIT_REC_INIT:
     c->gen_init = 1;
@@ -967,18 +841,18 @@ static int on_record(void *ctx, const struct pit_record *in, struct pit_err *e) 
     if (rc == 0)
       rc = tag_membership(c, &r, e);
     if (rc == 0)
-      rc = out_record(c, &r, e);
+      rc = ctl_out_record(c, &r, e);
     break;
   default:
-    rc = hold(c, &r, e);
+    rc = ctl_hold(c, &r, e);
     break;
   }
   pit_record_release(&r);
-  status(c, c->stop_requested ? "resizing" : "running", 0);
+  ctl_status(c, c->stop_requested ? "resizing" : "running", 0);
   return rc;
 }
 
-static void on_parse_warn(void *ctx, const struct pit_err *w) {
+void ctl_on_parse_warn(void *ctx, const struct pit_err *w) {
   const struct ctl *c = ctx;
   warn(c, "workload output: %s", w->msg);
 }
@@ -986,7 +860,7 @@ static void on_parse_warn(void *ctx, const struct pit_err *w) {
 /* Seconds one resize took in this job, from the decision to the next
  * generation's first iteration, less any wait for spot capacity with no
  * node held (mean of the resizes so far; NaN: none yet). */
-static double switch_seconds(const struct ctl *c) {
+double ctl_switch_seconds(const struct ctl *c) {
   double sum = 0;
   int n = 0;
   for (int i = 0; i < c->res->ngens; i++) {
@@ -1020,9 +894,9 @@ static void policy_state(const struct ctl *c, struct pit_policy_state *s) {
   s->nmax = c->o->nmax;
   s->resizable = c->resizable || !c->o->cmd || c->o->resume_by_restart;
   s->t = now_t(c);
-  s->spent = spent(c, s->t);
+  s->spent = ctl_spent(c, s->t);
   s->since_change = c->step_next - c->gen_step0;
-  s->switch_s = switch_seconds(c);
+  s->switch_s = ctl_switch_seconds(c);
   ctl_obs_state(&c->obs, c->nodes, c->nnodes, c->o->ranks_per_node, s);
   s->ntypes = c->ntypes;
   memcpy(s->types, c->types, (size_t)c->ntypes * sizeof c->types[0]);
@@ -1065,7 +939,7 @@ static enum pit_market cur_market(const struct ctl *c) {
 
 /* A policy's (bare) membership on the market the run holds now: cur itself
  * when it is cur's bare form. */
-static int on_cur_market(const struct ctl *c, struct pit_membership *m, struct pit_err *e) {
+int ctl_on_cur_market(const struct ctl *c, struct pit_membership *m, struct pit_err *e) {
   struct pit_membership bare;
   pit_membership_bare(&c->cur, &bare);
   if (pit_membership_equal(m, &bare)) {
@@ -1090,7 +964,7 @@ static void market_prices(const struct ctl *c, const struct pit_membership *bare
  * iteration) once there is one, else the run's first start (nodes, launch,
  * init) plus the last checkpoint's time; NaN before the first iteration. */
 static double restart_seconds(const struct ctl *c) {
-  double sw = switch_seconds(c);
+  double sw = ctl_switch_seconds(c);
   if (isfinite(sw))
     return sw;
   return c->first_iter_t + (isfinite(c->last_ckpt_s) ? c->last_ckpt_s : 0);
@@ -1101,12 +975,12 @@ static double measured_tp(const struct ctl *c, const struct pit_membership *bare
   for (int i = 0; i < c->obs.nmeas; i++)
     if (pit_membership_equal(&c->obs.meas[i].m, bare))
       return c->obs.meas[i].tp;
-  return recent_median(c);
+  return ctl_recent_median(c);
 }
 
 /* How long after spot went away it is worth a try again: the spot policy's
  * decision spacing (`every` iterations), at least 1 s. */
-static double spot_retry_s(const struct ctl *c) {
+double ctl_spot_retry_s(const struct ctl *c) {
   struct pit_membership bare;
   pit_membership_bare(&c->cur, &bare);
   double tick = (double)(c->o->policy.every > 0 ? c->o->policy.every : 50) * measured_tp(c, &bare);
@@ -1125,7 +999,7 @@ static int spot_choose(struct ctl *c, const struct pit_membership *bare, enum pi
                            .mode = held};
   if (!(in.tp > 0) || c->total_steps <= 0 || !isfinite(in.restart_s))
     return 1;
-  in.tick_s = spot_retry_s(c);
+  in.tick_s = ctl_spot_retry_s(c);
   market_prices(c, bare, &in.price_h, &in.spot_price_h);
   struct pit_spot_state st;
   ctl_spot_state(&c->spot, &in, &st);
@@ -1161,7 +1035,7 @@ static int spot_choose(struct ctl *c, const struct pit_membership *bare, enum pi
 /* The spot layer at a cost decision point (nodes up, the workload running):
  * the policy's choice ch gets the market pit_spot_decide wants; a keep on
  * the other market becomes a resize onto it. A spot record says why. */
-static int spot_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e) {
+int ctl_spot_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e) {
   struct pit_choice sc = {0};
   struct pit_membership bare;
   pit_membership_bare(&ch->to, &bare);
@@ -1176,8 +1050,8 @@ static int spot_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e) {
     return on_mode(c, &bare, to, &ch->to, e);
   }
   if (to == held) /* recorded as a keep */
-    return decision_record(c, &sc, "spot", e);
-  if ((rc = decision_record(c, ch, pit_policy_name(&c->o->policy), e)) < 0) /* the cost policy's keep */
+    return ctl_decision_record(c, &sc, "spot", e);
+  if ((rc = ctl_decision_record(c, ch, pit_policy_name(&c->o->policy), e)) < 0) /* the cost policy's keep */
     return rc;
   *ch = sc;
   return 1;
@@ -1185,7 +1059,7 @@ static int spot_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e) {
 
 static int restart_decide(struct ctl *c, const struct pit_choice *ch, const char *policy, struct pit_err *e);
 
-static int decide(struct ctl *c, struct pit_err *e) {
+int ctl_decide(struct ctl *c, struct pit_err *e) {
   if (c->stop_requested || c->restart_pending || c->restart_refused || c->in_snapshot)
     return 0;
   struct pit_policy_state s = {0};
@@ -1195,12 +1069,12 @@ static int decide(struct ctl *c, struct pit_err *e) {
   int rc = pit_policy_decide(&c->o->policy, &s, &ch, e);
   if (rc == 0 && weighs(c)) { /* the policy weighs bare memberships: the run's markets put back */
     for (int i = 0; rc == 0 && i < ch.nalts; i++)
-      rc = on_cur_market(c, &ch.alts[i].m, e);
+      rc = ctl_on_cur_market(c, &ch.alts[i].m, e);
     if (rc == 0)
-      rc = on_cur_market(c, &ch.to, e);
+      rc = ctl_on_cur_market(c, &ch.to, e);
   }
-  if (rc == 0 && c->spot.on && ch.decided && s.resizable && (rc = spot_point(c, &ch, e)) == 1)
-    return request_stop(c, &ch, "spot", -1, e);
+  if (rc == 0 && c->spot.on && ch.decided && s.resizable && (rc = ctl_spot_point(c, &ch, e)) == 1)
+    return ctl_request_stop(c, &ch, "spot", -1, e);
   if (rc == 0 && ch.act == PIT_ACT_RESIZE && c->o->resume_by_restart && !c->resizable)
     return restart_decide(c, &ch, pol, e);
   if (rc < 0 || ch.act != PIT_ACT_RESIZE) {
@@ -1208,13 +1082,13 @@ static int decide(struct ctl *c, struct pit_err *e) {
       c->pending = ch; /* said once */
       c->res->recommended++;
       warn(c, "%s", ch.reason);
-      return decision_record(c, &ch, pol, e);
+      return ctl_decision_record(c, &ch, pol, e);
     }
     if (rc == 0 && ch.decided)
-      return decision_record(c, &ch, pol, e);
+      return ctl_decision_record(c, &ch, pol, e);
     return rc;
   }
-  return request_stop(c, &ch, pol, -1, e);
+  return ctl_request_stop(c, &ch, pol, -1, e);
 }
 
 /* Carries out ch: the decision record, then the stop request to the
@@ -1222,12 +1096,12 @@ static int decide(struct ctl *c, struct pit_err *e) {
  * node that catch it (per-node launcher; the protocol's "checkpoint within
  * the grace period"), else — and with mpirun, which forwards it — SIGUSR1
  * to every process that catches it. */
-static int request_stop(struct ctl *c, const struct pit_choice *ch, const char *policy, int node,
-                        struct pit_err *e) {
+int ctl_request_stop(struct ctl *c, const struct pit_choice *ch, const char *policy, int node,
+                     struct pit_err *e) {
   c->pending = *ch;
   c->stop_requested = 1;
   c->t_stop_req = now_t(c);
-  int rc = decision_record(c, ch, policy, e);
+  int rc = ctl_decision_record(c, ch, policy, e);
   if (rc < 0)
     return rc;
   warn(c, "%s", ch->reason);
@@ -1248,12 +1122,11 @@ static int request_stop(struct ctl *c, const struct pit_choice *ch, const char *
 
 /* ---------------- resizable by restart (restart.c) ---------------- */
 
-static int progress_emit(void *ctx, const struct pit_record *r, struct pit_err *e);
 
 /* The resize by restart now: SIGTERM to every process group of the
  * workload (right after a snapshot), SIGKILL after the grace; the next
  * generation is the same command on the new membership. */
-static void restart_stop(struct ctl *c) {
+void ctl_restart_stop(struct ctl *c) {
   c->restart_pending = 0;
   c->restart_stopping = 1;
   c->stop_requested = 1;
@@ -1270,16 +1143,16 @@ static void restart_stop(struct ctl *c) {
 /* A snapshot was saved (epoch: the epoch it follows, -1 when unknown): a
  * checkpoint record (the steps done so far are safe), and a resize waiting
  * for it is carried out. */
-static int on_snapshot(struct ctl *c, int64_t epoch, struct pit_err *e) {
+int ctl_on_snapshot(struct ctl *c, int64_t epoch, struct pit_err *e) {
   int rc = 0;
   c->in_snapshot = 1;
   if (epoch >= 0 && c->have_prog)
-    rc = ctl_progress_close(&c->prog, epoch, now_t(c), progress_emit, c, e);
+    rc = ctl_progress_close(&c->prog, epoch, now_t(c), ctl_on_progress, c, e);
   c->in_snapshot = 0;
   if (rc < 0)
     return rc;
   struct pit_record r;
-  base_record(c, &r, PIT_REC_CHECKPOINT);
+  ctl_base_record(c, &r, PIT_REC_CHECKPOINT);
   r.step = c->step_next;
   r.path = strdup(c->snap.path);
   snprintf(c->ckpt, sizeof c->ckpt, "%s", c->snap.path);
@@ -1289,8 +1162,8 @@ static int on_snapshot(struct ctl *c, int64_t epoch, struct pit_err *e) {
   if (c->step_next > from)
     c->save_every = c->step_next - from;
   c->snap_step = c->step_next;
-  if ((rc = release_held(c, c->step_safe, e)) == 0 && (rc = out_record(c, &r, e)) == 0 && (rc = out_flush(c, e)) == 0)
-    rc = write_state(c, e);
+  if ((rc = ctl_release_held(c, c->step_safe, e)) == 0 && (rc = ctl_out_record(c, &r, e)) == 0 && (rc = ctl_out_flush(c, e)) == 0)
+    rc = ctl_write_state(c, e);
   pit_record_release(&r);
   c->restart_refused = 0;
   if (rc == 0 && c->total_steps > 0 && c->step_next >= c->total_steps && c->restart_pending) {
@@ -1298,9 +1171,9 @@ static int on_snapshot(struct ctl *c, int64_t epoch, struct pit_err *e) {
     warn(c, "the job's last snapshot: the resize waiting for it is dropped");
   }
   if (rc == 0 && c->restart_pending && !c->stop_requested)
-    restart_stop(c);
+    ctl_restart_stop(c);
   else if (rc == 0 && !c->stop_requested)
-    rc = decide(c, e); /* a resize may be due right after this save */
+    rc = ctl_decide(c, e); /* a resize may be due right after this save */
   return rc;
 }
 
@@ -1310,7 +1183,7 @@ static int on_snapshot(struct ctl *c, int64_t epoch, struct pit_err *e) {
  * job's predicted end: then refused, with the numbers. */
 static int restart_decide(struct ctl *c, const struct pit_choice *ch, const char *policy, struct pit_err *e) {
   struct pit_choice d = *ch;
-  double tp = recent_median(c);
+  double tp = ctl_recent_median(c);
   int64_t since = c->step_next - c->step_safe, left = c->total_steps > 0 ? c->total_steps - c->step_next : -1;
   int64_t due = c->save_every > 0 ? c->save_every - since : -1;
   size_t at = strlen(d.reason);
@@ -1327,9 +1200,9 @@ static int restart_decide(struct ctl *c, const struct pit_choice *ch, const char
       snprintf(d.reason + at, sizeof d.reason - at, "; by restart right after the snapshot at step %lld (nothing to redo)",
                (long long)c->step_safe);
     c->pending = d;
-    int rc = decision_record(c, &d, policy, e);
+    int rc = ctl_decision_record(c, &d, policy, e);
     warn(c, "%s", d.reason);
-    restart_stop(c);
+    ctl_restart_stop(c);
     return rc;
   }
   since += c->resume_lag; /* what a restart now redoes: the steps since the snapshot and the lag before it */
@@ -1344,7 +1217,7 @@ static int restart_decide(struct ctl *c, const struct pit_choice *ch, const char
     c->restart_refused = 1;
     c->res->refused++;
     warn(c, "%s", d.reason);
-    return decision_record(c, &d, policy, e);
+    return ctl_decision_record(c, &d, policy, e);
   }
   if (due > 0)
     snprintf(d.reason + at, sizeof d.reason - at,
@@ -1357,7 +1230,7 @@ static int restart_decide(struct ctl *c, const struct pit_choice *ch, const char
   c->pending = d;
   c->restart_pending = 1;
   warn(c, "%s", d.reason);
-  return decision_record(c, &d, policy, e);
+  return ctl_decision_record(c, &d, policy, e);
 }
 
 /* The provider's news about the nodes (a reclaim notice, a node gone):
@@ -1394,7 +1267,7 @@ static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err
     }
     warn(c, "node %s will be reclaimed in %.0f s: checkpoint now, then a replacement", ev[k].id, ev[k].grace_s);
     if (c->nodes[i].spot) /* spot capacity is away from now: the spot policy chooses the replacement's market */
-      ctl_spot_down(&c->spot, now_t(c), spot_retry_s(c));
+      ctl_spot_down(&c->spot, now_t(c), ctl_spot_retry_s(c));
     c->reclaim_stop = 1;
     if (c->nreclaimed < MAX_NODES)
       snprintf(c->reclaimed[c->nreclaimed++], PIT_NAME_MAX, "%.63s", ev[k].id);
@@ -1406,7 +1279,7 @@ static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err
     ch.to = c->cur;
     snprintf(ch.reason, sizeof ch.reason, "node %.63s (%.63s) reclaimed with %.0f s notice: replaced", ev[k].id,
              c->nodes[i].itype, ev[k].grace_s);
-    int rc = request_stop(c, &ch, "reclaim", c->o->launcher == PIT_LAUNCH_PER_NODE ? i : -1, e);
+    int rc = ctl_request_stop(c, &ch, "reclaim", c->o->launcher == PIT_LAUNCH_PER_NODE ? i : -1, e);
     if (rc < 0)
       return rc;
   }
@@ -1417,12 +1290,12 @@ static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err
 
 static void progress_total(struct ctl *c);
 
-static int progress_emit(void *ctx, const struct pit_record *r, struct pit_err *e) {
+int ctl_on_progress(void *ctx, const struct pit_record *r, struct pit_err *e) {
   struct ctl *c = ctx;
   if (r->type == PIT_REC_INIT)
     progress_total(c); /* the job's length into the init record's config */
   c->t_is_run = 1;
-  int rc = on_record(c, r, e);
+  int rc = ctl_on_record(c, r, e);
   c->t_is_run = 0;
   return rc;
 }
@@ -1438,10 +1311,10 @@ static void progress_total(struct ctl *c) {
 
 /* A progress line of a program that prints no times: iteration records
  * timed by its arrival (progress.c). */
-static int progress_line(struct ctl *c, const char *s, size_t n, struct pit_err *e) {
+int ctl_on_progress_line(struct ctl *c, const char *s, size_t n, struct pit_err *e) {
   if (!c->have_prog)
     return 0;
-  int rc = ctl_progress_line(&c->prog, s, n, now_t(c), progress_emit, c, e);
+  int rc = ctl_progress_line(&c->prog, s, n, now_t(c), ctl_on_progress, c, e);
   if (rc > 0)
     progress_total(c);
   return rc < 0 ? rc : 0;
@@ -1470,20 +1343,20 @@ static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e)
       if (c->gen_protocol && !c->line_protocol) {
         /* its records say it all; a progress print beside them would count its steps twice */
       } else if (c->have_prog && ctl_progress_shape(&c->prog, s, n)) { /* a progress line: timed by its arrival */
-        if ((rc = progress_line(c, s, n, e)) < 0)
+        if ((rc = ctl_on_progress_line(c, s, n, e)) < 0)
           return rc;
       } else if ((rc = pit_parser_line(c->parser, s, n, e)) < 0) {
         return rc;
       }
       int64_t epoch;
       if (c->have_snap && (rc = ctl_snap_line(&c->snap, s, n, now_t(c), &epoch)) != 0) {
-        if ((rc = on_snapshot(c, epoch, e)) < 0)
+        if ((rc = ctl_on_snapshot(c, epoch, e)) < 0)
           return rc;
       } else if (c->have_snap && epoch >= 0 && c->have_prog) { /* the watched file says when; the epoch is done */
         c->in_snapshot = 1;
-        rc = ctl_progress_close(&c->prog, epoch, now_t(c), progress_emit, c, e);
+        rc = ctl_progress_close(&c->prog, epoch, now_t(c), ctl_on_progress, c, e);
         c->in_snapshot = 0;
-        if (rc < 0 || (rc = decide(c, e)) < 0)
+        if (rc < 0 || (rc = ctl_decide(c, e)) < 0)
           return rc;
       }
       continue;
@@ -1508,8 +1381,6 @@ static int bad_exit(const struct ctl *c) {
   return 0;
 }
 
-enum gen_end { GEN_DONE, GEN_STOPPED, GEN_FAILED, GEN_FATAL, GEN_INTERRUPTED };
-
 /* The user's stop, one step (stop.c): a protocol workload past its first
  * iteration is asked for an agreed checkpoint, anything else gets SIGTERM;
  * killed after the grace or at a second signal. 1 while a stop is under way. */
@@ -1521,8 +1392,8 @@ static int user_stop(struct ctl *c) {
   return c->stop.how != CTL_STOP_NONE;
 }
 
-static enum gen_end run_generation(struct ctl *c, const char *resume, char *why, size_t nwhy,
-                                   struct pit_err *e) {
+enum gen_end ctl_run_generation(struct ctl *c, const char *resume, char *why, size_t nwhy,
+                                struct pit_err *e) {
   struct ctl_launch L;
   memset(&L, 0, sizeof L);
   L.o = c->o;
@@ -1561,8 +1432,8 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
     user_stop(c);
     return GEN_INTERRUPTED;
   }
-  int rc = pit_parser_new(&c->parser, PIT_PARSE_AUTO, c->o->run, 1, "the workload's output", on_record,
-                          on_parse_warn, c, e);
+  int rc = pit_parser_new(&c->parser, PIT_PARSE_AUTO, c->o->run, 1, "the workload's output", ctl_on_record,
+                          ctl_on_parse_warn, c, e);
   if (rc < 0) {
     snprintf(why, nwhy, "%s", e->msg);
     return GEN_FAILED;
@@ -1573,8 +1444,8 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
     snprintf(why, nwhy, "%s", e->msg);
     return GEN_FAILED;
   }
-  write_state(c, e);
-  status(c, "starting", 1);
+  ctl_write_state(c, e);
+  ctl_status(c, "starting", 1);
   int failed = 0;
   why[0] = 0;
   for (;;) {
@@ -1599,7 +1470,7 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
         failed = 2; /* the controller's own error: stop */
       }
     int stopping = user_stop(c);
-    if (c->have_snap && !failed && ctl_snap_poll(&c->snap, now_t(c), 0.5) && (rc = on_snapshot(c, -1, e)) < 0) {
+    if (c->have_snap && !failed && ctl_snap_poll(&c->snap, now_t(c), 0.5) && (rc = ctl_on_snapshot(c, -1, e)) < 0) {
       snprintf(why, nwhy, "%s", e->msg);
       failed = 2;
     }
@@ -1663,13 +1534,13 @@ static enum gen_end run_generation(struct ctl *c, const char *resume, char *why,
         feed(c, &c->g->proc[i], 1, e);
       break;
     }
-    status(c, c->stop_requested ? "resizing" : "running", 0);
+    ctl_status(c, c->stop_requested ? "resizing" : "running", 0);
   }
   pit_parser_finish(c->parser, e);
   pit_parser_free(c->parser);
   c->parser = NULL;
   if (!failed && c->have_prog && c->stop.how == CTL_STOP_NONE && bad_exit(c) == 0 &&
-      ctl_progress_end(&c->prog, now_t(c), progress_emit, c, e) < 0)
+      ctl_progress_end(&c->prog, now_t(c), ctl_on_progress, c, e) < 0)
     return GEN_FATAL;
   if (failed == 2)
     return GEN_FATAL;
@@ -1709,7 +1580,7 @@ static void log_tail(const struct ctl *c, int gen, char *out, size_t n) {
       *p = '|';
 }
 
-static void gen_entry(struct ctl *c, const char *end) {
+void ctl_gen_entry(struct ctl *c, const char *end) {
   struct pit_run_result *res = c->res;
   if (res->ngens == (int)(sizeof res->gens / sizeof res->gens[0]))
     return;
@@ -1746,19 +1617,19 @@ static void gen_entry(struct ctl *c, const char *end) {
 static int end_interrupted(struct ctl *c, struct pit_err *e) {
   struct pit_run_result *res = c->res;
   int protocol = c->resizable || !c->o->cmd;
-  int rc = release_held(c, protocol ? c->step_safe : -1, e);
-  drop_held(c);
+  int rc = ctl_release_held(c, protocol ? c->step_safe : -1, e);
+  ctl_drop_held(c);
   if (c->g->nproc > 0) /* a generation that was launched */
-    gen_entry(c, "interrupted");
+    ctl_gen_entry(c, "interrupted");
   res->interrupted = c->stop.sig;
   snprintf(res->stop_how, sizeof res->stop_how, "%s",
            c->g->nproc == 0                 ? "not started"
            : c->stop.how == CTL_STOP_AGREED ? "checkpoint" : c->stop.how == CTL_STOP_TERM ? "sigterm" : "killed");
   res->stop_s = c->stop.how == CTL_STOP_NONE ? 0 : now_t(c) - c->stop.t_signal;
   res->stop_ckpt_step = c->ckpt[0] ? c->step_safe : -1;
-  status(c, "stopped", 1);
+  ctl_status(c, "stopped", 1);
   if (rc == 0)
-    rc = write_state(c, e);
+    rc = ctl_write_state(c, e);
   return rc;
 }
 
@@ -1768,7 +1639,7 @@ static int end_interrupted(struct ctl *c, struct pit_err *e) {
  * e cleared, for the spot policy to choose again). */
 static void spot_start_failed(struct ctl *c, struct pit_err *e) {
   warn(c, "no spot capacity (%s): the spot policy chooses again", e->msg);
-  ctl_spot_down(&c->spot, now_t(c), spot_retry_s(c));
+  ctl_spot_down(&c->spot, now_t(c), ctl_spot_retry_s(c));
   pit_err_clear(e);
 }
 
@@ -1779,8 +1650,8 @@ static void spot_start_failed(struct ctl *c, struct pit_err *e) {
  * while it waits or fails, and the policy turns to on-demand before it runs
  * out (after 16 rounds, on-demand whatever it says). Nothing measured yet
  * (PIT time, job length): on-demand, which cannot miss for spot's sake. */
-static int spot_reshape(struct ctl *c, const struct pit_membership *want, enum pit_spot_mode held, const char *why,
-                        struct pit_err *e) {
+int ctl_spot_reshape(struct ctl *c, const struct pit_membership *want, enum pit_spot_mode held, const char *why,
+                     struct pit_err *e) {
   struct pit_choice ch = {0};
   struct pit_membership bare;
   pit_membership_bare(want, &bare);
@@ -1803,18 +1674,18 @@ static int spot_reshape(struct ctl *c, const struct pit_membership *want, enum p
     }
     if (to == PIT_SPOT_IDLE && c->cur.n > 0)
       ch.act = PIT_ACT_RESIZE; /* every node stops */
-    if ((rc = decision_record(c, &ch, "spot", e)) < 0)
+    if ((rc = ctl_decision_record(c, &ch, "spot", e)) < 0)
       return rc;
     warn(c, "%s", ch.reason);
     if (to == PIT_SPOT_IDLE) {
       while (c->nnodes > 0)
-        if ((rc = stop_node_at(c, c->nnodes - 1, "stop", e)) < 0)
+        if ((rc = ctl_stop_node_at(c, c->nnodes - 1, "stop", e)) < 0)
           return rc;
       pit_membership_clear(&c->cur);
       /* one tick of the policy at most (its idle rule spends one), then it chooses again */
-      double t0 = now_t(c), tick = spot_retry_s(c);
+      double t0 = now_t(c), tick = ctl_spot_retry_s(c);
       while (!ctl_spot_avail(&c->spot, now_t(c)) && now_t(c) - t0 < tick) {
-        status(c, "idle", 0);
+        ctl_status(c, "idle", 0);
         usleep(100000);
       }
       if (c->res->ngens > 0) /* not part of the restart overhead the policies plan with */
@@ -1826,7 +1697,7 @@ static int spot_reshape(struct ctl *c, const struct pit_membership *want, enum p
     if ((rc = on_mode(c, &bare, to, &m, e)) < 0)
       return rc;
     c->spot_failed = 0;
-    if ((rc = reshape(c, &m, why, e)) == 0 || !c->spot_failed)
+    if ((rc = ctl_reshape(c, &m, why, e)) == 0 || !c->spot_failed)
       return rc;
     spot_start_failed(c, e);
     held = held_mode(c);
@@ -1835,20 +1706,20 @@ static int spot_reshape(struct ctl *c, const struct pit_membership *want, enum p
 
 /* reshape, and with the spot layer on, a failed spot start handed to the
  * spot policy (on-demand or idle) rather than failing the run. */
-static int reshape_market(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e) {
+int ctl_reshape_market(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e) {
   c->spot_failed = 0;
-  int rc = reshape(c, want, why, e);
+  int rc = ctl_reshape(c, want, why, e);
   if (rc == 0 || !c->spot.on || !c->spot_failed)
     return rc;
   spot_start_failed(c, e);
-  return spot_reshape(c, want, held_mode(c), why, e);
+  return ctl_spot_reshape(c, want, held_mode(c), why, e);
 }
 
 /* The first generation's market, before any measurement: spot when its types
  * have a spot price (the job's length and PIT time are not known yet: the
  * first decision point weighs the slack with measured numbers and turns to
  * on-demand when it runs short). A membership that names its market is kept. */
-static int spot_initial(struct ctl *c, struct pit_err *e) {
+int ctl_spot_initial(struct ctl *c, struct pit_err *e) {
   struct pit_choice ch = {0};
   struct pit_membership bare;
   pit_membership_bare(&c->cur, &bare);
@@ -1866,7 +1737,7 @@ static int spot_initial(struct ctl *c, struct pit_err *e) {
            spot, od, c->o->policy.deadline_s);
   int rc = on_mode(c, &bare, PIT_SPOT_SPOT, &ch.to, e);
   if (rc == 0)
-    rc = decision_record(c, &ch, "spot", e);
+    rc = ctl_decision_record(c, &ch, "spot", e);
   if (rc == 0)
     c->cur = ch.to;
   return rc;
@@ -1874,8 +1745,8 @@ static int spot_initial(struct ctl *c, struct pit_err *e) {
 
 /* ---------------- reconcile ---------------- */
 
-static int reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
-  read_state(c, ps);
+int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
+  ctl_read_state(c, ps);
   if (ps->found) {
     /* the previous controller's workload: kill its process groups */
     for (int i = 0; i < ps->npg; i++)
@@ -1897,7 +1768,7 @@ static int reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
     for (int j = 0; j < c->nnodes; j++)
       have += strcmp(c->nodes[j].itype, nd->itype) == 0;
     for (int k = 0; k < c->cur.n; k++)
-      want += node_of(nd, c->cur.m[k].itype) ? c->cur.m[k].nodes : 0;
+      want += ctl_node_of(nd, c->cur.m[k].itype) ? c->cur.m[k].nodes : 0;
     struct pit_err e2 = {0};
     /* adopted: healthy, and cleared of what the killed controller's workload left there */
     if (nd->state == PIT_NODE_READY && have < want &&
@@ -1909,7 +1780,7 @@ static int reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
       c->nodes[c->nnodes].t_stop = NAN;
       c->nnodes++;
       warn(c, "adopted node %s (%s) of a previous controller", nd->id, nd->itype);
-      node_record(c, nd, "ready", e);
+      ctl_node_record(c, nd, "ready", e);
     } else {
       if (c->prov.ops->stop(&c->prov, nd, &e2) < 0)
         warn(c, "%s", e2.msg);
@@ -1925,7 +1796,7 @@ static int reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
 
 /* A test hook (PITSTOP_TEST_KILL=POINT): the controller SIGKILLs itself at
  * POINT, as a kill at that moment would; tests/control/run_finish.sh. */
-static void test_kill_point(const char *point) {
+void ctl_test_kill_point(const char *point) {
   const char *v = getenv("PITSTOP_TEST_KILL");
   if (v && strcmp(v, point) == 0)
     raise(SIGKILL);
@@ -1934,7 +1805,7 @@ static void test_kill_point(const char *point) {
 /* --checkpoint-mirror: the checkpoint just recorded copied there (from its held
  * link when there is one: the workload may rotate its path away). A copy that
  * fails is said once; the run goes on without it. */
-static void mirror_ckpt(struct ctl *c, const char *path, int64_t step) {
+void ctl_mirror_ckpt(struct ctl *c, const char *path, int64_t step) {
   if (!c->o->ckpt_mirror)
     return;
   const char *name = strrchr(path, '/');
@@ -1950,7 +1821,7 @@ static void mirror_ckpt(struct ctl *c, const char *path, int64_t step) {
 /* What the events file says of the job: *next one past its last iteration,
  * *done 1 when its last generation ended with the job done (an end record
  * "done", or "stopped" because it measured enough, and nothing after it). */
-static void events_scan(const struct ctl *c, int64_t *next, int *done) {
+void ctl_events_scan(const struct ctl *c, int64_t *next, int *done) {
   struct pit_record_reader rd;
   struct pit_record r;
   struct pit_err e2 = {0};
@@ -1966,7 +1837,7 @@ static void events_scan(const struct ctl *c, int64_t *next, int *done) {
       *done = 0;
     if (r.type == PIT_REC_END)
       *done = strcmp(r.status, "done") == 0 || r.status[0] == 0 ||
-              (strcmp(r.status, "stopped") == 0 && measured_enough(r.detail));
+              (strcmp(r.status, "stopped") == 0 && ctl_measured_enough(r.detail));
     pit_record_release(&r);
   }
   pit_record_release(&r);
@@ -1977,12 +1848,12 @@ static void events_scan(const struct ctl *c, int64_t *next, int *done) {
  * with the job done: a kill between that record and the state) is not run
  * again: what a kill left of it (processes, nodes) is stopped, the state says
  * done, and 1 is returned. 0: the run is not finished. */
-static int finished_before(struct ctl *c, struct pit_err *e) {
+int ctl_finished_before(struct ctl *c, struct pit_err *e) {
   struct prev_state ps;
-  read_state(c, &ps);
+  ctl_read_state(c, &ps);
   int64_t next;
   int done;
-  events_scan(c, &next, &done);
+  ctl_events_scan(c, &next, &done);
   if (!(ps.found && ps.done) && !done)
     return 0;
   for (int i = 0; i < ps.npg; i++)
@@ -2005,7 +1876,7 @@ static int finished_before(struct ctl *c, struct pit_err *e) {
   c->step_safe = ps.found ? ps.step : 0;
   snprintf(c->ckpt, sizeof c->ckpt, "%s", ps.ckpt);
   c->finished = 1;
-  if ((rc = write_state(c, e)) < 0)
+  if ((rc = ctl_write_state(c, e)) < 0)
     return rc;
   c->step_next = next;
   c->res->already_done = 1;
@@ -2027,12 +1898,12 @@ static int sched_membership(const struct ctl *c, int64_t step, struct pit_member
   return 1;
 }
 
-static void resume_membership(struct ctl *c) {
+void ctl_resume_membership(struct ctl *c) {
   struct prev_state ps;
-  read_state(c, &ps);
+  ctl_read_state(c, &ps);
   int64_t step = ps.step, ev;
   char tmp[1100];
-  if (ps.found && events_last_ckpt(c, &ev, tmp, sizeof tmp) && ev > step)
+  if (ps.found && ctl_events_last_ckpt(c, &ev, tmp, sizeof tmp) && ev > step)
     step = ev;
   if (ps.found)
     sched_membership(c, step, &c->cur);
@@ -2040,7 +1911,7 @@ static void resume_membership(struct ctl *c) {
 
 /* The workload's checkpoint path is a file of this machine: the local
  * provider's nodes are this machine; another provider's only where the file is here. */
-static int ckpt_here(const struct ctl *c, const char *path) {
+int ctl_ckpt_here(const struct ctl *c, const char *path) {
   return strcmp(c->o->provider, "local") == 0 || access(path, F_OK) == 0;
 }
 
@@ -2049,11 +1920,11 @@ static int ckpt_here(const struct ctl *c, const char *path) {
  * it, held, or the mirror's copy), each damaged file said with its reason; none
  * left: the job starts again from step 0 (--on-lost-checkpoints restart) or the
  * run ends with an error naming them. 0, or the error. */
-static int choose_resume(struct ctl *c, char *resume, size_t nres, struct pit_err *e) {
+int ctl_choose_resume(struct ctl *c, char *resume, size_t nres, struct pit_err *e) {
   if (!resume[0])
     return 0;
   struct ctl_resume_in in = {resume,         c->step_safe,     c->state_dir, c->ckpt_dir, c->o->ckpt_mirror,
-                             c->events_path, c->o->ckpt_check, ckpt_here(c, resume)};
+                             c->events_path, c->o->ckpt_check, ctl_ckpt_here(c, resume)};
   struct ctl_resume *r = calloc(1, sizeof *r);
   if (!r)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
@@ -2074,7 +1945,7 @@ static int choose_resume(struct ctl *c, char *resume, size_t nres, struct pit_er
     if (strncmp(r->path, c->state_dir, strlen(c->state_dir)) == 0 && strstr(r->path, "/held-"))
       snprintf(c->ckpt_held, sizeof c->ckpt_held, "%s", r->path);
     else
-      hold_ckpt(c, r->step);
+      ctl_hold_ckpt(c, r->step);
     snprintf(resume, nres, "%s", c->ckpt_held[0] ? c->ckpt_held : c->ckpt);
   } else if (c->o->on_lost_fail) {
     rc = pit_err_set(e, PIT_ESTATE, "every checkpoint of run %s is damaged (%d file%s, each said above): the %lld "
@@ -2093,28 +1964,28 @@ static int choose_resume(struct ctl *c, char *resume, size_t nres, struct pit_er
   }
   c->res->lost_steps += redo;
   free(r);
-  if ((rc = write_state(c, e)) == 0 && c->ckpt_held[0])
-    unhold_older(c);
+  if ((rc = ctl_write_state(c, e)) == 0 && c->ckpt_held[0])
+    ctl_unhold_older(c);
   /* the steps done again run on the membership the schedule gave them (the same sums) */
   struct pit_membership m;
   if (rc == 0 && sched_membership(c, c->step_safe, &m) && !pit_membership_equal(&m, &c->cur))
-    rc = reshape_market(c, &m, "the schedule's membership at the checkpoint resumed from", e);
+    rc = ctl_reshape_market(c, &m, "the schedule's membership at the checkpoint resumed from", e);
   return rc < 0 ? rc : 0;
 }
 
 /* Where --cleanup RUN finds a run started with --checkpoint-dir elsewhere:
  * ${XDG_STATE_HOME:-$HOME/.local/state}/pitstop/runs/RUN, a symbolic link to
  * the run directory (absolute), made when the run starts. 0 and buf set, or -1. */
-static int registry_path(const char *run, char *buf, size_t n) {
+int ctl_registry_path(const char *run, char *buf, size_t n) {
   const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
   int k = x && *x ? snprintf(buf, n, "%s/pitstop/runs/%s", x, run)
           : home && *home ? snprintf(buf, n, "%s/.local/state/pitstop/runs/%s", home, run) : -1;
   return k < 0 || (size_t)k >= n ? -1 : 0;
 }
 
-static void registry_note(const struct ctl *c) {
+void ctl_registry_note(const struct ctl *c) {
   char link[1200], dir[1200], target[PATH_MAX], tmp[1300];
-  if (registry_path(c->o->run, link, sizeof link) < 0 || !realpath(c->state_dir, target))
+  if (ctl_registry_path(c->o->run, link, sizeof link) < 0 || !realpath(c->state_dir, target))
     return;
   snprintf(dir, sizeof dir, "%s", link);
   *strrchr(dir, '/') = 0;
@@ -2322,9 +2193,9 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
       if (o->policy.sched[s].step >= o->total_steps)
         return pit_err_set(e, PIT_EARG, "schedule step %lld is beyond the job's %lld iterations",
                            (long long)o->policy.sched[s].step, (long long)o->total_steps);
-  if ((rc = take_lock(c, e)) < 0)
+  if ((rc = ctl_take_lock(c, e)) < 0)
     return rc;
-  registry_note(c);
+  ctl_registry_note(c);
   struct pit_provider_conf pc;
   provider_conf(c, &pc);
   if ((rc = pit_provider_open(&c->prov, o->provider, &pc, e)) < 0)
@@ -2355,8 +2226,8 @@ static void teardown(struct ctl *c) {
     free(c->g);
   }
   if (c->prov.ops)
-    stop_all_nodes(c);
-  drop_held(c);
+    ctl_stop_all_nodes(c);
+  ctl_drop_held(c);
   free(c->held);
   struct pit_err e2 = {0};
   if (c->ev_open) {
@@ -2383,17 +2254,17 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
   snprintf(res->events, sizeof res->events, "%s", c.events_path);
   struct prev_state ps;
   memset(&ps, 0, sizeof ps);
-  int done = rc == 0 ? finished_before(&c, e) : 0;
+  int done = rc == 0 ? ctl_finished_before(&c, e) : 0;
   if (done < 0)
     rc = done;
   if (rc == 0 && !done)
-    resume_membership(&c);
+    ctl_resume_membership(&c);
   if (rc == 0 && !done)
-    rc = reconcile(&c, &ps, e);
+    rc = ctl_reconcile(&c, &ps, e);
   char resume[1100] = "";
   int64_t ev_step;
   char ev_ckpt[1100];
-  if (rc == 0 && ps.found && events_last_ckpt(&c, &ev_step, ev_ckpt, sizeof ev_ckpt) && ev_step > ps.step) {
+  if (rc == 0 && ps.found && ctl_events_last_ckpt(&c, &ev_step, ev_ckpt, sizeof ev_ckpt) && ev_step > ps.step) {
     ps.step = ev_step; /* killed after the events file took the checkpoint, before the state did */
     snprintf(ps.ckpt, sizeof ps.ckpt, "%s", ev_ckpt);
   }
@@ -2402,7 +2273,7 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
     /* restarts spent by a controller that ended with an error are not held against this one */
     res->restarts = ps.failed ? 0 : ps.restarts;
     int done_ev;
-    events_scan(&c, &c.step_written, &done_ev);
+    ctl_events_scan(&c, &c.step_written, &done_ev);
     c.step_safe = ps.step;
     snprintf(c.ckpt, sizeof c.ckpt, "%s", ps.ckpt);
     snprintf(resume, sizeof resume, "%s", ps.ckpt);
@@ -2410,60 +2281,60 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
          (long long)c.step_safe);
   }
   if (rc == 0 && !done)
-    rc = c.spot.on && !ps.found ? spot_initial(&c, e) : 0;
+    rc = c.spot.on && !ps.found ? ctl_spot_initial(&c, e) : 0;
   if (rc == 0 && !done)
-    rc = reshape_market(&c, &c.cur, "the initial membership", e);
+    rc = ctl_reshape_market(&c, &c.cur, "the initial membership", e);
   int consecutive_fail = 0;
   while (rc == 0 && !done) {
     char why[1024];
-    if ((rc = choose_resume(&c, resume, sizeof resume, e)) < 0)
+    if ((rc = ctl_choose_resume(&c, resume, sizeof resume, e)) < 0)
       break;
-    enum gen_end end = run_generation(&c, resume, why, sizeof why, e);
+    enum gen_end end = ctl_run_generation(&c, resume, why, sizeof why, e);
     if (end == GEN_INTERRUPTED) {
       rc = end_interrupted(&c, e);
       break;
     }
     if (end == GEN_FATAL) {
-      gen_entry(&c, "failed");
+      ctl_gen_entry(&c, "failed");
       rc = e->code ? e->code : PIT_ESTATE;
       break;
     }
     if (end == GEN_DONE) {
       /* a workload without end records (one that speaks no protocol) finished: its steps are done */
-      if ((rc = release_held(&c, -1, e)) < 0 || (rc = out_flush(&c, e)) < 0)
+      if ((rc = ctl_release_held(&c, -1, e)) < 0 || (rc = ctl_out_flush(&c, e)) < 0)
         break;
-      test_kill_point("after-end");
+      ctl_test_kill_point("after-end");
       c.finished = 1; /* a kill from here on leaves a run that is said done, not run again */
-      if ((rc = write_state(&c, e)) < 0)
+      if ((rc = ctl_write_state(&c, e)) < 0)
         break;
-      test_kill_point("after-done-state");
+      ctl_test_kill_point("after-done-state");
       if (isnan(c.first_iter_t)) { /* it ended without one progress line pitstop reads: nothing measured */
         res->no_progress = 1;
         res->out_lines = c.out_lines;
-        gen_entry(&c, "no progress");
-        status(&c, "no progress", 1);
+        ctl_gen_entry(&c, "no progress");
+        ctl_status(&c, "no progress", 1);
         break;
       }
-      gen_entry(&c, "done");
-      status(&c, "done", 1);
+      ctl_gen_entry(&c, "done");
+      ctl_status(&c, "done", 1);
       break;
     }
     if (end == GEN_STOPPED) {
       consecutive_fail = 0;
       if (c.restart_stopping) { /* the steps since the snapshot are redone by the next generation */
         c.redo_below = c.step_next;
-        drop_held(&c);
+        ctl_drop_held(&c);
       }
-      gen_entry(&c, "resized");
+      ctl_gen_entry(&c, "resized");
       struct pit_run_gen *ge = &res->gens[res->ngens - 1];
       double t_exit = now_t(&c);
       ge->exit_s = t_exit - c.t_stop_req;
       struct pit_membership want = c.pending.act == PIT_ACT_RESIZE ? c.pending.to : c.cur;
       c.gen++;
       if (c.spot.on && c.reclaim_stop) /* the job restarts without the reclaimed node: which market now */
-        rc = stop_reclaimed(&c, e) < 0 ? e->code : spot_reshape(&c, &want, PIT_SPOT_IDLE, c.pending.reason, e);
+        rc = ctl_stop_reclaimed(&c, e) < 0 ? e->code : ctl_spot_reshape(&c, &want, PIT_SPOT_IDLE, c.pending.reason, e);
       else
-        rc = reshape_market(&c, &want, c.pending.reason, e);
+        rc = ctl_reshape_market(&c, &want, c.pending.reason, e);
       if (rc < 0)
         break;
       ge->nodes_s = now_t(&c) - t_exit;
@@ -2471,9 +2342,9 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       continue;
     }
     /* failed */
-    int64_t lost = drop_held(&c);
+    int64_t lost = ctl_drop_held(&c);
     res->lost_steps += lost;
-    gen_entry(&c, "failed");
+    ctl_gen_entry(&c, "failed");
     if (c.gen_iters == 0 && c.gen == 0 && !c.ckpt[0]) {
       char tail[1024];
       log_tail(&c, c.gen, tail, sizeof tail);
@@ -2483,7 +2354,7 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       break;
     }
     struct pit_err ce = {0};
-    if (c.gen_iters == 0 && resume[0] && ckpt_here(&c, resume) && ctl_ckpt_check(resume, o->ckpt_check, &ce) < 0) {
+    if (c.gen_iters == 0 && resume[0] && ctl_ckpt_here(&c, resume) && ctl_ckpt_check(resume, o->ckpt_check, &ce) < 0) {
       /* the workload could not read its checkpoint: no restart spent, no node set aside (the next
        * generation resumes from an older one) */
       warn(&c, "generation %d failed (%s) on a damaged checkpoint: %s", c.gen, why, ce.msg);
@@ -2524,24 +2395,24 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
         char why2[96];
         snprintf(why2, sizeof why2, "replaces %.40s (set aside)", c.nodes[i].id);
         if (c.spot.on && c.nodes[i].spot) {
-          ctl_spot_down(&c.spot, now_t(&c), spot_retry_s(&c));
+          ctl_spot_down(&c.spot, now_t(&c), ctl_spot_retry_s(&c));
           spot_lost = 1;
-          if ((rc = stop_node_at(&c, i, "lost", e)) < 0)
+          if ((rc = ctl_stop_node_at(&c, i, "lost", e)) < 0)
             break;
           continue;
         }
-        if ((rc = stop_node_at(&c, i, "lost", e)) < 0 || (rc = start_node(&c, itype, why2, e)) < 0)
+        if ((rc = ctl_stop_node_at(&c, i, "lost", e)) < 0 || (rc = ctl_start_node(&c, itype, why2, e)) < 0)
           break;
       }
     }
     if (rc == 0 && spot_lost)
-      rc = spot_reshape(&c, &c.cur, PIT_SPOT_IDLE, "replaces a spot node gone", e);
+      rc = ctl_spot_reshape(&c, &c.cur, PIT_SPOT_IDLE, "replaces a spot node gone", e);
     if (rc < 0)
       break;
     snprintf(resume, sizeof resume, "%s", c.ckpt);
     c.step_safe = c.ckpt[0] ? c.step_safe : 0;
     c.gen++;
-    status(&c, "restarting", 1);
+    ctl_status(&c, "restarting", 1);
   }
   res->steps = c.step_next;
   res->total_s = now_t(&c);
@@ -2549,14 +2420,14 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
   res->by_restart = o->resume_by_restart && !c.resizable;
   struct pit_err e2 = {0};
   if (rc == 0)
-    rc = out_flush(&c, e);
+    rc = ctl_out_flush(&c, e);
   else if (c.ev_open)
-    out_flush(&c, &e2);
+    ctl_out_flush(&c, &e2);
   char spath[1100];
   snprintf(spath, sizeof spath, "%s/state", c.state_dir);
   if (rc != 0 && c.lock_fd >= 0 && access(spath, F_OK) == 0) {
     c.failed_exit = 1; /* kept for a resume; its restarts are not held against the next controller */
-    write_state(&c, &e2);
+    ctl_write_state(&c, &e2);
   }
   teardown(&c);
   res->waste_s = c.prov.waste_s;
@@ -2579,7 +2450,7 @@ int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *
   struct stat st;
   if (stat(c.state_dir, &st) < 0) { /* started with --checkpoint-dir elsewhere: the run's note */
     char link[1200], target[PATH_MAX];
-    if (registry_path(o->run, link, sizeof link) == 0 && realpath(link, target) &&
+    if (ctl_registry_path(o->run, link, sizeof link) == 0 && realpath(link, target) &&
         strlen(target) < sizeof c.state_dir) {
       snprintf(c.state_dir, sizeof c.state_dir, "%s", target);
       warn(&c, "run %s: its directory is '%s'", o->run, c.state_dir);
@@ -2590,14 +2461,14 @@ int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *
     }
   }
   if (rc == 0)
-    rc = take_lock(&c, e);
+    rc = ctl_take_lock(&c, e);
   struct pit_provider_conf pc;
   provider_conf(&c, &pc);
   if (rc == 0)
     rc = pit_provider_open(&c.prov, o->provider, &pc, e);
   struct prev_state ps;
   if (rc == 0) {
-    read_state(&c, &ps);
+    ctl_read_state(&c, &ps);
     for (int i = 0; i < ps.npg; i++)
       if (ps.pgids[i] > 1)
         kill(-ps.pgids[i], SIGKILL);
