@@ -145,18 +145,8 @@ static int user_stop(struct ctl *c) {
   return c->stop.how != CTL_STOP_NONE;
 }
 
-enum gen_end ctl_run_generation(struct ctl *c, const char *resume, char *why, size_t nwhy,
-                                struct pit_err *e) {
-  struct ctl_launch L;
-  memset(&L, 0, sizeof L);
-  L.o = c->o;
-  L.prov = &c->prov;
-  L.nodes = c->nodes;
-  L.nnodes = c->nnodes;
-  L.gen = c->gen;
-  L.state_dir = c->state_dir;
-  L.ckpt_dir = c->ckpt_dir;
-  snprintf(L.resume, sizeof L.resume, "%s", resume ? resume : "");
+/* The generation's fields reset for a new launch (its log started afresh). */
+static void gen_reset(struct ctl *c) {
   ctl_gen_release(c->g);
   snprintf(c->g->log, sizeof c->g->log, "%s/gen-%d.log", c->state_dir, c->gen);
   unlink(c->g->log);
@@ -181,114 +171,132 @@ enum gen_end ctl_run_generation(struct ctl *c, const char *resume, char *why, si
   c->t_first_iter = NAN;
   c->init_s = NAN;
   memset(&c->pending, 0, sizeof c->pending);
-  if (ctl_stop_signal(c->o)) { /* stopped before this generation started: nothing launched */
-    user_stop(c);
-    return GEN_INTERRUPTED;
-  }
+}
+
+/* The workload launched on the live nodes (resume: the checkpoint it resumes
+ * from, "" for none) with a parser for its output: 0, or < 0 with why set. */
+static int gen_launch(struct ctl *c, const char *resume, char *why, size_t nwhy, struct pit_err *e) {
+  struct ctl_launch L;
+  memset(&L, 0, sizeof L);
+  L.o = c->o;
+  L.prov = &c->prov;
+  L.nodes = c->nodes;
+  L.nnodes = c->nnodes;
+  L.gen = c->gen;
+  L.state_dir = c->state_dir;
+  L.ckpt_dir = c->ckpt_dir;
+  snprintf(L.resume, sizeof L.resume, "%s", resume ? resume : "");
   int rc = pit_parser_new(&c->parser, PIT_PARSE_AUTO, c->o->run, 1, "the workload's output", ctl_on_record,
                           ctl_on_parse_warn, c, e);
   if (rc < 0) {
     snprintf(why, nwhy, "%s", e->msg);
-    return GEN_FAILED;
+    return rc;
   }
   if ((rc = ctl_launch(&L, c->g, e)) < 0) {
     pit_parser_free(c->parser);
     c->parser = NULL;
     snprintf(why, nwhy, "%s", e->msg);
-    return GEN_FAILED;
+    return rc;
   }
-  ctl_write_state(c, e);
-  ctl_status(c, "starting", 1);
-  int failed = 0;
-  why[0] = 0;
-  for (;;) {
-    struct pollfd pf[2 * CTL_PROCS_MAX];
-    int map[2 * CTL_PROCS_MAX], np = 0;
-    for (int i = 0; i < c->g->nproc; i++)
-      for (int k = 0; k < 2; k++) {
-        int fd = k ? c->g->proc[i].efd : c->g->proc[i].fd;
-        if (fd >= 0 && np < 2 * CTL_PROCS_MAX) {
-          pf[np].fd = fd;
-          pf[np].events = POLLIN;
-          map[np++] = i;
-        }
+  return 0;
+}
+
+/* What one pass of the generation's loop found. */
+struct gen_pass {
+  int failed;   /* 1: the generation failed (why says how); 2: the controller's own error: stop */
+  int stopping; /* a stop is under way: an exit is waited for, not a failure */
+  int alive;    /* a process of the workload, or one of its pipes, is still there */
+  int bad;      /* the first process that exited non-zero (-1: none) */
+};
+
+/* Waits up to 200 ms for the workload's output and feeds what came. */
+static void gen_read(struct ctl *c, struct gen_pass *p, char *why, size_t nwhy, struct pit_err *e) {
+  struct pollfd pf[2 * CTL_PROCS_MAX];
+  int map[2 * CTL_PROCS_MAX], np = 0;
+  for (int i = 0; i < c->g->nproc; i++)
+    for (int k = 0; k < 2; k++) {
+      int fd = k ? c->g->proc[i].efd : c->g->proc[i].fd;
+      if (fd >= 0 && np < 2 * CTL_PROCS_MAX) {
+        pf[np].fd = fd;
+        pf[np].events = POLLIN;
+        map[np++] = i;
       }
-    if (np)
-      poll(pf, (nfds_t)np, 200);
-    else
-      usleep(20000);
-    for (int k = 0; k < np && !failed; k++)
-      if (pf[k].revents && (rc = feed(c, &c->g->proc[map[k]], 0, e)) < 0) {
-        snprintf(why, nwhy, "%s", e->msg);
-        failed = 2; /* the controller's own error: stop */
-      }
-    int stopping = user_stop(c);
-    if (c->have_snap && !failed && ctl_snap_poll(&c->snap, now_t(c), 0.5) && (rc = ctl_on_snapshot(c, -1, e)) < 0) {
+    }
+  if (np)
+    poll(pf, (nfds_t)np, 200);
+  else
+    usleep(20000);
+  for (int k = 0; k < np && !p->failed; k++)
+    if (pf[k].revents && feed(c, &c->g->proc[map[k]], 0, e) < 0) {
       snprintf(why, nwhy, "%s", e->msg);
-      failed = 2;
+      p->failed = 2; /* the controller's own error: stop */
     }
-    if (c->restart_stopping) { /* killed after the grace */
-      stopping = 1;
-      if (now_t(c) - c->t_stop_req > c->o->grace_s)
-        ctl_gen_kill(c->g, 0);
-    }
-    int alive = 0, bad = -1;
-    for (int i = 0; i < c->g->nproc; i++) {
-      struct ctl_proc *p = &c->g->proc[i];
-      ctl_proc_poll(p);
-      if (!p->exited || p->fd >= 0 || p->efd >= 0)
-        alive = 1;
-      if (p->exited && p->status != 0 && bad < 0 && !stopping) /* after a stop signal: waited for, not failed */
-        bad = i;
-    }
-    if (!failed && !c->end_status[0] && (rc = provider_events(c, why, nwhy, e)) != 0) {
-      if (rc < 0)
-        snprintf(why, nwhy, "%s", e->msg);
-      failed = rc < 0 ? 2 : 1;
-    }
-    double t = now_t(c);
-    if (c->end_status[0] && c->t_end == 0)
-      c->t_end = t;
-    /* after the end record the records decide, not launcher exit codes (a torchrun agent
-     * exits non-zero after a stop); launchers still there 10 s later are killed */
-    if (!failed && c->end_status[0]) {
-      if (alive && t - c->t_end > 10) {
-        ctl_gen_kill(c->g, 2.0);
-        alive = 0;
-      }
-      bad = -1;
-    }
-    if (!failed && bad >= 0) {
-      struct ctl_proc *p = &c->g->proc[bad];
-      if (p->status > 128)
-        snprintf(why, nwhy, "the workload%s was killed by signal %d", p->node >= 0 ? " on a node" : "",
-                 p->status - 128);
-      else
-        snprintf(why, nwhy, "the workload exited with status %d", p->status);
-      failed = 1;
-    }
-    if (!failed && !stopping && c->gen_iters == 0 && t - c->t_launch > c->o->start_timeout_s) {
-      snprintf(why, nwhy, "the workload sent no iteration within %.0f s of its start", c->o->start_timeout_s);
-      failed = 1;
-    }
-    if (!failed && !stopping && c->stop_requested && t - c->t_stop_req > c->o->stop_timeout_s) {
-      snprintf(why, nwhy, "the workload did not stop within %.0f s of the request", c->o->stop_timeout_s);
-      failed = 1;
-    }
-    if (failed) {
-      ctl_gen_kill(c->g, 2.0);
-      for (int i = 0; i < c->g->nproc; i++)
-        if (c->g->proc[i].fd >= 0 || c->g->proc[i].efd >= 0)
-          feed(c, &c->g->proc[i], 1, e);
-      break;
-    }
-    if (!alive) {
-      for (int i = 0; i < c->g->nproc; i++)
-        feed(c, &c->g->proc[i], 1, e);
-      break;
-    }
-    ctl_status(c, c->stop_requested ? "resizing" : "running", 0);
+}
+
+/* The user's stop, a snapshot file settled, a resize by restart past its grace,
+ * the processes' exits, and the provider's news about the nodes. */
+static void gen_watch(struct ctl *c, struct gen_pass *p, char *why, size_t nwhy, struct pit_err *e) {
+  int rc;
+  p->stopping = user_stop(c);
+  if (c->have_snap && !p->failed && ctl_snap_poll(&c->snap, now_t(c), 0.5) && (rc = ctl_on_snapshot(c, -1, e)) < 0) {
+    snprintf(why, nwhy, "%s", e->msg);
+    p->failed = 2;
   }
+  if (c->restart_stopping) { /* killed after the grace */
+    p->stopping = 1;
+    if (now_t(c) - c->t_stop_req > c->o->grace_s)
+      ctl_gen_kill(c->g, 0);
+  }
+  for (int i = 0; i < c->g->nproc; i++) {
+    struct ctl_proc *q = &c->g->proc[i];
+    ctl_proc_poll(q);
+    if (!q->exited || q->fd >= 0 || q->efd >= 0)
+      p->alive = 1;
+    if (q->exited && q->status != 0 && p->bad < 0 && !p->stopping) /* after a stop signal: waited for, not failed */
+      p->bad = i;
+  }
+  if (!p->failed && !c->end_status[0] && (rc = provider_events(c, why, nwhy, e)) != 0) {
+    if (rc < 0)
+      snprintf(why, nwhy, "%s", e->msg);
+    p->failed = rc < 0 ? 2 : 1;
+  }
+}
+
+/* The generation judged at run seconds t: the end record's aftermath, a failed
+ * process, the start and stop time-outs. */
+static void gen_judge(struct ctl *c, struct gen_pass *p, double t, char *why, size_t nwhy) {
+  if (c->end_status[0] && c->t_end == 0)
+    c->t_end = t;
+  /* after the end record the records decide, not launcher exit codes (a torchrun agent
+   * exits non-zero after a stop); launchers still there 10 s later are killed */
+  if (!p->failed && c->end_status[0]) {
+    if (p->alive && t - c->t_end > 10) {
+      ctl_gen_kill(c->g, 2.0);
+      p->alive = 0;
+    }
+    p->bad = -1;
+  }
+  if (!p->failed && p->bad >= 0) {
+    struct ctl_proc *q = &c->g->proc[p->bad];
+    if (q->status > 128)
+      snprintf(why, nwhy, "the workload%s was killed by signal %d", q->node >= 0 ? " on a node" : "",
+               q->status - 128);
+    else
+      snprintf(why, nwhy, "the workload exited with status %d", q->status);
+    p->failed = 1;
+  }
+  if (!p->failed && !p->stopping && c->gen_iters == 0 && t - c->t_launch > c->o->start_timeout_s) {
+    snprintf(why, nwhy, "the workload sent no iteration within %.0f s of its start", c->o->start_timeout_s);
+    p->failed = 1;
+  }
+  if (!p->failed && !p->stopping && c->stop_requested && t - c->t_stop_req > c->o->stop_timeout_s) {
+    snprintf(why, nwhy, "the workload did not stop within %.0f s of the request", c->o->stop_timeout_s);
+    p->failed = 1;
+  }
+}
+
+/* How the generation ended, once its loop is left (failed: gen_pass's). */
+static enum gen_end gen_end(struct ctl *c, int failed, char *why, size_t nwhy, struct pit_err *e) {
   pit_parser_finish(c->parser, e);
   pit_parser_free(c->parser);
   c->parser = NULL;
@@ -310,4 +318,43 @@ enum gen_end ctl_run_generation(struct ctl *c, const char *resume, char *why, si
     return GEN_STOPPED;
   }
   return GEN_DONE;
+}
+
+/* One generation, from launch to its end: the loop reads the workload's output
+ * (gen_read), watches its processes, the user's stop and the provider
+ * (gen_watch), and judges it on the clock (gen_judge) until it is gone or failed. */
+enum gen_end ctl_run_generation(struct ctl *c, const char *resume, char *why, size_t nwhy,
+                                struct pit_err *e) {
+  gen_reset(c);
+  if (ctl_stop_signal(c->o)) { /* stopped before this generation started: nothing launched */
+    user_stop(c);
+    return GEN_INTERRUPTED;
+  }
+  if (gen_launch(c, resume, why, nwhy, e) < 0)
+    return GEN_FAILED;
+  ctl_write_state(c, e);
+  ctl_status(c, "starting", 1);
+  int failed = 0;
+  why[0] = 0;
+  for (;;) {
+    struct gen_pass p = {.bad = -1};
+    gen_read(c, &p, why, nwhy, e);
+    gen_watch(c, &p, why, nwhy, e);
+    gen_judge(c, &p, now_t(c), why, nwhy);
+    if (p.failed) {
+      failed = p.failed;
+      ctl_gen_kill(c->g, 2.0);
+      for (int i = 0; i < c->g->nproc; i++)
+        if (c->g->proc[i].fd >= 0 || c->g->proc[i].efd >= 0)
+          feed(c, &c->g->proc[i], 1, e);
+      break;
+    }
+    if (!p.alive) {
+      for (int i = 0; i < c->g->nproc; i++)
+        feed(c, &c->g->proc[i], 1, e);
+      break;
+    }
+    ctl_status(c, c->stop_requested ? "resizing" : "running", 0);
+  }
+  return gen_end(c, failed, why, nwhy, e);
 }
