@@ -353,6 +353,209 @@ static void teardown(struct ctl *c) {
     close(c->lock_fd);
 }
 
+/* The run brought to its first generation: set up; a run finished before is
+ * said done (*done 1); else the nodes and workload a killed controller left are
+ * reconciled, its state taken over (resume: the checkpoint the next generation
+ * resumes from) and the initial membership's nodes started. */
+static int run_begin(struct ctl *c, const struct pit_run_opts *o, char *resume, size_t nres, int *done,
+                     struct pit_err *e) {
+  struct pit_run_result *res = c->res;
+  int rc = setup(c, o, e);
+  snprintf(res->events, sizeof res->events, "%s", c->events_path);
+  struct prev_state ps;
+  memset(&ps, 0, sizeof ps);
+  *done = rc == 0 ? ctl_finished_before(c, e) : 0;
+  if (*done < 0)
+    rc = *done;
+  if (rc == 0 && !*done)
+    ctl_resume_membership(c);
+  if (rc == 0 && !*done)
+    rc = ctl_reconcile(c, &ps, e);
+  int64_t ev_step;
+  char ev_ckpt[1100];
+  if (rc == 0 && ps.found && ctl_events_last_ckpt(c, &ev_step, ev_ckpt, sizeof ev_ckpt) && ev_step > ps.step) {
+    ps.step = ev_step; /* killed after the events file took the checkpoint, before the state did */
+    snprintf(ps.ckpt, sizeof ps.ckpt, "%s", ev_ckpt);
+  }
+  if (rc == 0 && ps.found) {
+    c->gen = ps.gen + 1;
+    /* restarts spent by a controller that ended with an error are not held against this one */
+    res->restarts = ps.failed ? 0 : ps.restarts;
+    int done_ev;
+    ctl_events_scan(c, &c->step_written, &done_ev);
+    c->step_safe = ps.step;
+    snprintf(c->ckpt, sizeof c->ckpt, "%s", ps.ckpt);
+    snprintf(resume, nres, "%s", ps.ckpt);
+    warn(c, "run %s continues after a controller stop: generation %d from step %lld", o->run, c->gen,
+         (long long)c->step_safe);
+  }
+  if (rc == 0 && !*done)
+    rc = c->spot.on && !ps.found ? ctl_spot_initial(c, e) : 0;
+  if (rc == 0 && !*done)
+    rc = ctl_reshape_market(c, &c->cur, "the initial membership", e);
+  return rc;
+}
+
+/* The job is done (GEN_DONE): the held records out, the state "end done" before
+ * any node stops, the generation's report line. */
+static int run_done(struct ctl *c, struct pit_err *e) {
+  struct pit_run_result *res = c->res;
+  int rc;
+  /* a workload without end records (one that speaks no protocol) finished: its steps are done */
+  if ((rc = ctl_release_held(c, -1, e)) < 0 || (rc = ctl_out_flush(c, e)) < 0)
+    return rc;
+  ctl_test_kill_point("after-end");
+  c->finished = 1; /* a kill from here on leaves a run that is said done, not run again */
+  if ((rc = ctl_write_state(c, e)) < 0)
+    return rc;
+  ctl_test_kill_point("after-done-state");
+  if (isnan(c->first_iter_t)) { /* it ended without one progress line pitstop reads: nothing measured */
+    res->no_progress = 1;
+    res->out_lines = c->out_lines;
+    ctl_gen_entry(c, "no progress");
+    ctl_status(c, "no progress", 1);
+    return 0;
+  }
+  ctl_gen_entry(c, "done");
+  ctl_status(c, "done", 1);
+  return 0;
+}
+
+/* A generation stopped for a resize (GEN_STOPPED): the nodes reshaped to the
+ * decision's membership, the next generation resumes from the checkpoint. */
+static int run_resized(struct ctl *c, char *resume, size_t nres, struct pit_err *e) {
+  struct pit_run_result *res = c->res;
+  int rc;
+  if (c->restart_stopping) { /* the steps since the snapshot are redone by the next generation */
+    c->redo_below = c->step_next;
+    ctl_drop_held(c);
+  }
+  ctl_gen_entry(c, "resized");
+  struct pit_run_gen *ge = &res->gens[res->ngens - 1];
+  double t_exit = now_t(c);
+  ge->exit_s = t_exit - c->t_stop_req;
+  struct pit_membership want = c->pending.act == PIT_ACT_RESIZE ? c->pending.to : c->cur;
+  c->gen++;
+  if (c->spot.on && c->reclaim_stop) /* the job restarts without the reclaimed node: which market now */
+    rc = ctl_stop_reclaimed(c, e) < 0 ? e->code : ctl_spot_reshape(c, &want, PIT_SPOT_IDLE, c->pending.reason, e);
+  else
+    rc = ctl_reshape_market(c, &want, c->pending.reason, e);
+  if (rc < 0)
+    return rc;
+  ge->nodes_s = now_t(c) - t_exit;
+  snprintf(resume, nres, "%s", c->ckpt);
+  return 0;
+}
+
+/* A generation failed (why): its uncovered steps dropped; an error when it never
+ * started, or --max-restarts is used up; else a restart from the last checkpoint,
+ * nodes that fail a health check (or after two failures in a row, all) replaced. */
+static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres, int *consecutive_fail,
+                      struct pit_err *e) {
+  struct pit_run_result *res = c->res;
+  const struct pit_run_opts *o = c->o;
+  int rc = 0;
+  int64_t lost = ctl_drop_held(c);
+  res->lost_steps += lost;
+  ctl_gen_entry(c, "failed");
+  if (c->gen_iters == 0 && c->gen == 0 && !c->ckpt[0]) {
+    char tail[1024];
+    log_tail(c, c->gen, tail, sizeof tail);
+    rc = pit_err_set(e, PIT_ESTATE, "%s before its first iteration%s%s", why, tail[0] ? "; its last words: " : "",
+                     tail);
+    pit_err_hint(e, "the whole output is in %s/gen-0.log", c->state_dir);
+    return rc;
+  }
+  struct pit_err ce = {0};
+  if (c->gen_iters == 0 && resume[0] && ctl_ckpt_here(c, resume) && ctl_ckpt_check(resume, o->ckpt_check, &ce) < 0) {
+    /* the workload could not read its checkpoint: no restart spent, no node set aside (the next
+     * generation resumes from an older one) */
+    warn(c, "generation %d failed (%s) on a damaged checkpoint: %s", c->gen, why, ce.msg);
+    c->gen++;
+    return 0;
+  }
+  if (res->restarts >= o->max_restarts) {
+    char detail[1100];
+    failure_detail(c, detail, sizeof detail);
+    rc = pit_err_set(e, PIT_ESTATE, "generation %d failed (%s) and --max-restarts %d is used up%s", c->gen, why,
+                     o->max_restarts, detail);
+    pit_err_hint(e, "its output is in %s/gen-%d.log", c->state_dir, c->gen);
+    disk_hint(c, detail, e);
+    return rc;
+  }
+  res->restarts++;
+  (*consecutive_fail)++;
+  char said[1100];
+  failure_detail(c, said, sizeof said);
+  if (c->ckpt[0])
+    warn(c, "generation %d failed (%s): it restarts from the checkpoint at step %lld (%s), %lld step%s since "
+            "it redone; restart %d of %d%s",
+         c->gen, why, (long long)c->step_safe, c->ckpt, (long long)lost, lost == 1 ? "" : "s", res->restarts,
+         o->max_restarts, said);
+  else
+    warn(c, "generation %d failed (%s): there is no checkpoint or snapshot, so the job starts again from step "
+            "0 (%lld step%s redone); restart %d of %d%s",
+         c->gen, why, (long long)lost, lost == 1 ? "" : "s", res->restarts, o->max_restarts, said);
+  /* nodes that fail a health check are replaced (on their market; a spot node
+   * gone with the spot layer on: the spot policy chooses the market) */
+  int spot_lost = 0;
+  for (int i = c->nnodes - 1; i >= 0; i--) {
+    struct pit_err e2 = {0};
+    if (c->prov.ops->health(&c->prov, &c->nodes[i], &e2) < 0 || *consecutive_fail >= 2) {
+      char itype[PIT_NAME_MAX + 16];
+      snprintf(itype, sizeof itype, "%s%s", c->nodes[i].itype, c->nodes[i].spot ? "@spot" : "@on-demand");
+      warn(c, "node %s set aside: %s", c->nodes[i].id, e2.msg[0] ? e2.msg : "it failed twice in a row");
+      char why2[96];
+      snprintf(why2, sizeof why2, "replaces %.40s (set aside)", c->nodes[i].id);
+      if (c->spot.on && c->nodes[i].spot) {
+        ctl_spot_down(&c->spot, now_t(c), ctl_spot_retry_s(c));
+        spot_lost = 1;
+        if ((rc = ctl_stop_node_at(c, i, "lost", e)) < 0)
+          break;
+        continue;
+      }
+      if ((rc = ctl_stop_node_at(c, i, "lost", e)) < 0 || (rc = ctl_start_node(c, itype, why2, e)) < 0)
+        break;
+    }
+  }
+  if (rc == 0 && spot_lost)
+    rc = ctl_spot_reshape(c, &c->cur, PIT_SPOT_IDLE, "replaces a spot node gone", e);
+  if (rc < 0)
+    return rc;
+  snprintf(resume, nres, "%s", c->ckpt);
+  c->step_safe = c->ckpt[0] ? c->step_safe : 0;
+  c->gen++;
+  ctl_status(c, "restarting", 1);
+  return 0;
+}
+
+/* The run's result completed, the events file flushed, the state kept for a
+ * resume after an error, everything released: rc, or the flush's error. */
+static int run_end(struct ctl *c, int rc, struct pit_err *e) {
+  struct pit_run_result *res = c->res;
+  const struct pit_run_opts *o = c->o;
+  res->steps = c->step_next;
+  res->total_s = now_t(c);
+  res->resizable = c->resizable || !o->cmd || o->resume_by_restart;
+  res->by_restart = o->resume_by_restart && !c->resizable;
+  struct pit_err e2 = {0};
+  if (rc == 0)
+    rc = ctl_out_flush(c, e);
+  else if (c->ev_open)
+    ctl_out_flush(c, &e2);
+  char spath[1100];
+  snprintf(spath, sizeof spath, "%s/state", c->state_dir);
+  if (rc != 0 && c->lock_fd >= 0 && access(spath, F_OK) == 0) {
+    c->failed_exit = 1; /* kept for a resume; its restarts are not held against the next controller */
+    ctl_write_state(c, &e2);
+  }
+  teardown(c);
+  res->waste_s = c->prov.waste_s;
+  res->waste_usd = c->prov.waste_usd;
+  res->cost += res->waste_usd;
+  return rc;
+}
+
 int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit_err *e) {
   memset(res, 0, sizeof *res);
   struct ctl c;
@@ -360,40 +563,9 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
   c.res = res;
   c.cur = o->initial;
   c.total_steps = o->total_steps;
-  int rc = setup(&c, o, e);
-  snprintf(res->events, sizeof res->events, "%s", c.events_path);
-  struct prev_state ps;
-  memset(&ps, 0, sizeof ps);
-  int done = rc == 0 ? ctl_finished_before(&c, e) : 0;
-  if (done < 0)
-    rc = done;
-  if (rc == 0 && !done)
-    ctl_resume_membership(&c);
-  if (rc == 0 && !done)
-    rc = ctl_reconcile(&c, &ps, e);
   char resume[1100] = "";
-  int64_t ev_step;
-  char ev_ckpt[1100];
-  if (rc == 0 && ps.found && ctl_events_last_ckpt(&c, &ev_step, ev_ckpt, sizeof ev_ckpt) && ev_step > ps.step) {
-    ps.step = ev_step; /* killed after the events file took the checkpoint, before the state did */
-    snprintf(ps.ckpt, sizeof ps.ckpt, "%s", ev_ckpt);
-  }
-  if (rc == 0 && ps.found) {
-    c.gen = ps.gen + 1;
-    /* restarts spent by a controller that ended with an error are not held against this one */
-    res->restarts = ps.failed ? 0 : ps.restarts;
-    int done_ev;
-    ctl_events_scan(&c, &c.step_written, &done_ev);
-    c.step_safe = ps.step;
-    snprintf(c.ckpt, sizeof c.ckpt, "%s", ps.ckpt);
-    snprintf(resume, sizeof resume, "%s", ps.ckpt);
-    warn(&c, "run %s continues after a controller stop: generation %d from step %lld", o->run, c.gen,
-         (long long)c.step_safe);
-  }
-  if (rc == 0 && !done)
-    rc = c.spot.on && !ps.found ? ctl_spot_initial(&c, e) : 0;
-  if (rc == 0 && !done)
-    rc = ctl_reshape_market(&c, &c.cur, "the initial membership", e);
+  int done = 0;
+  int rc = run_begin(&c, o, resume, sizeof resume, &done, e);
   int consecutive_fail = 0;
   while (rc == 0 && !done) {
     char why[1024];
@@ -410,140 +582,17 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       break;
     }
     if (end == GEN_DONE) {
-      /* a workload without end records (one that speaks no protocol) finished: its steps are done */
-      if ((rc = ctl_release_held(&c, -1, e)) < 0 || (rc = ctl_out_flush(&c, e)) < 0)
-        break;
-      ctl_test_kill_point("after-end");
-      c.finished = 1; /* a kill from here on leaves a run that is said done, not run again */
-      if ((rc = ctl_write_state(&c, e)) < 0)
-        break;
-      ctl_test_kill_point("after-done-state");
-      if (isnan(c.first_iter_t)) { /* it ended without one progress line pitstop reads: nothing measured */
-        res->no_progress = 1;
-        res->out_lines = c.out_lines;
-        ctl_gen_entry(&c, "no progress");
-        ctl_status(&c, "no progress", 1);
-        break;
-      }
-      ctl_gen_entry(&c, "done");
-      ctl_status(&c, "done", 1);
+      rc = run_done(&c, e);
       break;
     }
     if (end == GEN_STOPPED) {
       consecutive_fail = 0;
-      if (c.restart_stopping) { /* the steps since the snapshot are redone by the next generation */
-        c.redo_below = c.step_next;
-        ctl_drop_held(&c);
-      }
-      ctl_gen_entry(&c, "resized");
-      struct pit_run_gen *ge = &res->gens[res->ngens - 1];
-      double t_exit = now_t(&c);
-      ge->exit_s = t_exit - c.t_stop_req;
-      struct pit_membership want = c.pending.act == PIT_ACT_RESIZE ? c.pending.to : c.cur;
-      c.gen++;
-      if (c.spot.on && c.reclaim_stop) /* the job restarts without the reclaimed node: which market now */
-        rc = ctl_stop_reclaimed(&c, e) < 0 ? e->code : ctl_spot_reshape(&c, &want, PIT_SPOT_IDLE, c.pending.reason, e);
-      else
-        rc = ctl_reshape_market(&c, &want, c.pending.reason, e);
-      if (rc < 0)
-        break;
-      ge->nodes_s = now_t(&c) - t_exit;
-      snprintf(resume, sizeof resume, "%s", c.ckpt);
+      rc = run_resized(&c, resume, sizeof resume, e);
       continue;
     }
-    /* failed */
-    int64_t lost = ctl_drop_held(&c);
-    res->lost_steps += lost;
-    ctl_gen_entry(&c, "failed");
-    if (c.gen_iters == 0 && c.gen == 0 && !c.ckpt[0]) {
-      char tail[1024];
-      log_tail(&c, c.gen, tail, sizeof tail);
-      rc = pit_err_set(e, PIT_ESTATE, "%s before its first iteration%s%s", why, tail[0] ? "; its last words: " : "",
-                       tail);
-      pit_err_hint(e, "the whole output is in %s/gen-0.log", c.state_dir);
-      break;
-    }
-    struct pit_err ce = {0};
-    if (c.gen_iters == 0 && resume[0] && ctl_ckpt_here(&c, resume) && ctl_ckpt_check(resume, o->ckpt_check, &ce) < 0) {
-      /* the workload could not read its checkpoint: no restart spent, no node set aside (the next
-       * generation resumes from an older one) */
-      warn(&c, "generation %d failed (%s) on a damaged checkpoint: %s", c.gen, why, ce.msg);
-      c.gen++;
-      continue;
-    }
-    if (res->restarts >= o->max_restarts) {
-      char detail[1100];
-      failure_detail(&c, detail, sizeof detail);
-      rc = pit_err_set(e, PIT_ESTATE, "generation %d failed (%s) and --max-restarts %d is used up%s", c.gen, why,
-                       o->max_restarts, detail);
-      pit_err_hint(e, "its output is in %s/gen-%d.log", c.state_dir, c.gen);
-      disk_hint(&c, detail, e);
-      break;
-    }
-    res->restarts++;
-    consecutive_fail++;
-    char said[1100];
-    failure_detail(&c, said, sizeof said);
-    if (c.ckpt[0])
-      warn(&c, "generation %d failed (%s): it restarts from the checkpoint at step %lld (%s), %lld step%s since "
-               "it redone; restart %d of %d%s",
-           c.gen, why, (long long)c.step_safe, c.ckpt, (long long)lost, lost == 1 ? "" : "s", res->restarts,
-           o->max_restarts, said);
-    else
-      warn(&c, "generation %d failed (%s): there is no checkpoint or snapshot, so the job starts again from step "
-               "0 (%lld step%s redone); restart %d of %d%s",
-           c.gen, why, (long long)lost, lost == 1 ? "" : "s", res->restarts, o->max_restarts, said);
-    /* nodes that fail a health check are replaced (on their market; a spot node
-     * gone with the spot layer on: the spot policy chooses the market) */
-    int spot_lost = 0;
-    for (int i = c.nnodes - 1; i >= 0; i--) {
-      struct pit_err e2 = {0};
-      if (c.prov.ops->health(&c.prov, &c.nodes[i], &e2) < 0 || consecutive_fail >= 2) {
-        char itype[PIT_NAME_MAX + 16];
-        snprintf(itype, sizeof itype, "%s%s", c.nodes[i].itype, c.nodes[i].spot ? "@spot" : "@on-demand");
-        warn(&c, "node %s set aside: %s", c.nodes[i].id, e2.msg[0] ? e2.msg : "it failed twice in a row");
-        char why2[96];
-        snprintf(why2, sizeof why2, "replaces %.40s (set aside)", c.nodes[i].id);
-        if (c.spot.on && c.nodes[i].spot) {
-          ctl_spot_down(&c.spot, now_t(&c), ctl_spot_retry_s(&c));
-          spot_lost = 1;
-          if ((rc = ctl_stop_node_at(&c, i, "lost", e)) < 0)
-            break;
-          continue;
-        }
-        if ((rc = ctl_stop_node_at(&c, i, "lost", e)) < 0 || (rc = ctl_start_node(&c, itype, why2, e)) < 0)
-          break;
-      }
-    }
-    if (rc == 0 && spot_lost)
-      rc = ctl_spot_reshape(&c, &c.cur, PIT_SPOT_IDLE, "replaces a spot node gone", e);
-    if (rc < 0)
-      break;
-    snprintf(resume, sizeof resume, "%s", c.ckpt);
-    c.step_safe = c.ckpt[0] ? c.step_safe : 0;
-    c.gen++;
-    ctl_status(&c, "restarting", 1);
+    rc = run_failed(&c, why, resume, sizeof resume, &consecutive_fail, e);
   }
-  res->steps = c.step_next;
-  res->total_s = now_t(&c);
-  res->resizable = c.resizable || !o->cmd || o->resume_by_restart;
-  res->by_restart = o->resume_by_restart && !c.resizable;
-  struct pit_err e2 = {0};
-  if (rc == 0)
-    rc = ctl_out_flush(&c, e);
-  else if (c.ev_open)
-    ctl_out_flush(&c, &e2);
-  char spath[1100];
-  snprintf(spath, sizeof spath, "%s/state", c.state_dir);
-  if (rc != 0 && c.lock_fd >= 0 && access(spath, F_OK) == 0) {
-    c.failed_exit = 1; /* kept for a resume; its restarts are not held against the next controller */
-    ctl_write_state(&c, &e2);
-  }
-  teardown(&c);
-  res->waste_s = c.prov.waste_s;
-  res->waste_usd = c.prov.waste_usd;
-  res->cost += res->waste_usd;
-  return rc;
+  return run_end(&c, rc, e);
 }
 
 int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *e) {
