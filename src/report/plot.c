@@ -277,35 +277,12 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err *e) {
-  const struct pit_report_run *run = &rs->runs[0];
-  const struct pit_series *s = &run->series;
-  const struct pit_summary *sm = &run->sum;
-  int64_t epochs[MAX_SERIES];
-  int nep = 0, byepoch = 1;
-  double vmax = 0, xmax = 0;
-  int64_t nshown = 0;
-  for (int64_t i = 0; i < s->nit; i++) {
-    const struct pit_series_iter *it = &s->it[i];
-    if ((it->flags & PIT_IT_OTHER_RANK) || isnan(it->step_s))
-      continue;
-    nshown++;
-    if (it->step_s > vmax)
-      vmax = it->step_s;
-    if (it->epoch < 0 || it->iter < 0)
-      byepoch = 0;
-    int k = 0;
-    while (k < nep && epochs[k] != it->epoch)
-      k++;
-    if (k == nep && nep < MAX_SERIES)
-      epochs[nep++] = it->epoch;
-  }
-  if (nshown == 0)
-    return pit_err_set(e, PIT_ENOTFOUND, "run '%s' has no iteration with a step time", run->name);
-  if (nep == MAX_SERIES)
-    byepoch = 0; /* too many epochs for one line each: plot against the global step */
-  const char *unit;
-  double f = time_unit(isnan(sm->tp.mean) ? vmax : sm->tp.mean * 2, &unit);
+/* The step chart's lines (data block 0): per epoch (byepoch) or one, x against
+ * the step time in the unit of factor f, medians of *bin consecutive iterations
+ * when a line has more than STEPS_MAX_POINTS; *xmax the largest x. */
+static int steps_lines(struct gp *g, const struct pit_series *s, const int64_t *epochs, int nep, int byepoch,
+                       double f, int64_t *binp, double *xmaxp, struct pit_err *e) {
+  double xmax = 0;
   /* More iterations in a line than the picture has pixels: each point of the
    * line is the median of `bin` consecutive iterations. */
   int64_t most = 0;
@@ -345,10 +322,17 @@ static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err 
     fputs("\n\n", d);
   }
   free(ys);
-  int rc = gp_close_data(d, g, e);
-  if (rc)
-    return rc;
-  if (!(d = gp_data(g, 1, e)))
+  *binp = bin;
+  *xmaxp = xmax;
+  return gp_close_data(d, g, e);
+}
+
+/* The iterations set aside (warm-up, epoch edges, near validation; data block 1):
+ * *asidep how many. */
+static int steps_aside(struct gp *g, const struct pit_series *s, int byepoch, double f, int64_t *asidep,
+                       struct pit_err *e) {
+  FILE *d = gp_data(g, 1, e);
+  if (!d)
     return PIT_EIO;
   int64_t aside = 0;
   for (int64_t i = 0; i < s->nit; i++) {
@@ -361,7 +345,68 @@ static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err 
   }
   if (aside == 0)
     fputs("NaN NaN\n", d);
-  if ((rc = gp_close_data(d, g, e)))
+  *asidep = aside;
+  return gp_close_data(d, g, e);
+}
+
+/* A few slow iterations (the first, a checkpoint) must not flatten the steady
+ * state: the y axis stops at 3x the 99th percentile of the steady iterations
+ * (*ytop, NaN: no cap) and *above counts the iterations above it. */
+static void steps_ytop(const struct pit_series *s, double vmax, double *ytop, int64_t *above) {
+  *ytop = NAN;
+  *above = 0;
+  int64_t ns = 0;
+  double *st = malloc(sizeof *st * (size_t)s->nit);
+  for (int64_t i = 0; st && i < s->nit; i++)
+    if (s->it[i].flags == 0 && !isnan(s->it[i].step_s))
+      st[ns++] = s->it[i].step_s;
+  if (st && ns >= 10) {
+    qsort(st, (size_t)ns, sizeof *st, cmp_double);
+    double cap = 3 * pit_quantile_sorted(st, (size_t)ns, 0.99);
+    if (vmax > cap) {
+      *ytop = cap;
+      for (int64_t i = 0; i < s->nit; i++)
+        *above += !(s->it[i].flags & PIT_IT_OTHER_RANK) && s->it[i].step_s > cap;
+    }
+  }
+  free(st);
+}
+
+static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err *e) {
+  const struct pit_report_run *run = &rs->runs[0];
+  const struct pit_series *s = &run->series;
+  const struct pit_summary *sm = &run->sum;
+  int64_t epochs[MAX_SERIES];
+  int nep = 0, byepoch = 1;
+  double vmax = 0, xmax = 0;
+  int64_t nshown = 0;
+  for (int64_t i = 0; i < s->nit; i++) {
+    const struct pit_series_iter *it = &s->it[i];
+    if ((it->flags & PIT_IT_OTHER_RANK) || isnan(it->step_s))
+      continue;
+    nshown++;
+    if (it->step_s > vmax)
+      vmax = it->step_s;
+    if (it->epoch < 0 || it->iter < 0)
+      byepoch = 0;
+    int k = 0;
+    while (k < nep && epochs[k] != it->epoch)
+      k++;
+    if (k == nep && nep < MAX_SERIES)
+      epochs[nep++] = it->epoch;
+  }
+  if (nshown == 0)
+    return pit_err_set(e, PIT_ENOTFOUND, "run '%s' has no iteration with a step time", run->name);
+  if (nep == MAX_SERIES)
+    byepoch = 0; /* too many epochs for one line each: plot against the global step */
+  const char *unit;
+  double f = time_unit(isnan(sm->tp.mean) ? vmax : sm->tp.mean * 2, &unit);
+  int64_t bin = 1;
+  int rc = steps_lines(g, s, epochs, nep, byepoch, f, &bin, &xmax, e);
+  if (rc)
+    return rc;
+  int64_t aside = 0;
+  if ((rc = steps_aside(g, s, byepoch, f, &aside, e)))
     return rc;
 
   FILE *o = g->f;
@@ -371,28 +416,9 @@ static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err 
     fprintf(o, "set ylabel 'step time per iteration [%s], median of every %lld iterations'\n", unit, (long long)bin);
   else
     fprintf(o, "set ylabel 'step time per iteration [%s]'\n", unit);
-  /* A few slow iterations (the first, a checkpoint) must not flatten the steady
-   * state: the y axis stops at 3x the 99th percentile of the steady iterations and
-   * a note counts the iterations above it. */
-  double ytop = NAN;
-  int64_t above = 0;
-  {
-    int64_t ns = 0;
-    double *st = malloc(sizeof *st * (size_t)s->nit);
-    for (int64_t i = 0; st && i < s->nit; i++)
-      if (s->it[i].flags == 0 && !isnan(s->it[i].step_s))
-        st[ns++] = s->it[i].step_s;
-    if (st && ns >= 10) {
-      qsort(st, (size_t)ns, sizeof *st, cmp_double);
-      double cap = 3 * pit_quantile_sorted(st, (size_t)ns, 0.99);
-      if (vmax > cap) {
-        ytop = cap;
-        for (int64_t i = 0; i < s->nit; i++)
-          above += !(s->it[i].flags & PIT_IT_OTHER_RANK) && s->it[i].step_s > cap;
-      }
-    }
-    free(st);
-  }
+  double ytop;
+  int64_t above;
+  steps_ytop(s, vmax, &ytop, &above);
   fprintf(o, "set xrange [0:%.17g]\n", xmax > 0 ? xmax : 1);
   if (isnan(ytop)) {
     fputs("set yrange [0:*]\n", o);
