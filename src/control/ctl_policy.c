@@ -50,7 +50,7 @@ static void policy_state(const struct ctl *c, struct pit_policy_state *s) {
   s->step = c->step_next;
   s->total_steps = c->total_steps;
   s->cur = c->cur;
-  if (weighs(c)) /* cost and time weigh types; the market is the spot layer's (spot_point) */
+  if (weighs(c)) /* cost and time weigh types; the market is the spot layer's (ctl_spot_point) */
     pit_membership_bare(&c->cur, &s->cur);
   s->nmin = c->o->nmin;
   s->nmax = c->o->nmax;
