@@ -6,7 +6,7 @@
  * clock advances by its dt and the spend by Σ price_h × dt; the iteration is
  * fed to the controller's observer (ctl_obs_iter, observe.c) as the record the
  * live workload would write; pit_policy_decide then sees the state the
- * controller builds (policy_state() in controller.c: step, time, spend, steps
+ * controller builds (policy_state() in ctl_policy.c: step, time, spend, steps
  * since the change, switching time, the observer's steadiness, measurements
  * and per-node split). A resize lets the generation run to the model's stop
  * step (the live workload's agreed checkpoint step), pays the stop overhead on

@@ -455,6 +455,66 @@ int pit_policy_decision_point(int64_t since_change, int64_t every) {
   return since_change % every == 0;
 }
 
+/* The moves weighed beside keep (step 1 of pit_policy_decide_cost): one node
+ * of a type added, one removed (first of the type whose rank computes longest),
+ * every node switched to one type, back to a measured membership, several added
+ * (up to --nnodes' MAX) or removed at once. Returns the node whose rank computes
+ * longest (-1: none known). */
+static int add_moves(struct ctx *x, const struct pit_policy_state *s, struct pit_choice *c) {
+  int rpn = s->cur.n ? s->cur.m[0].ranks_per_node : -1;
+  struct pit_err e2 = {0};
+  for (int k = 0; k < s->ntypes; k++) { /* add one node of a type */
+    struct pit_membership m = s->cur;
+    if (pit_membership_add(&m, s->types[k].itype, 1, rpn, &e2) == 0)
+      add_alt(x, c, &m, "add");
+  }
+  /* remove one node: first of the type whose rank computes longest (it makes the others wait) */
+  int slow = -1;
+  for (int i = 0; i < s->nnodes; i++)
+    if (s->nodes[i].compute_s > 0 && (slow < 0 || s->nodes[i].compute_s > s->nodes[slow].compute_s))
+      slow = i;
+  for (int k = -1; k < s->cur.n; k++) {
+    const char *it = k < 0 ? (slow >= 0 ? s->nodes[slow].itype : NULL) : s->cur.m[k].itype;
+    if (!it)
+      continue;
+    struct pit_membership m;
+    pit_membership_clear(&m);
+    for (int i = 0; i < s->cur.n; i++) {
+      int nn = s->cur.m[i].nodes - (strcmp(s->cur.m[i].itype, it) == 0);
+      if (nn > 0)
+        pit_membership_add(&m, s->cur.m[i].itype, nn, s->cur.m[i].ranks_per_node, &e2);
+    }
+    if (m.n)
+      add_alt(x, c, &m, "remove");
+  }
+  int ncur = pit_membership_nodes(&s->cur);
+  for (int k = 0; k < s->ntypes; k++) { /* switch every node to one type */
+    struct pit_membership m;
+    pit_membership_clear(&m);
+    if (pit_membership_add(&m, s->types[k].itype, ncur, rpn, &e2) == 0)
+      add_alt(x, c, &m, "switch");
+  }
+  for (int i = 0; i < s->nmeas; i++) /* back to any measured membership */
+    add_alt(x, c, &s->meas[i].m, "switch");
+  /* add several nodes of a type at once, up to the bound (--nnodes: without one, not weighed) */
+  for (int k = 0; k < s->ntypes && s->nmax > 0; k++)
+    for (int more = 2; more <= s->nmax - ncur; more++) {
+      struct pit_membership m = s->cur;
+      if (pit_membership_add(&m, s->types[k].itype, more, rpn, &e2) == 0)
+        add_alt(x, c, &m, "add");
+    }
+  for (int k = 0; k < s->cur.n; k++) /* remove several nodes of a type at once: down to 1 of it */
+    for (int keepn = s->cur.m[k].nodes - 2; keepn >= 1; keepn--) {
+      struct pit_membership m;
+      pit_membership_clear(&m);
+      for (int i = 0; i < s->cur.n; i++)
+        pit_membership_add(&m, s->cur.m[i].itype, i == k ? keepn : s->cur.m[i].nodes, s->cur.m[i].ranks_per_node,
+                           &e2);
+      add_alt(x, c, &m, "remove");
+    }
+  return slow;
+}
+
 int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
                            struct pit_err *e) {
   (void)e;
@@ -481,57 +541,7 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
     snprintf(c->reason, sizeof c->reason, "keep %s: its price is not in the catalog", cur);
     return 0;
   }
-  int rpn = s->cur.n ? s->cur.m[0].ranks_per_node : -1;
-  struct pit_err e2 = {0};
-  for (int k = 0; k < s->ntypes; k++) { /* add one node of a type */
-    struct pit_membership m = s->cur;
-    if (pit_membership_add(&m, s->types[k].itype, 1, rpn, &e2) == 0)
-      add_alt(&x, c, &m, "add");
-  }
-  /* remove one node: first of the type whose rank computes longest (it makes the others wait) */
-  int slow = -1;
-  for (int i = 0; i < s->nnodes; i++)
-    if (s->nodes[i].compute_s > 0 && (slow < 0 || s->nodes[i].compute_s > s->nodes[slow].compute_s))
-      slow = i;
-  for (int k = -1; k < s->cur.n; k++) {
-    const char *it = k < 0 ? (slow >= 0 ? s->nodes[slow].itype : NULL) : s->cur.m[k].itype;
-    if (!it)
-      continue;
-    struct pit_membership m;
-    pit_membership_clear(&m);
-    for (int i = 0; i < s->cur.n; i++) {
-      int nn = s->cur.m[i].nodes - (strcmp(s->cur.m[i].itype, it) == 0);
-      if (nn > 0)
-        pit_membership_add(&m, s->cur.m[i].itype, nn, s->cur.m[i].ranks_per_node, &e2);
-    }
-    if (m.n)
-      add_alt(&x, c, &m, "remove");
-  }
-  int ncur = pit_membership_nodes(&s->cur);
-  for (int k = 0; k < s->ntypes; k++) { /* switch every node to one type */
-    struct pit_membership m;
-    pit_membership_clear(&m);
-    if (pit_membership_add(&m, s->types[k].itype, ncur, rpn, &e2) == 0)
-      add_alt(&x, c, &m, "switch");
-  }
-  for (int i = 0; i < s->nmeas; i++) /* back to any measured membership */
-    add_alt(&x, c, &s->meas[i].m, "switch");
-  /* add several nodes of a type at once, up to the bound (--nnodes: without one, not weighed) */
-  for (int k = 0; k < s->ntypes && s->nmax > 0; k++)
-    for (int more = 2; more <= s->nmax - ncur; more++) {
-      struct pit_membership m = s->cur;
-      if (pit_membership_add(&m, s->types[k].itype, more, rpn, &e2) == 0)
-        add_alt(&x, c, &m, "add");
-    }
-  for (int k = 0; k < s->cur.n; k++) /* remove several nodes of a type at once: down to 1 of it */
-    for (int keepn = s->cur.m[k].nodes - 2; keepn >= 1; keepn--) {
-      struct pit_membership m;
-      pit_membership_clear(&m);
-      for (int i = 0; i < s->cur.n; i++)
-        pit_membership_add(&m, s->cur.m[i].itype, i == k ? keepn : s->cur.m[i].nodes, s->cur.m[i].ranks_per_node,
-                           &e2);
-      add_alt(&x, c, &m, "remove");
-    }
+  int slow = add_moves(&x, s, c);
 
   /* 2. the best: among feasible ones by the cautious (high) objective; with
    * nothing meeting the deadline, the fastest */

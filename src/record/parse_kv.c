@@ -212,212 +212,255 @@ static int set_pos(int64_t *dst, int64_t v) {
   return 1;
 }
 
-/* Reads [s, end) into kv. Returns 0, or 1 when a repeated position key starts a
- * second line at *glue. */
-static int scan(const char *s, const char *end, struct pit_kv *kv, const char **glue) {
-  struct key k = {.n = 0, .start = NULL};
-  int64_t bare[4];
-  int nbare = 0, bare_pct = 0;
-  int saw_save = 0, saw_ckpt = 0, saw_resume = 0;
-  const char *q = s;
-  while (q < end) {
-    char c = *q;
-    if (is_alpha(c)) { /* a word: letters, digits, '_', '-' and '/' between letters ("time/it") */
-      const char *w = q;
-      while (q < end && (is_alpha(*q) || pl_isdigit(*q) ||
-                         ((*q == '-' || *q == '/') && q + 1 < end && is_alpha(q[1]) && q > w)))
-        q++;
-      const char *we = q;
-      const char *dg = we;
-      while (dg > w && pl_isdigit(dg[-1]))
-        dg--;
-      char norm[24];
-      size_t n = 0;
-      for (const char *a = w; a < dg && n + 1 < sizeof norm; a++)
-        if (is_alpha(*a) && *a != '_')
-          norm[n++] = (char)(*a | 0x20);
-        else if (pl_isdigit(*a))
-          norm[n++] = *a;
-      norm[n] = 0;
-      char c0 = (char)(*w | 0x20);
-      if (c0 == 's' && (word_is(w, we, "saved") || word_is(w, we, "saving") || word_is(w, we, "snapshot")))
-        saw_save |= (w[1] | 0x20) == 'a', saw_ckpt |= (w[1] | 0x20) == 'n';
-      if (c0 == 'c' && (word_is(w, we, "checkpoint") || word_is(w, we, "ckpt")))
-        saw_ckpt = 1;
-      if ((c0 == 'r' || c0 == 'l') && (word_is(w, we, "resuming") || word_is(w, we, "resumed") || word_is(w, we, "loading")))
-        saw_resume = 1;
-      if (saw_save && saw_ckpt && (c0 == 'a' || c0 == 't') && (word_is(w, we, "at") || word_is(w, we, "to"))) { /* the path after */
-        const char *a = we;
-        pl_ws(&a, end);
-        const char *b = a;
-        while (b < end && *b != ' ' && *b != '\t' && *b != '|' && *b != ',')
-          b++;
-        if (b > a) {
-          kv->path = a;
-          kv->path_len = (size_t)(b - a);
-          q = b;
-          continue;
-        }
-      }
-      if (dg < we && dg > w && n > 0) { /* "GPU0", "rank1": a key and its value */
-        enum kf f = lookup(norm);
-        if (f == F_RANK || f == F_EPOCH || f == F_ITER) {
-          int64_t v = 0;
-          const char *a = dg;
-          if (pl_i64(&a, we, &v)) {
-            int64_t *dst = f == F_RANK ? NULL : f == F_EPOCH ? &kv->epoch : &kv->iter;
-            if (f == F_RANK) {
-              if (kv->rank >= 0) {
-                *glue = (w > s && w[-1] == '[') ? w - 1 : w;
-                return 1;
-              }
-              kv->rank = v <= 1000000 ? (int)v : -1;
-            } else if (!set_pos(dst, v)) {
-              *glue = (w > s && w[-1] == '[') ? w - 1 : w;
-              return 1;
-            }
-            kv->nkeys++;
-            k.n = 0;
-            continue;
-          }
-        }
-      }
-      if (n == 0)
-        continue;
-      if (k.n == MAXW) {
-        memmove(k.w[0], k.w[1], sizeof k.w[0] * (MAXW - 1));
-        k.n--;
-      }
-      if (k.n == 0)
-        k.start = (w > s && w[-1] == '[') ? w - 1 : w;
-      memcpy(k.w[k.n++], norm, n + 1);
-      continue;
+/* What scan carries from one token of a line to the next. */
+struct scan_st {
+  struct key k;                         /* the key words before a value */
+  int64_t bare[4];                      /* counts "n/N" with no key: "[e/N][i/L]", "10/100" */
+  int nbare, bare_pct;
+  int saw_save, saw_ckpt, saw_resume;   /* "saved"/"snapshot", "checkpoint", "resuming": a line about one */
+};
+
+/* A word at *qp: a word of a key, a key with its value
+ * glued on ("GPU0", "rank1"), or the path a saved checkpoint names. *qp moves
+ * past what it took. Returns 0, or 1 when a repeated position key starts a second
+ * line at *glue. */
+static int scan_word(struct scan_st *st, const char *s, const char *end, const char **qp, struct pit_kv *kv,
+                     const char **glue) {
+  const char *q = *qp;
+  const char *w = q;
+  while (q < end && (is_alpha(*q) || pl_isdigit(*q) ||
+                     ((*q == '-' || *q == '/') && q + 1 < end && is_alpha(q[1]) && q > w)))
+    q++;
+  const char *we = q;
+  const char *dg = we;
+  while (dg > w && pl_isdigit(dg[-1]))
+    dg--;
+  char norm[24];
+  size_t n = 0;
+  for (const char *a = w; a < dg && n + 1 < sizeof norm; a++)
+    if (is_alpha(*a) && *a != '_')
+      norm[n++] = (char)(*a | 0x20);
+    else if (pl_isdigit(*a))
+      norm[n++] = *a;
+  norm[n] = 0;
+  char c0 = (char)(*w | 0x20);
+  if (c0 == 's' && (word_is(w, we, "saved") || word_is(w, we, "saving") || word_is(w, we, "snapshot")))
+    st->saw_save |= (w[1] | 0x20) == 'a', st->saw_ckpt |= (w[1] | 0x20) == 'n';
+  if (c0 == 'c' && (word_is(w, we, "checkpoint") || word_is(w, we, "ckpt")))
+    st->saw_ckpt = 1;
+  if ((c0 == 'r' || c0 == 'l') && (word_is(w, we, "resuming") || word_is(w, we, "resumed") || word_is(w, we, "loading")))
+    st->saw_resume = 1;
+  if (st->saw_save && st->saw_ckpt && (c0 == 'a' || c0 == 't') && (word_is(w, we, "at") || word_is(w, we, "to"))) { /* the path after */
+    const char *a = we;
+    pl_ws(&a, end);
+    const char *b = a;
+    while (b < end && *b != ' ' && *b != '\t' && *b != '|' && *b != ',')
+      b++;
+    if (b > a) {
+      kv->path = a;
+      kv->path_len = (size_t)(b - a);
+      q = b;
+      *qp = q;
+      return 0;
     }
-    if (pl_isdigit(c) || ((c == '.' || c == '-' || c == '+') && q + 1 < end && pl_isdigit(q[1]))) {
-      const char *num = q;
-      double v;
-      int dig;
-      if (q > s && (pl_isdigit(q[-1]) || q[-1] == '.')) { /* the rest of "00:01" or a version */
-        q++;
-        continue;
-      }
-      if (!pit_pl_f64(&q, end, &v, &dig)) {
-        q++;
-        continue;
-      }
-      kv->nnums++;
-      int64_t total = -1;
-      if (q + 1 < end && *q == '/' && pl_isdigit(q[1])) {
-        const char *a = q + 1;
-        if (pl_i64(&a, end, &total))
-          q = a;
-      }
-      double sec = 1;
-      int per_iter = 0, rate = 0;
-      size_t un = total < 0 ? unit(q, end, &sec, &per_iter, &rate) : 0;
-      int has_unit = un > 0;
-      q += un;
-      int pct = q < end && *q == '%';
-      if (pct)
-        q++;
-      double scale = 1;
-      enum kf f = key_field(&k, &scale);
-      if (has_unit && !per_iter && !rate)
-        scale = sec;
-      int integral = v >= 0 && v == floor(v) && v < 1e15 && !memchr(num, '.', (size_t)(q - num));
-      if (per_iter || rate) {
-        if (v > 0 || per_iter) {
-          if (!isnan(kv->step_s)) {
-            /* a second time of the same kind: keep the first */
-          } else {
-            kv->step_s = rate ? 1 / v : v * sec;
-            if (per_iter && sec == 1e-3)
-              kv->step_s = v / 1000;
-          }
-          kv->nkeys++;
-        }
-      } else if (pct) {
-        if (k.n == 0 && nbare > 0)
-          bare_pct = 1;
-      } else if (f == F_NONE || (k.n == 0)) {
-        if (k.n == 0 && total >= 0 && integral && nbare < 4) { /* "[e/N][i/L]", "10/100" */
-          bare[nbare++] = (int64_t)v;
-          bare[nbare++] = total;
-        }
-      } else if (f == F_RANK || f == F_EPOCH || f == F_ITER || f == F_STEP || f == F_EPOCHS || f == F_ITERS ||
-                 f == F_BATCH) {
-        if (integral) {
-          int ok = 1;
-          if (f == F_RANK) {
-            if (kv->rank >= 0)
-              ok = 0;
-            else
-              kv->rank = v <= 1000000 ? (int)v : -1;
-          } else if (f == F_EPOCH) {
-            ok = set_pos(&kv->epoch, (int64_t)v);
-            if (ok && total > 0)
-              kv->epochs = total;
-          } else if (f == F_ITER) {
-            ok = set_pos(&kv->iter, (int64_t)v);
-            if (ok && total > 0)
-              kv->iters = total;
-          } else if (f == F_STEP) {
-            ok = set_pos(&kv->step, (int64_t)v);
-          } else if (f == F_EPOCHS) {
-            kv->epochs = (int64_t)v;
-          } else if (f == F_ITERS) {
-            kv->iters = (int64_t)v;
-          } else if (v > 0) {
-            kv->batch = (int64_t)v;
-          }
-          if (!ok) { /* a second rank, epoch or iteration: another line starts at this key */
-            *glue = k.start;
+  }
+  if (dg < we && dg > w && n > 0) { /* "GPU0", "rank1": a key and its value */
+    enum kf f = lookup(norm);
+    if (f == F_RANK || f == F_EPOCH || f == F_ITER) {
+      int64_t v = 0;
+      const char *a = dg;
+      if (pl_i64(&a, we, &v)) {
+        int64_t *dst = f == F_RANK ? NULL : f == F_EPOCH ? &kv->epoch : &kv->iter;
+        if (f == F_RANK) {
+          if (kv->rank >= 0) {
+            *glue = (w > s && w[-1] == '[') ? w - 1 : w;
             return 1;
           }
-          kv->nkeys++;
+          kv->rank = v <= 1000000 ? (int)v : -1;
+        } else if (!set_pos(dst, v)) {
+          *glue = (w > s && w[-1] == '[') ? w - 1 : w;
+          return 1;
         }
-      } else if (f == F_LOSS) {
-        if (isnan(kv->loss))
-          kv->loss = v;
         kv->nkeys++;
-      } else if (f == F_METRIC) {
-        kv->nkeys++;
-      } else if (v >= 0) { /* times */
-        double x = scale == 1e-3 ? v / 1000 : v * scale;
-        double *dst = f == F_ITIME ? &kv->step_s : f == F_ETIME ? &kv->epoch_s : f == F_VTIME ? &kv->val_s
-                    : f == F_DTIME ? &kv->data_s : f == F_ELAPSED ? &kv->t : &kv->time;
-        if (isnan(*dst))
-          *dst = x;
-        if (f == F_TIME)
-          kv->ambiguous_time = 1;
-        kv->nkeys++;
+        st->k.n = 0;
+        *qp = q;
+        return 0;
       }
-      k.n = 0;
-      continue;
     }
-    /* separators: a key lives across blanks, ':', '=', ',' and '.', not across '|', brackets, ';' */
-    if (c == '|' || c == '[' || c == ']' || c == '(' || c == ')' || c == ';' || c == '{' || c == '}' || c == '<' ||
-        c == '>')
-      k.n = 0;
-    q++;
   }
-  if (nbare >= 2) { /* bare counts: "[e/N][i/L]" (two), "[i/L]" or "10/100" (one) */
-    int64_t n1 = bare[0], t1 = bare[1];
-    if (nbare == 4 && kv->epoch < 0 && kv->iter < 0) {
+  if (n == 0) {
+    *qp = q;
+    return 0;
+  }
+  if (st->k.n == MAXW) {
+    memmove(st->k.w[0], st->k.w[1], sizeof st->k.w[0] * (MAXW - 1));
+    st->k.n--;
+  }
+  if (st->k.n == 0)
+    st->k.start = (w > s && w[-1] == '[') ? w - 1 : w;
+  memcpy(st->k.w[st->k.n++], norm, n + 1);
+  *qp = q;
+  return 0;
+}
+
+/* A number at *qp (the value of the key before it, a bare count, a time with its
+ * unit, a rate, a percentage). *qp moves past what it took. Returns 0, or 1 when a
+ * repeated position key starts a second line at *glue. */
+static int scan_number(struct scan_st *st, const char *s, const char *end, const char **qp, struct pit_kv *kv,
+                       const char **glue) {
+  const char *q = *qp;
+  const char *num = q;
+  double v;
+  int dig;
+  if (q > s && (pl_isdigit(q[-1]) || q[-1] == '.')) { /* the rest of "00:01" or a version */
+    q++;
+    *qp = q;
+    return 0;
+  }
+  if (!pit_pl_f64(&q, end, &v, &dig)) {
+    q++;
+    *qp = q;
+    return 0;
+  }
+  kv->nnums++;
+  int64_t total = -1;
+  if (q + 1 < end && *q == '/' && pl_isdigit(q[1])) {
+    const char *a = q + 1;
+    if (pl_i64(&a, end, &total))
+      q = a;
+  }
+  double sec = 1;
+  int per_iter = 0, rate = 0;
+  size_t un = total < 0 ? unit(q, end, &sec, &per_iter, &rate) : 0;
+  int has_unit = un > 0;
+  q += un;
+  int pct = q < end && *q == '%';
+  if (pct)
+    q++;
+  double scale = 1;
+  enum kf f = key_field(&st->k, &scale);
+  if (has_unit && !per_iter && !rate)
+    scale = sec;
+  int integral = v >= 0 && v == floor(v) && v < 1e15 && !memchr(num, '.', (size_t)(q - num));
+  if (per_iter || rate) {
+    if (v > 0 || per_iter) {
+      if (!isnan(kv->step_s)) {
+        /* a second time of the same kind: keep the first */
+      } else {
+        kv->step_s = rate ? 1 / v : v * sec;
+        if (per_iter && sec == 1e-3)
+          kv->step_s = v / 1000;
+      }
+      kv->nkeys++;
+    }
+  } else if (pct) {
+    if (st->k.n == 0 && st->nbare > 0)
+      st->bare_pct = 1;
+  } else if (f == F_NONE || (st->k.n == 0)) {
+    if (st->k.n == 0 && total >= 0 && integral && st->nbare < 4) { /* "[e/N][i/L]", "10/100" */
+      st->bare[st->nbare++] = (int64_t)v;
+      st->bare[st->nbare++] = total;
+    }
+  } else if (f == F_RANK || f == F_EPOCH || f == F_ITER || f == F_STEP || f == F_EPOCHS || f == F_ITERS ||
+             f == F_BATCH) {
+    if (integral) {
+      int ok = 1;
+      if (f == F_RANK) {
+        if (kv->rank >= 0)
+          ok = 0;
+        else
+          kv->rank = v <= 1000000 ? (int)v : -1;
+      } else if (f == F_EPOCH) {
+        ok = set_pos(&kv->epoch, (int64_t)v);
+        if (ok && total > 0)
+          kv->epochs = total;
+      } else if (f == F_ITER) {
+        ok = set_pos(&kv->iter, (int64_t)v);
+        if (ok && total > 0)
+          kv->iters = total;
+      } else if (f == F_STEP) {
+        ok = set_pos(&kv->step, (int64_t)v);
+      } else if (f == F_EPOCHS) {
+        kv->epochs = (int64_t)v;
+      } else if (f == F_ITERS) {
+        kv->iters = (int64_t)v;
+      } else if (v > 0) {
+        kv->batch = (int64_t)v;
+      }
+      if (!ok) { /* a second rank, epoch or iteration: another line starts at this key */
+        *glue = st->k.start;
+        return 1;
+      }
+      kv->nkeys++;
+    }
+  } else if (f == F_LOSS) {
+    if (isnan(kv->loss))
+      kv->loss = v;
+    kv->nkeys++;
+  } else if (f == F_METRIC) {
+    kv->nkeys++;
+  } else if (v >= 0) { /* times */
+    double x = scale == 1e-3 ? v / 1000 : v * scale;
+    double *dst = f == F_ITIME ? &kv->step_s : f == F_ETIME ? &kv->epoch_s : f == F_VTIME ? &kv->val_s
+                : f == F_DTIME ? &kv->data_s : f == F_ELAPSED ? &kv->t : &kv->time;
+    if (isnan(*dst))
+      *dst = x;
+    if (f == F_TIME)
+      kv->ambiguous_time = 1;
+    kv->nkeys++;
+  }
+  st->k.n = 0;
+  *qp = q;
+  return 0;
+}
+
+/* The line's end: its bare counts taken as positions, a checkpoint saved or a
+ * resume said when the line has a position. */
+static void scan_end(struct scan_st *st, struct pit_kv *kv) {
+  if (st->nbare >= 2) { /* bare counts: "[e/N][i/L]" (two), "[i/L]" or "10/100" (one) */
+    int64_t n1 = st->bare[0], t1 = st->bare[1];
+    if (st->nbare == 4 && kv->epoch < 0 && kv->iter < 0) {
       kv->epoch = n1;
       kv->epochs = t1;
-      kv->iter = bare[2];
-      kv->iters = bare[3];
+      kv->iter = st->bare[2];
+      kv->iters = st->bare[3];
     } else if (kv->iter < 0) {
       kv->iter = n1;
       kv->iters = t1;
-      kv->samples = bare_pct && kv->epoch >= 0; /* "Train Epoch: e [n/N (p%)]": samples */
+      kv->samples = st->bare_pct && kv->epoch >= 0; /* "Train Epoch: e [n/N (p%)]": samples */
     }
     kv->nkeys++;
   }
   int pos = kv->epoch >= 0 || kv->iter >= 0 || kv->step >= 0;
-  kv->ckpt = saw_save && saw_ckpt && pos; /* "Epoch 4 | Training snapshot saved at PATH" */
-  kv->resume = saw_resume && !kv->ckpt && pos;
+  kv->ckpt = st->saw_save && st->saw_ckpt && pos; /* "Epoch 4 | Training snapshot saved at PATH" */
+  kv->resume = st->saw_resume && !kv->ckpt && pos;
+}
+
+/* Reads [s, end) into kv. Returns 0, or 1 when a repeated position key starts a
+ * second line at *glue. */
+static int scan(const char *s, const char *end, struct pit_kv *kv, const char **glue) {
+  struct scan_st st = {.k = {.n = 0, .start = NULL}};
+  const char *q = s;
+  while (q < end) {
+    char c = *q;
+    if (is_alpha(c)) { /* a word: letters, digits, '_', '-' and '/' between letters ("time/it") */
+      if (scan_word(&st, s, end, &q, kv, glue))
+        return 1;
+      continue;
+    }
+    if (pl_isdigit(c) || ((c == '.' || c == '-' || c == '+') && q + 1 < end && pl_isdigit(q[1]))) {
+      if (scan_number(&st, s, end, &q, kv, glue))
+        return 1;
+      continue;
+    }
+
+    /* separators: a key lives across blanks, ':', '=', ',' and '.', not across '|', brackets, ';' */
+    if (c == '|' || c == '[' || c == ']' || c == '(' || c == ')' || c == ';' || c == '{' || c == '}' || c == '<' ||
+        c == '>')
+      st.k.n = 0;
+    q++;
+  }
+  scan_end(&st, kv);
   return 0;
 }
 

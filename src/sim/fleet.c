@@ -121,6 +121,49 @@ static int same(struct pit_sim_member a, struct pit_sim_member b) {
   return a.pool == b.pool && a.spot == b.spot && a.od == b.od;
 }
 
+/* The fleet changed from *cur to to (n nodes): n 0 stops every node (the
+ * checkpoint stays where it is); else a move to another pool pays the
+ * checkpoint's transfer, the nodes not kept stop and the new ones boot for R
+ * ticks (plus the move's) before the checkpoint is in their pool. */
+static void change_to(struct fleet *f, struct pit_sim_member *cur, struct pit_sim_member to, int n, int64_t t,
+                      int64_t R, const int64_t *move_t, const double *move_usd, int *ckpt, int *ckpt_to,
+                      int64_t *ovl, struct pit_fleet_result *r) {
+  if (n == 0) { /* stop: the checkpoint stays where it is */
+    stop_k(f, 1, f->nsp, t, PIT_SNODE_STOPPED);
+    stop_k(f, 0, f->nod, t, PIT_SNODE_STOPPED);
+    *ovl = 0;
+    *cur = (struct pit_sim_member){cur->pool, 0, 0};
+  } else {
+    int64_t extra = 0;
+    if (*ckpt >= 0 && to.pool != *ckpt) { /* a move: all nodes anew, the checkpoint crosses */
+      extra = move_t[*ckpt];
+      r->egress_usd += move_usd[*ckpt];
+      f->cost += move_usd[*ckpt];
+      r->moves++;
+    }
+    if (cur->spot + cur->od > 0 && to.pool != cur->pool) {
+      stop_k(f, 1, f->nsp, t, PIT_SNODE_STOPPED);
+      stop_k(f, 0, f->nod, t, PIT_SNODE_STOPPED);
+    } else {
+      if (to.spot < f->nsp)
+        stop_k(f, 1, f->nsp - to.spot, t, PIT_SNODE_STOPPED);
+      if (to.od < f->nod)
+        stop_k(f, 0, f->nod - to.od, t, PIT_SNODE_STOPPED);
+    }
+    f->boot_from_sp = f->nsp;
+    f->boot_from_od = f->nod;
+    start_k(f, to.pool, 1, to.spot - f->nsp, t);
+    start_k(f, to.pool, 0, to.od - f->nod, t);
+    *ovl = R + extra;
+    *ckpt_to = to.pool;
+    if (*ovl == 0) {
+      booted(f);
+      *ckpt = *ckpt_to;
+    }
+    *cur = to;
+  }
+}
+
 int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int fixed_pool, int fixed_spot,
                   int keep_path, struct pit_fleet_result *r, struct pit_err *e) {
   pit_fleet_result_init(r);
@@ -212,40 +255,7 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
       goto out;
     }
     if (!same(to, cur) || (recl && n > 0)) {
-      if (n == 0) { /* stop: the checkpoint stays where it is */
-        stop_k(&f, 1, f.nsp, t, PIT_SNODE_STOPPED);
-        stop_k(&f, 0, f.nod, t, PIT_SNODE_STOPPED);
-        ovl = 0;
-        cur = (struct pit_sim_member){cur.pool, 0, 0};
-      } else {
-        int64_t extra = 0;
-        if (ckpt >= 0 && to.pool != ckpt) { /* a move: all nodes anew, the checkpoint crosses */
-          extra = move_t[ckpt];
-          r->egress_usd += move_usd[ckpt];
-          f.cost += move_usd[ckpt];
-          r->moves++;
-        }
-        if (cur.spot + cur.od > 0 && to.pool != cur.pool) {
-          stop_k(&f, 1, f.nsp, t, PIT_SNODE_STOPPED);
-          stop_k(&f, 0, f.nod, t, PIT_SNODE_STOPPED);
-        } else {
-          if (to.spot < f.nsp)
-            stop_k(&f, 1, f.nsp - to.spot, t, PIT_SNODE_STOPPED);
-          if (to.od < f.nod)
-            stop_k(&f, 0, f.nod - to.od, t, PIT_SNODE_STOPPED);
-        }
-        f.boot_from_sp = f.nsp;
-        f.boot_from_od = f.nod;
-        start_k(&f, to.pool, 1, to.spot - f.nsp, t);
-        start_k(&f, to.pool, 0, to.od - f.nod, t);
-        ovl = R + extra;
-        ckpt_to = to.pool;
-        if (ovl == 0) {
-          booted(&f);
-          ckpt = ckpt_to;
-        }
-        cur = to;
-      }
+      change_to(&f, &cur, to, n, t, R, move_t, move_usd, &ckpt, &ckpt_to, &ovl, r);
       if (PIT_GROW(r->changes, r->nchanges + 1, ccap)) {
         rc = pit_err_set(e, PIT_ENOMEM, "out of memory for the decisions");
         goto out;

@@ -105,6 +105,9 @@ struct trainer {
 double tr_time(const struct trainer *t);
 int tr_emit(struct trainer *t, struct pit_record *r, struct pit_err *e);
 int tr_sinks_open(struct trainer *t, int append, struct pit_err *e);
+/* --until-steady at iteration it (steady.c): *stop set once the times are steady or capped. */
+int tr_steady_check(struct trainer *t, int64_t it, double step_s, int event, int64_t planned, int *stop,
+                    struct pit_train_result *res, struct pit_err *e);
 int tr_sinks_close(struct trainer *t, int ok, struct pit_err *e);
 /* Reports progress to o->progress (rank 0; throttled unless final). */
 void tr_progress(struct trainer *t, int64_t epoch, int64_t iter, double loss, int final);

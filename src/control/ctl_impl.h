@@ -1,0 +1,225 @@
+/* ctl_impl.h — private to the controller (pit_run, src/control/controller.c and
+ * ctl_*.c): its one state, struct ctl, and the functions its files share.
+ *
+ * The controller is cut by concern, one file each:
+ *   controller.c    pit_run and pit_run_cleanup: set-up, the run's generations one
+ *                   after another (done, resized, failed), tear-down
+ *   ctl_loop.c      one generation: launch, the loop that reads the workload's output
+ *                   and polls the provider, its end (no record handling of its own)
+ *   ctl_handlers.c  what the loop dispatches: records in, snapshots, progress lines
+ *   ctl_policy.c    the policy asked at a decision point, its decision carried out
+ *   ctl_market.c    the market layer: spot or on-demand (pit_spot_decide)
+ *   ctl_nodes.c     nodes started and stopped, billing, reshaping to a membership
+ *   ctl_state.c     RUN_DIR/state, the lock, held checkpoints, reconcile, resume
+ *   ctl_out.c       records out (events file, store), held records, the status line
+ *
+ * Invariants (each file states its own besides):
+ *  - one struct ctl per pit_run (or pit_run_cleanup), on its stack: no function of
+ *    these files keeps state of its own, so two runs in one process do not meet;
+ *  - every clock reading is now_t(c) (the monotonic clock, run seconds from c->t0);
+ *  - the library never prints: warnings go through warn(c, ...) to c->o->warn. */
+#ifndef PIT_CTL_IMPL_H
+#define PIT_CTL_IMPL_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "control/control_impl.h"
+#include "control/launch.h"
+#include "control/progress.h"
+#include "control/restart.h"
+#include "control/stop.h"
+#include "pitstop/parse.h"
+#include "pitstop/store.h"
+
+#define MAX_NODES 256
+#define RECENT 64
+
+struct ctl {
+  const struct pit_run_opts *o;
+  struct pit_provider prov;
+  struct pit_catalog cat;
+  int have_cat;
+  struct pit_node nodes[MAX_NODES]; /* live nodes, in start order */
+  int nnodes;
+  struct pit_membership cur;
+  int gen;
+  double t0;                        /* pit_now() of run time 0 */
+  char state_dir[1024], ckpt_dir[1100], events_path[1100];
+  char ckpt_held[1100]; /* a second name of c->ckpt the workload's rotation cannot remove, or "" */
+  int lock_fd;
+  /* progress */
+  int64_t step_next;                /* the next step the workload will do (seen) */
+  int64_t step_safe;                /* steps covered by the last checkpoint */
+  int64_t resume_lag;               /* resumable by restart: how many steps before its snapshot's the script
+                                       resumed last time (the DDP tutorial saves epoch e as "e run" and
+                                       starts again at e: one epoch), measured; 0 until a restart shows it */
+  char ckpt[1100];
+  /* records kept back until a checkpoint covers them */
+  struct pit_record *held;
+  int nheld;
+  size_t capheld;
+  struct pit_events ev;
+  int ev_open;
+  struct pit_store *store;
+  /* this generation */
+  struct ctl_gen *g;
+  struct pit_parser *parser;
+  double gen_offset;                /* controller t − workload t */
+  int gen_have_offset;
+  int64_t gen_step0;
+  int gen_iters;
+  double t_launch, t_first_iter, t_stop_req;
+  int stop_requested;
+  char end_status[16];
+  double t_end;                     /* run seconds when the end record came; 0 before */
+  double last_ckpt_s;
+  double init_s;
+  struct pit_choice pending;        /* the decision being carried out */
+  double recent[RECENT];
+  int64_t recent_batch;
+  int nrecent;
+  double last_status;
+  int resizable;
+  int64_t total_steps;              /* the job's length; -1 until known */
+  struct pit_run_result *res;
+  char reclaimed[MAX_NODES][PIT_NAME_MAX]; /* nodes the provider gave notice for, to replace at the stop */
+  int nreclaimed;
+  struct ctl_obs obs;               /* what the cost/time policies see (observe.c) */
+  int ntypes;
+  struct pit_policy_type types[PIT_POLICY_TYPES_MAX]; /* the types they may use */
+  struct pit_err rec_err;
+  int rec_failed;
+  int poll_failing;                 /* the provider's last polls failed (said once per streak) */
+  double poll_fail_t;               /* run seconds of the streak's first failure */
+  /* spot (market.c): what the run has seen of spot capacity; the market chosen by pit_spot_decide */
+  struct ctl_spot spot;
+  double first_iter_t;              /* run seconds of the first iteration of the run (boot + launch + init) */
+  int spot_failed;                  /* the last reshape failed on a spot start (no capacity) */
+  int reclaim_stop;                 /* this generation stops for a reclaim notice */
+  /* faults (issue 28) */
+  int64_t step_written;             /* the events file holds every step below this: a step done again
+                                       after a lost checkpoint is not written twice */
+  int finished;                     /* the job is done: the state says "end done" */
+  int failed_exit;                  /* this controller ends with an error: the state says "end failed" */
+  int mirror_warned;
+  struct ctl_stop stop;             /* the user's stop (stop.c) */
+  int64_t out_lines;                /* lines the workload printed on stdout, the whole run */
+  struct ctl_progress prog;         /* progress lines timed by arrival (progress.c) */
+  int have_prog;
+  int line_protocol;                /* the line being read is a protocol one (PITSTOP or JSON record) */
+  int gen_protocol;                 /* this generation's workload speaks the protocol: its other lines
+                                       (a script's own progress prints) are logged, not read */
+  int t_is_run;                     /* the record being taken has run seconds already (progress.c's) */
+  /* resizable by restart (--resume-by-restart, restart.c) */
+  struct ctl_snap snap;
+  int have_snap;
+  int restart_pending;              /* a resize waits for the next snapshot */
+  int restart_refused;              /* a resize was refused: not asked again before the next snapshot */
+  int restart_stopping;             /* this generation is stopped for a resize by restart */
+  int64_t redo_below;               /* the steps the generation before had done (a step below is redone) */
+  int in_snapshot;                  /* taking a snapshot's steps: the policy asks after its checkpoint */
+  int64_t snap_step;                /* the step of this generation's last snapshot (-1: none yet) */
+  int64_t save_every;               /* steps between two snapshots, as measured (-1: unknown) */
+  int gen_init;                     /* this generation's init record was written */
+};
+
+/* Run seconds: the monotonic clock since the run's time 0. */
+static inline double now_t(const struct ctl *c) { return pit_now() - c->t0; }
+
+/* A warning to the caller's warn callback (the CLI prints it; the library never does). */
+static inline void warn(const struct ctl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void warn(const struct ctl *c, const char *fmt, ...) {
+  if (!c->o->warn)
+    return;
+  struct pit_err w;
+  pit_err_clear(&w);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(w.msg, sizeof w.msg, fmt, ap);
+  va_end(ap);
+  c->o->warn(c->o->ctx, &w);
+}
+
+/* What RUN_DIR/state says of the controller that wrote it (ctl_read_state). */
+struct prev_state {
+  int found, gen, restarts;
+  int done, failed; /* the controller that wrote it finished the job, or ended with an error */
+  int64_t step;
+  char ckpt[1100];
+  int pgids[64], npg;
+};
+
+/* How a generation ended (ctl_run_generation): pit_run acts on it. */
+enum gen_end { GEN_DONE, GEN_STOPPED, GEN_FAILED, GEN_FATAL, GEN_INTERRUPTED };
+
+/* ctl_out.c: records out (events file, store), records held until a checkpoint covers them, decision and node records, the status line */
+int ctl_out_record(struct ctl *c, const struct pit_record *r, struct pit_err *e);
+int ctl_out_flush(struct ctl *c, struct pit_err *e);
+int ctl_release_held(struct ctl *c, int64_t upto, struct pit_err *e);
+int64_t ctl_drop_held(struct ctl *c);
+int ctl_hold(struct ctl *c, const struct pit_record *r, struct pit_err *e);
+void ctl_base_record(const struct ctl *c, struct pit_record *r, enum pit_rec_type t);
+int ctl_node_record(struct ctl *c, const struct pit_node *n, const char *action, struct pit_err *e);
+int ctl_decision_record(struct ctl *c, const struct pit_choice *ch, const char *policy,
+                    struct pit_err *e);
+double ctl_recent_median(const struct ctl *c);
+void ctl_status(struct ctl *c, const char *phase, int force);
+
+/* ctl_state.c: RUN_DIR/state, the lock, held checkpoints, reconcile, the run finished before, the checkpoint resumed from, the registry */
+int ctl_write_state(struct ctl *c, struct pit_err *e);
+void ctl_hold_ckpt(struct ctl *c, int64_t step);
+void ctl_unhold_older(struct ctl *c);
+int ctl_events_last_ckpt(const struct ctl *c, int64_t *step, char *path, size_t n);
+void ctl_read_state(struct ctl *c, struct prev_state *ps);
+int ctl_take_lock(struct ctl *c, struct pit_err *e);
+int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e);
+void ctl_test_kill_point(const char *point);
+void ctl_mirror_ckpt(struct ctl *c, const char *path, int64_t step);
+void ctl_events_scan(const struct ctl *c, int64_t *next, int *done);
+int ctl_finished_before(struct ctl *c, struct pit_err *e);
+void ctl_resume_membership(struct ctl *c);
+int ctl_ckpt_here(const struct ctl *c, const char *path);
+int ctl_choose_resume(struct ctl *c, char *resume, size_t nres, struct pit_err *e);
+int ctl_registry_path(const char *run, char *buf, size_t n);
+void ctl_registry_note(const struct ctl *c);
+
+/* ctl_nodes.c: nodes started and stopped, their bill, the live nodes reshaped to a membership, the report's node and generation lines */
+int ctl_start_node(struct ctl *c, const char *itype, const char *why, struct pit_err *e);
+int ctl_stop_node_at(struct ctl *c, int i, const char *action, struct pit_err *e);
+void ctl_stop_all_nodes(struct ctl *c);
+int ctl_node_of(const struct pit_node *n, const char *itype);
+int ctl_stop_reclaimed(struct ctl *c, struct pit_err *e);
+int ctl_reshape(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e);
+double ctl_spent(const struct ctl *c, double t);
+void ctl_gen_entry(struct ctl *c, const char *end);
+
+/* ctl_market.c: the market layer (spot or on-demand, chosen by pit_spot_decide) */
+int ctl_on_cur_market(const struct ctl *c, struct pit_membership *m, struct pit_err *e);
+double ctl_spot_retry_s(const struct ctl *c);
+int ctl_spot_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e);
+int ctl_spot_reshape(struct ctl *c, const struct pit_membership *want, enum pit_spot_mode held, const char *why,
+                 struct pit_err *e);
+int ctl_reshape_market(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e);
+int ctl_spot_initial(struct ctl *c, struct pit_err *e);
+
+/* ctl_policy.c: the policy asked, its decision carried out (a stop request, a resize by restart) */
+double ctl_switch_seconds(const struct ctl *c);
+int ctl_decide(struct ctl *c, struct pit_err *e);
+int ctl_request_stop(struct ctl *c, const struct pit_choice *ch, const char *policy, int node,
+                 struct pit_err *e);
+void ctl_restart_stop(struct ctl *c);
+
+/* ctl_handlers.c: what the generation loop dispatches: records, parser warnings, snapshots, progress lines */
+int ctl_on_record(void *ctx, const struct pit_record *in, struct pit_err *e);
+void ctl_on_parse_warn(void *ctx, const struct pit_err *w);
+int ctl_on_snapshot(struct ctl *c, int64_t epoch, struct pit_err *e);
+int ctl_on_progress(void *ctx, const struct pit_record *r, struct pit_err *e);
+int ctl_on_progress_line(struct ctl *c, const char *s, size_t n, struct pit_err *e);
+int ctl_measured_enough(const char *detail);
+
+/* ctl_loop.c: one generation: launched, its output read, the provider polled, its end classified */
+enum gen_end ctl_run_generation(struct ctl *c, const char *resume, char *why, size_t nwhy,
+                            struct pit_err *e);
+#endif

@@ -1,0 +1,189 @@
+/* ctl_nodes.c — the run's nodes: started and stopped through the provider, each
+ * start, ready and stop a node record; their bill; the live nodes reshaped to a
+ * membership; the report's lines for each node and generation that ended.
+ *
+ * Invariants:
+ *  - c->nodes holds the live nodes in start order, each with t_start and t_ready
+ *    set and t_stop NaN; a node leaves it only through ctl_stop_node_at, which
+ *    adds its cost to the run's and writes its report line;
+ *  - a node's cost is its price × its billed seconds (the catalog's minimum and
+ *    increment; raw seconds for a type the catalog lacks);
+ *  - every node this controller started is stopped before pit_run returns
+ *    (ctl_stop_all_nodes at tear-down). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <string.h>
+
+#include "control/ctl_impl.h"
+
+/* itype: a membership entry's type (TYPE, TYPE@spot, TYPE@on-demand); a
+ * provider without a spot market gets the bare type. A spot start that
+ * fails sets c->spot_failed (no capacity, for the spot policy). */
+int ctl_start_node(struct ctl *c, const char *itype, const char *why, struct pit_err *e) {
+  if (c->nnodes == MAX_NODES)
+    return pit_err_set(e, PIT_EARG, "more than %d nodes", MAX_NODES);
+  struct pit_node *n = &c->nodes[c->nnodes];
+  double t = now_t(c);
+  char base[PIT_NAME_MAX];
+  int mk = pit_itype_market(itype, base, sizeof base, NULL);
+  int rc = c->prov.ops->start(&c->prov, c->prov.ops->spot_market ? itype : base, n, e);
+  if (rc < 0) {
+    c->spot_failed = mk == PIT_MARKET_SPOT && rc == PIT_ESTATE;
+    return rc;
+  }
+  if (n->spot)
+    ctl_spot_up(&c->spot, now_t(c));
+  snprintf(n->why, sizeof n->why, "%s", why);
+  n->t_start = t;
+  n->t_ready = now_t(c);
+  n->t_stop = NAN;
+  c->nnodes++;
+  if ((rc = ctl_node_record(c, n, "start", e)) < 0 || (rc = ctl_node_record(c, n, "ready", e)) < 0)
+    return rc;
+  return 0;
+}
+
+static double node_cost(const struct ctl *c, const struct pit_node *n, double until) {
+  double t1 = isnan(n->t_stop) ? until : n->t_stop;
+  double secs = t1 - n->t_start;
+  if (!(secs > 0))
+    return 0;
+  const struct pit_itype *t = c->have_cat ? pit_catalog_find(&c->cat, n->itype) : NULL;
+  double billed = t ? pit_itype_billed_s(t, secs) : secs;
+  return n->price_h * billed / 3600.0;
+}
+
+/* The report's line for a node that ended. */
+static void node_entry(struct ctl *c, const struct pit_node *n, const char *end) {
+  struct pit_run_result *res = c->res;
+  if (res->nnodes == (int)(sizeof res->nodes / sizeof res->nodes[0]))
+    return;
+  struct pit_run_node *r = &res->nodes[res->nnodes++];
+  memset(r, 0, sizeof *r);
+  snprintf(r->id, sizeof r->id, "%s", n->id);
+  snprintf(r->itype, sizeof r->itype, "%s", n->itype);
+  snprintf(r->end, sizeof r->end, "%s", end);
+  snprintf(r->why, sizeof r->why, "%s", n->why[0] ? n->why : "adopted from a previous controller");
+  r->spot = n->spot;
+  r->t_start = n->t_start;
+  r->t_ready = n->t_ready;
+  r->t_stop = n->t_stop;
+  const struct pit_itype *t = c->have_cat ? pit_catalog_find(&c->cat, n->itype) : NULL;
+  double secs = n->t_stop - n->t_start;
+  r->billed_s = secs > 0 ? t ? pit_itype_billed_s(t, secs) : secs : 0;
+  r->cost = node_cost(c, n, n->t_stop);
+  r->od_cost = t ? t->price_h * r->billed_s / 3600.0 : r->cost;
+  r->waste_s = n->waste_s;
+}
+
+int ctl_stop_node_at(struct ctl *c, int i, const char *action, struct pit_err *e) {
+  struct pit_node *n = &c->nodes[i];
+  int rc = c->prov.ops->stop(&c->prov, n, e);
+  n->t_stop = now_t(c);
+  c->res->cost += node_cost(c, n, n->t_stop);
+  node_entry(c, n, action);
+  int rc2 = ctl_node_record(c, n, action, rc < 0 ? NULL : e);
+  memmove(&c->nodes[i], &c->nodes[i + 1], (size_t)(c->nnodes - i - 1) * sizeof *n);
+  c->nnodes--;
+  return rc < 0 ? rc : rc2;
+}
+
+void ctl_stop_all_nodes(struct ctl *c) {
+  while (c->nnodes > 0) {
+    struct pit_err e2 = {0};
+    if (ctl_stop_node_at(c, c->nnodes - 1, "stop", &e2) < 0)
+      warn(c, "%s", e2.msg);
+  }
+}
+
+/* n is a node of a membership entry of type itype: the same type, and the
+ * entry's market when it names one (a bare type takes either). */
+int ctl_node_of(const struct pit_node *n, const char *itype) {
+  char base[PIT_NAME_MAX];
+  int mk = pit_itype_market(itype, base, sizeof base, NULL);
+  return strcmp(base, n->itype) == 0 && (mk == PIT_MARKET_DEFAULT || mk == n->spot);
+}
+
+/* The nodes the provider is taking back (a notice) stop as lost. */
+int ctl_stop_reclaimed(struct ctl *c, struct pit_err *e) {
+  int rc;
+  for (int r = 0; r < c->nreclaimed; r++)
+    for (int i = c->nnodes - 1; i >= 0; i--)
+      if (strcmp(c->nodes[i].id, c->reclaimed[r]) == 0 && (rc = ctl_stop_node_at(c, i, "lost", e)) < 0)
+        return rc;
+  c->nreclaimed = 0;
+  return 0;
+}
+
+/* Nodes to stop and start so that the live nodes match want: each entry
+ * (those naming a market first) claims its nodes from the front of the list,
+ * the unclaimed ones stop (from the end), the missing ones start. */
+int ctl_reshape(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e) {
+  int rc;
+  /* nodes the provider is taking back go first (they are replaced below) */
+  if ((rc = ctl_stop_reclaimed(c, e)) < 0)
+    return rc;
+  int claimed[MAX_NODES] = {0}, need[PIT_MEMBERS_MAX];
+  for (int pass = 0; pass < 2; pass++)
+    for (int k = 0; k < want->n; k++) {
+      char base[PIT_NAME_MAX];
+      if ((pit_itype_market(want->m[k].itype, base, sizeof base, NULL) == PIT_MARKET_DEFAULT) != pass)
+        continue;
+      need[k] = want->m[k].nodes;
+      for (int i = 0; i < c->nnodes && need[k] > 0; i++)
+        if (!claimed[i] && ctl_node_of(&c->nodes[i], want->m[k].itype)) {
+          claimed[i] = 1;
+          need[k]--;
+        }
+    }
+  for (int i = c->nnodes - 1; i >= 0; i--)
+    if (!claimed[i] && (rc = ctl_stop_node_at(c, i, "stop", e)) < 0)
+      return rc;
+  for (int k = 0; k < want->n; k++)
+    for (; need[k] > 0; need[k]--)
+      if ((rc = ctl_start_node(c, want->m[k].itype, why, e)) < 0)
+        return rc;
+  char was[256], to[256];
+  pit_membership_format(&c->cur, was, sizeof was);
+  pit_membership_format(want, to, sizeof to);
+  if (strcmp(was, to) != 0)
+    c->nrecent = 0; /* the status line's pace is the new membership's, from its own steps */
+  c->cur = *want;
+  return 0;
+}
+
+double ctl_spent(const struct ctl *c, double t) {
+  double usd = c->res->cost;
+  for (int i = 0; i < c->nnodes; i++)
+    usd += node_cost(c, &c->nodes[i], t);
+  return usd;
+}
+
+void ctl_gen_entry(struct ctl *c, const char *end) {
+  struct pit_run_result *res = c->res;
+  if (res->ngens == (int)(sizeof res->gens / sizeof res->gens[0]))
+    return;
+  struct pit_run_gen *g = &res->gens[res->ngens++];
+  memset(g, 0, sizeof *g);
+  g->gen = c->gen;
+  pit_membership_format(&c->cur, g->membership, sizeof g->membership);
+  g->step0 = c->gen_step0;
+  g->step1 = c->step_next;
+  g->t0 = c->t_launch;
+  g->t_first_iter = c->t_first_iter;
+  g->t1 = now_t(c);
+  snprintf(g->end, sizeof g->end, "%s", end);
+  g->ckpt_s = c->last_ckpt_s;
+  g->init_s = c->init_s;
+  g->exit_s = NAN;
+  g->nodes_s = NAN;
+  double cost = 0;
+  for (int i = 0; i < c->nnodes; i++) {
+    const struct pit_node *n = &c->nodes[i];
+    double a = n->t_start > g->t0 ? n->t_start : g->t0;
+    double secs = g->t1 - a;
+    if (secs > 0)
+      cost += n->price_h * secs / 3600.0;
+  }
+  g->cost = cost;
+}
