@@ -282,6 +282,8 @@ static int node_record(struct ctl *c, const struct pit_node *n, const char *acti
   snprintf(r.node, sizeof r.node, "%s", n->id);
   snprintf(r.itype, sizeof r.itype, "%s", n->itype);
   r.price_h = n->price_h;
+  if (strcmp(action, "start") == 0 && isfinite(n->t_start)) /* billed from its start, as the provider bills */
+    r.t = n->t_start;
   /* written through at once: a restarted controller's reconciliation and the bill rest on it */
   int rc = out_record(c, &r, e);
   if (rc == 0)
@@ -450,23 +452,17 @@ static void unhold_older(struct ctl *c) {
  * kill between its flush and the state's write leaves ahead of the state):
  * 1 with *step and its path (held link if there, else the workload's), 0 if none. */
 static int events_last_ckpt(const struct ctl *c, int64_t *step, char *path, size_t n) {
-  struct pit_record_reader rd;
-  struct pit_record r;
+  struct pit_runlog log;
   struct pit_err e2 = {0};
   char last[1100] = "";
   *step = -1;
-  if (pit_record_reader_open(&rd, c->events_path, &e2) < 0)
-    return 0;
-  pit_record_init(&r);
-  while (pit_record_reader_next(&rd, &r, &e2) == 1) {
-    if (r.type == PIT_REC_CHECKPOINT && r.step > *step && r.path) {
-      *step = r.step;
-      snprintf(last, sizeof last, "%s", r.path);
-    }
-    pit_record_release(&r);
+  pit_runlog_init(&log);
+  const struct pit_runlog_ckpt *k = pit_runlog_load(&log, c->events_path, &e2) == 0 ? pit_runlog_last_ckpt(&log) : NULL;
+  if (k) {
+    *step = k->step;
+    snprintf(last, sizeof last, "%s", k->path);
   }
-  pit_record_release(&r);
-  pit_record_reader_release(&rd);
+  pit_runlog_release(&log);
   if (*step < 0)
     return 0;
   char held[1100];
@@ -565,14 +561,10 @@ static int start_node(struct ctl *c, const char *itype, const char *why, struct 
   return 0;
 }
 
+/* A node's bill to until (its stop, if it stopped): the live spend (catalog/cost.c). */
 static double node_cost(const struct ctl *c, const struct pit_node *n, double until) {
-  double t1 = isnan(n->t_stop) ? until : n->t_stop;
-  double secs = t1 - n->t_start;
-  if (!(secs > 0))
-    return 0;
   const struct pit_itype *t = c->have_cat ? pit_catalog_find(&c->cat, n->itype) : NULL;
-  double billed = t ? pit_itype_billed_s(t, secs) : secs;
-  return n->price_h * billed / 3600.0;
+  return pit_node_cost(t, n->price_h, (isnan(n->t_stop) ? until : n->t_stop) - n->t_start);
 }
 
 /* The report's line for a node that ended. */
@@ -594,7 +586,7 @@ static void node_entry(struct ctl *c, const struct pit_node *n, const char *end)
   double secs = n->t_stop - n->t_start;
   r->billed_s = secs > 0 ? t ? pit_itype_billed_s(t, secs) : secs : 0;
   r->cost = node_cost(c, n, n->t_stop);
-  r->od_cost = t ? t->price_h * r->billed_s / 3600.0 : r->cost;
+  r->od_cost = t ? pit_node_cost(t, t->price_h, secs) : r->cost;
   r->waste_s = n->waste_s;
 }
 
@@ -701,31 +693,29 @@ static double spent(const struct ctl *c, double t) {
 /* The rest of the job's time and cost with 95% intervals: remaining steps ×
  * the recent step times' mean ± its half-width (t quantile × sd / √n; a
  * span of steps timed by one progress line counts once), the cost as spent +
- * the live nodes' price per hour over that time. The point (eta_s) is the
+ * the live nodes' bills grown by that time (pit_node_cost: billed seconds). The point (eta_s) is the
  * same mean's, so it lies inside its interval; with fewer than two
  * measurements there is a point (the one measured) and no interval. */
 static void eta_interval(const struct ctl *c, struct pit_run_status *st) {
   st->eta_lo = st->eta_hi = st->cost_end = st->cost_lo = st->cost_hi = NAN;
-  int n = c->nrecent < RECENT ? c->nrecent : RECENT;
+  int n = c->nrecent < RECENT ? c->nrecent : RECENT, i;
   if (!(c->total_steps > 0) || n < 2)
     return;
   double sum = 0, ss = 0;
-  for (int i = 0; i < n; i++)
+  for (i = 0; i < n; i++)
     sum += c->recent[i];
   double mean = sum / n;
-  for (int i = 0; i < n; i++)
+  for (i = 0; i < n; i++)
     ss += (c->recent[i] - mean) * (c->recent[i] - mean);
   double half = pit_t_quantile(0.975, n - 1) * sqrt(ss / (n - 1)) / sqrt((double)n);
   double left = (double)(c->total_steps > c->step_next ? c->total_steps - c->step_next : 0);
   st->eta_s = left * mean;
   st->eta_lo = left * (mean - half > 0 ? mean - half : 0);
   st->eta_hi = left * (mean + half);
-  double price_h = 0;
-  for (int i = 0; i < c->nnodes; i++)
-    price_h += c->nodes[i].price_h;
-  st->cost_end = st->spent + price_h * st->eta_s / 3600;
-  st->cost_lo = st->spent + price_h * st->eta_lo / 3600;
-  st->cost_hi = st->spent + price_h * st->eta_hi / 3600;
+  double *cost[3] = {&st->cost_end, &st->cost_lo, &st->cost_hi}, rest[3] = {st->eta_s, st->eta_lo, st->eta_hi};
+  for (int k = 0; k < 3; k++) /* the nodes up now, on until the end: their bill then less their bill now */
+    for (*cost[k] = st->spent, i = 0; i < c->nnodes; i++)
+      *cost[k] += node_cost(c, &c->nodes[i], st->t + rest[k]) - node_cost(c, &c->nodes[i], st->t);
 }
 
 static void status(struct ctl *c, const char *phase, int force) {
@@ -1727,15 +1717,7 @@ static void gen_entry(struct ctl *c, const char *end) {
   g->init_s = c->init_s;
   g->exit_s = NAN;
   g->nodes_s = NAN;
-  double cost = 0;
-  for (int i = 0; i < c->nnodes; i++) {
-    const struct pit_node *n = &c->nodes[i];
-    double a = n->t_start > g->t0 ? n->t_start : g->t0;
-    double secs = g->t1 - a;
-    if (secs > 0)
-      cost += n->price_h * secs / 3600.0;
-  }
-  g->cost = cost;
+  g->cost = NAN; /* its share of the bills, once every node stopped (pit_run_result_price) */
 }
 
 /* The run stopped by the user's signal: the records a checkpoint covers are
@@ -1951,26 +1933,13 @@ static void mirror_ckpt(struct ctl *c, const char *path, int64_t step) {
  * *done 1 when its last generation ended with the job done (an end record
  * "done", or "stopped" because it measured enough, and nothing after it). */
 static void events_scan(const struct ctl *c, int64_t *next, int *done) {
-  struct pit_record_reader rd;
-  struct pit_record r;
+  struct pit_runlog log;
   struct pit_err e2 = {0};
-  *next = 0;
-  *done = 0;
-  if (pit_record_reader_open(&rd, c->events_path, &e2) < 0)
-    return;
-  pit_record_init(&r);
-  while (pit_record_reader_next(&rd, &r, &e2) == 1) {
-    if (r.type == PIT_REC_ITER && r.step + 1 > *next)
-      *next = r.step + 1;
-    if (r.type == PIT_REC_ITER || r.type == PIT_REC_INIT)
-      *done = 0;
-    if (r.type == PIT_REC_END)
-      *done = strcmp(r.status, "done") == 0 || r.status[0] == 0 ||
-              (strcmp(r.status, "stopped") == 0 && measured_enough(r.detail));
-    pit_record_release(&r);
-  }
-  pit_record_release(&r);
-  pit_record_reader_release(&rd);
+  pit_runlog_init(&log);
+  int ok = pit_runlog_load(&log, c->events_path, &e2) == 0;
+  *next = ok ? pit_runlog_step(&log) + 1 : 0;
+  *done = ok && pit_runlog_job_done(&log);
+  pit_runlog_release(&log);
 }
 
 /* A run that finished before (its state says done, or its events file ends
@@ -2362,6 +2331,8 @@ static void teardown(struct ctl *c) {
   if (c->ev_open) {
     pit_events_flush(&c->ev, &e2);
     pit_events_release(&c->ev);
+    if (pit_run_result_price(c->res, c->have_cat ? &c->cat : NULL, &e2) < 0)
+      warn(c, "the run's bill from its records: %s", e2.msg);
   }
   if (c->store && pit_store_close(c->store, &e2) < 0)
     warn(c, "%s", e2.msg);
