@@ -90,7 +90,7 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
   if (rc < 0)
     goto out;
   T = mdl->start_s(mdl->ctx, 0, step, &cur);
-  spent = price * T / 3600.0;
+  spent = price * T / 3600.0; /* forecast: simulated clock */
   while (step < job->total) {
     int64_t gen_step0 = step;
     int stop_requested = 0, first = 1;
@@ -109,7 +109,7 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
         goto done;
       }
       T += x.dt;
-      spent += price * x.dt / 3600.0;
+      spent += price * x.dt / 3600.0; /* forecast: simulated clock */
       r->steps_done++;
       if (first && isfinite(t_dec)) { /* decision → this generation's first iteration */
         sw_sum += T - t_dec;
@@ -164,7 +164,7 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
     int last = step >= job->total || !stop_requested;
     double so = mdl->stop_s(mdl->ctx, gen, step, &cur, last);
     T += so;
-    spent += price * so / 3600.0;
+    spent += price * so / 3600.0; /* forecast: simulated clock */
     if (last)
       break;
     cur = r->dec[r->ndec - 1].to;
@@ -174,7 +174,7 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
       goto out;
     double st = mdl->start_s(mdl->ctx, gen, step, &cur);
     T += st;
-    spent += price * st / 3600.0;
+    spent += price * st / 3600.0; /* forecast: simulated clock */
   }
 done:
   r->cost = spent;

@@ -958,27 +958,6 @@ int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct 
 
 /* ---- the timeline of an elastic run (pitstop run) ---- */
 
-/* 1 when generation g of the fold failed: no end record, a later generation,
- * and no decision in it that changed the membership (a resize ends a
- * generation without an end record too; keep, recommend and the batch's
- * shares change nothing). */
-static int gen_failed(const struct pit_runlog *log, int g) {
-  if (log->gens[g].status[0] || g + 1 >= log->ngens)
-    return 0;
-  for (int i = 0; i < log->ndec; i++) {
-    const char *k = log->dec[i].d.kind;
-    if (log->dec[i].gen == g && k[0] && strcmp(k, "keep") != 0 && strcmp(k, "recommend") != 0 &&
-        strcmp(k, "batch_shares") != 0 && strcmp(k, "rebalance") != 0)
-      return 0;
-  }
-  return 1;
-}
-
-/* Where generation g began: its launch (init record's t less init_s), else its first record. */
-static double gen_launch(const struct pit_runlog_gen *g) {
-  return isfinite(g->t_init) && isfinite(g->init_s) && g->init_s <= g->t_init ? g->t_init - g->init_s : g->t_first;
-}
-
 /* Node bars (one row per node, from its start to its stop), a row of
  * generations (each from its launch to its end: its end record, else the next
  * generation's first record, else the last record; labelled with its
@@ -991,74 +970,56 @@ int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct 
   if (rc)
     return rc;
   struct pit_runlog log; /* the run log's fold: nodes, iterations, decisions */
+  struct pit_timeline tl = {0};
   pit_runlog_init(&log);
-  if ((rc = pit_runlog_load(&log, events, e)) < 0) {
+  if ((rc = pit_runlog_load(&log, events, e)) < 0 || (rc = pit_timeline_build(&log, &tl, e)) < 0) {
     pit_runlog_release(&log);
     return rc;
   }
+  if (tl.nbars == 0) {
+    pit_timeline_release(&tl);
+    pit_runlog_release(&log);
+    return pit_err_set(e, PIT_ENOTFOUND, "'%s' holds no node records (is it a pitstop run's events file?)", events);
+  }
   struct gp g;
   if ((rc = gp_open(&g, o, svg, "Nodes, decisions and progress over time", e)) < 0) {
+    pit_timeline_release(&tl);
     pit_runlog_release(&log);
     gp_cleanup(&g);
     return rc;
   }
   FILE *bars = gp_data(&g, 0, e), *prog = bars ? gp_data(&g, 1, e) : NULL, *dec = prog ? gp_data(&g, 2, e) : NULL;
   FILE *gens = dec ? gp_data(&g, 3, e) : NULL;
-  enum { MAXN = 256 };
-  int nn = log.nnodes < MAXN ? log.nnodes : MAXN, ndec = 0, ntypes = 0;
+  int nn = tl.nbars, ndec = 0, ntypes = tl.ntypes, nfailed = 0;
   const struct pit_runlog_node *nd = log.nodes;
-  char types[16][PIT_NAME_MAX];
-  double tmax = log.t_last;
-  for (int64_t i = 0; dec && i < log.niters; i++)
+  double tmax = tl.tmax;
+  for (int64_t i = 0; gens && i < log.niters; i++)
     fprintf(prog, "%.9g %lld\n", log.iters[i].t, (long long)log.iters[i].step + 1);
-  for (int i = 0; dec && i < log.ndec; i++, ndec++) { /* labelled with the chosen membership: the first alternative */
+  for (int i = 0; gens && i < log.ndec; i++, ndec++) { /* labelled with the chosen membership: the first alternative */
     const struct pit_decision *d = &log.dec[i].d;
     const char *to = d->nalts > 0 && d->alts[0].membership ? d->alts[0].membership : "";
     fprintf(dec, "%.9g \"%.79s\"\n", log.dec[i].t, to[0] ? to : "decision");
+  }
+  for (int i = 0; gens && i < nn; i++) /* x0 x1 row type */
+    fprintf(bars, "%.9g %.9g %d %d\n", tl.bars[i].x0, tl.bars[i].x1, tl.bars[i].row, tl.bars[i].type);
+  for (int k = 0; gens && k < tl.ngens; k++) { /* x0 x1 failed "label" */
+    nfailed += tl.gens[k].failed;
+    fprintf(gens, "%.9g %.9g %d \"%s\"\n", tl.gens[k].x0, tl.gens[k].x1, tl.gens[k].failed, tl.gens[k].label);
   }
   if (!gens) {
     if (bars) fclose(bars);
     if (prog) fclose(prog);
     if (dec) fclose(dec);
+    rc = PIT_EIO;
+  } else if ((rc = gp_close_data(bars, &g, e)) | gp_close_data(prog, &g, e) | gp_close_data(dec, &g, e) |
+             gp_close_data(gens, &g, e)) {
+    rc = rc ? rc : PIT_EIO;
+  }
+  if (rc) {
+    pit_timeline_release(&tl);
     pit_runlog_release(&log);
     gp_cleanup(&g);
-    return PIT_EIO;
-  }
-  if (nn == 0) {
-    fclose(bars);
-    fclose(prog);
-    fclose(dec);
-    fclose(gens);
-    pit_runlog_release(&log);
-    gp_cleanup(&g);
-    return pit_err_set(e, PIT_ENOTFOUND, "'%s' holds no node records (is it a pitstop run's events file?)", events);
-  }
-  for (int i = 0; i < nn; i++) {
-    int ty = 0;
-    while (ty < ntypes && strcmp(types[ty], nd[i].itype) != 0)
-      ty++;
-    if (ty == ntypes && ntypes < 16)
-      snprintf(types[ntypes++], PIT_NAME_MAX, "%s", nd[i].itype);
-    /* x0 x1 row type */
-    fprintf(bars, "%.9g %.9g %d %d\n", nd[i].t_start, isnan(nd[i].t_stop) ? tmax : nd[i].t_stop, i, ty < 16 ? ty : 15);
-  }
-  int nfailed = 0;
-  for (int k = 0; k < log.ngens; k++) { /* x0 x1 failed "label" */
-    const struct pit_runlog_gen *ge = &log.gens[k];
-    double x0 = gen_launch(ge);
-    double x1 = isfinite(ge->t_end) ? ge->t_end : k + 1 < log.ngens ? log.gens[k + 1].t_first : tmax;
-    int failed = gen_failed(&log, k);
-    char mem[PIT_MEMBERSHIP_TEXT_MAX];
-    pit_membership_format(&ge->m, mem, sizeof mem);
-    nfailed += failed;
-    fprintf(gens, "%.9g %.9g %d \"gen %d %.60s%s\"\n", x0, x1 > x0 ? x1 : x0, failed, k, mem,
-            failed ? " failed" : "");
-  }
-  if ((rc = gp_close_data(bars, &g, e)) | gp_close_data(prog, &g, e) | gp_close_data(dec, &g, e) |
-      gp_close_data(gens, &g, e)) {
-    pit_runlog_release(&log);
-    gp_cleanup(&g);
-    return rc ? rc : PIT_EIO;
+    return rc;
   }
   FILE *f = g.f;
   fprintf(f, "set xlabel 'run time [s]'\nset ylabel 'node'\nset y2label 'steps done'\n");
@@ -1076,7 +1037,7 @@ int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct 
     gp_dataref(&g, 0); /* this type's rows only (column 4) */
     fprintf(f, " using ($4==%d?($1+$2)/2:NaN):3:(($2-$1)/2):(0.3) with boxxyerror fs solid 0.6 lc %d title ", t,
             t + 1);
-    gp_str(f, types[t]);
+    gp_str(f, tl.types[t]);
     fputs(", ", f);
   }
   gp_dataref(&g, 3); /* the generations' row: grey, a failed one red, each labelled */
@@ -1099,6 +1060,7 @@ int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct 
     fprintf(f, " using 1:(-0.8):(0):(%d.4) with vectors nohead dt 2 lc rgb '#d62728' title 'decision'", nn + 1);
   }
   fputs("\n", f);
+  pit_timeline_release(&tl);
   pit_runlog_release(&log);
   rc = gp_run(&g, o, e);
   gp_cleanup(&g);
