@@ -559,7 +559,8 @@ struct pit_elastic_result {
   int diverged;                      /* 1: a membership without a model was chosen (stopped there) */
   int decisions;                     /* decision points weighed (keep included) */
   int64_t steps_done;
-  double cost, time_s;               /* US$ (per-second billing), s from start to the last stop */
+  double cost, time_s;               /* US$: each simulated node billed from its start to its stop through
+                                        o->catalog (none: raw seconds); s from start to the last stop */
 };
 void pit_elastic_result_release(struct pit_elastic_result *r);
 /* Errors: a membership with a type not in o->types, the model's, out of memory. */
@@ -586,8 +587,8 @@ struct pit_replay {
   int same;                          /* 1: same count, same steps, same from and to */
   int diverged;                      /* 1: the replay chose a membership without records */
   int64_t steps;                     /* the job's iterations */
-  double cost_live, cost_sim;        /* US$: the node records on billed seconds (pit_runlog_cost); the
-                                        replay on its simulated clock, raw seconds (a forecast) */
+  double cost_live, cost_sim;        /* US$: the node records billed (pit_runlog_cost); the replay's
+                                        simulated nodes billed the same way (pit_elastic_run) */
   double time_live, time_sim;        /* s, run start to the last node's stop */
   int decisions_sim;                 /* decision points the replay's policy weighed (keep included) */
   /* Every membership the live run ran, the whole job replayed on it alone
@@ -599,7 +600,7 @@ struct pit_replay {
   int nfixed, best_fixed;
   struct pit_replay_fixed {
     struct pit_membership m;
-    double cost, time_s;             /* US$: each node billed time_s (opts catalog; NULL: raw), s */
+    double cost, time_s;             /* US$: each node billed time_s (pit_elastic_run), s */
     int complete;                    /* 0: its replay stopped early (diverged) */
   } fixed[PIT_POLICY_MEAS_MAX];
 };

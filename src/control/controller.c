@@ -2343,6 +2343,80 @@ static void teardown(struct ctl *c) {
     close(c->lock_fd);
 }
 
+/* A run continued after a controller stop (its state found): the next
+ * generation, the restarts, the steps written and the checkpoint to resume
+ * from (the events file's when newer than the state's: a kill after the
+ * events file took the checkpoint, before the state did). */
+static void continue_run(struct ctl *c, struct prev_state *ps, char *resume, size_t n) {
+  int64_t ev_step;
+  char ev_ckpt[1100];
+  if (events_last_ckpt(c, &ev_step, ev_ckpt, sizeof ev_ckpt) && ev_step > ps->step) {
+    ps->step = ev_step;
+    snprintf(ps->ckpt, sizeof ps->ckpt, "%s", ev_ckpt);
+  }
+  c->gen = ps->gen + 1;
+  /* restarts spent by a controller that ended with an error are not held against this one */
+  c->res->restarts = ps->failed ? 0 : ps->restarts;
+  int done_ev;
+  events_scan(c, &c->step_written, &done_ev);
+  c->step_safe = ps->step;
+  snprintf(c->ckpt, sizeof c->ckpt, "%s", ps->ckpt);
+  snprintf(resume, n, "%s", ps->ckpt);
+  warn(c, "run %s continues after a controller stop: generation %d from step %lld", c->o->run, c->gen,
+       (long long)c->step_safe);
+}
+
+/* The job done (a workload without end records, one that speaks no
+ * protocol, finished: its steps are done): held records out, the state says
+ * done, the generation's report entry. */
+static int end_done(struct ctl *c, struct pit_err *e) {
+  struct pit_run_result *res = c->res;
+  int rc;
+  if ((rc = release_held(c, -1, e)) < 0 || (rc = out_flush(c, e)) < 0)
+    return rc;
+  test_kill_point("after-end");
+  c->finished = 1; /* a kill from here on leaves a run that is said done, not run again */
+  if ((rc = write_state(c, e)) < 0)
+    return rc;
+  test_kill_point("after-done-state");
+  if (isnan(c->first_iter_t)) { /* it ended without one progress line pitstop reads: nothing measured */
+    res->no_progress = 1;
+    res->out_lines = c->out_lines;
+    gen_entry(c, "no progress");
+    status(c, "no progress", 1);
+    return 0;
+  }
+  gen_entry(c, "done");
+  status(c, "done", 1);
+  return 0;
+}
+
+/* A generation stopped for a resize: its report entry, the next generation's
+ * number and nodes (the market layer's reshape; after a reclaim, without the
+ * reclaimed node). */
+static int end_resized(struct ctl *c, struct pit_err *e) {
+  struct pit_run_result *res = c->res;
+  if (c->restart_stopping) { /* the steps since the snapshot are redone by the next generation */
+    c->redo_below = c->step_next;
+    drop_held(c);
+  }
+  gen_entry(c, "resized");
+  struct pit_run_gen *ge = &res->gens[res->ngens - 1];
+  double t_exit = now_t(c);
+  ge->exit_s = t_exit - c->t_stop_req;
+  struct pit_membership want = c->pending.act == PIT_ACT_RESIZE ? c->pending.to : c->cur;
+  c->gen++;
+  int rc;
+  if (c->spot.on && c->reclaim_stop) /* the job restarts without the reclaimed node: which market now */
+    rc = stop_reclaimed(c, e) < 0 ? e->code : spot_reshape(c, &want, PIT_SPOT_IDLE, c->pending.reason, e);
+  else
+    rc = reshape_market(c, &want, c->pending.reason, e);
+  if (rc < 0)
+    return rc;
+  ge->nodes_s = now_t(c) - t_exit;
+  return rc;
+}
+
 int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit_err *e) {
   memset(res, 0, sizeof *res);
   struct ctl c;
@@ -2362,24 +2436,8 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
   if (rc == 0 && !done)
     rc = reconcile(&c, &ps, e);
   char resume[1100] = "";
-  int64_t ev_step;
-  char ev_ckpt[1100];
-  if (rc == 0 && ps.found && events_last_ckpt(&c, &ev_step, ev_ckpt, sizeof ev_ckpt) && ev_step > ps.step) {
-    ps.step = ev_step; /* killed after the events file took the checkpoint, before the state did */
-    snprintf(ps.ckpt, sizeof ps.ckpt, "%s", ev_ckpt);
-  }
-  if (rc == 0 && ps.found) {
-    c.gen = ps.gen + 1;
-    /* restarts spent by a controller that ended with an error are not held against this one */
-    res->restarts = ps.failed ? 0 : ps.restarts;
-    int done_ev;
-    events_scan(&c, &c.step_written, &done_ev);
-    c.step_safe = ps.step;
-    snprintf(c.ckpt, sizeof c.ckpt, "%s", ps.ckpt);
-    snprintf(resume, sizeof resume, "%s", ps.ckpt);
-    warn(&c, "run %s continues after a controller stop: generation %d from step %lld", o->run, c.gen,
-         (long long)c.step_safe);
-  }
+  if (rc == 0 && ps.found)
+    continue_run(&c, &ps, resume, sizeof resume);
   if (rc == 0 && !done)
     rc = c.spot.on && !ps.found ? spot_initial(&c, e) : 0;
   if (rc == 0 && !done)
@@ -2400,44 +2458,13 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
       break;
     }
     if (end == GEN_DONE) {
-      /* a workload without end records (one that speaks no protocol) finished: its steps are done */
-      if ((rc = release_held(&c, -1, e)) < 0 || (rc = out_flush(&c, e)) < 0)
-        break;
-      test_kill_point("after-end");
-      c.finished = 1; /* a kill from here on leaves a run that is said done, not run again */
-      if ((rc = write_state(&c, e)) < 0)
-        break;
-      test_kill_point("after-done-state");
-      if (isnan(c.first_iter_t)) { /* it ended without one progress line pitstop reads: nothing measured */
-        res->no_progress = 1;
-        res->out_lines = c.out_lines;
-        gen_entry(&c, "no progress");
-        status(&c, "no progress", 1);
-        break;
-      }
-      gen_entry(&c, "done");
-      status(&c, "done", 1);
+      rc = end_done(&c, e);
       break;
     }
     if (end == GEN_STOPPED) {
       consecutive_fail = 0;
-      if (c.restart_stopping) { /* the steps since the snapshot are redone by the next generation */
-        c.redo_below = c.step_next;
-        drop_held(&c);
-      }
-      gen_entry(&c, "resized");
-      struct pit_run_gen *ge = &res->gens[res->ngens - 1];
-      double t_exit = now_t(&c);
-      ge->exit_s = t_exit - c.t_stop_req;
-      struct pit_membership want = c.pending.act == PIT_ACT_RESIZE ? c.pending.to : c.cur;
-      c.gen++;
-      if (c.spot.on && c.reclaim_stop) /* the job restarts without the reclaimed node: which market now */
-        rc = stop_reclaimed(&c, e) < 0 ? e->code : spot_reshape(&c, &want, PIT_SPOT_IDLE, c.pending.reason, e);
-      else
-        rc = reshape_market(&c, &want, c.pending.reason, e);
-      if (rc < 0)
+      if ((rc = end_resized(&c, e)) < 0)
         break;
-      ge->nodes_s = now_t(&c) - t_exit;
       snprintf(resume, sizeof resume, "%s", c.ckpt);
       continue;
     }

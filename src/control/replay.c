@@ -6,8 +6,10 @@
  * The events file gives, per live generation: its nodes (node records, in
  * the controller's order: appended on start, removed on stop/lost), its
  * iteration records, and its start and stop overheads (first iteration's
- * record time − its step time − the previous generation's end; end − last
- * iteration; the last generation: to the last node's stop). A step on a
+ * record time − its step time − the previous generation's node change; its
+ * node change − last iteration, the node change being its end record or a
+ * later stop of its removed nodes before the next generation's first step;
+ * the last generation: to the last node's stop). A step on a
  * membership takes the live record of that step when the live run ran it on
  * that membership, else that membership's records in turn. A resize stops the
  * generation where the live one stopped when the live run resized at the same
@@ -42,6 +44,9 @@ struct lgen { /* one live generation */
   int nnodes, have_nodes;
   size_t first, n;                                 /* its iterations: its[first .. first+n) */
   double t_end;                                    /* its end record (NaN: none) */
+  double t_change;                                 /* its nodes changed for the next one: the last node
+                                                      stop after its end record and before the next
+                                                      one's first step (else t_end); NaN: none */
 };
 
 struct live {
@@ -138,6 +143,14 @@ static int read_live(const char *path, const struct pit_runlog *log, struct live
   }
   if (l->nits == 0)
     return pit_err_set(e, PIT_EFORMAT, "%s: no iteration record to replay", path);
+  for (int i = 0; i + 1 < l->ng; i++) { /* a resize's removed nodes bill until they stop */
+    struct lgen *g = &l->g[i], *h = &l->g[i + 1];
+    double next = h->n ? l->its[h->first].t - l->its[h->first].step_s : INFINITY;
+    g->t_change = g->t_end;
+    for (int k = 0; isfinite(g->t_end) && k < log->nnodes; k++)
+      if (log->nodes[k].t_stop > g->t_change && log->nodes[k].t_stop <= next)
+        g->t_change = log->nodes[k].t_stop;
+  }
   if (log->nup > 0)
     return pit_err_set(e, PIT_EFORMAT, "%s: %d node(s) without a stop record (the run did not end)", path, log->nup);
   l->t_last_stop = log->t_last_stop;
@@ -182,17 +195,19 @@ static const struct it *model_iter(const struct live *l, const struct pit_member
 }
 
 /* Overheads of live generation i: before its first iteration (from the
- * previous generation's end, or the run's start), after its last (to its end
- * record; the last generation: to the last node's stop, where billing ends). */
+ * previous generation's node change, or the run's start), after its last (to
+ * its node change: its end record, or the last node it stopped before the next
+ * generation began, where those nodes' bills end; the last generation: to the
+ * last node's stop, where billing ends). */
 static double start_overhead(const struct live *l, int i) {
   const struct lgen *g = &l->g[i];
-  double prev = i == 0 ? 0 : isfinite(l->g[i - 1].t_end) ? l->g[i - 1].t_end : 0;
+  double prev = i == 0 ? 0 : isfinite(l->g[i - 1].t_change) ? l->g[i - 1].t_change : 0;
   double o = g->n ? l->its[g->first].t - l->its[g->first].step_s - prev : 0;
   return o > 0 ? o : 0;
 }
 static double stop_overhead(const struct live *l, int i) {
   const struct lgen *g = &l->g[i];
-  double end = i == l->ng - 1 && l->t_last_stop > g->t_end ? l->t_last_stop : g->t_end;
+  double end = i == l->ng - 1 ? (l->t_last_stop > g->t_end ? l->t_last_stop : g->t_end) : g->t_change;
   double o = g->n && isfinite(end) ? end - l->its[g->first + g->n - 1].t : 0;
   return o > 0 ? o : 0;
 }
@@ -297,13 +312,7 @@ static int replay_fixed(const struct live *l, const struct pit_elastic_model *md
       return rc;
     struct pit_replay_fixed *f = &r->fixed[r->nfixed++];
     f->m = l->g[g].m;
-    f->cost = er.cost; /* without a catalog: the simulated clock's raw seconds (elastic.c) */
-    struct pit_membership bare;
-    pit_membership_bare(&l->g[g].m, &bare);
-    if (o->catalog && er.time_s >= 0 && (rc = pit_catalog_cost(o->catalog, &bare, er.time_s, &f->cost, e)) < 0) {
-      pit_elastic_result_release(&er);
-      return rc; /* every node of the membership billed for the whole replayed job */
-    }
+    f->cost = er.cost; /* every node of the membership billed for the whole replayed job */
     f->time_s = er.time_s;
     f->complete = !er.diverged && er.steps_done == job->total - job->step0;
     pit_elastic_result_release(&er);

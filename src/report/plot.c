@@ -2,25 +2,17 @@
  * steps (one run, step time per iteration by epoch), batch (a time against
  * global batch per configuration), scaling (speedup and efficiency against
  * ranks), cost (samples per dollar per configuration). docs/plot.md.
- *
- * How: the data go to files in a private temporary directory, a gnuplot
- * script that reads them is written there, gnuplot runs on it as a child
- * (argv array, no shell), and the picture it wrote is copied to the output
- * atomically. Invariants: every text taken from the runs (names, models,
- * instance types) or from the user (title) reaches the script only as a
- * single-quoted gnuplot string, in which gnuplot substitutes nothing; the
- * output is complete or absent; the temporary directory is removed. */
-#include <dirent.h>
-#include <errno.h>
+ * Each chart is made through gp.c (gp_impl.h: a private directory, data
+ * files and a script, run by the one gnuplot driver). Invariants: every text
+ * taken from the runs (names, models, instance types) or from the user
+ * (title) reaches the script only through pit__gp_str; the output is
+ * complete or absent. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "pitstop/report.h"
+#include "report/gp_impl.h"
 
 #define MAX_SERIES 64   /* lines (configurations, epochs) per chart */
 #define MAX_POINTS 256  /* distinct x values per chart */
@@ -35,61 +27,6 @@ struct lines {
   unsigned legend;  /* fields shown in each line's legend: differ between lines, constant within each */
   unsigned common;  /* fields equal on every run (said once under the title) */
 };
-
-/* A chart in the making: its private directory and gnuplot script. */
-struct gp {
-  char dir[512];
-  char script[600], out[600];
-  FILE *f;          /* the script */
-  int svg;
-  const char *title;
-  int own_title;    /* the title is pitstop's (not --title): details may be added */
-  char title_now[800]; /* the title as last set in the script */
-};
-
-void pit_plot_opts_init(struct pit_plot_opts *o) {
-  memset(o, 0, sizeof *o);
-  o->kind = PIT_PLOT_STEPS;
-  o->metric = PIT_METRIC_TP;
-}
-
-int pit_plot_kind_parse(const char *s, enum pit_plot_kind *k) {
-  static const char *const names[] = {"steps", "batch", "scaling", "cost"};
-  int i = pit_parse_name(s, names, 4);
-  if (i < 0)
-    return PIT_EARG;
-  *k = (enum pit_plot_kind)i;
-  return 0;
-}
-
-int pit_plot_metric_parse(const char *s, enum pit_plot_metric *m) {
-  static const char *const names[] = {"tp", "sample", "total"};
-  int i = pit_parse_name(s, names, 3);
-  if (i < 0)
-    return PIT_EARG;
-  *m = (enum pit_plot_metric)i;
-  return 0;
-}
-
-/* ---- gnuplot text ---- */
-
-/* Writes s as a parenthesised gnuplot string expression: single-quoted parts
- * (quotes doubled; no substitution happens inside them) joined by "\n" where
- * s has a newline; other control characters become spaces. */
-static void gp_str(FILE *f, const char *s) {
-  fputs("('", f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '\n')
-      fputs("' . \"\\n\" . '", f);
-    else if (*p == '\'')
-      fputs("''", f);
-    else if (*p < 0x20 || *p == 0x7f)
-      fputc(' ', f);
-    else
-      fputc(*p, f);
-  }
-  fputs("')", f);
-}
 
 /* A readable unit for values up to vmax seconds: factor and name. */
 static double time_unit(double vmax, const char **name) {
@@ -161,7 +98,7 @@ static void split_labels(struct gp *g, const struct lines *ln, const char *skip,
     if (strcmp(text, "(no configuration recorded)") != 0) {
       snprintf(g->title_now, sizeof g->title_now, "%s\nall lines: %s", g->title, text);
       fputs("set title ", g->f);
-      gp_str(g->f, g->title_now);
+      pit__gp_str(g->f, g->title_now);
       fputs(" font ',13'\n", g->f);
     }
   }
@@ -172,102 +109,6 @@ static int same_config(const struct pit_config *a, const struct pit_config *b, c
   return pit_config_same(a, b, pit_config_key_fields() & ~fields_named(skip));
 }
 
-/* ---- the temporary directory and the gnuplot run ---- */
-
-static FILE *gp_data(struct gp *g, int idx, struct pit_err *e) {
-  char path[600];
-  snprintf(path, sizeof path, "%s/d%d.dat", g->dir, idx);
-  FILE *f = fopen(path, "w");
-  if (!f)
-    pit_err_errno(e, PIT_EIO, "cannot create '%s'", path);
-  return f;
-}
-
-/* Writes the quoted path of data file idx into the script. */
-static void gp_dataref(struct gp *g, int idx) {
-  char path[600];
-  snprintf(path, sizeof path, "%s/d%d.dat", g->dir, idx);
-  gp_str(g->f, path);
-}
-
-static int gp_close_data(FILE *d, struct gp *g, struct pit_err *e) {
-  if (fflush(d) != 0 || ferror(d)) {
-    fclose(d);
-    return pit_err_errno(e, PIT_EIO, "cannot write data in '%s'", g->dir);
-  }
-  fclose(d);
-  return 0;
-}
-
-static void gp_cleanup(struct gp *g) {
-  if (g->f)
-    fclose(g->f);
-  g->f = NULL;
-  if (!g->dir[0])
-    return;
-  DIR *d = opendir(g->dir);
-  if (d) {
-    struct dirent *de;
-    char path[1024];
-    while ((de = readdir(d)) != NULL) {
-      if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-        continue;
-      snprintf(path, sizeof path, "%s/%s", g->dir, de->d_name);
-      unlink(path);
-    }
-    closedir(d);
-  }
-  rmdir(g->dir);
-  g->dir[0] = '\0';
-}
-
-static int gp_open(struct gp *g, const struct pit_plot_opts *o, int svg, const char *title, struct pit_err *e) {
-  memset(g, 0, sizeof *g);
-  g->svg = svg;
-  const char *tmp = getenv("TMPDIR");
-  snprintf(g->dir, sizeof g->dir, "%s/pitstop-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(g->dir)) {
-    int rc = pit_err_errno(e, PIT_EIO, "cannot create a temporary directory '%s'", g->dir);
-    g->dir[0] = '\0';
-    return rc;
-  }
-  snprintf(g->script, sizeof g->script, "%s/plot.gp", g->dir);
-  snprintf(g->out, sizeof g->out, "%s/out.%s", g->dir, g->svg ? "svg" : "png");
-  g->f = fopen(g->script, "w");
-  if (!g->f)
-    return pit_err_errno(e, PIT_EIO, "cannot create '%s'", g->script);
-  int w = o->width > 0 ? o->width : 1000, h = o->height > 0 ? o->height : 600;
-  if (g->svg)
-    fprintf(g->f, "set terminal svg size %d,%d noenhanced font 'Sans,12' background '#ffffff'\n", w, h);
-  else
-    fprintf(g->f, "set terminal pngcairo size %d,%d noenhanced font 'Sans,11' background '#ffffff'\n", w, h);
-  fputs("set output ", g->f);
-  gp_str(g->f, g->out);
-  fputs("\nset encoding utf8\nset grid lc rgb '#d8d8d8'\nset border lc rgb '#404040'\n", g->f);
-  /* distinguishable colours on white (Tableau 10), cycled for more lines */
-  static const char *colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                  "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-  for (int i = 0; i < 10; i++)
-    fprintf(g->f, "set linetype %d lc rgb '%s' lw 2 pt 7\n", i + 1, colours[i]);
-  fputs("set linetype cycle 10\n", g->f);
-  g->title = o->title ? o->title : title;
-  g->own_title = !o->title;
-  snprintf(g->title_now, sizeof g->title_now, "%s", g->title);
-  fputs("set title ", g->f);
-  gp_str(g->f, g->title);
-  fputs(" font ',13'\n", g->f);
-  return 0;
-}
-
-/* Runs gnuplot on the script and copies its picture to o->out atomically. */
-static int gp_run(struct gp *g, const struct pit_plot_opts *o, struct pit_err *e) {
-  if (fflush(g->f) != 0 || ferror(g->f))
-    return pit_err_errno(e, PIT_EIO, "cannot write '%s'", g->script);
-  fclose(g->f);
-  g->f = NULL;
-  return pit_gnuplot_draw(o->gnuplot, g->script, g->out, o->out, e);
-}
-
 /* ---- steps: one run, step time per iteration, one line per epoch ---- */
 
 #define STEPS_MAX_POINTS 1500  /* per line; beyond, lines show medians of consecutive iterations */
@@ -275,6 +116,53 @@ static int gp_run(struct gp *g, const struct pit_plot_opts *o, struct pit_err *e
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+/* Data file 0 of the steps chart: blocks of "x y" per epoch (or one block),
+ * y in the unit f; more iterations in a line than the picture has pixels:
+ * each point is the median of *binp consecutive iterations. *xmax: the
+ * largest x. */
+static int steps_lines(struct gp *g, const struct pit_series *s, const int64_t *epochs, int nep, int byepoch,
+                       double f, double *xmax, int64_t *binp, struct pit_err *e) {
+  int64_t most = 0;
+  for (int k = 0; k < (byepoch ? nep : 1); k++) {
+    int64_t c = 0;
+    for (int64_t i = 0; i < s->nit; i++)
+      c += !(s->it[i].flags & PIT_IT_OTHER_RANK) && !isnan(s->it[i].step_s) && (!byepoch || s->it[i].epoch == epochs[k]);
+    most = c > most ? c : most;
+  }
+  int64_t bin = most > STEPS_MAX_POINTS ? (most + STEPS_MAX_POINTS - 1) / STEPS_MAX_POINTS : 1;
+  *binp = bin;
+  double *ys = malloc(sizeof *ys * (size_t)bin);
+  FILE *d = ys ? pit__gp_data(g, 0, e) : NULL;
+  if (!d) {
+    free(ys);
+    return ys ? PIT_EIO : pit_err_set(e, PIT_ENOMEM, "out of memory");
+  }
+  /* d0: blocks of "x y" per epoch (or one block); d1: the iterations set aside */
+  for (int k = 0; k < (byepoch ? nep : 1); k++) {
+    int64_t nb = 0;
+    double x0 = 0;
+    for (int64_t i = 0; i <= s->nit; i++) {
+      const struct pit_series_iter *it = i < s->nit ? &s->it[i] : NULL;
+      if (it && ((it->flags & PIT_IT_OTHER_RANK) || isnan(it->step_s) || (byepoch && it->epoch != epochs[k])))
+        continue;
+      if (it) {
+        double x = byepoch ? (double)it->iter : (double)(it->step >= 0 ? it->step : i);
+        *xmax = fmax(*xmax, x);
+        x0 = nb ? x0 : x;
+        ys[nb++] = it->step_s * f;
+      }
+      if (nb && (nb == bin || !it)) { /* a full bin, or the last partial one */
+        qsort(ys, (size_t)nb, sizeof *ys, cmp_double);
+        fprintf(d, "%.17g %.9g\n", x0 + (double)(nb - 1) / 2 * (bin > 1), pit_quantile_sorted(ys, (size_t)nb, 0.5));
+        nb = 0;
+      }
+    }
+    fputs("\n\n", d);
+  }
+  free(ys);
+  return pit__gp_close_data(d, g, e);
 }
 
 static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err *e) {
@@ -306,49 +194,12 @@ static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err 
     byepoch = 0; /* too many epochs for one line each: plot against the global step */
   const char *unit;
   double f = time_unit(isnan(sm->tp.mean) ? vmax : sm->tp.mean * 2, &unit);
-  /* More iterations in a line than the picture has pixels: each point of the
-   * line is the median of `bin` consecutive iterations. */
-  int64_t most = 0;
-  for (int k = 0; k < (byepoch ? nep : 1); k++) {
-    int64_t c = 0;
-    for (int64_t i = 0; i < s->nit; i++)
-      c += !(s->it[i].flags & PIT_IT_OTHER_RANK) && !isnan(s->it[i].step_s) && (!byepoch || s->it[i].epoch == epochs[k]);
-    most = c > most ? c : most;
-  }
-  int64_t bin = most > STEPS_MAX_POINTS ? (most + STEPS_MAX_POINTS - 1) / STEPS_MAX_POINTS : 1;
-  double *ys = malloc(sizeof *ys * (size_t)bin);
-  FILE *d = ys ? gp_data(g, 0, e) : NULL;
-  if (!d) {
-    free(ys);
-    return ys ? PIT_EIO : pit_err_set(e, PIT_ENOMEM, "out of memory");
-  }
-  /* d0: blocks of "x y" per epoch (or one block); d1: the iterations set aside */
-  for (int k = 0; k < (byepoch ? nep : 1); k++) {
-    int64_t nb = 0;
-    double x0 = 0;
-    for (int64_t i = 0; i <= s->nit; i++) {
-      const struct pit_series_iter *it = i < s->nit ? &s->it[i] : NULL;
-      if (it && ((it->flags & PIT_IT_OTHER_RANK) || isnan(it->step_s) || (byepoch && it->epoch != epochs[k])))
-        continue;
-      if (it) {
-        double x = byepoch ? (double)it->iter : (double)(it->step >= 0 ? it->step : i);
-        xmax = fmax(xmax, x);
-        x0 = nb ? x0 : x;
-        ys[nb++] = it->step_s * f;
-      }
-      if (nb && (nb == bin || !it)) { /* a full bin, or the last partial one */
-        qsort(ys, (size_t)nb, sizeof *ys, cmp_double);
-        fprintf(d, "%.17g %.9g\n", x0 + (double)(nb - 1) / 2 * (bin > 1), pit_quantile_sorted(ys, (size_t)nb, 0.5));
-        nb = 0;
-      }
-    }
-    fputs("\n\n", d);
-  }
-  free(ys);
-  int rc = gp_close_data(d, g, e);
+  int64_t bin = 1;
+  int rc = steps_lines(g, s, epochs, nep, byepoch, f, &xmax, &bin, e);
   if (rc)
     return rc;
-  if (!(d = gp_data(g, 1, e)))
+  FILE *d;
+  if (!(d = pit__gp_data(g, 1, e)))
     return PIT_EIO;
   int64_t aside = 0;
   for (int64_t i = 0; i < s->nit; i++) {
@@ -361,7 +212,7 @@ static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err 
   }
   if (aside == 0)
     fputs("NaN NaN\n", d);
-  if ((rc = gp_close_data(d, g, e)))
+  if ((rc = pit__gp_close_data(d, g, e)))
     return rc;
 
   FILE *o = g->f;
@@ -418,7 +269,7 @@ static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err 
   for (int k = 0; k < (byepoch ? nep : 1); k++) {
     fputs(first ? "" : ", ", o);
     first = 0;
-    gp_dataref(g, 0);
+    pit__gp_dataref(g, 0);
     fprintf(o, " index %d using 1:2", k);
     if (usepal && k)
       fprintf(o, ":(%lld) with lines lw 1.5 lc palette notitle", (long long)epochs[k]);
@@ -431,7 +282,7 @@ static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err 
       fputs(" with lines lw 1.5 lc rgb '#1f77b4' title 'step time'", o);
   }
   fputs(", ", o);
-  gp_dataref(g, 1);
+  pit__gp_dataref(g, 1);
   fprintf(o, " using 1:2 with points pt 6 ps 0.8 lc rgb '#000000' title 'set aside (%lld: warm-up, epoch edges, near validation)'",
           (long long)aside);
   if (!isnan(sm->tp.mean)) {
@@ -441,7 +292,7 @@ static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err 
     else
       snprintf(lab, sizeof lab, "t_p = %.4g %s (%lld steady iterations)", sm->tp.mean * f, unit, (long long)sm->tp.n);
     fprintf(o, ", %.9g with lines dt 2 lw 2.5 lc rgb '#000000' title ", sm->tp.mean * f);
-    gp_str(o, lab);
+    pit__gp_str(o, lab);
   }
   fputc('\n', o);
   return 0;
@@ -599,7 +450,7 @@ static void xtics_of(FILE *o, const struct point *pts, int npts) {
 
 static int write_points(struct gp *g, const struct point *pts, int npts, int nlines, double f,
                         struct pit_err *e) {
-  FILE *d = gp_data(g, 0, e);
+  FILE *d = pit__gp_data(g, 0, e);
   if (!d)
     return PIT_EIO;
   for (int l = 0; l < nlines; l++) {
@@ -608,7 +459,7 @@ static int write_points(struct gp *g, const struct point *pts, int npts, int nli
         fprintf(d, "%.17g %.9g %.9g %d\n", pts[i].x, pt_mean(&pts[i]) * f, pt_sd(&pts[i]) * f, pts[i].n);
     fputs("\n\n", d);
   }
-  return gp_close_data(d, g, e);
+  return pit__gp_close_data(d, g, e);
 }
 
 static int plot_batch(struct gp *g, const struct pit_runset *rs, enum pit_plot_metric m, struct pit_err *e) {
@@ -646,16 +497,16 @@ static int plot_batch(struct gp *g, const struct pit_runset *rs, enum pit_plot_m
   snprintf(sub, sizeof sub, "%s", maxrep > 1 ? "points: mean over the repeated runs; bars: ±1 sd over the repeats"
                                              : "one run per point (no repeats, so no error bars)");
   fputs("set label 1 ", o);
-  gp_str(o, sub);
+  pit__gp_str(o, sub);
   fputs(" at graph 0.01, graph 0.97 left front font ',10'\n", o);
   char lab[MAX_SERIES][256];
   split_labels(g, &ln, "batch", lab);
   fputs("plot ", o);
   for (int l = 0; l < nlines; l++) {
     fputs(l ? ", " : "", o);
-    gp_dataref(g, 0);
+    pit__gp_dataref(g, 0);
     fprintf(o, " index %d using 1:2:3 with yerrorlines lw 2 pt 7 ps 1.2 title ", l);
-    gp_str(o, lab[l]);
+    pit__gp_str(o, lab[l]);
   }
   fputc('\n', o);
   return 0;
@@ -681,7 +532,7 @@ static int plot_scaling(struct gp *g, const struct pit_runset *rs, struct pit_er
   int nlines = ln.n;
   if (used < 0)
     return used;
-  FILE *d = gp_data(g, 0, e);
+  FILE *d = pit__gp_data(g, 0, e);
   if (!d)
     return PIT_EIO;
   double base_ranks_first = -1, smax = 1, rmax = 1;
@@ -703,14 +554,14 @@ static int plot_scaling(struct gp *g, const struct pit_runset *rs, struct pit_er
     }
     fputs("\n\n", d);
   }
-  int rc = gp_close_data(d, g, e);
+  int rc = pit__gp_close_data(d, g, e);
   if (rc)
     return rc;
   FILE *o = g->f;
   char lab[MAX_SERIES][256];
   split_labels(g, &ln, "ranks nodes", lab); /* may extend the title: read back below */
   fputs("set multiplot layout 1,2 title ", o);
-  gp_str(o, g->title_now);
+  pit__gp_str(o, g->title_now);
   fprintf(o, " font ',13'\nunset title\nset bmargin %d\n", 5 + nlines + 1);
   fputs("set xlabel 'ranks (processes)'\nset key below box\n", o);
   xtics_of(o, pts, npts);
@@ -720,16 +571,16 @@ static int plot_scaling(struct gp *g, const struct pit_runset *rs, struct pit_er
   fputs("plot ", o);
   for (int l = 0; l < nlines; l++) {
     fputs(l ? ", " : "", o);
-    gp_dataref(g, 0);
+    pit__gp_dataref(g, 0);
     fprintf(o, " index %d using 1:2 with linespoints lw 2 pt 7 ps 1.2 lc %d title ", l, l + 1);
-    gp_str(o, lab[l]);
+    pit__gp_str(o, lab[l]);
   }
   fprintf(o, ", x / %.17g with lines dt 2 lc rgb '#000000' title 'ideal (linear)'\n",
           base_ranks_first > 0 ? base_ranks_first : 1);
   fputs("set ylabel 'parallel efficiency [%]'\nset yrange [0:115]\nset key below box\nplot ", o);
   for (int l = 0; l < nlines; l++) {
     fputs(l ? ", " : "", o);
-    gp_dataref(g, 0);
+    pit__gp_dataref(g, 0);
     fprintf(o, " index %d using 1:3 with linespoints lw 2 pt 7 ps 1.2 lc %d notitle", l, l + 1);
   }
   fputs(", 100 with lines dt 2 lc rgb '#000000' title 'ideal (100%)'\nunset multiplot\n", o);
@@ -846,7 +697,7 @@ static int plot_cost(struct gp *g, const struct pit_runset *rs, const struct pit
     return pit_err_set(e, PIT_ENOTFOUND, "cost chart: no run has a PIT time (too few iterations?)");
   qsort(bars, (size_t)nb, sizeof *bars, cmp_bar);
   /* horizontal bars, the cheapest configuration on top: d0 rows "y value lo hi" */
-  FILE *d = gp_data(g, 0, e);
+  FILE *d = pit__gp_data(g, 0, e);
   if (!d)
     return PIT_EIO;
   double vmax = 0;
@@ -854,7 +705,7 @@ static int plot_cost(struct gp *g, const struct pit_runset *rs, const struct pit
     fprintf(d, "%d %.9g %.9g %.9g\n", nb - 1 - k, bars[k].v, bars[k].lo, bars[k].hi);
     vmax = fmax(vmax, bars[k].hi);
   }
-  if ((rc = gp_close_data(d, g, e)))
+  if ((rc = pit__gp_close_data(d, g, e)))
     return rc;
   FILE *o = g->f;
   fputs("set xlabel ", o);
@@ -863,43 +714,30 @@ static int plot_cost(struct gp *g, const struct pit_runset *rs, const struct pit
            "samples per US$ over a %g h job = (job time / t_p) x global batch / cost of the job\n"
            "(cost: nodes x on-demand price x billed seconds; higher is cheaper; black bars: 95%% interval of t_p)",
            job_s / 3600);
-  gp_str(o, xl);
+  pit__gp_str(o, xl);
   fputs("\nunset key\nset rmargin 6\n", o);
   fprintf(o, "set yrange [-0.6:%.1f]\nset xrange [0:%.9g]\nset format x '%%.1s%%c'\n", nb - 0.4, vmax * 1.2);
   fputs("set style fill solid 0.6 border -1\nset grid xtics noytics\n", o);
   fputs("set ytics nomirror (", o);
   for (int k = 0; k < nb; k++) {
     fputs(k ? ", " : "", o);
-    gp_str(o, bars[k].label);
+    pit__gp_str(o, bars[k].label);
     fprintf(o, " %d", nb - 1 - k);
   }
   fputs(")\nplot ", o);
-  gp_dataref(g, 0);
+  pit__gp_dataref(g, 0);
   fputs(" using (0):1:(0):2:($1-0.3):($1+0.3) with boxxyerror lc rgb '#4c72b0' title 'samples per dollar', ", o);
-  gp_dataref(g, 0);
+  pit__gp_dataref(g, 0);
   fputs(" using 2:1:3:4 with xerrorbars lc rgb '#000000' pt 0 notitle, ", o);
-  gp_dataref(g, 0);
+  pit__gp_dataref(g, 0);
   fputs(" using 4:1:(gprintf('%.1s%c', $2)) with labels left offset 1,0 notitle\n", o);
   return 0;
 }
 
 /* *svg from o->out's extension (.svg or .png). */
-static int out_format(const struct pit_plot_opts *o, int *svg, struct pit_err *e) {
-  if (!o->out || !*o->out)
-    return pit_err_set(e, PIT_EARG, "no output file given");
-  size_t n = strlen(o->out);
-  if (n > 4 && strcasecmp(o->out + n - 4, ".svg") == 0)
-    *svg = 1;
-  else if (n > 4 && strcasecmp(o->out + n - 4, ".png") == 0)
-    *svg = 0;
-  else
-    return pit_err_set(e, PIT_EARG, "'%s': the output must end in .png or .svg", o->out);
-  return 0;
-}
-
 int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct pit_err *e) {
   int svg = 0;
-  int rc0 = out_format(o, &svg, e);
+  int rc0 = pit__gp_out_format(o, &svg, e);
   if (rc0)
     return rc0;
   if (rs->n == 0)
@@ -933,7 +771,7 @@ int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct 
     break;
   }
   struct gp g;
-  int rc = gp_open(&g, o, svg, title, e);
+  int rc = pit__gp_open(&g, o, svg, title, e);
   if (!rc) {
     switch (o->kind) {
     case PIT_PLOT_STEPS:
@@ -951,118 +789,8 @@ int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct 
     }
   }
   if (!rc)
-    rc = gp_run(&g, o, e);
-  gp_cleanup(&g);
+    rc = pit__gp_run(&g, o, e);
+  pit__gp_cleanup(&g);
   return rc;
 }
 
-/* ---- the timeline of an elastic run (pitstop run) ---- */
-
-/* Node bars (one row per node, from its start to its stop), a row of
- * generations (each from its launch to its end: its end record, else the next
- * generation's first record, else the last record; labelled with its
- * membership, a failed one marked "failed"), the decisions as dashed vertical
- * lines with their target membership, and the steps done over time on the
- * right axis; from the run's events file. */
-int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct pit_err *e) {
-  int svg = 0;
-  int rc = out_format(o, &svg, e);
-  if (rc)
-    return rc;
-  struct pit_runlog log; /* the run log's fold: nodes, iterations, decisions */
-  struct pit_timeline tl = {0};
-  pit_runlog_init(&log);
-  if ((rc = pit_runlog_load(&log, events, e)) < 0 || (rc = pit_timeline_build(&log, &tl, e)) < 0) {
-    pit_runlog_release(&log);
-    return rc;
-  }
-  if (tl.nbars == 0) {
-    pit_timeline_release(&tl);
-    pit_runlog_release(&log);
-    return pit_err_set(e, PIT_ENOTFOUND, "'%s' holds no node records (is it a pitstop run's events file?)", events);
-  }
-  struct gp g;
-  if ((rc = gp_open(&g, o, svg, "Nodes, decisions and progress over time", e)) < 0) {
-    pit_timeline_release(&tl);
-    pit_runlog_release(&log);
-    gp_cleanup(&g);
-    return rc;
-  }
-  FILE *bars = gp_data(&g, 0, e), *prog = bars ? gp_data(&g, 1, e) : NULL, *dec = prog ? gp_data(&g, 2, e) : NULL;
-  FILE *gens = dec ? gp_data(&g, 3, e) : NULL;
-  int nn = tl.nbars, ndec = 0, ntypes = tl.ntypes, nfailed = 0;
-  const struct pit_runlog_node *nd = log.nodes;
-  double tmax = tl.tmax;
-  for (int64_t i = 0; gens && i < log.niters; i++)
-    fprintf(prog, "%.9g %lld\n", log.iters[i].t, (long long)log.iters[i].step + 1);
-  for (int i = 0; gens && i < log.ndec; i++, ndec++) { /* labelled with the chosen membership: the first alternative */
-    const struct pit_decision *d = &log.dec[i].d;
-    const char *to = d->nalts > 0 && d->alts[0].membership ? d->alts[0].membership : "";
-    fprintf(dec, "%.9g \"%.79s\"\n", log.dec[i].t, to[0] ? to : "decision");
-  }
-  for (int i = 0; gens && i < nn; i++) /* x0 x1 row type */
-    fprintf(bars, "%.9g %.9g %d %d\n", tl.bars[i].x0, tl.bars[i].x1, tl.bars[i].row, tl.bars[i].type);
-  for (int k = 0; gens && k < tl.ngens; k++) { /* x0 x1 failed "label" */
-    nfailed += tl.gens[k].failed;
-    fprintf(gens, "%.9g %.9g %d \"%s\"\n", tl.gens[k].x0, tl.gens[k].x1, tl.gens[k].failed, tl.gens[k].label);
-  }
-  if (!gens) {
-    if (bars) fclose(bars);
-    if (prog) fclose(prog);
-    if (dec) fclose(dec);
-    rc = PIT_EIO;
-  } else if ((rc = gp_close_data(bars, &g, e)) | gp_close_data(prog, &g, e) | gp_close_data(dec, &g, e) |
-             gp_close_data(gens, &g, e)) {
-    rc = rc ? rc : PIT_EIO;
-  }
-  if (rc) {
-    pit_timeline_release(&tl);
-    pit_runlog_release(&log);
-    gp_cleanup(&g);
-    return rc;
-  }
-  FILE *f = g.f;
-  fprintf(f, "set xlabel 'run time [s]'\nset ylabel 'node'\nset y2label 'steps done'\n");
-  fprintf(f, "set yrange [-0.8:%d.8]\nset ytics (", nn);
-  for (int i = 0; i < nn; i++) {
-    fprintf(f, "%s", i ? ", " : "");
-    gp_str(f, nd[i].id);
-    fprintf(f, " %d", i);
-  }
-  fprintf(f, ", 'generations' %d", nn);
-  fprintf(f, ")\nset y2tics\nset y2range [0:*]\nset xrange [0:%.9g]\nset key outside bottom center horizontal\n",
-          tmax > 0 ? tmax * 1.02 : 1);
-  fputs("plot ", f);
-  for (int t = 0; t < ntypes; t++) {
-    gp_dataref(&g, 0); /* this type's rows only (column 4) */
-    fprintf(f, " using ($4==%d?($1+$2)/2:NaN):3:(($2-$1)/2):(0.3) with boxxyerror fs solid 0.6 lc %d title ", t,
-            t + 1);
-    gp_str(f, tl.types[t]);
-    fputs(", ", f);
-  }
-  gp_dataref(&g, 3); /* the generations' row: grey, a failed one red, each labelled */
-  fprintf(f, " using ($3==0?($1+$2)/2:NaN):(%d):(($2-$1)/2):(0.3) with boxxyerror fs solid 0.3 lc rgb '#808080' "
-          "title 'generation', ", nn);
-  if (nfailed > 0) {
-    gp_dataref(&g, 3);
-    fprintf(f, " using ($3==1?($1+$2)/2:NaN):(%d):(($2-$1)/2):(0.3) with boxxyerror fs pattern 2 lc rgb '#d62728' "
-            "title 'failed generation', ", nn);
-  }
-  gp_dataref(&g, 3);
-  fprintf(f, " using (($1+$2)/2):(%d):4 with labels font ',9' notitle, ", nn);
-  gp_dataref(&g, 1);
-  fputs(" using 1:2 axes x1y2 with lines lw 2 lc rgb '#404040' title 'steps done'", f);
-  if (ndec > 0) {
-    fputs(", ", f);
-    gp_dataref(&g, 2);
-    fprintf(f, " using 1:(%d.6):2 with labels rotate by 90 left offset 0.3,0 font ',9' notitle, ", nn - 1);
-    gp_dataref(&g, 2);
-    fprintf(f, " using 1:(-0.8):(0):(%d.4) with vectors nohead dt 2 lc rgb '#d62728' title 'decision'", nn + 1);
-  }
-  fputs("\n", f);
-  pit_timeline_release(&tl);
-  pit_runlog_release(&log);
-  rc = gp_run(&g, o, e);
-  gp_cleanup(&g);
-  return rc;
-}

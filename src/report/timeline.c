@@ -1,14 +1,15 @@
-/* timeline.c — what the timeline of an elastic run draws (pit_timeline_build,
- * report.h), from the run's fold (record.h, the run log): node bars, the
- * generations' spans and whether each failed. plot.c draws it with gnuplot;
- * the test that compares the report, the replay and the timeline reads it.
- * Invariants: the fold is only read; every figure is the fold's (no events
- * file is read here). */
+/* timeline.c — the timeline of an elastic run (pitstop run's timeline.png,
+ * report.html's chart): what it draws (pit_timeline_build, report.h: node
+ * bars, the generations' spans and whether each failed, from the run's fold,
+ * record.h's run log) and the drawing (pit_plot_timeline, through gp.c).
+ * The test that compares the report, the replay and the timeline reads
+ * pit_timeline_build. Invariants: the events file is read only by
+ * pit_runlog_load; every figure drawn is the fold's. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pitstop/report.h"
+#include "report/gp_impl.h"
 
 enum { MAX_BARS = 256, MAX_TYPES = 16 };
 
@@ -71,4 +72,115 @@ int pit_timeline_build(const struct pit_runlog *log, struct pit_timeline *tl, st
     snprintf(s->label, sizeof s->label, "gen %d %.60s%s", k, mem, s->failed ? " failed" : "");
   }
   return 0;
+}
+
+/* ---- the timeline of an elastic run (pitstop run) ---- */
+
+/* Node bars (one row per node, from its start to its stop), a row of
+ * generations (each from its launch to its end: its end record, else the next
+ * generation's first record, else the last record; labelled with its
+ * membership, a failed one marked "failed"), the decisions as dashed vertical
+ * lines with their target membership, and the steps done over time on the
+ * right axis; from the run's events file. */
+int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct pit_err *e) {
+  int svg = 0;
+  int rc = pit__gp_out_format(o, &svg, e);
+  if (rc)
+    return rc;
+  struct pit_runlog log; /* the run log's fold: nodes, iterations, decisions */
+  struct pit_timeline tl = {0};
+  pit_runlog_init(&log);
+  if ((rc = pit_runlog_load(&log, events, e)) < 0 || (rc = pit_timeline_build(&log, &tl, e)) < 0) {
+    pit_runlog_release(&log);
+    return rc;
+  }
+  if (tl.nbars == 0) {
+    pit_timeline_release(&tl);
+    pit_runlog_release(&log);
+    return pit_err_set(e, PIT_ENOTFOUND, "'%s' holds no node records (is it a pitstop run's events file?)", events);
+  }
+  struct gp g;
+  if ((rc = pit__gp_open(&g, o, svg, "Nodes, decisions and progress over time", e)) < 0) {
+    pit_timeline_release(&tl);
+    pit_runlog_release(&log);
+    pit__gp_cleanup(&g);
+    return rc;
+  }
+  FILE *bars = pit__gp_data(&g, 0, e), *prog = bars ? pit__gp_data(&g, 1, e) : NULL, *dec = prog ? pit__gp_data(&g, 2, e) : NULL;
+  FILE *gens = dec ? pit__gp_data(&g, 3, e) : NULL;
+  int nn = tl.nbars, ndec = 0, ntypes = tl.ntypes, nfailed = 0;
+  const struct pit_runlog_node *nd = log.nodes;
+  double tmax = tl.tmax;
+  for (int64_t i = 0; gens && i < log.niters; i++)
+    fprintf(prog, "%.9g %lld\n", log.iters[i].t, (long long)log.iters[i].step + 1);
+  for (int i = 0; gens && i < log.ndec; i++, ndec++) { /* labelled with the chosen membership: the first alternative */
+    const struct pit_decision *d = &log.dec[i].d;
+    const char *to = d->nalts > 0 && d->alts[0].membership ? d->alts[0].membership : "";
+    fprintf(dec, "%.9g \"%.79s\"\n", log.dec[i].t, to[0] ? to : "decision");
+  }
+  for (int i = 0; gens && i < nn; i++) /* x0 x1 row type */
+    fprintf(bars, "%.9g %.9g %d %d\n", tl.bars[i].x0, tl.bars[i].x1, tl.bars[i].row, tl.bars[i].type);
+  for (int k = 0; gens && k < tl.ngens; k++) { /* x0 x1 failed "label" */
+    nfailed += tl.gens[k].failed;
+    fprintf(gens, "%.9g %.9g %d \"%s\"\n", tl.gens[k].x0, tl.gens[k].x1, tl.gens[k].failed, tl.gens[k].label);
+  }
+  if (!gens) {
+    if (bars) fclose(bars);
+    if (prog) fclose(prog);
+    if (dec) fclose(dec);
+    rc = PIT_EIO;
+  } else if ((rc = pit__gp_close_data(bars, &g, e)) | pit__gp_close_data(prog, &g, e) | pit__gp_close_data(dec, &g, e) |
+             pit__gp_close_data(gens, &g, e)) {
+    rc = rc ? rc : PIT_EIO;
+  }
+  if (rc) {
+    pit_timeline_release(&tl);
+    pit_runlog_release(&log);
+    pit__gp_cleanup(&g);
+    return rc;
+  }
+  FILE *f = g.f;
+  fprintf(f, "set xlabel 'run time [s]'\nset ylabel 'node'\nset y2label 'steps done'\n");
+  fprintf(f, "set yrange [-0.8:%d.8]\nset ytics (", nn);
+  for (int i = 0; i < nn; i++) {
+    fprintf(f, "%s", i ? ", " : "");
+    pit__gp_str(f, nd[i].id);
+    fprintf(f, " %d", i);
+  }
+  fprintf(f, ", 'generations' %d", nn);
+  fprintf(f, ")\nset y2tics\nset y2range [0:*]\nset xrange [0:%.9g]\nset key outside bottom center horizontal\n",
+          tmax > 0 ? tmax * 1.02 : 1);
+  fputs("plot ", f);
+  for (int t = 0; t < ntypes; t++) {
+    pit__gp_dataref(&g, 0); /* this type's rows only (column 4) */
+    fprintf(f, " using ($4==%d?($1+$2)/2:NaN):3:(($2-$1)/2):(0.3) with boxxyerror fs solid 0.6 lc %d title ", t,
+            t + 1);
+    pit__gp_str(f, tl.types[t]);
+    fputs(", ", f);
+  }
+  pit__gp_dataref(&g, 3); /* the generations' row: grey, a failed one red, each labelled */
+  fprintf(f, " using ($3==0?($1+$2)/2:NaN):(%d):(($2-$1)/2):(0.3) with boxxyerror fs solid 0.3 lc rgb '#808080' "
+          "title 'generation', ", nn);
+  if (nfailed > 0) {
+    pit__gp_dataref(&g, 3);
+    fprintf(f, " using ($3==1?($1+$2)/2:NaN):(%d):(($2-$1)/2):(0.3) with boxxyerror fs pattern 2 lc rgb '#d62728' "
+            "title 'failed generation', ", nn);
+  }
+  pit__gp_dataref(&g, 3);
+  fprintf(f, " using (($1+$2)/2):(%d):4 with labels font ',9' notitle, ", nn);
+  pit__gp_dataref(&g, 1);
+  fputs(" using 1:2 axes x1y2 with lines lw 2 lc rgb '#404040' title 'steps done'", f);
+  if (ndec > 0) {
+    fputs(", ", f);
+    pit__gp_dataref(&g, 2);
+    fprintf(f, " using 1:(%d.6):2 with labels rotate by 90 left offset 0.3,0 font ',9' notitle, ", nn - 1);
+    pit__gp_dataref(&g, 2);
+    fprintf(f, " using 1:(-0.8):(0):(%d.4) with vectors nohead dt 2 lc rgb '#d62728' title 'decision'", nn + 1);
+  }
+  fputs("\n", f);
+  pit_timeline_release(&tl);
+  pit_runlog_release(&log);
+  rc = pit__gp_run(&g, o, e);
+  pit__gp_cleanup(&g);
+  return rc;
 }
