@@ -74,6 +74,31 @@ enum pit_pricing { PIT_ON_DEMAND = 0, PIT_SPOT = 1 };
  * secs <= 0 or NaN, NaN for a price that is not a number. */
 double pit_node_cost(const struct pit_itype *t, double price_h, double secs);
 
+/* An elastic run's fold (record.h, the run log) priced on billed seconds: the
+ * one accounting of a run, behind the run's report, the replay's "this run",
+ * pitstop status and report.html. Each node bills from its start record to its
+ * stop (or lost) record, an open one to until (NaN: the fold's last record),
+ * at its node record's price (the market it ran on; NaN: the catalog's
+ * on-demand price) and as its base type bills (pit_node_cost; a type the
+ * catalog lacks, or cat NULL: raw seconds). A generation's cost is its share
+ * of its nodes' bills: each node's billed cost split by the raw seconds it
+ * spent in each generation's span, the spans cutting the run at each
+ * generation's first record; so the generations add up to the total. */
+struct pit_runlog_cost {
+  double total;               /* Σ nodes' cost, US$ */
+  int nnodes;                 /* == log->nnodes */
+  struct pit_runlog_node_cost {
+    double secs, billed_s;    /* raw and billed seconds */
+    double cost;              /* at its record's price */
+    double od_cost;           /* the same billed seconds at the catalog's on-demand price (cost if none) */
+  } *nodes;                   /* owned */
+  int ngens;                  /* == log->ngens */
+  double *gen_cost;           /* owned */
+};
+int pit_runlog_cost(const struct pit_runlog *log, const struct pit_catalog *cat, double until,
+                    struct pit_runlog_cost *c, struct pit_err *e);
+void pit_runlog_cost_release(struct pit_runlog_cost *c);
+
 /* US$ for running membership m for secs seconds (every node started once):
  *   Σ over entries of nodes × price_h / 3600 × pit_itype_billed_s(type, secs).
  * Example: m5.large (0.096 $/h, per second, 60 s minimum) ×2 + c5.xlarge (0.17 $/h)

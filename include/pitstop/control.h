@@ -322,7 +322,7 @@ struct pit_run_status {
   double spent;                     /* US$ billed so far (nodes × billed seconds) */
   double eta_s;                     /* predicted remaining seconds (NaN: unknown) */
   double eta_lo, eta_hi;            /* its 95% interval (from the recent step times' mean; NaN: unknown) */
-  double cost_end, cost_lo, cost_hi; /* the whole job's predicted cost: spent + the nodes' price over eta */
+  double cost_end, cost_lo, cost_hi; /* the whole job's predicted cost: spent + the nodes' bills over eta */
   const char *phase;                /* "starting", "running", "resizing", "restarting", "done" */
   int resizable;                    /* 0: the workload speaks no protocol (records read from its log) */
 };
@@ -332,7 +332,7 @@ struct pit_run_gen {                /* one generation, for the report */
   char membership[128];
   int64_t step0, step1;             /* steps [step0, step1) done in it */
   double t0, t_first_iter, t1;      /* run seconds: launched, first iteration, ended */
-  double cost;                      /* its share of the nodes' billed cost */
+  double cost;                      /* its share of the nodes' billed cost (pit_runlog_cost) */
   char end[16];                     /* "done", "resized", "failed", "restarted" */
   /* the switch that ended it (resized): decision → workload exited → nodes changed */
   double ckpt_s, exit_s, nodes_s, init_s;
@@ -433,6 +433,13 @@ int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit
 /* The result as `pitstop run` prints it at the end (src/control/run_fmt.c): run
  * and dir name the run and its directory in a stop's "continue with" line. */
 void pit_run_result_write(FILE *f, const struct pit_run_result *r, const char *run, const char *dir);
+/* The run's bill from its records (run_cost.c): r->events' fold priced by
+ * pit_runlog_cost on cat (NULL: raw seconds), into each node's billed seconds
+ * and costs, each generation's cost (its share of the bills) and r->cost (Σ of
+ * r's nodes; failed starts' waste is the caller's to add). Nodes and
+ * generations in the file that are not r's (an earlier controller's) are left
+ * out. On an error r is unchanged. */
+int pit_run_result_price(struct pit_run_result *r, const struct pit_catalog *cat, struct pit_err *e);
 /* Stops every node a run left (a crashed controller's), from its run directory. */
 int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *e);
 
@@ -515,6 +522,8 @@ struct pit_replay_opts {
   int ranks_per_node;                /* >= 1 */
   int ntypes;
   struct pit_policy_type types[PIT_POLICY_TYPES_MAX];
+  const struct pit_catalog *catalog; /* the run's, borrowed: its node records and each fixed membership
+                                        priced on billed seconds; NULL: raw seconds (a forecast) */
 };
 /* One iteration as the model gives it. */
 struct pit_elastic_iter {
@@ -555,7 +564,8 @@ struct pit_elastic_result {
   int diverged;                      /* 1: a membership without a model was chosen (stopped there) */
   int decisions;                     /* decision points weighed (keep included) */
   int64_t steps_done;
-  double cost, time_s;               /* US$ (per-second billing), s from start to the last stop */
+  double cost, time_s;               /* US$: each simulated node billed from its start to its stop through
+                                        o->catalog (none: raw seconds); s from start to the last stop */
 };
 void pit_elastic_result_release(struct pit_elastic_result *r);
 /* Errors: a membership with a type not in o->types, the model's, out of memory. */
@@ -582,7 +592,8 @@ struct pit_replay {
   int same;                          /* 1: same count, same steps, same from and to */
   int diverged;                      /* 1: the replay chose a membership without records */
   int64_t steps;                     /* the job's iterations */
-  double cost_live, cost_sim;        /* US$ */
+  double cost_live, cost_sim;        /* US$: the node records billed (pit_runlog_cost); the replay's
+                                        simulated nodes billed the same way (pit_elastic_run) */
   double time_live, time_sim;        /* s, run start to the last node's stop */
   int decisions_sim;                 /* decision points the replay's policy weighed (keep included) */
   /* Every membership the live run ran, the whole job replayed on it alone
@@ -594,13 +605,16 @@ struct pit_replay {
   int nfixed, best_fixed;
   struct pit_replay_fixed {
     struct pit_membership m;
-    double cost, time_s;             /* US$ (per-second billing), s */
+    double cost, time_s;             /* US$: each node billed time_s (pit_elastic_run), s */
     int complete;                    /* 0: its replay stopped early (diverged) */
   } fixed[PIT_POLICY_MEAS_MAX];
 };
 void pit_replay_release(struct pit_replay *r);
 /* Errors name the file (and line): unreadable, malformed, no iteration. */
 int pit_replay_events(const char *path, const struct pit_replay_opts *o, struct pit_replay *r, struct pit_err *e);
+/* The same on the run's fold (record.h, the run log), loaded by the caller; path names it in messages. */
+int pit_replay_log(const struct pit_runlog *log, const char *path, const struct pit_replay_opts *o,
+                   struct pit_replay *r, struct pit_err *e);
 /* A replay as `pitstop simulate --replay` prints it (src/control/replay_fmt.c):
  * one JSON object on a line (PIT_EIO when f cannot take it), or the table's
  * head: both sides' resize decisions, whether they agree, the two costs. */

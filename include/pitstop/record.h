@@ -299,6 +299,13 @@ struct pit_runlog_gen {
   double t_end;               /* its end record's t; NaN: no end (running, or it failed) */
   double total_s;             /* its end record's total_s */
   char status[16];            /* its end record's status ("done", "stopped", ...); "" none */
+  char end_reason[16];        /* its end record's detail "reason" ("steady", "cap": it measured
+                                 enough); "" none */
+  int64_t iter0;              /* its first iteration in log->iters; -1: none (its iterations follow
+                                 one another there unless a later generation's came between) */
+  int nnodes;                 /* the nodes up when its membership was taken, in the controller's
+                                 (rank) order: log->gen_nodes[node0 .. node0+nnodes) index log->nodes */
+  int64_t node0;
 };
 struct pit_runlog_node {
   char id[PIT_NAME_MAX];
@@ -323,12 +330,15 @@ struct pit_runlog_ckpt {
   int gen;
   double t, ckpt_s;
   int64_t step, bytes;
-  char path[512];             /* "" absent */
+  char path[1024];            /* "" absent */
 };
 struct pit_runlog_iter {      /* one iteration record, compact: the progress over time */
   int gen;
   double t, step_s;
   int64_t step, batch;
+  int nranks;                 /* its per-rank split: compute_s at log->rank_s[rank0 .. rank0+nranks),
+                                 wait_s right after (NaN where absent); 0: none recorded */
+  int64_t rank0;
 };
 struct pit_runlog {
   char run[PIT_NAME_MAX];     /* the first record's run id */
@@ -346,6 +356,9 @@ struct pit_runlog {
   size_t capckpt;
   int64_t niters; struct pit_runlog_iter *iters;   /* owned */
   size_t capiters;
+  double *rank_s; size_t nrank_s, caprank_s;       /* the iterations' per-rank splits; owned */
+  int *gen_nodes; size_t ngen_nodes, capgen_nodes; /* the generations' nodes; owned */
+  double t_last_stop;         /* the last node stop or lost record's t (billing ends there); 0: none */
   /* between records: the nodes up now, in the controller's order (indexes into nodes) */
   int nup; int *up;
   size_t capup;
@@ -365,5 +378,12 @@ const struct pit_runlog_gen *pit_runlog_current(const struct pit_runlog *log);
 int pit_runlog_finished(const struct pit_runlog *log);
 /* The last step done (the largest iteration step), -1 before any. */
 int64_t pit_runlog_step(const struct pit_runlog *log);
+/* 1 when the job is done by the records: the last generation that has an
+ * init, iteration or end record ended with nothing after its end, and "done",
+ * no status, or "stopped" because it measured enough (end_reason "steady" or
+ * "cap"). A restarted controller's test of a run finished before. */
+int pit_runlog_job_done(const struct pit_runlog *log);
+/* The checkpoint record with the largest step that names a path; NULL if none. */
+const struct pit_runlog_ckpt *pit_runlog_last_ckpt(const struct pit_runlog *log);
 
 #endif

@@ -169,6 +169,25 @@ int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct 
  * a dashed line labelled with the membership chosen, and the steps done over
  * time. PIT_ENOTFOUND when the file holds no node record. */
 int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct pit_err *e);
+/* What the timeline draws, from the run's fold (timeline.c): a bar per node
+ * (log->nodes order, at most 256) from its start to its stop (an open one: to
+ * the last record), its row and its type's index (types in first-seen order,
+ * at most 16; later ones share the last colour); a span per generation from
+ * its launch (init record's t less init_s, else its first record) to its end
+ * (its end record, else the next generation's first record, else the last
+ * record), labelled "gen K MEMBERSHIP", a failed one (no end record, a later
+ * generation, no decision of its own that changed the membership) marked. */
+struct pit_timeline {
+  double tmax;                       /* the last record's t */
+  int nbars;
+  struct pit_timeline_bar { double x0, x1; int row, type; } *bars;      /* owned */
+  int ntypes;
+  char types[16][PIT_NAME_MAX];
+  int ngens;
+  struct pit_timeline_gen { double x0, x1; int failed; char label[128]; } *gens; /* owned */
+};
+int pit_timeline_build(const struct pit_runlog *log, struct pit_timeline *tl, struct pit_err *e);
+void pit_timeline_release(struct pit_timeline *tl);
 
 /* ---------------- a run's status (status.c): pitstop status ----------------
  * What an elastic run (pitstop run) is doing, or did, read from its directory

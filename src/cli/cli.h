@@ -113,19 +113,30 @@ int pit_cli_load_runs(struct pit_runset *rs, const struct pit_cli_source *src, c
                       int nonly);
 
 /* A run's decisions and its cost against fixed memberships (run_report.c),
- * for `pitstop run` (cost/time) and `pitstop simulate --replay`. */
-struct pit_replay_opts;
-struct pit_replay;
-/* The replay options of a run's events file: policy (NULL: cost), --nnodes
- * text (NULL: 1:any), deadline/budget (NaN: none), the catalog (NULL: the
- * local one) and types (NULL: the first generation's; typesbuf gets the list
- * used). Errors name the file. */
-int pit_cli_replay_opts(const char *events, const char *catalog, const char *types, const char *nnodes,
-                        const char *policy, double deadline, double budget, struct pit_replay_opts *o,
-                        char *typesbuf, size_t ntypesbuf, struct pit_err *e);
-/* Prints every decision record of events: run seconds, step, what → to and
- * the reason; consecutive keeps as one line. */
-int pit_cli_print_decisions(const char *events, struct pit_err *e);
+ * for `pitstop run` (cost/time) and `pitstop simulate --replay`: both read the
+ * run's fold (record.h, the run log) and price it with one catalog. */
+#include "pitstop/control.h"
+struct pit_cli_replay {
+  int have_log;                 /* log loaded (the decisions can be printed) */
+  struct pit_runlog log;        /* the run's fold */
+  int have_cat;
+  struct pit_catalog cat;       /* --catalog, or the local one; the replay's o.catalog */
+  struct pit_replay_opts o;
+  char types[1024];             /* the types the policy may choose, as a list */
+  struct pit_replay r;          /* the replay (pit_replay_log) */
+};
+/* Loads events' fold and the catalog, sets the replay options (policy: NULL
+ * cost; --nnodes text: NULL 1:any; deadline/budget NaN: none; types: NULL the
+ * first generation's; ranks_per_node >= 1) and replays the run. Errors name
+ * the file; x->have_log says whether the fold was read before one. x is
+ * released by pit_cli_replay_release in every case. */
+int pit_cli_replay_load(const char *events, const char *catalog, const char *types, const char *nnodes,
+                        const char *policy, double deadline, double budget, int ranks_per_node,
+                        struct pit_cli_replay *x, struct pit_err *e);
+void pit_cli_replay_release(struct pit_cli_replay *x);
+/* Prints every decision of the fold: run seconds, step, what → to and the
+ * reason; consecutive keeps as one line. */
+void pit_cli_print_decisions(const struct pit_runlog *log);
 /* Prints the run's cost and time beside each fixed membership's (r->fixed). */
 void pit_cli_print_fixed(const struct pit_replay *r, double run_cost, double run_time);
 /* The timeline chart of a run's events file drawn to png (pit_plot_timeline, default options). */

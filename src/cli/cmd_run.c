@@ -203,22 +203,16 @@ static int prior_from_store(const struct pit_run_opts *o, const struct pit_train
  * membership it ran as a fixed one for the whole job (by its own records). */
 static void policy_report(const struct pit_run_opts *o, const struct run_args *ra, const char *events) {
   struct pit_err e = {0};
-  struct pit_replay_opts ro;
-  struct pit_replay r = {0};
-  char types[1024];
-  int rc = pit_cli_print_decisions(events, &e);
-  if (rc == 0)
-    rc = pit_cli_replay_opts(events, o->catalog, ra->types, ra->nnodes, pit_policy_name(&o->policy),
-                             o->policy.deadline_s, o->policy.budget, &ro, types, sizeof types, &e);
-  ro.ranks_per_node = o->ranks_per_node > 0 ? o->ranks_per_node : 1;
-  if (rc == 0)
-    rc = pit_replay_events(events, &ro, &r, &e);
-  if (rc < 0) {
+  struct pit_cli_replay x;
+  int rc = pit_cli_replay_load(events, o->catalog, ra->types, ra->nnodes, pit_policy_name(&o->policy),
+                               o->policy.deadline_s, o->policy.budget, o->ranks_per_node, &x, &e);
+  if (x.have_log)
+    pit_cli_print_decisions(&x.log);
+  if (rc < 0)
     pit_cli_warn("no comparison with fixed memberships: %s", e.msg);
-    return;
-  }
-  pit_cli_print_fixed(&r, r.cost_live, r.time_live);
-  pit_replay_release(&r);
+  else
+    pit_cli_print_fixed(&x.r, x.r.cost_live, x.r.time_live);
+  pit_cli_replay_release(&x);
 }
 
 /* Ctrl-C / SIGTERM: counted for the controller, which stops the run (src/control/stop.c). */

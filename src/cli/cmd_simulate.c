@@ -73,28 +73,25 @@ static int parse_num(const char *opt, const char *v, int pos, double *out) {
   return 0;
 }
 
-/* --replay: the run's decisions and cost against the replay's (pit_replay_events). */
+/* --replay: the run's decisions and cost against the replay's (pit_cli_replay_load). */
 static int replay(const char *events, const char *catalog, const char *types, const char *nnodes, const char *policy,
                   double deadline, double budget, int json) {
   struct pit_err e = {0};
-  struct pit_replay_opts o;
-  struct pit_replay r = {0};
-  char buf[1024];
-  int rc = pit_cli_replay_opts(events, catalog, types, nnodes, policy, deadline, budget, &o, buf, sizeof buf, &e);
-  if (rc == 0)
-    rc = pit_replay_events(events, &o, &r, &e);
-  if (rc < 0)
+  struct pit_cli_replay x;
+  int rc = pit_cli_replay_load(events, catalog, types, nnodes, policy, deadline, budget, 1, &x, &e);
+  if (rc < 0) {
+    pit_cli_replay_release(&x);
     return pit_cli_fail(&e);
+  }
   if (json) {
-    if (pit_replay_write_json(stdout, events, &r, &e))
+    if (pit_replay_write_json(stdout, events, &x.r, &e))
       rc = pit_cli_fail(&e);
   } else {
-    pit_replay_write_head(stdout, events, pit_policy_name(&o.policy), buf, &r);
-    pit_cli_print_fixed(&r, r.cost_live, r.time_live);
-    if (pit_cli_print_decisions(events, &e) < 0)
-      rc = pit_cli_fail(&e);
+    pit_replay_write_head(stdout, events, pit_policy_name(&x.o.policy), x.types, &x.r);
+    pit_cli_print_fixed(&x.r, x.r.cost_live, x.r.time_live);
+    pit_cli_print_decisions(&x.log);
   }
-  pit_replay_release(&r);
+  pit_cli_replay_release(&x);
   return rc;
 }
 

@@ -1,11 +1,12 @@
 /* run_report.c — what `pitstop run` (cost/time) and `pitstop simulate
- * --replay` say about a run's decisions, from its events file: each decision
+ * --replay` say about a run's decisions, from its fold (record.h, the run
+ * log; loaded once with the catalog, pit_cli_replay_load): each decision
  * on the run's clock with its reason (consecutive keeps as one line), and the
  * run's cost beside what each membership it ran would have cost as a fixed
- * membership for the whole job, by the run's own records (pit_replay_events);
+ * membership for the whole job, by the run's own records (pit_replay_log);
  * and its timeline chart (pit_cli_timeline: run, status --html).
- * Invariant: the events file is only read; the replay options are built in
- * one place (pit_cli_replay_opts) for both commands. */
+ * Invariant: the events file is only read, by pit_runlog_load; the replay
+ * options are built in one place (pit_cli_replay_load) for both commands. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,13 +17,13 @@
 #include "pitstop/record.h"
 #include "pitstop/report.h"
 
-int pit_cli_replay_opts(const char *events, const char *catalog, const char *types, const char *nnodes,
-                        const char *policy, double deadline, double budget, struct pit_replay_opts *o,
-                        char *typesbuf, size_t ntypesbuf, struct pit_err *e) {
+/* The replay options of a run; the catalog loaded into x->cat. */
+static int replay_opts(const char *catalog, const char *types, const char *nnodes, const char *policy,
+                       double deadline, double budget, struct pit_cli_replay *x, struct pit_err *e) {
+  struct pit_replay_opts *o = &x->o;
   memset(o, 0, sizeof *o);
   o->nmin = 1;
   o->ranks_per_node = 1;
-  struct pit_catalog cat = {0};
   int rc = pit_policy_parse(&o->policy, policy ? policy : "cost", e);
   if (rc == 0 && o->policy.kind != PIT_POLICY_COST && o->policy.kind != PIT_POLICY_TIME)
     rc = pit_err_set(e, PIT_EARG, "--policy %s: a replay weighs cost or time", policy);
@@ -32,43 +33,43 @@ int pit_cli_replay_opts(const char *events, const char *catalog, const char *typ
   o->policy.budget = budget;
   if (rc == 0 && !catalog && !(catalog = pit_cli_catalog("local.tsv", e)))
     rc = e->code;
-  if (rc == 0)
-    rc = pit_catalog_load(&cat, catalog, e);
-  typesbuf[0] = '\0';
-  if (rc == 0 && !types) { /* the first generation's types: its node records before its first iteration */
-    struct pit_record_reader rd;
-    struct pit_record rec;
-    struct pit_membership first; /* its types, each once */
-    pit_membership_clear(&first);
-    pit_record_init(&rec);
-    if ((rc = pit_record_reader_open(&rd, events, e)) == 0) {
-      int more;
-      while ((more = pit_record_reader_next(&rd, &rec, e)) == 1 && rec.type != PIT_REC_ITER) {
-        if (rec.type == PIT_REC_NODE && rec.gen == 0 && strcmp(rec.action, "start") == 0) {
-          int arc = pit_membership_add(&first, rec.itype, 1, -1, e);
-          if (arc < 0) {
-            char m[sizeof e->msg];
-            snprintf(m, sizeof m, "%s", e->msg);
-            more = pit_err_set(e, arc, "%s:%ld: node record: %s", events, rd.lineno, m);
-          }
-        }
-        pit_record_release(&rec);
-        if (more < 0)
-          break;
-      }
-      for (int i = 0; i < first.n; i++)
-        snprintf(typesbuf + strlen(typesbuf), ntypesbuf - strlen(typesbuf), "%s%s", i ? "," : "", first.m[i].itype);
-      rc = more < 0 ? more : 0;
-      pit_record_reader_release(&rd);
-    }
-    pit_record_release(&rec);
-  } else if (types) {
-    snprintf(typesbuf, ntypesbuf, "%s", types);
+  if (rc == 0 && (rc = pit_catalog_load(&x->cat, catalog, e)) == 0)
+    x->have_cat = 1;
+  x->types[0] = '\0';
+  if (rc == 0 && types) {
+    snprintf(x->types, sizeof x->types, "%s", types);
+  } else if (rc == 0 && x->log.ngens > 0) { /* the first generation's types, each once */
+    const struct pit_membership *m = &x->log.gens[0].m;
+    for (int i = 0; i < m->n; i++)
+      snprintf(x->types + strlen(x->types), sizeof x->types - strlen(x->types), "%s%s", i ? "," : "", m->m[i].itype);
   }
   if (rc == 0)
-    rc = pit_policy_types(&cat, catalog, typesbuf, o->types, &o->ntypes, e);
-  pit_catalog_release(&cat);
+    rc = pit_policy_types(&x->cat, catalog, x->types, o->types, &o->ntypes, e);
+  o->catalog = x->have_cat ? &x->cat : NULL;
   return rc;
+}
+
+int pit_cli_replay_load(const char *events, const char *catalog, const char *types, const char *nnodes,
+                        const char *policy, double deadline, double budget, int ranks_per_node,
+                        struct pit_cli_replay *x, struct pit_err *e) {
+  memset(x, 0, sizeof *x);
+  pit_runlog_init(&x->log);
+  int rc = pit_runlog_load(&x->log, events, e);
+  x->have_log = rc == 0;
+  if (rc == 0)
+    rc = replay_opts(catalog, types, nnodes, policy, deadline, budget, x, e);
+  x->o.ranks_per_node = ranks_per_node > 0 ? ranks_per_node : 1;
+  if (rc == 0)
+    rc = pit_replay_log(&x->log, events, &x->o, &x->r, e);
+  return rc;
+}
+
+void pit_cli_replay_release(struct pit_cli_replay *x) {
+  pit_replay_release(&x->r);
+  pit_runlog_release(&x->log);
+  if (x->have_cat)
+    pit_catalog_release(&x->cat);
+  memset(x, 0, sizeof *x);
 }
 
 /* One line for n consecutive keeps (steps a..b), with the last one's reason. */
@@ -80,51 +81,35 @@ static void print_keeps(int n, int64_t a, int64_t b, double t, const char *reaso
            reason);
 }
 
-/* The decisions seen so far: consecutive keeps are folded into one line. */
-struct decisions {
-  int nkeep, ndec;
-  int64_t k0, k1;
-  double kt;
-  char kreason[1800];
-};
-
-static int print_decision(void *ctx, const struct pit_record *r, long lineno, struct pit_err *e) {
-  (void)lineno;
-  (void)e;
-  struct decisions *x = ctx;
-  if (r->type != PIT_REC_DECISION || !r->detail)
-    return 0;
-  struct pit_decision d;
-  pit_decision_init(&d);
-  if (pit_decision_decode(&d, r->detail, NULL) == 0) {
-    const char *why = d.reason ? d.reason : "(no reason recorded)";
-    int64_t step = d.step >= 0 ? d.step : r->step;
-    x->ndec++;
-    if (strcmp(d.kind, "keep") == 0) {
-      if (x->nkeep++ == 0)
-        x->k0 = step;
-      x->k1 = step;
-      x->kt = r->t;
-      snprintf(x->kreason, sizeof x->kreason, "%s", why);
+void pit_cli_print_decisions(const struct pit_runlog *log) {
+  int nkeep = 0, ndec = 0;
+  int64_t k0 = 0, k1 = 0;
+  double kt = 0;
+  const char *kreason = "";
+  printf("\ndecisions (run seconds, the step each applies at, what and why):\n");
+  for (int i = 0; i < log->ndec; i++) {
+    const struct pit_runlog_decision *x = &log->dec[i];
+    const struct pit_decision *d = &x->d;
+    if (!d->kind[0] && !d->reason) /* a record without its detail */
+      continue;
+    const char *why = d->reason ? d->reason : "(no reason recorded)";
+    ndec++;
+    if (strcmp(d->kind, "keep") == 0) {
+      if (nkeep++ == 0)
+        k0 = d->step;
+      k1 = d->step;
+      kt = x->t;
+      kreason = why;
     } else {
-      print_keeps(x->nkeep, x->k0, x->k1, x->kt, x->kreason);
-      x->nkeep = 0;
-      printf("  %7.1fs  step %6lld  %s → %s: %s\n", r->t, (long long)step, d.kind,
-             d.nalts > 0 && d.alts[0].membership ? d.alts[0].membership : "?", why);
+      print_keeps(nkeep, k0, k1, kt, kreason);
+      nkeep = 0;
+      printf("  %7.1fs  step %6lld  %s → %s: %s\n", x->t, (long long)d->step, d->kind,
+             d->nalts > 0 && d->alts[0].membership ? d->alts[0].membership : "?", why);
     }
   }
-  pit_decision_release(&d);
-  return 0;
-}
-
-int pit_cli_print_decisions(const char *events, struct pit_err *e) {
-  struct decisions x = {0};
-  printf("\ndecisions (run seconds, the step each applies at, what and why):\n");
-  int rc = pit_record_each(events, print_decision, &x, e);
-  print_keeps(x.nkeep, x.k0, x.k1, x.kt, x.kreason);
-  if (rc == 0 && x.ndec == 0)
+  print_keeps(nkeep, k0, k1, kt, kreason);
+  if (ndec == 0)
     printf("  none (the job was never steady long enough for a decision point)\n");
-  return rc;
 }
 
 void pit_cli_print_fixed(const struct pit_replay *r, double run_cost, double run_time) {

@@ -343,6 +343,8 @@ static void teardown(struct ctl *c) {
   if (c->ev_open) {
     pit_events_flush(&c->ev, &e2);
     pit_events_release(&c->ev);
+    if (pit_run_result_price(c->res, c->have_cat ? &c->cat : NULL, &e2) < 0)
+      warn(c, "the run's bill from its records: %s", e2.msg);
   }
   if (c->store && pit_store_close(c->store, &e2) < 0)
     warn(c, "%s", e2.msg);

@@ -132,7 +132,7 @@ static int spot_choose(struct ctl *c, const struct pit_membership *bare, enum pi
     snprintf(a->model, sizeof a->model, "measured");
     a->tp = a->tp_lo = a->tp_hi = in.tp;
     a->rest_s = a->rest_lo = a->rest_hi = left + (m == held ? 0 : in.restart_s);
-    a->cost = a->cost_hi = a->rest_s / 3600 * (k ? in.price_h : in.spot_price_h);
+    a->cost = a->cost_hi = a->rest_s / 3600 * (k ? in.price_h : in.spot_price_h); /* forecast: the rest of the job, predicted */
     a->feasible = (m == PIT_SPOT_OD || st.spot_avail) && in.t + a->rest_s <= in.deadline_s;
   }
   ch->act = *to == held ? PIT_ACT_KEEP : PIT_ACT_RESIZE;

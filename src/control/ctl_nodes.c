@@ -43,14 +43,10 @@ int ctl_start_node(struct ctl *c, const char *itype, const char *why, struct pit
   return 0;
 }
 
+/* A node's bill to until (its stop, if it stopped): the live spend (catalog/cost.c). */
 static double node_cost(const struct ctl *c, const struct pit_node *n, double until) {
-  double t1 = isnan(n->t_stop) ? until : n->t_stop;
-  double secs = t1 - n->t_start;
-  if (!(secs > 0))
-    return 0;
   const struct pit_itype *t = c->have_cat ? pit_catalog_find(&c->cat, n->itype) : NULL;
-  double billed = t ? pit_itype_billed_s(t, secs) : secs;
-  return n->price_h * billed / 3600.0;
+  return pit_node_cost(t, n->price_h, (isnan(n->t_stop) ? until : n->t_stop) - n->t_start);
 }
 
 /* The report's line for a node that ended. */
@@ -72,7 +68,7 @@ static void node_entry(struct ctl *c, const struct pit_node *n, const char *end)
   double secs = n->t_stop - n->t_start;
   r->billed_s = secs > 0 ? t ? pit_itype_billed_s(t, secs) : secs : 0;
   r->cost = node_cost(c, n, n->t_stop);
-  r->od_cost = t ? t->price_h * r->billed_s / 3600.0 : r->cost;
+  r->od_cost = t ? pit_node_cost(t, t->price_h, secs) : r->cost;
   r->waste_s = n->waste_s;
 }
 
@@ -177,13 +173,5 @@ void ctl_gen_entry(struct ctl *c, const char *end) {
   g->init_s = c->init_s;
   g->exit_s = NAN;
   g->nodes_s = NAN;
-  double cost = 0;
-  for (int i = 0; i < c->nnodes; i++) {
-    const struct pit_node *n = &c->nodes[i];
-    double a = n->t_start > g->t0 ? n->t_start : g->t0;
-    double secs = g->t1 - a;
-    if (secs > 0)
-      cost += n->price_h * secs / 3600.0;
-  }
-  g->cost = cost;
+  g->cost = NAN; /* its share of the bills, once every node stopped (pit_run_result_price) */
 }

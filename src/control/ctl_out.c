@@ -119,6 +119,8 @@ int ctl_node_record(struct ctl *c, const struct pit_node *n, const char *action,
   snprintf(r.node, sizeof r.node, "%s", n->id);
   snprintf(r.itype, sizeof r.itype, "%s", n->itype);
   r.price_h = n->price_h;
+  if (strcmp(action, "start") == 0 && isfinite(n->t_start)) /* billed from its start, as the provider bills */
+    r.t = n->t_start;
   /* written through at once: a restarted controller's reconciliation and the bill rest on it */
   int rc = ctl_out_record(c, &r, e);
   if (rc == 0)
@@ -232,31 +234,29 @@ double ctl_recent_median(const struct ctl *c) {
 /* The rest of the job's time and cost with 95% intervals: remaining steps ×
  * the recent step times' mean ± its half-width (t quantile × sd / √n; a
  * span of steps timed by one progress line counts once), the cost as spent +
- * the live nodes' price per hour over that time. The point (eta_s) is the
+ * the live nodes' bills grown by that time (pit_node_cost: billed seconds). The point (eta_s) is the
  * same mean's, so it lies inside its interval; with fewer than two
  * measurements there is a point (the one measured) and no interval. */
 static void eta_interval(const struct ctl *c, struct pit_run_status *st) {
   st->eta_lo = st->eta_hi = st->cost_end = st->cost_lo = st->cost_hi = NAN;
-  int n = c->nrecent < RECENT ? c->nrecent : RECENT;
+  int n = c->nrecent < RECENT ? c->nrecent : RECENT, i;
   if (!(c->total_steps > 0) || n < 2)
     return;
   double sum = 0, ss = 0;
-  for (int i = 0; i < n; i++)
+  for (i = 0; i < n; i++)
     sum += c->recent[i];
   double mean = sum / n;
-  for (int i = 0; i < n; i++)
+  for (i = 0; i < n; i++)
     ss += (c->recent[i] - mean) * (c->recent[i] - mean);
   double half = pit_t_quantile(0.975, n - 1) * sqrt(ss / (n - 1)) / sqrt((double)n);
   double left = (double)(c->total_steps > c->step_next ? c->total_steps - c->step_next : 0);
   st->eta_s = left * mean;
   st->eta_lo = left * (mean - half > 0 ? mean - half : 0);
   st->eta_hi = left * (mean + half);
-  double price_h = 0;
-  for (int i = 0; i < c->nnodes; i++)
-    price_h += c->nodes[i].price_h;
-  st->cost_end = st->spent + price_h * st->eta_s / 3600;
-  st->cost_lo = st->spent + price_h * st->eta_lo / 3600;
-  st->cost_hi = st->spent + price_h * st->eta_hi / 3600;
+  double *cost[3] = {&st->cost_end, &st->cost_lo, &st->cost_hi}, rest[3] = {st->eta_s, st->eta_lo, st->eta_hi};
+  for (int k = 0; k < 3; k++) /* the nodes up now, on until the end: their bill then less their bill now */
+    for (*cost[k] = st->spent, i = 0; i < c->nnodes; i++)
+      *cost[k] += node_cost(c, &c->nodes[i], st->t + rest[k]) - node_cost(c, &c->nodes[i], st->t);
 }
 
 void ctl_status(struct ctl *c, const char *phase, int force) {

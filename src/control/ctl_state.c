@@ -100,23 +100,17 @@ void ctl_unhold_older(struct ctl *c) {
  * kill between its flush and the state's write leaves ahead of the state):
  * 1 with *step and its path (held link if there, else the workload's), 0 if none. */
 int ctl_events_last_ckpt(const struct ctl *c, int64_t *step, char *path, size_t n) {
-  struct pit_record_reader rd;
-  struct pit_record r;
+  struct pit_runlog log;
   struct pit_err e2 = {0};
   char last[1100] = "";
   *step = -1;
-  if (pit_record_reader_open(&rd, c->events_path, &e2) < 0)
-    return 0;
-  pit_record_init(&r);
-  while (pit_record_reader_next(&rd, &r, &e2) == 1) {
-    if (r.type == PIT_REC_CHECKPOINT && r.step > *step && r.path) {
-      *step = r.step;
-      snprintf(last, sizeof last, "%s", r.path);
-    }
-    pit_record_release(&r);
+  pit_runlog_init(&log);
+  const struct pit_runlog_ckpt *k = pit_runlog_load(&log, c->events_path, &e2) == 0 ? pit_runlog_last_ckpt(&log) : NULL;
+  if (k) {
+    *step = k->step;
+    snprintf(last, sizeof last, "%s", k->path);
   }
-  pit_record_release(&r);
-  pit_record_reader_release(&rd);
+  pit_runlog_release(&log);
   if (*step < 0)
     return 0;
   char held[1100];
@@ -253,26 +247,13 @@ void ctl_mirror_ckpt(struct ctl *c, const char *path, int64_t step) {
  * *done 1 when its last generation ended with the job done (an end record
  * "done", or "stopped" because it measured enough, and nothing after it). */
 void ctl_events_scan(const struct ctl *c, int64_t *next, int *done) {
-  struct pit_record_reader rd;
-  struct pit_record r;
+  struct pit_runlog log;
   struct pit_err e2 = {0};
-  *next = 0;
-  *done = 0;
-  if (pit_record_reader_open(&rd, c->events_path, &e2) < 0)
-    return;
-  pit_record_init(&r);
-  while (pit_record_reader_next(&rd, &r, &e2) == 1) {
-    if (r.type == PIT_REC_ITER && r.step + 1 > *next)
-      *next = r.step + 1;
-    if (r.type == PIT_REC_ITER || r.type == PIT_REC_INIT)
-      *done = 0;
-    if (r.type == PIT_REC_END)
-      *done = strcmp(r.status, "done") == 0 || r.status[0] == 0 ||
-              (strcmp(r.status, "stopped") == 0 && ctl_measured_enough(r.detail));
-    pit_record_release(&r);
-  }
-  pit_record_release(&r);
-  pit_record_reader_release(&rd);
+  pit_runlog_init(&log);
+  int ok = pit_runlog_load(&log, c->events_path, &e2) == 0;
+  *next = ok ? pit_runlog_step(&log) + 1 : 0;
+  *done = ok && pit_runlog_job_done(&log);
+  pit_runlog_release(&log);
 }
 
 /* A run that finished before (its state says done, or its events file ends

@@ -3,7 +3,9 @@
  * simulation"; docs/simulate.md "Live meets simulated", "On-demand only").
  *
  * Each step: the model gives the iteration on the current membership; the
- * clock advances by its dt and the spend by Σ price_h × dt; the iteration is
+ * clock advances by its dt and the spend the policy sees by Σ price_h × dt
+ * (raw seconds: a forecast); the result's cost bills each simulated node from
+ * its start to its stop through catalog/cost.c (o->catalog); the iteration is
  * fed to the controller's observer (ctl_obs_iter, observe.c) as the record the
  * live workload would write; pit_policy_decide then sees the state the
  * controller builds (policy_state() in ctl_policy.c: step, time, spend, steps
@@ -26,24 +28,52 @@ void pit_elastic_result_release(struct pit_elastic_result *r) {
   memset(r, 0, sizeof *r);
 }
 
-/* The controller's reshape on a list of itypes: surplus nodes of a type go
- * from the end, missing ones are appended. */
-static void reshape(char nodes[][PIT_NAME_MAX], int *n, const struct pit_membership *want) {
-  for (int i = *n - 1; i >= 0; i--) {
+/* The simulated nodes: their itypes in rank order and when each started. */
+struct simnodes {
+  char names[PIT_POLICY_NODES_MAX][PIT_NAME_MAX];
+  double t0[PIT_POLICY_NODES_MAX];
+  int n;
+  double billed;                     /* US$ of the nodes stopped so far */
+};
+
+static double price_of(const struct pit_replay_opts *o, const struct pit_membership *m);
+
+/* One node's bill for secs seconds: its type's price from o's types, billed
+ * as o's catalog bills the type (catalog/cost.c; no catalog: raw seconds). */
+static double node_bill(const struct pit_replay_opts *o, const char *itype, double secs) {
+  struct pit_membership one;
+  pit_membership_clear(&one);
+  if (pit_membership_add(&one, itype, 1, -1, NULL) < 0)
+    return NAN;
+  char base[PIT_NAME_MAX];
+  snprintf(base, sizeof base, "%.*s", (int)strcspn(itype, "@"), itype);
+  const struct pit_itype *t = o->catalog ? pit_catalog_find(o->catalog, base) : NULL;
+  return pit_node_cost(t, price_of(o, &one), secs);
+}
+
+/* The controller's reshape on the node list at time t: surplus nodes of a
+ * type go from the end (billed to t), missing ones are appended (started at t). */
+static void reshape(struct simnodes *sn, const struct pit_membership *want, const struct pit_replay_opts *o,
+                    double t) {
+  for (int i = sn->n - 1; i >= 0; i--) {
     int have = 0;
-    for (int j = 0; j < *n; j++)
-      have += strcmp(nodes[j], nodes[i]) == 0;
-    if (have > pit_membership_count(want, nodes[i])) {
-      memmove(nodes[i], nodes[i + 1], (size_t)(*n - i - 1) * PIT_NAME_MAX);
-      (*n)--;
+    for (int j = 0; j < sn->n; j++)
+      have += strcmp(sn->names[j], sn->names[i]) == 0;
+    if (have > pit_membership_count(want, sn->names[i])) {
+      sn->billed += node_bill(o, sn->names[i], t - sn->t0[i]);
+      memmove(sn->names[i], sn->names[i + 1], (size_t)(sn->n - i - 1) * PIT_NAME_MAX);
+      memmove(&sn->t0[i], &sn->t0[i + 1], (size_t)(sn->n - i - 1) * sizeof sn->t0[0]);
+      sn->n--;
     }
   }
   for (int k = 0; k < want->n; k++) {
     int have = 0;
-    for (int j = 0; j < *n; j++)
-      have += strcmp(nodes[j], want->m[k].itype) == 0;
-    for (; have < want->m[k].nodes && *n < PIT_POLICY_NODES_MAX; have++)
-      snprintf(nodes[(*n)++], PIT_NAME_MAX, "%s", want->m[k].itype);
+    for (int j = 0; j < sn->n; j++)
+      have += strcmp(sn->names[j], want->m[k].itype) == 0;
+    for (; have < want->m[k].nodes && sn->n < PIT_POLICY_NODES_MAX; have++) {
+      sn->t0[sn->n] = t;
+      snprintf(sn->names[sn->n++], PIT_NAME_MAX, "%s", want->m[k].itype);
+    }
   }
 }
 
@@ -75,13 +105,12 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
   ctl_obs_init(&obs);
   size_t cap = 0;
   struct pit_node nodes[PIT_POLICY_NODES_MAX];
-  char names[PIT_POLICY_NODES_MAX][PIT_NAME_MAX];
-  int nn = 0;
+  struct simnodes sn = {0}; /* started at 0: the first start overhead holds their start */
   if (job->nnodes > 0) {
-    nn = job->nnodes;
-    memcpy(names, job->nodes, sizeof names);
+    sn.n = job->nnodes;
+    memcpy(sn.names, job->nodes, sizeof sn.names);
   } else {
-    reshape(names, &nn, &job->initial);
+    reshape(&sn, &job->initial, o, 0);
   }
   struct pit_membership cur = job->initial;
   double price = NAN, T = 0, spent = 0, sw_sum = 0, t_dec = NAN;
@@ -90,16 +119,16 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
   if (rc < 0)
     goto out;
   T = mdl->start_s(mdl->ctx, 0, step, &cur);
-  spent = price * T / 3600.0;
+  spent = price * T / 3600.0; /* forecast: simulated clock */
   while (step < job->total) {
     int64_t gen_step0 = step;
     int stop_requested = 0, first = 1;
     ctl_obs_gen(&obs);
     memset(nodes, 0, sizeof nodes);
-    for (int i = 0; i < nn; i++)
-      memcpy(nodes[i].itype, names[i], sizeof nodes[i].itype);
+    for (int i = 0; i < sn.n; i++)
+      memcpy(nodes[i].itype, sn.names[i], sizeof nodes[i].itype);
     for (; step < job->total && (!stop_requested || step < stop_at); step++) {
-      int got = mdl->iter(mdl->ctx, &cur, (const char(*)[PIT_NAME_MAX])names, nn, step, &x, e);
+      int got = mdl->iter(mdl->ctx, &cur, (const char(*)[PIT_NAME_MAX])sn.names, sn.n, step, &x, e);
       if (got < 0) {
         rc = got;
         goto out;
@@ -109,7 +138,7 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
         goto done;
       }
       T += x.dt;
-      spent += price * x.dt / 3600.0;
+      spent += price * x.dt / 3600.0; /* forecast: simulated clock */
       r->steps_done++;
       if (first && isfinite(t_dec)) { /* decision → this generation's first iteration */
         sw_sum += T - t_dec;
@@ -142,7 +171,7 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
       s.spent = spent;
       s.since_change = step + 1 - gen_step0;
       s.switch_s = nsw ? sw_sum / nsw : NAN;
-      ctl_obs_state(&obs, nodes, nn, rpn, &s);
+      ctl_obs_state(&obs, nodes, sn.n, rpn, &s);
       s.ntypes = o->ntypes;
       memcpy(s.types, o->types, (size_t)o->ntypes * sizeof o->types[0]);
       rc = pit_policy_decide(&o->policy, &s, &ch, e);
@@ -164,20 +193,22 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
     int last = step >= job->total || !stop_requested;
     double so = mdl->stop_s(mdl->ctx, gen, step, &cur, last);
     T += so;
-    spent += price * so / 3600.0;
+    spent += price * so / 3600.0; /* forecast: simulated clock */
     if (last)
       break;
     cur = r->dec[r->ndec - 1].to;
-    reshape(names, &nn, &cur);
+    reshape(&sn, &cur, o, T); /* after the old generation's stop, before the new one's start */
     gen++;
     if ((rc = priced(o, &cur, &price, e)) < 0)
       goto out;
     double st = mdl->start_s(mdl->ctx, gen, step, &cur);
     T += st;
-    spent += price * st / 3600.0;
+    spent += price * st / 3600.0; /* forecast: simulated clock */
   }
 done:
-  r->cost = spent;
+  for (int i = 0; i < sn.n; i++) /* the nodes still up stop at the end */
+    sn.billed += node_bill(o, sn.names[i], T - sn.t0[i]);
+  r->cost = sn.billed;
   r->time_s = T;
   rc = 0;
 out:

@@ -39,7 +39,7 @@ double pit_policy_price_h(const struct pit_policy_state *s, const struct pit_mem
         t = &s->types[k];
     if (!t)
       return NAN;
-    p += m->m[i].nodes * t->price_h;
+    p += m->m[i].nodes * t->price_h; /* rate: $/h, no time */
   }
   return p;
 }
@@ -253,8 +253,8 @@ static void add_alt(struct ctx *x, struct pit_choice *c, const struct pit_member
   a.rest_s = n * a.tp + sw;
   a.rest_lo = n * a.tp_lo + sw;
   a.rest_hi = n * a.tp_hi + sw;
-  a.cost = price / 3600.0 * a.rest_s;
-  a.cost_hi = price / 3600.0 * a.rest_hi;
+  a.cost = price / 3600.0 * a.rest_s; /* forecast: the rest of the job, predicted */
+  a.cost_hi = price / 3600.0 * a.rest_hi; /* forecast: the rest of the job, predicted */
   a.feasible = (isnan(x->p->deadline_s) || s->t + a.rest_s <= x->p->deadline_s) &&
                (isnan(x->p->budget) || s->spent + a.cost <= x->p->budget);
   c->alts[c->nalts++] = a;
@@ -264,7 +264,7 @@ static void add_alt(struct ctx *x, struct pit_choice *c, const struct pit_member
 static double obj(const struct ctx *x, const struct pit_policy_alt *a, int end) {
   double price = pit_policy_price_h(x->s, &a->m);
   double t = end < 0 ? a->rest_lo : end > 0 ? a->rest_hi : a->rest_s;
-  return x->p->kind == PIT_POLICY_COST ? price / 3600.0 * t : t;
+  return x->p->kind == PIT_POLICY_COST ? price / 3600.0 * t : t; /* forecast: the rest of the job, predicted */
 }
 
 static void fmt_obj(const struct ctx *x, double v, char *b, size_t n) {

@@ -24,7 +24,7 @@ static double speed_of(const struct pit_catalog *cat, const struct pit_membershi
       return NAN;
     }
     sp += m->m[i].nodes * pit_policy_itype_speed(it);
-    *price_h += m->m[i].nodes * it->price_h;
+    *price_h += m->m[i].nodes * it->price_h; /* rate: $/h, no time */
   }
   return sp;
 }

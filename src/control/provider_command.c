@@ -151,7 +151,7 @@ static double billed_usd(struct pit_provider *p, const char *itype, int spot, do
   const struct pit_itype *t = p->conf.catalog ? pit_catalog_find(p->conf.catalog, itype) : NULL;
   *billed = t ? pit_itype_billed_s(t, secs) : secs;
   double price = !t ? 0 : spot && isfinite(t->spot_price_h) ? t->spot_price_h : t->price_h;
-  return price * *billed / 3600.0;
+  return pit_node_cost(t, price, secs);
 }
 
 /* ---------------- ops ---------------- */

@@ -6,8 +6,10 @@
  * The events file gives, per live generation: its nodes (node records, in
  * the controller's order: appended on start, removed on stop/lost), its
  * iteration records, and its start and stop overheads (first iteration's
- * record time − its step time − the previous generation's end; end − last
- * iteration; the last generation: to the last node's stop). A step on a
+ * record time − its step time − the previous generation's node change; its
+ * node change − last iteration, the node change being its end record or a
+ * later stop of its removed nodes before the next generation's first step;
+ * the last generation: to the last node's stop). A step on a
  * membership takes the live record of that step when the live run ran it on
  * that membership, else that membership's records in turn. A resize stops the
  * generation where the live one stopped when the live run resized at the same
@@ -42,6 +44,9 @@ struct lgen { /* one live generation */
   int nnodes, have_nodes;
   size_t first, n;                                 /* its iterations: its[first .. first+n) */
   double t_end;                                    /* its end record (NaN: none) */
+  double t_change;                                 /* its nodes changed for the next one: the last node
+                                                      stop after its end record and before the next
+                                                      one's first step (else t_end); NaN: none */
 };
 
 struct live {
@@ -63,138 +68,94 @@ void pit_replay_release(struct pit_replay *r) {
   memset(r, 0, sizeof *r);
 }
 
-/* The membership of a node list, as `pitstop run` writes it (ranks per node unknown). */
-static int membership_of(char nodes[][PIT_NAME_MAX], int n, struct pit_membership *m, struct pit_err *e) {
-  pit_membership_clear(m);
-  for (int i = 0; i < n; i++)
-    if (pit_membership_add(m, nodes[i], 1, -1, e) < 0)
-      return PIT_EARG;
+/* The live decisions the replay compares: the fold's resizes (action
+ * "resize"), their memberships without markets (a spot run's TYPE@spot: the
+ * replay weighs types). */
+static int live_decisions(const char *path, const struct pit_runlog *log, struct live *l, struct pit_err *e) {
+  for (int i = 0; i < log->ndec; i++) {
+    const struct pit_runlog_decision *x = &log->dec[i];
+    if (strcmp(x->action, "resize") != 0)
+      continue;
+    struct pit_replay_decision d = {.step = x->d.step, .t = x->t};
+    struct pit_err e2 = {0};
+    if (!x->from[0] || !x->to[0] || pit_membership_parse(&d.to, x->to, &e2) < 0 ||
+        pit_membership_parse(&d.from, x->from, &e2) < 0)
+      return pit_err_set(e, PIT_EFORMAT, "%s: resize decision at step %lld: %s", path, (long long)x->d.step,
+                         e2.msg[0] ? e2.msg : "no \"from\" or \"to\" membership");
+    pit_membership_bare(&d.to, &d.to);
+    pit_membership_bare(&d.from, &d.from);
+    if (PIT_GROW(l->dec, l->ndec + 1, l->deccap))
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
+    l->dec[l->ndec++] = d;
+  }
   return 0;
 }
 
-/* read_live's state between records: the nodes up now, in the controller's order. */
-struct live_read {
-  const char *path;
-  struct live *l;
-  char cur[PIT_POLICY_NODES_MAX][PIT_NAME_MAX];
-  int ncur;
-  struct { char id[PIT_NAME_MAX]; double t, price; } open[PIT_POLICY_NODES_MAX];
-  int nopen;
-};
-
-static int live_record(void *ctx, const struct pit_record *r, long lineno, struct pit_err *e) {
-  struct live_read *st = ctx;
-  if (r->gen < 0 || r->gen >= MAXG) {
-    return pit_err_set(e, PIT_EFORMAT, "%s:%ld: generation %d out of range", st->path, lineno, r->gen);
-  }
-  struct lgen *g = &st->l->g[r->gen];
-  if (r->gen >= st->l->ng)
-    st->l->ng = r->gen + 1;
-  if (r->type == PIT_REC_NODE) {
-    if (strcmp(r->action, "start") == 0 && st->ncur < PIT_POLICY_NODES_MAX && st->nopen < PIT_POLICY_NODES_MAX) {
-      snprintf(st->cur[st->ncur++], PIT_NAME_MAX, "%s", r->itype);
-      snprintf(st->open[st->nopen].id, PIT_NAME_MAX, "%s", r->node);
-      st->open[st->nopen].t = r->t;
-      st->open[st->nopen++].price = r->price_h;
-    } else if (strcmp(r->action, "stop") == 0 || strcmp(r->action, "lost") == 0) {
-      for (int k = 0; k < st->nopen; k++)
-        if (strcmp(st->open[k].id, r->node) == 0) { /* st->cur and st->open are parallel: the controller's list */
-          st->l->cost += st->open[k].price * (r->t - st->open[k].t) / 3600.0;
-          if (r->t > st->l->t_last_stop)
-            st->l->t_last_stop = r->t;
-          memmove(st->cur[k], st->cur[k + 1], (size_t)(st->ncur - k - 1) * PIT_NAME_MAX);
-          memmove(&st->open[k], &st->open[k + 1], (size_t)(st->nopen - k - 1) * sizeof st->open[0]);
-          st->ncur--;
-          st->nopen--;
-          break;
-        }
-    }
-  } else if (r->type == PIT_REC_INIT || (r->type == PIT_REC_ITER && !g->have_nodes)) {
-    if (!g->have_nodes) {
-      memcpy(g->nodes, st->cur, sizeof st->cur);
-      g->nnodes = st->ncur;
-      g->have_nodes = 1;
-      if (membership_of(st->cur, st->ncur, &g->m, e) < 0)
-        return PIT_EARG;
-    }
-    if (r->type == PIT_REC_INIT && r->config && st->l->total < 0) {
-      const char *p = strstr(r->config, "\"planned_iters\":");
-      if (p)
-        st->l->total = strtoll(p + 16, NULL, 10);
-    }
-  }
-  if (r->type == PIT_REC_ITER && r->step >= 0) {
-    if (r->gen + 1 < st->l->ng) {
-      return pit_err_set(e, PIT_EFORMAT, "%s:%ld: an iteration of generation %d after generation %d's", st->path,
-                       lineno, r->gen, st->l->ng - 1);
-    }
-    if (st->l->nits == st->l->cap && PIT_GROW(st->l->its, st->l->nits + 1, st->l->cap)) {
-      return pit_err_set(e, PIT_ENOMEM, "out of memory");
-    }
-    struct it *x = &st->l->its[st->l->nits];
+/* Generation i's iterations from the fold into l->its (each with the time it
+ * took: from the previous iteration's record, its first: its step time). */
+static int live_iters(const char *path, const struct pit_runlog *log, int i, struct live *l, struct pit_err *e) {
+  const struct pit_runlog_gen *lg = &log->gens[i];
+  struct lgen *g = &l->g[i];
+  g->first = l->nits;
+  if (lg->niters && PIT_GROW(l->its, l->nits + (size_t)lg->niters, l->cap))
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  for (int64_t k = 0; k < lg->niters; k++) {
+    const struct pit_runlog_iter *r = &log->iters[lg->iter0 + k];
+    if (lg->iter0 + k >= log->niters || r->gen != i)
+      return pit_err_set(e, PIT_EFORMAT, "%s: an iteration of generation %d after a later generation's", path, i);
+    struct it *x = &l->its[l->nits];
     memset(x, 0, sizeof *x);
     x->step = r->step;
     x->batch = r->batch;
     x->t = r->t;
     x->step_s = r->step_s;
-    x->nranks = r->compute_s && r->nranks <= PIT_POLICY_NODES_MAX ? r->nranks : 0;
-    for (int k = 0; k < x->nranks; k++) {
-      x->compute[k] = r->compute_s[k];
-      x->wait[k] = r->wait_s ? r->wait_s[k] : NAN;
+    x->nranks = r->nranks <= PIT_POLICY_NODES_MAX ? r->nranks : 0;
+    for (int q = 0; q < x->nranks; q++) {
+      x->compute[q] = log->rank_s[r->rank0 + q];
+      x->wait[q] = log->rank_s[r->rank0 + r->nranks + q];
     }
-    x->dt = g->n > 0 && r->t > st->l->its[st->l->nits - 1].t ? r->t - st->l->its[st->l->nits - 1].t : r->step_s;
-    if (g->n == 0)
-      g->first = st->l->nits;
+    x->dt = g->n > 0 && r->t > l->its[l->nits - 1].t ? r->t - l->its[l->nits - 1].t : r->step_s;
     g->n++;
-    st->l->nits++;
-  } else if (r->type == PIT_REC_END) {
-    g->t_end = r->t;
-  } else if (r->type == PIT_REC_DECISION && r->detail) {
-    /* the controller's keys of the detail: "action" (keep | resize | recommend), "from", "to" */
-    cJSON *j = cJSON_Parse(r->detail);
-    const char *a = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "action"));
-    const char *to = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "to"));
-    const char *from = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "from"));
-    int resize = a && strcmp(a, "resize") == 0;
-    struct pit_replay_decision d = {.step = r->step, .t = r->t};
-    struct pit_err e2 = {0};
-    int bad = resize && (!to || !from || pit_membership_parse(&d.to, to, &e2) < 0 ||
-                         pit_membership_parse(&d.from, from, &e2) < 0);
-    cJSON_Delete(j);
-    if (bad) {
-      return pit_err_set(e, PIT_EFORMAT, "%s:%ld: resize decision: %s", st->path, lineno,
-                       e2.msg[0] ? e2.msg : "no \"from\" or \"to\" membership");
-    }
-    if (resize) {
-      pit_membership_bare(&d.to, &d.to); /* a spot run's markets (TYPE@spot): the replay weighs types */
-      pit_membership_bare(&d.from, &d.from);
-      if (PIT_GROW(st->l->dec, st->l->ndec + 1, st->l->deccap)) {
-        return pit_err_set(e, PIT_ENOMEM, "out of memory");
-      }
-      st->l->dec[st->l->ndec++] = d;
-    }
+    l->nits++;
   }
   return 0;
 }
 
-/* Reads the events file into l. */
-static int read_live(const char *path, struct live *l, struct pit_err *e) {
-  struct live_read st = {.path = path, .l = l};
-  for (int i = 0; i < MAXG; i++)
-    l->g[i].t_end = NAN;
-  int rc = pit_record_each(path, live_record, &st, e);
-  if (rc < 0)
-    return rc;
+/* The fold of the events file (record/runlog.c) as the replay reads it. */
+static int read_live(const char *path, const struct pit_runlog *log, struct live *l, struct pit_err *e) {
+  if (log->ngens > MAXG)
+    return pit_err_set(e, PIT_EFORMAT, "%s: generation %d out of range", path, log->ngens - 1);
+  l->ng = log->ngens;
+  for (int i = 0; i < l->ng; i++) {
+    const struct pit_runlog_gen *lg = &log->gens[i];
+    struct lgen *g = &l->g[i];
+    g->t_end = lg->t_end;
+    if (!lg->have_m)
+      return pit_err_set(e, PIT_EFORMAT, "%s: generation %d has no nodes", path, i);
+    g->have_nodes = 1;
+    g->m = lg->m;
+    g->nnodes = lg->nnodes < PIT_POLICY_NODES_MAX ? lg->nnodes : PIT_POLICY_NODES_MAX;
+    for (int k = 0; k < g->nnodes; k++)
+      snprintf(g->nodes[k], PIT_NAME_MAX, "%s", log->nodes[log->gen_nodes[lg->node0 + k]].itype);
+    int rc = live_iters(path, log, i, l, e);
+    if (rc < 0)
+      return rc;
+  }
   if (l->nits == 0)
     return pit_err_set(e, PIT_EFORMAT, "%s: no iteration record to replay", path);
-  if (st.nopen > 0)
-    return pit_err_set(e, PIT_EFORMAT, "%s: %d node(s) without a stop record (the run did not end)", path, st.nopen);
-  for (int i = 0; i < l->ng; i++)
-    if (!l->g[i].have_nodes)
-      return pit_err_set(e, PIT_EFORMAT, "%s: generation %d has no nodes", path, i);
-  if (l->total < 0)
-    l->total = l->its[l->nits - 1].step + 1;
-  return 0;
+  for (int i = 0; i + 1 < l->ng; i++) { /* a resize's removed nodes bill until they stop */
+    struct lgen *g = &l->g[i], *h = &l->g[i + 1];
+    double next = h->n ? l->its[h->first].t - l->its[h->first].step_s : INFINITY;
+    g->t_change = g->t_end;
+    for (int k = 0; isfinite(g->t_end) && k < log->nnodes; k++)
+      if (log->nodes[k].t_stop > g->t_change && log->nodes[k].t_stop <= next)
+        g->t_change = log->nodes[k].t_stop;
+  }
+  if (log->nup > 0)
+    return pit_err_set(e, PIT_EFORMAT, "%s: %d node(s) without a stop record (the run did not end)", path, log->nup);
+  l->t_last_stop = log->t_last_stop;
+  l->total = log->planned_iters >= 0 ? log->planned_iters : l->its[l->nits - 1].step + 1;
+  return live_decisions(path, log, l, e);
 }
 
 /* The live generation that ran step s (the last one, if redone), or -1. */
@@ -234,17 +195,19 @@ static const struct it *model_iter(const struct live *l, const struct pit_member
 }
 
 /* Overheads of live generation i: before its first iteration (from the
- * previous generation's end, or the run's start), after its last (to its end
- * record; the last generation: to the last node's stop, where billing ends). */
+ * previous generation's node change, or the run's start), after its last (to
+ * its node change: its end record, or the last node it stopped before the next
+ * generation began, where those nodes' bills end; the last generation: to the
+ * last node's stop, where billing ends). */
 static double start_overhead(const struct live *l, int i) {
   const struct lgen *g = &l->g[i];
-  double prev = i == 0 ? 0 : isfinite(l->g[i - 1].t_end) ? l->g[i - 1].t_end : 0;
+  double prev = i == 0 ? 0 : isfinite(l->g[i - 1].t_change) ? l->g[i - 1].t_change : 0;
   double o = g->n ? l->its[g->first].t - l->its[g->first].step_s - prev : 0;
   return o > 0 ? o : 0;
 }
 static double stop_overhead(const struct live *l, int i) {
   const struct lgen *g = &l->g[i];
-  double end = i == l->ng - 1 && l->t_last_stop > g->t_end ? l->t_last_stop : g->t_end;
+  double end = i == l->ng - 1 ? (l->t_last_stop > g->t_end ? l->t_last_stop : g->t_end) : g->t_change;
   double o = g->n && isfinite(end) ? end - l->its[g->first + g->n - 1].t : 0;
   return o > 0 ? o : 0;
 }
@@ -349,7 +312,7 @@ static int replay_fixed(const struct live *l, const struct pit_elastic_model *md
       return rc;
     struct pit_replay_fixed *f = &r->fixed[r->nfixed++];
     f->m = l->g[g].m;
-    f->cost = er.cost;
+    f->cost = er.cost; /* every node of the membership billed for the whole replayed job */
     f->time_s = er.time_s;
     f->complete = !er.diverged && er.steps_done == job->total - job->step0;
     pit_elastic_result_release(&er);
@@ -365,13 +328,30 @@ static int replay_fixed(const struct live *l, const struct pit_elastic_model *md
 }
 
 int pit_replay_events(const char *path, const struct pit_replay_opts *o, struct pit_replay *r, struct pit_err *e) {
+  struct pit_runlog log;
+  pit_runlog_init(&log);
+  int rc = pit_runlog_load(&log, path, e);
+  if (rc == 0)
+    rc = pit_replay_log(&log, path, o, r, e);
+  else
+    memset(r, 0, sizeof *r);
+  pit_runlog_release(&log);
+  return rc;
+}
+
+int pit_replay_log(const struct pit_runlog *log, const char *path, const struct pit_replay_opts *o,
+                   struct pit_replay *r, struct pit_err *e) {
   memset(r, 0, sizeof *r);
   struct live *L = calloc(1, sizeof *L); /* large: 256 generations of up to PIT_POLICY_NODES_MAX nodes */
   if (!L)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   L->total = -1;
   struct pit_elastic_result er = {0};
-  int rc = read_live(path, L, e);
+  struct pit_runlog_cost bill = {0};
+  int rc = read_live(path, log, L, e);
+  if (rc == 0 && (rc = pit_runlog_cost(log, o->catalog, NAN, &bill, e)) == 0)
+    L->cost = bill.total; /* the one accounting: the node records on billed seconds */
+  pit_runlog_cost_release(&bill);
   if (rc < 0)
     goto out;
   /* the live lag from a resize decision to the generation's last step */

@@ -157,26 +157,23 @@ int ctl_resume_pick(const struct ctl_resume_in *in, struct ctl_resume *out, stru
     return 0;
   }
   int rc = add(&cs, in->want_step, 0, in->want, e);
-  /* the events file's checkpoint records: held link, path, mirror copy */
-  struct pit_record_reader rd;
+  /* the events file's checkpoint records (its fold): held link, path, mirror copy */
+  struct pit_runlog log;
   struct pit_err e2 = {0};
-  if (rc == 0 && in->events && pit_record_reader_open(&rd, in->events, &e2) == 0) {
-    struct pit_record r;
-    pit_record_init(&r);
-    while (rc == 0 && pit_record_reader_next(&rd, &r, &e2) == 1) {
-      if (r.type == PIT_REC_CHECKPOINT && r.step >= 0 && r.path) {
-        snprintf(p, sizeof p, "%s/held-%012lld.ckpt", in->state_dir, (long long)r.step);
-        rc = add(&cs, r.step, 1, p, e);
-        if (rc == 0)
-          rc = add(&cs, r.step, 2, r.path, e);
-        if (rc == 0 && in->mirror && (size_t)snprintf(p, sizeof p, "%s/%s", in->mirror, base_of(r.path)) < sizeof p)
-          rc = add(&cs, r.step, 3, p, e);
-      }
-      pit_record_release(&r);
+  pit_runlog_init(&log);
+  if (rc == 0 && in->events && pit_runlog_load(&log, in->events, &e2) == 0)
+    for (int i = 0; rc == 0 && i < log.nckpt; i++) {
+      const struct pit_runlog_ckpt *k = &log.ckpt[i];
+      if (k->step < 0 || !k->path[0])
+        continue;
+      snprintf(p, sizeof p, "%s/held-%012lld.ckpt", in->state_dir, (long long)k->step);
+      rc = add(&cs, k->step, 1, p, e);
+      if (rc == 0)
+        rc = add(&cs, k->step, 2, k->path, e);
+      if (rc == 0 && in->mirror && (size_t)snprintf(p, sizeof p, "%s/%s", in->mirror, base_of(k->path)) < sizeof p)
+        rc = add(&cs, k->step, 3, p, e);
     }
-    pit_record_release(&r);
-    pit_record_reader_release(&rd);
-  }
+  pit_runlog_release(&log);
   if (rc == 0)
     rc = add_dir(&cs, in->state_dir, "held-", ".ckpt", 1, e);
   if (rc == 0)

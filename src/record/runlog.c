@@ -24,7 +24,7 @@ void pit_runlog_init(struct pit_runlog *log) {
 void pit_runlog_release(struct pit_runlog *log) {
   for (int i = 0; i < log->ndec; i++)
     pit_decision_release(&log->dec[i].d);
-  PIT_FREE_ALL(log->gens, log->nodes, log->dec, log->ckpt, log->iters, log->up);
+  PIT_FREE_ALL(log->gens, log->nodes, log->dec, log->ckpt, log->iters, log->up, log->rank_s, log->gen_nodes);
   pit_runlog_init(log);
 }
 
@@ -35,6 +35,7 @@ static void gen_init(struct pit_runlog_gen *g, int gen, double t) {
   g->ranks = -1;
   g->t_first = t;
   g->t_init = g->init_s = g->t_first_iter = g->t_last_iter = g->t_end = g->total_s = NAN;
+  g->iter0 = -1;
 }
 
 /* The generation gen, made (with any before it) when first seen. */
@@ -100,6 +101,8 @@ static int add_node(struct pit_runlog *log, const struct pit_record *r, struct p
   } else if (strcmp(r->action, "stop") == 0 || strcmp(r->action, "lost") == 0) {
     n->t_stop = r->t;
     n->lost = r->action[0] == 'l';
+    if (r->t > log->t_last_stop)
+      log->t_last_stop = r->t;
     memmove(&log->up[k], &log->up[k + 1], (size_t)(log->nup - k - 1) * sizeof *log->up);
     log->nup--;
   }
@@ -112,9 +115,15 @@ static int take_membership(struct pit_runlog *log, struct pit_runlog_gen *g, con
   if (g->have_m)
     return 0;
   pit_membership_clear(&g->m);
-  for (int k = 0; k < log->nup; k++)
+  if (PIT_GROW(log->gen_nodes, log->ngen_nodes + (size_t)log->nup, log->capgen_nodes))
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  g->node0 = (int64_t)log->ngen_nodes;
+  g->nnodes = log->nup;
+  for (int k = 0; k < log->nup; k++) {
+    log->gen_nodes[log->ngen_nodes++] = log->up[k];
     if (pit_membership_add(&g->m, log->nodes[log->up[k]].itype, 1, -1, e) < 0)
       return PIT_EFORMAT;
+  }
   if (g->m.n == 0 && r->config && pit_membership_from_config(&g->m, r->config, e) < 0)
     return PIT_EFORMAT;
   g->have_m = 1;
@@ -167,6 +176,22 @@ static int add_decision(struct pit_runlog *log, const struct pit_record *r, stru
   return 0;
 }
 
+/* An iteration record, with its per-rank compute and wait times (the replay's model). */
+static int add_iter(struct pit_runlog *log, const struct pit_record *r, struct pit_err *e) {
+  int nr = r->compute_s && r->nranks > 0 ? r->nranks : 0;
+  if (PIT_GROW(log->iters, log->niters + 1, log->capiters) ||
+      PIT_GROW(log->rank_s, log->nrank_s + 2 * (size_t)nr, log->caprank_s))
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  log->iters[log->niters++] =
+      (struct pit_runlog_iter){r->gen, r->t, r->step_s, r->step, r->batch, nr, (int64_t)log->nrank_s};
+  for (int k = 0; k < nr; k++) {
+    log->rank_s[log->nrank_s + (size_t)k] = r->compute_s[k];
+    log->rank_s[log->nrank_s + (size_t)(nr + k)] = r->wait_s ? r->wait_s[k] : NAN;
+  }
+  log->nrank_s += 2 * (size_t)nr;
+  return 0;
+}
+
 int pit_runlog_add(struct pit_runlog *log, const struct pit_record *r, struct pit_err *e) {
   struct pit_runlog_gen *g = gen_at(log, r->gen, r->t, e);
   if (!g)
@@ -192,10 +217,10 @@ int pit_runlog_add(struct pit_runlog *log, const struct pit_record *r, struct pi
       break;
     if ((rc = take_membership(log, g, r, e)) < 0)
       break;
-    if (PIT_GROW(log->iters, log->niters + 1, log->capiters))
-      return pit_err_set(e, PIT_ENOMEM, "out of memory");
-    log->iters[log->niters++] = (struct pit_runlog_iter){r->gen, r->t, r->step_s, r->step, r->batch};
+    if ((rc = add_iter(log, r, e)) < 0)
+      return rc;
     if (g->niters++ == 0) {
+      g->iter0 = log->niters - 1;
       g->step_first = r->step;
       g->t_first_iter = r->t;
     }
@@ -213,6 +238,12 @@ int pit_runlog_add(struct pit_runlog *log, const struct pit_record *r, struct pi
     g->t_end = r->t;
     g->total_s = r->total_s;
     snprintf(g->status, sizeof g->status, "%s", r->status);
+    g->end_reason[0] = '\0';
+    if (r->detail) {
+      cJSON *j = cJSON_Parse(r->detail);
+      copy_key(j, "reason", g->end_reason, sizeof g->end_reason);
+      cJSON_Delete(j);
+    }
     break;
   case PIT_REC_DECISION:
     rc = add_decision(log, r, e);
@@ -275,4 +306,26 @@ int64_t pit_runlog_step(const struct pit_runlog *log) {
     if (log->gens[i].step_last > s)
       s = log->gens[i].step_last;
   return s;
+}
+
+int pit_runlog_job_done(const struct pit_runlog *log) {
+  for (int i = log->ngens - 1; i >= 0; i--) {
+    const struct pit_runlog_gen *g = &log->gens[i];
+    if (isnan(g->t_init) && g->niters == 0 && isnan(g->t_end))
+      continue; /* node or decision records only */
+    if (isnan(g->t_end) || g->t_last_iter > g->t_end || g->t_init > g->t_end)
+      return 0;
+    return strcmp(g->status, "done") == 0 || g->status[0] == '\0' ||
+           (strcmp(g->status, "stopped") == 0 &&
+            (strcmp(g->end_reason, "steady") == 0 || strcmp(g->end_reason, "cap") == 0));
+  }
+  return 0;
+}
+
+const struct pit_runlog_ckpt *pit_runlog_last_ckpt(const struct pit_runlog *log) {
+  const struct pit_runlog_ckpt *best = NULL;
+  for (int i = 0; i < log->nckpt; i++)
+    if (log->ckpt[i].path[0] && (!best || log->ckpt[i].step > best->step))
+      best = &log->ckpt[i];
+  return best;
 }

@@ -2,29 +2,19 @@
  * steps (one run, step time per iteration by epoch), batch (a time against
  * global batch per configuration), scaling (speedup and efficiency against
  * ranks), cost (samples per dollar per configuration). docs/plot.md.
- * The steps chart is plot_steps.c's and the run's timeline plot_timeline.c's;
- * this file holds the gnuplot layer they share (plot_impl.h) and the others.
- *
- * How: the data go to files in a private temporary directory, a gnuplot
- * script that reads them is written there, gnuplot runs on it as a child
- * (argv array, no shell), and the picture it wrote is copied to the output
- * atomically. Invariants: every text taken from the runs (names, models,
- * instance types) or from the user (title) reaches the script only as a
- * single-quoted gnuplot string, in which gnuplot substitutes nothing; the
- * output is complete or absent; the temporary directory is removed. */
-#include <dirent.h>
-#include <errno.h>
+ * Each chart is made through gp.c (gp_impl.h: a private directory, data
+ * files and a script, run by the one gnuplot driver). Invariants: every text
+ * taken from the runs (names, models, instance types) or from the user
+ * (title) reaches the script only through pit__gp_str; the output is
+ * complete or absent. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "pitstop/report.h"
-#include "report/plot_impl.h"
+#include "report/gp_impl.h"
 
+#define MAX_SERIES 64   /* lines (configurations, epochs) per chart */
 #define MAX_POINTS 256  /* distinct x values per chart */
 
 /* The lines of a chart: configurations that differ in the fields the user
@@ -38,52 +28,8 @@ struct lines {
   unsigned common;  /* fields equal on every run (said once under the title) */
 };
 
-void pit_plot_opts_init(struct pit_plot_opts *o) {
-  memset(o, 0, sizeof *o);
-  o->kind = PIT_PLOT_STEPS;
-  o->metric = PIT_METRIC_TP;
-}
-
-int pit_plot_kind_parse(const char *s, enum pit_plot_kind *k) {
-  static const char *const names[] = {"steps", "batch", "scaling", "cost"};
-  int i = pit_parse_name(s, names, 4);
-  if (i < 0)
-    return PIT_EARG;
-  *k = (enum pit_plot_kind)i;
-  return 0;
-}
-
-int pit_plot_metric_parse(const char *s, enum pit_plot_metric *m) {
-  static const char *const names[] = {"tp", "sample", "total"};
-  int i = pit_parse_name(s, names, 3);
-  if (i < 0)
-    return PIT_EARG;
-  *m = (enum pit_plot_metric)i;
-  return 0;
-}
-
-/* ---- gnuplot text ---- */
-
-/* Writes s as a parenthesised gnuplot string expression: single-quoted parts
- * (quotes doubled; no substitution happens inside them) joined by "\n" where
- * s has a newline; other control characters become spaces. */
-void pit__gp_str(FILE *f, const char *s) {
-  fputs("('", f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '\n')
-      fputs("' . \"\\n\" . '", f);
-    else if (*p == '\'')
-      fputs("''", f);
-    else if (*p < 0x20 || *p == 0x7f)
-      fputc(' ', f);
-    else
-      fputc(*p, f);
-  }
-  fputs("')", f);
-}
-
 /* A readable unit for values up to vmax seconds: factor and name. */
-double pit__time_unit(double vmax, const char **name) {
+static double time_unit(double vmax, const char **name) {
   if (!(vmax < 1)) {
     *name = "s";
     return 1;
@@ -163,100 +109,193 @@ static int same_config(const struct pit_config *a, const struct pit_config *b, c
   return pit_config_same(a, b, pit_config_key_fields() & ~fields_named(skip));
 }
 
-/* ---- the temporary directory and the gnuplot run ---- */
+/* ---- steps: one run, step time per iteration, one line per epoch ---- */
 
-FILE *pit__gp_data(struct gp *g, int idx, struct pit_err *e) {
-  char path[600];
-  snprintf(path, sizeof path, "%s/d%d.dat", g->dir, idx);
-  FILE *f = fopen(path, "w");
-  if (!f)
-    pit_err_errno(e, PIT_EIO, "cannot create '%s'", path);
-  return f;
+#define STEPS_MAX_POINTS 1500  /* per line; beyond, lines show medians of consecutive iterations */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
 }
 
-/* Writes the quoted path of data file idx into the script. */
-void pit__gp_dataref(struct gp *g, int idx) {
-  char path[600];
-  snprintf(path, sizeof path, "%s/d%d.dat", g->dir, idx);
-  pit__gp_str(g->f, path);
-}
-
-int pit__gp_close_data(FILE *d, struct gp *g, struct pit_err *e) {
-  if (fflush(d) != 0 || ferror(d)) {
-    fclose(d);
-    return pit_err_errno(e, PIT_EIO, "cannot write data in '%s'", g->dir);
+/* Data file 0 of the steps chart: blocks of "x y" per epoch (or one block),
+ * y in the unit f; more iterations in a line than the picture has pixels:
+ * each point is the median of *binp consecutive iterations. *xmax: the
+ * largest x. */
+static int steps_lines(struct gp *g, const struct pit_series *s, const int64_t *epochs, int nep, int byepoch,
+                       double f, double *xmax, int64_t *binp, struct pit_err *e) {
+  int64_t most = 0;
+  for (int k = 0; k < (byepoch ? nep : 1); k++) {
+    int64_t c = 0;
+    for (int64_t i = 0; i < s->nit; i++)
+      c += !(s->it[i].flags & PIT_IT_OTHER_RANK) && !isnan(s->it[i].step_s) && (!byepoch || s->it[i].epoch == epochs[k]);
+    most = c > most ? c : most;
   }
-  fclose(d);
-  return 0;
-}
-
-void pit__gp_cleanup(struct gp *g) {
-  if (g->f)
-    fclose(g->f);
-  g->f = NULL;
-  if (!g->dir[0])
-    return;
-  DIR *d = opendir(g->dir);
-  if (d) {
-    struct dirent *de;
-    char path[1024];
-    while ((de = readdir(d)) != NULL) {
-      if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+  int64_t bin = most > STEPS_MAX_POINTS ? (most + STEPS_MAX_POINTS - 1) / STEPS_MAX_POINTS : 1;
+  *binp = bin;
+  double *ys = malloc(sizeof *ys * (size_t)bin);
+  FILE *d = ys ? pit__gp_data(g, 0, e) : NULL;
+  if (!d) {
+    free(ys);
+    return ys ? PIT_EIO : pit_err_set(e, PIT_ENOMEM, "out of memory");
+  }
+  /* d0: blocks of "x y" per epoch (or one block); d1: the iterations set aside */
+  for (int k = 0; k < (byepoch ? nep : 1); k++) {
+    int64_t nb = 0;
+    double x0 = 0;
+    for (int64_t i = 0; i <= s->nit; i++) {
+      const struct pit_series_iter *it = i < s->nit ? &s->it[i] : NULL;
+      if (it && ((it->flags & PIT_IT_OTHER_RANK) || isnan(it->step_s) || (byepoch && it->epoch != epochs[k])))
         continue;
-      snprintf(path, sizeof path, "%s/%s", g->dir, de->d_name);
-      unlink(path);
+      if (it) {
+        double x = byepoch ? (double)it->iter : (double)(it->step >= 0 ? it->step : i);
+        *xmax = fmax(*xmax, x);
+        x0 = nb ? x0 : x;
+        ys[nb++] = it->step_s * f;
+      }
+      if (nb && (nb == bin || !it)) { /* a full bin, or the last partial one */
+        qsort(ys, (size_t)nb, sizeof *ys, cmp_double);
+        fprintf(d, "%.17g %.9g\n", x0 + (double)(nb - 1) / 2 * (bin > 1), pit_quantile_sorted(ys, (size_t)nb, 0.5));
+        nb = 0;
+      }
     }
-    closedir(d);
+    fputs("\n\n", d);
   }
-  rmdir(g->dir);
-  g->dir[0] = '\0';
+  free(ys);
+  return pit__gp_close_data(d, g, e);
 }
 
-int pit__gp_open(struct gp *g, const struct pit_plot_opts *o, int svg, const char *title, struct pit_err *e) {
-  memset(g, 0, sizeof *g);
-  g->svg = svg;
-  const char *tmp = getenv("TMPDIR");
-  snprintf(g->dir, sizeof g->dir, "%s/pitstop-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(g->dir)) {
-    int rc = pit_err_errno(e, PIT_EIO, "cannot create a temporary directory '%s'", g->dir);
-    g->dir[0] = '\0';
+static int plot_steps(struct gp *g, const struct pit_runset *rs, struct pit_err *e) {
+  const struct pit_report_run *run = &rs->runs[0];
+  const struct pit_series *s = &run->series;
+  const struct pit_summary *sm = &run->sum;
+  int64_t epochs[MAX_SERIES];
+  int nep = 0, byepoch = 1;
+  double vmax = 0, xmax = 0;
+  int64_t nshown = 0;
+  for (int64_t i = 0; i < s->nit; i++) {
+    const struct pit_series_iter *it = &s->it[i];
+    if ((it->flags & PIT_IT_OTHER_RANK) || isnan(it->step_s))
+      continue;
+    nshown++;
+    if (it->step_s > vmax)
+      vmax = it->step_s;
+    if (it->epoch < 0 || it->iter < 0)
+      byepoch = 0;
+    int k = 0;
+    while (k < nep && epochs[k] != it->epoch)
+      k++;
+    if (k == nep && nep < MAX_SERIES)
+      epochs[nep++] = it->epoch;
+  }
+  if (nshown == 0)
+    return pit_err_set(e, PIT_ENOTFOUND, "run '%s' has no iteration with a step time", run->name);
+  if (nep == MAX_SERIES)
+    byepoch = 0; /* too many epochs for one line each: plot against the global step */
+  const char *unit;
+  double f = time_unit(isnan(sm->tp.mean) ? vmax : sm->tp.mean * 2, &unit);
+  int64_t bin = 1;
+  int rc = steps_lines(g, s, epochs, nep, byepoch, f, &xmax, &bin, e);
+  if (rc)
     return rc;
+  FILE *d;
+  if (!(d = pit__gp_data(g, 1, e)))
+    return PIT_EIO;
+  int64_t aside = 0;
+  for (int64_t i = 0; i < s->nit; i++) {
+    const struct pit_series_iter *it = &s->it[i];
+    if ((it->flags & PIT_IT_OTHER_RANK) || isnan(it->step_s) || !(it->flags & ~PIT_IT_OTHER_RANK))
+      continue;
+    double x = byepoch ? (double)it->iter : (double)(it->step >= 0 ? it->step : i);
+    fprintf(d, "%.17g %.9g\n", x, it->step_s * f);
+    aside++;
   }
-  snprintf(g->script, sizeof g->script, "%s/plot.gp", g->dir);
-  snprintf(g->out, sizeof g->out, "%s/out.%s", g->dir, g->svg ? "svg" : "png");
-  g->f = fopen(g->script, "w");
-  if (!g->f)
-    return pit_err_errno(e, PIT_EIO, "cannot create '%s'", g->script);
-  int w = o->width > 0 ? o->width : 1000, h = o->height > 0 ? o->height : 600;
-  if (g->svg)
-    fprintf(g->f, "set terminal svg size %d,%d noenhanced font 'Sans,12' background '#ffffff'\n", w, h);
-  else
-    fprintf(g->f, "set terminal pngcairo size %d,%d noenhanced font 'Sans,11' background '#ffffff'\n", w, h);
-  fputs("set output ", g->f);
-  pit__gp_str(g->f, g->out);
-  fputs("\nset encoding utf8\nset grid lc rgb '#d8d8d8'\nset border lc rgb '#404040'\n", g->f);
-  /* distinguishable colours on white (Tableau 10), cycled for more lines */
-  static const char *colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                  "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-  for (int i = 0; i < 10; i++)
-    fprintf(g->f, "set linetype %d lc rgb '%s' lw 2 pt 7\n", i + 1, colours[i]);
-  fputs("set linetype cycle 10\n", g->f);
-  g->title = o->title ? o->title : title;
-  g->own_title = !o->title;
-  snprintf(g->title_now, sizeof g->title_now, "%s", g->title);
-  fputs("set title ", g->f);
-  pit__gp_str(g->f, g->title);
-  fputs(" font ',13'\n", g->f);
-  return 0;
-}
+  if (aside == 0)
+    fputs("NaN NaN\n", d);
+  if ((rc = pit__gp_close_data(d, g, e)))
+    return rc;
 
-/* Runs gnuplot on the script and copies its picture to o->out atomically. */
-int pit__gp_run(struct gp *g, const struct pit_plot_opts *o, struct pit_err *e) {
-  if (fflush(g->f) != 0 || ferror(g->f))
-    return pit_err_errno(e, PIT_EIO, "cannot write '%s'", g->script);
-  fclose(g->f);
-  g->f = NULL;
-  return pit_gnuplot_draw(o->gnuplot, g->script, g->out, o->out, e);
+  FILE *o = g->f;
+  char lab[256];
+  fprintf(o, "set xlabel '%s'\n", byepoch ? "iteration within the epoch" : "iteration (global step)");
+  if (bin > 1)
+    fprintf(o, "set ylabel 'step time per iteration [%s], median of every %lld iterations'\n", unit, (long long)bin);
+  else
+    fprintf(o, "set ylabel 'step time per iteration [%s]'\n", unit);
+  /* A few slow iterations (the first, a checkpoint) must not flatten the steady
+   * state: the y axis stops at 3x the 99th percentile of the steady iterations and
+   * a note counts the iterations above it. */
+  double ytop = NAN;
+  int64_t above = 0;
+  {
+    int64_t ns = 0;
+    double *st = malloc(sizeof *st * (size_t)s->nit);
+    for (int64_t i = 0; st && i < s->nit; i++)
+      if (s->it[i].flags == 0 && !isnan(s->it[i].step_s))
+        st[ns++] = s->it[i].step_s;
+    if (st && ns >= 10) {
+      qsort(st, (size_t)ns, sizeof *st, cmp_double);
+      double cap = 3 * pit_quantile_sorted(st, (size_t)ns, 0.99);
+      if (vmax > cap) {
+        ytop = cap;
+        for (int64_t i = 0; i < s->nit; i++)
+          above += !(s->it[i].flags & PIT_IT_OTHER_RANK) && s->it[i].step_s > cap;
+      }
+    }
+    free(st);
+  }
+  fprintf(o, "set xrange [0:%.17g]\n", xmax > 0 ? xmax : 1);
+  if (isnan(ytop)) {
+    fputs("set yrange [0:*]\n", o);
+  } else {
+    fprintf(o, "set yrange [0:%.9g]\n", ytop * f);
+    fprintf(o, "set label 1 '%lld iteration%s above the top of the chart (slowest %.4g %s)' at graph 0.01, graph 0.04 left front\n",
+            (long long)above, above == 1 ? "" : "s", vmax * f, unit);
+  }
+  fputs("set key inside right top opaque box\n", o);
+  int usepal = byepoch && nep > 10;
+  if (usepal) {
+    fprintf(o, "set palette defined (0 '#1f77b4', 1 '#2ca02c', 2 '#ff7f0e', 3 '#d62728')\n"
+               "set cbrange [%lld:%lld]\nset cblabel 'epoch'\n",
+            (long long)epochs[0], (long long)epochs[nep - 1] > (long long)epochs[0] ? (long long)epochs[nep - 1]
+                                                                                  : (long long)epochs[0] + 1);
+  }
+  fputs("plot ", o);
+  int first = 1;
+  if (!isnan(sm->tp.lo) && !isnan(sm->tp.hi)) {
+    fprintf(o, "'+' using 1:(%.9g):(%.9g) with filledcurves fs transparent solid 0.25 noborder lc rgb '#888888' title '95%% interval of t_p', ",
+            sm->tp.lo * f, sm->tp.hi * f);
+  }
+  for (int k = 0; k < (byepoch ? nep : 1); k++) {
+    fputs(first ? "" : ", ", o);
+    first = 0;
+    pit__gp_dataref(g, 0);
+    fprintf(o, " index %d using 1:2", k);
+    if (usepal && k)
+      fprintf(o, ":(%lld) with lines lw 1.5 lc palette notitle", (long long)epochs[k]);
+    else if (usepal)
+      fprintf(o, ":(%lld) with lines lw 1.5 lc palette title 'epochs %lld to %lld: colour scale at the right'",
+              (long long)epochs[k], (long long)epochs[0], (long long)epochs[nep - 1]);
+    else if (byepoch)
+      fprintf(o, " with lines lw 1.5 title 'epoch %lld'", (long long)epochs[k]);
+    else
+      fputs(" with lines lw 1.5 lc rgb '#1f77b4' title 'step time'", o);
+  }
+  fputs(", ", o);
+  pit__gp_dataref(g, 1);
+  fprintf(o, " using 1:2 with points pt 6 ps 0.8 lc rgb '#000000' title 'set aside (%lld: warm-up, epoch edges, near validation)'",
+          (long long)aside);
+  if (!isnan(sm->tp.mean)) {
+    if (!isnan(sm->tp.half))
+      snprintf(lab, sizeof lab, "t_p = %.4g ± %.2g %s (95%%, %lld steady iterations)", sm->tp.mean * f,
+               sm->tp.half * f, unit, (long long)sm->tp.n);
+    else
+      snprintf(lab, sizeof lab, "t_p = %.4g %s (%lld steady iterations)", sm->tp.mean * f, unit, (long long)sm->tp.n);
+    fprintf(o, ", %.9g with lines dt 2 lw 2.5 lc rgb '#000000' title ", sm->tp.mean * f);
+    pit__gp_str(o, lab);
+  }
+  fputc('\n', o);
+  return 0;
 }
 
 /* ---- batch: a time against global batch size, one line per configuration ---- */
@@ -442,7 +481,7 @@ static int plot_batch(struct gp *g, const struct pit_runset *rs, enum pit_plot_m
     maxrep = pts[i].n > maxrep ? pts[i].n : maxrep;
   }
   const char *unit;
-  double f = pit__time_unit(vmax, &unit);
+  double f = time_unit(vmax, &unit);
   int rc = write_points(g, pts, npts, nlines, f, e);
   if (rc)
     return rc;
@@ -696,22 +735,9 @@ static int plot_cost(struct gp *g, const struct pit_runset *rs, const struct pit
 }
 
 /* *svg from o->out's extension (.svg or .png). */
-int pit__out_format(const struct pit_plot_opts *o, int *svg, struct pit_err *e) {
-  if (!o->out || !*o->out)
-    return pit_err_set(e, PIT_EARG, "no output file given");
-  size_t n = strlen(o->out);
-  if (n > 4 && strcasecmp(o->out + n - 4, ".svg") == 0)
-    *svg = 1;
-  else if (n > 4 && strcasecmp(o->out + n - 4, ".png") == 0)
-    *svg = 0;
-  else
-    return pit_err_set(e, PIT_EARG, "'%s': the output must end in .png or .svg", o->out);
-  return 0;
-}
-
 int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct pit_err *e) {
   int svg = 0;
-  int rc0 = pit__out_format(o, &svg, e);
+  int rc0 = pit__gp_out_format(o, &svg, e);
   if (rc0)
     return rc0;
   if (rs->n == 0)
@@ -749,7 +775,7 @@ int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct 
   if (!rc) {
     switch (o->kind) {
     case PIT_PLOT_STEPS:
-      rc = pit__plot_steps(&g, rs, e);
+      rc = plot_steps(&g, rs, e);
       break;
     case PIT_PLOT_BATCH:
       rc = plot_batch(&g, rs, o->metric, e);
@@ -767,3 +793,4 @@ int pit_plot(const struct pit_runset *rs, const struct pit_plot_opts *o, struct 
   pit__gp_cleanup(&g);
   return rc;
 }
+

@@ -114,7 +114,10 @@ static void predict(struct pit_status *s, const struct pit_catalog *cat) {
   struct pit_predict_basis b;
   struct pit_prediction p;
   const struct pit_runlog_gen *g = pit_runlog_current(&s->log);
-  if (pit_runset_load_events(&rs, s->events, NULL, 0, &e) < 0 || pit_runset_summarize(&rs, &e) < 0 || rs.n < 1 ||
+  /* the predictor's series (iterations by epoch, steady state) from the run loader: the fold keeps the
+   * run's model (generations, nodes, money), not a predictor's inputs */
+  if (pit_runset_load_events(&rs, s->events, NULL, 0, &e) < 0 || /* reader: predictor inputs */
+      pit_runset_summarize(&rs, &e) < 0 || rs.n < 1 ||
       pit_predict_inputs(&rs.runs[0].series, &rs.runs[0].sum, rs.runs[0].name, 0, &in, &b, &e) < 0) {
     snprintf(s->note, sizeof s->note, "%s", e.msg[0] ? e.msg : "no run in the events file");
     pit_runset_release(&rs);
@@ -184,15 +187,18 @@ int pit_status_load(struct pit_status *s, const char *arg, const struct pit_cata
     }
   s->steps_done = pit_runlog_step(&s->log) + 1;
   s->steps_total = s->log.planned_iters;
-  for (int i = 0; i < s->log.nnodes; i++) {
-    const struct pit_runlog_node *n = &s->log.nodes[i];
-    const struct pit_itype *t = type_of(cat, n);
-    double secs = (isnan(n->t_stop) ? s->t : n->t_stop) - n->t_start;
-    s->unpriced += !t;
-    s->node_billed_s[i] = secs > 0 ? (t ? pit_itype_billed_s(t, secs) : secs) : 0;
-    s->node_cost[i] = pit_node_cost(t, n->price_h, secs);
-    s->spend += s->node_cost[i];
+  struct pit_runlog_cost bill; /* the one accounting: open nodes billed to now */
+  if ((rc = pit_runlog_cost(&s->log, cat, s->t, &bill, e)) < 0) {
+    pit_status_release(s);
+    return rc;
   }
+  for (int i = 0; i < s->log.nnodes; i++) {
+    s->unpriced += !type_of(cat, &s->log.nodes[i]);
+    s->node_billed_s[i] = bill.nodes[i].billed_s;
+    s->node_cost[i] = bill.nodes[i].cost;
+  }
+  s->spend = bill.total;
+  pit_runlog_cost_release(&bill);
   s->controller_pid = live_controller(s->dir);
   s->state = s->controller_pid ? "running" : pit_runlog_finished(&s->log) ? "finished" : "stopped";
   predict(s, cat);

@@ -82,7 +82,7 @@ static void stop_node(struct fleet *f, struct pit_sim_node *n, int64_t t, unsign
   const struct pit_sim_pool *p = &f->s->pools[n->pool];
   double secs = (double)(t - n->start) * f->tick_s;
   double billed = p->itype ? pit_itype_billed_s(p->itype, secs) : secs;
-  f->cost += billed / 3600.0 * (n->spot ? p->spot_price_h : p->price_h);
+  f->cost += billed / 3600.0 * (n->spot ? p->spot_price_h : p->price_h); /* forecast: simulated clock, billed */
   n->state = state;
 }
 

@@ -136,7 +136,8 @@ int pit_fleet_exact_shares(const struct pit_sim_study *s, double max_cells, int 
       for (int sp = 0; sp <= n; sp++)
         if (marks[sp])
           cf[k++] = (struct cfg){p, sp, n - sp, linear ? n : 1,
-                                 sp * s->pools[p].spot_price_h * tick_h + (n - sp) * s->pools[p].price_h * tick_h};
+                                 sp * s->pools[p].spot_price_h * tick_h + /* forecast: simulated clock */
+                                     (n - sp) * s->pools[p].price_h * tick_h}; /* forecast: simulated clock */
     }
 #define AT(t, w, c) V[((size_t)((t) % rows) * (size_t)(W + 1) + (size_t)(w)) * (size_t)C + (size_t)(c)]
   for (int64_t w = 0; w <= W; w++)
@@ -270,7 +271,7 @@ int pit_fleet_bound(const struct pit_sim_study *s, double *cost, struct pit_err 
       double price = a < na ? avail[a].price : pod;
       if (a < na)
         used++;
-      sg[m++] = (struct seg){price * tick_h / dx[n], dx[n]};
+      sg[m++] = (struct seg){price * tick_h / dx[n], dx[n]}; /* forecast: simulated clock */
     }
   }
   for (int64_t t = 0; t < D; t++)
@@ -286,7 +287,7 @@ int pit_fleet_bound(const struct pit_sim_study *s, double *cost, struct pit_err 
     need -= take;
   }
   c *= 1 - 1e-12; /* rounding: the bound stays below */
-  c += (double)R * tick_h * s->nmin * minprice * (1 - 1e-9);
+  c += (double)R * tick_h * s->nmin * minprice * (1 - 1e-9); /* forecast: simulated clock */
   *cost = need > 1e-9 * (double)work ? INFINITY : c;
   PIT_FREE_ALL(dx, avail, sg);
   return 0;

@@ -106,7 +106,7 @@ int pit_sim_optimum(const struct pit_sim_case *c, int keep_path, struct pit_sim_
   for (int64_t t = D - 1; t >= 0; t--)
     run[t] = pit_sim_avail(c, t) ? run[t + 1] + 1 : 0;
   const struct cell INF = {INFINITY, INT32_MAX};
-  double ps = c->spot_price_h * g.tick_h, po = c->price_h * g.tick_h;
+  double ps = c->spot_price_h * g.tick_h, po = c->price_h * g.tick_h; /* forecast: simulated clock */
 #define ROW(a, t) ((a) + ((t) % rows) * W)
   for (int64_t w = 0; w < W; w++) /* t = D */
     ROW(I, D)[w] = ROW(S, D)[w] = ROW(O, D)[w] = w == h ? (struct cell){0, (int32_t)D} : INF;

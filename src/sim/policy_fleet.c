@@ -103,7 +103,7 @@ static double net_saving_from(const struct pit_fleet_view *v, int p, int held, d
     span = min_span_h;
   if (span > left)
     span = left;
-  double save = s * (po - v->spot_price_h[p]) * span;
+  double save = s * (po - v->spot_price_h[p]) * span; /* forecast: simulated clock */
   /* the restart: from idle every start pays one, so only a mixed membership's extra one (its
    * reclaim restarts the whole job) counts; leaving on-demand or growing pays it now */
   double restart = v->cur.spot + v->cur.od == 0 && s + held >= v->nodes ? 0 : v->restart_h;

@@ -141,7 +141,7 @@ static int spot_worth(const struct pit_spot_state *s) {
   if (!(share > 0) || share >= 1)
     return 1;
   double span = s->run_seen_h > s->tick_h ? s->run_seen_h : s->tick_h;
-  return share * (s->price_h - s->spot_price_h) * span >= s->restart_h * s->price_h;
+  return share * (s->price_h - s->spot_price_h) * span >= s->restart_h * s->price_h; /* forecast: simulated clock */
 }
 
 static enum pit_spot_mode pitstop(const struct pit_spot_state *in) {

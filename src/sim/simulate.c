@@ -87,7 +87,7 @@ static int simulate(const struct pit_sim_case *c, enum pit_spot_policy p, int n,
   enum pit_spot_mode mode = PIT_SPOT_IDLE;
   int64_t done = 0, ovl = 0, seen = 0, runs = 0, spot_ticks = 0, od_ticks = 0, ns = 0;
   int prev_avail = 0;
-  double cost = 0, ps = c->spot_price_h * g.tick_h, po = c->price_h * g.tick_h;
+  double cost = 0, ps = c->spot_price_h * g.tick_h, po = c->price_h * g.tick_h; /* forecast: simulated clock */
   int64_t t;
   for (t = 0; t < limit && done < g.work; t++) {
     int cnt = count_at(c, t), avail = cnt > 0;

@@ -49,9 +49,11 @@ PY
 # the run's report (issue 15, deliver 4): each decision with its reason, and the run's cost beside each
 # membership it ran as a fixed one for the whole job by the run's own records; the fixed costs checked
 # against an estimate made here from the records (price x (steps x the membership's mean iteration time + its
-# first generation's start, which a fixed replay pays as measured: issue 26))
+# first generation's start, which a fixed replay pays as measured: issue 26, + the run's last stop, from its
+# last iteration to its last node's stop), billed as the catalog bills: whole seconds (issue 27: each node
+# of a fixed membership is billed; the estimate was raw seconds)
 "$PY" - "$T/replay.json" "$EV" "$T/run.out" "$T/cat.tsv" << 'PY' && ok "report: decisions with reasons, cost beside the best fixed membership's" || bad "report: $(sed -n '/^decisions/,$p' "$T/run.out")"
-import json, re, sys
+import json, math, re, sys
 j = json.load(open(sys.argv[1]))
 out = open(sys.argv[3]).read()
 price = {l.split()[0]: float(l.split()[4]) for l in open(sys.argv[4]).read().splitlines()[1:]}
@@ -79,6 +81,10 @@ for l in open(sys.argv[2]):
         last[g] = r["t"]
     elif r["type"] == "decision" and isinstance(d, dict) and d.get("action") == "resize":
         resizes.append((r["step"], d["why"]))
+    if r["type"] == "iter":
+        last_iter = r["t"]
+    if r["type"] == "node" and r["action"] in ("stop", "lost"):
+        last_stop = r["t"]
 assert "\ndecisions (" in out, "no decisions section"
 for step, reason in resizes:  # each resize on the timeline with its reason
     line = [l for l in out.splitlines() if re.match(r"^ +[0-9.]+s +step +%d +\S+ \u2192 " % step, l)]
@@ -86,7 +92,8 @@ for step, reason in resizes:  # each resize on the timeline with its reason
 fixed = {tuple(sorted(mem(f["membership"]).items())): f for f in j["fixed"]}
 assert set(fixed) == set(dts), (set(fixed), set(dts))  # every membership the run ran, and only those
 for m, f in fixed.items():
-    est = sum(price[t] * n for t, n in m) * (j["steps"] * sum(dts[m]) / len(dts[m]) + start[m]) / 3600
+    secs = j["steps"] * sum(dts[m]) / len(dts[m]) + start[m] + max(0, last_stop - last_iter)
+    est = sum(price[t] * n for t, n in m) * math.ceil(secs) / 3600
     assert f["complete"] and 0.9 <= f["cost"] / est <= 1.1, (m, f, est)
 best = min(j["fixed"], key=lambda f: f["cost"])
 assert best["best"] and sum(f["best"] for f in j["fixed"]) == 1, j["fixed"]

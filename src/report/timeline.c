@@ -1,16 +1,22 @@
-/* plot_timeline.c — the timeline chart of an elastic run (pitstop run): node
- * bars, the generations, the decisions and the steps over time, from the run
- * log's fold of the run's events file. docs/run.md.
- * Invariants: it reads the run only through the fold (pit_runlog); texts reach
- * the script only through pit__gp_str; the picture is complete or absent. */
+/* timeline.c — the timeline of an elastic run (pitstop run's timeline.png,
+ * report.html's chart): what it draws (pit_timeline_build, report.h: node
+ * bars, the generations' spans and whether each failed, from the run's fold,
+ * record.h's run log) and the drawing (pit_plot_timeline, through gp.c).
+ * The test that compares the report, the replay and the timeline reads
+ * pit_timeline_build. Invariants: the events file is read only by
+ * pit_runlog_load; every figure drawn is the fold's. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pitstop/record.h"
-#include "report/plot_impl.h"
+#include "report/gp_impl.h"
 
-/* ---- the timeline of an elastic run (pitstop run) ---- */
+enum { MAX_BARS = 256, MAX_TYPES = 16 };
+
+void pit_timeline_release(struct pit_timeline *tl) {
+  PIT_FREE_ALL(tl->bars, tl->gens);
+  memset(tl, 0, sizeof *tl);
+}
 
 /* 1 when generation g of the fold failed: no end record, a later generation,
  * and no decision in it that changed the membership (a resize ends a
@@ -33,6 +39,43 @@ static double gen_launch(const struct pit_runlog_gen *g) {
   return isfinite(g->t_init) && isfinite(g->init_s) && g->init_s <= g->t_init ? g->t_init - g->init_s : g->t_first;
 }
 
+int pit_timeline_build(const struct pit_runlog *log, struct pit_timeline *tl, struct pit_err *e) {
+  memset(tl, 0, sizeof *tl);
+  tl->tmax = log->t_last;
+  int nn = log->nnodes < MAX_BARS ? log->nnodes : MAX_BARS;
+  tl->bars = calloc((size_t)nn + 1, sizeof *tl->bars);
+  tl->gens = calloc((size_t)log->ngens + 1, sizeof *tl->gens);
+  if (!tl->bars || !tl->gens) {
+    pit_timeline_release(tl);
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  }
+  for (int i = 0; i < nn; i++) {
+    const struct pit_runlog_node *n = &log->nodes[i];
+    int ty = 0;
+    while (ty < tl->ntypes && strcmp(tl->types[ty], n->itype) != 0)
+      ty++;
+    if (ty == tl->ntypes && tl->ntypes < MAX_TYPES)
+      snprintf(tl->types[tl->ntypes++], PIT_NAME_MAX, "%s", n->itype);
+    tl->bars[tl->nbars++] =
+        (struct pit_timeline_bar){n->t_start, isnan(n->t_stop) ? tl->tmax : n->t_stop, i, ty < MAX_TYPES ? ty : MAX_TYPES - 1};
+  }
+  for (int k = 0; k < log->ngens; k++) {
+    const struct pit_runlog_gen *g = &log->gens[k];
+    struct pit_timeline_gen *s = &tl->gens[tl->ngens++];
+    s->x0 = gen_launch(g);
+    s->x1 = isfinite(g->t_end) ? g->t_end : k + 1 < log->ngens ? log->gens[k + 1].t_first : tl->tmax;
+    if (!(s->x1 > s->x0))
+      s->x1 = s->x0;
+    s->failed = gen_failed(log, k);
+    char mem[PIT_MEMBERSHIP_TEXT_MAX];
+    pit_membership_format(&g->m, mem, sizeof mem);
+    snprintf(s->label, sizeof s->label, "gen %d %.60s%s", k, mem, s->failed ? " failed" : "");
+  }
+  return 0;
+}
+
+/* ---- the timeline of an elastic run (pitstop run) ---- */
+
 /* Node bars (one row per node, from its start to its stop), a row of
  * generations (each from its launch to its end: its end record, else the next
  * generation's first record, else the last record; labelled with its
@@ -41,78 +84,60 @@ static double gen_launch(const struct pit_runlog_gen *g) {
  * right axis; from the run's events file. */
 int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct pit_err *e) {
   int svg = 0;
-  int rc = pit__out_format(o, &svg, e);
+  int rc = pit__gp_out_format(o, &svg, e);
   if (rc)
     return rc;
   struct pit_runlog log; /* the run log's fold: nodes, iterations, decisions */
+  struct pit_timeline tl = {0};
   pit_runlog_init(&log);
-  if ((rc = pit_runlog_load(&log, events, e)) < 0) {
+  if ((rc = pit_runlog_load(&log, events, e)) < 0 || (rc = pit_timeline_build(&log, &tl, e)) < 0) {
     pit_runlog_release(&log);
     return rc;
   }
+  if (tl.nbars == 0) {
+    pit_timeline_release(&tl);
+    pit_runlog_release(&log);
+    return pit_err_set(e, PIT_ENOTFOUND, "'%s' holds no node records (is it a pitstop run's events file?)", events);
+  }
   struct gp g;
   if ((rc = pit__gp_open(&g, o, svg, "Nodes, decisions and progress over time", e)) < 0) {
+    pit_timeline_release(&tl);
     pit_runlog_release(&log);
     pit__gp_cleanup(&g);
     return rc;
   }
   FILE *bars = pit__gp_data(&g, 0, e), *prog = bars ? pit__gp_data(&g, 1, e) : NULL, *dec = prog ? pit__gp_data(&g, 2, e) : NULL;
   FILE *gens = dec ? pit__gp_data(&g, 3, e) : NULL;
-  enum { MAXN = 256 };
-  int nn = log.nnodes < MAXN ? log.nnodes : MAXN, ndec = 0, ntypes = 0;
+  int nn = tl.nbars, ndec = 0, ntypes = tl.ntypes, nfailed = 0;
   const struct pit_runlog_node *nd = log.nodes;
-  char types[16][PIT_NAME_MAX];
-  double tmax = log.t_last;
-  for (int64_t i = 0; dec && i < log.niters; i++)
+  double tmax = tl.tmax;
+  for (int64_t i = 0; gens && i < log.niters; i++)
     fprintf(prog, "%.9g %lld\n", log.iters[i].t, (long long)log.iters[i].step + 1);
-  for (int i = 0; dec && i < log.ndec; i++, ndec++) { /* labelled with the chosen membership: the first alternative */
+  for (int i = 0; gens && i < log.ndec; i++, ndec++) { /* labelled with the chosen membership: the first alternative */
     const struct pit_decision *d = &log.dec[i].d;
     const char *to = d->nalts > 0 && d->alts[0].membership ? d->alts[0].membership : "";
     fprintf(dec, "%.9g \"%.79s\"\n", log.dec[i].t, to[0] ? to : "decision");
+  }
+  for (int i = 0; gens && i < nn; i++) /* x0 x1 row type */
+    fprintf(bars, "%.9g %.9g %d %d\n", tl.bars[i].x0, tl.bars[i].x1, tl.bars[i].row, tl.bars[i].type);
+  for (int k = 0; gens && k < tl.ngens; k++) { /* x0 x1 failed "label" */
+    nfailed += tl.gens[k].failed;
+    fprintf(gens, "%.9g %.9g %d \"%s\"\n", tl.gens[k].x0, tl.gens[k].x1, tl.gens[k].failed, tl.gens[k].label);
   }
   if (!gens) {
     if (bars) fclose(bars);
     if (prog) fclose(prog);
     if (dec) fclose(dec);
+    rc = PIT_EIO;
+  } else if ((rc = pit__gp_close_data(bars, &g, e)) | pit__gp_close_data(prog, &g, e) | pit__gp_close_data(dec, &g, e) |
+             pit__gp_close_data(gens, &g, e)) {
+    rc = rc ? rc : PIT_EIO;
+  }
+  if (rc) {
+    pit_timeline_release(&tl);
     pit_runlog_release(&log);
     pit__gp_cleanup(&g);
-    return PIT_EIO;
-  }
-  if (nn == 0) {
-    fclose(bars);
-    fclose(prog);
-    fclose(dec);
-    fclose(gens);
-    pit_runlog_release(&log);
-    pit__gp_cleanup(&g);
-    return pit_err_set(e, PIT_ENOTFOUND, "'%s' holds no node records (is it a pitstop run's events file?)", events);
-  }
-  for (int i = 0; i < nn; i++) {
-    int ty = 0;
-    while (ty < ntypes && strcmp(types[ty], nd[i].itype) != 0)
-      ty++;
-    if (ty == ntypes && ntypes < 16)
-      snprintf(types[ntypes++], PIT_NAME_MAX, "%s", nd[i].itype);
-    /* x0 x1 row type */
-    fprintf(bars, "%.9g %.9g %d %d\n", nd[i].t_start, isnan(nd[i].t_stop) ? tmax : nd[i].t_stop, i, ty < 16 ? ty : 15);
-  }
-  int nfailed = 0;
-  for (int k = 0; k < log.ngens; k++) { /* x0 x1 failed "label" */
-    const struct pit_runlog_gen *ge = &log.gens[k];
-    double x0 = gen_launch(ge);
-    double x1 = isfinite(ge->t_end) ? ge->t_end : k + 1 < log.ngens ? log.gens[k + 1].t_first : tmax;
-    int failed = gen_failed(&log, k);
-    char mem[PIT_MEMBERSHIP_TEXT_MAX];
-    pit_membership_format(&ge->m, mem, sizeof mem);
-    nfailed += failed;
-    fprintf(gens, "%.9g %.9g %d \"gen %d %.60s%s\"\n", x0, x1 > x0 ? x1 : x0, failed, k, mem,
-            failed ? " failed" : "");
-  }
-  if ((rc = pit__gp_close_data(bars, &g, e)) | pit__gp_close_data(prog, &g, e) | pit__gp_close_data(dec, &g, e) |
-      pit__gp_close_data(gens, &g, e)) {
-    pit_runlog_release(&log);
-    pit__gp_cleanup(&g);
-    return rc ? rc : PIT_EIO;
+    return rc;
   }
   FILE *f = g.f;
   fprintf(f, "set xlabel 'run time [s]'\nset ylabel 'node'\nset y2label 'steps done'\n");
@@ -130,7 +155,7 @@ int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct 
     pit__gp_dataref(&g, 0); /* this type's rows only (column 4) */
     fprintf(f, " using ($4==%d?($1+$2)/2:NaN):3:(($2-$1)/2):(0.3) with boxxyerror fs solid 0.6 lc %d title ", t,
             t + 1);
-    pit__gp_str(f, types[t]);
+    pit__gp_str(f, tl.types[t]);
     fputs(", ", f);
   }
   pit__gp_dataref(&g, 3); /* the generations' row: grey, a failed one red, each labelled */
@@ -153,6 +178,7 @@ int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct 
     fprintf(f, " using 1:(-0.8):(0):(%d.4) with vectors nohead dt 2 lc rgb '#d62728' title 'decision'", nn + 1);
   }
   fputs("\n", f);
+  pit_timeline_release(&tl);
   pit_runlog_release(&log);
   rc = pit__gp_run(&g, o, e);
   pit__gp_cleanup(&g);
