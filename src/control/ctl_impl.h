@@ -189,6 +189,8 @@ void ctl_registry_note(const struct ctl *c);
 int ctl_start_node(struct ctl *c, const char *itype, const char *why, struct pit_err *e);
 int ctl_stop_node_at(struct ctl *c, int i, const char *action, struct pit_err *e);
 void ctl_stop_all_nodes(struct ctl *c);
+/* A node's bill to until (its stop, if it stopped), through the catalog (catalog/cost.c). */
+double ctl_node_cost(const struct ctl *c, const struct pit_node *n, double until);
 int ctl_node_of(const struct pit_node *n, const char *itype);
 int ctl_stop_reclaimed(struct ctl *c, struct pit_err *e);
 int ctl_reshape(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e);

@@ -44,7 +44,7 @@ int ctl_start_node(struct ctl *c, const char *itype, const char *why, struct pit
 }
 
 /* A node's bill to until (its stop, if it stopped): the live spend (catalog/cost.c). */
-static double node_cost(const struct ctl *c, const struct pit_node *n, double until) {
+double ctl_node_cost(const struct ctl *c, const struct pit_node *n, double until) {
   const struct pit_itype *t = c->have_cat ? pit_catalog_find(&c->cat, n->itype) : NULL;
   return pit_node_cost(t, n->price_h, (isnan(n->t_stop) ? until : n->t_stop) - n->t_start);
 }
@@ -67,7 +67,7 @@ static void node_entry(struct ctl *c, const struct pit_node *n, const char *end)
   const struct pit_itype *t = c->have_cat ? pit_catalog_find(&c->cat, n->itype) : NULL;
   double secs = n->t_stop - n->t_start;
   r->billed_s = secs > 0 ? t ? pit_itype_billed_s(t, secs) : secs : 0;
-  r->cost = node_cost(c, n, n->t_stop);
+  r->cost = ctl_node_cost(c, n, n->t_stop);
   r->od_cost = t ? pit_node_cost(t, t->price_h, secs) : r->cost;
   r->waste_s = n->waste_s;
 }
@@ -76,7 +76,7 @@ int ctl_stop_node_at(struct ctl *c, int i, const char *action, struct pit_err *e
   struct pit_node *n = &c->nodes[i];
   int rc = c->prov.ops->stop(&c->prov, n, e);
   n->t_stop = now_t(c);
-  c->res->cost += node_cost(c, n, n->t_stop);
+  c->res->cost += ctl_node_cost(c, n, n->t_stop);
   node_entry(c, n, action);
   int rc2 = ctl_node_record(c, n, action, rc < 0 ? NULL : e);
   memmove(&c->nodes[i], &c->nodes[i + 1], (size_t)(c->nnodes - i - 1) * sizeof *n);
@@ -151,7 +151,7 @@ int ctl_reshape(struct ctl *c, const struct pit_membership *want, const char *wh
 double ctl_spent(const struct ctl *c, double t) {
   double usd = c->res->cost;
   for (int i = 0; i < c->nnodes; i++)
-    usd += node_cost(c, &c->nodes[i], t);
+    usd += ctl_node_cost(c, &c->nodes[i], t);
   return usd;
 }
 

@@ -256,7 +256,7 @@ static void eta_interval(const struct ctl *c, struct pit_run_status *st) {
   double *cost[3] = {&st->cost_end, &st->cost_lo, &st->cost_hi}, rest[3] = {st->eta_s, st->eta_lo, st->eta_hi};
   for (int k = 0; k < 3; k++) /* the nodes up now, on until the end: their bill then less their bill now */
     for (*cost[k] = st->spent, i = 0; i < c->nnodes; i++)
-      *cost[k] += node_cost(c, &c->nodes[i], st->t + rest[k]) - node_cost(c, &c->nodes[i], st->t);
+      *cost[k] += ctl_node_cost(c, &c->nodes[i], st->t + rest[k]) - ctl_node_cost(c, &c->nodes[i], st->t);
 }
 
 void ctl_status(struct ctl *c, const char *phase, int force) {

@@ -79,7 +79,7 @@ int pit_timeline_build(const struct pit_runlog *log, struct pit_timeline *tl, st
 /* Node bars (one row per node, from its start to its stop), a row of
  * generations (each from its launch to its end: its end record, else the next
  * generation's first record, else the last record; labelled with its
- * membership, a failed one marked "failed"), the decisions as dashed vertical
+ * membership, a failed one marked "failed"), the decisions that act (not "keep") as dashed vertical
  * lines with their target membership, and the steps done over time on the
  * right axis; from the run's events file. */
 int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct pit_err *e) {
@@ -113,16 +113,24 @@ int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct 
   double tmax = tl.tmax;
   for (int64_t i = 0; gens && i < log.niters; i++)
     fprintf(prog, "%.9g %lld\n", log.iters[i].t, (long long)log.iters[i].step + 1);
-  for (int i = 0; gens && i < log.ndec; i++, ndec++) { /* labelled with the chosen membership: the first alternative */
-    const struct pit_decision *d = &log.dec[i].d;
-    const char *to = d->nalts > 0 && d->alts[0].membership ? d->alts[0].membership : "";
-    fprintf(dec, "%.9g \"%.79s\"\n", log.dec[i].t, to[0] ? to : "decision");
+  for (int i = 0; gens && i < log.ndec; i++) { /* acting ones only, labelled with the membership chosen */
+    const struct pit_runlog_decision *d = &log.dec[i];
+    if (strcmp(d->action, "keep") == 0 || (!d->action[0] && strcmp(d->d.kind, "keep") == 0))
+      continue; /* a "keep" changes nothing: dozens of them would hide the few that act */
+    fprintf(dec, "%.9g \"%.79s\"\n", d->t, d->to[0] ? d->to : "decision");
+    ndec++;
   }
   for (int i = 0; gens && i < nn; i++) /* x0 x1 row type */
     fprintf(bars, "%.9g %.9g %d %d\n", tl.bars[i].x0, tl.bars[i].x1, tl.bars[i].row, tl.bars[i].type);
   for (int k = 0; gens && k < tl.ngens; k++) { /* x0 x1 failed "label" */
     nfailed += tl.gens[k].failed;
-    fprintf(gens, "%.9g %.9g %d \"%s\"\n", tl.gens[k].x0, tl.gens[k].x1, tl.gens[k].failed, tl.gens[k].label);
+    /* a label wider than its box (about 7 px a character on a 740 px wide plot) would run over its
+     * neighbours and the axis: "gen K" alone then, or nothing */
+    double px = tmax > 0 ? (tl.gens[k].x1 - tl.gens[k].x0) / tmax * 740 : 0;
+    char shortl[16];
+    snprintf(shortl, sizeof shortl, "gen %d", k);
+    const char *label = px >= 7.0 * strlen(tl.gens[k].label) ? tl.gens[k].label : px >= 7.0 * strlen(shortl) ? shortl : "";
+    fprintf(gens, "%.9g %.9g %d \"%s\"\n", tl.gens[k].x0, tl.gens[k].x1, tl.gens[k].failed, label);
   }
   if (!gens) {
     if (bars) fclose(bars);
