@@ -3,13 +3,14 @@
 # bill_aws.sh — one accounting (issue 27): a `pitstop run` on two AWS types emulated by the
 # local provider, with catalogs/aws.tsv's prices and billing (per second, 60 s minimum; the
 # catalog the run uses is aws.tsv's two rows with the local provider's cpus and cpu_quota
-# columns added), resized by a schedule from 1 node to 2 at step 40 of 100, so every node lives
-# well under a minute and is billed 60 s. The same total must appear in every line that prices
-# the run: the report's generations (their sum), its nodes (their sum) and its total; and,
+# columns added), resized by a schedule from 1 node to 2 at step 40 of 100, so the nodes live
+# under a minute (the second one at least) and are billed 60 s. The same total must appear in
+# every line that prices the run: the report's generations (their sum), its nodes (their sum) and its total; and,
 # priced with catalogs/aws.tsv itself, `pitstop simulate --replay`'s live cost and its "this
 # run (node records)" line, and `pitstop status`'s spend. The total is checked against the
 # bill computed here from the node records (Σ price × max(60, ceil(seconds)) / 3600), which
-# is several times the raw seconds' cost (the old generation and replay lines).
+# is more than the raw seconds' cost (the old generation and replay lines; 15x on a quiet
+# host, 2x under ASan), and each node's billed seconds in the report against it.
 set -euo pipefail
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
 T=$(mktemp -d)
@@ -51,7 +52,7 @@ for l in open(sys.argv[2]):
         continue
     price[f[0]] = float(f[head.index("price_h")])
     minimum[f[0]] = float(f[head.index("min_s")])
-start, bill, raw = {}, 0.0, 0.0
+start, bill, raw, want_billed = {}, 0.0, 0.0, {}
 for l in open(sys.argv[1]):
     r = json.loads(l)
     if r["type"] != "node":
@@ -61,26 +62,27 @@ for l in open(sys.argv[1]):
     elif r["action"] in ("stop", "lost"):
         t0, it = start.pop(r["node"])
         secs = r["t"] - t0
-        assert 0 < secs < 60, (r["node"], secs)
-        bill += price[it] * max(minimum[it], math.ceil(secs)) / 3600
+        want_billed[r["node"]] = max(minimum[it], math.ceil(secs))
+        bill += price[it] * want_billed[r["node"]] / 3600
         raw += price[it] * secs / 3600
 assert not start, start
 run = open("run.txt").read()
 total = float(re.search(r"cost \$([0-9.]+)\n", run).group(1))
 gens = [float(m.group(1)) for m in re.finditer(r"^\d+\s+\S+\s+\d+-\d+\s+[0-9.]+s\s+([0-9.]+)", run, re.M)]
 nodes = [float(m.group(1)) for m in re.finditer(r"^  aws1\.\d+\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+\d+s\s+([0-9.]+)", run, re.M)]
-billed = [int(m.group(1)) for m in re.finditer(r"^  aws1\.\d+\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+(\d+)s", run, re.M)]
+billed = {m.group(1): int(m.group(2)) for m in re.finditer(r"^  (aws1\.\d+)\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+(\d+)s", run, re.M)}
 rep = open("replay.txt").read()
 live = float(re.search(r"cost: live \$([0-9.]+) \(node records\)", rep).group(1))
 this = float(re.search(r"this run \(node records\)\s+([0-9.]+)", rep).group(1))
 spend = json.load(open("status.json"))["spend"]
-assert len(gens) == 2 and len(nodes) == 2 and billed == [60, 60], (gens, nodes, billed, run)
+assert len(gens) == 2 and len(nodes) == 2 and billed == want_billed, (gens, nodes, billed, want_billed, run)
+assert min(want_billed.values()) == 60, want_billed  # a node under a minute: the minimum shows
 figures = {"report total": total, "report generations": sum(gens), "report nodes": sum(nodes),
            "replay live": live, "replay this run": this, "status spend": spend}
 for k, v in figures.items():
     assert abs(v - bill) < 0.00015, (k, v, bill, figures)   # the report prints 4 decimals
 for k in ("replay live", "replay this run", "status spend"):
     assert abs(figures[k] - bill) < 1e-6, (k, figures[k], bill)
-assert bill > 3 * raw, (bill, raw)
+assert bill > 1.05 * raw, (bill, raw)
 print("bill $%.6f (raw seconds $%.6f): %s" % (bill, raw, ", ".join("%s %.6f" % kv for kv in figures.items())))
 PY
