@@ -28,7 +28,9 @@
  * held, and the process's peak RSS), to show time and memory per node.
  * --max-cells N: the exact limit's size (default 4e6 states, its work up to 40 N steps; the
  * 30-34 s traces' 48 h jobs need about 1e9 for the exact DP, else they get the bound).
- * usage: bench-spot-scale [TRACE_DIR] [--quick] [--set tune|held_out] [--csv FILE] [--chart-dir DIR] [--max-cells N]
+ * --single: the single-node cases only (N 1, one zone; to tune the single-node policy quickly).
+ * usage: bench-spot-scale [TRACE_DIR] [--quick] [--single] [--set tune|held_out] [--csv FILE] [--chart-dir DIR]
+ *                         [--max-cells N]
  *        bench-spot-scale --scale [TRACE_DIR]
  */
 #include <dirent.h>
@@ -259,12 +261,14 @@ static int scale(int nodes) {
 
 int main(int argc, char **argv) {
   const char *dir = "../shared/data/skypilot-spot-traces", *csv = NULL, *only = NULL, *chart_dir = NULL;
-  int quick = 0, do_scale = 0;
+  int quick = 0, do_scale = 0, single_only = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
       quick = 1;
     else if (strcmp(argv[i], "--scale") == 0)
       do_scale = 1;
+    else if (strcmp(argv[i], "--single") == 0)
+      single_only = 1;
     else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
       csv = argv[++i];
     else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc)
@@ -276,7 +280,7 @@ int main(int argc, char **argv) {
     else if (argv[i][0] != '-')
       dir = argv[i];
     else {
-      fprintf(stderr, "usage: bench-spot-scale [TRACE_DIR] [--quick] [--set tune|held_out] [--csv FILE] "
+      fprintf(stderr, "usage: bench-spot-scale [TRACE_DIR] [--quick] [--single] [--set tune|held_out] [--csv FILE] "
                       "[--chart-dir DIR] [--max-cells N] | --scale [TRACE_DIR]\n");
       return 2;
     }
@@ -342,9 +346,9 @@ int main(int argc, char **argv) {
       continue;
     for (int zi = 0; zi < 3; zi++) {
       int nz = zs[zi];
-      if (nz > nm)
+      if (nz > nm || (single_only && nz > 1))
         continue;
-      for (int ni = 0; ni < nns; ni++) {
+      for (int ni = 0; ni < (single_only ? 1 : nns); ni++) {
         int N = ns[ni];
         struct pit_trace tr[8];
         struct pit_sim_pool pools[8];

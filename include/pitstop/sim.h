@@ -90,6 +90,8 @@ struct pit_spot_state {
                                  current one included (0: none seen yet) */
   double spot_share;          /* share of the job's nodes spot would hold now (many nodes: the trace's
                                  count / nodes, at most 1); 0 is read as 1 (one node) */
+  double avail_for_h;         /* how long spot has been available without a break, this tick included
+                                 (0: away); NaN: not known (live, while no spot node is held) */
 };
 
 enum pit_spot_policy {
@@ -242,6 +244,7 @@ struct pit_fleet_view {
   const double *price_h, *spot_price_h;
   const double *avail_seen;       /* share of the ticks so far with count >= 1 (0.5 before any) */
   const double *span_seen_h;      /* mean span of availability seen (0: none) */
+  const double *avail_for_h;      /* how long each pool's spot has been available without a break (0: away) */
   double any_seen;                /* share of the ticks so far with spot in some pool (0.5 before any) */
   const double *move_h;           /* time a move out of pool p adds (transfer) */
   const double *move_usd;         /* egress of a move out of pool p */

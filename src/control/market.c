@@ -87,6 +87,9 @@ void ctl_spot_state(const struct ctl_spot *sp, const struct ctl_spot_in *in, str
   s->avail_seen = up + down > 0 ? up / (up + down) : 0.5;
   s->run_seen_h = nup ? up / nup / 3600 : 0;
   s->spot_share = 1; /* every node of the membership on one market */
+  /* spot seen up since `since` (a spot node held); away or never seen: capacity is not watched
+   * while no spot node is held, so how long it has been back is not known */
+  s->avail_for_h = sp->observed && sp->up && in->t >= sp->since ? (in->t - sp->since) / 3600 : NAN;
 }
 
 void ctl_spot_reason(const struct pit_spot_state *s, enum pit_spot_mode to, char *buf, size_t n) {

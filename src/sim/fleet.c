@@ -186,10 +186,11 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
       *runs = calloc((size_t)P, sizeof *runs), *prev = calloc((size_t)P, sizeof *prev);
   double *price = malloc((size_t)P * sizeof *price), *sprice = malloc((size_t)P * sizeof *sprice),
          *avail = malloc((size_t)P * sizeof *avail), *span = malloc((size_t)P * sizeof *span),
+         *up_for = calloc((size_t)P, sizeof *up_for),
          *move_h = malloc((size_t)P * sizeof *move_h), *move_usd = malloc((size_t)P * sizeof *move_usd);
   int64_t *move_t = malloc((size_t)P * sizeof *move_t);
   size_t ccap = 0;
-  if (!f.sp || !f.od || !count || !seen || !runs || !prev || !price || !sprice || !avail || !span || !move_h ||
+  if (!f.sp || !f.od || !count || !seen || !runs || !prev || !price || !sprice || !avail || !span || !up_for || !move_h ||
       !move_usd || !move_t) {
     rc = pit_err_set(e, PIT_ENOMEM, "out of memory for %d nodes", s->nmax);
     goto out;
@@ -223,6 +224,7 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
       count[p] = c;
       seen[p] += a;
       runs[p] += a && !prev[p];
+      up_for[p] = a ? up_for[p] + tick_h : 0;
       prev[p] = a;
       avail[p] = (double)seen[p] / (double)(t + 1);
       span[p] = runs[p] ? (double)seen[p] / runs[p] * tick_h : 0;
@@ -239,7 +241,7 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
         .t_h = t * tick_h, .done_h = done * tick_h, .job_h = W * tick_h, .deadline_h = D * tick_h,
         .restart_h = R * tick_h, .tick_h = tick_h, .npools = P, .nodes = s->nodes, .nmin = s->nmin,
         .nmax = s->nmax, .sigma = s->sigma, .kappa = s->kappa, .count = count, .price_h = price,
-        .spot_price_h = sprice, .avail_seen = avail, .span_seen_h = span,
+        .spot_price_h = sprice, .avail_seen = avail, .span_seen_h = span, .avail_for_h = up_for,
         .any_seen = (double)any / (double)(t + 1), .move_h = move_h,
         .move_usd = move_usd, .cur = cur, .reclaimed = recl, .ckpt_pool = ckpt,
         .overhead_left_h = ovl * tick_h, .seed = s->seed, .fixed_pool = fixed_pool, .fixed_spot = fixed_spot};
@@ -290,10 +292,10 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
   r->od_h = f.od_ticks * tick_h;
   r->finish_h = done >= W - 1e-9 ? t * tick_h : INFINITY;
   r->deadline_met = done >= W - 1e-9 && t <= D;
-  r->peak_bytes = sizeof f + 2 * (size_t)s->nmax * sizeof *f.sp + (size_t)P * (4 * sizeof(int) + 7 * sizeof(double)) +
+  r->peak_bytes = sizeof f + 2 * (size_t)s->nmax * sizeof *f.sp + (size_t)P * (4 * sizeof(int) + 8 * sizeof(double)) +
                   ccap * sizeof *r->changes + (keep_path ? (size_t)limit * (sizeof *r->done_at + sizeof *r->member_at) : 0);
 out:
-  PIT_FREE_ALL(f.sp, f.od, count, seen, runs, prev, price, sprice, avail, span, move_h, move_usd, move_t);
+  PIT_FREE_ALL(f.sp, f.od, count, seen, runs, prev, price, sprice, avail, span, up_for, move_h, move_usd, move_t);
   if (rc) {
     pit_fleet_result_release(r);
     return rc;

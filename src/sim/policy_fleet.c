@@ -69,7 +69,7 @@ static struct pit_sim_member single(enum pit_spot_policy sp, const struct pit_fl
       .restart_h = v->restart_h, .tick_h = v->tick_h, .spot_avail = cnt > 0, .mode = mode_of(v->cur),
       .overhead_left_h = v->overhead_left_h, .price_h = v->price_h[h], .spot_price_h = v->spot_price_h[h],
       .avail_seen = v->avail_seen[h], .run_seen_h = v->span_seen_h[h],
-      .spot_share = cnt >= n ? 1.0 : (double)cnt / n};
+      .spot_share = cnt >= n ? 1.0 : (double)cnt / n, .avail_for_h = v->avail_for_h[h]};
   enum pit_spot_mode m = pit_spot_decide(sp, &s);
   if (m == PIT_SPOT_SPOT)
     return spot_in(v, h);
@@ -191,7 +191,9 @@ static struct pit_sim_member ross(const struct pit_fleet_view *v) {
   return od_all(v);
 }
 
-/* pitstop's single-node reserve (policy_spot.c) over the availability seen in any pool */
+/* the reserve policy_spot.c used before 2026-11-27 (BETA 0.75 of the initial slack rationed
+ * by the availability seen), over the availability seen in any pool: kept across pools, where
+ * it was tuned (the single-node rule now sizes its reserve on the outage time left) */
 static double reserve(const struct pit_fleet_view *v, double away) {
   double R = v->restart_h, m = v->tick_h, s0 = v->deadline_h - v->job_h - 2 * R - m;
   double left = v->deadline_h > 0 ? (v->deadline_h - v->t_h) / v->deadline_h : 0;

@@ -65,46 +65,60 @@ static enum pit_spot_mode uniform(const struct pit_spot_state *s) {
   return s->done_h < ep - EPS ? PIT_SPOT_OD : PIT_SPOT_IDLE; /* rule 1 */
 }
 
-/* pitstop: the slack rationed by the availability seen so far, the restart
- * overhead counted exactly, and a way back from on-demand to spot.
- *  - reserve(t) = 2R + m + BETA · (1 − a) · (S0 − 2R − m)⁺ · (deadline − t) / deadline,
- *    S0 = deadline − job the slack at submission, a = the share of the ticks
- *    so far with spot available (online, no look-ahead): the slack the job
- *    keeps for later falls linearly to 2R + m at the deadline, and the more
- *    spot has been away, the more it keeps (the hedge: with spot away from the
- *    start it runs on-demand early, like uniform progress, and keeps slack to
- *    return to spot; with spot mostly there it waits out outages like greedy);
- *  - with spot away, wait (idle) only while the slack after this tick stays
- *    above the reserve, else on-demand; once on on-demand, stay there until
- *    spot is back (leaving it for idle would pay a restart to come back);
+/* pitstop: the slack rationed by the outage time expected before the deadline, the
+ * restart overhead counted exactly, and a way back from on-demand to spot that waits
+ * for spot to have lasted.
+ *  - reserve(t) = 2R + m + max(FLUID · (1 − a) · (deadline − t), BETA · (1 − a) ·
+ *    (S0 − 2R − m)⁺ · (deadline − t) / deadline), S0 = deadline − job, a = the share of the
+ *    ticks so far with spot available (online, no look-ahead; drawn toward 1/2 early,
+ *    prior_seen): (1 − a)(deadline − t) is the outage time expected before the
+ *    deadline. Waiting (idle) through all of it spends that much slack; when the
+ *    slack cannot, the work of some outages has to run on on-demand anyway, and the
+ *    cheapest place for it is the outage itself (waiting first only spends the slack
+ *    that later pays the returns to spot). So the job waits while the slack after
+ *    this tick stays above the reserve and otherwise runs on-demand: at a loose
+ *    deadline it waits out outages like greedy, at a tight one it goes to on-demand
+ *    at once, as uniform progress does when behind. The second term is the previous
+ *    rule's hedge (BETA 0.75): it keeps more slack at loose deadlines, where a live run
+ *    needs the margin (sh_control_command_spot, a 3x deadline on a loaded machine,
+ *    missed it by 9-22 s with the FLUID term alone: failed spot tries while idle take
+ *    time the model does not count);
+ *  - once on on-demand, stay there while spot is away (leaving it for idle would pay
+ *    a restart to come back);
+ *  - leave on-demand for spot when a reclaim right after the start still leaves an
+ *    on-demand restart (S_eff >= 2R: the invariant, no more: at a tight deadline the
+ *    slack is there to pay such returns), the spans seen last GAMMA restarts on
+ *    average, and spot has been back for AGE restarts (avail_for_h): the spans of
+ *    the traces are heavy-tailed (most are short, a span that has lasted is likely
+ *    to last), so a return at once spends 2R of slack on the many short spans and
+ *    leaves none for the long one; waiting AGE·R on on-demand loses only AGE·R of
+ *    spot time. An age not known (live: capacity is not watched while no spot node
+ *    is held) does not hold the return back;
  *  - keep a spot instance while a reclaim still leaves time for an on-demand
  *    restart (S_eff >= R); start spot from idle when S >= 2R (its start and a
- *    later fallback);
- *  - leave on-demand for spot when S_eff is still above the reserve (so the
- *    return does not spend the slack kept for later: uniform progress's
- *    hysteresis in slack terms) and the spans of spot availability measured
- *    so far last at least GAMMA restarts on average (a short span would pay
- *    its start and a return to on-demand for little spot time);
+ *    later fallback: from idle the slack is spent either way);
  *  - many nodes: spot for a share of them is started only when its saving
  *    over the spans seen pays the whole job's restart (spot_worth).
- * BETA and GAMMA were chosen on the tuning half of the traces only
- * (bench/spot-deadline --set tune --starts 3, 1296 cases; mean gap to the
- * optimum / mean of the worst 10%): BETA 0 (the previous, greedy-like
- * policy) 16.4% / 92.8%; BETA 0.25-1 × GAMMA 0-4 from 15.5% / 77.8% to
- * 20.5% / 92.7%; BETA 0.75, GAMMA 1 is the least worst 10% (15.9% / 77.8%;
- * uniform progress 26.4% / 105.5%). Each part counts: a reserve that ignores
- * the availability seen (1 − a read as 1) gives 20.0% / 95.5%; returning to
- * spot at S_eff >= 2R + m instead of above the reserve, 16.3% / 82.1%.
- * Those figures are with a way from on-demand to idle (when S_eff − m >=
- * reserve + R); without it (the rule now) BETA 0.75, GAMMA 1 gives 14.2% /
- * 78.0% (BETA 0.5-1 × GAMMA 0-2: 14.2-18.9% / 78.0-98.5%).
- * The prior on the share seen (prior_seen, PIT_SPOT_PRIOR = 0.5 of the initial slack) was
- * added later on bench/spot-scale's tuning half (exact limits): single node 14.2% -> 13.5%
- * (2x 13.2% -> 12.2%, 1.1x 15.8% -> 16.1%), many nodes in one zone 14.5% -> 13.9%;
- * weights 0.5, 1, 2 within 0.1 points of each other.
+ * FLUID and AGE were chosen on bench/spot-scale's tuning half only (single node, exact
+ * optima; mean gap to the optimum at 1.1x / 1.5x / 2x deadlines, 56 cases each):
+ * the previous rule (reserve 2R + m + 0.75 (1 − a)(S0 − 2R − m)(D − t)/D, return above
+ * the reserve) 15.2% / 11.5% / 11.0% (uniform progress 18.0% / 25.7% / 37.7%);
+ * FLUID 1 (never wait at a tight deadline), return at 2R + m, no age 13.2% at 1.1x;
+ * + AGE 1.5: 8.9%; FLUID 0.25, AGE 1.5, return at 2R: 9.6% / 10.7% / 8.4%; FLUID
+ * 0.2-0.3 × AGE 1-2: 9.0-12.3% / 10.4-12.5% / 8.2-9.3%; with the hedge term (the rule
+ * now) 9.6% / 10.7% / 11.0% (only the 2x figure moves). Tried and dropped: an age
+ * also before a start from idle (11.5% at 1.1x), waiting up to R or 2R after spot
+ * goes away before on-demand (10.9-12.9%), asking for the age only while the slack
+ * covers fewer than 3-20 returns (9.4-10.0%), GAMMA 0 or 2 (9.8%, 10.4%).
  * docs/simulate.md reports the held-out half. */
 #ifndef PIT_SPOT_BETA /* overridable at build time only to tune */
 #define PIT_SPOT_BETA 0.75
+#endif
+#ifndef PIT_SPOT_FLUID
+#define PIT_SPOT_FLUID 0.25
+#endif
+#ifndef PIT_SPOT_AGE
+#define PIT_SPOT_AGE 1.5
 #endif
 #ifndef PIT_SPOT_PRIOR
 #define PIT_SPOT_PRIOR 0.5
@@ -116,7 +130,9 @@ static enum pit_spot_mode uniform(const struct pit_spot_state *s) {
 /* The share of ticks with spot seen so far, drawn toward 1/2 by a prior worth half the
  * slack at submission (in ticks): one tick without spot at the start is not evidence that
  * spot stays away (with a tight deadline it sent the job to on-demand at tick 0 and left
- * no slack to come back). Chosen on the tuning half (below). Shared with policy_fleet.c. */
+ * no slack to come back). Chosen on bench/spot-scale's tuning half (the prior was added
+ * there: single node 14.2% -> 13.5%, many nodes in one zone 14.5% -> 13.9%; weights 0.5,
+ * 1, 2 within 0.1 points of each other). Shared with policy_fleet.c. */
 double pit_spot_prior_seen(double seen, double t_h, double slack0_h, double tick_h) {
   if (!(tick_h > 0) || !(slack0_h > 0))
     return seen;
@@ -126,10 +142,13 @@ double pit_spot_prior_seen(double seen, double t_h, double slack0_h, double tick
 #define prior_seen pit_spot_prior_seen
 
 static double reserve(const struct pit_spot_state *s) {
-  double R = s->restart_h, m = s->tick_h, s0 = s->deadline_h - s->job_h - 2 * R - m;
-  double left = s->deadline_h > 0 ? (s->deadline_h - s->t_h) / s->deadline_h : 0;
+  double R = s->restart_h, m = s->tick_h, left = s->deadline_h - s->t_h, s0 = s->deadline_h - s->job_h - 2 * R - m;
   double away = 1 - prior_seen(s->avail_seen, s->t_h, s->deadline_h - s->job_h, m);
-  return 2 * R + m + PIT_SPOT_BETA * (away > 0 ? away : 0) * (s0 > 0 ? s0 : 0) * (left > 0 ? left : 0);
+  away = away > 0 ? away : 0;
+  left = left > 0 ? left : 0;
+  double fluid = PIT_SPOT_FLUID * away * left;
+  double hedge = s->deadline_h > 0 ? PIT_SPOT_BETA * away * (s0 > 0 ? s0 : 0) * left / s->deadline_h : 0;
+  return 2 * R + m + (fluid > hedge ? fluid : hedge);
 }
 
 /* Many nodes with spot for only a share of them: starting spot restarts the
@@ -157,8 +176,10 @@ static enum pit_spot_mode pitstop(const struct pit_spot_state *in) {
       return Se >= R - EPS ? PIT_SPOT_SPOT : PIT_SPOT_OD;
     break; /* cannot happen: a reclaimed instance is idle */
   case PIT_SPOT_OD:
-    if (s->spot_avail)
-      return Se >= keep - EPS && s->run_seen_h >= PIT_SPOT_GAMMA * R - EPS ? PIT_SPOT_SPOT : PIT_SPOT_OD;
+    if (s->spot_avail) {
+      int lasted = isnan(s->avail_for_h) || s->avail_for_h >= PIT_SPOT_AGE * R - EPS;
+      return Se >= 2 * R - EPS && lasted && s->run_seen_h >= PIT_SPOT_GAMMA * R - EPS ? PIT_SPOT_SPOT : PIT_SPOT_OD;
+    }
     return PIT_SPOT_OD;
   case PIT_SPOT_IDLE: break;
   }

@@ -22,6 +22,7 @@ int main(void) {
   struct pit_spot_state s;
   ctl_spot_state(&sp, &in, &s);
   CHECK_NEAR(s.avail_seen, 0.5, 1e-12, "availability before anything is seen");
+  CHECK(isnan(s.avail_for_h), "nothing seen: no age");
   CHECK(s.run_seen_h == 0, "no span seen");
   CHECK_NEAR(s.job_h * 3600, 50, 1e-9, "job = total steps x t_p");
   CHECK_NEAR((s.job_h - s.done_h) * 3600, 40, 1e-9, "work left = steps left x t_p");
@@ -43,12 +44,14 @@ int main(void) {
   CHECK_NEAR(s.avail_seen, 10.0 / 18.0, 1e-12, "10 s up of 18 s seen");
   CHECK_NEAR(s.run_seen_h * 3600, 10, 1e-9, "one span of 10 s");
   CHECK(!s.spot_avail, "away at 20");
+  CHECK(isnan(s.avail_for_h), "away: how long spot has been back is not known");
   ctl_spot_up(&sp, 30);
   in.t = 40;
   ctl_spot_state(&sp, &in, &s);
   CHECK_NEAR(s.avail_seen, 20.0 / 38.0, 1e-12, "20 s up of 38 s (the current span counts)");
   CHECK_NEAR(s.run_seen_h * 3600, 10, 1e-9, "two spans of 10 s");
   CHECK(s.spot_avail, "up at 40");
+  CHECK_NEAR(s.avail_for_h * 3600, 10, 1e-9, "up for 10 s (since the spot node came up at 30)");
 
   /* docs/run.md's worked example: t 7.1 s, 282 of 300 steps left at t_p 0.0727 s, R 1.8 s, tick
    * 3.6 s, spot up 1.5 s then away 5.6 s (a 0.26 share, 0.38 with the prior toward 1/2): with D 43 s,

@@ -2,7 +2,8 @@
  * each baseline's behaviour on a scripted trace, pitstop's policy never
  * missing a deadline on-demand could meet (random traces), and the trace
  * readers' errors (truncated, negative count, zero gap), many nodes, and
- * pitstop's hedge when spot has been away (it changes the result). */
+ * pitstop's hedge when spot has been away (it changes the result), and at a
+ * tight deadline its wait for spot to have lasted before leaving on-demand. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,7 +258,31 @@ static void test_hedge(void) {
   pit_trace_release(&t);
 }
 
+/* a tight deadline (slack 6 restarts): spot away, then spans of one tick, then back for good. Waiting
+ * through the first outage and returning on every short span (pitstop before 2026-11-27) spends the
+ * slack and ends on on-demand with spot there; pitstop now runs on-demand through the outage at once,
+ * lets the one-tick spans pass (spot must have lasted 1.5 restarts) and returns for the long span. */
+static void test_tight(void) {
+  struct pit_trace t = mk("0010101010111111111111111111111111111111");
+  struct pit_sim_case c = cs(&t, 20, 26, 1);
+  struct pit_sim_result p = run(&c, PIT_SPOT_PITSTOP), g = run(&c, PIT_SPOT_GREEDY), u = run(&c, PIT_SPOT_UNIFORM);
+  double o = opt(&c);
+  CHECK(p.deadline_met, "tight: pitstop meets it");
+  CHECK(p.preemptions == 0, "tight: no spot start on a one-tick span (%d reclaims)", p.preemptions);
+  CHECK(p.nchanges == 2 && p.changes[0].to == PIT_SPOT_OD && p.changes[0].t_h == 0 &&
+            p.changes[1].to == PIT_SPOT_SPOT,
+        "tight: on-demand at once, then spot for good (%d changes)", p.nchanges);
+  CHECK(p.cost < g.cost - 1 && p.cost < u.cost - 1, "tight: pitstop %g below greedy %g and UP %g", p.cost, g.cost,
+        u.cost);
+  CHECK(p.cost >= o - 1e-9, "tight: pitstop %g not below the optimum %g", p.cost, o);
+  pit_sim_result_release(&p);
+  pit_sim_result_release(&g);
+  pit_sim_result_release(&u);
+  pit_trace_release(&t);
+}
+
 int main(void) {
+  test_tight();
   test_hedge();
   test_multi();
   test_optimum_by_hand();
