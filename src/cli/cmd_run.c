@@ -423,7 +423,7 @@ static int policy_opts(struct pit_run_opts *o, const struct run_args *ra, const 
   return rc < 0 ? pit_cli_fail(&e) : 0;
 }
 
-/* After the run: what it did (or why nothing ran), the policy's account and the timeline chart. */
+/* After the run: what it did (or why nothing ran), the policy's account, the timeline chart and report.html. */
 static int after(const struct pit_run_result *res, const struct pit_run_opts *o, const struct run_args *ra,
                  int weighs) {
   if (res->already_done) /* said by the controller; nothing ran */
@@ -442,10 +442,22 @@ static int after(const struct pit_run_result *res, const struct pit_run_opts *o,
   char chart[4200];
   snprintf(chart, sizeof chart, "%s/timeline.png", o->run_dir);
   struct pit_err pe = {0};
-  if (pit_cli_timeline(res->events, chart, &pe) < 0)
+  int have_png = pit_cli_timeline(res->events, chart, &pe) == 0;
+  if (!have_png)
     pit_cli_warn("no timeline chart: %s", pe.msg);
   else
     printf("timeline: %s\n", chart);
+  /* and the whole run on one page beside it, billed with the run's catalog (as pitstop status --html) */
+  char page[4200];
+  snprintf(page, sizeof page, "%s/report.html", o->run_dir);
+  struct pit_catalog cat;
+  int have_cat = pit_catalog_load(&cat, o->catalog, &pe) == 0;
+  if (pit_cli_report_html(o->run_dir, have_cat ? &cat : NULL, have_png ? chart : NULL, page, &pe) < 0)
+    pit_cli_warn("no report.html: %s", pe.msg);
+  else
+    printf("report: %s\n", page);
+  if (have_cat)
+    pit_catalog_release(&cat);
   return res->interrupted ? 128 + res->interrupted : 0;
 }
 

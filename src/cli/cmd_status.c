@@ -34,25 +34,13 @@ static const struct pit_cli_cmd cmd = {
     "DIR: a run directory (--checkpoint-dir), FILE: its events file; none: the newest under runs/.\n",
     opts, PIT_CLI_NOPTS(opts), NULL};
 
-/* report.html at out: the timeline drawn beside it for the while (out.timeline.png), embedded, removed. */
+/* report.html at out: the timeline drawn beside it for the while, embedded, removed. */
 static int html(const char *arg, const struct pit_catalog *cat, const char *out) {
   struct pit_err e = {0};
-  struct pit_status s;
-  if (pit_status_load(&s, arg, cat, &e) < 0)
+  if (pit_cli_report_html(arg, cat, NULL, out, &e) < 0)
     return pit_cli_fail(&e);
-  char png[4200];
-  snprintf(png, sizeof png, "%s.timeline.png", out);
-  struct pit_err pe = {0};
-  int have_png = pit_cli_timeline(s.events, png, &pe) == 0;
-  if (!have_png)
-    pit_cli_warn("report.html without its timeline: %s", pe.msg);
-  int rc = pit_status_html(&s, have_png ? png : NULL, out, &e) < 0 ? pit_cli_fail(&e) : 0;
-  if (have_png)
-    remove(png);
-  if (rc == 0)
-    pit_cli_note("wrote %s", out);
-  pit_status_release(&s);
-  return rc;
+  pit_cli_note("wrote %s", out);
+  return 0;
 }
 
 static int show(const char *arg, const struct pit_catalog *cat, enum pit_summary_format fmt, int ndec, int *running) {

@@ -4,7 +4,8 @@
  * on the run's clock with its reason (consecutive keeps as one line), and the
  * run's cost beside what each membership it ran would have cost as a fixed
  * membership for the whole job, by the run's own records (pit_replay_log);
- * and its timeline chart (pit_cli_timeline: run, status --html).
+ * and its timeline chart (pit_cli_timeline) and report.html (pit_cli_report_html:
+ * run, status --html).
  * Invariant: the events file is only read, by pit_runlog_load; the replay
  * options are built in one place (pit_cli_replay_load) for both commands. */
 #include <math.h>
@@ -135,4 +136,25 @@ int pit_cli_timeline(const char *events, const char *png, struct pit_err *e) {
   pit_plot_opts_init(&po);
   po.out = png;
   return pit_plot_timeline(events, &po, e);
+}
+
+int pit_cli_report_html(const char *arg, const struct pit_catalog *cat, const char *png, const char *out,
+                        struct pit_err *e) {
+  struct pit_status s;
+  if (pit_status_load(&s, arg, cat, e) < 0)
+    return e->code;
+  char tmp[4200] = "";
+  if (!png) { /* drawn beside out for the while, embedded, removed */
+    snprintf(tmp, sizeof tmp, "%s.timeline.png", out);
+    struct pit_err pe = {0};
+    if (pit_cli_timeline(s.events, tmp, &pe) == 0)
+      png = tmp;
+    else
+      pit_cli_warn("report.html without its timeline: %s", pe.msg);
+  }
+  int rc = pit_status_html(&s, png, out, e);
+  if (tmp[0] && png == tmp)
+    remove(tmp);
+  pit_status_release(&s);
+  return rc < 0 ? rc : 0;
 }

@@ -125,10 +125,10 @@ int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct 
   for (int k = 0; gens && k < tl.ngens; k++) { /* x0 x1 failed "label" */
     nfailed += tl.gens[k].failed;
     /* a label wider than its box (about 7 px a character on a 740 px wide plot) would run over its
-     * neighbours and the axis: "gen K" alone then, or nothing */
+     * neighbours and the axis: "gen K" alone then (and "failed"), or nothing */
     double px = tmax > 0 ? (tl.gens[k].x1 - tl.gens[k].x0) / tmax * 740 : 0;
-    char shortl[16];
-    snprintf(shortl, sizeof shortl, "gen %d", k);
+    char shortl[24];
+    snprintf(shortl, sizeof shortl, "gen %d%s", k, tl.gens[k].failed ? " failed" : "");
     const char *label = px >= 7.0 * strlen(tl.gens[k].label) ? tl.gens[k].label : px >= 7.0 * strlen(shortl) ? shortl : "";
     fprintf(gens, "%.9g %.9g %d \"%s\"\n", tl.gens[k].x0, tl.gens[k].x1, tl.gens[k].failed, label);
   }

@@ -27,6 +27,11 @@ grep -q "generation 0 failed (the workload exited with status 1): there is no ch
   fail "the failure is not told as it is: $(cat "$T/err.txt")"
 grep -q "(20 steps redone)" "$T/out.txt" || fail "the report counts the steps redone otherwise: $(cat "$T/out.txt")"
 echo "failure: $(grep -o 'generation 0 failed.*redone)' "$T/err.txt")"
+# the whole run on one page beside its records and timeline (as pitstop status --html)
+if command -v gnuplot > /dev/null; then
+  [ -s "$T/r/report.html" ] && grep -q "^report: $T/r/report.html$" "$T/out.txt" &&
+    grep -q 'data:image/png;base64,' "$T/r/report.html" || fail "no report.html with its timeline beside the run's records"
+fi
 # its timeline draws the failed generation (whose steps were dropped: no iteration records) as a span
 # from its launch to the next generation's first record, marked failed, and generation 1 unmarked
 if command -v gnuplot > /dev/null; then
