@@ -111,6 +111,10 @@ struct ctl {
   int line_protocol;                /* the line being read is a protocol one (PITSTOP or JSON record) */
   int gen_protocol;                 /* this generation's workload speaks the protocol: its other lines
                                        (a script's own progress prints) are logged, not read */
+  int run_protocol;                 /* an earlier generation spoke it: the same command does again, so a
+                                       generation starts with gen_protocol set (else a 2-node generation's
+                                       node-1 progress print, read before node 0's first record, made
+                                       the controller write its own init record beside the workload's) */
   int t_is_run;                     /* the record being taken has run seconds already (progress.c's) */
   /* resizable by restart (--resume-by-restart, restart.c) */
   struct ctl_snap snap;

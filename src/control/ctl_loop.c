@@ -92,7 +92,7 @@ static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e)
       /* a workload that speaks the protocol (PITSTOP lines, JSON records) stops on SIGUSR1 */
       c->line_protocol = (n >= 8 && memcmp(s, "PITSTOP ", 8) == 0) || (n && s[0] == '{');
       if (c->line_protocol)
-        c->resizable = c->gen_protocol = 1;
+        c->resizable = c->gen_protocol = c->run_protocol = 1;
       if (c->gen_protocol && !c->line_protocol) {
         /* its records say it all; a progress print beside them would count its steps twice */
       } else if (c->have_prog && ctl_progress_shape(&c->prog, s, n)) { /* a progress line: timed by its arrival */
@@ -159,7 +159,7 @@ static void gen_reset(struct ctl *c) {
   c->reclaim_stop = 0;
   c->restart_pending = c->restart_refused = c->restart_stopping = 0;
   c->gen_init = 0;
-  c->gen_protocol = 0;
+  c->gen_protocol = c->run_protocol;
   c->snap_step = -1;
   if (c->have_snap)
     ctl_snap_gen(&c->snap);
