@@ -357,6 +357,15 @@ static int try_split(const struct ctx *x, struct pit_choice *c, int64_t every) {
   return 1;
 }
 
+/* The node whose ranks compute longest (it makes the others wait); -1 without a split. */
+static int slowest_node(const struct pit_policy_state *s) {
+  int slow = -1;
+  for (int i = 0; i < s->nnodes; i++)
+    if (s->nodes[i].compute_s > 0 && (slow < 0 || s->nodes[i].compute_s > s->nodes[slow].compute_s))
+      slow = i;
+  return slow;
+}
+
 /* The paired rule (cost policy, before cur is steady): removing the node k
  * whose ranks compute longest, from a membership of R ranks with equal shares.
  * In every step the others then compute R/(R−r_k) times their share, so the
@@ -373,10 +382,7 @@ static int try_split(const struct ctx *x, struct pit_choice *c, int64_t every) {
  * rest at the pace's 90th percentile times τ, with two switches, must fit.
  * Returns 1 (c set) when it removes the node. */
 static int paired_remove(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c) {
-  int ranks = 0, slow = -1;
-  for (int i = 0; i < s->nnodes; i++)
-    if (s->nodes[i].compute_s > 0 && (slow < 0 || s->nodes[i].compute_s > s->nodes[slow].compute_s))
-      slow = i;
+  int ranks = 0, slow = slowest_node(s);
   for (int i = 0; i < s->cur.n; i++)
     ranks += s->cur.m[i].nodes * rpn_of(&s->cur.m[i]);
   if (p->kind != PIT_POLICY_COST || slow < 0 || s->nnodes < 2 || s->total_steps <= s->step ||
@@ -469,10 +475,7 @@ static int add_moves(struct ctx *x, const struct pit_policy_state *s, struct pit
       add_alt(x, c, &m, "add");
   }
   /* remove one node: first of the type whose rank computes longest (it makes the others wait) */
-  int slow = -1;
-  for (int i = 0; i < s->nnodes; i++)
-    if (s->nodes[i].compute_s > 0 && (slow < 0 || s->nodes[i].compute_s > s->nodes[slow].compute_s))
-      slow = i;
+  int slow = slowest_node(s);
   for (int k = -1; k < s->cur.n; k++) {
     const char *it = k < 0 ? (slow >= 0 ? s->nodes[slow].itype : NULL) : s->cur.m[k].itype;
     if (!it)
