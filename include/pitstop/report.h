@@ -227,11 +227,26 @@ void pit_status_release(struct pit_status *s);
 /* As a terminal table or one JSON object (PIT_SUMMARY_CSV: PIT_EARG), with the
  * last ndec decisions (keeps included; -1: all). Field names in docs/run.md. */
 int pit_status_write(FILE *f, const struct pit_status *s, enum pit_summary_format fmt, int ndec, struct pit_err *e);
+/* The run against fixed memberships, for report.html: the caller's replay of
+ * each membership the run ran as a fixed one for the whole job (the policy
+ * module's pit_replay_log, billed through the catalog), as rows. */
+struct pit_html_fixed_row {
+  struct pit_membership m;
+  double cost, time_s; /* US$ billed, s */
+  int complete;        /* 0: its replay stopped early */
+};
+struct pit_html_fixed {
+  double run_cost, run_time_s; /* the run itself: its node records billed, first start to last stop */
+  int n, best;                 /* rows; the best fixed one's index (-1: none meets the deadline or budget) */
+  const struct pit_html_fixed_row *rows;
+};
 /* report.html (html.c): one self-contained page, no network: the run in a few
  * lines, the timeline chart png (a PNG file, e.g. from pit_plot_timeline;
- * NULL: none) embedded as a base64 data URI, the generations, the nodes with
- * their billed cost and every decision with its alternatives and reason.
- * Written atomically to path; errors name the file. */
-int pit_status_html(const struct pit_status *s, const char *png, const char *path, struct pit_err *e);
+ * NULL: none) embedded as a base64 data URI, the run's cost against the best
+ * fixed membership (fixed; NULL: none weighed, said so), the generations, the
+ * nodes with their billed cost and every decision with its alternatives and
+ * reason. Written atomically to path; errors name the file. */
+int pit_status_html(const struct pit_status *s, const char *png, const struct pit_html_fixed *fixed,
+                    const char *path, struct pit_err *e);
 
 #endif

@@ -201,18 +201,21 @@ static int prior_from_store(const struct pit_run_opts *o, const struct pit_train
 
 /* cost/time: each decision with its reason, and the run's cost beside each
  * membership it ran as a fixed one for the whole job (by its own records). */
-static void policy_report(const struct pit_run_opts *o, const struct run_args *ra, const char *events) {
+/* 1: x holds the replay (for report.html; the caller releases it), 0: released. */
+static int policy_report(const struct pit_run_opts *o, const struct run_args *ra, const char *events,
+                         struct pit_cli_replay *x) {
   struct pit_err e = {0};
-  struct pit_cli_replay x;
   int rc = pit_cli_replay_load(events, o->catalog, ra->types, ra->nnodes, pit_policy_name(&o->policy),
-                               o->policy.deadline_s, o->policy.budget, o->ranks_per_node, &x, &e);
-  if (x.have_log)
-    pit_cli_print_decisions(&x.log);
-  if (rc < 0)
+                               o->policy.deadline_s, o->policy.budget, o->ranks_per_node, x, &e);
+  if (x->have_log)
+    pit_cli_print_decisions(&x->log);
+  if (rc < 0) {
     pit_cli_warn("no comparison with fixed memberships: %s", e.msg);
-  else
-    pit_cli_print_fixed(&x.r, x.r.cost_live, x.r.time_live);
-  pit_cli_replay_release(&x);
+    pit_cli_replay_release(x);
+    return 0;
+  }
+  pit_cli_print_fixed(&x->r, x->r.cost_live, x->r.time_live);
+  return 1;
 }
 
 /* Ctrl-C / SIGTERM: counted for the controller, which stops the run (src/control/stop.c). */
@@ -436,8 +439,8 @@ static int after(const struct pit_run_result *res, const struct pit_run_opts *o,
     return 0;
   }
   pit_run_result_write(stdout, res, o->run, o->run_dir);
-  if (weighs)
-    policy_report(o, ra, res->events);
+  struct pit_cli_replay x;
+  int have_x = weighs && policy_report(o, ra, res->events, &x);
   /* the timeline chart beside the run's records */
   char chart[4200];
   snprintf(chart, sizeof chart, "%s/timeline.png", o->run_dir);
@@ -452,12 +455,15 @@ static int after(const struct pit_run_result *res, const struct pit_run_opts *o,
   snprintf(page, sizeof page, "%s/report.html", o->run_dir);
   struct pit_catalog cat;
   int have_cat = pit_catalog_load(&cat, o->catalog, &pe) == 0;
-  if (pit_cli_report_html(o->run_dir, have_cat ? &cat : NULL, have_png ? chart : NULL, page, &pe) < 0)
+  if (pit_cli_report_html(o->run_dir, have_cat ? &cat : NULL, o->catalog, have_png ? chart : NULL,
+                          have_x ? &x : NULL, page, &pe) < 0)
     pit_cli_warn("no report.html: %s", pe.msg);
   else
     printf("report: %s\n", page);
   if (have_cat)
     pit_catalog_release(&cat);
+  if (have_x)
+    pit_cli_replay_release(&x);
   return res->interrupted ? 128 + res->interrupted : 0;
 }
 

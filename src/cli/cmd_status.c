@@ -23,7 +23,8 @@ static const struct pit_cli_opt opts[] = {
     {"watch", 2, 'w', "S", "(--watch or --watch=S) print again every S seconds (default 2) until\n"
                            "the run is no longer running"},
     {"html", 1, 'H', "FILE", "write report.html to FILE instead: one self-contained page (no network) with\n"
-                             "the timeline chart, generations, nodes with billed cost and decisions"},
+                             "the timeline chart, the run against fixed memberships (cost and time\n"
+                             "runs), generations, nodes with billed cost and decisions"},
 };
 static const struct pit_cli_cmd cmd = {
     "usage: pitstop status [RUN|DIR|FILE] [--format table|json] [--catalog FILE] [--decisions N]\n"
@@ -35,9 +36,9 @@ static const struct pit_cli_cmd cmd = {
     opts, PIT_CLI_NOPTS(opts), NULL};
 
 /* report.html at out: the timeline drawn beside it for the while, embedded, removed. */
-static int html(const char *arg, const struct pit_catalog *cat, const char *out) {
+static int html(const char *arg, const struct pit_catalog *cat, const char *catalog, const char *out) {
   struct pit_err e = {0};
-  if (pit_cli_report_html(arg, cat, NULL, out, &e) < 0)
+  if (pit_cli_report_html(arg, cat, catalog, NULL, NULL, out, &e) < 0)
     return pit_cli_fail(&e);
   pit_cli_note("wrote %s", out);
   return 0;
@@ -107,7 +108,7 @@ int pit_cmd_status(int argc, char **argv) {
     return pit_cli_fail(&e);
   int running = 0, rc;
   if (html_out) {
-    rc = html(arg, catalog ? &cat : NULL, html_out);
+    rc = html(arg, catalog ? &cat : NULL, catalog, html_out);
     pit_catalog_release(&cat);
     return rc;
   }

@@ -138,8 +138,23 @@ int pit_cli_timeline(const char *events, const char *png, struct pit_err *e) {
   return pit_plot_timeline(events, &po, e);
 }
 
-int pit_cli_report_html(const char *arg, const struct pit_catalog *cat, const char *png, const char *out,
-                        struct pit_err *e) {
+/* The replay's fixed memberships as report.html's rows (rows: PIT_POLICY_MEAS_MAX). */
+static void html_fixed(const struct pit_replay *r, struct pit_html_fixed_row *rows, struct pit_html_fixed *x) {
+  for (int i = 0; i < r->nfixed && i < PIT_POLICY_MEAS_MAX; i++)
+    rows[i] = (struct pit_html_fixed_row){r->fixed[i].m, r->fixed[i].cost, r->fixed[i].time_s, r->fixed[i].complete};
+  *x = (struct pit_html_fixed){r->cost_live, r->time_live, r->nfixed, r->best_fixed, rows};
+}
+
+/* The policy the run's decisions name, when it weighs cost or time ("cost", "time"), else NULL. */
+static const char *weighing_policy(const struct pit_runlog *log) {
+  for (int i = 0; i < log->ndec; i++)
+    if (strcmp(log->dec[i].policy, "cost") == 0 || strcmp(log->dec[i].policy, "time") == 0)
+      return log->dec[i].policy;
+  return NULL;
+}
+
+int pit_cli_report_html(const char *arg, const struct pit_catalog *cat, const char *catalog, const char *png,
+                        const struct pit_cli_replay *x, const char *out, struct pit_err *e) {
   struct pit_status s;
   if (pit_status_load(&s, arg, cat, e) < 0)
     return e->code;
@@ -152,7 +167,26 @@ int pit_cli_report_html(const char *arg, const struct pit_catalog *cat, const ch
     else
       pit_cli_warn("report.html without its timeline: %s", pe.msg);
   }
-  int rc = pit_status_html(&s, png, out, e);
+  /* the run against fixed memberships: the caller's replay, or one made here for a cost or time run */
+  struct pit_cli_replay own;
+  int have_own = 0;
+  const char *policy = x ? NULL : weighing_policy(&s.log);
+  if (policy) {
+    struct pit_err re = {0};
+    have_own = pit_cli_replay_load(s.events, catalog, NULL, NULL, policy, NAN, NAN, 1, &own, &re) == 0;
+    if (!have_own) {
+      pit_cli_warn("report.html without the comparison with fixed memberships: %s", re.msg);
+      pit_cli_replay_release(&own);
+    }
+    x = have_own ? &own : NULL;
+  }
+  struct pit_html_fixed_row rows[PIT_POLICY_MEAS_MAX];
+  struct pit_html_fixed fx;
+  if (x)
+    html_fixed(&x->r, rows, &fx);
+  int rc = pit_status_html(&s, png, x ? &fx : NULL, out, e);
+  if (have_own)
+    pit_cli_replay_release(&own);
   if (tmp[0] && png == tmp)
     remove(tmp);
   pit_status_release(&s);

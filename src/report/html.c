@@ -1,8 +1,9 @@
 /* html.c — report.html of an elastic run (report.h, pit_status_html): one
  * self-contained page with no network, from a run's status (status.c): the
  * timeline chart as a base64 data URI (OpenSSL's EVP_EncodeBlock), the run in
- * a few lines, its generations, its nodes with their billed cost and its
- * decisions with their alternatives and reasons.
+ * a few lines, its cost against each fixed membership it ran (the best one
+ * marked, with the ratio), its generations, its nodes with their billed cost
+ * and its decisions with their alternatives and reasons.
  * Invariants: every text from the records is HTML-escaped; the file is
  * written atomically (complete or not at all); the page's only script marks
  * its own load (a script error or an image that fails to load is written into
@@ -191,7 +192,52 @@ static void tables(FILE *f, const struct pit_status *s) {
   fputs("</table>\n", f);
 }
 
-int pit_status_html(const struct pit_status *s, const char *png, const char *path, struct pit_err *e) {
+/* The run against each fixed membership it ran, the best one marked, and the ratios. */
+static void fixed_table(FILE *f, const struct pit_html_fixed *x) {
+  fputs("<h2>Against fixed memberships</h2>\n", f);
+  if (!x) {
+    fputs("<p>Not weighed: the run's policy did not weigh cost or time (a fixed or scheduled run), or its "
+          "replay failed.</p>\n",
+          f);
+    return;
+  }
+  const struct pit_html_fixed_row *b = x->best >= 0 && x->best < x->n ? &x->rows[x->best] : NULL;
+  fputs("<p id=\"vs-best-fixed\">", f);
+  if (b && b->cost > 0 && b->time_s > 0) {
+    fputs("This run against the best fixed membership (", f);
+    membership(f, &b->m);
+    fputs("): cost ", f);
+    num(f, "%.3f×", x->run_cost / b->cost);
+    fputs(", time ", f);
+    num(f, "%.3f×", x->run_time_s / b->time_s);
+    fputs(".", f);
+  } else {
+    fputs("None of the fixed memberships meets the deadline (or budget).", f);
+  }
+  fputs(" Each membership the run ran is replayed as a fixed one for the whole job over the run's own records "
+        "(memberships it never ran have no records and are not priced).</p>\n"
+        "<table><tr><th>membership</th><th>cost $</th><th>time [s]</th><th></th></tr>\n<tr><td>this run (node "
+        "records)</td><td class=\"n\">",
+        f);
+  num(f, "%.6f", x->run_cost);
+  fputs("</td><td class=\"n\">", f);
+  num(f, "%.1f", x->run_time_s);
+  fputs("</td><td></td></tr>\n", f);
+  for (int i = 0; i < x->n; i++) {
+    fputs("<tr><td>fixed ", f);
+    membership(f, &x->rows[i].m);
+    fputs("</td><td class=\"n\">", f);
+    num(f, "%.6f", x->rows[i].cost);
+    fputs("</td><td class=\"n\">", f);
+    num(f, "%.1f", x->rows[i].time_s);
+    fprintf(f, "</td><td>%s%s</td></tr>\n", i == x->best ? "best fixed" : "",
+            x->rows[i].complete ? "" : " (replay incomplete)");
+  }
+  fputs("</table>\n", f);
+}
+
+int pit_status_html(const struct pit_status *s, const char *png, const struct pit_html_fixed *fixed,
+                    const char *path, struct pit_err *e) {
   char *buf = NULL;
   size_t n = 0;
   FILE *f = open_memstream(&buf, &n);
@@ -206,6 +252,7 @@ int pit_status_html(const struct pit_status *s, const char *png, const char *pat
   } else {
     fputs("<p>No timeline chart (gnuplot missing or no node record).</p>\n", f);
   }
+  fixed_table(f, fixed);
   tables(f, s);
   fputs("</body></html>\n", f);
   if (fclose(f) != 0 && rc == 0)

@@ -110,6 +110,25 @@ PY
 "$P" simulate --replay "$EV" --catalog "$T/cat.tsv" --nnodes 1:2 | grep -q "^same decisions at the same steps: yes" \
   && ok "table" || bad "table"
 
+# report.html beside the run's records (issue 27 item 7): the run against the best fixed membership, the
+# same ratio as the text report's line; and again from another terminal (status --html, its own replay);
+# a fixed run's page says it was not weighed
+html_ratio() { "$PY" -c 'import re,sys
+h = open(sys.argv[1]).read()
+m = re.search(r"<p id=\"vs-best-fixed\">This run against the best fixed membership \(([^)]*)\): cost ([0-9.]+)\u00d7", h)
+rows = re.findall(r"<tr><td>fixed ([^<]*)</td><td class=\"n\">[0-9.]+</td><td class=\"n\">[0-9.]+</td><td>best fixed", h)
+assert m and rows == [m.group(1)], (m, rows)
+print(m.group(2))' "$1"; }
+txt=$(sed -n 's/^run \/ best fixed: cost \([0-9.]*\),.*/\1/p' "$T/run.out")
+h1=$(html_ratio "$T/r/report.html") && "$P" status "$EV" --catalog "$T/cat.tsv" --html "$T/again.html" 2> /dev/null &&
+  h2=$(html_ratio "$T/again.html") && [ -n "$txt" ] && [ "$h1" = "$txt" ] && [ "$h2" = "$txt" ] &&
+  ok "report.html: run / best fixed cost $h1 as the text report ($txt), and from status --html" ||
+  bad "report.html's comparison: text '$txt', run's page '${h1:-}', status's '${h2:-}'"
+grep -v '"type":"decision"' "$EV" > "$T/nodec.jsonl"
+"$P" status "$T/nodec.jsonl" --catalog "$T/cat.tsv" --html "$T/nodec.html" 2> /dev/null &&
+  grep -q "Not weighed" "$T/nodec.html" && ! grep -q 'id="vs-best-fixed"' "$T/nodec.html" &&
+  ok "report.html of a run without cost decisions: not weighed" || bad "report.html without decisions"
+
 # the stored run's report again, from its events file alone: the fixed memberships and each decision's reason
 "$P" simulate --replay "$EV" --catalog "$T/cat.tsv" --nnodes 1:2 > "$T/replay.txt" || bad "replay text"
 why=$("$PY" -c 'import json,sys
