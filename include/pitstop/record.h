@@ -372,6 +372,10 @@ int pit_runlog_add(struct pit_runlog *log, const struct pit_record *r, struct pi
 /* Folds every complete line of an events file into log (initialised; it may hold
  * records already). Errors name file:line. */
 int pit_runlog_load(struct pit_runlog *log, const char *path, struct pit_err *e);
+/* The same, handing each record to fn (lineno: its line) after it is folded, so
+ * that another view of the run (a predictor's series) is built from the one
+ * reading; fn's error ends the load (named file:line). fn NULL: pit_runlog_load. */
+int pit_runlog_load_each(struct pit_runlog *log, const char *path, pit_record_fn fn, void *ctx, struct pit_err *e);
 /* The generation the run is in: the last one; NULL before any record. */
 const struct pit_runlog_gen *pit_runlog_current(const struct pit_runlog *log);
 /* 1 when the run's last generation ended "done" and no node is up. */

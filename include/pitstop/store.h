@@ -136,6 +136,10 @@ int pit_runset_load_store(struct pit_runset *rs, const char *path, char *const *
  * with no record at all but lines that are not records is warned about. */
 int pit_runset_load_events(struct pit_runset *rs, const char *path, char *const *only, int nonly,
                            struct pit_err *e);
+/* Adds one record to its run (the run made when first seen; only and prefix
+ * are not applied): for a caller that reads the records itself, such as the
+ * run log's fold (pit_runlog_load_each). */
+int pit_runset_add(struct pit_runset *rs, const struct pit_record *r, struct pit_err *e);
 /* Reads runs from a raw training log (any format `pitstop parse` reads, JSON
  * Lines records included), parsed on the fly; repeatable. run: the id of
  * records that carry none (NULL: the file's base name, as pitstop parse);

@@ -255,6 +255,10 @@ int pit_runlog_add(struct pit_runlog *log, const struct pit_record *r, struct pi
 }
 
 int pit_runlog_load(struct pit_runlog *log, const char *path, struct pit_err *e) {
+  return pit_runlog_load_each(log, path, NULL, NULL, e);
+}
+
+int pit_runlog_load_each(struct pit_runlog *log, const char *path, pit_record_fn fn, void *ctx, struct pit_err *e) {
   struct pit_follower f;
   int rc = pit_follower_open(&f, path, 0, e);
   if (rc < 0)
@@ -276,6 +280,8 @@ int pit_runlog_load(struct pit_runlog *log, const char *path, struct pit_err *e)
     rc = pit_record_parse(&r, line, n, &e2);
     if (rc == 0)
       rc = pit_runlog_add(log, &r, &e2);
+    if (rc == 0 && fn)
+      rc = fn(ctx, &r, lineno, &e2);
     pit_record_release(&r);
     if (rc < 0) {
       rc = pit_err_set(e, rc, "%s:%ld: %s", path, lineno, e2.msg);

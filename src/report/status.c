@@ -1,5 +1,6 @@
 /* status.c — an elastic run's status (pitstop status; report.h "a run's status"):
- * the run log's fold of its events file, its nodes priced on billed seconds
+ * the run log's fold of its events file (one reading: the predictor's series are
+ * handed the same records, pit_runlog_load_each), its nodes priced on billed seconds
  * (catalog/cost.c), its t_p and the finish and cost predicted with intervals
  * by the predict module over the same records, written as a table or JSON.
  * The top-level fields, the generations, the nodes and the decisions are each
@@ -105,25 +106,27 @@ static const struct pit_itype *type_of(const struct pit_catalog *cat, const stru
   return cat ? pit_catalog_find(cat, n->base) : NULL;
 }
 
-/* t_p and the rest of the job, predicted over the run's own records. */
-static void predict(struct pit_status *s, const struct pit_catalog *cat) {
-  struct pit_runset rs;
-  pit_runset_init(&rs);
+/* One record of the fold's reading, into the predictor's series too. */
+static int series_add(void *ctx, const struct pit_record *r, long lineno, struct pit_err *e) {
+  (void)lineno;
+  return pit_runset_add(ctx, r, e);
+}
+
+/* t_p and the rest of the job, predicted over the run's own records (rs: the
+ * same records as the fold's, handed over by its one reading, pit_runlog_load_each). */
+static void predict(struct pit_status *s, const struct pit_catalog *cat, struct pit_runset *rs) {
   struct pit_err e = {0};
   struct pit_predict_in in;
   struct pit_predict_basis b;
   struct pit_prediction p;
   const struct pit_runlog_gen *g = pit_runlog_current(&s->log);
-  /* the predictor's series (iterations by epoch, steady state) from the run loader: the fold keeps the
-   * run's model (generations, nodes, money), not a predictor's inputs */
-  if (pit_runset_load_events(&rs, s->events, NULL, 0, &e) < 0 || /* reader: predictor inputs */
-      pit_runset_summarize(&rs, &e) < 0 || rs.n < 1 ||
-      pit_predict_inputs(&rs.runs[0].series, &rs.runs[0].sum, rs.runs[0].name, 0, &in, &b, &e) < 0) {
+  /* the predictor's series (iterations by epoch, steady state): the fold keeps the run's model
+   * (generations, nodes, money), the series a predictor's inputs, both from one reading */
+  if (pit_runset_summarize(rs, &e) < 0 || rs->n < 1 ||
+      pit_predict_inputs(&rs->runs[0].series, &rs->runs[0].sum, rs->runs[0].name, 0, &in, &b, &e) < 0) {
     snprintf(s->note, sizeof s->note, "%s", e.msg[0] ? e.msg : "no run in the events file");
-    pit_runset_release(&rs);
     return;
   }
-  pit_runset_release(&rs);
   s->tp = in.tp;
   s->tp_half = in.tp_half;
   if (pit_runlog_finished(&s->log) || (s->steps_total >= 0 && s->steps_done >= s->steps_total)) {
@@ -159,13 +162,14 @@ static void predict(struct pit_status *s, const struct pit_catalog *cat) {
   }
 }
 
-int pit_status_load(struct pit_status *s, const char *arg, const struct pit_catalog *cat, struct pit_err *e) {
-  memset(s, 0, sizeof *s);
+/* The status of arg into s (zeroed), the fold's records into rs too; on an error s is released. */
+static int status_fill(struct pit_status *s, const char *arg, const struct pit_catalog *cat, struct pit_runset *rs,
+                       struct pit_err *e) {
   pit_runlog_init(&s->log);
   s->tp = s->tp_half = s->finish_s = s->finish_lo = s->finish_hi = s->cost = s->cost_lo = s->cost_hi = NAN;
   int rc = pit_status_find(arg, s->dir, sizeof s->dir, s->events, sizeof s->events, e);
   if (rc == 0)
-    rc = pit_runlog_load(&s->log, s->events, e);
+    rc = pit_runlog_load_each(&s->log, s->events, series_add, rs, e);
   if (rc == 0 && s->log.nrecords == 0)
     rc = pit_err_set(e, PIT_ENOTFOUND, "'%s' holds no record yet", s->events);
   if (rc == 0 && s->log.nnodes &&
@@ -201,8 +205,17 @@ int pit_status_load(struct pit_status *s, const char *arg, const struct pit_cata
   pit_runlog_cost_release(&bill);
   s->controller_pid = live_controller(s->dir);
   s->state = s->controller_pid ? "running" : pit_runlog_finished(&s->log) ? "finished" : "stopped";
-  predict(s, cat);
+  predict(s, cat, rs);
   return 0;
+}
+
+int pit_status_load(struct pit_status *s, const char *arg, const struct pit_catalog *cat, struct pit_err *e) {
+  memset(s, 0, sizeof *s);
+  struct pit_runset rs;
+  pit_runset_init(&rs);
+  int rc = status_fill(s, arg, cat, &rs, e);
+  pit_runset_release(&rs);
+  return rc;
 }
 
 void pit_status_release(struct pit_status *s) {

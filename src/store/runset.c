@@ -59,7 +59,7 @@ static struct pit_report_run *run_of(struct pit_runset *rs, const char *name) {
   return run;
 }
 
-static int add_record(struct pit_runset *rs, const struct pit_record *r, struct pit_err *e) {
+int pit_runset_add(struct pit_runset *rs, const struct pit_record *r, struct pit_err *e) {
   struct pit_report_run *run = run_of(rs, r->run);
   if (!run)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
@@ -122,7 +122,7 @@ int pit_runset_load_store(struct pit_runset *rs, const char *path, char *const *
     rc = pit_store_cursor_open(s, runs[k].name, &cur, e);
     int got = 0;
     while (!rc && (got = pit_store_cursor_next(cur, &r, e)) == 1)
-      rc = add_record(rs, &r, e);
+      rc = pit_runset_add(rs, &r, e);
     if (!rc && got < 0)
       rc = got;
     pit_store_cursor_free(cur);
@@ -166,7 +166,7 @@ int pit_runset_load_events(struct pit_runset *rs, const char *path, char *const 
     }
     if (!selected(rs, r.run, only, nonly))
       continue;
-    if ((rc = add_record(rs, &r, e)) != 0)
+    if ((rc = pit_runset_add(rs, &r, e)) != 0)
       break;
     nrec++;
   }
@@ -193,7 +193,7 @@ static int log_emit(void *ctx, const struct pit_record *r, struct pit_err *e) {
   if (!selected(c->rs, r->run, c->only, c->nonly))
     return 0;
   c->records++;
-  return add_record(c->rs, r, e);
+  return pit_runset_add(c->rs, r, e);
 }
 
 /* malformed lines follow the JSON Lines rule (counted, the first few named);
