@@ -22,15 +22,8 @@ int pit_optim_init(struct pit_optim *o, enum pit_optim_kind kind, size_t n, doub
     return pit_err_set(e, PIT_EARG, "unknown optimizer kind %d", (int)kind);
   if (!(lr >= 0.0) || !isfinite(lr))
     return pit_err_set(e, PIT_EARG, "learning rate must be a finite number >= 0, not %g", lr);
-  o->kind = kind;
-  o->n = n;
-  o->lr = lr;
-  o->momentum = 0.9;
-  o->weight_decay = 0.0;
-  o->beta1 = 0.9;
-  o->beta2 = 0.999;
-  o->eps = 1e-8;
-  o->t = 0;
+  *o = (struct pit_optim){.kind = kind, .n = n, .lr = lr, .momentum = 0.9, .weight_decay = 0.0, .beta1 = 0.9,
+                          .beta2 = 0.999, .eps = 1e-8, .t = 0};
   size_t bytes = (n ? n : 1) * sizeof(float);
   o->m = calloc(1, bytes);
   if (kind == PIT_OPT_ADAM)

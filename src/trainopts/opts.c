@@ -33,27 +33,13 @@ const struct pit_train_model *pit_train_model_find(const char *name) {
 }
 
 void pit_train_opts_init(struct pit_train_opts *o) {
-  memset(o, 0, sizeof *o);
-  o->model = "cnn";
-  o->data = "fashion-mnist";
-  o->batch = 0; /* the model's default */
-  o->epochs = 1;
-  o->lr = -1;
-  o->momentum = -1;
-  o->seed = 1;
-  o->validate = 1;
-  o->batch_shares = "equal";
-  o->rebalance_every = 10;
-  o->backend = PIT_BACKEND_FAST;
-  o->residual_blocks = 23;
-  o->filters = 64;
-  o->hr_size = 128;
-  o->warmup_batches = 500;
-  o->lambda_adv = 5e-3;
-  o->lambda_pixel = 1e-2;
-  o->content_loss = "vgg";
-  o->global_skip = "none";
-  o->t_process_start = pit_now();
+  *o = (struct pit_train_opts){
+      .model = "cnn", .data = "fashion-mnist", .batch = 0 /* the model's default */, .epochs = 1, .lr = -1,
+      .momentum = -1, .seed = 1, .validate = 1, .batch_shares = "equal", .rebalance_every = 10,
+      .backend = PIT_BACKEND_FAST,
+      /* esrgan */
+      .residual_blocks = 23, .filters = 64, .hr_size = 128, .warmup_batches = 500, .lambda_adv = 5e-3,
+      .lambda_pixel = 1e-2, .content_loss = "vgg", .global_skip = "none", .t_process_start = pit_now()};
 }
 
 #define F(field) offsetof(struct pit_train_opts, field)
