@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """bench/fault-soak/soak.py — a live fault soak of `pitstop run` on the local provider (issue 28).
 
-  soak.py [--trials N] [--seed S] [--steps N] [--build-dir DIR] [--keep]
+  soak.py [--trials N] [--seed S] [--steps N] [--nodes N] [--build-dir DIR] [--keep]
   soak.py --replay SEED [...]      one trial, the plan of SEED again (what a failing trial prints)
 
-A reference run (no fault) first: cnn on synthetic data, resized 1 -> 2 -> 1 nodes by a schedule.
+A reference run (no fault) first: cnn on synthetic data, resized 1 -> 2 -> 1 nodes by a schedule
+(or, with --nodes N, on N nodes throughout: a membership that never changes, so every finished
+trial must end with parameters bit-identical to the reference's).
 Then N trials, trial k with seed S+k: a plan of 1-4 faults drawn from random.Random(seed), each
 fired when the run's events file holds a checkpoint at or past a drawn step (plus a drawn delay):
 
@@ -17,9 +19,10 @@ fired when the run's events file holds a checkpoint at or past a drawn step (plu
 
 Each trial is checked against the reference: every step exactly once in the events file, the
 reference's sample digest at every step, final parameters within 1e-4 of the reference's (and
-whether they are bit-identical: the membership at each step is the schedule's, so they should
-be), nothing left behind (processes tagged PITSTOP_RUN, cgroups pitstop.RUN.*, node files, the
-run's lock held), no hang (a run not done within --timeout seconds). A trial that ends in an
+whether they are bit-identical: a trial whose ranks were the reference's at every step must be;
+under load a schedule's resize can be agreed a step later than the reference's, which is printed),
+nothing left behind (processes tagged PITSTOP_RUN, cgroups pitstop.RUN.*, node files, the run's
+lock held), no hang (a run not done within --timeout seconds). A trial that ends in an
 error must name its cause (a `pitstop: ` line that says more than the exit status). A failing
 trial prints its replay command. The summary ends with the figures.
 Exit 0 when every trial passed.
@@ -53,10 +56,11 @@ def train_args(steps):
             "--backend", "ref", "--max-iters", str(steps), "--checkpoint-every", "20"]
 
 
-def run_cmd(pitstop, cat, d, run, steps):
+def run_cmd(pitstop, cat, d, run, steps, nodes=0):
     a, b = steps // 3, 2 * steps // 3
+    members = ["--nodes", str(nodes)] if nodes else ["--schedule", f"{a}:2,{b}:1"]
     return [pitstop, "run", "--catalog", cat, "--checkpoint-dir", d, "--run", run, "--quiet",
-            "--schedule", f"{a}:2,{b}:1", "--start-timeout", "120"] + train_args(steps)
+            "--start-timeout", "120"] + members + train_args(steps)
 
 
 def records(path):
@@ -191,7 +195,7 @@ def cause_of(errfile):
 def trial(args, seed, ref, pitstop, cat, tmp):
     run = f"soak{seed}"
     d = os.path.join(tmp, run)
-    cmd = run_cmd(pitstop, cat, d, run, args.steps)
+    cmd = run_cmd(pitstop, cat, d, run, args.steps, args.nodes)
     plan = plan_of(seed, args.steps)
     res = {"seed": seed, "plan": plan, "fired": [], "restarts": 0, "ok": True, "why": [], "errors": []}
     k = 0
@@ -291,7 +295,10 @@ def trial(args, seed, ref, pitstop, cat, tmp):
         res["why"].append(f"steps not each once: {len(steps)} records, {len(set(steps))} distinct, {dup} repeated")
     if rc == 0:
         # the same ranks at every step as the reference (a resize's agreed step can differ by one)
-        res["same_ranks"] = all(ref["ranks"].get(x["step"]) == len(x.get("compute_s", [])) for x in it)
+        other = [x["step"] for x in it if ref["ranks"].get(x["step"]) != len(x.get("compute_s", []))]
+        res["same_ranks"] = not other
+        if other:  # where the membership differed: the resize agreed a step or more from the reference's
+            res["ranks_differ_at"] = other[:4]
         bad = [x["step"] for x in it if ref["digests"].get(x["step"]) != x.get("samples_digest")]
         if bad:
             res["why"].append(f"{len(bad)} steps with other samples than the reference (first {bad[0]})")
@@ -307,6 +314,8 @@ def trial(args, seed, ref, pitstop, cat, tmp):
                 res["why"].append(f"parameters differ from the reference: {res['param_diff']}")
             same = subprocess.run([NUMPY_PY, CKPT, "same", ref["final"], last], capture_output=True)
             res["identical"] = same.returncode == 0
+            if res.get("same_ranks") and not res["identical"]:
+                res["why"].append("the reference's ranks at every step, yet parameters not bit-identical")
     # leftovers: a moment for the last processes to be reaped
     left = []
     for _ in range(20):
@@ -338,6 +347,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--replay", type=int, default=None, help="one trial with this seed")
     ap.add_argument("--steps", type=int, default=180)
+    ap.add_argument("--nodes", type=int, default=0, help="N nodes throughout, no schedule (bit-identical expected)")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--build-dir", default=os.path.join(SRC, "build"))
     ap.add_argument("--keep", action="store_true", help="keep the runs' directories")
@@ -358,7 +368,7 @@ def main():
     t_start = time.monotonic()
     # the reference: the same command, no fault
     refd = os.path.join(tmp, "ref")
-    p = subprocess.run(run_cmd(pitstop, cat, refd, "soakref", args.steps), capture_output=True, text=True)
+    p = subprocess.run(run_cmd(pitstop, cat, refd, "soakref", args.steps, args.nodes), capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"soak.py: the reference run failed: {p.stderr[-2000:]}")
     r = records(os.path.join(refd, "events.jsonl"))
@@ -372,7 +382,9 @@ def main():
         results.append(res)
         tag = "ok  " if res["ok"] else "FAIL"
         print(f"{tag} seed {s:4d} {res['s']:6.1f} s  faults {','.join(res['fired']) or '-':50s} "
-              f"identical={res.get('identical', '-')} {'; '.join(res['why'])}", flush=True)
+              f"identical={res.get('identical', '-')}"
+              f"{' (ranks differ from the reference at steps %s)' % res['ranks_differ_at'] if res.get('ranks_differ_at') else ''}"
+              f" {'; '.join(res['why'])}", flush=True)
         if not res["ok"]:
             print(f"     replay: {sys.argv[0]} --replay {s} --steps {args.steps} --build-dir {args.build_dir} --keep"
                   f"   (plan {json.dumps(res['plan'])}; stderr of each controller: {' '.join(res['errfiles'])})",
