@@ -37,6 +37,13 @@ static void num(FILE *f, const char *fmt, double v) {
     fprintf(f, fmt, v);
 }
 
+/* One right-aligned table cell holding v in fmt. */
+static void cell(FILE *f, const char *fmt, double v) {
+  fputs("<td class=\"n\">", f);
+  num(f, fmt, v);
+  fputs("</td>", f);
+}
+
 /* "m [lo, hi]", each in fmt */
 static void interval(FILE *f, const char *fmt, double m, double lo, double hi) {
   num(f, fmt, m);
@@ -125,14 +132,12 @@ static void tables(FILE *f, const struct pit_status *s) {
     const struct pit_runlog_gen *g = &l->gens[i];
     fprintf(f, "<tr><td class=\"n\">%d</td><td>", g->gen);
     membership(f, &g->m);
-    fprintf(f, "</td><td class=\"n\">%d</td><td class=\"n\">%lld–%lld</td><td class=\"n\">", g->ranks,
-            (long long)g->step_first, (long long)g->step_last);
-    num(f, "%.2f", g->t_first);
-    fputs("</td><td class=\"n\">", f);
-    num(f, "%.2f", g->t_first_iter);
-    fputs("</td><td class=\"n\">", f);
-    num(f, "%.2f", g->t_end);
-    fputs("</td><td>", f);
+    fprintf(f, "</td><td class=\"n\">%d</td><td class=\"n\">%lld–%lld</td>", g->ranks, (long long)g->step_first,
+            (long long)g->step_last);
+    cell(f, "%.2f", g->t_first);
+    cell(f, "%.2f", g->t_first_iter);
+    cell(f, "%.2f", g->t_end);
+    fputs("<td>", f);
     esc(f, g->status[0] ? g->status : "–");
     fputs("</td></tr>\n", f);
   }
@@ -147,15 +152,13 @@ static void tables(FILE *f, const struct pit_status *s) {
     esc(f, n->base);
     fputs("</td><td>", f);
     esc(f, n->market[0] ? n->market : "–");
-    fputs("</td><td class=\"n\">", f);
-    num(f, "%.4g", n->price_h);
-    fprintf(f, "</td><td class=\"n\">%d</td><td class=\"n\">", n->gen);
-    num(f, "%.2f", n->t_start);
-    fputs("</td><td class=\"n\">", f);
-    num(f, "%.2f", n->t_ready);
-    fputs("</td><td class=\"n\">", f);
-    num(f, "%.2f", n->t_stop);
-    fprintf(f, "</td><td>%s</td><td class=\"n\">%.0f</td><td class=\"n\">%.6f</td></tr>\n",
+    fputs("</td>", f);
+    cell(f, "%.4g", n->price_h);
+    fprintf(f, "<td class=\"n\">%d</td>", n->gen);
+    cell(f, "%.2f", n->t_start);
+    cell(f, "%.2f", n->t_ready);
+    cell(f, "%.2f", n->t_stop);
+    fprintf(f, "<td>%s</td><td class=\"n\">%.0f</td><td class=\"n\">%.6f</td></tr>\n",
             n->lost ? "lost" : isnan(n->t_stop) ? "up" : "stopped", s->node_billed_s[i], s->node_cost[i]);
   }
   fprintf(f, "<tr><th colspan=\"10\">spend (billed)</th><td class=\"n\">%.6f</td></tr></table>\n", s->spend);
@@ -217,20 +220,18 @@ static void fixed_table(FILE *f, const struct pit_html_fixed *x) {
   fputs(" Each membership the run ran is replayed as a fixed one for the whole job over the run's own records "
         "(memberships it never ran have no records and are not priced).</p>\n"
         "<table><tr><th>membership</th><th>cost $</th><th>time [s]</th><th></th></tr>\n<tr><td>this run (node "
-        "records)</td><td class=\"n\">",
+        "records)</td>",
         f);
-  num(f, "%.6f", x->run_cost);
-  fputs("</td><td class=\"n\">", f);
-  num(f, "%.1f", x->run_time_s);
-  fputs("</td><td></td></tr>\n", f);
+  cell(f, "%.6f", x->run_cost);
+  cell(f, "%.1f", x->run_time_s);
+  fputs("<td></td></tr>\n", f);
   for (int i = 0; i < x->n; i++) {
     fputs("<tr><td>fixed ", f);
     membership(f, &x->rows[i].m);
-    fputs("</td><td class=\"n\">", f);
-    num(f, "%.6f", x->rows[i].cost);
-    fputs("</td><td class=\"n\">", f);
-    num(f, "%.1f", x->rows[i].time_s);
-    fprintf(f, "</td><td>%s%s</td></tr>\n", i == x->best ? "best fixed" : "",
+    fputs("</td>", f);
+    cell(f, "%.6f", x->rows[i].cost);
+    cell(f, "%.1f", x->rows[i].time_s);
+    fprintf(f, "<td>%s%s</td></tr>\n", i == x->best ? "best fixed" : "",
             x->rows[i].complete ? "" : " (replay incomplete)");
   }
   fputs("</table>\n", f);
