@@ -215,6 +215,16 @@ int pit_dist_set_bucket_bytes(struct pit_dist *d, size_t bytes, struct pit_err *
   return 0;
 }
 
+/* A control collective's end (rc: its start's): a paced one (sleep_ns) waited for by
+ * polling, its time counted as waiting, its error named by what. */
+static int ctl_end(struct pit_dist *d, int rc, MPI_Request *rq, double t, const char *what, struct pit_err *e) {
+  struct pit_dist_impl *im = d->impl;
+  if (rc == MPI_SUCCESS && im->sleep_ns > 0)
+    rc = pit_dist_waitall(im, 1, rq);
+  im->wait_acc += pit_now() - t;
+  return rc != MPI_SUCCESS ? pit_dist_mpi_err(d, rc, what, e) : 0;
+}
+
 int pit_dist_bcast(struct pit_dist *d, void *buf, size_t bytes, struct pit_err *e) {
   struct pit_dist_impl *im = d->impl;
   if (!im || d->size == 1)
@@ -227,11 +237,8 @@ int pit_dist_bcast(struct pit_dist *d, void *buf, size_t bytes, struct pit_err *
     MPI_Request rq;
     int rc = im->sleep_ns > 0 ? MPI_Ibcast((char *)buf + off, (int)len, MPI_BYTE, 0, im->ctl, &rq)
                               : MPI_Bcast((char *)buf + off, (int)len, MPI_BYTE, 0, im->ctl);
-    if (rc == MPI_SUCCESS && im->sleep_ns > 0)
-      rc = pit_dist_waitall(im, 1, &rq);
-    im->wait_acc += pit_now() - t;
-    if (rc != MPI_SUCCESS)
-      return pit_dist_mpi_err(d, rc, "MPI_Bcast", e);
+    if ((rc = ctl_end(d, rc, &rq, t, "MPI_Bcast", e)) < 0)
+      return rc;
   }
   return 0;
 }
@@ -247,12 +254,7 @@ int pit_dist_allreduce_f64(struct pit_dist *d, double *v, int n, int op_max, str
   MPI_Op op = op_max ? MPI_MAX : MPI_SUM;
   int rc = im->sleep_ns > 0 ? MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op, im->ctl, &rq)
                             : MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op, im->ctl);
-  if (rc == MPI_SUCCESS && im->sleep_ns > 0)
-    rc = pit_dist_waitall(im, 1, &rq);
-  im->wait_acc += pit_now() - t;
-  if (rc != MPI_SUCCESS)
-    return pit_dist_mpi_err(d, rc, "MPI_Allreduce (control)", e);
-  return 0;
+  return ctl_end(d, rc, &rq, t, "MPI_Allreduce (control)", e);
 }
 
 int pit_dist_allgather_f64(struct pit_dist *d, double v, double *all, struct pit_err *e) {
