@@ -8,51 +8,43 @@
 
 #include "nn/ref_layers.h"
 
-void pit_ref_act_forward(const struct pit_layer_spec *L, size_t n, const float *x, float *y) {
-  const float a = L->alpha;
-  switch (L->kind) {
-  case PIT_L_RELU:
-    for (size_t j = 0; j < n; j++)
-      y[j] = x[j] > 0.0f ? x[j] : 0.0f;
-    break;
-  case PIT_L_LEAKYRELU:
-    for (size_t j = 0; j < n; j++)
-      y[j] = x[j] > 0.0f ? x[j] : a * x[j];
-    break;
-  case PIT_L_TANH:
-    for (size_t j = 0; j < n; j++)
-      y[j] = tanhf(x[j]);
-    break;
-  case PIT_L_SIGMOID:
-    for (size_t j = 0; j < n; j++)
-      y[j] = 1.0f / (1.0f + expf(-x[j]));
-    break;
-  default:
-    break;
+/* One element: y of x. */
+static float act(enum pit_layer_kind k, float a, float x) {
+  switch (k) {
+  case PIT_L_RELU: return x > 0.0f ? x : 0.0f;
+  case PIT_L_LEAKYRELU: return x > 0.0f ? x : a * x;
+  case PIT_L_TANH: return tanhf(x);
+  case PIT_L_SIGMOID: return 1.0f / (1.0f + expf(-x));
+  default: return x;
   }
+}
+
+/* One element: dL/dx from x, its y and dL/dy. */
+static float act_grad(enum pit_layer_kind k, float a, float x, float y, float dy) {
+  switch (k) {
+  case PIT_L_RELU: return y > 0.0f ? dy : 0.0f;
+  case PIT_L_LEAKYRELU: return x > 0.0f ? dy : a * dy;
+  case PIT_L_TANH: return dy * (1.0f - y * y);
+  case PIT_L_SIGMOID: return dy * y * (1.0f - y);
+  default: return dy;
+  }
+}
+
+static int is_act(enum pit_layer_kind k) {
+  return k == PIT_L_RELU || k == PIT_L_LEAKYRELU || k == PIT_L_TANH || k == PIT_L_SIGMOID;
+}
+
+void pit_ref_act_forward(const struct pit_layer_spec *L, size_t n, const float *x, float *y) {
+  if (!is_act(L->kind)) /* not an activation: y left as it is */
+    return;
+  for (size_t j = 0; j < n; j++)
+    y[j] = act(L->kind, L->alpha, x[j]);
 }
 
 void pit_ref_act_backward(const struct pit_layer_spec *L, size_t n, const float *x,
                           const float *y, const float *dy, float *dx) {
-  const float a = L->alpha;
-  switch (L->kind) {
-  case PIT_L_RELU:
-    for (size_t j = 0; j < n; j++)
-      dx[j] = y[j] > 0.0f ? dy[j] : 0.0f;
-    break;
-  case PIT_L_LEAKYRELU:
-    for (size_t j = 0; j < n; j++)
-      dx[j] = x[j] > 0.0f ? dy[j] : a * dy[j];
-    break;
-  case PIT_L_TANH:
-    for (size_t j = 0; j < n; j++)
-      dx[j] = dy[j] * (1.0f - y[j] * y[j]);
-    break;
-  case PIT_L_SIGMOID:
-    for (size_t j = 0; j < n; j++)
-      dx[j] = dy[j] * y[j] * (1.0f - y[j]);
-    break;
-  default:
-    break;
-  }
+  if (!is_act(L->kind))
+    return;
+  for (size_t j = 0; j < n; j++)
+    dx[j] = act_grad(L->kind, L->alpha, x[j], y[j], dy[j]);
 }
