@@ -115,6 +115,8 @@ struct ctl {
                                        generation starts with gen_protocol set (else a 2-node generation's
                                        node-1 progress print, read before node 0's first record, made
                                        the controller write its own init record beside the workload's) */
+  int gen_heard0;                   /* node 0 (or the one launcher) has printed a line this generation:
+                                       until then another node's plain lines are logged, not read */
   int t_is_run;                     /* the record being taken has run seconds already (progress.c's) */
   /* resizable by restart (--resume-by-restart, restart.c) */
   struct ctl_snap snap;

@@ -93,8 +93,14 @@ static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e)
       c->line_protocol = (n >= 8 && memcmp(s, "PITSTOP ", 8) == 0) || (n && s[0] == '{');
       if (c->line_protocol)
         c->resizable = c->gen_protocol = c->run_protocol = 1;
+      if (p->node <= 0)
+        c->gen_heard0 = 1;
       if (c->gen_protocol && !c->line_protocol) {
         /* its records say it all; a progress print beside them would count its steps twice */
+      } else if (!c->line_protocol && !c->gen_heard0) {
+        /* another node's print before node 0's first line: whether the workload speaks the protocol
+         * is node 0's to say (read as a script without records, it made the controller write its own
+         * init record beside the workload's); logged only */
       } else if (c->have_prog && ctl_progress_shape(&c->prog, s, n)) { /* a progress line: timed by its arrival */
         if ((rc = ctl_on_progress_line(c, s, n, e)) < 0)
           return rc;
@@ -160,6 +166,7 @@ static void gen_reset(struct ctl *c) {
   c->restart_pending = c->restart_refused = c->restart_stopping = 0;
   c->gen_init = 0;
   c->gen_protocol = c->run_protocol;
+  c->gen_heard0 = 0;
   c->snap_step = -1;
   if (c->have_snap)
     ctl_snap_gen(&c->snap);
