@@ -1,7 +1,8 @@
 # common.bash — sourced by tests/python/*.sh: Debian's python3 with torch (skip 77 without it),
 # a temp dir $T removed at exit (KEEP=1 keeps it), python/ on PYTHONPATH, and
 # patched_client NAME DIFF... : a copy of ../shared/data/clients/NAME in $T/NAME with the DIFFs
-# (examples/diffs/*.diff) applied by `patch`, the unchanged clients never written.
+# (examples/diffs/*.diff) applied by `patch`, the unchanged clients never written; local_catalog:
+# $T/cat.tsv with the one local-1 type (pitstop run's --catalog).
 set -euo pipefail
 PY=/usr/bin/python3
 fail() {
@@ -35,4 +36,8 @@ patched_client() {
   for d in "$@"; do
     patch --quiet --no-backup-if-mismatch -d "$T/$name" -p1 < "$DIFFS/$d" || fail "$d does not apply to $CLIENTS/$name"
   done
+}
+local_catalog() {
+  printf '%s\n' 'itype      vcpus  cpus  cpu_quota  price_h  billing_s  min_s' \
+    'local-1    1      1     -          0.10     1          0' > "$T/cat.tsv"
 }

@@ -12,10 +12,7 @@ need_torch
   exit 77
 }
 patched_client pytorch-examples-dcgan dcgan.diff
-cat > "$T/cat.tsv" << 'CAT'
-itype      vcpus  cpus  cpu_quota  price_h  billing_s  min_s
-local-1    1      1     -          0.10     1          0
-CAT
+local_catalog
 # the $PITSTOP_* placeholders are filled in per node by the launcher (no shell: single quotes)
 cmd=("$PY" -m torch.distributed.run --redirects 2 --tee 2 '--nnodes=$PITSTOP_NUM_NODES'
      '--node_rank=$PITSTOP_NODE_RANK' --nproc_per_node=1 '--master_addr=$PITSTOP_MASTER_ADDR'

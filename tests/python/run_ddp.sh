@@ -9,10 +9,7 @@
 . "$PIT_SOURCE_DIR/tests/python/common.bash"
 need_torch
 patched_client pytorch-examples-ddp-tutorial ddp-tutorial.diff ddp-tutorial-cpu.diff
-cat > "$T/cat.tsv" << 'CAT'
-itype      vcpus  cpus  cpu_quota  price_h  billing_s  min_s
-local-1    1      1     -          0.10     1          0
-CAT
+local_catalog
 cmd=("$PY" -m torch.distributed.run --redirects 2 --tee 2 '--nnodes=$PITSTOP_NUM_NODES'
      '--node_rank=$PITSTOP_NODE_RANK' --nproc_per_node=1 '--master_addr=$PITSTOP_MASTER_ADDR'
      '--master_port=$PITSTOP_MASTER_PORT' "$T/pytorch-examples-ddp-tutorial/multigpu_torchrun.py" 3 1

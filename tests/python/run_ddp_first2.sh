@@ -12,10 +12,7 @@
 . "$PIT_SOURCE_DIR/tests/python/common.bash"
 need_torch
 patched_client pytorch-examples-ddp-tutorial ddp-tutorial.diff ddp-tutorial-cpu.diff
-cat > "$T/cat.tsv" << 'CAT'
-itype      vcpus  cpus  cpu_quota  price_h  billing_s  min_s
-local-1    1      1     -          0.10     1          0
-CAT
+local_catalog
 cat > "$T/late0.sh" << 'SH'
 #!/bin/bash
 # node 0 of generation 0: its stdout from its first line on 3 s late (in order); every other node as it is
