@@ -168,21 +168,12 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
   case PIT_REC_ITER: {
     if (PIT_GROW(s->it, s->nit + 1, s->capit) || grow_ranks(s, s->nrank_vals + r->nranks))
       return pit_err_set(e, PIT_ENOMEM, "out of memory");
-    struct pit_series_iter *it = &s->it[s->nit++];
-    it->step = r->step;
-    it->epoch = r->epoch;
-    it->iter = r->iter;
-    it->batch = r->batch;
-    it->gen = r->gen;
-    it->rank = r->rank;
-    it->run = run;
-    it->flags = s->pending_event ? PIT_IT_NEAR_EVENT : 0;
+    s->it[s->nit++] = (struct pit_series_iter){.step = r->step, .epoch = r->epoch, .iter = r->iter, .batch = r->batch,
+                                               .gen = r->gen, .rank = r->rank, .run = run,
+                                               .flags = s->pending_event ? PIT_IT_NEAR_EVENT : 0,
+                                               .step_s = r->step_s, .data_s = r->data_s, .t = r->t,
+                                               .nranks = r->nranks, .ranks_off = s->nrank_vals};
     s->pending_event = 0;
-    it->step_s = r->step_s;
-    it->data_s = r->data_s;
-    it->t = r->t;
-    it->nranks = r->nranks;
-    it->ranks_off = s->nrank_vals;
     for (int k = 0; k < r->nranks; k++) {
       s->compute_s[s->nrank_vals + k] = r->compute_s[k];
       s->wait_s[s->nrank_vals + k] = r->wait_s[k];

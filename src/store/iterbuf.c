@@ -37,20 +37,9 @@ int pit_store_queue_iter(struct pit_store *s, const struct pit_record *r, int64_
   if (s->nrows == PIT_STORE_ROWS && (rc = pit_store_flush_iters(s, e)))
     return rc;
   struct pit_iter_row *w = &s->rows[s->nrows];
-  w->seq = seq;
-  w->run_id = rid;
-  w->epoch = r->epoch;
-  w->iter = r->iter;
-  w->step = r->step;
-  w->batch = r->batch;
-  w->gen = r->gen;
-  w->rank = r->rank;
-  w->nranks = r->nranks;
-  w->t = r->t;
-  w->step_s = r->step_s;
-  w->data_s = r->data_s;
-  w->loss = r->loss;
-  w->losses_off = -1;
+  *w = (struct pit_iter_row){.seq = seq, .run_id = rid, .epoch = r->epoch, .iter = r->iter, .step = r->step,
+                             .batch = r->batch, .gen = r->gen, .rank = r->rank, .nranks = r->nranks, .t = r->t,
+                             .step_s = r->step_s, .data_s = r->data_s, .loss = r->loss, .losses_off = -1};
   size_t nb = 16 * (size_t)r->nranks;
   if ((rc = reserve(s, nb, e)))
     return rc;
