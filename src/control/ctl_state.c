@@ -200,6 +200,32 @@ static void continue_clock(struct ctl *c, struct prev_state *ps) {
     c->t0 = now - last;
 }
 
+/* Nodes the run log holds up that the provider no longer lists (a kill between a
+ * node's stop and its stop record) get their stop record now: their bill ends at
+ * this restart, not at the run's end (DST seed 801; an overestimate by the time
+ * the run had no controller at most). */
+static void close_unlisted(struct ctl *c, const struct pit_node *list, int n) {
+  struct pit_runlog log;
+  struct pit_err e2 = {0};
+  pit_runlog_init(&log);
+  if (pit_runlog_load(&log, c->events_path, &e2) == 0)
+    for (int i = 0; i < log.nnodes; i++) {
+      const struct pit_runlog_node *ln = &log.nodes[i];
+      int listed = 0;
+      for (int k = 0; k < n && !listed; k++)
+        listed = strcmp(list[k].id, ln->id) == 0;
+      if (listed || !isnan(ln->t_stop) || isnan(ln->t_start))
+        continue;
+      struct pit_node nd;
+      ctl_node_orphan(&nd, ln->id, ln->itype);
+      nd.price_h = ln->price_h;
+      warn(c, "node %s is gone, but the run's records did not say so: its bill ends now", ln->id);
+      if (ctl_node_record(c, &nd, "stop", &e2) < 0)
+        break;
+    }
+  pit_runlog_release(&log);
+}
+
 int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
   ctl_read_state(c, ps);
   continue_clock(c, ps); /* also without a state: a kill before its first write left records */
@@ -217,6 +243,7 @@ int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
   int rc = c->prov.ops->list(&c->prov, &list, &n, e);
   if (rc < 0)
     return rc;
+  close_unlisted(c, list, n);
   /* adopt what the wanted membership needs, stop the rest */
   for (int i = 0; i < n; i++) {
     struct pit_node *nd = &list[i];

@@ -86,9 +86,12 @@ int dst_fx(struct dst *d, const char *what) {
     dst_trace(d, "controller %d killed before effect %" PRId64 " (%s)", d->ncontrollers, d->neff, what);
     if (d->nlaunch > 0 && d->wk.gen >= 0 && d->wk.gen < DST_MAX_GENS) /* its lines may still be unread */
       d->gen_killed[d->wk.gen] = 1;
-    for (int i = 0; i < d->nnodes; i++) /* its start record (and ready) never written */
+    for (int i = 0; i < d->nnodes; i++) { /* its start record (and ready) never written */
       if (d->neff - d->nodes[i].start_fx <= 2)
         d->nodes[i].unrecordable = 1;
+      if (d->nodes[i].stop_fx > 0 && d->neff - d->nodes[i].stop_fx <= 1)
+        d->nodes[i].stop_unrecorded = 1;
+    }
     dst_work_die(d, 128 + SIGPIPE, "its controller is gone (SIGPIPE)");
     return CTL_EFFECT_DEAD;
   }
@@ -220,6 +223,14 @@ static void rm_tree(const char *path) {
   }
   closedir(dir);
   rmdir(path);
+}
+
+void pit_dst_remove(const char *dir) { rm_tree(dir); }
+
+void pit_dst_scratch(char *buf, size_t n) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(buf, n, "%s/pit-dst-%d", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : tmp && *tmp ? tmp : "/tmp",
+           (int)getpid());
 }
 
 /* The seed's job and faults, drawn in a fixed order from its PRNG. */

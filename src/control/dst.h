@@ -43,5 +43,10 @@ struct pit_dst_result {
 /* Runs one seed: 0 (the result says whether the invariants hold), or < 0 when
  * the simulation itself could not run (its scratch directory). */
 int pit_dst_run(const struct pit_dst_opts *o, struct pit_dst_result *r, struct pit_err *e);
+/* A scratch directory for seeds: under /dev/shm where it can be written (no disk
+ * in the loop), else $TMPDIR or /tmp; named for the process. */
+void pit_dst_scratch(char *buf, size_t n);
+/* Removes a scratch directory and everything under it. */
+void pit_dst_remove(const char *dir);
 
 #endif

@@ -116,7 +116,7 @@ void dst_check(struct dst *d, int done, struct pit_dst_result *r) {
     if (k < 0)
       FAIL("node %s (lived %.3f s) is not in the run log: its bill is missing", s->id, life);
     double billed = cost.nodes[k].secs;
-    if (s->gone ? billed < life - 1e-3 : fabs(billed - life) > 1e-3)
+    if (s->gone || s->stop_unrecorded ? billed < life - 1e-3 : fabs(billed - life) > 1e-3)
       FAIL("node %s lived %.6f s%s, the run log bills %.6f s", s->id, life, s->gone ? " (reclaimed)" : "", billed);
   }
   /* 5: the schedule's decisions */

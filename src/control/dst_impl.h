@@ -40,6 +40,9 @@ struct dst_node {
   double notice_t, gone_t; /* reclaim: notice (NaN: none) and end; NaN: never */
   int notice_said, gone_said;
   int64_t start_fx;       /* the effect number of its start */
+  int64_t stop_fx;        /* the effect number of its stop (0: none) */
+  int stop_unrecorded;    /* the controller was killed between its stop and its stop record: billed
+                             to the next controller's reconcile (at least its life) */
   int unrecordable;       /* the controller could not record it all: a disk full in its life, or killed
                              right after its start (exempt from the exact bill, counted) */
 };

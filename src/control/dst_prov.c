@@ -105,6 +105,7 @@ static int p_stop(struct pit_provider *p, const struct pit_node *n, struct pit_e
   }
   struct dst_node *s = find(d, n->id);
   if (s && s->alive) {
+    s->stop_fx = d->neff;
     node_end(d, s, 0);
     dst_trace(d, "provider: node %s stopped, lived %.6f s", s->id, s->t_end - s->t_start);
   }
