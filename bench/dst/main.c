@@ -61,6 +61,10 @@ static void run_seeds(uint64_t from, long n, long stride, int faults, int broken
              "trace digest %016" PRIx64 "%s%s\n",
              seed, r.ok ? "ok" : "VIOLATION: ", r.violation, r.controllers, r.controllers == 1 ? "" : "s", r.kills,
              r.faults, r.gens, r.sim_s, r.digest, r.ended_error ? "; ended with an error: " : "", r.error);
+    if (!verbose && (i + 1) % 5000 == 0) { /* progress, for a long run */
+      printf("dst: process %d: %ld seeds done, %ld violations\n", (int)getpid(), i + 1, t->bad);
+      fflush(stdout);
+    }
     if (!r.ok) {
       if (!t->bad++)
         t->first_bad = seed;

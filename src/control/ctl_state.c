@@ -183,16 +183,13 @@ int ctl_take_lock(struct ctl *c, struct pit_err *e) {
 /* A restarted controller's run seconds continue the run's: the killed one's time 0
  * (the state's t0: the monotonic clock is one for every process of a boot), or,
  * where that cannot be (another boot, an older state, none: a kill before its
- * first write), on from the events file's last record. Before, they began at 0 again: a node started by the killed
- * controller and stopped by this one was billed its stop's time less its start's,
- * of two different clocks (DST seed 13, docs/dst.md). */
-static void continue_clock(struct ctl *c, struct prev_state *ps) {
-  struct pit_runlog log;
-  struct pit_err e2 = {0};
-  pit_runlog_init(&log);
-  double last = pit_runlog_load(&log, c->events_path, &e2) == 0 ? log.t_last : 0;
-  ps->log_gens = log.ngens;
-  pit_runlog_release(&log);
+ * first write), on from the events file's last record. Before, they began at 0
+ * again: a node started by the killed controller and stopped by this one was
+ * billed its stop's time less its start's, of two different clocks (DST seed 13,
+ * docs/dst.md). */
+static void continue_clock(struct ctl *c, struct prev_state *ps, const struct pit_runlog *log) {
+  double last = log->t_last;
+  ps->log_gens = log->ngens;
   double now = ctl_clock(c);
   if (ps->found && isfinite(ps->t0) && ps->t0 > 0 && ps->t0 <= now && now - ps->t0 >= last)
     c->t0 = ps->t0;
@@ -204,31 +201,34 @@ static void continue_clock(struct ctl *c, struct prev_state *ps) {
  * node's stop and its stop record) get their stop record now: their bill ends at
  * this restart, not at the run's end (DST seed 801; an overestimate by the time
  * the run had no controller at most). */
-static void close_unlisted(struct ctl *c, const struct pit_node *list, int n) {
-  struct pit_runlog log;
+static void close_unlisted(struct ctl *c, const struct pit_runlog *log, const struct pit_node *list, int n) {
   struct pit_err e2 = {0};
-  pit_runlog_init(&log);
-  if (pit_runlog_load(&log, c->events_path, &e2) == 0)
-    for (int i = 0; i < log.nnodes; i++) {
-      const struct pit_runlog_node *ln = &log.nodes[i];
-      int listed = 0;
-      for (int k = 0; k < n && !listed; k++)
-        listed = strcmp(list[k].id, ln->id) == 0;
-      if (listed || !isnan(ln->t_stop) || isnan(ln->t_start))
-        continue;
-      struct pit_node nd;
-      ctl_node_orphan(&nd, ln->id, ln->itype);
-      nd.price_h = ln->price_h;
-      warn(c, "node %s is gone, but the run's records did not say so: its bill ends now", ln->id);
-      if (ctl_node_record(c, &nd, "stop", &e2) < 0)
-        break;
-    }
-  pit_runlog_release(&log);
+  for (int i = 0; i < log->nnodes; i++) {
+    const struct pit_runlog_node *ln = &log->nodes[i];
+    int listed = 0;
+    for (int k = 0; k < n && !listed; k++)
+      listed = strcmp(list[k].id, ln->id) == 0;
+    if (listed || !isnan(ln->t_stop) || isnan(ln->t_start))
+      continue;
+    struct pit_node nd;
+    ctl_node_orphan(&nd, ln->id, ln->itype);
+    nd.price_h = ln->price_h;
+    warn(c, "node %s is gone, but the run's records did not say so: its bill ends now", ln->id);
+    if (ctl_node_record(c, &nd, "stop", &e2) < 0)
+      break;
+  }
 }
 
 int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
   ctl_read_state(c, ps);
-  continue_clock(c, ps); /* also without a state: a kill before its first write left records */
+  struct pit_runlog log; /* the run's records so far (none: an empty fold) */
+  struct pit_err e2 = {0};
+  pit_runlog_init(&log);
+  if (pit_runlog_load(&log, c->events_path, &e2) < 0) {
+    pit_runlog_release(&log);
+    pit_runlog_init(&log);
+  }
+  continue_clock(c, ps, &log); /* also without a state: a kill before its first write left records */
   if (ps->found) {
     /* the previous controller's workload: kill its process groups */
     for (int i = 0; i < ps->npg; i++)
@@ -241,9 +241,11 @@ int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
   struct pit_node *list = NULL;
   int n = 0;
   int rc = c->prov.ops->list(&c->prov, &list, &n, e);
+  if (rc == 0)
+    close_unlisted(c, &log, list, n);
+  pit_runlog_release(&log);
   if (rc < 0)
     return rc;
-  close_unlisted(c, list, n);
   /* adopt what the wanted membership needs, stop the rest */
   for (int i = 0; i < n; i++) {
     struct pit_node *nd = &list[i];
@@ -327,8 +329,12 @@ int ctl_finished_before(struct ctl *c, struct pit_err *e) {
   ctl_events_scan(c, &next, &done);
   if (!(ps.found && ps.done) && !done)
     return 0;
-  if (ps.found)
-    continue_clock(c, &ps);
+  struct pit_runlog log;
+  struct pit_err e3 = {0};
+  pit_runlog_init(&log);
+  if (pit_runlog_load(&log, c->events_path, &e3) == 0)
+    continue_clock(c, &ps, &log);
+  pit_runlog_release(&log);
   for (int i = 0; i < ps.npg; i++)
     if (ps.pgids[i] > 1 && ctl_w_kill_group(c->o->world, ps.pgids[i], 0) == 0)
       ctl_w_kill_group(c->o->world, ps.pgids[i], SIGKILL);
