@@ -410,6 +410,10 @@ static int run_begin(struct ctl *c, const struct pit_run_opts *o, char *resume, 
     warn(c, "run %s continues after a controller stop: generation %d from step %lld", o->run, c->gen,
          (long long)c->step_safe);
   }
+  /* a new run's state before its first node starts: a kill in its first start leaves the run's
+   * time 0 for the next controller (DST seed 1940: its clock continued from the last record) */
+  if (rc == 0 && !*done && !ps.found)
+    rc = ctl_write_state(c, e);
   if (rc == 0 && !*done)
     rc = c->spot.on && !ps.found ? ctl_spot_initial(c, e) : 0;
   if (rc == 0 && !*done)
