@@ -201,6 +201,14 @@ static void continue_clock(struct ctl *c, struct prev_state *ps, const struct pi
  * node's stop and its stop record) get their stop record now: their bill ends at
  * this restart, not at the run's end (DST seed 801; an overestimate by the time
  * the run had no controller at most). */
+/* 1 when the run log holds node id up (started, not stopped): a stop of it is recorded. */
+static int log_up(const struct pit_runlog *log, const char *id) {
+  for (int i = 0; i < log->nnodes; i++)
+    if (strcmp(log->nodes[i].id, id) == 0 && isnan(log->nodes[i].t_stop) && !isnan(log->nodes[i].t_start))
+      return 1;
+  return 0;
+}
+
 static void close_unlisted(struct ctl *c, const struct pit_runlog *log, const struct pit_node *list, int n) {
   struct pit_err e2 = {0};
   for (int i = 0; i < log->nnodes; i++) {
@@ -243,9 +251,10 @@ int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
   int rc = c->prov.ops->list(&c->prov, &list, &n, e);
   if (rc == 0)
     close_unlisted(c, &log, list, n);
-  pit_runlog_release(&log);
-  if (rc < 0)
+  if (rc < 0) {
+    pit_runlog_release(&log);
     return rc;
+  }
   /* adopt what the wanted membership needs, stop the rest */
   for (int i = 0; i < n; i++) {
     struct pit_node *nd = &list[i];
@@ -271,12 +280,15 @@ int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
         warn(c, "%s", e2.msg);
       } else {
         warn(c, "stopped node %s a previous controller left", nd->id);
-        /* its stop recorded: before, the run log billed it to the run's end (DST seed 67) */
-        ctl_node_record(c, nd, "stop", e);
+        /* its stop recorded where the run log holds it up: before, the run log billed it to the
+         * run's end (DST seed 67) */
+        if (log_up(&log, nd->id))
+          ctl_node_record(c, nd, "stop", e);
       }
     }
   }
   free(list);
+  pit_runlog_release(&log);
   return 0;
 }
 
@@ -345,16 +357,17 @@ int ctl_finished_before(struct ctl *c, struct pit_err *e) {
   int rc = c->prov.ops->list(&c->prov, &list, &n, e);
   if (rc == 0) /* a kill between the last node's stop and its record (DST seed 16934) */
     close_unlisted(c, &log, list, n);
-  pit_runlog_release(&log);
   for (int i = 0; rc == 0 && i < n; i++) {
     struct pit_err e2 = {0};
     if (c->prov.ops->stop(&c->prov, &list[i], &e2) < 0) {
       warn(c, "%s", e2.msg);
     } else {
       warn(c, "stopped node %s the finished run left", list[i].id);
-      ctl_node_record(c, &list[i], "stop", e);
+      if (log_up(&log, list[i].id))
+        ctl_node_record(c, &list[i], "stop", e);
     }
   }
+  pit_runlog_release(&log);
   free(list);
   if (rc < 0)
     return rc;
