@@ -386,6 +386,7 @@ struct pit_run_stop {
   volatile sig_atomic_t count;
 };
 
+struct ctl_world;
 struct pit_run_opts {
   const char *run;                  /* run id (required) */
   const char *run_dir;              /* lock, state, checkpoints, logs (required) */
@@ -418,6 +419,8 @@ struct pit_run_opts {
   int nprior;
   double start_timeout_s;           /* no record this long after a launch: the generation failed */
   double stop_timeout_s;            /* a stop request not honoured this long: killed */
+  double hang_timeout_s;            /* a workload past its first iteration that prints nothing this long (and
+                                       100 of its steps) has hung: the generation failed (default 1800; <= 0: never) */
   const char *ckpt_mirror;          /* every checkpoint also copied here (NULL: none) */
   int on_lost_fail;                 /* every checkpoint damaged: 1 fail, 0 start again from step 0 */
   int (*ckpt_check)(const char *path, struct pit_err *e); /* judges a file of pitstop's own checkpoint
@@ -427,6 +430,8 @@ struct pit_run_opts {
   void (*status)(void *ctx, const struct pit_run_status *st);
   pit_warn_fn warn;
   void *ctx;
+  struct ctl_world *world;          /* tests and the deterministic simulation only (src/control/world.h,
+                                       docs/dst.md): its clock, workload and provider; NULL: the real ones */
 };
 void pit_run_opts_init(struct pit_run_opts *o);
 int pit_run(const struct pit_run_opts *o, struct pit_run_result *res, struct pit_err *e);

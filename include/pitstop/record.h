@@ -339,6 +339,8 @@ struct pit_runlog_iter {      /* one iteration record, compact: the progress ove
   int nranks;                 /* its per-rank split: compute_s at log->rank_s[rank0 .. rank0+nranks),
                                  wait_s right after (NaN where absent); 0: none recorded */
   int64_t rank0;
+  char samples[20];           /* its samples_digest ("" absent): the samples checked step by step (docs/dst.md) */
+  double loss;                /* its scalar loss (NaN absent) */
 };
 struct pit_runlog {
   char run[PIT_NAME_MAX];     /* the first record's run id */

@@ -58,6 +58,7 @@ void pit_run_opts_init(struct pit_run_opts *o) {
   o->total_steps = -1;
   o->start_timeout_s = 120;
   o->stop_timeout_s = 60;
+  o->hang_timeout_s = 1800;
   o->grace_s = 30;
 }
 
@@ -257,10 +258,25 @@ static int check_types(const struct ctl *c, const struct pit_catalog *cat, struc
   return 0;
 }
 
+/* The run's provider: the one it names, or its world's (world.h). */
+static int open_provider(struct ctl *c, const struct pit_provider_conf *pc, struct pit_err *e) {
+  struct ctl_world *w = c->o->world;
+  if (!w || !w->provider)
+    return pit_provider_open(&c->prov, c->o->provider, pc, e);
+  memset(&c->prov, 0, sizeof c->prov);
+  c->prov.ops = w->provider;
+  c->prov.conf = *pc;
+  c->prov.impl = w->impl; /* the world's provider is the world's */
+  int rc = c->prov.ops->open(&c->prov, e);
+  if (rc < 0)
+    c->prov.ops = NULL;
+  return rc;
+}
+
 static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e) {
   c->o = o;
   c->lock_fd = -1;
-  c->t0 = pit_now();
+  c->t0 = ctl_clock(c);
   ctl_spot_init(&c->spot);
   ctl_stop_init(&c->stop);
   c->have_prog = ctl_progress_init(&c->prog) == 0;
@@ -308,7 +324,7 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
   ctl_registry_note(c);
   struct pit_provider_conf pc;
   provider_conf(c, &pc);
-  if ((rc = pit_provider_open(&c->prov, o->provider, &pc, e)) < 0)
+  if ((rc = open_provider(c, &pc, e)) < 0)
     return rc;
   snprintf(c->events_path, sizeof c->events_path, "%s", o->events ? o->events : "");
   if (!o->events)
@@ -331,7 +347,7 @@ static void teardown(struct ctl *c) {
   if (c->have_snap)
     ctl_snap_release(&c->snap);
   if (c->g) {
-    ctl_gen_kill(c->g, 2.0);
+    ctl_w_kill_gen(c->o->world, c->g, 2.0);
     ctl_gen_release(c->g);
     free(c->g);
   }
@@ -379,8 +395,11 @@ static int run_begin(struct ctl *c, const struct pit_run_opts *o, char *resume, 
     ps.step = ev_step; /* killed after the events file took the checkpoint, before the state did */
     snprintf(ps.ckpt, sizeof ps.ckpt, "%s", ev_ckpt);
   }
+  if (rc == 0 && !*done)
+    c->state_owned = 1;
   if (rc == 0 && ps.found) {
-    c->gen = ps.gen + 1;
+    /* past every generation of the events file too: a state the disk did not take lags it */
+    c->gen = ps.gen + 1 > ps.log_gens ? ps.gen + 1 : ps.log_gens;
     /* restarts spent by a controller that ended with an error are not held against this one */
     res->restarts = ps.failed ? 0 : ps.restarts;
     int done_ev;
@@ -391,6 +410,10 @@ static int run_begin(struct ctl *c, const struct pit_run_opts *o, char *resume, 
     warn(c, "run %s continues after a controller stop: generation %d from step %lld", o->run, c->gen,
          (long long)c->step_safe);
   }
+  /* a new run's state before its first node starts: a kill in its first start leaves the run's
+   * time 0 for the next controller (DST seed 1940: its clock continued from the last record) */
+  if (rc == 0 && !*done && !ps.found)
+    rc = ctl_write_state(c, e);
   if (rc == 0 && !*done)
     rc = c->spot.on && !ps.found ? ctl_spot_initial(c, e) : 0;
   if (rc == 0 && !*done)
@@ -547,7 +570,10 @@ static int run_end(struct ctl *c, int rc, struct pit_err *e) {
     ctl_out_flush(c, &e2);
   char spath[1100];
   snprintf(spath, sizeof spath, "%s/state", c->state_dir);
-  if (rc != 0 && c->lock_fd >= 0 && access(spath, F_OK) == 0) {
+  /* a controller that failed before it took the state over (its reconcile: the provider's list
+   * failed) leaves it as it is: it wrote its blank one (generation 0, no checkpoint, none of the
+   * killed controller's process groups), and the next one reused generation numbers (DST seed 147) */
+  if (rc != 0 && c->lock_fd >= 0 && c->state_owned && access(spath, F_OK) == 0) {
     c->failed_exit = 1; /* kept for a resume; its restarts are not held against the next controller */
     ctl_write_state(c, &e2);
   }

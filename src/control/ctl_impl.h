@@ -17,6 +17,8 @@
  *  - one struct ctl per pit_run (or pit_run_cleanup), on its stack: no function of
  *    these files keeps state of its own, so two runs in one process do not meet;
  *  - every clock reading is now_t(c) (the monotonic clock, run seconds from c->t0);
+ *  - every dealing with the outside goes through the world seam (world.h): the
+ *    real one, or the deterministic simulation's (dst.c);
  *  - the library never prints: warnings go through warn(c, ...) to c->o->warn. */
 #ifndef PIT_CTL_IMPL_H
 #define PIT_CTL_IMPL_H
@@ -30,6 +32,7 @@
 #include "control/progress.h"
 #include "control/restart.h"
 #include "control/stop.h"
+#include "control/world.h"
 #include "pitstop/parse.h"
 #include "pitstop/store.h"
 
@@ -71,6 +74,7 @@ struct ctl {
   int64_t gen_step0;
   int gen_iters;
   double t_launch, t_first_iter, t_stop_req;
+  double t_last_out;                /* run seconds of the workload's last stdout line (a hang: none for long) */
   int stop_requested;
   char end_status[16];
   double t_end;                     /* run seconds when the end record came; 0 before */
@@ -129,10 +133,18 @@ struct ctl {
   int64_t snap_step;                /* the step of this generation's last snapshot (-1: none yet) */
   int64_t save_every;               /* steps between two snapshots, as measured (-1: unknown) */
   int gen_init;                     /* this generation's init record was written */
+  int state_owned;                  /* this controller took the run's state over (or began it): only then
+                                       does it write "end failed" into RUN_DIR/state at an error */
 };
 
+/* The monotonic clock: the world's (world.h) when the run has one. */
+static inline double ctl_clock(const struct ctl *c) {
+  return c->o && c->o->world ? c->o->world->ops->now(c->o->world) : pit_now();
+}
 /* Run seconds: the monotonic clock since the run's time 0. */
-static inline double now_t(const struct ctl *c) { return pit_now() - c->t0; }
+static inline double now_t(const struct ctl *c) { return ctl_clock(c) - c->t0; }
+/* Before an externally visible effect (world.h): 0, CTL_EFFECT_DEAD or -errno. */
+static inline int ctl_fx(const struct ctl *c, const char *what) { return ctl_effect(c->o ? c->o->world : NULL, what); }
 
 /* A warning to the caller's warn callback (the CLI prints it; the library never does). */
 static inline void warn(const struct ctl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -155,6 +167,8 @@ struct prev_state {
   int64_t step;
   char ckpt[1100];
   int pgids[64], npg;
+  double t0;        /* its run time 0 on the monotonic clock (NaN: not said) */
+  int log_gens;     /* generations the events file holds (a state the disk did not take lags it) */
 };
 
 /* How a generation ended (ctl_run_generation): pit_run acts on it. */

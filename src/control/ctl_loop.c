@@ -5,8 +5,9 @@
  *
  * Invariants:
  *  - the loop's dealings with the outside are few and named: now_t (the clock),
- *    poll/usleep (the wait), feed (the workload's output), ctl_proc_poll and
- *    ctl_gen_kill (its processes), provider_events (the provider's poll);
+ *    poll/usleep (the wait), feed (the workload's output), ctl_w_poll and
+ *    ctl_w_kill_gen (its processes), provider_events (the provider's poll); each
+ *    goes through the world seam (world.h) when the run has a world;
  *  - every generation field of struct ctl is reset by gen_reset before launch;
  *  - a failure (a non-zero exit, a signal, no iteration within the start time-out,
  *    a stop request not honoured, a node gone) kills the workload and reads its
@@ -89,6 +90,7 @@ static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e)
     if (rc == PIT_FOLLOW_RECORD) {
       ctl_proc_log(c->g, p, s, n, 0);
       c->out_lines++;
+      c->t_last_out = now_t(c);
       /* a workload that speaks the protocol (PITSTOP lines, JSON records) stops on SIGUSR1 */
       c->line_protocol = (n >= 8 && memcmp(s, "PITSTOP ", 8) == 0) || (n && s[0] == '{');
       if (c->line_protocol)
@@ -173,6 +175,7 @@ static void gen_reset(struct ctl *c) {
   c->end_status[0] = 0;
   c->t_end = 0;
   c->t_launch = now_t(c);
+  c->t_last_out = c->t_launch;
   if (c->have_prog)
     ctl_progress_gen(&c->prog, c->t_launch);
   c->t_first_iter = NAN;
@@ -199,7 +202,7 @@ static int gen_launch(struct ctl *c, const char *resume, char *why, size_t nwhy,
     snprintf(why, nwhy, "%s", e->msg);
     return rc;
   }
-  if ((rc = ctl_launch(&L, c->g, e)) < 0) {
+  if ((rc = ctl_w_launch(c->o->world, &L, c->g, e)) < 0) {
     pit_parser_free(c->parser);
     c->parser = NULL;
     snprintf(why, nwhy, "%s", e->msg);
@@ -229,10 +232,15 @@ static void gen_read(struct ctl *c, struct gen_pass *p, char *why, size_t nwhy, 
         map[np++] = i;
       }
     }
-  if (np)
+  if (c->o->world) { /* its clock advances, its workload prints what is due: then read without waiting */
+    c->o->world->ops->wait(c->o->world, c->g, np ? 0.2 : 0.02);
+    if (np)
+      poll(pf, (nfds_t)np, 0);
+  } else if (np) {
     poll(pf, (nfds_t)np, 200);
-  else
+  } else {
     usleep(20000);
+  }
   for (int k = 0; k < np && !p->failed; k++)
     if (pf[k].revents && feed(c, &c->g->proc[map[k]], 0, e) < 0) {
       snprintf(why, nwhy, "%s", e->msg);
@@ -252,11 +260,11 @@ static void gen_watch(struct ctl *c, struct gen_pass *p, char *why, size_t nwhy,
   if (c->restart_stopping) { /* killed after the grace */
     p->stopping = 1;
     if (now_t(c) - c->t_stop_req > c->o->grace_s)
-      ctl_gen_kill(c->g, 0);
+      ctl_w_kill_gen(c->o->world, c->g, 0);
   }
   for (int i = 0; i < c->g->nproc; i++) {
     struct ctl_proc *q = &c->g->proc[i];
-    ctl_proc_poll(q);
+    ctl_w_poll(c->o->world, q);
     if (!q->exited || q->fd >= 0 || q->efd >= 0)
       p->alive = 1;
     if (q->exited && q->status != 0 && p->bad < 0 && !p->stopping) /* after a stop signal: waited for, not failed */
@@ -278,7 +286,7 @@ static void gen_judge(struct ctl *c, struct gen_pass *p, double t, char *why, si
    * exits non-zero after a stop); launchers still there 10 s later are killed */
   if (!p->failed && c->end_status[0]) {
     if (p->alive && t - c->t_end > 10) {
-      ctl_gen_kill(c->g, 2.0);
+      ctl_w_kill_gen(c->o->world, c->g, 2.0);
       p->alive = 0;
     }
     p->bad = -1;
@@ -294,6 +302,15 @@ static void gen_judge(struct ctl *c, struct gen_pass *p, double t, char *why, si
   }
   if (!p->failed && !p->stopping && c->gen_iters == 0 && t - c->t_launch > c->o->start_timeout_s) {
     snprintf(why, nwhy, "the workload sent no iteration within %.0f s of its start", c->o->start_timeout_s);
+    p->failed = 1;
+  }
+  /* a workload that hangs between its steps (no request waits on it) prints nothing: before, the
+   * controller waited for it for ever (DST seed 6, docs/dst.md) */
+  double med = ctl_recent_median(c), hang_s = c->o->hang_timeout_s + 100 * (isfinite(med) ? med : 0);
+  if (!p->failed && !p->stopping && !c->stop_requested && c->gen_iters > 0 && c->o->hang_timeout_s > 0 &&
+      t - c->t_last_out > hang_s) {
+    snprintf(why, nwhy, "the workload printed nothing for %.0f s (hung: the limit is %.0f s and 100 of its steps)",
+             t - c->t_last_out, c->o->hang_timeout_s);
     p->failed = 1;
   }
   if (!p->failed && !p->stopping && c->stop_requested && t - c->t_stop_req > c->o->stop_timeout_s) {
@@ -324,6 +341,13 @@ static enum gen_end gen_end(struct ctl *c, int failed, char *why, size_t nwhy, s
     snprintf(why, nwhy, "the workload stopped without being asked");
     return GEN_STOPPED;
   }
+  if (c->gen_protocol && !c->end_status[0]) {
+    /* a protocol workload ends with its end record: an exit 0 without one is no job done (before,
+     * the run said done with the steps after it missing: DST seed 65, docs/dst.md) */
+    snprintf(why, nwhy, "the workload exited 0 without its end record, after step %lld",
+             (long long)c->step_next - 1);
+    return GEN_FAILED;
+  }
   return GEN_DONE;
 }
 
@@ -350,7 +374,7 @@ enum gen_end ctl_run_generation(struct ctl *c, const char *resume, char *why, si
     gen_judge(c, &p, now_t(c), why, nwhy);
     if (p.failed) {
       failed = p.failed;
-      ctl_gen_kill(c->g, 2.0);
+      ctl_w_kill_gen(c->o->world, c->g, 2.0);
       for (int i = 0; i < c->g->nproc; i++)
         if (c->g->proc[i].fd >= 0 || c->g->proc[i].efd >= 0)
           feed(c, &c->g->proc[i], 1, e);

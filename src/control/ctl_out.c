@@ -26,7 +26,15 @@ int ctl_out_record(struct ctl *c, const struct pit_record *r, struct pit_err *e)
       return 0; /* done again after its checkpoint was lost: the events file has it */
     c->step_written = r->step + 1;
   }
+  /* with a world (world.h) each record is an effect of its own, in the file at once */
+  int fx = c->ev_open ? ctl_fx(c, "write record") : 0;
+  if (fx < 0)
+    return pit_err_set(e, PIT_EIO, "cannot write '%s': %s", c->events_path, strerror(-fx));
+  if (fx == CTL_EFFECT_DEAD)
+    return 0;
   if (c->ev_open && (rc = pit_events_write(&c->ev, r, e)) < 0)
+    return rc;
+  if (c->ev_open && c->o->world && (rc = pit_events_flush(&c->ev, e)) < 0)
     return rc;
   if (c->store && (rc = pit_store_add(c->store, r, e)) < 0)
     return rc;
@@ -94,6 +102,8 @@ int64_t ctl_drop_held(struct ctl *c) {
 }
 
 int ctl_hold(struct ctl *c, const struct pit_record *r, struct pit_err *e) {
+  if (c->o->world && c->o->world->broken_held) /* test only (world.h): the rule broken on purpose */
+    return ctl_out_record(c, r, e);
   if (PIT_GROW(c->held, c->nheld + 1, c->capheld))
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   pit_record_init(&c->held[c->nheld]);

@@ -39,8 +39,12 @@ int ctl_write_state(struct ctl *c, struct pit_err *e) {
   for (int i = 0; c->g && i < c->g->nproc && at < (int)sizeof text - 32; i++)
     if (!c->g->proc[i].exited)
       at += snprintf(text + at, sizeof text - (size_t)at, " %d", (int)c->g->proc[i].pid);
+  at += snprintf(text + at, sizeof text - (size_t)at, "\nt0 %.9f", c->t0); /* run time 0 on the monotonic clock */
   snprintf(text + at, sizeof text - (size_t)at, "\n%s", c->finished ? "end done\n" : c->failed_exit ? "end failed\n" : "");
-  return pit_file_write_atomic(path, text, strlen(text), e);
+  int fx = ctl_fx(c, "write state");
+  if (fx < 0)
+    return pit_err_set(e, PIT_EIO, "cannot write '%s': %s", path, strerror(-fx));
+  return fx == CTL_EFFECT_DEAD ? 0 : pit_file_write_atomic(path, text, strlen(text), e);
 }
 
 /* The checkpoint the state file names must outlive a killed controller: its
@@ -62,7 +66,8 @@ void ctl_hold_ckpt(struct ctl *c, int64_t step) {
   if (step < 0)
     return;
   held_path(c, step, held, sizeof held);
-  if (pit_atomic_link(c->ckpt, held, &e2) == 0)
+  int fx = ctl_fx(c, "link held checkpoint");
+  if (fx == CTL_EFFECT_DEAD || (fx == 0 && pit_atomic_link(c->ckpt, held, &e2) == 0))
     snprintf(c->ckpt_held, sizeof c->ckpt_held, "%s", held);
 }
 
@@ -89,7 +94,8 @@ void ctl_unhold_older(struct ctl *c) {
       if (pass == 1 && (s < 0 || s != prev)) {
         char p[1400];
         snprintf(p, sizeof p, "%s/%s", c->state_dir, de->d_name);
-        unlink(p);
+        if (ctl_fx(c, "unlink held checkpoint") == 0)
+          unlink(p);
       }
     }
   }
@@ -135,6 +141,8 @@ void ctl_read_state(struct ctl *c, struct prev_state *ps) {
   ps->step = st;
   if (strcmp(ck, "-") != 0)
     snprintf(ps->ckpt, sizeof ps->ckpt, "%s", ck);
+  const char *t0 = strstr(text, "\nt0 ");
+  ps->t0 = t0 ? strtod(t0 + 4, NULL) : NAN;
   ps->done = strstr(text, "\nend done") != NULL;
   ps->failed = strstr(text, "\nend failed") != NULL;
   char *p = strstr(text, "pgids");
@@ -172,13 +180,68 @@ int ctl_take_lock(struct ctl *c, struct pit_err *e) {
   return 0;
 }
 
+/* A restarted controller's run seconds continue the run's: the killed one's time 0
+ * (the state's t0: the monotonic clock is one for every process of a boot), or,
+ * where that cannot be (another boot, an older state, none: a kill before its
+ * first write), on from the events file's last record. Before, they began at 0
+ * again: a node started by the killed controller and stopped by this one was
+ * billed its stop's time less its start's, of two different clocks (DST seed 13,
+ * docs/dst.md). */
+static void continue_clock(struct ctl *c, struct prev_state *ps, const struct pit_runlog *log) {
+  double last = log->t_last;
+  ps->log_gens = log->ngens;
+  double now = ctl_clock(c);
+  if (ps->found && isfinite(ps->t0) && ps->t0 > 0 && ps->t0 <= now && now - ps->t0 >= last)
+    c->t0 = ps->t0;
+  else if (last > 0)
+    c->t0 = now - last;
+}
+
+/* Nodes the run log holds up that the provider no longer lists (a kill between a
+ * node's stop and its stop record) get their stop record now: their bill ends at
+ * this restart, not at the run's end (DST seed 801; an overestimate by the time
+ * the run had no controller at most). */
+/* 1 when the run log holds node id up (started, not stopped): a stop of it is recorded. */
+static int log_up(const struct pit_runlog *log, const char *id) {
+  for (int i = 0; i < log->nnodes; i++)
+    if (strcmp(log->nodes[i].id, id) == 0 && isnan(log->nodes[i].t_stop) && !isnan(log->nodes[i].t_start))
+      return 1;
+  return 0;
+}
+
+static void close_unlisted(struct ctl *c, const struct pit_runlog *log, const struct pit_node *list, int n) {
+  struct pit_err e2 = {0};
+  for (int i = 0; i < log->nnodes; i++) {
+    const struct pit_runlog_node *ln = &log->nodes[i];
+    int listed = 0;
+    for (int k = 0; k < n && !listed; k++)
+      listed = strcmp(list[k].id, ln->id) == 0;
+    if (listed || !isnan(ln->t_stop) || isnan(ln->t_start))
+      continue;
+    struct pit_node nd;
+    ctl_node_orphan(&nd, ln->id, ln->itype);
+    nd.price_h = ln->price_h;
+    warn(c, "node %s is gone, but the run's records did not say so: its bill ends now", ln->id);
+    if (ctl_node_record(c, &nd, "stop", &e2) < 0)
+      break;
+  }
+}
+
 int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
   ctl_read_state(c, ps);
+  struct pit_runlog log; /* the run's records so far (none: an empty fold) */
+  struct pit_err e2 = {0};
+  pit_runlog_init(&log);
+  if (pit_runlog_load(&log, c->events_path, &e2) < 0) {
+    pit_runlog_release(&log);
+    pit_runlog_init(&log);
+  }
+  continue_clock(c, ps, &log); /* also without a state: a kill before its first write left records */
   if (ps->found) {
     /* the previous controller's workload: kill its process groups */
     for (int i = 0; i < ps->npg; i++)
-      if (ps->pgids[i] > 1 && kill(-ps->pgids[i], 0) == 0) {
-        kill(-ps->pgids[i], SIGKILL);
+      if (ps->pgids[i] > 1 && ctl_w_kill_group(c->o->world, ps->pgids[i], 0) == 0) {
+        ctl_w_kill_group(c->o->world, ps->pgids[i], SIGKILL);
         warn(c, "stopped the workload (process group %d) a previous controller of run %s left", ps->pgids[i],
              c->o->run);
       }
@@ -186,8 +249,12 @@ int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
   struct pit_node *list = NULL;
   int n = 0;
   int rc = c->prov.ops->list(&c->prov, &list, &n, e);
-  if (rc < 0)
+  if (rc == 0)
+    close_unlisted(c, &log, list, n);
+  if (rc < 0) {
+    pit_runlog_release(&log);
     return rc;
+  }
   /* adopt what the wanted membership needs, stop the rest */
   for (int i = 0; i < n; i++) {
     struct pit_node *nd = &list[i];
@@ -209,13 +276,19 @@ int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
       warn(c, "adopted node %s (%s) of a previous controller", nd->id, nd->itype);
       ctl_node_record(c, nd, "ready", e);
     } else {
-      if (c->prov.ops->stop(&c->prov, nd, &e2) < 0)
+      if (c->prov.ops->stop(&c->prov, nd, &e2) < 0) {
         warn(c, "%s", e2.msg);
-      else
+      } else {
         warn(c, "stopped node %s a previous controller left", nd->id);
+        /* its stop recorded where the run log holds it up: before, the run log billed it to the
+         * run's end (DST seed 67) */
+        if (log_up(&log, nd->id))
+          ctl_node_record(c, nd, "stop", e);
+      }
     }
   }
   free(list);
+  pit_runlog_release(&log);
   return 0;
 }
 
@@ -268,19 +341,33 @@ int ctl_finished_before(struct ctl *c, struct pit_err *e) {
   ctl_events_scan(c, &next, &done);
   if (!(ps.found && ps.done) && !done)
     return 0;
+  struct pit_runlog log;
+  struct pit_err e3 = {0};
+  pit_runlog_init(&log);
+  if (pit_runlog_load(&log, c->events_path, &e3) < 0) {
+    pit_runlog_release(&log);
+    pit_runlog_init(&log);
+  }
+  continue_clock(c, &ps, &log);
   for (int i = 0; i < ps.npg; i++)
-    if (ps.pgids[i] > 1 && kill(-ps.pgids[i], 0) == 0)
-      kill(-ps.pgids[i], SIGKILL);
+    if (ps.pgids[i] > 1 && ctl_w_kill_group(c->o->world, ps.pgids[i], 0) == 0)
+      ctl_w_kill_group(c->o->world, ps.pgids[i], SIGKILL);
   struct pit_node *list = NULL;
   int n = 0;
   int rc = c->prov.ops->list(&c->prov, &list, &n, e);
+  if (rc == 0) /* a kill between the last node's stop and its record (DST seed 16934) */
+    close_unlisted(c, &log, list, n);
   for (int i = 0; rc == 0 && i < n; i++) {
     struct pit_err e2 = {0};
-    if (c->prov.ops->stop(&c->prov, &list[i], &e2) < 0)
+    if (c->prov.ops->stop(&c->prov, &list[i], &e2) < 0) {
       warn(c, "%s", e2.msg);
-    else
+    } else {
       warn(c, "stopped node %s the finished run left", list[i].id);
+      if (log_up(&log, list[i].id))
+        ctl_node_record(c, &list[i], "stop", e);
+    }
   }
+  pit_runlog_release(&log);
   free(list);
   if (rc < 0)
     return rc;

@@ -183,7 +183,8 @@ static int add_iter(struct pit_runlog *log, const struct pit_record *r, struct p
       PIT_GROW(log->rank_s, log->nrank_s + 2 * (size_t)nr, log->caprank_s))
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   log->iters[log->niters++] =
-      (struct pit_runlog_iter){r->gen, r->t, r->step_s, r->step, r->batch, nr, (int64_t)log->nrank_s};
+      (struct pit_runlog_iter){r->gen, r->t, r->step_s, r->step, r->batch, nr, (int64_t)log->nrank_s, "", r->loss};
+  snprintf(log->iters[log->niters - 1].samples, sizeof log->iters[0].samples, "%s", r->samples);
   for (int k = 0; k < nr; k++) {
     log->rank_s[log->nrank_s + (size_t)k] = r->compute_s[k];
     log->rank_s[log->nrank_s + (size_t)(nr + k)] = r->wait_s ? r->wait_s[k] : NAN;
