@@ -552,7 +552,9 @@ struct pit_elastic_job {
   int nnodes;
   int64_t step0, total;              /* first step, the job's iterations */
 };
-struct pit_replay_decision {
+/* A resize: the membership changed at a step (what the replay compares; the
+ * record of a decision is struct pit_decision, record.h). */
+struct pit_resize {
   int64_t step;                      /* the step the decision was taken at (step_next) */
   double t;                          /* run seconds (live: the record's; replay: simulated) */
   struct pit_membership from, to;
@@ -560,7 +562,7 @@ struct pit_replay_decision {
 /* dec: malloc'd, owned (pit_elastic_result_release). */
 struct pit_elastic_result {
   int ndec;
-  struct pit_replay_decision *dec;   /* resize decisions, in order */
+  struct pit_resize *dec;   /* resize decisions, in order */
   int diverged;                      /* 1: a membership without a model was chosen (stopped there) */
   int decisions;                     /* decision points weighed (keep included) */
   int64_t steps_done;
@@ -588,7 +590,7 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
 /* live, sim: malloc'd arrays owned by the result (pit_replay_release). */
 struct pit_replay {
   int nlive, nsim;
-  struct pit_replay_decision *live, *sim; /* resize decisions, in order */
+  struct pit_resize *live, *sim; /* resize decisions, in order */
   int same;                          /* 1: same count, same steps, same from and to */
   int diverged;                      /* 1: the replay chose a membership without records */
   int64_t steps;                     /* the job's iterations */

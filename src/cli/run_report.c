@@ -104,8 +104,10 @@ void pit_cli_print_decisions(const struct pit_runlog *log) {
     } else {
       print_keeps(nkeep, k0, k1, kt, kreason);
       nkeep = 0;
-      printf("  %7.1fs  step %6lld  %s → %s: %s\n", x->t, (long long)d->step, d->kind,
-             d->nalts > 0 && d->alts[0].membership ? d->alts[0].membership : "?", why);
+      char to[PIT_MEMBERSHIP_TEXT_MAX] = "?";
+      if (d->nalts > 0)
+        pit_membership_format(&d->alts[0].m, to, sizeof to);
+      printf("  %7.1fs  step %6lld  %s → %s: %s\n", x->t, (long long)d->step, d->kind, to, why);
     }
   }
   print_keeps(nkeep, k0, k1, kt, kreason);

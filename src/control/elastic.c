@@ -184,7 +184,7 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
         rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
         goto out;
       }
-      r->dec[r->ndec++] = (struct pit_replay_decision){.step = step + 1, .t = T, .from = cur, .to = ch.to};
+      r->dec[r->ndec++] = (struct pit_resize){.step = step + 1, .t = T, .from = cur, .to = ch.to};
       stop_requested = 1;
       t_dec = T;
       stop_at = mdl->stop_step(mdl->ctx, step + 1, &ch.to);

@@ -140,11 +140,6 @@ static void take_planned(struct pit_runlog *log, const char *config) {
   cJSON_Delete(j);
 }
 
-static void copy_key(const cJSON *j, const char *key, char *out, size_t n) {
-  const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, key));
-  snprintf(out, n, "%s", s ? s : "");
-}
-
 static int add_decision(struct pit_runlog *log, const struct pit_record *r, struct pit_err *e) {
   if (PIT_GROW(log->dec, log->ndec + 1, log->capdec))
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
@@ -163,15 +158,8 @@ static int add_decision(struct pit_runlog *log, const struct pit_record *r, stru
     return rc;
   if (x->d.step < 0)
     x->d.step = r->step;
-  /* the controller's keys beside struct pit_decision's (docs/run.md) */
-  cJSON *j = cJSON_Parse(r->detail);
-  copy_key(j, "policy", x->policy, sizeof x->policy);
-  copy_key(j, "action", x->action, sizeof x->action);
-  copy_key(j, "from", x->from, sizeof x->from);
-  copy_key(j, "to", x->to, sizeof x->to);
-  cJSON_Delete(j);
-  if (!x->to[0] && x->d.nalts > 0 && x->d.alts[0].membership)
-    snprintf(x->to, sizeof x->to, "%s", x->d.alts[0].membership);
+  if (x->d.to.n == 0 && !x->d.policy[0] && x->d.nalts > 0) /* no "to" written: the chosen alternative */
+    x->d.to = x->d.alts[0].m;
   log->ndec++;
   return 0;
 }
@@ -241,7 +229,8 @@ int pit_runlog_add(struct pit_runlog *log, const struct pit_record *r, struct pi
     g->end_reason[0] = '\0';
     if (r->detail) {
       cJSON *j = cJSON_Parse(r->detail);
-      copy_key(j, "reason", g->end_reason, sizeof g->end_reason);
+      const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "reason"));
+      snprintf(g->end_reason, sizeof g->end_reason, "%s", why ? why : "");
       cJSON_Delete(j);
     }
     break;

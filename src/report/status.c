@@ -268,8 +268,8 @@ static const struct field node_fields[] = {
 static const struct field dec_fields[] = {
     {"t", "t [s]", F_DBL, D(t)},          {"gen", "gen", F_INT, D(gen)},
     {"step", "step", F_I64, D(d.step)},   {"what", "what", F_STR, D(d.kind)},
-    {"policy", "policy", F_STR, D(policy)}, {"action", "action", F_STR, D(action)},
-    {"from", "from", F_STR, D(from)},     {"to", "to", F_STR, D(to)},
+    {"policy", "policy", F_STR, D(d.policy)}, {"action", "action", F_STR, D(d.action)},
+    {"from", "from", F_MEM, D(d.from)},   {"to", "to", F_MEM, D(d.to)},
 };
 
 /* The value of field x of struct p as text ("" absent) into buf; JSON: as JSON. */
@@ -423,8 +423,12 @@ int pit_status_write(FILE *f, const struct pit_status *s, enum pit_summary_forma
   for (int i = d0; i < l->ndec; i++) {
     table_row(f, dec_fields, 6, &l->dec[i], dw); /* t gen step what policy action; then from → to: why */
     const struct pit_runlog_decision *x = &l->dec[i];
-    if (x->from[0] || x->to[0])
-      fprintf(f, "%s → %s", x->from[0] ? x->from : "?", x->to[0] ? x->to : "?");
+    if (x->d.from.n || x->d.to.n) {
+      char fr[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX];
+      pit_membership_format(&x->d.from, fr, sizeof fr);
+      pit_membership_format(&x->d.to, to, sizeof to);
+      fprintf(f, "%s → %s", fr[0] ? fr : "?", to[0] ? to : "?");
+    }
     fprintf(f, ": %s\n", x->d.reason ? x->d.reason : "(no reason recorded)");
   }
   return ferror(f) ? pit_err_set(e, PIT_EIO, "status: write failed") : 0;

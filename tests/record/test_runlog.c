@@ -65,10 +65,12 @@ static void recorded_run(void) {
   CHECK_NEAR(log.nodes[0].price_h, 0.1, 1e-12, "price");
   CHECK(log.ndec == 1, "decisions %d", log.ndec);
   const struct pit_runlog_decision *d = &log.dec[0];
-  CHECK(strcmp(d->action, "resize") == 0 && strcmp(d->policy, "schedule") == 0, "action %s policy %s", d->action,
-        d->policy);
-  CHECK(strcmp(d->from, "local-1:1") == 0 && strcmp(d->to, "local-0.4:1+local-1:1") == 0, "from %s to %s", d->from,
-        d->to);
+  CHECK(strcmp(d->d.action, "resize") == 0 && strcmp(d->d.policy, "schedule") == 0, "action %s policy %s",
+        d->d.action, d->d.policy);
+  char from[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX];
+  pit_membership_format(&d->d.from, from, sizeof from);
+  pit_membership_format(&d->d.to, to, sizeof to);
+  CHECK(strcmp(from, "local-1:1") == 0 && strcmp(to, "local-0.4:1+local-1:1") == 0, "from %s to %s", from, to);
   CHECK(d->d.step == 30 && d->d.reason && strstr(d->d.reason, "schedule:"), "step, reason");
   CHECK(log.nckpt == 2 && log.ckpt[0].step == 33 && log.ckpt[1].step == 60 && log.ckpt[1].bytes == 496400,
         "checkpoints");
@@ -125,7 +127,7 @@ static void synthetic(void) {
   CHECK(strcmp(log.nodes[1].market, "on-demand") == 0 && isnan(log.nodes[1].t_stop) && isnan(log.nodes[1].t_ready),
         "on-demand node still up, never ready");
   CHECK(log.nup == 1 && !pit_runlog_finished(&log), "not finished");
-  CHECK(log.ndec == 1 && strcmp(log.dec[0].d.kind, "keep") == 0 && log.dec[0].to[0] == '\0', "a keep");
+  CHECK(log.ndec == 1 && strcmp(log.dec[0].d.kind, "keep") == 0 && log.dec[0].d.to.n == 0, "a keep");
   pit_runlog_release(&log);
 
   /* a live file: its last line is half-written */
