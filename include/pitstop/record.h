@@ -106,23 +106,32 @@ int pit_record_parse(struct pit_record *r, const char *line, size_t len, struct 
 
 /* ---- membership: the machines a configuration runs on ----
  *
- * A list of {instance type, nodes, ranks per node}: one entry per (type,
- * ranks per node), kept canonical (sorted by type, then ranks per node; equal
- * entries merged by adding their nodes), so equal memberships have equal
- * structs, equal texts and equal keys. No pointers: copy by assignment.
+ * A list of {instance type, market, nodes, ranks per node}: one entry per
+ * (type, market, ranks per node), kept canonical (sorted by the entry's name
+ * TYPE[@MARKET], then ranks per node; equal entries merged by adding their
+ * nodes), so equal memberships have equal structs, equal texts and equal keys.
+ * No pointers: copy by assignment.
+ *
+ * The market is a field of the entry (pitstop run's spot or on-demand nodes;
+ * DEFAULT: the provider's, what every membership not from pitstop run has). Its
+ * text form TYPE@spot / TYPE@on-demand exists only at the edges: parsed by
+ * pit_itype_market_parse and printed by pit_itype_market_format, which the text
+ * and JSON forms below, a node record's itype and the command line go through.
  *
  * Text form (`--itype`, store column membership): entries joined by '+', each
- * TYPE[:NODES[xRANKS]] — "m5.large:2+c5.xlarge:1x4"; NODES defaults to 1,
- * RANKS (per node) to unknown. Type names are [A-Za-z0-9._/@-] (pitstop run writes a
- * node's market as TYPE@spot or TYPE@on-demand, control.h). The canonical
- * text is at most PIT_MEMBERSHIP_TEXT_MAX - 1 characters (longer is PIT_EARG).
+ * NAME[:NODES[xRANKS]] with NAME = TYPE[@MARKET] — "m5.large:2+c5.xlarge@spot:1x4";
+ * NODES defaults to 1, RANKS (per node) to unknown. Type names are
+ * [A-Za-z0-9._/-]. The canonical text is at most PIT_MEMBERSHIP_TEXT_MAX - 1
+ * characters (longer is PIT_EARG).
  * JSON form (key "membership" of an init record's config): an array of
- * {"itype": "m5.large", "nodes": 2, "ranks_per_node": 1} objects
+ * {"itype": NAME, "nodes": 2, "ranks_per_node": 1} objects
  * (ranks_per_node omitted when unknown), or the text form as a string. */
 #define PIT_MEMBERS_MAX 8
 #define PIT_MEMBERSHIP_TEXT_MAX 256
+enum pit_market { PIT_MARKET_DEFAULT = 0, PIT_MARKET_ON_DEMAND, PIT_MARKET_SPOT };
 struct pit_member {
-  char itype[PIT_NAME_MAX];  /* non-empty */
+  char itype[PIT_NAME_MAX];  /* non-empty, without a market */
+  enum pit_market market;    /* DEFAULT: the provider's (bare TYPE) */
   int nodes;                 /* >= 1 */
   int ranks_per_node;        /* >= 1, or -1 when unknown */
 };
@@ -130,9 +139,19 @@ struct pit_membership {
   struct pit_member m[PIT_MEMBERS_MAX];
   int n;                     /* 0: no membership known */
 };
+/* The edge: NAME = TYPE, TYPE@spot or TYPE@on-demand into its type (n bytes)
+ * and market; PIT_EARG (e may be NULL) for another suffix or a bad type name. */
+int pit_itype_market_parse(const char *name, char *itype, size_t n, enum pit_market *mk, struct pit_err *e);
+/* The edge's other way: TYPE, TYPE@spot or TYPE@on-demand into buf (n bytes). */
+void pit_itype_market_format(const char *itype, enum pit_market mk, char *buf, size_t n);
+/* "spot", "on-demand", or "" (DEFAULT). */
+const char *pit_market_name(enum pit_market mk);
 void pit_membership_clear(struct pit_membership *m);
-/* Adds nodes of itype (merged into an equal entry), keeping m canonical.
- * PIT_EARG: bad name or counts, more than PIT_MEMBERS_MAX entries, text too long. */
+/* Adds nodes of itype on market mk (merged into an equal entry), keeping m
+ * canonical. PIT_EARG: bad name or counts, more than PIT_MEMBERS_MAX entries,
+ * text too long. pit_membership_add: on the DEFAULT market. */
+int pit_membership_add_on(struct pit_membership *m, const char *itype, enum pit_market mk, int nodes,
+                          int ranks_per_node, struct pit_err *e);
 int pit_membership_add(struct pit_membership *m, const char *itype, int nodes, int ranks_per_node,
                        struct pit_err *e);
 /* Parses the text form into m (cleared first). PIT_EARG with a message quoting the text. */
@@ -341,7 +360,8 @@ struct pit_runlog_node {
   char id[PIT_NAME_MAX];
   char itype[PIT_NAME_MAX];   /* as the node record names it (TYPE, or TYPE@market) */
   char base[PIT_NAME_MAX];    /* the type without its market */
-  char market[16];            /* "spot", "on-demand", or "" (the provider's default) */
+  enum pit_market mk;         /* its market (the record's TYPE@market; DEFAULT: bare) */
+  char market[16];            /* pit_market_name(mk): "spot", "on-demand", or "" */
   double price_h;             /* the record's price per hour (NaN: absent) */
   int gen;                    /* the generation that started it */
   double t_start, t_ready, t_stop; /* NaN: not (yet) */

@@ -45,9 +45,7 @@ static double node_bill(const struct pit_replay_opts *o, const char *itype, doub
   pit_membership_clear(&one);
   if (pit_membership_add(&one, itype, 1, -1, NULL) < 0)
     return NAN;
-  char base[PIT_NAME_MAX];
-  snprintf(base, sizeof base, "%.*s", (int)strcspn(itype, "@"), itype);
-  const struct pit_itype *t = o->catalog ? pit_catalog_find(o->catalog, base) : NULL;
+  const struct pit_itype *t = o->catalog ? pit_catalog_find(o->catalog, itype) : NULL;
   return pit_node_cost(t, price_of(o, &one), secs);
 }
 

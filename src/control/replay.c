@@ -69,8 +69,7 @@ void pit_replay_release(struct pit_replay *r) {
 }
 
 /* The live decisions the replay compares: the fold's resizes (action
- * "resize"), their memberships without markets (a spot run's TYPE@spot: the
- * replay weighs types). */
+ * "resize"), their memberships without markets (the replay weighs types). */
 static int live_decisions(const char *path, const struct pit_runlog *log, struct live *l, struct pit_err *e) {
   for (int i = 0; i < log->ndec; i++) {
     const struct pit_runlog_decision *x = &log->dec[i];
@@ -134,7 +133,7 @@ static int read_live(const char *path, const struct pit_runlog *log, struct live
     g->m = lg->m;
     g->nnodes = lg->nnodes < PIT_POLICY_NODES_MAX ? lg->nnodes : PIT_POLICY_NODES_MAX;
     for (int k = 0; k < g->nnodes; k++)
-      snprintf(g->nodes[k], PIT_NAME_MAX, "%s", log->nodes[log->gen_nodes[lg->node0 + k]].itype);
+      snprintf(g->nodes[k], PIT_NAME_MAX, "%s", log->nodes[log->gen_nodes[lg->node0 + k]].base); /* weighed by type */
     int rc = live_iters(path, log, i, l, e);
     if (rc < 0)
       return rc;

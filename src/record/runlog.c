@@ -56,18 +56,6 @@ static struct pit_runlog_gen *gen_at(struct pit_runlog *log, int gen, double t, 
   return &log->gens[gen];
 }
 
-/* TYPE@market → base TYPE and market ("" when the type names none). */
-static void split_market(const char *itype, char *base, size_t nb, char *market, size_t nm) {
-  const char *at = strrchr(itype, '@');
-  if (!at) {
-    snprintf(base, nb, "%s", itype);
-    market[0] = '\0';
-    return;
-  }
-  snprintf(base, nb, "%.*s", (int)(at - itype), itype);
-  snprintf(market, nm, "%s", at + 1);
-}
-
 /* The node up now with id, as an index into log->up; -1 if none. */
 static int up_find(const struct pit_runlog *log, const char *id) {
   for (int k = log->nup - 1; k >= 0; k--)
@@ -84,7 +72,12 @@ static int add_node(struct pit_runlog *log, const struct pit_record *r, struct p
     memset(n, 0, sizeof *n);
     snprintf(n->id, sizeof n->id, "%s", r->node);
     snprintf(n->itype, sizeof n->itype, "%s", r->itype);
-    split_market(r->itype, n->base, sizeof n->base, n->market, sizeof n->market);
+    /* the record's type (TYPE or TYPE@market) read at the edge; a name that is not one stays whole */
+    if (pit_itype_market_parse(r->itype, n->base, sizeof n->base, &n->mk, NULL) < 0) {
+      snprintf(n->base, sizeof n->base, "%s", r->itype);
+      n->mk = PIT_MARKET_DEFAULT;
+    }
+    snprintf(n->market, sizeof n->market, "%s", pit_market_name(n->mk));
     n->price_h = r->price_h;
     n->gen = r->gen;
     n->t_start = r->t;
@@ -121,7 +114,8 @@ static int take_membership(struct pit_runlog *log, struct pit_runlog_gen *g, con
   g->nnodes = log->nup;
   for (int k = 0; k < log->nup; k++) {
     log->gen_nodes[log->ngen_nodes++] = log->up[k];
-    if (pit_membership_add(&g->m, log->nodes[log->up[k]].itype, 1, -1, e) < 0)
+    const struct pit_runlog_node *n = &log->nodes[log->up[k]];
+    if (pit_membership_add_on(&g->m, n->base, n->mk, 1, -1, e) < 0)
       return PIT_EFORMAT;
   }
   if (g->m.n == 0 && r->config && pit_membership_from_config(&g->m, r->config, e) < 0)

@@ -181,7 +181,8 @@ int pit_status_load(struct pit_status *s, const char *arg, const struct pit_cata
   if (g && g->have_m)
     s->membership = g->m;
   for (int k = 0; !(g && g->have_m) && k < s->log.nup; k++) /* a generation starting: the nodes up now */
-    if ((rc = pit_membership_add(&s->membership, s->log.nodes[s->log.up[k]].itype, 1, -1, e)) < 0) {
+    if ((rc = pit_membership_add_on(&s->membership, s->log.nodes[s->log.up[k]].base, s->log.nodes[s->log.up[k]].mk, 1,
+                                    -1, e)) < 0) {
       pit_status_release(s);
       return rc;
     }
