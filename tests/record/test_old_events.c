@@ -58,15 +58,21 @@ static const char *text(const struct pit_membership *m) {
   return buf[k];
 }
 
-static void spot_run(void) {
+/* The fixture name folded into log, after its decisions (ndec of them) were
+ * each found to encode back as written. */
+static void load(struct pit_runlog *log, const char *name, int ndec) {
   char path[1100];
-  fixture(path, sizeof path, "old_spot_run.jsonl");
-  CHECK(same_text(path) == 7, "7 decisions, each encoded again as written");
+  fixture(path, sizeof path, name);
+  CHECK(same_text(path) == ndec, "%s: %d decisions, each encoded again as written", name, ndec);
   struct pit_err e = {0};
+  pit_runlog_init(log);
+  CHECK(pit_runlog_load(log, path, &e) == 0, "%s", e.msg);
+  CHECK(log->ndec == ndec, "%s: decisions %d in the fold", name, log->ndec);
+}
+
+static void spot_run(void) {
   struct pit_runlog log;
-  pit_runlog_init(&log);
-  CHECK(pit_runlog_load(&log, path, &e) == 0, "%s", e.msg);
-  CHECK(log.ndec == 7, "decisions %d", log.ndec);
+  load(&log, "old_spot_run.jsonl", 7);
   /* the spot layer's first choice: spot, nothing measured yet */
   const struct pit_decision *d = &log.dec[0].d;
   CHECK(strcmp(d->kind, "spot") == 0 && strcmp(d->policy, "spot") == 0 && strcmp(d->action, "market") == 0 &&
@@ -106,14 +112,9 @@ static void spot_run(void) {
 }
 
 static void cost_run(void) {
-  char path[1100];
-  fixture(path, sizeof path, "old_cost_run.jsonl");
-  CHECK(same_text(path) == 14, "14 decisions, each encoded again as written");
-  struct pit_err e = {0};
   struct pit_runlog log;
-  pit_runlog_init(&log);
-  CHECK(pit_runlog_load(&log, path, &e) == 0, "%s", e.msg);
-  CHECK(log.ndec == 14 && log.ngens == 2, "decisions %d generations %d", log.ndec, log.ngens);
+  load(&log, "old_cost_run.jsonl", 14);
+  CHECK(log.ngens == 2, "generations %d", log.ngens);
   const struct pit_decision *d = &log.dec[0].d;
   CHECK(strcmp(d->kind, "remove") == 0 && strcmp(d->action, "resize") == 0 && d->step == 30 &&
             strcmp(text(&d->from), "local-0.4:1+local-1:1") == 0 && strcmp(text(&d->to), "local-0.4:1") == 0,
