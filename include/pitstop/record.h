@@ -164,6 +164,9 @@ int pit_membership_nodes(const struct pit_membership *m);
 int pit_membership_ranks(const struct pit_membership *m);
 /* JSON array text of m, malloc'd (caller frees); NULL when out of memory. */
 char *pit_membership_json(const struct pit_membership *m);
+/* The same array as a cJSON item (owned by the caller, who puts it into a
+ * config object); NULL when out of memory. The one encoder of the JSON form. */
+struct cJSON *pit_membership_cjson(const struct pit_membership *m);
 /* From the "membership" key of a config JSON object (array or text form).
  * Absent key: 0 with m->n == 0. Malformed: PIT_EFORMAT (m cleared). */
 int pit_membership_from_config(struct pit_membership *m, const char *config_json, struct pit_err *e);

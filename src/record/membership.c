@@ -209,7 +209,7 @@ int pit_membership_ranks(const struct pit_membership *m) {
   return m->n ? s : -1;
 }
 
-char *pit_membership_json(const struct pit_membership *m) {
+struct cJSON *pit_membership_cjson(const struct pit_membership *m) {
   cJSON *a = cJSON_CreateArray();
   for (int i = 0; a && i < m->n; i++) {
     cJSON *o = cJSON_CreateObject();
@@ -222,6 +222,11 @@ char *pit_membership_json(const struct pit_membership *m) {
       return NULL;
     }
   }
+  return a;
+}
+
+char *pit_membership_json(const struct pit_membership *m) {
+  cJSON *a = pit_membership_cjson(m);
   char *s = a ? pit_json_print(a) : NULL;
   cJSON_Delete(a);
   return s;
