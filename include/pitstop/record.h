@@ -363,8 +363,7 @@ struct pit_runlog_node {
   char id[PIT_NAME_MAX];
   char itype[PIT_NAME_MAX];   /* as the node record names it (TYPE, or TYPE@market) */
   char base[PIT_NAME_MAX];    /* the type without its market */
-  enum pit_market mk;         /* its market (the record's TYPE@market; DEFAULT: bare) */
-  char market[16];            /* pit_market_name(mk): "spot", "on-demand", or "" */
+  enum pit_market market;     /* its market (the record's TYPE@market; DEFAULT: a bare type) */
   double price_h;             /* the record's price per hour (NaN: absent) */
   int gen;                    /* the generation that started it */
   double t_start, t_ready, t_stop; /* NaN: not (yet) */

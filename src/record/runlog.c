@@ -73,11 +73,10 @@ static int add_node(struct pit_runlog *log, const struct pit_record *r, struct p
     snprintf(n->id, sizeof n->id, "%s", r->node);
     snprintf(n->itype, sizeof n->itype, "%s", r->itype);
     /* the record's type (TYPE or TYPE@market) read at the edge; a name that is not one stays whole */
-    if (pit_itype_market_parse(r->itype, n->base, sizeof n->base, &n->mk, NULL) < 0) {
+    if (pit_itype_market_parse(r->itype, n->base, sizeof n->base, &n->market, NULL) < 0) {
       snprintf(n->base, sizeof n->base, "%s", r->itype);
-      n->mk = PIT_MARKET_DEFAULT;
+      n->market = PIT_MARKET_DEFAULT;
     }
-    snprintf(n->market, sizeof n->market, "%s", pit_market_name(n->mk));
     n->price_h = r->price_h;
     n->gen = r->gen;
     n->t_start = r->t;
@@ -115,7 +114,7 @@ static int take_membership(struct pit_runlog *log, struct pit_runlog_gen *g, con
   for (int k = 0; k < log->nup; k++) {
     log->gen_nodes[log->ngen_nodes++] = log->up[k];
     const struct pit_runlog_node *n = &log->nodes[log->up[k]];
-    if (pit_membership_add_on(&g->m, n->base, n->mk, 1, -1, e) < 0)
+    if (pit_membership_add_on(&g->m, n->base, n->market, 1, -1, e) < 0)
       return PIT_EFORMAT;
   }
   if (g->m.n == 0 && r->config && pit_membership_from_config(&g->m, r->config, e) < 0)

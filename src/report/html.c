@@ -145,7 +145,7 @@ static void tables(FILE *f, const struct pit_status *s) {
     fputs("</td><td>", f);
     esc(f, n->base);
     fputs("</td><td>", f);
-    esc(f, n->market[0] ? n->market : "–");
+    esc(f, n->market != PIT_MARKET_DEFAULT ? pit_market_name(n->market) : "–");
     fputs("</td><td class=\"n\">", f);
     num(f, "%.4g", n->price_h);
     fprintf(f, "</td><td class=\"n\">%d</td><td class=\"n\">", n->gen);

@@ -181,7 +181,7 @@ int pit_status_load(struct pit_status *s, const char *arg, const struct pit_cata
   if (g && g->have_m)
     s->membership = g->m;
   for (int k = 0; !(g && g->have_m) && k < s->log.nup; k++) /* a generation starting: the nodes up now */
-    if ((rc = pit_membership_add_on(&s->membership, s->log.nodes[s->log.up[k]].base, s->log.nodes[s->log.up[k]].mk, 1,
+    if ((rc = pit_membership_add_on(&s->membership, s->log.nodes[s->log.up[k]].base, s->log.nodes[s->log.up[k]].market, 1,
                                     -1, e)) < 0) {
       pit_status_release(s);
       return rc;
@@ -214,11 +214,12 @@ void pit_status_release(struct pit_status *s) {
 
 /* ---- the field tables ---- */
 
-enum ftype { F_STR, F_CSTR, F_I64, F_INT, F_INT0, F_DBL, F_MEM, F_BOOL };
+enum ftype { F_STR, F_CSTR, F_I64, F_INT, F_INT0, F_DBL, F_MEM, F_BOOL, F_MARKET };
 struct field {
   const char *key;   /* JSON key */
   const char *label; /* table heading */
-  enum ftype type;   /* F_STR: char[]; F_CSTR: const char *; F_INT0: int, 0 → null; F_MEM: membership */
+  enum ftype type;   /* F_STR: char[]; F_CSTR: const char *; F_INT0: int, 0 → null; F_MEM: membership;
+                        F_MARKET: enum pit_market (its name) */
   size_t off;
 };
 
@@ -260,7 +261,7 @@ static const struct field gen_fields[] = {
 #define N(m) offsetof(struct pit_runlog_node, m)
 static const struct field node_fields[] = {
     {"node", "node", F_STR, N(id)},          {"itype", "type", F_STR, N(base)},
-    {"market", "market", F_STR, N(market)},  {"price_h", "$/h", F_DBL, N(price_h)},
+    {"market", "market", F_MARKET, N(market)},  {"price_h", "$/h", F_DBL, N(price_h)},
     {"gen", "gen", F_INT, N(gen)},           {"t_start", "start [s]", F_DBL, N(t_start)},
     {"t_ready", "ready [s]", F_DBL, N(t_ready)}, {"t_stop", "stop [s]", F_DBL, N(t_stop)},
     {"lost", "lost", F_BOOL, N(lost)},
@@ -278,8 +279,11 @@ static const char *value(const struct field *x, const void *p, int json, char *b
   const char *at = (const char *)p + x->off;
   switch (x->type) {
   case F_STR:
-  case F_CSTR: {
-    const char *s = x->type == F_STR ? at : *(const char *const *)at;
+  case F_CSTR:
+  case F_MARKET: {
+    const char *s = x->type == F_STR ? at
+                    : x->type == F_MARKET ? pit_market_name(*(const enum pit_market *)at)
+                                          : *(const char *const *)at;
     if (!json)
       return s && s[0] ? s : "-";
     char *q = s && s[0] ? pit_json_quote(s) : NULL;

@@ -61,7 +61,7 @@ static void recorded_run(void) {
   CHECK_NEAR(log.nodes[1].t_start, 9.49620201, 1e-9, "fx1.1 start");
   CHECK_NEAR(log.nodes[1].t_stop, 17.4622465, 1e-9, "fx1.1 stop");
   CHECK_NEAR(log.nodes[0].t_ready, 0.355148085, 1e-9, "fx1.0 ready");
-  CHECK(log.nodes[1].gen == 1 && !log.nodes[1].lost && log.nodes[1].market[0] == '\0', "fx1.1 gen, market");
+  CHECK(log.nodes[1].gen == 1 && !log.nodes[1].lost && log.nodes[1].market == PIT_MARKET_DEFAULT, "fx1.1 gen, market");
   CHECK_NEAR(log.nodes[0].price_h, 0.1, 1e-12, "price");
   CHECK(log.ndec == 1, "decisions %d", log.ndec);
   const struct pit_runlog_decision *d = &log.dec[0];
@@ -121,10 +121,10 @@ static void synthetic(void) {
   CHECK(strcmp(m, "m5@on-demand:1+m5@spot:1") == 0, "gen 0 membership %s", m);
   pit_membership_format(&log.gens[1].m, m, sizeof m);
   CHECK(strcmp(m, "m5@on-demand:1") == 0, "gen 1 membership (the lost node gone) %s", m);
-  CHECK(log.nodes[0].lost && log.nodes[0].t_stop == 2.0 && strcmp(log.nodes[0].market, "spot") == 0 &&
+  CHECK(log.nodes[0].lost && log.nodes[0].t_stop == 2.0 && log.nodes[0].market == PIT_MARKET_SPOT &&
             strcmp(log.nodes[0].base, "m5") == 0,
         "lost spot node");
-  CHECK(strcmp(log.nodes[1].market, "on-demand") == 0 && isnan(log.nodes[1].t_stop) && isnan(log.nodes[1].t_ready),
+  CHECK(log.nodes[1].market == PIT_MARKET_ON_DEMAND && isnan(log.nodes[1].t_stop) && isnan(log.nodes[1].t_ready),
         "on-demand node still up, never ready");
   CHECK(log.nup == 1 && !pit_runlog_finished(&log), "not finished");
   CHECK(log.ndec == 1 && strcmp(log.dec[0].d.kind, "keep") == 0 && log.dec[0].d.to.n == 0, "a keep");
