@@ -38,19 +38,13 @@
 int pit_run_membership_parse(struct pit_membership *m, const char *text, const char *deftype, struct pit_err *e);
 /* Nodes of type itype in m (0 if none). */
 int pit_membership_count(const struct pit_membership *m, const char *itype);
-/* A node's market, part of the membership: an entry's type written
- * "TYPE@spot" or "TYPE@on-demand"; a bare TYPE is the provider's default
- * (the command provider's "spot" list, else on-demand). */
-enum pit_market { PIT_MARKET_ON_DEMAND = 0, PIT_MARKET_SPOT = 1, PIT_MARKET_DEFAULT = 2 };
-/* The market of a membership entry's type, and its bare type in base (n
- * bytes); PIT_EARG (in e, may be NULL) for a suffix that is not "@spot" or
- * "@on-demand". */
-int pit_itype_market(const char *itype, char *base, size_t n, struct pit_err *e);
-/* m with the markets dropped (entries of one type merged): what the cost and
- * time policies, the observer and the store see. */
+/* A node's market is a field of its membership entry (enum pit_market,
+ * record.h; DEFAULT: the provider's, the command provider's "spot" list, else
+ * on-demand). m with the markets dropped (entries of one type merged): what the
+ * cost and time policies, the observer and the store see. */
 void pit_membership_bare(const struct pit_membership *m, struct pit_membership *out);
-/* bare with every type on market mk ("TYPE@spot" / "TYPE@on-demand"; DEFAULT:
- * bare types); with cat, a type cat gives no spot price stays on-demand. */
+/* bare with every entry on market mk (DEFAULT: the provider's); with cat, a
+ * type cat gives no spot price stays on-demand. */
 int pit_membership_on_market(const struct pit_membership *bare, enum pit_market mk, const struct pit_catalog *cat,
                              struct pit_membership *out, struct pit_err *e);
 /* `--nnodes MIN:MAX` (1 <= MIN <= MAX). */
@@ -112,8 +106,11 @@ struct pit_provider_ops {
   const char *name;
   const char *help;
   int (*open)(struct pit_provider *p, struct pit_err *e);
-  /* Starts one node of type itype and fills n (state READY when it returns 0). */
-  int (*start)(struct pit_provider *p, const char *itype, struct pit_node *n, struct pit_err *e);
+  /* Starts one node of type itype on market mk (DEFAULT: the provider's; a
+   * provider without spot_market is only asked for DEFAULT) and fills n
+   * (state READY when it returns 0). */
+  int (*start)(struct pit_provider *p, const char *itype, enum pit_market mk, struct pit_node *n,
+               struct pit_err *e);
   /* Stops n and everything running on it. Stopping a node that is gone is not an error. */
   int (*stop)(struct pit_provider *p, const struct pit_node *n, struct pit_err *e);
   /* The run's nodes that exist now (malloc'd array, caller frees). */
@@ -142,9 +139,9 @@ struct pit_provider_ops {
    * controller's workload) and keeps n: called before a restarted controller
    * adopts n, so no generation runs there twice. */
   int (*clear)(struct pit_provider *p, const struct pit_node *n, struct pit_err *e);
-  /* 1: the provider has a spot market (start takes "TYPE@spot" and
-   * "TYPE@on-demand"); 0: the controller refuses "@spot" before any node starts
-   * and passes bare types. */
+  /* 1: the provider has a spot market (start takes PIT_MARKET_SPOT and
+   * PIT_MARKET_ON_DEMAND); 0: the controller refuses a spot entry before any
+   * node starts and asks for DEFAULT. */
   int spot_market;
 };
 
@@ -557,7 +554,9 @@ struct pit_elastic_job {
   int nnodes;
   int64_t step0, total;              /* first step, the job's iterations */
 };
-struct pit_replay_decision {
+/* A resize: the membership changed at a step (what the replay compares; the
+ * record of a decision is struct pit_decision, record.h). */
+struct pit_resize {
   int64_t step;                      /* the step the decision was taken at (step_next) */
   double t;                          /* run seconds (live: the record's; replay: simulated) */
   struct pit_membership from, to;
@@ -565,7 +564,7 @@ struct pit_replay_decision {
 /* dec: malloc'd, owned (pit_elastic_result_release). */
 struct pit_elastic_result {
   int ndec;
-  struct pit_replay_decision *dec;   /* resize decisions, in order */
+  struct pit_resize *dec;   /* resize decisions, in order */
   int diverged;                      /* 1: a membership without a model was chosen (stopped there) */
   int decisions;                     /* decision points weighed (keep included) */
   int64_t steps_done;
@@ -593,7 +592,7 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
 /* live, sim: malloc'd arrays owned by the result (pit_replay_release). */
 struct pit_replay {
   int nlive, nsim;
-  struct pit_replay_decision *live, *sim; /* resize decisions, in order */
+  struct pit_resize *live, *sim; /* resize decisions, in order */
   int same;                          /* 1: same count, same steps, same from and to */
   int diverged;                      /* 1: the replay chose a membership without records */
   int64_t steps;                     /* the job's iterations */

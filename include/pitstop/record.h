@@ -106,23 +106,32 @@ int pit_record_parse(struct pit_record *r, const char *line, size_t len, struct 
 
 /* ---- membership: the machines a configuration runs on ----
  *
- * A list of {instance type, nodes, ranks per node}: one entry per (type,
- * ranks per node), kept canonical (sorted by type, then ranks per node; equal
- * entries merged by adding their nodes), so equal memberships have equal
- * structs, equal texts and equal keys. No pointers: copy by assignment.
+ * A list of {instance type, market, nodes, ranks per node}: one entry per
+ * (type, market, ranks per node), kept canonical (sorted by the entry's name
+ * TYPE[@MARKET], then ranks per node; equal entries merged by adding their
+ * nodes), so equal memberships have equal structs, equal texts and equal keys.
+ * No pointers: copy by assignment.
+ *
+ * The market is a field of the entry (pitstop run's spot or on-demand nodes;
+ * DEFAULT: the provider's, what every membership not from pitstop run has). Its
+ * text form TYPE@spot / TYPE@on-demand exists only at the edges: parsed by
+ * pit_itype_market_parse and printed by pit_itype_market_format, which the text
+ * and JSON forms below, a node record's itype and the command line go through.
  *
  * Text form (`--itype`, store column membership): entries joined by '+', each
- * TYPE[:NODES[xRANKS]] — "m5.large:2+c5.xlarge:1x4"; NODES defaults to 1,
- * RANKS (per node) to unknown. Type names are [A-Za-z0-9._/@-] (pitstop run writes a
- * node's market as TYPE@spot or TYPE@on-demand, control.h). The canonical
- * text is at most PIT_MEMBERSHIP_TEXT_MAX - 1 characters (longer is PIT_EARG).
+ * NAME[:NODES[xRANKS]] with NAME = TYPE[@MARKET] — "m5.large:2+c5.xlarge@spot:1x4";
+ * NODES defaults to 1, RANKS (per node) to unknown. Type names are
+ * [A-Za-z0-9._/-]. The canonical text is at most PIT_MEMBERSHIP_TEXT_MAX - 1
+ * characters (longer is PIT_EARG).
  * JSON form (key "membership" of an init record's config): an array of
- * {"itype": "m5.large", "nodes": 2, "ranks_per_node": 1} objects
+ * {"itype": NAME, "nodes": 2, "ranks_per_node": 1} objects
  * (ranks_per_node omitted when unknown), or the text form as a string. */
 #define PIT_MEMBERS_MAX 8
 #define PIT_MEMBERSHIP_TEXT_MAX 256
+enum pit_market { PIT_MARKET_DEFAULT = 0, PIT_MARKET_ON_DEMAND, PIT_MARKET_SPOT };
 struct pit_member {
-  char itype[PIT_NAME_MAX];  /* non-empty */
+  char itype[PIT_NAME_MAX];  /* non-empty, without a market */
+  enum pit_market market;    /* DEFAULT: the provider's (bare TYPE) */
   int nodes;                 /* >= 1 */
   int ranks_per_node;        /* >= 1, or -1 when unknown */
 };
@@ -130,9 +139,19 @@ struct pit_membership {
   struct pit_member m[PIT_MEMBERS_MAX];
   int n;                     /* 0: no membership known */
 };
+/* The edge: NAME = TYPE, TYPE@spot or TYPE@on-demand into its type (n bytes)
+ * and market; PIT_EARG (e may be NULL) for another suffix or a bad type name. */
+int pit_itype_market_parse(const char *name, char *itype, size_t n, enum pit_market *mk, struct pit_err *e);
+/* The edge's other way: TYPE, TYPE@spot or TYPE@on-demand into buf (n bytes). */
+void pit_itype_market_format(const char *itype, enum pit_market mk, char *buf, size_t n);
+/* "spot", "on-demand", or "" (DEFAULT). */
+const char *pit_market_name(enum pit_market mk);
 void pit_membership_clear(struct pit_membership *m);
-/* Adds nodes of itype (merged into an equal entry), keeping m canonical.
- * PIT_EARG: bad name or counts, more than PIT_MEMBERS_MAX entries, text too long. */
+/* Adds nodes of itype on market mk (merged into an equal entry), keeping m
+ * canonical. PIT_EARG: bad name or counts, more than PIT_MEMBERS_MAX entries,
+ * text too long. pit_membership_add: on the DEFAULT market. */
+int pit_membership_add_on(struct pit_membership *m, const char *itype, enum pit_market mk, int nodes,
+                          int ranks_per_node, struct pit_err *e);
 int pit_membership_add(struct pit_membership *m, const char *itype, int nodes, int ranks_per_node,
                        struct pit_err *e);
 /* Parses the text form into m (cleared first). PIT_EARG with a message quoting the text. */
@@ -145,6 +164,9 @@ int pit_membership_nodes(const struct pit_membership *m);
 int pit_membership_ranks(const struct pit_membership *m);
 /* JSON array text of m, malloc'd (caller frees); NULL when out of memory. */
 char *pit_membership_json(const struct pit_membership *m);
+/* The same array as a cJSON item (owned by the caller, who puts it into a
+ * config object); NULL when out of memory. The one encoder of the JSON form. */
+struct cJSON *pit_membership_cjson(const struct pit_membership *m);
 /* From the "membership" key of a config JSON object (array or text form).
  * Absent key: 0 with m->n == 0. Malformed: PIT_EFORMAT (m cleared). */
 int pit_membership_from_config(struct pit_membership *m, const char *config_json, struct pit_err *e);
@@ -189,22 +211,45 @@ typedef int (*pit_record_fn)(void *ctx, const struct pit_record *r, long lineno,
 int pit_record_each(const char *path, pit_record_fn fn, void *ctx, struct pit_err *e);
 
 /* ---- decision records (decision.c): one struct, one encode/decode pair ----
- * A `decision` record's detail is the JSON object of a struct pit_decision. Its
- * writers (train's batch shares, the controller) fill the struct and encode it; its
- * readers (analysis, summary) decode it. Keys: "what" (kind), "step", "alternatives"
- * [{"membership", "predicted_s", "cost"}], "shares", "previous", "speed_sps",
- * "predicted_step_s", "previous_predicted_step_s", "why" (reason); absent ones are
- * left out. Unknown keys are ignored by the decoder. */
+ * A `decision` record's detail is the JSON object of a struct pit_decision, and
+ * the struct holds every key the record holds: its writers (train's batch shares,
+ * the controller) fill it and encode it once; its readers (the run log, hence the
+ * report, the replay, the timeline, status; analysis, summary) decode it once.
+ * Nothing adds keys to an encoded decision or reads one by hand.
+ *
+ * One word per concept: a *decision* is this record (what was decided, where,
+ * why, and what was weighed). A policy's return value in memory is a *choice*
+ * (struct pit_choice, control.h: pure data with the policy's own numbers; the
+ * controller turns it into a decision with the run's context); a membership
+ * change as the replay compares them is a *resize* (struct pit_resize, control.h).
+ *
+ * Keys, in this order, absent ones left out: "what" (kind), "step",
+ * "alternatives" [{"membership", "predicted_s", "cost", then, for an alternative a
+ * policy weighed (its "what" set): "what", "model", "pit_s", "pit_interval_s"
+ * [lo, hi], "predicted_interval_s" [lo, hi], "fits"}], "shares", "previous",
+ * "speed_sps", "predicted_step_s", "previous_predicted_step_s", "why" (reason),
+ * then, for a controller's decision (policy set): "policy", "action", "from", "to".
+ * A membership is its text form (TYPE@spot for a node on the spot market); an
+ * interval's unbounded high end is written -1; a weighed alternative's unknown
+ * t_p or interval end is null (read back as NaN). Unknown keys are ignored by the
+ * decoder, so events files and stores written before these keys read as before. */
 struct pit_decision_alt {
-  char *membership;           /* e.g. "c5.xlarge:2+c5.2xlarge:1", owned; NULL if absent */
+  struct pit_membership m;    /* the membership weighed (n == 0: no nodes, e.g. idle for spot) */
   double predicted_s;         /* predicted time (controller: the rest of the job), NaN if absent */
   double cost;                /* predicted cost (controller: the rest of the job), NaN if absent */
+  char what[16];              /* the policy's kind of move ("keep", "add", "remove", "switch", "spot",
+                                 "on-demand"); "" for an alternative no policy weighed */
+  char model[48];             /* where its t_p came from ("measured", "USL", ...) */
+  double pit_s, pit_lo, pit_hi; /* predicted t_p and its 95% interval (hi INFINITY: unbounded) */
+  double predicted_lo, predicted_hi; /* predicted_s's 95% interval (hi INFINITY: unbounded) */
+  int fits;                   /* 1 meets the deadline and budget, 0 not, -1 absent */
 };
 struct pit_decision {
-  char kind[32];              /* "batch_shares", "keep", "add", "remove", "rebalance", "switch", ... */
+  char kind[32];              /* "what": "batch_shares", "keep", "add", "remove", "resize", "spot", ... */
   int64_t step;               /* step at which it applies, -1 if absent */
   char *reason;               /* why, in words; owned, NULL if absent */
-  int nalts;                  /* alternatives weighed (alts owned, nalts entries of capalts) */
+  int nalts;                  /* alternatives weighed (alts owned, nalts entries of capalts); the
+                                 controller's: the chosen membership first */
   size_t capalts;
   struct pit_decision_alt *alts;
   int nshares;                /* ranks: length of shares, previous, speed_sps (all owned; 0: absent) */
@@ -213,17 +258,24 @@ struct pit_decision {
   double *speed_sps;          /* (nshares) measured samples per compute second, NULL if absent */
   double predicted_step_s;    /* NaN if absent */
   double previous_predicted_step_s;
+  /* the controller's (all four written when policy is set) */
+  char policy[32];            /* the policy that decided ("cost", "spot", "reclaim", ...); "" absent */
+  char action[16];            /* keep | resize | recommend | market */
+  struct pit_membership from, to; /* the membership before and the one decided (n == 0: none) */
 };
 void pit_decision_init(struct pit_decision *d);     /* all absent */
 void pit_decision_release(struct pit_decision *d);  /* frees what it owns, re-initialises */
 /* Allocates the nshares arrays (shares always; previous and speed_sps if with_all). */
 int pit_decision_set_ranks(struct pit_decision *d, int n, int with_all);
-/* Appends an alternative (membership copied). */
-int pit_decision_add_alt(struct pit_decision *d, const char *membership, double predicted_s, double cost);
+/* Appends an alternative on membership m (NULL: no nodes), every other field
+ * absent; returns it for the caller to fill, or NULL when out of memory. */
+struct pit_decision_alt *pit_decision_add_alt(struct pit_decision *d, const struct pit_membership *m);
 /* JSON text (malloc'd, one line, caller frees) into *out. */
 int pit_decision_encode(const struct pit_decision *d, char **out, struct pit_err *e);
 /* d initialised; on error d is released and e says why (no file:line: the caller adds it). */
 int pit_decision_decode(struct pit_decision *d, const char *json, struct pit_err *e);
+/* 1 when a and b hold the same values in every field (NaN equals NaN). */
+int pit_decision_equal(const struct pit_decision *a, const struct pit_decision *b);
 
 /* ---- following a growing JSON Lines file, or a child's output (follow.c) ----
  * Reads records as they are written: a complete line ('\n'-ended) is a record (or
@@ -311,7 +363,7 @@ struct pit_runlog_node {
   char id[PIT_NAME_MAX];
   char itype[PIT_NAME_MAX];   /* as the node record names it (TYPE, or TYPE@market) */
   char base[PIT_NAME_MAX];    /* the type without its market */
-  char market[16];            /* "spot", "on-demand", or "" (the provider's default) */
+  enum pit_market market;     /* its market (the record's TYPE@market; DEFAULT: a bare type) */
   double price_h;             /* the record's price per hour (NaN: absent) */
   int gen;                    /* the generation that started it */
   double t_start, t_ready, t_stop; /* NaN: not (yet) */
@@ -320,11 +372,8 @@ struct pit_runlog_node {
 struct pit_runlog_decision {
   int gen;
   double t;
-  struct pit_decision d;      /* decoded detail (owned); all absent for a record without one */
-  char policy[32];            /* the controller's keys beside the decision: "policy", "action" */
-  char action[16];            /* (keep | resize | recommend | market); "" absent */
-  char from[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX]; /* "" absent; to falls back to
-                                 the first alternative's membership */
+  struct pit_decision d;      /* decoded detail (owned); all absent for a record without one; d.to
+                                 falls back to the first alternative's membership */
 };
 struct pit_runlog_ckpt {
   int gen;

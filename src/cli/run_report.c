@@ -104,8 +104,10 @@ void pit_cli_print_decisions(const struct pit_runlog *log) {
     } else {
       print_keeps(nkeep, k0, k1, kt, kreason);
       nkeep = 0;
-      printf("  %7.1fs  step %6lld  %s → %s: %s\n", x->t, (long long)d->step, d->kind,
-             d->nalts > 0 && d->alts[0].membership ? d->alts[0].membership : "?", why);
+      char to[PIT_MEMBERSHIP_TEXT_MAX] = "?";
+      if (d->nalts > 0)
+        pit_membership_format(&d->alts[0].m, to, sizeof to);
+      printf("  %7.1fs  step %6lld  %s → %s: %s\n", x->t, (long long)d->step, d->kind, to, why);
     }
   }
   print_keeps(nkeep, k0, k1, kt, kreason);
@@ -148,8 +150,8 @@ static void html_fixed(const struct pit_replay *r, struct pit_html_fixed_row *ro
 /* The policy the run's decisions name, when it weighs cost or time ("cost", "time"), else NULL. */
 static const char *weighing_policy(const struct pit_runlog *log) {
   for (int i = 0; i < log->ndec; i++)
-    if (strcmp(log->dec[i].policy, "cost") == 0 || strcmp(log->dec[i].policy, "time") == 0)
-      return log->dec[i].policy;
+    if (strcmp(log->dec[i].d.policy, "cost") == 0 || strcmp(log->dec[i].d.policy, "time") == 0)
+      return log->dec[i].d.policy;
   return NULL;
 }
 

@@ -226,20 +226,18 @@ static void provider_conf(const struct ctl *c, struct pit_provider_conf *pc) {
 
 /* A membership entry's type: on a market the provider has (cat NULL:
  * checked before anything is created), and in the catalog (cat set). */
-static int check_type(const struct ctl *c, const struct pit_catalog *cat, const char *itype, const char *where,
+static int check_type(const struct ctl *c, const struct pit_catalog *cat, const struct pit_member *m, const char *where,
                       struct pit_err *e) {
-  char base[PIT_NAME_MAX];
-  int mk = pit_itype_market(itype, base, sizeof base, e);
-  if (mk < 0)
-    return mk;
   const struct pit_provider_ops *ops = pit_provider_find(c->o->provider);
-  if (!cat && mk == PIT_MARKET_SPOT && ops && !ops->spot_market) {
-    pit_err_set(e, PIT_EARG, "%s names '%s', but provider '%s' has no spot market", where, itype, ops->name);
+  if (!cat && m->market == PIT_MARKET_SPOT && ops && !ops->spot_market) {
+    char name[PIT_NAME_MAX + 16];
+    pit_itype_market_format(m->itype, m->market, name, sizeof name);
+    pit_err_set(e, PIT_EARG, "%s names '%s', but provider '%s' has no spot market", where, name, ops->name);
     pit_err_hint(e, "spot nodes come from a cloud: --provider command (docs/providers.md)");
     return PIT_EARG;
   }
-  if (cat && !pit_catalog_find(cat, base))
-    return pit_err_set(e, PIT_ENOTFOUND, "%s: instance type '%s' is not in the catalog '%s'", where, base,
+  if (cat && !pit_catalog_find(cat, m->itype))
+    return pit_err_set(e, PIT_ENOTFOUND, "%s: instance type '%s' is not in the catalog '%s'", where, m->itype,
                        c->o->catalog);
   return 0;
 }
@@ -250,7 +248,7 @@ static int check_types(const struct ctl *c, const struct pit_catalog *cat, struc
   for (int s = -1; s < o->policy.nsched; s++) {
     const struct pit_membership *m = s < 0 ? &o->initial : &o->policy.sched[s].to;
     for (int i = 0; i < m->n; i++) {
-      int rc = check_type(c, cat, m->m[i].itype, s < 0 ? "the membership" : "the schedule", e);
+      int rc = check_type(c, cat, &m->m[i], s < 0 ? "the membership" : "the schedule", e);
       if (rc < 0)
         return rc;
     }
@@ -527,8 +525,9 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
   for (int i = c->nnodes - 1; i >= 0; i--) {
     struct pit_err e2 = {0};
     if (c->prov.ops->health(&c->prov, &c->nodes[i], &e2) < 0 || *consecutive_fail >= 2) {
-      char itype[PIT_NAME_MAX + 16];
-      snprintf(itype, sizeof itype, "%s%s", c->nodes[i].itype, c->nodes[i].spot ? "@spot" : "@on-demand");
+      char itype[PIT_NAME_MAX];
+      snprintf(itype, sizeof itype, "%s", c->nodes[i].itype);
+      enum pit_market mk = c->nodes[i].spot ? PIT_MARKET_SPOT : PIT_MARKET_ON_DEMAND;
       warn(c, "node %s set aside: %s", c->nodes[i].id, e2.msg[0] ? e2.msg : "it failed twice in a row");
       char why2[96];
       snprintf(why2, sizeof why2, "replaces %.40s (set aside)", c->nodes[i].id);
@@ -539,7 +538,7 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
           break;
         continue;
       }
-      if ((rc = ctl_stop_node_at(c, i, "lost", e)) < 0 || (rc = ctl_start_node(c, itype, why2, e)) < 0)
+      if ((rc = ctl_stop_node_at(c, i, "lost", e)) < 0 || (rc = ctl_start_node(c, itype, mk, why2, e)) < 0)
         break;
     }
   }

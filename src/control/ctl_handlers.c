@@ -58,9 +58,7 @@ static int tag_membership(const struct ctl *c, struct pit_record *r, struct pit_
   }
   struct pit_membership bare; /* the store ranks memberships by type: markets left out */
   pit_membership_bare(&c->cur, &bare);
-  char *m = pit_membership_json(&bare);
-  cJSON *mj = m ? cJSON_Parse(m) : NULL;
-  free(m);
+  cJSON *mj = pit_membership_cjson(&bare); /* encoded once, into the workload's config */
   if (!mj) {
     cJSON_Delete(o);
     return pit_err_set(e, PIT_ENOMEM, "out of memory");

@@ -206,12 +206,12 @@ int ctl_registry_path(const char *run, char *buf, size_t n);
 void ctl_registry_note(const struct ctl *c);
 
 /* ctl_nodes.c: nodes started and stopped, their bill, the live nodes reshaped to a membership, the report's node and generation lines */
-int ctl_start_node(struct ctl *c, const char *itype, const char *why, struct pit_err *e);
+int ctl_start_node(struct ctl *c, const char *itype, enum pit_market mk, const char *why, struct pit_err *e);
 int ctl_stop_node_at(struct ctl *c, int i, const char *action, struct pit_err *e);
 void ctl_stop_all_nodes(struct ctl *c);
 /* A node's bill to until (its stop, if it stopped), through the catalog (catalog/cost.c). */
 double ctl_node_cost(const struct ctl *c, const struct pit_node *n, double until);
-int ctl_node_of(const struct pit_node *n, const char *itype);
+int ctl_node_of(const struct pit_node *n, const struct pit_member *m);
 int ctl_stop_reclaimed(struct ctl *c, struct pit_err *e);
 int ctl_reshape(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e);
 double ctl_spent(const struct ctl *c, double t);

@@ -39,15 +39,10 @@ static int on_mode(const struct ctl *c, const struct pit_membership *bare, enum 
 
 /* The market every entry of cur names (DEFAULT: bare, or mixed). */
 static enum pit_market cur_market(const struct ctl *c) {
-  int mk = PIT_MARKET_DEFAULT;
-  for (int i = 0; i < c->cur.n; i++) {
-    char base[PIT_NAME_MAX];
-    int m = pit_itype_market(c->cur.m[i].itype, base, sizeof base, NULL);
-    if (m == PIT_MARKET_DEFAULT || (i > 0 && m != mk))
+  for (int i = 1; i < c->cur.n; i++)
+    if (c->cur.m[i].market != c->cur.m[0].market)
       return PIT_MARKET_DEFAULT;
-    mk = m;
-  }
-  return (enum pit_market)mk;
+  return c->cur.n ? c->cur.m[0].market : PIT_MARKET_DEFAULT;
 }
 
 /* A policy's (bare) membership on the market the run holds now: cur itself

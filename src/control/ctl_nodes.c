@@ -16,17 +16,15 @@
 
 #include "control/ctl_impl.h"
 
-/* itype: a membership entry's type (TYPE, TYPE@spot, TYPE@on-demand); a
- * provider without a spot market gets the bare type. A spot start that
- * fails sets c->spot_failed (no capacity, for the spot policy). */
-int ctl_start_node(struct ctl *c, const char *itype, const char *why, struct pit_err *e) {
+/* One node of type itype on market mk (a membership entry's); a provider
+ * without a spot market is asked for its default. A spot start that fails
+ * sets c->spot_failed (no capacity, for the spot policy). */
+int ctl_start_node(struct ctl *c, const char *itype, enum pit_market mk, const char *why, struct pit_err *e) {
   if (c->nnodes == MAX_NODES)
     return pit_err_set(e, PIT_EARG, "more than %d nodes", MAX_NODES);
   struct pit_node *n = &c->nodes[c->nnodes];
   double t = now_t(c);
-  char base[PIT_NAME_MAX];
-  int mk = pit_itype_market(itype, base, sizeof base, NULL);
-  int rc = c->prov.ops->start(&c->prov, c->prov.ops->spot_market ? itype : base, n, e);
+  int rc = c->prov.ops->start(&c->prov, itype, c->prov.ops->spot_market ? mk : PIT_MARKET_DEFAULT, n, e);
   if (rc < 0) {
     c->spot_failed = mk == PIT_MARKET_SPOT && rc == PIT_ESTATE;
     return rc;
@@ -92,12 +90,10 @@ void ctl_stop_all_nodes(struct ctl *c) {
   }
 }
 
-/* n is a node of a membership entry of type itype: the same type, and the
- * entry's market when it names one (a bare type takes either). */
-int ctl_node_of(const struct pit_node *n, const char *itype) {
-  char base[PIT_NAME_MAX];
-  int mk = pit_itype_market(itype, base, sizeof base, NULL);
-  return strcmp(base, n->itype) == 0 && (mk == PIT_MARKET_DEFAULT || mk == n->spot);
+/* n is a node of membership entry m: the same type, and the entry's market
+ * when it names one (DEFAULT takes either). */
+int ctl_node_of(const struct pit_node *n, const struct pit_member *m) {
+  return strcmp(m->itype, n->itype) == 0 && (m->market == PIT_MARKET_DEFAULT || (m->market == PIT_MARKET_SPOT) == n->spot);
 }
 
 /* The nodes the provider is taking back (a notice) stop as lost. */
@@ -122,12 +118,11 @@ int ctl_reshape(struct ctl *c, const struct pit_membership *want, const char *wh
   int claimed[MAX_NODES] = {0}, need[PIT_MEMBERS_MAX];
   for (int pass = 0; pass < 2; pass++)
     for (int k = 0; k < want->n; k++) {
-      char base[PIT_NAME_MAX];
-      if ((pit_itype_market(want->m[k].itype, base, sizeof base, NULL) == PIT_MARKET_DEFAULT) != pass)
+      if ((want->m[k].market == PIT_MARKET_DEFAULT) != pass)
         continue;
       need[k] = want->m[k].nodes;
       for (int i = 0; i < c->nnodes && need[k] > 0; i++)
-        if (!claimed[i] && ctl_node_of(&c->nodes[i], want->m[k].itype)) {
+        if (!claimed[i] && ctl_node_of(&c->nodes[i], &want->m[k])) {
           claimed[i] = 1;
           need[k]--;
         }
@@ -137,7 +132,7 @@ int ctl_reshape(struct ctl *c, const struct pit_membership *want, const char *wh
       return rc;
   for (int k = 0; k < want->n; k++)
     for (; need[k] > 0; need[k]--)
-      if ((rc = ctl_start_node(c, want->m[k].itype, why, e)) < 0)
+      if ((rc = ctl_start_node(c, want->m[k].itype, want->m[k].market, why, e)) < 0)
         return rc;
   char was[256], to[256];
   pit_membership_format(&c->cur, was, sizeof was);

@@ -11,7 +11,6 @@
  *    the stored steps stay contiguous; node records are written through at once;
  *  - a decision record holds the chosen membership first, then the others weighed. */
 #define _GNU_SOURCE
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,89 +138,69 @@ int ctl_node_record(struct ctl *c, const struct pit_node *n, const char *action,
   return rc;
 }
 
-/* A decision record (struct pit_decision): what = the policy's kind of move
- * ("add", "remove", "switch"; "resize" for a schedule), "keep" at a cost/time
- * decision point, "recommend" when the workload cannot be resized; the chosen
- * membership is the first alternative (the timeline labels it), then the
- * others weighed with the rest of the job's predicted time and cost (or the
- * membership kept, when the policy weighed none). The controller adds
- * policy, action, from, to, and per alternative its model, t_p and
- * intervals and whether it fits the deadline and budget. */
+/* A decision record (struct pit_decision, filled whole and encoded once): what =
+ * the policy's kind of move ("add", "remove", "switch"; "resize" for a schedule),
+ * "keep" at a cost/time decision point, "recommend" when the workload cannot be
+ * resized; the policy, the action, the membership before and the one decided;
+ * the chosen membership is the first alternative (the timeline labels it), then
+ * the others weighed with the rest of the job's predicted time and cost, t_p,
+ * their intervals, the model behind them and whether each fits the deadline and
+ * budget (or the membership kept, when the policy weighed none). */
 int ctl_decision_record(struct ctl *c, const struct pit_choice *ch, const char *policy,
                         struct pit_err *e) {
-  char from[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX], reason[1700];
-  pit_membership_format(&c->cur, from, sizeof from);
-  pit_membership_format(&ch->to, to, sizeof to);
-  snprintf(reason, sizeof reason, "%s (policy %s)", ch->reason, policy);
+  struct pit_decision d;
+  pit_decision_init(&d);
   int keep = pit_membership_equal(&ch->to, &c->cur);
   /* the spot layer's change of market is no resize of the cost policy's (replays leave it out) */
   const char *action = keep ? (ch->act == PIT_ACT_RESIZE ? "resize" : "keep")
                        : strcmp(policy, "spot") == 0 ? "market" : ch->act == PIT_ACT_RESIZE ? "resize" : "recommend";
-  struct pit_decision d;
-  pit_decision_init(&d);
   snprintf(d.kind, sizeof d.kind, "%s", ch->act == PIT_ACT_RESIZE && ch->kind[0] ? ch->kind : action);
+  snprintf(d.policy, sizeof d.policy, "%s", policy);
+  snprintf(d.action, sizeof d.action, "%s", action);
+  d.from = c->cur;
+  d.to = ch->to;
   d.step = c->step_next;
-  d.reason = strdup(reason);
-  int rc = d.reason ? 0 : PIT_ENOMEM;
+  int rc = asprintf(&d.reason, "%s (policy %s)", ch->reason, policy) < 0 ? PIT_ENOMEM : 0;
+  if (rc < 0)
+    d.reason = NULL;
   /* alternatives: the chosen first */
   int order[PIT_POLICY_ALTS_MAX + 1], nord = 0;
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < ch->nalts; i++)
       if (pit_membership_equal(&ch->alts[i].m, &ch->to) == (pass == 0))
         order[nord++] = i;
-  if (nord == 0 || !pit_membership_equal(&ch->alts[order[0]].m, &ch->to)) {
-    rc = rc ? rc : pit_decision_add_alt(&d, to, NAN, NAN);
-    if (ch->nalts == 0 && !keep)
-      rc = rc ? rc : pit_decision_add_alt(&d, from, NAN, NAN);
+  if (rc == 0 && (nord == 0 || !pit_membership_equal(&ch->alts[order[0]].m, &ch->to))) {
+    if (!pit_decision_add_alt(&d, &ch->to) || (ch->nalts == 0 && !keep && !pit_decision_add_alt(&d, &c->cur)))
+      rc = PIT_ENOMEM;
   }
   for (int k = 0; rc == 0 && k < nord; k++) {
-    char m[PIT_MEMBERSHIP_TEXT_MAX];
-    pit_membership_format(&ch->alts[order[k]].m, m, sizeof m);
-    rc = pit_decision_add_alt(&d, m, ch->alts[order[k]].rest_s, ch->alts[order[k]].cost);
-  }
-  char *text = NULL;
-  if (rc < 0)
-    rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
-  else
-    rc = pit_decision_encode(&d, &text, e);
-  int skip = d.nalts - nord; /* leading alternatives not from the policy */
-  pit_decision_release(&d);
-  if (rc < 0)
-    return rc;
-  cJSON *o = cJSON_Parse(text);
-  free(text);
-  if (!o)
-    return pit_err_set(e, PIT_ENOMEM, "out of memory");
-  cJSON_AddStringToObject(o, "policy", policy);
-  cJSON_AddStringToObject(o, "action", action);
-  cJSON_AddStringToObject(o, "from", from);
-  cJSON_AddStringToObject(o, "to", to);
-  cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "alternatives");
-  for (int k = 0; arr && k < nord && skip + k < cJSON_GetArraySize(arr); k++) {
     const struct pit_policy_alt *a = &ch->alts[order[k]];
-    cJSON *x = cJSON_GetArrayItem(arr, skip + k), *iv;
-    cJSON_AddStringToObject(x, "what", a->kind);
-    cJSON_AddStringToObject(x, "model", a->model);
-    cJSON_AddNumberToObject(x, "pit_s", a->tp);
-    if ((iv = cJSON_AddArrayToObject(x, "pit_interval_s"))) {
-      cJSON_AddItemToArray(iv, cJSON_CreateNumber(a->tp_lo));
-      cJSON_AddItemToArray(iv, cJSON_CreateNumber(isfinite(a->tp_hi) ? a->tp_hi : -1));
+    struct pit_decision_alt *x = pit_decision_add_alt(&d, &a->m);
+    if (!x) {
+      rc = PIT_ENOMEM;
+      break;
     }
-    if ((iv = cJSON_AddArrayToObject(x, "predicted_interval_s"))) {
-      cJSON_AddItemToArray(iv, cJSON_CreateNumber(a->rest_lo));
-      cJSON_AddItemToArray(iv, cJSON_CreateNumber(isfinite(a->rest_hi) ? a->rest_hi : -1));
-    }
-    cJSON_AddBoolToObject(x, "fits", a->feasible);
+    x->predicted_s = a->rest_s;
+    x->cost = a->cost;
+    snprintf(x->what, sizeof x->what, "%s", a->kind);
+    snprintf(x->model, sizeof x->model, "%s", a->model);
+    x->pit_s = a->tp;
+    x->pit_lo = a->tp_lo;
+    x->pit_hi = a->tp_hi;
+    x->predicted_lo = a->rest_lo;
+    x->predicted_hi = a->rest_hi;
+    x->fits = a->feasible != 0;
   }
-  text = pit_json_print(o);
-  cJSON_Delete(o);
-  if (!text)
-    return pit_err_set(e, PIT_ENOMEM, "out of memory");
   struct pit_record r;
   ctl_base_record(c, &r, PIT_REC_DECISION);
   r.step = c->step_next;
-  r.detail = text;
-  rc = ctl_out_record(c, &r, e);
+  if (rc < 0)
+    rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
+  else
+    rc = pit_decision_encode(&d, &r.detail, e);
+  pit_decision_release(&d);
+  if (rc == 0)
+    rc = ctl_out_record(c, &r, e);
   pit_record_release(&r);
   return rc;
 }

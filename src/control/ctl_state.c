@@ -262,7 +262,7 @@ int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
     for (int j = 0; j < c->nnodes; j++)
       have += strcmp(c->nodes[j].itype, nd->itype) == 0;
     for (int k = 0; k < c->cur.n; k++)
-      want += ctl_node_of(nd, c->cur.m[k].itype) ? c->cur.m[k].nodes : 0;
+      want += ctl_node_of(nd, &c->cur.m[k]) ? c->cur.m[k].nodes : 0;
     struct pit_err e2 = {0};
     /* adopted: healthy, and cleared of what the killed controller's workload left there */
     if (nd->state == PIT_NODE_READY && have < want &&

@@ -122,7 +122,7 @@ void dst_check(struct dst *d, int done, struct pit_dst_result *r) {
   /* 5: the schedule's decisions */
   for (int i = 0; d->two_phase && i < log.ndec; i++) {
     const struct pit_runlog_decision *x = &log.dec[i];
-    if (strcmp(x->policy, "schedule") != 0)
+    if (strcmp(x->d.policy, "schedule") != 0)
       continue;
     int want = x->d.step >= d->sched_b ? 1 : x->d.step >= d->sched_a ? 2 : 1;
     struct pit_membership mm;
@@ -130,8 +130,10 @@ void dst_check(struct dst *d, int done, struct pit_dst_result *r) {
     pit_membership_add(&mm, "sim-1", want, 1, NULL);
     char m[PIT_MEMBERSHIP_TEXT_MAX];
     pit_membership_format(&mm, m, sizeof m);
-    if (strcmp(x->to, m) != 0)
-      FAIL("decision at step %" PRId64 " (gen %d) goes to %s; the schedule says %s", x->d.step, x->gen, x->to, m);
+    char to[PIT_MEMBERSHIP_TEXT_MAX];
+    pit_membership_format(&x->d.to, to, sizeof to);
+    if (strcmp(to, m) != 0)
+      FAIL("decision at step %" PRId64 " (gen %d) goes to %s; the schedule says %s", x->d.step, x->gen, to, m);
   }
 out:
   pit_runlog_cost_release(&cost);

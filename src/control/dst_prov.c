@@ -33,7 +33,8 @@ static struct dst_node *find(struct dst *d, const char *id) {
   return NULL;
 }
 
-static int p_start(struct pit_provider *p, const char *itype, struct pit_node *n, struct pit_err *e) {
+static int p_start(struct pit_provider *p, const char *itype, enum pit_market mk, struct pit_node *n, struct pit_err *e) {
+  (void)mk; /* one market: the simulation has no spot prices */
   struct dst *d = of(p);
   int fx = dst_fx(d, "provider start");
   if (fx != 0)

@@ -45,9 +45,7 @@ static double node_bill(const struct pit_replay_opts *o, const char *itype, doub
   pit_membership_clear(&one);
   if (pit_membership_add(&one, itype, 1, -1, NULL) < 0)
     return NAN;
-  char base[PIT_NAME_MAX];
-  snprintf(base, sizeof base, "%.*s", (int)strcspn(itype, "@"), itype);
-  const struct pit_itype *t = o->catalog ? pit_catalog_find(o->catalog, base) : NULL;
+  const struct pit_itype *t = o->catalog ? pit_catalog_find(o->catalog, itype) : NULL;
   return pit_node_cost(t, price_of(o, &one), secs);
 }
 
@@ -184,7 +182,7 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
         rc = pit_err_set(e, PIT_ENOMEM, "out of memory");
         goto out;
       }
-      r->dec[r->ndec++] = (struct pit_replay_decision){.step = step + 1, .t = T, .from = cur, .to = ch.to};
+      r->dec[r->ndec++] = (struct pit_resize){.step = step + 1, .t = T, .from = cur, .to = ch.to};
       stop_requested = 1;
       t_dec = T;
       stop_at = mdl->stop_step(mdl->ctx, step + 1, &ch.to);

@@ -1,9 +1,9 @@
 /* members.c — memberships as `pitstop run` takes them on its command line:
  * struct pit_membership (record.h) with counts alone meaning nodes of the
- * default type, and a node's market written in its entry's type
- * ("m5.large@spot:2", "c5.large@on-demand:1"; bare: the provider's default).
- * Invariant: the result is canonical (pit_membership_add) and every market
- * suffix is one pit_itype_market knows. */
+ * default type, a node's market given as TYPE@spot or TYPE@on-demand (read by
+ * pit_membership_parse, the one reader of that text; bare: the provider's
+ * default); memberships with their markets dropped or set.
+ * Invariant: the result is canonical (pit_membership_add_on). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,44 +31,21 @@ int pit_run_membership_parse(struct pit_membership *m, const char *text, const c
       if ((rc = pit_membership_parse(&one, tok, e)) < 0)
         return rc;
       for (int i = 0; i < one.n && rc == 0; i++)
-        rc = pit_membership_add(m, one.m[i].itype, one.m[i].nodes, -1, e);
+        rc = pit_membership_add_on(m, one.m[i].itype, one.m[i].market, one.m[i].nodes, -1, e);
     }
     if (rc < 0)
       return rc;
   }
   if (m->n == 0)
     return pit_err_set(e, PIT_EARG, "an empty membership '%s'", text);
-  for (int i = 0; i < m->n; i++) {
-    char base[PIT_NAME_MAX];
-    struct pit_err sub = {0};
-    if (pit_itype_market(m->m[i].itype, base, sizeof base, &sub) < 0)
-      return pit_err_set(e, PIT_EARG, "membership '%s': %s", text, sub.msg);
-  }
   return 0;
-}
-
-int pit_itype_market(const char *itype, char *base, size_t n, struct pit_err *e) {
-  const char *at = strchr(itype, '@');
-  snprintf(base, n, "%.*s", at ? (int)(at - itype) : (int)strlen(itype), itype);
-  if (!at)
-    return PIT_MARKET_DEFAULT;
-  if (strcmp(at, "@spot") == 0 && at > itype)
-    return PIT_MARKET_SPOT;
-  if (strcmp(at, "@on-demand") == 0 && at > itype)
-    return PIT_MARKET_ON_DEMAND;
-  pit_err_set(e, PIT_EARG, "'%s': a market is TYPE@spot or TYPE@on-demand", itype);
-  return PIT_EARG;
 }
 
 void pit_membership_bare(const struct pit_membership *m, struct pit_membership *out) {
   struct pit_membership t;
   pit_membership_clear(&t);
-  for (int i = 0; i < m->n; i++) {
-    char base[PIT_NAME_MAX];
-    pit_itype_market(m->m[i].itype, base, sizeof base, NULL);
-    /* cannot fail: the bare entries are no more and no longer than m's */
-    pit_membership_add(&t, base, m->m[i].nodes, m->m[i].ranks_per_node, NULL);
-  }
+  for (int i = 0; i < m->n; i++) /* cannot fail: the bare entries are no more and no longer than m's */
+    pit_membership_add(&t, m->m[i].itype, m->m[i].nodes, m->m[i].ranks_per_node, NULL);
   *out = t;
 }
 
@@ -79,10 +56,7 @@ int pit_membership_on_market(const struct pit_membership *bare, enum pit_market 
   for (int i = 0; i < bare->n; i++) {
     const struct pit_itype *it = cat ? pit_catalog_find(cat, bare->m[i].itype) : NULL;
     enum pit_market m = mk == PIT_MARKET_SPOT && cat && !(it && isfinite(it->spot_price_h)) ? PIT_MARKET_ON_DEMAND : mk;
-    char name[PIT_NAME_MAX + 16];
-    snprintf(name, sizeof name, "%s%s", bare->m[i].itype,
-             m == PIT_MARKET_SPOT ? "@spot" : m == PIT_MARKET_ON_DEMAND ? "@on-demand" : "");
-    int rc = pit_membership_add(&t, name, bare->m[i].nodes, bare->m[i].ranks_per_node, e);
+    int rc = pit_membership_add_on(&t, bare->m[i].itype, m, bare->m[i].nodes, bare->m[i].ranks_per_node, e);
     if (rc < 0)
       return rc;
   }

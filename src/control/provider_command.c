@@ -298,14 +298,11 @@ static int start_once(struct pit_provider *p, const char *itype, int spot, struc
   }
 }
 
-/* name: TYPE, TYPE@spot or TYPE@on-demand (control.h); a bare TYPE is spot
- * when the config's "spot" list names it. */
-static int c_start(struct pit_provider *p, const char *name, struct pit_node *n, struct pit_err *e) {
+/* A node of itype on market (DEFAULT: spot when the config's "spot" list
+ * names the type, else on-demand). */
+static int c_start(struct pit_provider *p, const char *itype, enum pit_market market, struct pit_node *n,
+                   struct pit_err *e) {
   struct cmdp *c = p->impl;
-  char itype[PIT_NAME_MAX];
-  int market = pit_itype_market(name, itype, sizeof itype, e);
-  if (market < 0)
-    return market;
   if (p->conf.catalog && !pit_catalog_find(p->conf.catalog, itype))
     return pit_err_set(e, PIT_ENOTFOUND, "instance type '%s' is not in the catalog", itype);
   int spot = market == PIT_MARKET_DEFAULT ? is_spot(c, itype) : market == PIT_MARKET_SPOT;

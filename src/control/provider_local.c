@@ -239,7 +239,9 @@ static int l_stop(struct pit_provider *p, const struct pit_node *n, struct pit_e
   return rc;
 }
 
-static int l_start(struct pit_provider *p, const char *itype, struct pit_node *n, struct pit_err *e) {
+static int l_start(struct pit_provider *p, const char *itype, enum pit_market mk, struct pit_node *n,
+                    struct pit_err *e) {
+  (void)mk; /* no spot market: only DEFAULT is asked for */
   struct local *l = p->impl;
   int cpus = 1;
   double quota = 0, price = 0;

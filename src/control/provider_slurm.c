@@ -239,7 +239,9 @@ static int sl_stop(struct pit_provider *p, const struct pit_node *n, struct pit_
   return pit_err_set(e, PIT_ESTATE, "allocation %s still RUNNING %.0f s after scancel", job, s->timeout_s);
 }
 
-static int sl_start(struct pit_provider *p, const char *itype, struct pit_node *n, struct pit_err *e) {
+static int sl_start(struct pit_provider *p, const char *itype, enum pit_market mk, struct pit_node *n,
+                     struct pit_err *e) {
+  (void)mk; /* no spot market: only DEFAULT is asked for */
   struct slurm *s = p->impl;
   char part[PIT_NAME_MAX], imm[32], name[PIT_NAME_MAX + 32], parg[PIT_NAME_MAX + 16];
   partition_of(p, itype, part, sizeof part);

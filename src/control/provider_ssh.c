@@ -255,7 +255,9 @@ static int s_list(struct pit_provider *p, struct pit_node **out, int *nout, stru
   return 0;
 }
 
-static int s_start(struct pit_provider *p, const char *itype, struct pit_node *n, struct pit_err *e) {
+static int s_start(struct pit_provider *p, const char *itype, enum pit_market mk, struct pit_node *n,
+                    struct pit_err *e) {
+  (void)mk; /* no spot market: only DEFAULT is asked for */
   struct ssh *s = p->impl;
   struct pit_node *live;
   int nlive;

@@ -55,7 +55,7 @@ struct live {
   struct lgen g[MAXG];
   int ng;
   int64_t total;
-  struct pit_replay_decision *dec;
+  struct pit_resize *dec;
   int ndec;
   size_t deccap;
   double cost;
@@ -69,21 +69,18 @@ void pit_replay_release(struct pit_replay *r) {
 }
 
 /* The live decisions the replay compares: the fold's resizes (action
- * "resize"), their memberships without markets (a spot run's TYPE@spot: the
- * replay weighs types). */
+ * "resize"), their memberships without markets (the replay weighs types). */
 static int live_decisions(const char *path, const struct pit_runlog *log, struct live *l, struct pit_err *e) {
   for (int i = 0; i < log->ndec; i++) {
     const struct pit_runlog_decision *x = &log->dec[i];
-    if (strcmp(x->action, "resize") != 0)
+    if (strcmp(x->d.action, "resize") != 0)
       continue;
-    struct pit_replay_decision d = {.step = x->d.step, .t = x->t};
-    struct pit_err e2 = {0};
-    if (!x->from[0] || !x->to[0] || pit_membership_parse(&d.to, x->to, &e2) < 0 ||
-        pit_membership_parse(&d.from, x->from, &e2) < 0)
-      return pit_err_set(e, PIT_EFORMAT, "%s: resize decision at step %lld: %s", path, (long long)x->d.step,
-                         e2.msg[0] ? e2.msg : "no \"from\" or \"to\" membership");
-    pit_membership_bare(&d.to, &d.to);
-    pit_membership_bare(&d.from, &d.from);
+    if (x->d.from.n == 0 || x->d.to.n == 0)
+      return pit_err_set(e, PIT_EFORMAT, "%s: resize decision at step %lld: no \"from\" or \"to\" membership", path,
+                         (long long)x->d.step);
+    struct pit_resize d = {.step = x->d.step, .t = x->t};
+    pit_membership_bare(&x->d.to, &d.to);
+    pit_membership_bare(&x->d.from, &d.from);
     if (PIT_GROW(l->dec, l->ndec + 1, l->deccap))
       return pit_err_set(e, PIT_ENOMEM, "out of memory");
     l->dec[l->ndec++] = d;
@@ -136,7 +133,7 @@ static int read_live(const char *path, const struct pit_runlog *log, struct live
     g->m = lg->m;
     g->nnodes = lg->nnodes < PIT_POLICY_NODES_MAX ? lg->nnodes : PIT_POLICY_NODES_MAX;
     for (int k = 0; k < g->nnodes; k++)
-      snprintf(g->nodes[k], PIT_NAME_MAX, "%s", log->nodes[log->gen_nodes[lg->node0 + k]].itype);
+      snprintf(g->nodes[k], PIT_NAME_MAX, "%s", log->nodes[log->gen_nodes[lg->node0 + k]].base); /* weighed by type */
     int rc = live_iters(path, log, i, l, e);
     if (rc < 0)
       return rc;

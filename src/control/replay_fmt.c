@@ -19,7 +19,7 @@ static const struct side {
 } sides[2] = {{"live", "live", 0}, {"replay", "replay", 1}};
 
 static int side_n(const struct pit_replay *r, const struct side *s) { return s->sim ? r->nsim : r->nlive; }
-static const struct pit_replay_decision *side_dec(const struct pit_replay *r, const struct side *s, int i) {
+static const struct pit_resize *side_dec(const struct pit_replay *r, const struct side *s, int i) {
   return s->sim ? &r->sim[i] : &r->live[i];
 }
 
@@ -28,7 +28,7 @@ static double ratio_of(const struct pit_replay *r) { return r->cost_live > 0 ? r
 static cJSON *decisions_json(const struct pit_replay *r, const struct side *s) {
   cJSON *d = cJSON_CreateArray();
   for (int i = 0; i < side_n(r, s); i++) {
-    const struct pit_replay_decision *q = side_dec(r, s, i);
+    const struct pit_resize *q = side_dec(r, s, i);
     char f[PIT_MEMBERSHIP_TEXT_MAX], t[PIT_MEMBERSHIP_TEXT_MAX];
     pit_membership_format(&q->from, f, sizeof f);
     pit_membership_format(&q->to, t, sizeof t);
@@ -78,7 +78,7 @@ void pit_replay_write_head(FILE *f, const char *events, const char *policy, cons
   fprintf(f, "replay of %s: %lld steps, policy %s, types %s\n", events, (long long)r->steps, policy, types);
   for (int k = 0; k < 2; k++)
     for (int i = 0; i < side_n(r, &sides[k]); i++) {
-      const struct pit_replay_decision *q = side_dec(r, &sides[k], i);
+      const struct pit_resize *q = side_dec(r, &sides[k], i);
       char fr[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX];
       pit_membership_format(&q->from, fr, sizeof fr);
       pit_membership_format(&q->to, to, sizeof to);

@@ -1,10 +1,14 @@
-/* membership.c — a configuration's machines: a list of {instance type, nodes,
- * ranks per node} with its text form ("m5.large:2+c5.xlarge:1x4") and JSON form
- * (the init record config's "membership" key). See record.h.
+/* membership.c — a configuration's machines: a list of {instance type, market,
+ * nodes, ranks per node} with its text form ("m5.large:2+c5.xlarge@spot:1x4") and
+ * JSON form (the init record config's "membership" key). See record.h. The one
+ * place a market's text form TYPE@spot is parsed (pit_itype_market_parse) and
+ * printed (pit_itype_market_format).
  *
  * Invariants: a struct pit_membership is always canonical — entries sorted by
- * (itype, ranks_per_node) with unknown ranks (-1) first, no two entries with the
- * same (itype, ranks_per_node), nodes >= 1 — and its canonical text fits in
+ * (name TYPE[@MARKET], ranks_per_node) with unknown ranks (-1) first, no two
+ * entries with the same (itype, market, ranks_per_node), nodes >= 1 (the order
+ * of the names, so a canonical text is what it was when the market was part of
+ * the type string) — and its canonical text fits in
  * PIT_MEMBERSHIP_TEXT_MAX - 1 characters. Every function that changes one keeps
  * it so (a failed add leaves it unchanged). */
 #include <ctype.h>
@@ -21,27 +25,63 @@ static int valid_name(const char *s) {
   if (!*s || strlen(s) >= PIT_NAME_MAX)
     return 0;
   for (; *s; s++)
-    if (!isalnum((unsigned char)*s) && !strchr("._/-@", *s)) /* '@': a market (pitstop run's T@spot) */
+    if (!isalnum((unsigned char)*s) && !strchr("._/-", *s))
       return 0;
   return 1;
 }
 
+const char *pit_market_name(enum pit_market mk) {
+  return mk == PIT_MARKET_SPOT ? "spot" : mk == PIT_MARKET_ON_DEMAND ? "on-demand" : "";
+}
+
+void pit_itype_market_format(const char *itype, enum pit_market mk, char *buf, size_t n) {
+  snprintf(buf, n, "%s%s%s", itype, mk == PIT_MARKET_DEFAULT ? "" : "@", pit_market_name(mk));
+}
+
+int pit_itype_market_parse(const char *name, char *itype, size_t n, enum pit_market *mk, struct pit_err *e) {
+  const char *at = strchr(name, '@');
+  size_t len = at ? (size_t)(at - name) : strlen(name);
+  *mk = PIT_MARKET_DEFAULT;
+  if (at && strcmp(at, "@spot") == 0)
+    *mk = PIT_MARKET_SPOT;
+  else if (at && strcmp(at, "@on-demand") == 0)
+    *mk = PIT_MARKET_ON_DEMAND;
+  else if (at)
+    return pit_err_set(e, PIT_EARG, "'%s': a market is TYPE@spot or TYPE@on-demand", name);
+  if (len == 0 || len >= n || len >= PIT_NAME_MAX)
+    return pit_err_set(e, PIT_EARG, "instance type '%s' is not a name of 1-%d letters, digits and ._/-", name,
+                       PIT_NAME_MAX - 1);
+  snprintf(itype, n, "%.*s", (int)len, name);
+  if (!valid_name(itype))
+    return pit_err_set(e, PIT_EARG, "instance type '%s' is not a name of 1-%d letters, digits and ._/-", name,
+                       PIT_NAME_MAX - 1);
+  return 0;
+}
+
 static int cmp_member(const struct pit_member *a, const struct pit_member *b) {
-  int c = strcmp(a->itype, b->itype);
+  char x[PIT_NAME_MAX + 16], y[PIT_NAME_MAX + 16];
+  pit_itype_market_format(a->itype, a->market, x, sizeof x);
+  pit_itype_market_format(b->itype, b->market, y, sizeof y);
+  int c = strcmp(x, y);
   return c ? c : (a->ranks_per_node > b->ranks_per_node) - (a->ranks_per_node < b->ranks_per_node);
 }
 
 int pit_membership_add(struct pit_membership *m, const char *itype, int nodes, int ranks_per_node,
                        struct pit_err *e) {
+  return pit_membership_add_on(m, itype, PIT_MARKET_DEFAULT, nodes, ranks_per_node, e);
+}
+
+int pit_membership_add_on(struct pit_membership *m, const char *itype, enum pit_market mk, int nodes,
+                          int ranks_per_node, struct pit_err *e) {
   if (!valid_name(itype))
-    return pit_err_set(e, PIT_EARG, "instance type '%s' is not a name of 1-%d letters, digits and ._/-@", itype,
+    return pit_err_set(e, PIT_EARG, "instance type '%s' is not a name of 1-%d letters, digits and ._/-", itype,
                        PIT_NAME_MAX - 1);
   if (nodes < 1)
     return pit_err_set(e, PIT_EARG, "%s: node count %d is not positive", itype, nodes);
   if (ranks_per_node < 1 && ranks_per_node != -1)
     return pit_err_set(e, PIT_EARG, "%s: ranks per node %d is not positive", itype, ranks_per_node);
   struct pit_membership t = *m;
-  struct pit_member add = {.nodes = nodes, .ranks_per_node = ranks_per_node};
+  struct pit_member add = {.market = mk, .nodes = nodes, .ranks_per_node = ranks_per_node};
   snprintf(add.itype, sizeof add.itype, "%s", itype);
   int i = 0;
   while (i < t.n && cmp_member(&t.m[i], &add) < 0)
@@ -101,7 +141,11 @@ static int parse_entry(struct pit_membership *m, const char *s, size_t len, cons
                          text, (int)len, s);
   }
   struct pit_err sub = {0};
-  int rc = pit_membership_add(m, name, nodes, rpn, &sub);
+  char itype[PIT_NAME_MAX];
+  enum pit_market mk;
+  int rc = pit_itype_market_parse(name, itype, sizeof itype, &mk, &sub);
+  if (rc == 0)
+    rc = pit_membership_add_on(m, itype, mk, nodes, rpn, &sub);
   return rc ? pit_err_set(e, rc, "membership '%s': %s", text, sub.msg) : 0;
 }
 
@@ -130,9 +174,11 @@ void pit_membership_format(const struct pit_membership *m, char *buf, size_t n) 
     buf[0] = '\0';
   for (int i = 0; i < m->n && off < n; i++) {
     const struct pit_member *x = &m->m[i];
+    char name[PIT_NAME_MAX + 16];
+    pit_itype_market_format(x->itype, x->market, name, sizeof name);
     int w = x->ranks_per_node > 0
-                ? snprintf(buf + off, n - off, "%s%s:%dx%d", i ? "+" : "", x->itype, x->nodes, x->ranks_per_node)
-                : snprintf(buf + off, n - off, "%s%s:%d", i ? "+" : "", x->itype, x->nodes);
+                ? snprintf(buf + off, n - off, "%s%s:%dx%d", i ? "+" : "", name, x->nodes, x->ranks_per_node)
+                : snprintf(buf + off, n - off, "%s%s:%d", i ? "+" : "", name, x->nodes);
     off += (size_t)w;
   }
 }
@@ -163,17 +209,24 @@ int pit_membership_ranks(const struct pit_membership *m) {
   return m->n ? s : -1;
 }
 
-char *pit_membership_json(const struct pit_membership *m) {
+struct cJSON *pit_membership_cjson(const struct pit_membership *m) {
   cJSON *a = cJSON_CreateArray();
   for (int i = 0; a && i < m->n; i++) {
     cJSON *o = cJSON_CreateObject();
-    if (!o || !cJSON_AddItemToArray(a, o) || !cJSON_AddStringToObject(o, "itype", m->m[i].itype) ||
+    char name[PIT_NAME_MAX + 16];
+    pit_itype_market_format(m->m[i].itype, m->m[i].market, name, sizeof name);
+    if (!o || !cJSON_AddItemToArray(a, o) || !cJSON_AddStringToObject(o, "itype", name) ||
         !cJSON_AddNumberToObject(o, "nodes", m->m[i].nodes) ||
         (m->m[i].ranks_per_node > 0 && !cJSON_AddNumberToObject(o, "ranks_per_node", m->m[i].ranks_per_node))) {
       cJSON_Delete(a);
       return NULL;
     }
   }
+  return a;
+}
+
+char *pit_membership_json(const struct pit_membership *m) {
+  cJSON *a = pit_membership_cjson(m);
   char *s = a ? pit_json_print(a) : NULL;
   cJSON_Delete(a);
   return s;
@@ -204,7 +257,10 @@ static int from_array(struct pit_membership *m, const cJSON *a, struct pit_err *
       return pit_err_set(e, PIT_EFORMAT,
                          "membership entry %d is not {\"itype\": TEXT, \"nodes\": N >= 1[, \"ranks_per_node\": R >= 1]}",
                          i + 1);
-    if (pit_membership_add(m, t->valuestring, nodes, rpn, &sub))
+    char itype[PIT_NAME_MAX];
+    enum pit_market mk;
+    if (pit_itype_market_parse(t->valuestring, itype, sizeof itype, &mk, &sub) ||
+        pit_membership_add_on(m, itype, mk, nodes, rpn, &sub))
       return pit_err_set(e, PIT_EFORMAT, "membership entry %d: %s", i + 1, sub.msg);
     i++;
   }

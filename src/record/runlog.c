@@ -56,18 +56,6 @@ static struct pit_runlog_gen *gen_at(struct pit_runlog *log, int gen, double t, 
   return &log->gens[gen];
 }
 
-/* TYPE@market → base TYPE and market ("" when the type names none). */
-static void split_market(const char *itype, char *base, size_t nb, char *market, size_t nm) {
-  const char *at = strrchr(itype, '@');
-  if (!at) {
-    snprintf(base, nb, "%s", itype);
-    market[0] = '\0';
-    return;
-  }
-  snprintf(base, nb, "%.*s", (int)(at - itype), itype);
-  snprintf(market, nm, "%s", at + 1);
-}
-
 /* The node up now with id, as an index into log->up; -1 if none. */
 static int up_find(const struct pit_runlog *log, const char *id) {
   for (int k = log->nup - 1; k >= 0; k--)
@@ -84,7 +72,11 @@ static int add_node(struct pit_runlog *log, const struct pit_record *r, struct p
     memset(n, 0, sizeof *n);
     snprintf(n->id, sizeof n->id, "%s", r->node);
     snprintf(n->itype, sizeof n->itype, "%s", r->itype);
-    split_market(r->itype, n->base, sizeof n->base, n->market, sizeof n->market);
+    /* the record's type (TYPE or TYPE@market) read at the edge; a name that is not one stays whole */
+    if (pit_itype_market_parse(r->itype, n->base, sizeof n->base, &n->market, NULL) < 0) {
+      snprintf(n->base, sizeof n->base, "%s", r->itype);
+      n->market = PIT_MARKET_DEFAULT;
+    }
     n->price_h = r->price_h;
     n->gen = r->gen;
     n->t_start = r->t;
@@ -121,7 +113,8 @@ static int take_membership(struct pit_runlog *log, struct pit_runlog_gen *g, con
   g->nnodes = log->nup;
   for (int k = 0; k < log->nup; k++) {
     log->gen_nodes[log->ngen_nodes++] = log->up[k];
-    if (pit_membership_add(&g->m, log->nodes[log->up[k]].itype, 1, -1, e) < 0)
+    const struct pit_runlog_node *n = &log->nodes[log->up[k]];
+    if (pit_membership_add_on(&g->m, n->base, n->market, 1, -1, e) < 0)
       return PIT_EFORMAT;
   }
   if (g->m.n == 0 && r->config && pit_membership_from_config(&g->m, r->config, e) < 0)
@@ -138,11 +131,6 @@ static void take_planned(struct pit_runlog *log, const char *config) {
   if (cJSON_IsNumber(p) && p->valuedouble >= 0)
     log->planned_iters = (int64_t)p->valuedouble;
   cJSON_Delete(j);
-}
-
-static void copy_key(const cJSON *j, const char *key, char *out, size_t n) {
-  const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, key));
-  snprintf(out, n, "%s", s ? s : "");
 }
 
 static int add_decision(struct pit_runlog *log, const struct pit_record *r, struct pit_err *e) {
@@ -163,15 +151,8 @@ static int add_decision(struct pit_runlog *log, const struct pit_record *r, stru
     return rc;
   if (x->d.step < 0)
     x->d.step = r->step;
-  /* the controller's keys beside struct pit_decision's (docs/run.md) */
-  cJSON *j = cJSON_Parse(r->detail);
-  copy_key(j, "policy", x->policy, sizeof x->policy);
-  copy_key(j, "action", x->action, sizeof x->action);
-  copy_key(j, "from", x->from, sizeof x->from);
-  copy_key(j, "to", x->to, sizeof x->to);
-  cJSON_Delete(j);
-  if (!x->to[0] && x->d.nalts > 0 && x->d.alts[0].membership)
-    snprintf(x->to, sizeof x->to, "%s", x->d.alts[0].membership);
+  if (x->d.to.n == 0 && !x->d.policy[0] && x->d.nalts > 0) /* no "to" written: the chosen alternative */
+    x->d.to = x->d.alts[0].m;
   log->ndec++;
   return 0;
 }
@@ -242,7 +223,8 @@ int pit_runlog_add(struct pit_runlog *log, const struct pit_record *r, struct pi
     g->end_reason[0] = '\0';
     if (r->detail) {
       cJSON *j = cJSON_Parse(r->detail);
-      copy_key(j, "reason", g->end_reason, sizeof g->end_reason);
+      const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "reason"));
+      snprintf(g->end_reason, sizeof g->end_reason, "%s", why ? why : "");
       cJSON_Delete(j);
     }
     break;

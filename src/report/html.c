@@ -151,7 +151,7 @@ static void tables(FILE *f, const struct pit_status *s) {
     fputs("</td><td>", f);
     esc(f, n->base);
     fputs("</td><td>", f);
-    esc(f, n->market[0] ? n->market : "–");
+    esc(f, n->market != PIT_MARKET_DEFAULT ? pit_market_name(n->market) : "–");
     fputs("</td>", f);
     cell(f, "%.4g", n->price_h);
     fprintf(f, "<td class=\"n\">%d</td>", n->gen);
@@ -171,19 +171,23 @@ static void tables(FILE *f, const struct pit_status *s) {
             (long long)d->d.step);
     esc(f, d->d.kind);
     fputs("</td><td>", f);
-    esc(f, d->policy);
+    esc(f, d->d.policy);
     fputs("</td><td>", f);
-    if (d->from[0] || d->to[0]) {
-      esc(f, d->from);
+    char m[PIT_MEMBERSHIP_TEXT_MAX];
+    if (d->d.from.n || d->d.to.n) {
+      pit_membership_format(&d->d.from, m, sizeof m);
+      esc(f, m);
       fputs(" → ", f);
-      esc(f, d->to);
+      pit_membership_format(&d->d.to, m, sizeof m);
+      esc(f, m);
     }
     fputs("</td><td>", f);
     esc(f, d->d.reason ? d->d.reason : "(no reason recorded)");
     fputs("</td><td>", f);
     for (int k = 0; k < d->d.nalts; k++) {
       fputs(k ? "<br>" : "", f);
-      esc(f, d->d.alts[k].membership ? d->d.alts[k].membership : "?");
+      pit_membership_format(&d->d.alts[k].m, m, sizeof m);
+      esc(f, m);
       fputs(" (", f);
       num(f, "%.1f s", d->d.alts[k].predicted_s);
       fputs(", ", f);

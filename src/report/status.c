@@ -185,7 +185,8 @@ static int status_fill(struct pit_status *s, const char *arg, const struct pit_c
   if (g && g->have_m)
     s->membership = g->m;
   for (int k = 0; !(g && g->have_m) && k < s->log.nup; k++) /* a generation starting: the nodes up now */
-    if ((rc = pit_membership_add(&s->membership, s->log.nodes[s->log.up[k]].itype, 1, -1, e)) < 0) {
+    if ((rc = pit_membership_add_on(&s->membership, s->log.nodes[s->log.up[k]].base, s->log.nodes[s->log.up[k]].market, 1,
+                                    -1, e)) < 0) {
       pit_status_release(s);
       return rc;
     }
@@ -226,11 +227,12 @@ void pit_status_release(struct pit_status *s) {
 
 /* ---- the field tables ---- */
 
-enum ftype { F_STR, F_CSTR, F_I64, F_INT, F_INT0, F_DBL, F_MEM, F_BOOL };
+enum ftype { F_STR, F_CSTR, F_I64, F_INT, F_INT0, F_DBL, F_MEM, F_BOOL, F_MARKET };
 struct field {
   const char *key;   /* JSON key */
   const char *label; /* table heading */
-  enum ftype type;   /* F_STR: char[]; F_CSTR: const char *; F_INT0: int, 0 → null; F_MEM: membership */
+  enum ftype type;   /* F_STR: char[]; F_CSTR: const char *; F_INT0: int, 0 → null; F_MEM: membership;
+                        F_MARKET: enum pit_market (its name) */
   size_t off;
 };
 
@@ -272,7 +274,7 @@ static const struct field gen_fields[] = {
 #define N(m) offsetof(struct pit_runlog_node, m)
 static const struct field node_fields[] = {
     {"node", "node", F_STR, N(id)},          {"itype", "type", F_STR, N(base)},
-    {"market", "market", F_STR, N(market)},  {"price_h", "$/h", F_DBL, N(price_h)},
+    {"market", "market", F_MARKET, N(market)},  {"price_h", "$/h", F_DBL, N(price_h)},
     {"gen", "gen", F_INT, N(gen)},           {"t_start", "start [s]", F_DBL, N(t_start)},
     {"t_ready", "ready [s]", F_DBL, N(t_ready)}, {"t_stop", "stop [s]", F_DBL, N(t_stop)},
     {"lost", "lost", F_BOOL, N(lost)},
@@ -281,8 +283,8 @@ static const struct field node_fields[] = {
 static const struct field dec_fields[] = {
     {"t", "t [s]", F_DBL, D(t)},          {"gen", "gen", F_INT, D(gen)},
     {"step", "step", F_I64, D(d.step)},   {"what", "what", F_STR, D(d.kind)},
-    {"policy", "policy", F_STR, D(policy)}, {"action", "action", F_STR, D(action)},
-    {"from", "from", F_STR, D(from)},     {"to", "to", F_STR, D(to)},
+    {"policy", "policy", F_STR, D(d.policy)}, {"action", "action", F_STR, D(d.action)},
+    {"from", "from", F_MEM, D(d.from)},   {"to", "to", F_MEM, D(d.to)},
 };
 
 /* The value of field x of struct p as text ("" absent) into buf; JSON: as JSON. */
@@ -290,8 +292,11 @@ static const char *value(const struct field *x, const void *p, int json, char *b
   const char *at = (const char *)p + x->off;
   switch (x->type) {
   case F_STR:
-  case F_CSTR: {
-    const char *s = x->type == F_STR ? at : *(const char *const *)at;
+  case F_CSTR:
+  case F_MARKET: {
+    const char *s = x->type == F_STR ? at
+                    : x->type == F_MARKET ? pit_market_name(*(const enum pit_market *)at)
+                                          : *(const char *const *)at;
     if (!json)
       return s && s[0] ? s : "-";
     char *q = s && s[0] ? pit_json_quote(s) : NULL;
@@ -436,8 +441,12 @@ int pit_status_write(FILE *f, const struct pit_status *s, enum pit_summary_forma
   for (int i = d0; i < l->ndec; i++) {
     table_row(f, dec_fields, 6, &l->dec[i], dw); /* t gen step what policy action; then from → to: why */
     const struct pit_runlog_decision *x = &l->dec[i];
-    if (x->from[0] || x->to[0])
-      fprintf(f, "%s → %s", x->from[0] ? x->from : "?", x->to[0] ? x->to : "?");
+    if (x->d.from.n || x->d.to.n) {
+      char fr[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX];
+      pit_membership_format(&x->d.from, fr, sizeof fr);
+      pit_membership_format(&x->d.to, to, sizeof to);
+      fprintf(f, "%s → %s", fr[0] ? fr : "?", to[0] ? to : "?");
+    }
     fprintf(f, ": %s\n", x->d.reason ? x->d.reason : "(no reason recorded)");
   }
   return ferror(f) ? pit_err_set(e, PIT_EIO, "status: write failed") : 0;

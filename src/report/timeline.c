@@ -115,9 +115,11 @@ int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct 
     fprintf(prog, "%.9g %lld\n", log.iters[i].t, (long long)log.iters[i].step + 1);
   for (int i = 0; gens && i < log.ndec; i++) { /* acting ones only, labelled with the membership chosen */
     const struct pit_runlog_decision *d = &log.dec[i];
-    if (strcmp(d->action, "keep") == 0 || (!d->action[0] && strcmp(d->d.kind, "keep") == 0))
+    if (strcmp(d->d.action, "keep") == 0 || (!d->d.action[0] && strcmp(d->d.kind, "keep") == 0))
       continue; /* a "keep" changes nothing: dozens of them would hide the few that act */
-    fprintf(dec, "%.9g \"%.79s\"\n", d->t, d->to[0] ? d->to : "decision");
+    char to[PIT_MEMBERSHIP_TEXT_MAX];
+    pit_membership_format(&d->d.to, to, sizeof to);
+    fprintf(dec, "%.9g \"%.79s\"\n", d->t, to[0] ? to : "decision");
     ndec++;
   }
   for (int i = 0; gens && i < nn; i++) /* x0 x1 row type */

@@ -75,8 +75,50 @@ static void json_form(void) {
   }
 }
 
+/* The market is a field of an entry: TYPE@spot read and written at the edge
+ * (text, JSON), the canonical order that of the names, a bare type name
+ * without '@'. */
+static void markets(void) {
+  struct pit_err e = {0};
+  struct pit_membership a, b;
+  CHECK(pit_membership_parse(&a, "c5.large@spot:2+c5.large-x:1+c5.large:1+c5.large@on-demand:1", &e) == 0, "%s",
+        e.msg);
+  char t[PIT_MEMBERSHIP_TEXT_MAX];
+  pit_membership_format(&a, t, sizeof t);
+  /* sorted as the names TYPE[@MARKET] sort, as when the market was part of the type string */
+  CHECK(strcmp(t, "c5.large:1+c5.large-x:1+c5.large@on-demand:1+c5.large@spot:2") == 0, "canonical %s", t);
+  CHECK(a.n == 4 && strcmp(a.m[3].itype, "c5.large") == 0 && a.m[3].market == PIT_MARKET_SPOT && a.m[3].nodes == 2 &&
+            a.m[2].market == PIT_MARKET_ON_DEMAND && a.m[0].market == PIT_MARKET_DEFAULT,
+        "markets as fields");
+  pit_membership_clear(&b);
+  CHECK(pit_membership_add_on(&b, "c5.large", PIT_MARKET_SPOT, 2, -1, &e) == 0 &&
+            pit_membership_add(&b, "c5.large-x", 1, -1, &e) == 0 && pit_membership_add(&b, "c5.large", 1, -1, &e) == 0 &&
+            pit_membership_add_on(&b, "c5.large", PIT_MARKET_ON_DEMAND, 1, -1, &e) == 0 && pit_membership_equal(&a, &b),
+        "the same membership built by fields: %s", e.msg);
+  b.m[3].market = PIT_MARKET_ON_DEMAND;
+  CHECK(!pit_membership_equal(&a, &b), "a market differs: not equal");
+  CHECK(pit_membership_add(&b, "c5.large@spot", 1, -1, &e) == PIT_EARG, "a type name holds no market");
+  char *js = pit_membership_json(&a);
+  CHECK(js && strstr(js, "\"itype\":\"c5.large@spot\",\"nodes\":2"), "JSON form %s", js ? js : "");
+  char cfg[600];
+  snprintf(cfg, sizeof cfg, "{\"membership\":%s}", js ? js : "[]");
+  free(js);
+  CHECK(pit_membership_from_config(&b, cfg, &e) == 0 && pit_membership_equal(&a, &b), "JSON form read back: %s", e.msg);
+  char it[PIT_NAME_MAX];
+  enum pit_market mk;
+  CHECK(pit_itype_market_parse("m5@on-demand", it, sizeof it, &mk, &e) == 0 && strcmp(it, "m5") == 0 &&
+            mk == PIT_MARKET_ON_DEMAND,
+        "parse");
+  CHECK(pit_itype_market_parse("m5@cheap", it, sizeof it, &mk, &e) == PIT_EARG && strstr(e.msg, "TYPE@spot"), "%s",
+        e.msg);
+  CHECK(pit_itype_market_parse("@spot", it, sizeof it, &mk, &e) == PIT_EARG, "no type");
+  pit_itype_market_format("m5", PIT_MARKET_SPOT, t, sizeof t);
+  CHECK(strcmp(t, "m5@spot") == 0, "format %s", t);
+}
+
 int main(void) {
   text_form();
   json_form();
+  markets();
   return check_done();
 }

@@ -61,14 +61,16 @@ static void recorded_run(void) {
   CHECK_NEAR(log.nodes[1].t_start, 9.49620201, 1e-9, "fx1.1 start");
   CHECK_NEAR(log.nodes[1].t_stop, 17.4622465, 1e-9, "fx1.1 stop");
   CHECK_NEAR(log.nodes[0].t_ready, 0.355148085, 1e-9, "fx1.0 ready");
-  CHECK(log.nodes[1].gen == 1 && !log.nodes[1].lost && log.nodes[1].market[0] == '\0', "fx1.1 gen, market");
+  CHECK(log.nodes[1].gen == 1 && !log.nodes[1].lost && log.nodes[1].market == PIT_MARKET_DEFAULT, "fx1.1 gen, market");
   CHECK_NEAR(log.nodes[0].price_h, 0.1, 1e-12, "price");
   CHECK(log.ndec == 1, "decisions %d", log.ndec);
   const struct pit_runlog_decision *d = &log.dec[0];
-  CHECK(strcmp(d->action, "resize") == 0 && strcmp(d->policy, "schedule") == 0, "action %s policy %s", d->action,
-        d->policy);
-  CHECK(strcmp(d->from, "local-1:1") == 0 && strcmp(d->to, "local-0.4:1+local-1:1") == 0, "from %s to %s", d->from,
-        d->to);
+  CHECK(strcmp(d->d.action, "resize") == 0 && strcmp(d->d.policy, "schedule") == 0, "action %s policy %s",
+        d->d.action, d->d.policy);
+  char from[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX];
+  pit_membership_format(&d->d.from, from, sizeof from);
+  pit_membership_format(&d->d.to, to, sizeof to);
+  CHECK(strcmp(from, "local-1:1") == 0 && strcmp(to, "local-0.4:1+local-1:1") == 0, "from %s to %s", from, to);
   CHECK(d->d.step == 30 && d->d.reason && strstr(d->d.reason, "schedule:"), "step, reason");
   CHECK(log.nckpt == 2 && log.ckpt[0].step == 33 && log.ckpt[1].step == 60 && log.ckpt[1].bytes == 496400,
         "checkpoints");
@@ -119,13 +121,13 @@ static void synthetic(void) {
   CHECK(strcmp(m, "m5@on-demand:1+m5@spot:1") == 0, "gen 0 membership %s", m);
   pit_membership_format(&log.gens[1].m, m, sizeof m);
   CHECK(strcmp(m, "m5@on-demand:1") == 0, "gen 1 membership (the lost node gone) %s", m);
-  CHECK(log.nodes[0].lost && log.nodes[0].t_stop == 2.0 && strcmp(log.nodes[0].market, "spot") == 0 &&
+  CHECK(log.nodes[0].lost && log.nodes[0].t_stop == 2.0 && log.nodes[0].market == PIT_MARKET_SPOT &&
             strcmp(log.nodes[0].base, "m5") == 0,
         "lost spot node");
-  CHECK(strcmp(log.nodes[1].market, "on-demand") == 0 && isnan(log.nodes[1].t_stop) && isnan(log.nodes[1].t_ready),
+  CHECK(log.nodes[1].market == PIT_MARKET_ON_DEMAND && isnan(log.nodes[1].t_stop) && isnan(log.nodes[1].t_ready),
         "on-demand node still up, never ready");
   CHECK(log.nup == 1 && !pit_runlog_finished(&log), "not finished");
-  CHECK(log.ndec == 1 && strcmp(log.dec[0].d.kind, "keep") == 0 && log.dec[0].to[0] == '\0', "a keep");
+  CHECK(log.ndec == 1 && strcmp(log.dec[0].d.kind, "keep") == 0 && log.dec[0].d.to.n == 0, "a keep");
   pit_runlog_release(&log);
 
   /* a live file: its last line is half-written */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "sql_fixture.h"
 #include "pitstop/analysis.h"
 #include "pitstop/store.h"
 
@@ -95,22 +96,10 @@ static void heterogeneous(void) {
 }
 
 static void old_store_opens(void) {
-  char db[600], fx[600];
+  char db[600];
   snprintf(db, sizeof db, "%s/v1.db", check_tmpdir());
-  const char *src = getenv("PIT_SOURCE_DIR");
-  snprintf(fx, sizeof fx, "%s/tests/store/fixtures/schema-v1.sql", src ? src : ".");
-  FILE *f = fopen(fx, "r");
-  CHECK(f != NULL, "fixture %s", fx);
-  if (!f)
+  if (!sql_fixture_load("schema-v1.sql", db))
     return;
-  static char sql[1 << 16];
-  size_t len = fread(sql, 1, sizeof sql - 1, f);
-  fclose(f);
-  sql[len] = '\0';
-  sqlite3 *h = NULL;
-  CHECK(sqlite3_open(db, &h) == SQLITE_OK && sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK, "load fixture: %s",
-        h ? sqlite3_errmsg(h) : "?");
-  sqlite3_close(h);
   CHECK(query_i(db, "PRAGMA user_version") == 1, "the fixture is a version-1 store");
 
   struct pit_store *s = NULL;
