@@ -4,7 +4,7 @@
 # record by record. Outside src/record/ (the readers themselves and the fold) and
 # src/store/runset.c (the one loader of runs for summary, plot and predict, which reads any
 # records file), no file calls a record reader (pit_record_each, pit_record_reader_open/next,
-# pit_follower_open on a path), and in src/control and src/report nothing hands a run's events
+# pit_follower_open on a path), and in src/control, src/policy, src/provider and src/report nothing hands a run's events
 # file to the run loader (pit_runset_load_events(... events ...)) unless the line says why with a
 # `/* reader: ... */` comment (printed below). The test also checks that it catches planted
 # offenders, so it cannot pass by matching nothing.
@@ -17,13 +17,13 @@ scan() { # DIR...: the record readers outside the allowed places
 scan_runset() { # DIR...: an elastic run's events file through the run loader, unmarked
   grep -rnHE --include='*.c' 'pit_runset_load_events\([^;]*events' "$@" | grep -v '/\* reader: '
 }
-found=$(cd "$SRC" && { scan src; scan_runset src/control src/report; })
+found=$(cd "$SRC" && { scan src; scan_runset src/control src/policy src/provider src/report; })
 if [ -n "$found" ]; then
   echo "FAIL: an events-file reader outside src/record/runlog.c (read the fold: pit_runlog_load):"
   echo "$found"
   exit 1
 fi
-marked=$(cd "$SRC" && grep -rnHE --include='*.c' 'pit_runset_load_events\([^;]*events' src/control src/report)
+marked=$(cd "$SRC" && grep -rnHE --include='*.c' 'pit_runset_load_events\([^;]*events' src/control src/policy src/provider src/report)
 [ -z "$marked" ] || { echo "allowed (marked):"; echo "$marked"; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/pit-onereader-XXXXXX")
 trap 'rm -rf "$T"' EXIT

@@ -13,7 +13,7 @@
  */
 #include <math.h>
 
-#include "pitstop/sim.h"
+#include "pitstop/policy.h"
 
 #define EPS 1e-9
 

@@ -25,7 +25,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "control/control_impl.h"
+#include "policy/observe.h"
 
 #define MAXG 256 /* live generations */
 

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/control_impl.h"
+#include "policy/observe.h"
 
 void pit_elastic_result_release(struct pit_elastic_result *r) {
   free(r->dec);
