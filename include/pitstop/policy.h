@@ -283,7 +283,7 @@ int pit_replay_events(const char *path, const struct pit_replay_opts *o, struct 
 /* The same on the run's fold (record.h, the run log), loaded by the caller; path names it in messages. */
 int pit_replay_log(const struct pit_runlog *log, const char *path, const struct pit_replay_opts *o,
                    struct pit_replay *r, struct pit_err *e);
-/* A replay as `pitstop simulate --replay` prints it (src/control/replay_fmt.c):
+/* A replay as `pitstop simulate --replay` prints it (src/policy/replay_fmt.c):
  * one JSON object on a line (PIT_EIO when f cannot take it), or the table's
  * head: both sides' resize decisions, whether they agree, the two costs. */
 int pit_replay_write_json(FILE *f, const char *events, const struct pit_replay *r, struct pit_err *e);

@@ -1,5 +1,5 @@
 /* elastic.c — a job driven step by step on a simulated clock by the same
- * policy code the controller runs (include/pitstop/control.h, "elastic
+ * policy code the controller runs (include/pitstop/policy.h, "elastic
  * simulation"; docs/simulate.md "Live meets simulated", "On-demand only").
  *
  * Each step: the model gives the iteration on the current membership; the

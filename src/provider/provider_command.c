@@ -298,7 +298,7 @@ static int start_once(struct pit_provider *p, const char *itype, int spot, struc
   }
 }
 
-/* name: TYPE, TYPE@spot or TYPE@on-demand (control.h); a bare TYPE is spot
+/* name: TYPE, TYPE@spot or TYPE@on-demand (provider.h); a bare TYPE is spot
  * when the config's "spot" list names it. */
 static int c_start(struct pit_provider *p, const char *name, struct pit_node *n, struct pit_err *e) {
   struct cmdp *c = p->impl;
