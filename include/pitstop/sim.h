@@ -8,7 +8,8 @@
  *     traces (time_s,itype,zone,available,spot_price_h);
  *  2. spot policies: pure functions state → choice (idle, spot, on-demand):
  *     pitstop's deadline-aware policy and the baselines on_demand, greedy and
- *     uniform_progress (Can't Be Late, NSDI '24);
+ *     uniform_progress (Can't Be Late, NSDI '24), declared in pitstop/policy.h
+ *     (src/policy: `pitstop run` asks the same code live);
  *  3. the simulator: one job replayed tick by tick under a policy;
  *  4. the optimum: the whole trace known in advance, solved exactly by
  *     dynamic programming over ticks × work done;
@@ -34,6 +35,7 @@
 #include <stdio.h>
 
 #include "pitstop/catalog.h"
+#include "pitstop/policy.h"
 #include "pitstop/util.h"
 
 /* ---------------- 1. traces ---------------- */
@@ -66,49 +68,6 @@ int pit_trace_load_all(const char *path, struct pit_trace **out, int *n, struct 
 const char *pit_trace_kind_itype(const char *path);
 /* Mean count and the share of ticks with a count > 0. */
 void pit_trace_stats(const struct pit_trace *t, double *mean, double *avail_frac);
-
-/* ---------------- 2. spot policies ---------------- */
-
-enum pit_spot_mode { PIT_SPOT_IDLE = 0, PIT_SPOT_SPOT, PIT_SPOT_OD };
-const char *pit_spot_mode_name(enum pit_spot_mode m); /* "idle" "spot" "on_demand" */
-
-/* What a spot policy sees at the start of a tick. Pure data; times in hours,
- * already on the model's tick grid. */
-struct pit_spot_state {
-  double t_h;                 /* elapsed since the job was submitted */
-  double done_h;              /* compute done */
-  double job_h;               /* compute the job needs */
-  double deadline_h;          /* from submission */
-  double restart_h;           /* overhead of every instance start */
-  double tick_h;              /* decision granularity */
-  int spot_avail;             /* a spot instance can be had (or kept) this tick */
-  enum pit_spot_mode mode;    /* what the job holds now (spot already dropped if reclaimed) */
-  double overhead_left_h;     /* of the current instance's start, still to pass */
-  double price_h, spot_price_h;
-  double avail_seen;          /* share of the ticks so far with spot available (0.5 before any) */
-  double run_seen_h;          /* mean length of the spans of spot availability seen so far, the
-                                 current one included (0: none seen yet) */
-  double spot_share;          /* share of the job's nodes spot would hold now (many nodes: the trace's
-                                 count / nodes, at most 1); 0 is read as 1 (one node) */
-  double avail_for_h;         /* how long spot has been available without a break, this tick included
-                                 (0: away); NaN: not known (live, while no spot node is held) */
-};
-
-enum pit_spot_policy {
-  PIT_SPOT_PITSTOP = 0,       /* pitstop's deadline-aware policy */
-  PIT_SPOT_ON_DEMAND,         /* on-demand from start to end */
-  PIT_SPOT_GREEDY,            /* spot while available, idle while the slack lasts, then on-demand */
-  PIT_SPOT_UNIFORM,           /* uniform progress (Can't Be Late, NSDI '24) with its restart rules */
-  PIT_SPOT_NPOLICIES
-};
-const char *pit_spot_policy_name(enum pit_spot_policy p); /* "pitstop" "on_demand" "greedy" "uniform_progress" */
-
-/* Pure: the same state always gives the same choice; never chooses spot
- * when s->spot_avail is 0. */
-enum pit_spot_mode pit_spot_decide(enum pit_spot_policy p, const struct pit_spot_state *s);
-/* The share of ticks with spot seen after t_h hours, drawn toward 1/2 by a prior worth
- * half of slack0_h (the slack at submission) in ticks; seen as is when either is <= 0. */
-double pit_spot_prior_seen(double seen, double t_h, double slack0_h, double tick_h);
 
 /* ---------------- 3. the simulator ---------------- */
 
@@ -227,49 +186,8 @@ struct pit_sim_study {
   uint64_t seed;                  /* randomized policies (ROSS) */
 };
 
-/* A membership: spot + od nodes of pool (idle: spot + od == 0). */
-struct pit_sim_member { int pool, spot, od; };
-
 enum pit_simnode_state { PIT_SNODE_BOOTING = 0, PIT_SNODE_RUNNING, PIT_SNODE_RECLAIMED, PIT_SNODE_STOPPED };
 struct pit_sim_node { int pool; unsigned char spot, state; int64_t start; /* tick */ };
-
-/* What a fleet policy sees at the start of a tick (after reclaims). Arrays of
- * npools, owned by the simulator. Hours on the tick grid; done_h and job_h in
- * hours of the job on `nodes` nodes. */
-struct pit_fleet_view {
-  double t_h, done_h, job_h, deadline_h, restart_h, tick_h;
-  int npools, nodes, nmin, nmax;
-  double sigma, kappa;
-  const int *count;               /* spot nodes each pool can give now */
-  const double *price_h, *spot_price_h;
-  const double *avail_seen;       /* share of the ticks so far with count >= 1 (0.5 before any) */
-  const double *span_seen_h;      /* mean span of availability seen (0: none) */
-  const double *avail_for_h;      /* how long each pool's spot has been available without a break (0: away) */
-  double any_seen;                /* share of the ticks so far with spot in some pool (0.5 before any) */
-  const double *move_h;           /* time a move out of pool p adds (transfer) */
-  const double *move_usd;         /* egress of a move out of pool p */
-  struct pit_sim_member cur;      /* what the job holds (survivors of a reclaim) */
-  int reclaimed;                  /* nodes reclaimed at this tick */
-  int ckpt_pool;                  /* where the checkpoint is (-1: nowhere yet) */
-  double overhead_left_h;
-  uint64_t seed;
-  int fixed_pool, fixed_spot;     /* PIT_FLEET_FIXED: the membership held (fixed_spot of nodes on spot) */
-};
-
-enum pit_fleet_policy {
-  PIT_FLEET_PITSTOP = 0,          /* pitstop: zones, markets, when to move and wait (policy_fleet.c) */
-  PIT_FLEET_ON_DEMAND,            /* `nodes` on-demand in the cheapest pool */
-  PIT_FLEET_GREEDY,               /* the single-node greedy on the whole job, one pool */
-  PIT_FLEET_UNIFORM,              /* uniform progress on the whole job, one pool */
-  PIT_FLEET_SKYNOMAD,             /* multi-zone, in the manner of SkyNomad (arXiv 2601.06520) */
-  PIT_FLEET_ROSS,                 /* randomized, in the manner of ROSS (arXiv 2601.14612) */
-  PIT_FLEET_FIXED,                /* one membership held whenever the trace allows (best fixed) */
-  PIT_FLEET_NPOLICIES
-};
-const char *pit_fleet_policy_name(enum pit_fleet_policy p);
-/* Pure: the same view gives the same membership. Never more spot nodes than
- * count[pool]; nodes within nmin..nmax or idle. */
-struct pit_sim_member pit_fleet_decide(enum pit_fleet_policy p, const struct pit_fleet_view *v);
 
 struct pit_fleet_change { double t_h; struct pit_sim_member to; int reclaimed; };
 struct pit_fleet_result {

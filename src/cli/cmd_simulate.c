@@ -3,7 +3,7 @@
  * (on_demand, greedy, uniform_progress) and the exact optimum, each with its
  * gap to the optimum (docs/simulate.md; library: include/pitstop/sim.h).
  * Invariant: options + library calls (src/sim/study.c sets a study up and runs
- * it, src/sim/sim_fmt.c and src/control/replay_fmt.c print it); prints only on
+ * it, src/sim/sim_fmt.c and src/policy/replay_fmt.c print it); prints only on
  * success (table or one JSON object on stdout) or one error line on stderr;
  * the only file written is --chart's (atomically).
  */

@@ -1,5 +1,5 @@
 /* ctl_market.c — the market layer: which market (spot or on-demand) the run's
- * nodes are on, chosen by pit_spot_decide (src/sim) on what the run has measured
+ * nodes are on, chosen by pit_spot_decide (src/policy) on what the run has measured
  * and has seen of spot capacity (market.c), and acted on: a decision record for
  * each choice, nodes reshaped onto the market chosen, idle waits for capacity.
  *

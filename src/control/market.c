@@ -1,7 +1,7 @@
 /* market.c — the live side of the spot policy: what `pitstop run` has seen of
  * spot capacity (spans of availability between spot starts, reclaims and
  * failed spot starts) and the struct pit_spot_state it builds from the run's
- * own measurements, so pit_spot_decide (src/sim/policy_spot.c, the code
+ * own measurements, so pit_spot_decide (src/policy/policy_spot.c, the code
  * `pitstop simulate` judges) chooses spot, on-demand or idle live as it does
  * on a trace.
  *

@@ -4,10 +4,11 @@
 # record by record. Outside src/record/ (the readers themselves and the fold) and
 # src/store/runset.c (the one loader of runs for summary, plot and predict, which reads any
 # records file), no file calls a record reader (pit_record_each, pit_record_reader_open/next,
-# pit_follower_open on a path), and in src/control and src/report nothing hands a run's events
-# file to the run loader (pit_runset_load_events(... events ...)): pitstop status's predictor
-# series come from the fold's own reading (pit_runlog_load_each), so no exception is left. The test
-# also checks that it catches planted offenders, so it cannot pass by matching nothing.
+# pit_follower_open on a path), and in src/control, src/policy, src/provider and src/report
+# nothing hands a run's events file to the run loader (pit_runset_load_events(... events ...)):
+# pitstop status's predictor series come from the fold's own reading (pit_runlog_load_each), so no
+# exception is left. The test also checks that it catches planted offenders, so it cannot pass by
+# matching nothing.
 set -u
 SRC=${PIT_SOURCE_DIR:?}
 readers='pit_record_each\(|pit_record_reader_(open|next)\(|pit_follower_open\('
@@ -17,7 +18,7 @@ scan() { # DIR...: the record readers outside the allowed places
 scan_runset() { # DIR...: an elastic run's events file through the run loader
   grep -rnHE --include='*.c' 'pit_runset_load_events\([^;]*events' "$@"
 }
-found=$(cd "$SRC" && { scan src; scan_runset src/control src/report; })
+found=$(cd "$SRC" && { scan src; scan_runset src/control src/policy src/provider src/report; })
 if [ -n "$found" ]; then
   echo "FAIL: an events-file reader outside src/record/runlog.c (read the fold: pit_runlog_load):"
   echo "$found"

@@ -7,7 +7,7 @@
 
 #include <regex.h>
 
-#include "control/control_impl.h"
+#include "provider/provider_impl.h"
 
 #define T_ARGS 64
 #define MAX_ITEMS 256

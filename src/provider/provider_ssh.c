@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/control_impl.h"
+#include "provider/provider_impl.h"
 
 #define SSH_HOSTS_MAX 256
 #define SSH_OPTS_MAX 32

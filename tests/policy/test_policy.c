@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "pitstop/control.h"
+#include "pitstop/policy.h"
 
 static void type(struct pit_policy_state *s, const char *it, double price, double speed) {
   struct pit_policy_type *t = &s->types[s->ntypes++];

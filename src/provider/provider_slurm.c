@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "control/control_impl.h"
+#include "provider/provider_impl.h"
 
 struct slurm {
   char jobname[PIT_NAME_MAX + 16];

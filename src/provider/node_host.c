@@ -23,7 +23,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "control/control_impl.h"
+#include "provider/provider_impl.h"
 
 static int runnable(const char *exe) {
   if (strchr(exe, '/'))

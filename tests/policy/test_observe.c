@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "control/control_impl.h"
-#include "pitstop/control.h"
+#include "policy/observe.h"
+#include "pitstop/policy.h"
 #include "pitstop/record.h"
 
 #define TRUE_TP 0.0190

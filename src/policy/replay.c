@@ -1,5 +1,5 @@
 /* replay.c — a recorded run driven again by the same policy on a simulated
- * clock (include/pitstop/control.h, "replay"; docs/simulate.md "Live meets
+ * clock (include/pitstop/policy.h, "replay"; docs/simulate.md "Live meets
  * simulated"): the workload model of pit_elastic_run (elastic.c) made of the
  * run's own records.
  *
@@ -25,7 +25,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "control/control_impl.h"
+#include "policy/observe.h"
 
 #define MAXG 256 /* live generations */
 

@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "control/control_impl.h"
+#include "provider/provider_impl.h"
 
 #define CG_V1 "/sys/fs/cgroup/cpu"
 #define CG_V2 "/sys/fs/cgroup"

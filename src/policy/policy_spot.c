@@ -1,6 +1,6 @@
 /* policy_spot.c — spot policies as pure functions: state (time, work done,
  * deadline, restart overhead, spot availability, what the job holds, prices)
- * → choice (idle, spot, on-demand). The same code serves `pitstop simulate`,
+ * → choice (idle, spot, on-demand). The same code serves `pitstop simulate`, `pitstop run`'s market layer,
  * the benchmark and tests; docs/simulate.md explains each rule.
  *
  * Slack: S = (deadline − t) − (job − done), the time the job can still lose;
@@ -13,7 +13,7 @@
  */
 #include <math.h>
 
-#include "pitstop/sim.h"
+#include "pitstop/policy.h"
 
 #define EPS 1e-9
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "pitstop/control.h"
+#include "pitstop/policy.h"
 
 static void fixture_one_type(struct pit_policy_state *s, int nodes, double tp_cur, int64_t step, int64_t since,
                              int nmax, double t, double switch_s) {

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "control/control_impl.h"
+#include "provider/procs.h"
 
 int ctl_read_small(const char *path, char *buf, size_t n) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);

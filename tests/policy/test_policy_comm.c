@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "pitstop/control.h"
+#include "pitstop/policy.h"
 #include "policy_fixture.h"
 
 static struct pit_choice ch; /* large: not on the stack */

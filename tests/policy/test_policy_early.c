@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "control/control_impl.h"
-#include "pitstop/control.h"
+#include "policy/observe.h"
+#include "pitstop/policy.h"
 #include "pitstop/record.h"
 #include "policy_fixture.h"
 

@@ -1,5 +1,5 @@
 /* elastic.c — a job driven step by step on a simulated clock by the same
- * policy code the controller runs (include/pitstop/control.h, "elastic
+ * policy code the controller runs (include/pitstop/policy.h, "elastic
  * simulation"; docs/simulate.md "Live meets simulated", "On-demand only").
  *
  * Each step: the model gives the iteration on the current membership; the
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/control_impl.h"
+#include "policy/observe.h"
 
 void pit_elastic_result_release(struct pit_elastic_result *r) {
   free(r->dec);

@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pitstop/control.h"
+#include "pitstop/policy.h"
 #include "pitstop/predict.h"
 
 /* 95% relative half-width of a t_p predicted from the current ranks'

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pitstop/control.h"
+#include "pitstop/provider.h"
 
 int pit_run_membership_parse(struct pit_membership *m, const char *text, const char *deftype, struct pit_err *e) {
   pit_membership_clear(m);

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "pitstop/control.h"
+#include "pitstop/policy.h"
 
 /* The two sides of a replay: the run's decisions (live) and the replay's (sim). */
 static const struct side {

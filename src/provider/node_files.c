@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "control/control_impl.h"
+#include "provider/provider_impl.h"
 
 static void path_of(const char *state_dir, const char *id, char *buf, size_t n) {
   snprintf(buf, n, "%s/nodes/%s.node", state_dir, id);

@@ -36,7 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "control/provider_command.h"
+#include "provider/provider_command.h"
 
 
 static int c_open(struct pit_provider *p, struct pit_err *e) {

@@ -14,7 +14,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "pitstop/sim.h"
+#include "pitstop/policy.h"
 
 #define EPS 1e-9
 

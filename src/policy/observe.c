@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/control_impl.h"
+#include "policy/observe.h"
 #include "pitstop/analysis.h"
 #include "pitstop/predict.h"
 

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "control/provider_command.h"
+#include "provider/provider_command.h"
 
 /* ---------------- presets ---------------- */
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pitstop/control.h"
+#include "pitstop/policy.h"
 
 static const struct {
   const char *name;

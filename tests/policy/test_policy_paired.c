@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "control/control_impl.h"
-#include "pitstop/control.h"
+#include "policy/observe.h"
+#include "pitstop/policy.h"
 #include "pitstop/record.h"
 
 static struct pit_choice ch; /* large: not on the stack */

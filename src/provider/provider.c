@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "control/control_impl.h"
+#include "provider/provider_impl.h"
 
 static const struct pit_provider_ops *const providers[] = {
     &pit_provider_local,
