@@ -107,7 +107,12 @@ void pit_cli_print_decisions(const struct pit_runlog *log) {
       char to[PIT_MEMBERSHIP_TEXT_MAX] = "?";
       if (d->nalts > 0)
         pit_membership_format(&d->alts[0].m, to, sizeof to);
-      printf("  %7.1fs  step %6lld  %s → %s: %s\n", x->t, (long long)d->step, d->kind, to, why);
+      char head[PIT_MEMBERSHIP_TEXT_MAX + 64];
+      snprintf(head, sizeof head, "%s → %s", d->kind, to);
+      if (strncmp(why, head, strlen(head)) == 0) /* the reason says what already */
+        printf("  %7.1fs  step %6lld  %s\n", x->t, (long long)d->step, why);
+      else
+        printf("  %7.1fs  step %6lld  %s: %s\n", x->t, (long long)d->step, head, why);
     }
   }
   print_keeps(nkeep, k0, k1, kt, kreason);

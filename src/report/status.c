@@ -97,7 +97,9 @@ static int live_controller(const char *dir) {
   fclose(f);
   buf[n] = '\0';
   long pid = strtol(buf, NULL, 10);
-  if (pid <= 0 || (kill((pid_t)pid, 0) < 0 && errno != EPERM))
+  /* the caller's own pid: pitstop run writing its report.html once its controller returned (the
+   * lock file stays until the process exits), so the run is not running any more */
+  if (pid <= 0 || pid == (long)getpid() || (kill((pid_t)pid, 0) < 0 && errno != EPERM))
     return 0;
   return (int)pid;
 }

@@ -31,6 +31,11 @@ echo "failure: $(grep -o 'generation 0 failed.*redone)' "$T/err.txt")"
 if command -v gnuplot > /dev/null; then
   [ -s "$T/r/report.html" ] && grep -q "^report: $T/r/report.html$" "$T/out.txt" &&
     grep -q 'data:image/png;base64,' "$T/r/report.html" || fail "no report.html with its timeline beside the run's records"
+  # written by pitstop run after its controller returned (its lock file still there, naming this process):
+  # the run is no longer running (this foreign script's generations have no end record, so the fold
+  # cannot call it finished: "stopped")
+  grep -q '<p>stopped, generation' "$T/r/report.html" ||
+    fail "report.html says: $(grep -o '<p>[a-z]*, generation' "$T/r/report.html")"
 fi
 # its timeline draws the failed generation (whose steps were dropped: no iteration records) as a span
 # from its launch to the next generation's first record, marked failed, and generation 1 unmarked
