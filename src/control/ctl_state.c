@@ -166,6 +166,7 @@ int ctl_take_lock(struct ctl *c, struct pit_err *e) {
   if (flock(c->lock_fd, LOCK_EX | LOCK_NB) < 0) {
     char who[64] = "";
     ctl_read_small(path, who, sizeof who);
+    who[strcspn(who, "\r\n")] = '\0'; /* the file holds "PID\n" */
     close(c->lock_fd);
     c->lock_fd = -1;
     pit_err_set(e, PIT_ESTATE, "run '%s' is being controlled by another pitstop (pid %s)", c->o->run,

@@ -4,7 +4,8 @@
 # (SIGINT), SIGTERM and a double Ctrl-C, each in the start, steady and checkpoint phases of a
 # workload that speaks the protocol (tests/control/fake/proto_slow.py): exit 130 or 143, the
 # report printed (how the workload stopped, where the run continues), and nothing left: no
-# process of the run, no node file, no cgroup, no held lock (listed before and after). Then a
+# process of the run, no node file, no cgroup, no held lock (listed before and after). In the
+# steady phase the same command again is refused, naming the running controller's pid. Then a
 # program that speaks no protocol (SIGTERM, and one that ignores it: killed after --grace), and
 # pitstop train under mpirun stopped by Ctrl-C and continued by the same command to the end.
 set -euo pipefail
@@ -53,6 +54,12 @@ stop_case() {
     steady) wait_for "$log" "step 5$" 300 ;;
     checkpoint) wait_for "$log" "checkpointing at 10" 300 ;;
   esac
+  if [ "$phase" = steady ]; then # the same command again, while this one runs: refused, naming its pid
+    local rc2=0 second
+    second=$("$PITSTOP" run --catalog "$T/cat.tsv" --checkpoint-dir "$dir" --run "ts$name" --quiet "$@" 2>&1) || rc2=$?
+    [ "$rc2" != 0 ] && [[ "$second" == *"being controlled by another pitstop (pid $ctl)"* ]] ||
+      fail "$name: a second controller of the run was not refused with its pid (exit $rc2): $second"
+  fi
   local during
   during=$(left "$name")
   [ -n "$during" ] || fail "$name: the run holds nothing while it runs (the leftover check could not fail)"
