@@ -59,7 +59,7 @@ calls = [json.load(open(os.path.join(cloud, "calls", f)))["argv"][1:] for f in s
 starts = [a for a in calls if a[1] == "run-instances"]
 for a in starts:  # every start names its zone, as one argv entry
     assert a[a.index("--placement") + 1] in ("AvailabilityZone=us-east-1a", "AvailabilityZone=us-east-1b"), a
-refused = [a for a in starts if "MarketType=spot" in a and "AvailabilityZone=us-east-1a" in a]
+asked = [a for a in starts if "MarketType=spot" in a and "AvailabilityZone=us-east-1a" in a]
 nodes = {n["id"]: n for n in json.load(open(os.path.join(cloud, "nodes.json")))["nodes"] if n["tags"].get("pitstop-run") == run}
 terms = {a[a.index("--instance-ids") + 1] for a in calls if a[1] == "terminate-instances"}
 now = time.time()
@@ -84,7 +84,7 @@ assert all(d.get("inputs") for d in dec), "a zone decision without its inputs"
 assert dec[0]["to"] == "c5.large@spot:2" and dec[0]["zone"] == "us-east-1a", dec[0]
 moves = [d for d in dec if d["what"] == "zone"]
 assert moves, [d["why"] for d in dec]
-print(f"{len(starts)} run-instances, each with its zone ({len(refused)} spot starts refused in us-east-1a); "
+print(f"{len(starts)} run-instances, each with its zone ({len(asked)} spot starts asked in us-east-1a, one node given); "
       f"{len(nodes)} nodes started, all terminated; the job ran in {sorted(zones)}, {mixed} of {len(at)} steps on "
       f"spot and on-demand at once; {len(dec)} zone decisions, e.g.: {moves[0]['why'][:220]}...")
 PYEOF
