@@ -123,6 +123,8 @@ struct pit_choice {
   int decided;                      /* 1: a decision point (alternatives weighed; write a record) */
   int nalts;
   struct pit_policy_alt alts[PIT_POLICY_ALTS_MAX]; /* alts[0] is keep */
+  char zone[PIT_ZONE_MAX];          /* a zone decision's zone ("": none) */
+  char inputs[3072];                /* a zone decision's inputs (pit_zone_in_json; "": none) */
 };
 /* Pure: the same state always gives the same choice.
  *
@@ -377,5 +379,45 @@ const char *pit_fleet_policy_name(enum pit_fleet_policy p);
 /* Pure: the same view gives the same membership. Never more spot nodes than
  * count[pool]; nodes within nmin..nmax or idle. */
 struct pit_sim_member pit_fleet_decide(enum pit_fleet_policy p, const struct pit_fleet_view *v);
+
+/* ---------------- zones live (pitstop run across zones; policy_zones.c) ----------------
+ * What `pitstop run` has seen of each zone of one instance type, and the fleet
+ * policy asked on it (pit_zone_decide builds the pit_fleet_view and asks
+ * PIT_FLEET_PITSTOP). A zone never tried is taken to give spot to every node,
+ * available since the run began (its span: the run so far); a zone where a spot
+ * start failed or a node was reclaimed gives what it held then (known). The
+ * checkpoint is on storage every zone reaches: a move costs a restart, no transfer. */
+struct pit_zone_obs {
+  char name[PIT_ZONE_MAX];
+  int known;                  /* a spot start failed there or a reclaim came: cap is what it gave */
+  int cap;                    /* spot nodes it gives (known) */
+  double up_s;                /* seconds of spot held there, its spans' total (the current one included) */
+  int nup;                    /* those spans */
+  double price_h, spot_price_h;
+};
+struct pit_zone_in {
+  double t_s, deadline_s;     /* run seconds now; the deadline */
+  double tp_s, restart_s, tick_s; /* measured PIT time (the membership's), restart, decision spacing */
+  int64_t step, total_steps;
+  int measured;               /* 0: nothing measured yet (PIT time, job length): spot first, the rest on-demand */
+  int running;                /* the job runs (a decision point): never idle it */
+  double any_seen;            /* share of the run with spot held in some zone (0.5: none seen) */
+  int nodes, nzones;
+  struct pit_zone_obs z[PIT_ZONES_MAX];
+  struct pit_sim_member cur;  /* what the job holds: zone index, spot and on-demand nodes (none: 0, 0, 0) */
+  int ckpt_zone;              /* the zone of the checkpoint's last generation (-1: none yet) */
+};
+/* Pure: the same inputs give the same membership (zone, spot, on-demand). */
+struct pit_sim_member pit_zone_decide(const struct pit_zone_in *in);
+/* The decision in words (one line, the zones weighed). */
+void pit_zone_reason(const struct pit_zone_in *in, struct pit_sim_member to, char *buf, size_t n);
+/* in as one JSON object into buf (n bytes); PIT_EARG when it does not fit. */
+int pit_zone_in_json(const struct pit_zone_in *in, char *buf, size_t n, struct pit_err *e);
+/* The inverse (every key required); PIT_EFORMAT naming the key. */
+int pit_zone_in_parse(struct pit_zone_in *in, const char *json, struct pit_err *e);
+/* simulate --replay of a run across zones: every zone decision of the events
+ * file decided again from its inputs; *n decisions, *same of them the same
+ * (zone, spot and on-demand nodes); first: the first that differs, in words. */
+int pit_replay_zones(const char *events, int *n, int *same, char *first, size_t nfirst, struct pit_err *e);
 
 #endif

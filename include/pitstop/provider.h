@@ -42,6 +42,7 @@ enum pit_launcher { PIT_LAUNCH_MPI = 0, PIT_LAUNCH_PER_NODE };
 
 enum pit_node_state { PIT_NODE_READY = 0, PIT_NODE_STOPPED, PIT_NODE_LOST };
 
+#define PIT_ZONE_MAX 32
 struct pit_node {
   char id[PIT_NAME_MAX];     /* unique within the provider, e.g. "r1.local-1.0" */
   char itype[PIT_NAME_MAX];
@@ -56,6 +57,7 @@ struct pit_node {
   int spot;                  /* started on the spot market (price_h is then the spot price) */
   double waste_s;            /* seconds billed by failed or hung start attempts before this node came up */
   char why[96];              /* why the controller started it (for the report) */
+  char zone[PIT_ZONE_MAX];   /* the zone it was started in ("": the provider's default) */
 };
 
 /* What a provider's poll reports about a node of the run. */
@@ -87,6 +89,7 @@ struct pit_provider_conf {
 /* All strings in pit_provider_conf are borrowed: they outlive the provider. */
 
 #define PIT_WRAP_MAX 64
+#define PIT_ZONES_MAX 8
 struct pit_provider;
 struct pit_provider_ops {
   const char *name;
@@ -136,6 +139,11 @@ struct pit_provider {
   struct pit_provider_conf conf;
   void *impl;                       /* owned by the implementation */
   double waste_s, waste_usd;        /* billed by start attempts that failed or hung (the provider adds) */
+  /* zones (the command provider's "zones" list, set at open; 0: none): the
+   * controller names the zone of the next start in zone ("": the default) */
+  int nzones;
+  char zones[PIT_ZONES_MAX][PIT_ZONE_MAX];
+  char zone[PIT_ZONE_MAX];
 };
 
 /* The provider registry: "local" (this machine's CPUs, cgroup quotas),

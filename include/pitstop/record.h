@@ -228,7 +228,9 @@ int pit_record_each(const char *path, pit_record_fn fn, void *ctx, struct pit_er
  * policy weighed (its "what" set): "what", "model", "pit_s", "pit_interval_s"
  * [lo, hi], "predicted_interval_s" [lo, hi], "fits"}], "shares", "previous",
  * "speed_sps", "predicted_step_s", "previous_predicted_step_s", "why" (reason),
- * then, for a controller's decision (policy set): "policy", "action", "from", "to".
+ * then, for a controller's decision (policy set): "policy", "action", "from", "to",
+ * and, for a choice of zone (policy "zones"), "zone" and "inputs" (the object the
+ * zone policy decided on, src/policy/policy_zones.c).
  * A membership is its text form (TYPE@spot for a node on the spot market); an
  * interval's unbounded high end is written -1; a weighed alternative's unknown
  * t_p or interval end is null (read back as NaN). Unknown keys are ignored by the
@@ -262,6 +264,8 @@ struct pit_decision {
   char policy[32];            /* the policy that decided ("cost", "spot", "reclaim", ...); "" absent */
   char action[16];            /* keep | resize | recommend | market */
   struct pit_membership from, to; /* the membership before and the one decided (n == 0: none) */
+  char zone[32];              /* the zone of "to" ("": none named) */
+  char *inputs;               /* JSON object text (owned): what a zone decision was decided on; NULL: absent */
 };
 void pit_decision_init(struct pit_decision *d);     /* all absent */
 void pit_decision_release(struct pit_decision *d);  /* frees what it owns, re-initialises */

@@ -324,6 +324,7 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
   provider_conf(c, &pc);
   if ((rc = open_provider(c, &pc, e)) < 0)
     return rc;
+  ctl_zones_init(c);
   snprintf(c->events_path, sizeof c->events_path, "%s", o->events ? o->events : "");
   if (!o->events)
     snprintf(c->events_path, sizeof c->events_path, "%s/events.jsonl", c->state_dir);
@@ -532,6 +533,7 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
       char why2[96];
       snprintf(why2, sizeof why2, "replaces %.40s (set aside)", c->nodes[i].id);
       if (c->spot.on && c->nodes[i].spot) {
+        ctl_zones_spot_down(c, c->nodes[i].zone, 1);
         ctl_spot_down(&c->spot, now_t(c), ctl_spot_retry_s(c));
         spot_lost = 1;
         if ((rc = ctl_stop_node_at(c, i, "lost", e)) < 0)

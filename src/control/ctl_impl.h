@@ -9,6 +9,7 @@
  *   ctl_handlers.c  what the loop dispatches: records in, snapshots, progress lines
  *   ctl_policy.c    the policy asked at a decision point, its decision carried out
  *   ctl_market.c    the market layer: spot or on-demand (pit_spot_decide)
+ *   ctl_zones.c     the market layer across zones (pit_zone_decide)
  *   ctl_nodes.c     nodes started and stopped, billing, reshaping to a membership
  *   ctl_state.c     RUN_DIR/state, the lock, held checkpoints, reconcile, resume
  *   ctl_out.c       records out (events file, store), held records, the status line
@@ -38,6 +39,19 @@
 
 #define MAX_NODES 256
 #define RECENT 64
+
+/* The run across zones (ctl_zones.c): what it has seen of each zone. */
+struct ctl_zones {
+  int on;                           /* spot layer on, the provider names >= 2 zones, one instance type */
+  char itype[PIT_NAME_MAX];
+  int nodes;                        /* the job's node count */
+  int n;
+  struct pit_zone_obs z[PIT_ZONES_MAX]; /* closed spans in up_s, nup */
+  double up_since[PIT_ZONES_MAX];   /* run seconds the current span of spot held there began; NaN: none */
+  int want;                         /* the zone the reshape starts nodes in (-1: none yet) */
+  int ckpt;                         /* the zone of the last generation's nodes (-1: none) */
+  int planned;                      /* the pending resize is the zone policy's choice: carried out as chosen */
+};
 
 struct ctl {
   const struct pit_run_opts *o;
@@ -101,6 +115,7 @@ struct ctl {
   struct ctl_spot spot;
   double first_iter_t;              /* run seconds of the first iteration of the run (boot + launch + init) */
   int spot_failed;                  /* the last reshape failed on a spot start (no capacity) */
+  struct ctl_zones zn;              /* across zones (ctl_zones.c) */
   int reclaim_stop;                 /* this generation stops for a reclaim notice */
   /* faults (issue 28) */
   int64_t step_written;             /* the events file holds every step below this: a step done again
@@ -225,6 +240,15 @@ int ctl_spot_reshape(struct ctl *c, const struct pit_membership *want, enum pit_
                  struct pit_err *e);
 int ctl_reshape_market(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e);
 int ctl_spot_initial(struct ctl *c, struct pit_err *e);
+double ctl_restart_seconds(const struct ctl *c);
+double ctl_measured_tp(const struct ctl *c, const struct pit_membership *bare);
+
+/* ctl_zones.c: the market layer across zones (pit_zone_decide) */
+void ctl_zones_init(struct ctl *c);
+void ctl_zones_spot_up(struct ctl *c, const char *zone);
+void ctl_zones_spot_down(struct ctl *c, const char *zone, int reclaimed);
+int ctl_zones_reshape(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e);
+int ctl_zones_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e);
 
 /* ctl_policy.c: the policy asked, its decision carried out (a stop request, a resize by restart) */
 double ctl_switch_seconds(const struct ctl *c);

@@ -54,8 +54,10 @@ static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err
       return 1;
     }
     warn(c, "node %s will be reclaimed in %.0f s: checkpoint now, then a replacement", ev[k].id, ev[k].grace_s);
-    if (c->nodes[i].spot) /* spot capacity is away from now: the spot policy chooses the replacement's market */
+    if (c->nodes[i].spot) { /* spot capacity is away from now: the spot policy chooses the replacement's market */
+      ctl_zones_spot_down(c, c->nodes[i].zone, 1);
       ctl_spot_down(&c->spot, now_t(c), ctl_spot_retry_s(c));
+    }
     c->reclaim_stop = 1;
     if (c->nreclaimed < MAX_NODES)
       snprintf(c->reclaimed[c->nreclaimed++], PIT_NAME_MAX, "%.63s", ev[k].id);

@@ -71,7 +71,7 @@ static void market_prices(const struct ctl *c, const struct pit_membership *bare
 /* Seconds a restart costs in this job: the resizes' mean (decision → first
  * iteration) once there is one, else the run's first start (nodes, launch,
  * init) plus the last checkpoint's time; NaN before the first iteration. */
-static double restart_seconds(const struct ctl *c) {
+double ctl_restart_seconds(const struct ctl *c) {
   double sw = ctl_switch_seconds(c);
   if (isfinite(sw))
     return sw;
@@ -79,7 +79,7 @@ static double restart_seconds(const struct ctl *c) {
 }
 
 /* The measured PIT time of bare (NaN: none). */
-static double measured_tp(const struct ctl *c, const struct pit_membership *bare) {
+double ctl_measured_tp(const struct ctl *c, const struct pit_membership *bare) {
   for (int i = 0; i < c->obs.nmeas; i++)
     if (pit_membership_equal(&c->obs.meas[i].m, bare))
       return c->obs.meas[i].tp;
@@ -91,7 +91,7 @@ static double measured_tp(const struct ctl *c, const struct pit_membership *bare
 double ctl_spot_retry_s(const struct ctl *c) {
   struct pit_membership bare;
   pit_membership_bare(&c->cur, &bare);
-  double tick = (double)(c->o->policy.every > 0 ? c->o->policy.every : 50) * measured_tp(c, &bare);
+  double tick = (double)(c->o->policy.every > 0 ? c->o->policy.every : 50) * ctl_measured_tp(c, &bare);
   return tick > 1 ? tick : 1;
 }
 
@@ -102,8 +102,8 @@ double ctl_spot_retry_s(const struct ctl *c) {
  * 0: decided; 1: nothing measured yet (job length or PIT time unknown). */
 static int spot_choose(struct ctl *c, const struct pit_membership *bare, enum pit_spot_mode held,
                        enum pit_spot_mode *to, struct pit_choice *ch, struct pit_err *e) {
-  struct ctl_spot_in in = {.t = now_t(c), .deadline_s = c->o->policy.deadline_s, .tp = measured_tp(c, bare),
-                           .restart_s = restart_seconds(c), .step = c->step_next, .total_steps = c->total_steps,
+  struct ctl_spot_in in = {.t = now_t(c), .deadline_s = c->o->policy.deadline_s, .tp = ctl_measured_tp(c, bare),
+                           .restart_s = ctl_restart_seconds(c), .step = c->step_next, .total_steps = c->total_steps,
                            .mode = held};
   if (!(in.tp > 0) || c->total_steps <= 0 || !isfinite(in.restart_s))
     return 1;
@@ -144,6 +144,8 @@ static int spot_choose(struct ctl *c, const struct pit_membership *bare, enum pi
  * the policy's choice ch gets the market pit_spot_decide wants; a keep on
  * the other market becomes a resize onto it. A spot record says why. */
 int ctl_spot_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e) {
+  if (c->zn.on)
+    return ctl_zones_point(c, ch, e);
   struct pit_choice sc = {0};
   struct pit_membership bare;
   pit_membership_bare(&ch->to, &bare);
@@ -182,6 +184,8 @@ static void spot_start_failed(struct ctl *c, struct pit_err *e) {
  * (PIT time, job length): on-demand, which cannot miss for spot's sake. */
 int ctl_spot_reshape(struct ctl *c, const struct pit_membership *want, enum pit_spot_mode held, const char *why,
                      struct pit_err *e) {
+  if (c->zn.on)
+    return ctl_zones_reshape(c, NULL, why, e);
   struct pit_choice ch = {0};
   struct pit_membership bare;
   pit_membership_bare(want, &bare);
@@ -237,6 +241,8 @@ int ctl_spot_reshape(struct ctl *c, const struct pit_membership *want, enum pit_
 /* reshape, and with the spot layer on, a failed spot start handed to the
  * spot policy (on-demand or idle) rather than failing the run. */
 int ctl_reshape_market(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e) {
+  if (c->zn.on)
+    return ctl_zones_reshape(c, c->zn.planned ? want : NULL, why, e);
   c->spot_failed = 0;
   int rc = ctl_reshape(c, want, why, e);
   if (rc == 0 || !c->spot.on || !c->spot_failed)
@@ -250,6 +256,8 @@ int ctl_reshape_market(struct ctl *c, const struct pit_membership *want, const c
  * first decision point weighs the slack with measured numbers and turns to
  * on-demand when it runs short). A membership that names its market is kept. */
 int ctl_spot_initial(struct ctl *c, struct pit_err *e) {
+  if (c->zn.on) /* the zone policy chooses the first membership's zone and markets */
+    return 0;
   struct pit_choice ch = {0};
   struct pit_membership bare;
   pit_membership_bare(&c->cur, &bare);

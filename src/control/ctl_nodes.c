@@ -24,6 +24,7 @@ int ctl_start_node(struct ctl *c, const char *itype, enum pit_market mk, const c
     return pit_err_set(e, PIT_EARG, "more than %d nodes", MAX_NODES);
   struct pit_node *n = &c->nodes[c->nnodes];
   double t = now_t(c);
+  snprintf(c->prov.zone, sizeof c->prov.zone, "%s", c->zn.on && c->zn.want >= 0 ? c->zn.z[c->zn.want].name : "");
   int rc = c->prov.ops->start(&c->prov, itype, c->prov.ops->spot_market ? mk : PIT_MARKET_DEFAULT, n, e);
   if (rc < 0) {
     c->spot_failed = mk == PIT_MARKET_SPOT && rc == PIT_ESTATE;
@@ -36,6 +37,8 @@ int ctl_start_node(struct ctl *c, const char *itype, enum pit_market mk, const c
   n->t_ready = now_t(c);
   n->t_stop = NAN;
   c->nnodes++;
+  if (n->spot)
+    ctl_zones_spot_up(c, n->zone);
   if ((rc = ctl_node_record(c, n, "start", e)) < 0 || (rc = ctl_node_record(c, n, "ready", e)) < 0)
     return rc;
   return 0;
@@ -122,7 +125,8 @@ int ctl_reshape(struct ctl *c, const struct pit_membership *want, const char *wh
         continue;
       need[k] = want->m[k].nodes;
       for (int i = 0; i < c->nnodes && need[k] > 0; i++)
-        if (!claimed[i] && ctl_node_of(&c->nodes[i], &want->m[k])) {
+        if (!claimed[i] && ctl_node_of(&c->nodes[i], &want->m[k]) &&
+            (!c->zn.on || c->zn.want < 0 || strcmp(c->nodes[i].zone, c->zn.z[c->zn.want].name) == 0)) {
           claimed[i] = 1;
           need[k]--;
         }

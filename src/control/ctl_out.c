@@ -152,7 +152,9 @@ int ctl_decision_record(struct ctl *c, const struct pit_choice *ch, const char *
   pit_decision_init(&d);
   int keep = pit_membership_equal(&ch->to, &c->cur);
   /* the spot layer's change of market is no resize of the cost policy's (replays leave it out) */
-  const char *action = keep ? (ch->act == PIT_ACT_RESIZE ? "resize" : "keep")
+  int zones = strcmp(policy, "zones") == 0; /* a change of zone or market, never a resize of the cost policy's */
+  const char *action = zones ? (ch->act == PIT_ACT_RESIZE ? "market" : "keep")
+                       : keep ? (ch->act == PIT_ACT_RESIZE ? "resize" : "keep")
                        : strcmp(policy, "spot") == 0 ? "market" : ch->act == PIT_ACT_RESIZE ? "resize" : "recommend";
   snprintf(d.kind, sizeof d.kind, "%s", ch->act == PIT_ACT_RESIZE && ch->kind[0] ? ch->kind : action);
   snprintf(d.policy, sizeof d.policy, "%s", policy);
@@ -163,6 +165,9 @@ int ctl_decision_record(struct ctl *c, const struct pit_choice *ch, const char *
   int rc = asprintf(&d.reason, "%s (policy %s)", ch->reason, policy) < 0 ? PIT_ENOMEM : 0;
   if (rc < 0)
     d.reason = NULL;
+  snprintf(d.zone, sizeof d.zone, "%s", ch->zone);
+  if (rc == 0 && ch->inputs[0] && !(d.inputs = strdup(ch->inputs)))
+    rc = PIT_ENOMEM;
   /* alternatives: the chosen first */
   int order[PIT_POLICY_ALTS_MAX + 1], nord = 0;
   for (int pass = 0; pass < 2; pass++)

@@ -81,7 +81,7 @@ int ctl_decide(struct ctl *c, struct pit_err *e) {
       rc = ctl_on_cur_market(c, &ch.to, e);
   }
   if (rc == 0 && c->spot.on && ch.decided && s.resizable && (rc = ctl_spot_point(c, &ch, e)) == 1)
-    return ctl_request_stop(c, &ch, "spot", -1, e);
+    return ctl_request_stop(c, &ch, c->zn.on ? "zones" : "spot", -1, e);
   if (rc == 0 && ch.act == PIT_ACT_RESIZE && c->o->resume_by_restart && !c->resizable)
     return restart_decide(c, &ch, pol, e);
   if (rc < 0 || ch.act != PIT_ACT_RESIZE) {

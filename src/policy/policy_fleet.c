@@ -292,3 +292,36 @@ struct pit_sim_member pit_fleet_decide(enum pit_fleet_policy p, const struct pit
     r.pool = 0;
   return r;
 }
+
+/* pitstop run across zones (policy.h, "zones live"): the zones of one type as the
+ * pools of a fleet view, the job on `nodes` nodes. Nothing measured yet: spot
+ * where the job is (else in the home pool) for as many nodes as the zone gives,
+ * the rest on-demand; then pitstop's fleet rules. A running job is never made
+ * idle: on-demand where it is. */
+struct pit_sim_member pit_zone_decide(const struct pit_zone_in *in) {
+  int n = in->nzones > 0 ? in->nzones : 1, count[PIT_ZONES_MAX];
+  double price[PIT_ZONES_MAX], spot[PIT_ZONES_MAX], seen[PIT_ZONES_MAX], span[PIT_ZONES_MAX];
+  double zero[PIT_ZONES_MAX] = {0};
+  for (int p = 0; p < n; p++) {
+    const struct pit_zone_obs *z = &in->z[p];
+    count[p] = z->known ? imin(z->cap, in->nodes) : in->nodes;
+    price[p] = z->price_h;
+    spot[p] = z->spot_price_h;
+    seen[p] = 0.5;
+    span[p] = z->nup > 0 ? z->up_s / z->nup / 3600 : z->known ? 0 : in->t_s / 3600;
+  }
+  double tp_h = in->tp_s / 3600;
+  struct pit_fleet_view v = {
+      .t_h = in->t_s / 3600, .done_h = (double)in->step * tp_h, .job_h = (double)in->total_steps * tp_h,
+      .deadline_h = in->deadline_s / 3600, .restart_h = in->restart_s / 3600, .tick_h = in->tick_s / 3600,
+      .npools = n, .nodes = in->nodes, .nmin = in->nodes, .nmax = in->nodes, .count = count, .price_h = price,
+      .spot_price_h = spot, .avail_seen = seen, .span_seen_h = span, .avail_for_h = span,
+      .any_seen = in->any_seen, .move_h = zero, .move_usd = zero, .cur = in->cur, .ckpt_pool = in->ckpt_zone,
+      .fixed_pool = -1};
+  if (v.cur.spot + v.cur.od == 0)
+    v.cur.pool = in->ckpt_zone >= 0 ? in->ckpt_zone : home_pool(&v);
+  struct pit_sim_member r = in->measured ? pit_fleet_decide(PIT_FLEET_PITSTOP, &v) : spot_in(&v, v.cur.pool);
+  if (in->running && r.spot + r.od == 0)
+    r = (struct pit_sim_member){v.cur.pool, 0, in->nodes};
+  return r;
+}

@@ -68,20 +68,21 @@ static int in_states(const char st[][32], int n, const char *s) {
 
 static int write_node(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {
   char text[512];
-  snprintf(text, sizeof text, "%s %d %.9g %.9g %s\n", n->itype, n->spot, n->price_h, n->waste_s,
-           n->host[0] ? n->host : "-");
+  snprintf(text, sizeof text, "%s %d %.9g %.9g %s %s\n", n->itype, n->spot, n->price_h, n->waste_s,
+           n->host[0] ? n->host : "-", n->zone[0] ? n->zone : "-");
   return ctl_node_file_write(p->conf.state_dir, n->id, text, e);
 }
 
 static int read_node(struct pit_provider *p, const char *id, struct pit_node *n) {
-  char buf[512], host[128] = "";
+  char buf[512], host[128] = "", zone[PIT_ZONE_MAX] = "-";
   if (ctl_node_file_read(p->conf.state_dir, id, buf, sizeof buf) < 0)
     return -1;
   memset(n, 0, sizeof *n);
   snprintf(n->id, sizeof n->id, "%s", id);
-  if (sscanf(buf, "%63s %d %lf %lf %127s", n->itype, &n->spot, &n->price_h, &n->waste_s, host) != 5)
+  if (sscanf(buf, "%63s %d %lf %lf %127s %31s", n->itype, &n->spot, &n->price_h, &n->waste_s, host, zone) < 5)
     return -1;
   snprintf(n->host, sizeof n->host, "%s", strcmp(host, "-") ? host : "");
+  snprintf(n->zone, sizeof n->zone, "%s", strcmp(zone, "-") ? zone : "");
   n->slots = p->conf.slots > 0 ? p->conf.slots : 1;
   n->t_start = n->t_ready = n->t_stop = NAN;
   return 0;
@@ -231,7 +232,8 @@ static int is_spot(const struct cmdp *c, const char *itype) {
 static int start_once(struct pit_provider *p, const char *itype, int spot, struct pit_node *n, double t0,
                       struct pit_err *e) {
   struct cmdp *c = p->impl;
-  struct subst s = {.run = p->conf.run, .itype = itype, .count = "1", .market = spot ? "spot" : "on-demand"};
+  struct subst s = {.run = p->conf.run, .itype = itype, .count = "1", .market = spot ? "spot" : "on-demand",
+                    .zone = p->zone};
   char *out = NULL, argv0[64];
   int st = 0;
   int rc = ctl_cmd_run_tmpl(p, TK_START, &s, spot, c->start_timeout_s, &out, &st, argv0, e);
@@ -259,6 +261,7 @@ static int start_once(struct pit_provider *p, const char *itype, int spot, struc
   memset(n, 0, sizeof *n);
   snprintf(n->id, sizeof n->id, "%s", it[0].id);
   snprintf(n->itype, sizeof n->itype, "%s", itype);
+  snprintf(n->zone, sizeof n->zone, "%s", p->zone);
   n->spot = spot;
   const struct pit_itype *t = p->conf.catalog ? pit_catalog_find(p->conf.catalog, itype) : NULL;
   n->price_h = !t ? 0 : spot && isfinite(t->spot_price_h) ? t->spot_price_h : t->price_h;

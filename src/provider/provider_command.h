@@ -41,6 +41,8 @@ struct cmdp {
   int nvars;
   char spot_types[16][PIT_NAME_MAX];
   int nspot;
+  char zones[PIT_ZONES_MAX][PIT_ZONE_MAX]; /* "zones": where nodes may start (the controller picks) */
+  int nzones;
   char host[128];               /* "" or the host every node is reached at (tests: localhost) */
   char ready[MAX_STATES][32], gone[MAX_STATES][32], notice[MAX_STATES][32];
   int nready, ngone, nnotice;
@@ -55,7 +57,7 @@ struct cmdp {
 
 /* The values a template's placeholders take. */
 struct subst {
-  const char *itype, *count, *run, *id, *host, *market;
+  const char *itype, *count, *run, *id, *host, *market, *zone;
 };
 
 /* Expands template k into argv (owned strings in out, NULL-terminated). */

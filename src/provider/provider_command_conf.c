@@ -30,7 +30,8 @@ static const struct preset presets[] = {
     {"aws",
      "{\"start\":[\"aws\",\"ec2\",\"run-instances\",\"--instance-type\",\"{itype}\",\"--count\",\"1\","
      "\"--image-id\",\"{image}\",\"--key-name\",\"{key}\",\"--security-group-ids\",\"{security_group}\","
-     "\"spot?--instance-market-options\",\"spot?MarketType=spot\",\"--tag-specifications\","
+     "\"spot?--instance-market-options\",\"spot?MarketType=spot\",\"zone?--placement\","
+     "\"zone?AvailabilityZone={zone}\",\"--tag-specifications\","
      "\"ResourceType=instance,Tags=[{Key=pitstop-run,Value={run}}]\","
      "\"spot?ResourceType=spot-instances-request,Tags=[{Key=pitstop-run,Value={run}}]\",\"--output\",\"json\"],"
      "\"stop\":[\"aws\",\"ec2\",\"terminate-instances\",\"--instance-ids\",\"{id}\",\"--output\",\"json\"],"
@@ -217,6 +218,20 @@ static int apply(struct cmdp *c, const cJSON *o, struct pit_err *e) {
     cJSON_ArrayForEach(s, sp) if (cJSON_IsString(s)) snprintf(c->spot_types[c->nspot++], PIT_NAME_MAX, "%s",
                                                             s->valuestring);
   }
+  const cJSON *zs = cJSON_GetObjectItemCaseSensitive(o, "zones");
+  if (rc == 0 && zs) {
+    if (!cJSON_IsArray(zs) || cJSON_GetArraySize(zs) > PIT_ZONES_MAX)
+      return cfg_err(c, e, "\"%s\" must be a list of at most 8 zone names", "zones", NULL);
+    const cJSON *z;
+    c->nzones = 0;
+    cJSON_ArrayForEach(z, zs) {
+      if (!cJSON_IsString(z) || !z->valuestring[0] || strlen(z->valuestring) >= PIT_ZONE_MAX ||
+          strpbrk(z->valuestring, " \t"))
+        return cfg_err(c, e, "\"zones\": '%s' is not a zone name (1-31 characters, no blanks)",
+                       cJSON_IsString(z) ? z->valuestring : "?", NULL);
+      snprintf(c->zones[c->nzones++], PIT_ZONE_MAX, "%s", z->valuestring);
+    }
+  }
   const cJSON *vars = cJSON_GetObjectItemCaseSensitive(o, "vars");
   if (rc == 0 && vars) {
     if (!cJSON_IsObject(vars))
@@ -350,6 +365,8 @@ int ctl_cmd_open_config(struct pit_provider *p, struct cmdp *c, struct pit_err *
     return cfg_err(c, e, "no \"%s\" (how to read the list command's output)", "list_output", NULL);
   if (c->nready == 0)
     return cfg_err(c, e, "no \"%s\" (the states of a node ready to run ranks)", "ready_states", NULL);
+  p->nzones = c->nzones;
+  memcpy(p->zones, c->zones, sizeof p->zones);
   char dir[1100];
   snprintf(dir, sizeof dir, "%s/cloud", p->conf.state_dir);
   return pit_mkdir_p(dir, e);
@@ -358,9 +375,9 @@ int ctl_cmd_open_config(struct pit_provider *p, struct cmdp *c, struct pit_err *
 /* ---------------- templates ---------------- */
 
 static const char *lookup(const struct cmdp *c, const struct subst *s, const char *name, size_t n) {
-  const char *names[] = {"itype", "count", "run", "id", "host", "market"};
-  const char *vals[] = {s->itype, s->count, s->run, s->id, s->host, s->market};
-  for (int i = 0; i < 6; i++)
+  const char *names[] = {"itype", "count", "run", "id", "host", "market", "zone"};
+  const char *vals[] = {s->itype, s->count, s->run, s->id, s->host, s->market, s->zone};
+  for (int i = 0; i < 7; i++)
     if (strlen(names[i]) == n && strncmp(names[i], name, n) == 0)
       return vals[i] ? vals[i] : "";
   for (int i = 0; i < c->nvars; i++)
@@ -380,6 +397,10 @@ int ctl_cmd_expand(const struct cmdp *c, enum tmpl_kind k, const struct subst *s
       if (want_spot != spot)
         continue;
       src = strchr(src, '?') + 1;
+    } else if (strncmp(src, "zone?", 5) == 0) { /* only for a start in a named zone */
+      if (!s->zone || !s->zone[0])
+        continue;
+      src += 5;
     }
     char buf[2048];
     size_t at = 0;

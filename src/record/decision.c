@@ -29,7 +29,7 @@ void pit_decision_init(struct pit_decision *d) {
 }
 
 void pit_decision_release(struct pit_decision *d) {
-  PIT_FREE_ALL(d->reason, d->alts, d->shares, d->previous, d->speed_sps);
+  PIT_FREE_ALL(d->reason, d->alts, d->shares, d->previous, d->speed_sps, d->inputs);
   pit_decision_init(d);
 }
 
@@ -139,6 +139,16 @@ int pit_decision_encode(const struct pit_decision *d, char **out, struct pit_err
     cJSON_AddStringToObject(o, "action", d->action);
     add_membership(o, "from", &d->from);
     add_membership(o, "to", &d->to);
+    if (d->zone[0])
+      cJSON_AddStringToObject(o, "zone", d->zone);
+    cJSON *in = d->inputs ? cJSON_Parse(d->inputs) : NULL;
+    if (d->inputs && !cJSON_IsObject(in)) {
+      cJSON_Delete(in);
+      cJSON_Delete(o);
+      return pit_err_set(e, PIT_EARG, "decision \"inputs\" is not a JSON object");
+    }
+    if (in)
+      cJSON_AddItemToObject(o, "inputs", in);
   }
   *out = pit_json_print(o);
   cJSON_Delete(o);
@@ -284,8 +294,14 @@ static int decode(struct pit_decision *d, const cJSON *o, struct pit_err *e) {
       (rc = get_num(o, "previous_predicted_step_s", &d->previous_predicted_step_s, e)) < 0 ||
       (rc = get_text(o, "policy", d->policy, sizeof d->policy, e)) < 0 ||
       (rc = get_text(o, "action", d->action, sizeof d->action, e)) < 0 ||
-      (rc = get_membership(o, "from", &d->from, e)) < 0 || (rc = get_membership(o, "to", &d->to, e)) < 0)
+      (rc = get_membership(o, "from", &d->from, e)) < 0 || (rc = get_membership(o, "to", &d->to, e)) < 0 ||
+      (rc = get_text(o, "zone", d->zone, sizeof d->zone, e)) < 0)
     return rc;
+  const cJSON *in = cJSON_GetObjectItemCaseSensitive(o, "inputs");
+  if (in && !cJSON_IsObject(in))
+    return pit_err_set(e, PIT_EFORMAT, "decision \"inputs\" is not an object");
+  if (in && !(d->inputs = pit_json_print(in)))
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
   const cJSON *alts = cJSON_GetObjectItemCaseSensitive(o, "alternatives"), *a;
   if (alts && !cJSON_IsArray(alts))
     return pit_err_set(e, PIT_EFORMAT, "decision \"alternatives\" is not an array");
@@ -347,7 +363,8 @@ int pit_decision_equal(const struct pit_decision *a, const struct pit_decision *
       !same(a->predicted_step_s, b->predicted_step_s) ||
       !same(a->previous_predicted_step_s, b->previous_predicted_step_s) || strcmp(a->policy, b->policy) ||
       strcmp(a->action, b->action) || !pit_membership_equal(&a->from, &b->from) ||
-      !pit_membership_equal(&a->to, &b->to))
+      !pit_membership_equal(&a->to, &b->to) || strcmp(a->zone, b->zone) || !a->inputs != !b->inputs ||
+      (a->inputs && strcmp(a->inputs, b->inputs)))
     return 0;
   for (int i = 0; i < a->nalts; i++)
     if (!same_alt(&a->alts[i], &b->alts[i]))

@@ -10,9 +10,16 @@ Switches (files in $FAKE_CLOUD, read at each call):
   hang_start      N: the next N starts create the node, then hang
   garbage_list    list prints garbage
   reclaim         present: the first running spot node (aws) / node (clap) gets a notice;
-                  it goes after grace_s (default 20) seconds; the file is then removed
+                  it goes after grace_s (default 20) seconds; the file is then removed. Its
+                  text may name a zone or a node id: the first running spot node there / that node
+  reclaim_dry     present (aws): a reclaim also ends the spot capacity of the node's zone
+                  (writes no_spot_ZONE)
   vanish          present: the same node goes at once, without notice; the file is then removed
   no_spot         present (aws): no spot capacity: every spot run-instances fails as AWS's does
+  no_spot_ZONE    present (aws): no spot capacity in ZONE (the --placement AvailabilityZone=ZONE
+                  of run-instances; a start without one is in zone "default")
+  spot_cap_ZONE   N (aws): ZONE runs at most N spot nodes at once; one more fails as no_spot's
+Each aws node has its zone (describe-instances: Placement.AvailabilityZone).
 """
 import fcntl, json, os, sys, time
 
@@ -64,15 +71,28 @@ def state(n):
 
 def reclaim_check(pred):
     for name in ("reclaim", "vanish"):
-        if sw(name) is None:
+        which = sw(name)
+        if which is None:
             continue
         for n in db["nodes"]:
+            if which not in ("1", n["id"], n.get("zone")):
+                continue
             if pred(n) and state(n) == "running":
                 if name == "reclaim":
                     n["notice_at"] = now
+                    if sw("reclaim_dry") and n.get("zone"):
+                        open(os.path.join(D, "no_spot_" + n["zone"]), "w").close()
                 n["gone_at"] = now + (grace if name == "reclaim" else 0)
                 os.unlink(os.path.join(D, name))
                 return
+
+
+def spot_full(zone):  # no spot capacity left in zone
+    if sw("no_spot") or sw("no_spot_" + zone):
+        return True
+    cap = sw("spot_cap_" + zone)
+    held = sum(1 for n in db["nodes"] if n["spot"] and n.get("zone") == zone and state(n) != "gone")
+    return cap is not None and held >= int(cap)
 
 
 def new_node(itype, tags, spot):
@@ -118,10 +138,13 @@ if prog == "aws":
                 tags["pitstop-run"] = spec.split("Value=")[1].rstrip("}]")
             i += 1
         spot = arg("--instance-market-options") == "MarketType=spot"
-        if spot and sw("no_spot"):
+        place = arg("--placement", "")
+        zone = place.split("AvailabilityZone=")[1] if place.startswith("AvailabilityZone=") else "default"
+        if spot and spot_full(zone):
             fail("An error occurred (InsufficientInstanceCapacity) when calling the RunInstances operation: "
                  "There is no Spot capacity available that matches your request.")
         n = new_node(arg("--instance-type"), tags, spot)
+        n["zone"] = zone
         if take("hang_start"):
             hang()
         print(json.dumps({"Instances": [{"InstanceId": n["id"], "InstanceType": n["itype"],
@@ -136,7 +159,7 @@ if prog == "aws":
         run = f.split("Values=")[1]
         reclaim_check(lambda n: n["spot"])
         inst = [{"InstanceId": n["id"], "InstanceType": n["itype"], "State": {"Name": AWS[state(n)]},
-                 "PrivateIpAddress": "10.0.0.%d" % (i + 1),
+                 "PrivateIpAddress": "10.0.0.%d" % (i + 1), "Placement": {"AvailabilityZone": n.get("zone", "default")},
                  "Tags": [{"Key": k, "Value": v} for k, v in n["tags"].items()]}
                 for i, n in enumerate(db["nodes"]) if n["tags"].get("pitstop-run") == run]
         print(json.dumps({"Reservations": [{"Instances": inst}] if inst else []}))

@@ -1,0 +1,84 @@
+/* test_zones.c — pitstop run across zones, the policy's side (pit_zone_decide,
+ * src/policy/policy_fleet.c; its inputs as JSON, src/policy/policy_zones.c): two
+ * zones of c5.large ($0.085/h on-demand, $0.035/h spot), a job on 2 nodes.
+ *  - nothing measured: spot in the home zone for both nodes; zone a gave one spot
+ *    node: that one kept, the other on-demand (part spot, part on-demand);
+ *  - measured, a zone not tried yet beside: the mixed membership is kept while
+ *    what the second spot node saves over the span expected does not pay a restart
+ *    of both nodes; zone a dry after a reclaim: both nodes move to spot in zone b;
+ *    both zones dry: on-demand where the checkpoint is;
+ *  - the inputs written as JSON and read back are the same inputs (a replay
+ *    decides on what the run decided on). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "pitstop/policy.h"
+
+static struct pit_zone_in base(void) {
+  struct pit_zone_in in;
+  memset(&in, 0, sizeof in);
+  in.deadline_s = 600;
+  in.nodes = 2;
+  in.nzones = 2;
+  in.any_seen = 0.5;
+  in.ckpt_zone = -1;
+  for (int z = 0; z < 2; z++) {
+    snprintf(in.z[z].name, sizeof in.z[z].name, "us-east-1%c", 'a' + z);
+    in.z[z].price_h = 0.085;
+    in.z[z].spot_price_h = 0.035;
+  }
+  return in;
+}
+
+static int is(struct pit_sim_member r, int pool, int spot, int od) {
+  return r.pool == pool && r.spot == spot && r.od == od;
+}
+
+int main(void) {
+  struct pit_zone_in in = base();
+  struct pit_sim_member r = pit_zone_decide(&in);
+  CHECK(is(r, 0, 2, 0), "nothing measured: both on spot in zone a, got %d %d %d", r.pool, r.spot, r.od);
+  in.z[0].known = 1, in.z[0].cap = 1, in.cur = (struct pit_sim_member){0, 1, 0};
+  r = pit_zone_decide(&in);
+  CHECK(is(r, 0, 1, 1), "zone a gave one spot node: it and one on-demand, got %d %d %d", r.pool, r.spot, r.od);
+
+  /* measured: 32 s of work left (1600 steps of 20 ms), restart 5 s, 10 s into the run */
+  in.measured = 1, in.running = 1, in.t_s = 10, in.tp_s = 0.02, in.total_steps = 2000, in.step = 400;
+  in.restart_s = 5, in.tick_s = 1, in.any_seen = 1, in.ckpt_zone = 0;
+  in.cur = (struct pit_sim_member){0, 1, 1};
+  in.z[0].up_s = 10, in.z[0].nup = 1;
+  r = pit_zone_decide(&in);
+  CHECK(is(r, 0, 1, 1), "10 s of spot expected in b saves $%.5f, both nodes' restart costs $%.5f: kept, got %d %d %d",
+        0.05 * 10 / 3600, 2 * 0.085 * 5 / 3600, r.pool, r.spot, r.od);
+
+  /* 40 s in: the spot node reclaimed, zone a dry; b never refused spot */
+  in.t_s = 40, in.running = 0, in.cur = (struct pit_sim_member){0, 0, 1};
+  in.z[0].cap = 0, in.z[0].up_s = 40;
+  r = pit_zone_decide(&in);
+  CHECK(is(r, 1, 2, 0), "zone a dry: both nodes to spot in zone b, got %d %d %d", r.pool, r.spot, r.od);
+  char why[1536];
+  pit_zone_reason(&in, r, why, sizeof why);
+  CHECK(strstr(why, "us-east-1a spot 0 + on-demand 1 → us-east-1b spot 2 + on-demand 0") &&
+            strstr(why, "us-east-1a: spot for 0 nodes (seen)") && strstr(why, "us-east-1b: spot not refused yet"),
+        "the reason: %s", why);
+  in.z[1].known = 1, in.z[1].cap = 0;
+  r = pit_zone_decide(&in);
+  CHECK(is(r, 0, 0, 2), "both zones dry: on-demand where the checkpoint is, got %d %d %d", r.pool, r.spot, r.od);
+
+  /* the inputs through JSON: the same inputs, the same decision */
+  in.t_s = 0.1 + 0.2, in.restart_s = 1.0 / 3;
+  char buf[3072];
+  struct pit_err e = {0};
+  CHECK(pit_zone_in_json(&in, buf, sizeof buf, &e) == 0, "%s", e.msg);
+  struct pit_zone_in back;
+  CHECK(pit_zone_in_parse(&back, buf, &e) == 0, "%s", e.msg);
+  CHECK(memcmp(&in, &back, sizeof in) == 0, "the inputs read back differ: %s", buf);
+  CHECK(pit_zone_in_json(&in, buf, 64, &e) == PIT_EARG, "inputs cut short are refused");
+  CHECK(pit_zone_in_parse(&back, "{\"t_s\": 1}", &e) == PIT_EFORMAT && strstr(e.msg, "deadline_s"),
+        "a missing key is named: %s", e.msg);
+  in.tp_s = NAN;
+  CHECK(pit_zone_in_json(&in, buf, sizeof buf, &e) == PIT_EARG, "a NaN is refused");
+  return check_done();
+}
