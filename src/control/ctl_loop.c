@@ -76,6 +76,52 @@ static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err
   return 0;
 }
 
+struct out_line {
+  struct ctl *c;
+  struct ctl_proc *p;
+};
+
+/* One line of a workload process's stdout: into the generation's log, then to
+ * the progress watcher, the parser and the snapshot watcher. */
+static int on_out_line(void *ctx, const char *s, size_t n, struct pit_err *e) {
+  struct ctl *c = ((struct out_line *)ctx)->c;
+  struct ctl_proc *p = ((struct out_line *)ctx)->p;
+  int rc;
+  ctl_proc_log(c->g, p, s, n, 0);
+  c->out_lines++;
+  c->t_last_out = now_t(c);
+  /* a workload that speaks the protocol (PITSTOP lines, JSON records) stops on SIGUSR1 */
+  c->line_protocol = (n >= 8 && memcmp(s, "PITSTOP ", 8) == 0) || (n && s[0] == '{');
+  if (c->line_protocol)
+    c->resizable = c->gen_protocol = c->run_protocol = 1;
+  if (p->node <= 0)
+    c->gen_heard0 = 1;
+  if (c->gen_protocol && !c->line_protocol) {
+    /* its records say it all; a progress print beside them would count its steps twice */
+  } else if (!c->line_protocol && !c->gen_heard0) {
+    /* another node's print before node 0's first line: whether the workload speaks the protocol
+     * is node 0's to say (read as a script without records, it made the controller write its own
+     * init record beside the workload's); logged only */
+  } else if (c->have_prog && ctl_progress_shape(&c->prog, s, n)) { /* a progress line: timed by its arrival */
+    if ((rc = ctl_on_progress_line(c, s, n, e)) < 0)
+      return rc;
+  } else if ((rc = pit_parser_line(c->parser, s, n, e)) < 0) {
+    return rc;
+  }
+  int64_t epoch;
+  if (c->have_snap && (rc = ctl_snap_line(&c->snap, s, n, now_t(c), &epoch)) != 0) {
+    if ((rc = ctl_on_snapshot(c, epoch, e)) < 0)
+      return rc;
+  } else if (c->have_snap && epoch >= 0 && c->have_prog) { /* the watched file says when; the epoch is done */
+    c->in_snapshot = 1;
+    rc = ctl_progress_close(&c->prog, epoch, now_t(c), ctl_on_progress, c, e);
+    c->in_snapshot = 0;
+    if (rc < 0 || (rc = ctl_decide(c, e)) < 0)
+      return rc;
+  }
+  return 0;
+}
+
 /* The complete lines p's stdout holds now into the generation's log and
  * parser, its stderr's into the log; final: p is gone, its unfinished last
  * line counts. Each is closed once it has ended. */
@@ -85,55 +131,8 @@ static int feed(struct ctl *c, struct ctl_proc *p, int final, struct pit_err *e)
     return erc;
   if (p->fd < 0)
     return 0;
-  for (;;) {
-    const char *s;
-    size_t n;
-    int rc = pit_follower_line(&p->out, &s, &n, e);
-    if (rc == PIT_FOLLOW_RECORD) {
-      ctl_proc_log(c->g, p, s, n, 0);
-      c->out_lines++;
-      c->t_last_out = now_t(c);
-      /* a workload that speaks the protocol (PITSTOP lines, JSON records) stops on SIGUSR1 */
-      c->line_protocol = (n >= 8 && memcmp(s, "PITSTOP ", 8) == 0) || (n && s[0] == '{');
-      if (c->line_protocol)
-        c->resizable = c->gen_protocol = c->run_protocol = 1;
-      if (p->node <= 0)
-        c->gen_heard0 = 1;
-      if (c->gen_protocol && !c->line_protocol) {
-        /* its records say it all; a progress print beside them would count its steps twice */
-      } else if (!c->line_protocol && !c->gen_heard0) {
-        /* another node's print before node 0's first line: whether the workload speaks the protocol
-         * is node 0's to say (read as a script without records, it made the controller write its own
-         * init record beside the workload's); logged only */
-      } else if (c->have_prog && ctl_progress_shape(&c->prog, s, n)) { /* a progress line: timed by its arrival */
-        if ((rc = ctl_on_progress_line(c, s, n, e)) < 0)
-          return rc;
-      } else if ((rc = pit_parser_line(c->parser, s, n, e)) < 0) {
-        return rc;
-      }
-      int64_t epoch;
-      if (c->have_snap && (rc = ctl_snap_line(&c->snap, s, n, now_t(c), &epoch)) != 0) {
-        if ((rc = ctl_on_snapshot(c, epoch, e)) < 0)
-          return rc;
-      } else if (c->have_snap && epoch >= 0 && c->have_prog) { /* the watched file says when; the epoch is done */
-        c->in_snapshot = 1;
-        rc = ctl_progress_close(&c->prog, epoch, now_t(c), ctl_on_progress, c, e);
-        c->in_snapshot = 0;
-        if (rc < 0 || (rc = ctl_decide(c, e)) < 0)
-          return rc;
-      }
-      continue;
-    }
-    if (rc == PIT_FOLLOW_CLOSED) {
-      if (p->fd >= 0)
-        close(p->fd);
-      p->fd = -1;
-      return 0;
-    }
-    if (rc < 0 || !final)
-      return rc < 0 ? rc : 0;
-    pit_follower_writer_gone(&p->out);
-  }
+  struct out_line x = {c, p};
+  return ctl_proc_drain(&p->out, &p->fd, final, on_out_line, &x, e);
 }
 
 /* The exit status of the first process of the generation that failed (0: none). */

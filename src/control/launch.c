@@ -118,26 +118,45 @@ void ctl_proc_log(struct ctl_gen *g, const struct ctl_proc *p, const char *line,
   (void)w;
 }
 
-int ctl_proc_drain_err(struct ctl_gen *g, struct ctl_proc *p, int final, struct pit_err *e) {
-  if (p->efd < 0)
-    return 0;
+int ctl_proc_drain(struct pit_follower *f, int *fd, int final, ctl_line_fn on_line, void *ctx, struct pit_err *e) {
   for (;;) {
     const char *s;
     size_t n;
-    int rc = pit_follower_line(&p->err, &s, &n, e);
+    int rc = pit_follower_line(f, &s, &n, e);
     if (rc == PIT_FOLLOW_RECORD) {
-      ctl_proc_log(g, p, s, n, 1);
+      if ((rc = on_line(ctx, s, n, e)) < 0)
+        return rc;
       continue;
     }
     if (rc == PIT_FOLLOW_CLOSED) {
-      close(p->efd);
-      p->efd = -1;
+      if (*fd >= 0)
+        close(*fd);
+      *fd = -1;
       return 0;
     }
     if (rc < 0 || !final)
       return rc < 0 ? rc : 0;
-    pit_follower_writer_gone(&p->err);
+    pit_follower_writer_gone(f);
   }
+}
+
+struct err_line {
+  struct ctl_gen *g;
+  const struct ctl_proc *p;
+};
+
+static int log_err_line(void *ctx, const char *s, size_t n, struct pit_err *e) {
+  const struct err_line *x = ctx;
+  (void)e;
+  ctl_proc_log(x->g, x->p, s, n, 1);
+  return 0;
+}
+
+int ctl_proc_drain_err(struct ctl_gen *g, struct ctl_proc *p, int final, struct pit_err *e) {
+  if (p->efd < 0)
+    return 0;
+  struct err_line x = {g, p};
+  return ctl_proc_drain(&p->err, &p->efd, final, log_err_line, &x, e);
 }
 
 /* Reaps p if it exited (0: still running). */

@@ -47,6 +47,12 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
 /* One line of p's output into the generation's log as "[NODE out] line" or
  * "[NODE err] line" (one write, so lines of several processes never mix). */
 void ctl_proc_log(struct ctl_gen *g, const struct ctl_proc *p, const char *line, size_t n, int is_err);
+/* Every complete line follower f (reading fd *fd) holds now, each to on_line (a
+ * negative return stops the drain with it); final: the writer is gone, its
+ * unfinished last line counts. *fd is closed and set to -1 once the stream has
+ * ended. Returns 0 or the first error. */
+typedef int (*ctl_line_fn)(void *ctx, const char *line, size_t n, struct pit_err *e);
+int ctl_proc_drain(struct pit_follower *f, int *fd, int final, ctl_line_fn on_line, void *ctx, struct pit_err *e);
 /* Every complete line p's stderr holds now into the log; final: p is gone,
  * its unfinished last line counts. The stderr is closed once it has ended. */
 int ctl_proc_drain_err(struct ctl_gen *g, struct ctl_proc *p, int final, struct pit_err *e);

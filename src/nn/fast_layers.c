@@ -146,9 +146,9 @@ int pit_fast_build_weighted_fwd(struct fast *f, struct plan *p, struct pit_net *
   }
   if ((rc = pit_fast_keep_mem(p, pit_fast_q(pd, DNNL_ARG_DST), DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
     return rc;
-  struct step *s = pit_fast_prim_step(p, p->fwd, &p->nfwd, 0, pd, e);
-  if (!s)
-    return e->code;
+  struct step *s;
+  if ((rc = pit_fast_prim_step(p, p->fwd, &p->nfwd, 0, pd, &s, e)))
+    return rc;
   pit_fast_arg(s, DNNL_ARG_SRC, ls->src);
   pit_fast_arg(s, DNNL_ARG_WEIGHTS, ls->w_fwd);
   if (L->bias)
@@ -251,11 +251,9 @@ int pit_fast_build_weighted_bwd(struct fast *f, struct plan *p, struct pit_net *
     goto out;
   if (L->bias && (rc = pit_fast_keep_mem(p, &db_md, DNNL_MEMORY_ALLOCATE, &db, f->eng, e)))
     goto out;
-  struct step *s = pit_fast_prim_step(p, p->bwd, &p->nbwd, F_PG, wpd, e);
-  if (!s) {
-    rc = e->code;
+  struct step *s;
+  if ((rc = pit_fast_prim_step(p, p->bwd, &p->nbwd, F_PG, wpd, &s, e)))
     goto out;
-  }
   pit_fast_arg(s, DNNL_ARG_SRC, src_w);
   pit_fast_arg(s, DNNL_ARG_DIFF_DST, ddst_w);
   pit_fast_arg(s, DNNL_ARG_DIFF_WEIGHTS, dw);
@@ -287,10 +285,8 @@ int pit_fast_build_weighted_bwd(struct fast *f, struct plan *p, struct pit_net *
     dsrc_exec = flat;
   } else if ((rc = pit_fast_slot_mem(p, pit_fast_q(dpd, DNNL_ARG_DIFF_SRC), next_slot(cur_slot), &dsrc, f->eng, e)))
     goto out;
-  if (!(s = pit_fast_prim_step(p, p->bwd, &p->nbwd, fl, dpd, e))) {
-    rc = e->code;
+  if ((rc = pit_fast_prim_step(p, p->bwd, &p->nbwd, fl, dpd, &s, e)))
     goto out;
-  }
   pit_fast_arg(s, DNNL_ARG_DIFF_DST, ddst);
   pit_fast_arg(s, DNNL_ARG_WEIGHTS, w_bwd);
   pit_fast_arg(s, DNNL_ARG_DIFF_SRC, dsrc_exec ? dsrc_exec : dsrc);
@@ -350,8 +346,8 @@ int pit_fast_build_simple_fwd(struct fast *f, struct plan *p, struct pit_net *ne
       ls->dst = ls->src;
     else if ((rc = pit_fast_keep_mem(p, cmd, DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
       return rc;
-    if (!(s = pit_fast_prim_step(p, p->fwd, &p->nfwd, 0, ls->fpd, e)))
-      return e->code;
+    if ((rc = pit_fast_prim_step(p, p->fwd, &p->nfwd, 0, ls->fpd, &s, e)))
+      return rc;
     pit_fast_arg(s, DNNL_ARG_SRC, ls->src);
     pit_fast_arg(s, DNNL_ARG_DST, ls->dst);
   } else if (L->kind == PIT_L_MAXPOOL) {
@@ -367,8 +363,8 @@ int pit_fast_build_simple_fwd(struct fast *f, struct plan *p, struct pit_net *ne
       return rc;
     if ((rc = pit_fast_keep_mem(p, pit_fast_q(ls->fpd, DNNL_ARG_WORKSPACE), DNNL_MEMORY_ALLOCATE, &ls->ws, f->eng, e)))
       return rc;
-    if (!(s = pit_fast_prim_step(p, p->fwd, &p->nfwd, 0, ls->fpd, e)))
-      return e->code;
+    if ((rc = pit_fast_prim_step(p, p->fwd, &p->nfwd, 0, ls->fpd, &s, e)))
+      return rc;
     pit_fast_arg(s, DNNL_ARG_SRC, ls->src);
     pit_fast_arg(s, DNNL_ARG_DST, ls->dst);
     pit_fast_arg(s, DNNL_ARG_WORKSPACE, ls->ws);
@@ -395,8 +391,8 @@ int pit_fast_build_simple_fwd(struct fast *f, struct plan *p, struct pit_net *ne
         (rc = pit_fast_keep_mem(p, cmd, DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
       return rc;
     ls->w_user = ss;
-    if (!(s = pit_fast_prim_step(p, p->fwd, &p->nfwd, F_TRAIN, ls->fpd, e)))
-      return e->code;
+    if ((rc = pit_fast_prim_step(p, p->fwd, &p->nfwd, F_TRAIN, ls->fpd, &s, e)))
+      return rc;
     pit_fast_arg(s, DNNL_ARG_SRC, ls->src);
     pit_fast_arg(s, DNNL_ARG_SCALE_SHIFT, ss);
     pit_fast_arg(s, DNNL_ARG_MEAN, ls->mean);
@@ -411,8 +407,8 @@ int pit_fast_build_simple_fwd(struct fast *f, struct plan *p, struct pit_net *ne
     s->src2 = pit_fast_mem_ptr(ls->var);
     s->n = (size_t)L->in_c;
     s->count = (double)p->batch * L->in_h * L->in_w;
-    if (!(s = pit_fast_prim_step(p, p->fwd, &p->nfwd, F_EVAL, ls->fpd_inf, e)))
-      return e->code;
+    if ((rc = pit_fast_prim_step(p, p->fwd, &p->nfwd, F_EVAL, ls->fpd_inf, &s, e)))
+      return rc;
     pit_fast_arg(s, DNNL_ARG_SRC, ls->src);
     pit_fast_arg(s, DNNL_ARG_SCALE_SHIFT, ss);
     pit_fast_arg(s, DNNL_ARG_MEAN, rmean);
@@ -456,10 +452,8 @@ int pit_fast_build_simple_bwd(struct fast *f, struct plan *p, struct pit_net *ne
     goto out;
   if ((rc = pit_fast_slot_mem(p, pit_fast_q(pd, DNNL_ARG_DIFF_SRC), next_slot(cur_slot), &dsrc, f->eng, e)))
     goto out;
-  if (!(s = pit_fast_prim_step(p, p->bwd, &p->nbwd, fl, pd, e))) {
-    rc = e->code;
+  if ((rc = pit_fast_prim_step(p, p->bwd, &p->nbwd, fl, pd, &s, e)))
     goto out;
-  }
   pit_fast_arg(s, DNNL_ARG_DIFF_DST, ddst);
   pit_fast_arg(s, DNNL_ARG_DIFF_SRC, dsrc);
   if (is_elt(L->kind)) {
@@ -586,6 +580,36 @@ static const struct step *fwd_step(const struct plan *p, int type, dnnl_memory_t
   return NULL;
 }
 
+/* The forward step of a custom layer (type) whose parameters the caller sets: *cur
+ * converted to smd into ls->src, ls->dst a new memory of dmd; *cur becomes ls->dst. */
+static int custom_fwd(struct fast *f, struct plan *p, int type, const dnnl_memory_desc_t *smd,
+                      const dnnl_memory_desc_t *dmd, dnnl_memory_t *cur, struct lstate *ls, struct step **out,
+                      struct pit_err *e) {
+  int rc;
+  if ((rc = pit_fast_convert(f, p, p->fwd, &p->nfwd, 0, *cur, smd, &ls->src, -1, e)) ||
+      (rc = pit_fast_keep_mem(p, dmd, DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
+    return rc;
+  if (!(*out = custom(p->fwd, &p->nfwd, 0, type, ls->src, ls->dst, NULL, e)))
+    return e->code;
+  *cur = ls->dst;
+  return 0;
+}
+
+/* Its backward step (type, flags fl), parameters to set: the gradient *cur converted to
+ * ls->dst's layout, into a new slot of ls->src's layout, which becomes *cur. */
+static int custom_bwd(struct fast *f, struct plan *p, int fl, int type, dnnl_memory_t *cur, int *cur_slot,
+                      const struct lstate *ls, struct step **out, struct pit_err *e) {
+  dnnl_memory_t ddst, dsrc;
+  int rc;
+  if ((rc = pit_fast_convert(f, p, p->bwd, &p->nbwd, fl, *cur, pit_fast_mem_md(ls->dst), &ddst, SLOT_CONV, e)) ||
+      (rc = pit_fast_slot_mem(p, pit_fast_mem_md(ls->src), next_slot(cur_slot), &dsrc, f->eng, e)))
+    return rc;
+  if (!(*out = custom(p->bwd, &p->nbwd, fl, type, ddst, dsrc, NULL, e)))
+    return e->code;
+  *cur = dsrc;
+  return 0;
+}
+
 int pit_fast_build_shuffle_fwd(struct fast *f, struct plan *p, struct pit_net *net, int i,
                                dnnl_memory_t *cur, struct lstate *ls, struct pit_err *e) {
   const struct pit_layer_spec *L = &net->spec.layer[i];
@@ -597,31 +621,24 @@ int pit_fast_build_shuffle_fwd(struct fast *f, struct plan *p, struct pit_net *n
   dnnl_dims_t sd = {p->batch, L->in_c, L->in_h, L->in_w}, dd = {p->batch, L->o_c, L->o_h, L->o_w};
   pit_fast_md_tag(&smd, 4, sd, tag);
   pit_fast_md_tag(&dmd, 4, dd, tag);
-  if ((rc = pit_fast_convert(f, p, p->fwd, &p->nfwd, 0, *cur, &smd, &ls->src, -1, e)) ||
-      (rc = pit_fast_keep_mem(p, &dmd, DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
+  struct step *s;
+  if ((rc = custom_fwd(f, p, S_SHUFF, &smd, &dmd, cur, ls, &s, e)))
     return rc;
-  struct step *s = custom(p->fwd, &p->nfwd, 0, S_SHUFF, ls->src, ls->dst, NULL, e);
-  if (!s)
-    return e->code;
   s->shuf = (struct pit_fast_shuffle){.n = p->batch, .c = L->o_c, .h = L->in_h, .w = L->in_w, .r = L->k,
                                       .blk = blk};
-  *cur = ls->dst;
   return 0;
 }
 
 int pit_fast_build_shuffle_bwd(struct fast *f, struct plan *p, int i, dnnl_memory_t *cur, int *cur_slot,
                                struct lstate *ls, struct pit_err *e) {
-  int fl = i == 0 ? F_DX : 0, rc;
-  dnnl_memory_t ddst, dsrc;
-  if ((rc = pit_fast_convert(f, p, p->bwd, &p->nbwd, fl, *cur, pit_fast_mem_md(ls->dst), &ddst, SLOT_CONV, e)) ||
-      (rc = pit_fast_slot_mem(p, pit_fast_mem_md(ls->src), next_slot(cur_slot), &dsrc, f->eng, e)))
-    return rc;
   const struct step *fw = fwd_step(p, S_SHUFF, ls->dst);
-  struct step *s = custom(p->bwd, &p->nbwd, fl, S_SHUFB, ddst, dsrc, NULL, e);
-  if (!s || !fw)
-    return s ? PIT_BUG(e, "pixel shuffle %d lost its forward step", i) : e->code;
+  struct step *s;
+  int rc = custom_bwd(f, p, i == 0 ? F_DX : 0, S_SHUFB, cur, cur_slot, ls, &s, e);
+  if (rc)
+    return rc;
+  if (!fw)
+    return PIT_BUG(e, "pixel shuffle %d lost its forward step", i);
   s->shuf = fw->shuf;
-  *cur = dsrc;
   return 0;
 }
 
@@ -678,30 +695,23 @@ int pit_fast_build_rrdb_fwd(struct fast *f, struct plan *p, struct pit_net *net,
   p->rrdbs[p->nrrdb++] = r;
   const int blk = pit_fast_rrdb_blk(r);
   pit_fast_md_tag(&md, 4, dd, blk == 16 ? dnnl_nChw16c : blk == 8 ? dnnl_nChw8c : dnnl_nchw);
-  if ((rc = pit_fast_convert(f, p, p->fwd, &p->nfwd, 0, *cur, &md, &ls->src, -1, e)) ||
-      (rc = pit_fast_keep_mem(p, &md, DNNL_MEMORY_ALLOCATE, &ls->dst, f->eng, e)))
+  struct step *s;
+  if ((rc = custom_fwd(f, p, S_RRDBF, &md, &md, cur, ls, &s, e)))
     return rc;
-  struct step *s = custom(p->fwd, &p->nfwd, 0, S_RRDBF, ls->src, ls->dst, NULL, e);
-  if (!s)
-    return e->code;
   s->rrdb = r;
-  *cur = ls->dst;
   return 0;
 }
 
 int pit_fast_build_rrdb_bwd(struct fast *f, struct plan *p, int i, dnnl_memory_t *cur, int *cur_slot,
                             struct lstate *ls, struct pit_err *e) {
-  dnnl_memory_t ddst, dsrc;
-  int rc;
-  if ((rc = pit_fast_convert(f, p, p->bwd, &p->nbwd, 0, *cur, pit_fast_mem_md(ls->dst), &ddst, SLOT_CONV, e)) ||
-      (rc = pit_fast_slot_mem(p, pit_fast_mem_md(ls->src), next_slot(cur_slot), &dsrc, f->eng, e)))
-    return rc;
   const struct step *fw = fwd_step(p, S_RRDBF, ls->dst);
-  struct step *s = custom(p->bwd, &p->nbwd, 0, S_RRDBB, ddst, dsrc, NULL, e);
-  if (!s || !fw)
-    return s ? PIT_BUG(e, "RRDB %d lost its forward step", i) : e->code;
+  struct step *s;
+  int rc = custom_bwd(f, p, 0, S_RRDBB, cur, cur_slot, ls, &s, e);
+  if (rc)
+    return rc;
+  if (!fw)
+    return PIT_BUG(e, "RRDB %d lost its forward step", i);
   s->rrdb = fw->rrdb;
   s->first = i == 0;
-  *cur = dsrc;
   return 0;
 }

@@ -96,29 +96,26 @@ struct step *pit_fast_add_step(struct step *list, int *n, int flags, struct pit_
   return s;
 }
 
-/* A primitive from pd (kept by the plan) and the step appended to list that runs it,
- * its arguments still to add; NULL on failure (e set). */
-struct step *pit_fast_prim_step(struct plan *p, struct step *list, int *n, int flags,
-                                const_dnnl_primitive_desc_t pd, struct pit_err *e) {
-  if (p->nprims >= FAST_MAX_OBJS) {
-    pit_err_set(e, PIT_ESTATE, "src/nn/fast_net.c: too many oneDNN primitives in one plan");
-    return NULL;
-  }
+/* A primitive from pd (kept by the plan) and the step appended to list that runs it
+ * (*out), its arguments still to add. 0, or an error (e set), as the other plan builders. */
+int pit_fast_prim_step(struct plan *p, struct step *list, int *n, int flags, const_dnnl_primitive_desc_t pd,
+                       struct step **out, struct pit_err *e) {
+  if (p->nprims >= FAST_MAX_OBJS)
+    return pit_err_set(e, PIT_ESTATE, "src/nn/fast_net.c: too many oneDNN primitives in one plan");
   char where[96];
   snprintf(where, sizeof where, "%s layer %d", p->model, p->layer);
-  if (pit_fast_check_impl(pd, where, e))
-    return NULL;
+  int rc = pit_fast_check_impl(pd, where, e);
+  if (rc)
+    return rc;
   dnnl_primitive_t prim;
   dnnl_status_t st = dnnl_primitive_create(&prim, pd);
-  if (st != dnnl_success) {
-    pit_fast_dnnl_err(e, __FILE__, __LINE__, st);
-    return NULL;
-  }
+  if (st != dnnl_success)
+    return pit_fast_dnnl_err(e, __FILE__, __LINE__, st);
   p->prims[p->nprims++] = prim;
-  struct step *s = pit_fast_add_step(list, n, flags, e);
-  if (s)
-    s->p = prim;
-  return s;
+  if (!(*out = pit_fast_add_step(list, n, flags, e)))
+    return e->code;
+  (*out)->p = prim;
+  return 0;
 }
 
 void pit_fast_arg(struct step *s, int a, dnnl_memory_t m) {
@@ -144,10 +141,11 @@ static int reorder_step(struct fast *f, struct plan *p, struct step *list, int *
                         dnnl_memory_t from, dnnl_memory_t to, struct pit_err *e) {
   dnnl_primitive_desc_t pd;
   DN(dnnl_reorder_primitive_desc_create(&pd, pit_fast_mem_md(from), f->eng, pit_fast_mem_md(to), f->eng, NULL));
-  struct step *s = pit_fast_prim_step(p, list, n, flags, pd, e);
+  struct step *s;
+  int rc = pit_fast_prim_step(p, list, n, flags, pd, &s, e);
   dnnl_primitive_desc_destroy(pd);
-  if (!s)
-    return e->code;
+  if (rc)
+    return rc;
   pit_fast_arg(s, DNNL_ARG_FROM, from);
   pit_fast_arg(s, DNNL_ARG_TO, to);
   return 0;

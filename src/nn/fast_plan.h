@@ -105,8 +105,8 @@ int pit_fast_keep_mem(struct plan *p, const dnnl_memory_desc_t *md, void *handle
 int pit_fast_slot_mem(struct plan *p, const dnnl_memory_desc_t *md, int slot, dnnl_memory_t *out,
                       dnnl_engine_t eng, struct pit_err *e);
 struct step *pit_fast_add_step(struct step *list, int *n, int flags, struct pit_err *e);
-struct step *pit_fast_prim_step(struct plan *p, struct step *list, int *n, int flags,
-                                const_dnnl_primitive_desc_t pd, struct pit_err *e);
+int pit_fast_prim_step(struct plan *p, struct step *list, int *n, int flags, const_dnnl_primitive_desc_t pd,
+                       struct step **out, struct pit_err *e);
 void pit_fast_arg(struct step *s, int a, dnnl_memory_t m);
 const dnnl_memory_desc_t *pit_fast_mem_md(dnnl_memory_t m);
 float *pit_fast_mem_ptr(dnnl_memory_t m);

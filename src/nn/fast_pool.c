@@ -86,9 +86,8 @@ static inline __attribute__((always_inline)) void bwd_plane(const struct pit_fas
 #define AVX512_T __attribute__((target("avx512f")))
 
 /* AVX2: blk (8 or 16) lanes as blk/8 registers of 8. */
-static AVX2_T void fwd_plane_avx2(const struct pit_fast_pool *p, const float *x, float *y, uint8_t *idx,
-                                  const int blk) {
-  const int w = p->w, oh = p->oh, ow = p->ow, k = p->k, s = p->s;
+static AVX2_T void fwd_plane_avx2(const struct pit_fast_pool *p, const float *x, float *y, uint8_t *idx) {
+  const int blk = p->blk, w = p->w, oh = p->oh, ow = p->ow, k = p->k, s = p->s;
   const __m256 init = p->relu ? _mm256_setzero_ps() : _mm256_set1_ps(-INFINITY);
   const __m256i iinit = _mm256_set1_epi32(p->relu ? PIT_POOL_NONE : 0);
   for (int oi = 0; oi < oh; oi++)
@@ -113,8 +112,8 @@ static AVX2_T void fwd_plane_avx2(const struct pit_fast_pool *p, const float *x,
 }
 
 static AVX2_T void bwd_plane_avx2(const struct pit_fast_pool *p, const float *dy, const uint8_t *idx,
-                                  float *dx, const int blk) {
-  const int h = p->h, w = p->w, oh = p->oh, ow = p->ow, k = p->k, s = p->s;
+                                  float *dx) {
+  const int blk = p->blk, h = p->h, w = p->w, oh = p->oh, ow = p->ow, k = p->k, s = p->s;
   const int tiled = s == k;
   if (!tiled)
     memset(dx, 0, (size_t)h * w * blk * sizeof(float));
@@ -189,55 +188,59 @@ static AVX512_T void bwd_plane16(const struct pit_fast_pool *p, const float *dy,
         memset(dx + ((size_t)i * w + j) * 16, 0, 16 * sizeof(float));
 }
 
-/* Which version runs a plane of p: 16 (AVX-512 zmm), 8 (AVX2 ymm) or 0 (plain C). */
-static int version(const struct pit_fast_pool *p) {
+/* The kernels of one version, each over one plane (one channel block of one sample). */
+struct pool_kernels {
+  void (*fwd)(const struct pit_fast_pool *p, const float *x, float *y, uint8_t *idx);
+  void (*bwd)(const struct pit_fast_pool *p, const float *dy, const uint8_t *idx, float *dx);
+};
+
+/* The plain versions with a constant blk, so that the compiler unrolls the lanes. */
+static void fwd_c16(const struct pit_fast_pool *p, const float *x, float *y, uint8_t *idx) {
+  fwd_plane(p, x, y, idx, 16);
+}
+static void fwd_c8(const struct pit_fast_pool *p, const float *x, float *y, uint8_t *idx) {
+  fwd_plane(p, x, y, idx, 8);
+}
+static void fwd_c1(const struct pit_fast_pool *p, const float *x, float *y, uint8_t *idx) {
+  fwd_plane(p, x, y, idx, 1);
+}
+static void bwd_c16(const struct pit_fast_pool *p, const float *dy, const uint8_t *idx, float *dx) {
+  bwd_plane(p, dy, idx, dx, 16);
+}
+static void bwd_c8(const struct pit_fast_pool *p, const float *dy, const uint8_t *idx, float *dx) {
+  bwd_plane(p, dy, idx, dx, 8);
+}
+static void bwd_c1(const struct pit_fast_pool *p, const float *dy, const uint8_t *idx, float *dx) {
+  bwd_plane(p, dy, idx, dx, 1);
+}
+
+static const struct pool_kernels plain16 = {fwd_c16, bwd_c16}, plain8 = {fwd_c8, bwd_c8},
+                                 plain1 = {fwd_c1, bwd_c1}, avx2 = {fwd_plane_avx2, bwd_plane_avx2},
+                                 avx512 = {fwd_plane16, bwd_plane16};
+
+/* The version p->isa picks for p's block: AVX-512 (blk 16), AVX2 (blk 8 or 16) or plain C. */
+static const struct pool_kernels *kernels(const struct pit_fast_pool *p) {
   if (p->blk == 16 && p->isa == PIT_ISA_AVX512)
-    return 16;
-  return (p->blk == 16 || p->blk == 8) && p->isa >= PIT_ISA_AVX2 ? 8 : 0;
-}
-
-/* One plane (one channel block of one sample) by the version p->isa picks; the plain
- * one with a constant blk so that the compiler unrolls the lanes. */
-static void fwd_one(const struct pit_fast_pool *p, const float *x, float *y, uint8_t *idx) {
-  const int v = version(p);
-  if (v == 16)
-    fwd_plane16(p, x, y, idx);
-  else if (v == 8)
-    fwd_plane_avx2(p, x, y, idx, p->blk);
-  else
-    p->blk == 16 ? fwd_plane(p, x, y, idx, 16) : p->blk == 8 ? fwd_plane(p, x, y, idx, 8) : fwd_plane(p, x, y, idx, 1);
-}
-
-static void bwd_one(const struct pit_fast_pool *p, const float *dy, const uint8_t *idx, float *dx) {
-  const int v = version(p);
-  if (v == 16)
-    bwd_plane16(p, dy, idx, dx);
-  else if (v == 8)
-    bwd_plane_avx2(p, dy, idx, dx, p->blk);
-  else
-    p->blk == 16 ? bwd_plane(p, dy, idx, dx, 16) : p->blk == 8 ? bwd_plane(p, dy, idx, dx, 8) : bwd_plane(p, dy, idx, dx, 1);
+    return &avx512;
+  if ((p->blk == 16 || p->blk == 8) && p->isa >= PIT_ISA_AVX2)
+    return &avx2;
+  return p->blk == 16 ? &plain16 : p->blk == 8 ? &plain8 : &plain1;
 }
 
 void pit_fast_pool_fwd(const struct pit_fast_pool *p, const float *x, float *y, uint8_t *idx) {
   const size_t in_plane = (size_t)p->h * p->w * p->blk, out_plane = (size_t)p->oh * p->ow * p->blk;
   const int planes = p->n * p->cb;
+  const struct pool_kernels *k = kernels(p); /* chosen once, for every plane */
 #pragma omp parallel for schedule(static)
-  for (int pl = 0; pl < planes; pl++) {
-    const float *xp = x + pl * in_plane;
-    float *yp = y + pl * out_plane;
-    uint8_t *ip = idx + pl * out_plane;
-    fwd_one(p, xp, yp, ip);
-  }
+  for (int pl = 0; pl < planes; pl++)
+    k->fwd(p, x + pl * in_plane, y + pl * out_plane, idx + pl * out_plane);
 }
 
 void pit_fast_pool_bwd(const struct pit_fast_pool *p, const float *dy, const uint8_t *idx, float *dx) {
   const size_t in_plane = (size_t)p->h * p->w * p->blk, out_plane = (size_t)p->oh * p->ow * p->blk;
   const int planes = p->n * p->cb;
+  const struct pool_kernels *k = kernels(p);
 #pragma omp parallel for schedule(static)
-  for (int pl = 0; pl < planes; pl++) {
-    const float *gp = dy + pl * out_plane;
-    const uint8_t *ip = idx + pl * out_plane;
-    float *dp = dx + pl * in_plane;
-    bwd_one(p, gp, ip, dp);
-  }
+  for (int pl = 0; pl < planes; pl++)
+    k->bwd(p, dy + pl * out_plane, idx + pl * out_plane, dx + pl * in_plane);
 }

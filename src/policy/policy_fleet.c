@@ -29,21 +29,19 @@ static enum pit_spot_mode mode_of(struct pit_sim_member m) {
 
 static int imin(int a, int b) { return a < b ? a : b; }
 
-static int home_pool(const struct pit_fleet_view *v) {
+/* The first of pools 0..n-1 with the lowest price_h. */
+static int cheapest(const double *price_h, int n) {
   int h = 0;
-  for (int p = 1; p < v->npools; p++)
-    if (v->spot_price_h[p] < v->spot_price_h[h])
+  for (int p = 1; p < n; p++)
+    if (price_h[p] < price_h[h])
       h = p;
   return h;
 }
 
-static int cheapest_od(const struct pit_fleet_view *v) {
-  int h = 0;
-  for (int p = 1; p < v->npools; p++)
-    if (v->price_h[p] < v->price_h[h])
-      h = p;
-  return h;
-}
+/* the home pool: the cheapest spot price */
+static int home_pool(const struct pit_fleet_view *v) { return cheapest(v->spot_price_h, v->npools); }
+
+static int cheapest_od(const struct pit_fleet_view *v) { return cheapest(v->price_h, v->npools); }
 
 /* on-demand for the whole job where the checkpoint is (no move), else the cheapest pool */
 static struct pit_sim_member od_all(const struct pit_fleet_view *v) {

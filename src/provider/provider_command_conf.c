@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <math.h>
 #include <regex.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,25 @@ static int load_fmt(struct cmdp *c, struct outfmt *f, const cJSON *o, const char
   return 0;
 }
 
+/* The config's durations: key, field, default, least value (a time-out must be
+ * above 0). Defaults, then each object applied over them. */
+static const struct {
+  const char *key;
+  size_t off;
+  double def, lo;
+} durations[] = {
+    {"start_timeout_s", offsetof(struct cmdp, start_timeout_s), 120, 0.1},
+    {"stop_timeout_s", offsetof(struct cmdp, stop_timeout_s), 60, 0.1},
+    {"list_timeout_s", offsetof(struct cmdp, list_timeout_s), 60, 0.1},
+    {"boot_timeout_s", offsetof(struct cmdp, boot_timeout_s), 600, 0.1},
+    {"poll_s", offsetof(struct cmdp, poll_s), 5, 0},
+    {"retry_wait_s", offsetof(struct cmdp, retry_wait_s), 5, 0},
+    {"grace_s", offsetof(struct cmdp, grace_s), 120, 0},
+};
+#define NDURATIONS (sizeof durations / sizeof durations[0])
+
+static double *duration(struct cmdp *c, size_t i) { return (double *)((char *)c + durations[i].off); }
+
 static int num(struct cmdp *c, const cJSON *o, const char *key, double *v, double lo, struct pit_err *e) {
   const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
   if (!x)
@@ -191,12 +211,8 @@ static int apply(struct cmdp *c, const cJSON *o, struct pit_err *e) {
   if (rc == 0)
     rc = load_states(c, cJSON_GetObjectItemCaseSensitive(o, "notice_states"), "notice_states", c->notice,
                      &c->nnotice, e);
-  const char *nums[] = {"start_timeout_s", "stop_timeout_s", "list_timeout_s", "boot_timeout_s",
-                        "poll_s",          "retry_wait_s",   "grace_s"};
-  double *dst[] = {&c->start_timeout_s, &c->stop_timeout_s, &c->list_timeout_s, &c->boot_timeout_s,
-                   &c->poll_s,          &c->retry_wait_s,   &c->grace_s};
-  for (size_t i = 0; i < sizeof nums / sizeof nums[0] && rc == 0; i++)
-    rc = num(c, o, nums[i], dst[i], strstr(nums[i], "timeout") ? 0.1 : 0, e);
+  for (size_t i = 0; i < NDURATIONS && rc == 0; i++)
+    rc = num(c, o, durations[i].key, duration(c, i), durations[i].lo, e);
   const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "start_retries");
   if (rc == 0 && r) {
     if (!cJSON_IsNumber(r) || r->valuedouble < 0 || r->valuedouble > 20)
@@ -308,14 +324,9 @@ static int parse_json_at(struct cmdp *c, const char *text, const char *what, cJS
 
 /* Defaults, then the preset the file names, then the file's own keys. */
 int ctl_cmd_open_config(struct pit_provider *p, struct cmdp *c, struct pit_err *e) {
-  c->start_timeout_s = 120;
-  c->stop_timeout_s = 60;
-  c->list_timeout_s = 60;
-  c->boot_timeout_s = 600;
-  c->poll_s = 5;
-  c->retry_wait_s = 5;
+  for (size_t i = 0; i < NDURATIONS; i++)
+    *duration(c, i) = durations[i].def;
   c->start_retries = 2;
-  c->grace_s = 120;
   c->last_poll = -1e9;
   p->impl = c;
   if (!p->conf.config) {

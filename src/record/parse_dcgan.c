@@ -61,6 +61,20 @@ static int put_epoch(struct pit_parser *p, int64_t r, int64_t ep, double x, doub
   return pit_pl_put(p, kind, dig, e);
 }
 
+/* After a line's time: its optional elapsed time (el: how the variant spells
+ * the field, "s" after it allowed) into *y, NaN without one; p->tail past the
+ * line's last field. 0, or PL_BAD. */
+static int elapsed(struct pit_parser *p, const char **sp, const char *end, const char *el, double *y) {
+  const char *s = *sp;
+  int dig;
+  *y = NAN;
+  if (pl_lit(&s, end, el, strlen(el)))
+    PL_NEED_TIME(*y, dig, "Elapsed time");
+  p->tail = s;
+  *sp = s;
+  return 0;
+}
+
 /* [epoch: ... or [rank: ... */
 static int bracket(struct pit_parser *p, const char *s, const char *end, struct pit_err *e) {
   int64_t ep, nep, it, L, r;
@@ -127,7 +141,7 @@ static int bracket(struct pit_parser *p, const char *s, const char *end, struct 
 /* Rank: r, ... or Rank: r. World Size: W */
 static int rank_colon(struct pit_parser *p, const char *s, const char *end, struct pit_err *e) {
   int64_t r, v, ep, it, L;
-  int dig, d2;
+  int dig;
   double x, y;
   const char *r_at = s;
   if (!pl_i64(&s, end, &r))
@@ -155,10 +169,8 @@ static int rank_colon(struct pit_parser *p, const char *s, const char *end, stru
       return PL_BAD;
     PL_NEED_TIME(x, dig, "Epoch time");
     PL_LIT(&s, end, "s");
-    y = NAN;
-    if (PL_LIT(&s, end, ", Elapsed time: "))
-      PL_NEED_TIME(y, d2, "Elapsed time");
-    p->tail = s;
+    if (elapsed(p, &s, end, ", Elapsed time: ", &y))
+      return PL_BAD;
     return put_epoch(p, r, ep, x, y, K_DC_COLON_EPOCH, dig, e);
   }
   if (!PL_LIT(&s, end, ", iteration: "))
@@ -171,19 +183,17 @@ static int rank_colon(struct pit_parser *p, const char *s, const char *end, stru
   PL_NEED_LIT(", It. time: ", "text after iteration");
   PL_NEED_TIME(x, dig, "It. time");
   PL_LIT(&s, end, "s");
+  if (elapsed(p, &s, end, ", Elapsed time: ", &y))
+    return PL_BAD;
   pit_pl_new(p, PIT_REC_ITER, (int)r);
-  if (PL_LIT(&s, end, ", Elapsed time: ")) {
-    PL_NEED_TIME(y, d2, "Elapsed time");
-    p->cur->t = y;
-  }
-  p->tail = s;
+  p->cur->t = y;
   return put_iter(p, ep, it, L, x, K_DC_COLON, dig, e);
 }
 
 /* Rank,r,... */
 static int rank_csv(struct pit_parser *p, const char *s, const char *end, struct pit_err *e) {
   int64_t r, ep, it;
-  int dig, d2;
+  int dig;
   double x, y;
   const char *r_at = s;
   if (!pl_i64(&s, end, &r) || !PL_LIT(&s, end, ","))
@@ -203,22 +213,18 @@ static int rank_csv(struct pit_parser *p, const char *s, const char *end, struct
   PL_NEED_LIT(",", "text after epoch");
   if (PL_LIT(&s, end, "Epoch time,")) {
     PL_NEED_TIME(x, dig, "Epoch time");
-    y = NAN;
-    if (PL_LIT(&s, end, ",Elapsed time,"))
-      PL_NEED_TIME(y, d2, "Elapsed time");
-    p->tail = s;
+    if (elapsed(p, &s, end, ",Elapsed time,", &y))
+      return PL_BAD;
     return put_epoch(p, r, ep, x, y, K_DC_CSV_EPOCH, dig, e);
   }
   PL_NEED_LIT("Iteration,", "text after epoch");
   PL_NEED_INT(it, "iteration");
   PL_NEED_LIT(",It. time,", "text after iteration");
   PL_NEED_TIME(x, dig, "It. time");
+  if (elapsed(p, &s, end, ",Elapsed time,", &y))
+    return PL_BAD;
   pit_pl_new(p, PIT_REC_ITER, (int)r);
-  if (PL_LIT(&s, end, ",Elapsed time,")) {
-    PL_NEED_TIME(y, d2, "Elapsed time");
-    p->cur->t = y;
-  }
-  p->tail = s;
+  p->cur->t = y;
   return put_iter(p, ep, it, -1, x, K_DC_CSV, dig, e);
 }
 

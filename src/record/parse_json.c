@@ -132,28 +132,50 @@ static int next_item(const char **sp, const char *end, char closer) {
   return 0;
 }
 
-/* [num|null, ...] into a scratch array of at most cap entries. */
-static int jarr(const char **sp, const char *end, double *v, int cap, int *n) {
+/* A list at *sp: opener, items separated by ',', closer, white space between.
+ * Each item is read by item(ctx, &s, end), 1 when it was one (0: not for the
+ * fast path). 1 with *sp past the closer; 0 otherwise. */
+static inline int each_item(const char **sp, const char *end, char opener, char closer,
+                            int (*item)(void *ctx, const char **sp, const char *end), void *ctx) {
   const char *s = *sp;
-  if (s >= end || *s != '[')
+  if (s >= end || *s != opener)
     return 0;
   s++;
   ws(&s, end);
-  *n = 0;
-  if (s < end && *s == ']') {
+  if (s < end && *s == closer) {
     *sp = s + 1;
     return 1;
   }
   for (;;) {
-    if (*n >= cap || !jnum(&s, end, &v[*n]))
+    if (!item(ctx, &s, end))
       return 0;
-    (*n)++;
-    int k = next_item(&s, end, ']');
+    int k = next_item(&s, end, closer);
     if (k != 1) {
       *sp = s;
       return k == 2;
     }
   }
+}
+
+struct nums {
+  double *v;
+  int cap, n;
+};
+
+static int num_item(void *ctx, const char **sp, const char *end) {
+  struct nums *a = ctx;
+  if (a->n >= a->cap || !jnum(sp, end, &a->v[a->n]))
+    return 0;
+  a->n++;
+  return 1;
+}
+
+/* [num|null, ...] into a scratch array of at most cap entries. */
+static int jarr(const char **sp, const char *end, double *v, int cap, int *n) {
+  struct nums a = {v, cap, 0};
+  int ok = each_item(sp, end, '[', ']', num_item, &a);
+  *n = a.n;
+  return ok;
 }
 
 #define FAST_MAX_RANKS 64
@@ -211,6 +233,29 @@ static inline int expected_key(const char *s, const char *end, int k) {
 #endif
 }
 
+/* "name": number, one entry of a loss object. */
+static int loss_item(void *ctx, const char **sp, const char *end) {
+  struct pit_record *r = ctx;
+  const char *s = *sp, *kp;
+  size_t kn;
+  if (r->nlosses >= PIT_MAX_LOSSES || !jstr(&s, end, &kp, &kn))
+    return 0;
+  for (int i = 0; i < r->nlosses; i++) /* cJSON keeps repeated names; leave those to it */
+    if (strncmp(r->loss_name[i], kp, kn) == 0 && r->loss_name[i][kn < 16 ? kn : 15] == 0)
+      return 0;
+  ws(&s, end);
+  if (s >= end || *s++ != ':')
+    return 0;
+  ws(&s, end);
+  copy_str(r->loss_name[r->nlosses], sizeof r->loss_name[0], kp, kn);
+  if (!jnum(&s, end, &r->loss_val[r->nlosses]))
+    return 0;
+  r->nlosses++;
+  *sp = s;
+  return 1;
+}
+
+/* loss: a number, or an object of named numbers. */
 static int fast_loss(const char **sp, const char *end, struct pit_record *r) {
   const char *s = *sp;
   if (s < end && *s != '{') {
@@ -219,34 +264,7 @@ static int fast_loss(const char **sp, const char *end, struct pit_record *r) {
     *sp = s;
     return 1;
   }
-  s++;
-  ws(&s, end);
-  if (s < end && *s == '}') {
-    *sp = s + 1;
-    return 1;
-  }
-  for (;;) {
-    const char *kp;
-    size_t kn;
-    if (r->nlosses >= PIT_MAX_LOSSES || !jstr(&s, end, &kp, &kn))
-      return 0;
-    for (int i = 0; i < r->nlosses; i++) /* cJSON keeps repeated names; leave those to it */
-      if (strncmp(r->loss_name[i], kp, kn) == 0 && r->loss_name[i][kn < 16 ? kn : 15] == 0)
-        return 0;
-    ws(&s, end);
-    if (s >= end || *s++ != ':')
-      return 0;
-    ws(&s, end);
-    copy_str(r->loss_name[r->nlosses], sizeof r->loss_name[0], kp, kn);
-    if (!jnum(&s, end, &r->loss_val[r->nlosses]))
-      return 0;
-    r->nlosses++;
-    int k = next_item(&s, end, '}');
-    if (k != 1) {
-      *sp = s;
-      return k == 2;
-    }
-  }
+  return each_item(sp, end, '{', '}', loss_item, r);
 }
 
 /* The fast path: FAST_OK with *r filled, or FAST_NO (r in any state). The

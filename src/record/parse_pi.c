@@ -9,11 +9,14 @@
  */
 #include "record/parse_impl.h"
 
-static int need_rank(struct pit_parser *p, const char **sp, const char *end, int64_t *r) {
+/* The rank field (then, sep: its separator ","; NULL: none): 0, or PL_BAD. */
+static int need_rank(struct pit_parser *p, const char **sp, const char *end, int64_t *r, const char *sep) {
   const char *s = *sp;
   PL_NEED_INT(*r, "rank");
   if (*r > 1000000)
     return pit_pl_bad(p, "rank", *sp, end);
+  if (sep && !pl_lit(&s, end, sep, strlen(sep)))
+    return pit_pl_bad(p, "separator", s, end);
   *sp = s;
   return 0;
 }
@@ -23,18 +26,16 @@ int pit_pl_pi(struct pit_parser *p, const char *s, const char *end, struct pit_e
   double x, t;
   int dig, d2;
   if (PL_LIT(&s, end, "Init time,")) {
-    if (need_rank(p, &s, end, &r))
+    if (need_rank(p, &s, end, &r, ","))
       return PL_BAD;
-    PL_NEED_LIT(",", "separator");
     PL_NEED_TIME(x, dig, "init time");
     pit_pl_new(p, PIT_REC_INIT, (int)r);
     p->cur->init_s = x;
     return pit_pl_put(p, K_OTHER, dig, e);
   }
   if (PL_LIT(&s, end, "Paramount Iteration,")) {
-    if (need_rank(p, &s, end, &r))
+    if (need_rank(p, &s, end, &r, ","))
       return PL_BAD;
-    PL_NEED_LIT(",", "separator");
     PL_NEED_INT(i, "iteration");
     PL_NEED_LIT(",", "separator");
     PL_NEED_TIME(t, d2, "time since init");
@@ -47,7 +48,7 @@ int pit_pl_pi(struct pit_parser *p, const char *s, const char *end, struct pit_e
     return pit_pl_put(p, K_OTHER, dig, e);
   }
   if (PL_LIT(&s, end, "Paramount Iteration: Rank=")) {
-    if (need_rank(p, &s, end, &r))
+    if (need_rank(p, &s, end, &r, NULL))
       return PL_BAD;
     pl_ws(&s, end);
     PL_NEED_LIT("Current Iteration=", "text after rank");
@@ -61,18 +62,16 @@ int pit_pl_pi(struct pit_parser *p, const char *s, const char *end, struct pit_e
     return pit_pl_put(p, K_OTHER, dig, e);
   }
   if (PL_LIT(&s, end, "PI avg,")) {
-    if (need_rank(p, &s, end, &r))
+    if (need_rank(p, &s, end, &r, ","))
       return PL_BAD;
-    PL_NEED_LIT(",", "separator");
     PL_NEED_TIME(x, dig, "PI avg");
     PL_NEED_LIT(",", "separator");
     PL_NEED_INT(i, "iteration count");
     return PL_INFO;
   }
   if (PL_LIT(&s, end, "Beta,")) {
-    if (need_rank(p, &s, end, &r))
+    if (need_rank(p, &s, end, &r, ","))
       return PL_BAD;
-    PL_NEED_LIT(",", "separator");
     if (!pit_pl_f64(&s, end, &x, &dig))
       return pit_pl_bad(p, "beta", s, end);
     return PL_INFO;

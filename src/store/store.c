@@ -327,24 +327,31 @@ static int run_id(struct pit_store *s, const struct pit_record *r, int64_t *id, 
   return 0;
 }
 
+/* The configuration's columns model, batch, ranks, nodes, itype, threads and
+ * membership, in that order from parameter first on (configurations and runs
+ * hold them alike). */
+static void bind_config(sqlite3_stmt *st, int first, const struct pit_config *c, const char *members) {
+  bind_s(st, first, c->model);
+  pit_store_bind_i(st, first + 1, c->batch);
+  pit_store_bind_i(st, first + 2, c->ranks);
+  pit_store_bind_i(st, first + 3, c->nodes);
+  bind_s(st, first + 4, c->itype);
+  pit_store_bind_i(st, first + 5, c->threads);
+  bind_s(st, first + 6, members);
+}
+
 /* An init record fixes the run's configuration (configurations row + runs columns). */
 static int set_config(struct pit_store *s, int64_t rid, const struct pit_record *r, struct pit_err *e) {
   struct pit_config c;
   pit_config_from_record(&c, r);
   char key[512];
   pit_config_key(&c, key, sizeof key);
+  char members[PIT_MEMBERSHIP_TEXT_MAX];
+  pit_membership_format(&c.members, members, sizeof members);
   sqlite3_stmt *st = s->st[ST_CONF_NEW];
   int rc;
   sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-  bind_s(st, 2, c.model);
-  pit_store_bind_i(st, 3, c.batch);
-  pit_store_bind_i(st, 4, c.ranks);
-  pit_store_bind_i(st, 5, c.nodes);
-  bind_s(st, 6, c.itype);
-  pit_store_bind_i(st, 7, c.threads);
-  char members[PIT_MEMBERSHIP_TEXT_MAX];
-  pit_membership_format(&c.members, members, sizeof members);
-  bind_s(st, 8, members);
+  bind_config(st, 2, &c, members);
   if ((rc = run_stmt(s, st, r, e)))
     return rc;
   int fresh = sqlite3_changes(s->db) > 0;
@@ -365,13 +372,7 @@ static int set_config(struct pit_store *s, int64_t rid, const struct pit_record 
   st = s->st[ST_RUN_CONFIG];
   bind_s(st, 1, r->config);
   sqlite3_bind_int64(st, 2, cid);
-  bind_s(st, 3, c.model);
-  pit_store_bind_i(st, 4, c.batch);
-  pit_store_bind_i(st, 5, c.ranks);
-  pit_store_bind_i(st, 6, c.nodes);
-  bind_s(st, 7, c.itype);
-  pit_store_bind_i(st, 8, c.threads);
-  bind_s(st, 9, members);
+  bind_config(st, 3, &c, members);
   sqlite3_bind_int64(st, 10, rid);
   return run_stmt(s, st, r, e);
 }
