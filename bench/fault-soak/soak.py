@@ -77,6 +77,27 @@ def records(path):
     return out
 
 
+def computed_iters(d):
+    """Every iteration the workload computed in run directory d, redone ones included: the
+    events file keeps the first record of a step (the held-record rule), while a step done
+    again after a fallback to an older checkpoint may run on another membership (the
+    schedule's for that step); each generation's log (gen-N.log) holds its own records."""
+    out = []
+    for g in sorted(glob.glob(os.path.join(d, "gen-*.log"))):
+        with open(g, errors="replace") as f:
+            for line in f:
+                i = line.find("{")
+                if i < 0 or '"iter"' not in line:
+                    continue
+                try:
+                    x = json.loads(line[i:])
+                except ValueError:
+                    continue
+                if x.get("type") == "iter":
+                    out.append(x)
+    return out
+
+
 def last_ckpt_step(path):
     s = -1
     for x in records(path):
@@ -295,7 +316,9 @@ def trial(args, seed, ref, pitstop, cat, tmp):
         res["why"].append(f"steps not each once: {len(steps)} records, {len(set(steps))} distinct, {dup} repeated")
     if rc == 0:
         # the same ranks at every step as the reference (a resize's agreed step can differ by one)
-        other = [x["step"] for x in it if ref["ranks"].get(x["step"]) != len(x.get("compute_s", []))]
+        # over every computation of a step, the ones done again (in the generations' logs only) too
+        other = sorted({x["step"] for x in it + computed_iters(d)
+                        if ref["ranks"].get(x["step"]) != len(x.get("compute_s", []))})
         res["same_ranks"] = not other
         if other:  # where the membership differed: the resize agreed a step or more from the reference's
             res["ranks_differ_at"] = other[:4]
