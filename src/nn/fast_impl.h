@@ -65,4 +65,19 @@ int pit_fast_rrdb_forward(struct pit_fast_rrdb *r, const float *x, float *y, str
 int pit_fast_rrdb_backward(struct pit_fast_rrdb *r, const float *dy, float *dx, int param_grads,
                            struct pit_err *e);
 
+/* Winograd F(4x4, 3x3) for a 3x3 stride-1 pad-1 convolution of one (C, H, W) image in the
+ * blocked layout of blk (8 or 16) lanes into (K, H, W) (fast_wino.c, where oneDNN has no
+ * Winograd kernel): flip 0 takes weights (K, C, 3, 3); flip 1 computes the backward-data
+ * pass of a convolution with weights (C, K, 3, 3). Scratch V, U, M of
+ * pit_fast_wino_floats('V' | 'U' | 'M') floats is the caller's; act applies LeakyReLU
+ * with slope; bias may be NULL. where: the layer, for messages. */
+struct pit_fast_wino;
+int pit_fast_wino_create(struct pit_fast_wino **out, int C, int K, int H, int W, int blk, int flip,
+                         dnnl_engine_t eng, const char *where, struct pit_err *e);
+size_t pit_fast_wino_floats(const struct pit_fast_wino *w, char which);
+int pit_fast_wino_run(struct pit_fast_wino *w, const float *x, const float *wt, const float *bias, int act,
+                      float slope, float *y, float *V, float *U, float *M, dnnl_stream_t strm,
+                      struct pit_err *e);
+void pit_fast_wino_free(struct pit_fast_wino *w);
+
 #endif

@@ -59,6 +59,9 @@ struct rconv {
   dnnl_memory_t src, dst, ddst, dsrc; /* bound to the buffers at execution */
   size_t w_off, b_off, w_len;
   int act_after; /* LeakyReLU not fused (Winograd): applied after the forward */
+  /* pitstop's own Winograd (fast_wino.c) for the forward and backward-data passes where
+   * oneDNN has none for this CPU (NULL: oneDNN's fwd and bwd_d run) */
+  struct pit_fast_wino *wf, *wb;
 };
 
 /* Scratch of one RRDB, or shared by several of the same shape (the first owns it). */
@@ -68,6 +71,7 @@ struct rscratch {
   float *gcat, *tmp, *go, *gd, *gys; /* backward: (5F), (5F), (F), (F), (F) stacked */
   float *wf, *wb, *dw;               /* one conv's weights: forward, backward-data layout,
                                         gradient in oneDNN's layout */
+  float *wv, *wu, *wm;               /* own Winograd's transforms and products (fast_wino.c) */
 };
 
 struct pit_fast_rrdb {
@@ -82,6 +86,7 @@ struct pit_fast_rrdb {
   float *cat[ND]; /* (5F, Hs, W) each: the dense blocks' concatenations, kept for backward */
   struct rscratch own, *sc; /* sc: own, or another RRDB's */
   size_t wmax;              /* floats of the largest weight layout among the convs */
+  size_t wino[3];           /* floats of the largest own-Winograd V, U, M among the convs */
   dnnl_primitive_desc_t keep_pd[ND * D5 * 3];
   int npd;
 };
@@ -232,6 +237,18 @@ static int choose_blk(const struct pit_fast_rrdb *r) {
   return 1;
 }
 
+/* Whether a conv runs its forward and backward-data passes on pitstop's own Winograd:
+ * oneDNN chose direct (it has no Winograd kernel below AVX-512) on a plane where Winograd
+ * pays, in a blocked layout. Measured: bench/esrgan-ab, docs/train.md. */
+static int own_wino(const struct pit_fast_rrdb *r, const_dnnl_primitive_desc_t fpd) {
+  const char *name = NULL;
+  if (r->blk < 8 || plane(r) < WINO_MIN_PLANE)
+    return 0;
+  if (dnnl_primitive_desc_query(fpd, dnnl_query_impl_info_str, 0, &name) != dnnl_success)
+    name = NULL;
+  return !(name && strstr(name, "wino"));
+}
+
 /* Primitives and memories of dense block d, conv j (1-based), on a (1, C, Hs, W) image. */
 static int conv_build(struct pit_fast_rrdb *r, const struct pit_layer_spec *L, int d, int j,
                       struct pit_err *e) {
@@ -263,6 +280,18 @@ static int conv_build(struct pit_fast_rrdb *r, const struct pit_layer_spec *L, i
   DN(dnnl_primitive_create(&c->fwd, fpd));
   DN(dnnl_primitive_create(&c->bwd_d, dpd));
   DN(dnnl_primitive_create(&c->bwd_w, wpd));
+  if (own_wino(r, fpd)) {
+    int rc = pit_fast_wino_create(&c->wf, C, F, r->Hs, r->W, r->blk, 0, r->eng, where, e);
+    if (!rc)
+      rc = pit_fast_wino_create(&c->wb, F, C, r->Hs, r->W, r->blk, 1, r->eng, where, e);
+    if (rc)
+      return rc;
+    for (int k = 0; k < 3; k++) {
+      size_t a = pit_fast_wino_floats(c->wf, "VUM"[k]), b = pit_fast_wino_floats(c->wb, "VUM"[k]);
+      if ((a > b ? a : b) > r->wino[k])
+        r->wino[k] = a > b ? a : b;
+    }
+  }
   DN(dnnl_memory_create(&c->w_user, &wplain, r->eng, r->params + c->w_off));
   DN(dnnl_memory_create(&c->b_user, &bmd, r->eng, r->params + c->b_off));
   const dnnl_memory_desc_t *wmds[] = {qmd(fpd, DNNL_ARG_WEIGHTS), qmd(dpd, DNNL_ARG_WEIGHTS),
@@ -295,6 +324,8 @@ void pit_fast_rrdb_free(struct pit_fast_rrdb *r) {
   for (int d = 0; d < ND; d++) {
     for (int j = 0; j < D5; j++) {
       struct rconv *c = &r->c[d][j];
+      pit_fast_wino_free(c->wf);
+      pit_fast_wino_free(c->wb);
       dnnl_primitive_t ps[] = {c->fwd, c->bwd_d, c->bwd_w, c->re_wf, c->re_wb, c->re_dw};
       dnnl_memory_t ms[] = {c->w_user, c->w_f, c->w_b, c->b_user, c->dw, c->dw_plain, c->db,
                             c->src,    c->dst, c->ddst, c->dsrc};
@@ -310,7 +341,7 @@ void pit_fast_rrdb_free(struct pit_fast_rrdb *r) {
   for (int k = 0; k < r->npd; k++)
     dnnl_primitive_desc_destroy(r->keep_pd[k]);
   float *own[] = {r->own.o5, r->own.xs, r->own.gcat, r->own.tmp, r->own.go, r->own.gd,
-                  r->own.gys, r->own.wf, r->own.wb, r->own.dw};
+                  r->own.gys, r->own.wf, r->own.wb, r->own.dw, r->own.wv, r->own.wu, r->own.wm};
   for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
     free(own[k]);
   free(r);
@@ -346,7 +377,8 @@ int pit_fast_rrdb_create(struct pit_fast_rrdb **out, const struct pit_layer_spec
     for (int j = 1; j <= D5 && !rc; j++)
       rc = conv_build(r, L, d, j, e);
   int same = share && share->B == B && share->F == r->F && share->H == r->H && share->W == r->W &&
-             share->wmax >= r->wmax;
+             share->wmax >= r->wmax && share->wino[0] >= r->wino[0] && share->wino[1] >= r->wino[1] &&
+             share->wino[2] >= r->wino[2];
   if (!rc && same) {
     r->sc = share->sc;
   } else if (!rc) {
@@ -355,7 +387,8 @@ int pit_fast_rrdb_create(struct pit_fast_rrdb **out, const struct pit_layer_spec
     ok = (o->o5 = buf(F * pl)) && (o->xs = buf(F * pl)) && (o->gcat = buf(D5 * F * pl)) &&
          (o->tmp = buf(D5 * F * pl)) && (o->go = buf(F * pl)) && (o->gd = buf(F * pl)) &&
          (o->gys = buf(F * pl)) && (o->wf = buf(r->wmax)) && (o->wb = buf(r->wmax)) &&
-         (o->dw = buf(r->wmax));
+         (o->dw = buf(r->wmax)) && (o->wv = buf(r->wino[0] + 1)) && (o->wu = buf(r->wino[1] + 1)) &&
+         (o->wm = buf(r->wino[2] + 1));
     if (!ok)
       rc = pit_err_set(e, PIT_ENOMEM, "out of memory for an RRDB (batch %d)", B);
   }
@@ -432,6 +465,28 @@ static int lay(struct pit_fast_rrdb *r, struct rconv *c, dnnl_primitive_t re, dn
   return rc ? rc : exec(r, re, 2, a, e);
 }
 
+/* Conv c of a dense block: src (its first C channels) → dst (F channels), + bias, then
+ * LeakyReLU when act; own Winograd or oneDNN's primitive. */
+static int conv_fwd(struct pit_fast_rrdb *r, struct rconv *c, float *src, float *dst, int act,
+                    struct pit_err *e) {
+  const size_t Fp = (size_t)r->F * plane(r);
+  struct rscratch *sc = r->sc;
+  if (c->wf)
+    return pit_fast_wino_run(c->wf, src, r->params + c->w_off, r->params + c->b_off, act, r->slope, dst, sc->wv,
+                             sc->wu, sc->wm, r->strm, e);
+  int rc;
+  if ((rc = lay(r, c, c->re_wf, c->w_f, sc->wf, e)) || (rc = bind(c->src, src, e)) || (rc = bind(c->dst, dst, e)))
+    return rc;
+  dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, c->src}, {DNNL_ARG_WEIGHTS, c->w_f},
+                          {DNNL_ARG_BIAS, c->b_user}, {DNNL_ARG_DST, c->dst}};
+  if ((rc = exec(r, c->fwd, 4, a, e)))
+    return rc;
+  DN(dnnl_stream_wait(r->strm));
+  if (c->act_after && act)
+    leaky(dst, Fp, r->slope);
+  return 0;
+}
+
 int pit_fast_rrdb_forward(struct pit_fast_rrdb *r, const float *x, float *y, struct pit_err *e) {
   const size_t pl = plane(r), Fp = (size_t)r->F * pl;
   struct rscratch *sc = r->sc;
@@ -443,16 +498,8 @@ int pit_fast_rrdb_forward(struct pit_fast_rrdb *r, const float *x, float *y, str
     for (int j = 1; j <= D5; j++) {
       struct rconv *c = &r->c[d][j - 1];
       float *dst = j < D5 ? cat + j * Fp : sc->o5;
-      if ((rc = lay(r, c, c->re_wf, c->w_f, sc->wf, e)) || (rc = bind(c->src, cat, e)) ||
-          (rc = bind(c->dst, dst, e)))
+      if ((rc = conv_fwd(r, c, cat, dst, j < D5, e)))
         return rc;
-      dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, c->src}, {DNNL_ARG_WEIGHTS, c->w_f},
-                              {DNNL_ARG_BIAS, c->b_user}, {DNNL_ARG_DST, c->dst}};
-      if ((rc = exec(r, c->fwd, 4, a, e)))
-        return rc;
-      DN(dnnl_stream_wait(r->strm));
-      if (c->act_after)
-        leaky(dst, Fp, r->slope);
       zero_seps(r, dst, r->F); /* what the convolution wrote between the samples */
     }
     if (d + 1 < ND) { /* block output x + s·o5 into the next block's first channels */
@@ -509,11 +556,17 @@ int pit_fast_rrdb_backward(struct pit_fast_rrdb *r, const float *dy, float *dx, 
         DN(dnnl_stream_wait(r->strm));
         axpby((size_t)r->F, 1.0f, handle(c->db), 1.0f, r->grads + c->b_off);
       }
-      dnnl_exec_arg_t a[3] = {{DNNL_ARG_DIFF_DST, c->ddst}, {DNNL_ARG_WEIGHTS, c->w_b},
-                              {DNNL_ARG_DIFF_SRC, c->dsrc}};
-      if ((rc = lay(r, c, c->re_wb, c->w_b, sc->wb, e)) || (rc = exec(r, c->bwd_d, 3, a, e)))
+      if (c->wb) { /* the gradient of the conv's input, into tmp */
+        rc = pit_fast_wino_run(c->wb, g, r->params + c->w_off, NULL, 0, 0.0f, sc->tmp, sc->wv, sc->wu, sc->wm,
+                               r->strm, e);
+      } else {
+        dnnl_exec_arg_t a[3] = {{DNNL_ARG_DIFF_DST, c->ddst}, {DNNL_ARG_WEIGHTS, c->w_b},
+                                {DNNL_ARG_DIFF_SRC, c->dsrc}};
+        if (!(rc = lay(r, c, c->re_wb, c->w_b, sc->wb, e)) && !(rc = exec(r, c->bwd_d, 3, a, e)))
+          DN(dnnl_stream_wait(r->strm));
+      }
+      if (rc)
         return rc;
-      DN(dnnl_stream_wait(r->strm));
       zero_seps(r, sc->tmp, j * r->F);
       axpby((size_t)j * Fp, 1.0f, sc->tmp, 1.0f, sc->gcat); /* the concatenation's backward */
     }
