@@ -45,116 +45,140 @@ struct pit_fast_wino {
 
 #define INLINE static inline __attribute__((always_inline))
 
-/* Bᵀ applied to six rows a[0..5] of n floats each (stride s), into six rows of o (stride so). */
-INLINE void bt6(const float *a, size_t s, float *o, size_t so, int n) {
-  for (int q = 0; q < n; q++) {
-    const float d0 = a[q], d1 = a[s + q], d2 = a[2 * s + q], d3 = a[3 * s + q], d4 = a[4 * s + q],
-                d5 = a[5 * s + q];
-    o[q] = 4 * d0 - 5 * d2 + d4;
-    o[so + q] = -4 * d1 - 4 * d2 + d3 + d4;
-    o[2 * so + q] = 4 * d1 - 4 * d2 - d3 + d4;
-    o[3 * so + q] = -2 * d1 - d2 + 2 * d3 + d4;
-    o[4 * so + q] = 2 * d1 - d2 - 2 * d3 + d4;
-    o[5 * so + q] = 4 * d1 - 5 * d3 + d5;
-  }
+/* LN lanes as one value (GCC's vector extension: one ymm register in the AVX2 version, two
+ * xmm in the baseline one); loads and stores through memcpy (no alignment assumed). */
+typedef float v8 __attribute__((vector_size(LN * sizeof(float))));
+typedef int i8 __attribute__((vector_size(LN * sizeof(int))));
+/* v8 passed by value between always-inline functions only: no call ever uses the ABI GCC
+ * warns about (an AVX vector returned without AVX in the baseline version) */
+#pragma GCC diagnostic ignored "-Wpsabi"
+INLINE v8 ld(const float *p) {
+  v8 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+INLINE void st(float *p, v8 v) { memcpy(p, &v, sizeof v); }
+
+/* o = Bᵀ d for one column of six points. */
+INLINE void bt(const v8 d[6], v8 o[6]) {
+  o[0] = 4 * d[0] - 5 * d[2] + d[4];
+  o[1] = -4 * d[1] - 4 * d[2] + d[3] + d[4];
+  o[2] = 4 * d[1] - 4 * d[2] - d[3] + d[4];
+  o[3] = -2 * d[1] - d[2] + 2 * d[3] + d[4];
+  o[4] = 2 * d[1] - d[2] - 2 * d[3] + d[4];
+  o[5] = 4 * d[1] - 5 * d[3] + d[5];
+}
+
+/* o = Aᵀ m for one column of six products. */
+INLINE void at(const v8 m[6], v8 o[4]) {
+  o[0] = m[0] + m[1] + m[2] + m[3] + m[4];
+  o[1] = m[1] - m[2] + 2 * m[3] - 2 * m[4];
+  o[2] = m[1] + m[2] + 4 * m[3] + 4 * m[4];
+  o[3] = m[1] - m[2] + 8 * m[3] - 8 * m[4] + m[5];
+}
+
+/* o = G g for one column of three filter taps (the coefficients as products by constants). */
+INLINE void gg(const v8 g[3], v8 o[6]) {
+  const float q4 = 0.25f, q6 = 1.0f / 6, q12 = 1.0f / 12, q24 = 1.0f / 24;
+  o[0] = q4 * g[0];
+  o[1] = -q6 * (g[0] + g[1] + g[2]);
+  o[2] = -q6 * (g[0] - g[1] + g[2]);
+  o[3] = q24 * g[0] + q12 * g[1] + q6 * g[2];
+  o[4] = q24 * g[0] - q12 * g[1] + q6 * g[2];
+  o[5] = g[2];
 }
 
 /* The input transform of channel block cb, tile row ty: every tile of that row into V. */
 INLINE void in_row(const struct pit_fast_wino *w, const float *x, int cb, int ty, float *V) {
   const int H = w->H, W = w->W, blk = w->blk;
+  const int r0 = 4 * ty - 1, rows_in = r0 >= 0 && r0 + 6 <= H;
   for (int h = 0; h < blk; h += LN)
     for (int tx = 0; tx < w->tw; tx++) {
-      float d[6][6][LN], t[6][6][LN], v[6][6][LN];
-      for (int i = 0; i < 6; i++) {
-        const int r = 4 * ty - 1 + i;
-        for (int j = 0; j < 6; j++) {
-          const int q = 4 * tx - 1 + j;
-          if (r >= 0 && r < H && q >= 0 && q < W)
-            memcpy(d[i][j], x + (((size_t)cb * H + r) * W + q) * blk + h, LN * sizeof(float));
-          else
-            memset(d[i][j], 0, sizeof d[i][j]);
+      const int q0 = 4 * tx - 1;
+      const float *base = x + ((size_t)cb * H * W) * blk + h;
+      v8 t[6][6]; /* t[i][j] = (Bᵀ d)[i][j] */
+      for (int j = 0; j < 6; j++) {
+        v8 d[6], o[6];
+        const int q = q0 + j;
+        if (rows_in && q >= 0 && q < W) {
+          for (int i = 0; i < 6; i++)
+            d[i] = ld(base + ((size_t)(r0 + i) * W + q) * blk);
+        } else {
+          for (int i = 0; i < 6; i++)
+            d[i] = r0 + i >= 0 && r0 + i < H && q >= 0 && q < W ? ld(base + ((size_t)(r0 + i) * W + q) * blk)
+                                                                : (v8){0};
         }
+        bt(d, o);
+        for (int i = 0; i < 6; i++)
+          t[i][j] = o[i];
       }
-      bt6(&d[0][0][0], 6 * LN, &t[0][0][0], 6 * LN, 6 * LN); /* rows: t = Bᵀ d */
-      for (int i = 0; i < 6; i++) /* columns: v = t B, Bᵀ on each row of t (its points LN apart) */
-        bt6(&t[i][0][0], LN, &v[i][0][0], LN, LN);
-      const size_t t0 = (size_t)ty * w->tw + tx, c0 = (size_t)cb * blk + h;
-      for (int e = 0; e < 36; e++)
-        memcpy(V + (t0 * 36 + e) * w->C + c0, v[e / 6][e % 6], LN * sizeof(float));
+      float *vt = V + ((size_t)ty * w->tw + tx) * 36 * w->C + (size_t)cb * blk + h;
+      for (int i = 0; i < 6; i++) { /* v = t B: Bᵀ on each row of t */
+        v8 o[6];
+        bt(t[i], o);
+        for (int j = 0; j < 6; j++)
+          st(vt + (size_t)(i * 6 + j) * w->C, o[j]);
+      }
     }
 }
 
-/* Aᵀ m A for one tile's 36 products of LN lanes → 4x4 outputs, + bias, activation, stored. */
+/* Aᵀ m A for each tile of row ty, channel block kb: 4x4 outputs, + bias, activation, stored. */
 INLINE void out_row(const struct pit_fast_wino *w, const float *M, const float *bias, int act, float slope,
                     int kb, int ty, float *y) {
   const int H = w->H, W = w->W, blk = w->blk;
-  for (int h = 0; h < blk; h += LN)
+  for (int h = 0; h < blk; h += LN) {
+    const size_t k0 = (size_t)kb * blk + h;
+    const v8 b = bias ? ld(bias + k0) : (v8){0};
     for (int tx = 0; tx < w->tw; tx++) {
-      const size_t t0 = (size_t)ty * w->tw + tx, k0 = (size_t)kb * blk + h;
-      float m[6][6][LN], t[4][6][LN], o[4][4][LN];
-      for (int e = 0; e < 36; e++)
-        memcpy(m[e / 6][e % 6], M + (t0 * 36 + e) * w->K + k0, LN * sizeof(float));
-      for (int j = 0; j < 6; j++) /* rows: t = Aᵀ m */
-        for (int l = 0; l < LN; l++) {
-          const float m0 = m[0][j][l], m1 = m[1][j][l], m2 = m[2][j][l], m3 = m[3][j][l], m4 = m[4][j][l],
-                      m5 = m[5][j][l];
-          t[0][j][l] = m0 + m1 + m2 + m3 + m4;
-          t[1][j][l] = m1 - m2 + 2 * m3 - 2 * m4;
-          t[2][j][l] = m1 + m2 + 4 * m3 + 4 * m4;
-          t[3][j][l] = m1 - m2 + 8 * m3 - 8 * m4 + m5;
-        }
-      float b[LN];
-      for (int l = 0; l < LN; l++)
-        b[l] = bias ? bias[k0 + l] : 0.0f;
-      for (int i = 0; i < 4; i++) /* columns: o = t A */
-        for (int l = 0; l < LN; l++) {
-          const float m0 = t[i][0][l], m1 = t[i][1][l], m2 = t[i][2][l], m3 = t[i][3][l], m4 = t[i][4][l],
-                      m5 = t[i][5][l];
-          o[i][0][l] = b[l] + m0 + m1 + m2 + m3 + m4;
-          o[i][1][l] = b[l] + m1 - m2 + 2 * m3 - 2 * m4;
-          o[i][2][l] = b[l] + m1 + m2 + 4 * m3 + 4 * m4;
-          o[i][3][l] = b[l] + m1 - m2 + 8 * m3 - 8 * m4 + m5;
-        }
-      if (act)
+      const float *mt = M + ((size_t)ty * w->tw + tx) * 36 * w->K + k0;
+      v8 t[4][6]; /* t = Aᵀ m, by column */
+      for (int j = 0; j < 6; j++) {
+        v8 m[6], o[4];
+        for (int i = 0; i < 6; i++)
+          m[i] = ld(mt + (size_t)(i * 6 + j) * w->K);
+        at(m, o);
         for (int i = 0; i < 4; i++)
-          for (int j = 0; j < 4; j++)
-            for (int l = 0; l < LN; l++)
-              o[i][j][l] = o[i][j][l] > 0.0f ? o[i][j][l] : slope * o[i][j][l];
-      for (int i = 0; i < 4 && 4 * ty + i < H; i++)
-        for (int j = 0; j < 4 && 4 * tx + j < W; j++)
-          memcpy(y + (((size_t)kb * H + 4 * ty + i) * W + 4 * tx + j) * blk + h, o[i][j], LN * sizeof(float));
+          t[i][j] = o[i];
+      }
+      for (int i = 0; i < 4 && 4 * ty + i < H; i++) { /* o = t A, by row */
+        v8 o[4];
+        at(t[i], o);
+        for (int j = 0; j < 4 && 4 * tx + j < W; j++) {
+          v8 v = o[j] + b;
+          if (act) { /* lane-wise select: the mask is all ones where v > 0 */
+            const i8 pos = v > 0;
+            v = (v8)((pos & (i8)v) | (~pos & (i8)(slope * v)));
+          }
+          st(y + (((size_t)kb * H + 4 * ty + i) * W + 4 * tx + j) * blk + h, v);
+        }
+      }
     }
-}
-
-/* G applied to three rows a[0..2] of n floats each (stride s) into six rows of o (stride so):
- * the filter transform's coefficients as products by constants (1/6, 1/12, 1/24). */
-INLINE void g3(const float *a, size_t s, float *o, size_t so, int n) {
-  const float q4 = 0.25f, q6 = 1.0f / 6, q12 = 1.0f / 12, q24 = 1.0f / 24;
-  for (int i = 0; i < n; i++) {
-    const float g0 = a[i], g1 = a[s + i], g2 = a[2 * s + i];
-    o[i] = q4 * g0;
-    o[so + i] = -q6 * (g0 + g1 + g2);
-    o[2 * so + i] = -q6 * (g0 - g1 + g2);
-    o[3 * so + i] = q24 * g0 + q12 * g1 + q6 * g2;
-    o[4 * so + i] = q24 * g0 - q12 * g1 + q6 * g2;
-    o[5 * so + i] = g2;
   }
 }
 
 /* G g Gᵀ of (c, k0 … k0+LN−1) of input channel c into U[e][c][k]. */
 INLINE void filt_chan(const struct pit_fast_wino *w, const float *wt, int c, int k0, float *U) {
   const int C = w->C, K = w->K;
-  float g[3][3][LN], t[6][3][LN], u[6][6][LN];
-  for (int l = 0; l < LN; l++)
+  float g[3][3][LN];
+  for (int l = 0; l < LN; l++) {
+    const float *p = w->flip ? wt + ((size_t)c * K + k0 + l) * 9 : wt + ((size_t)(k0 + l) * C + c) * 9;
     for (int a = 0; a < 3; a++)
       for (int b = 0; b < 3; b++)
-        g[a][b][l] = w->flip ? wt[((size_t)c * K + k0 + l) * 9 + (2 - a) * 3 + (2 - b)]
-                             : wt[((size_t)(k0 + l) * C + c) * 9 + a * 3 + b];
-  g3(&g[0][0][0], 3 * LN, &t[0][0][0], 3 * LN, 3 * LN); /* t = G g: rows */
-  for (int a = 0; a < 6; a++) /* u = t Gᵀ: G on each row of t (its columns LN apart) */
-    g3(&t[a][0][0], LN, &u[a][0][0], LN, LN);
-  for (int e = 0; e < 36; e++)
-    memcpy(U + ((size_t)e * C + c) * K + k0, u[e / 6][e % 6], LN * sizeof(float));
+        g[a][b][l] = w->flip ? p[(2 - a) * 3 + (2 - b)] : p[a * 3 + b];
+  }
+  v8 t[6][3]; /* t = G g, by column */
+  for (int b = 0; b < 3; b++) {
+    v8 col[3] = {ld(g[0][b]), ld(g[1][b]), ld(g[2][b])}, o[6];
+    gg(col, o);
+    for (int a = 0; a < 6; a++)
+      t[a][b] = o[a];
+  }
+  for (int a = 0; a < 6; a++) { /* u = t Gᵀ, by row */
+    v8 o[6];
+    gg(t[a], o);
+    for (int e = 0; e < 6; e++)
+      st(U + ((size_t)(a * 6 + e) * C + c) * K + k0, o[e]);
+  }
 }
 
 #define AVX2_T __attribute__((target("avx2,fma")))
@@ -169,9 +193,15 @@ INLINE void filt_chan(const struct pit_fast_wino *w, const float *wt, int c, int
     _Pragma("omp for collapse(2) schedule(static) nowait") for (int cb = 0; cb < (w)->C / (w)->blk; cb++) \
       for (int ty = 0; ty < (w)->th; ty++)                                                         \
         in_row(w, x, cb, ty, V);                                                                   \
-    _Pragma("omp for collapse(2) schedule(static)") for (int c = 0; c < (w)->C; c++)               \
-      for (int k = 0; k < (w)->K; k += LN)                                                         \
-        filt_chan(w, wt, c, k, U);                                                                 \
+    if ((w)->flip) { /* weights (C, K, 3, 3): c outer reads them in order */                    \
+      _Pragma("omp for collapse(2) schedule(static)") for (int c = 0; c < (w)->C; c++)             \
+        for (int k = 0; k < (w)->K; k += LN)                                                       \
+          filt_chan(w, wt, c, k, U);                                                               \
+    } else { /* weights (K, C, 3, 3): a chunk of LN filters outer, LN streams read in order */   \
+      _Pragma("omp for collapse(2) schedule(static)") for (int k = 0; k < (w)->K; k += LN)         \
+        for (int c = 0; c < (w)->C; c++)                                                           \
+          filt_chan(w, wt, c, k, U);                                                               \
+    }                                                                                              \
   }
 #define OUT(w, M, bias, act, slope, y)                                                             \
   _Pragma("omp parallel for collapse(2) schedule(static)") for (int kb = 0; kb < (w)->K / (w)->blk; kb++) \
