@@ -65,7 +65,8 @@ struct pit_policy_meas {
 /* An instance type the policy may use (from the catalog). */
 struct pit_policy_type {
   char itype[PIT_NAME_MAX];
-  double price_h;                   /* US$ per hour per node */
+  double price_h;                   /* US$ per hour per node, on-demand (and a bare TYPE: the default market) */
+  double spot_price_h;              /* US$ per hour per node on spot; NaN or <= 0: not offered */
   double speed;                     /* relative compute speed per node (catalog: cpus × quota); NaN unknown */
 };
 /* One node of the current membership, in rank order, with its ranks' mean
@@ -168,7 +169,10 @@ double pit_policy_itype_speed(const struct pit_itype *it);
  * quota. *n types filled, at most PIT_POLICY_TYPES_MAX. */
 int pit_policy_types(const struct pit_catalog *cat, const char *catalog_name, const char *list,
                      struct pit_policy_type *types, int *n, struct pit_err *e);
-/* Σ nodes × price_h of m from the state's types (NaN if a type is missing). */
+/* Σ nodes × the price of m's entries at their market from the state's types:
+ * spot_price_h for a TYPE@spot entry, price_h for TYPE@on-demand and a bare
+ * TYPE (the provider's default). NaN if a type is missing, or is on spot
+ * without a spot price. */
 double pit_policy_price_h(const struct pit_policy_state *s, const struct pit_membership *m);
 
 /* ---------------- elastic simulation: the policy on a simulated clock ----------------

@@ -233,7 +233,6 @@ double ctl_spent(const struct ctl *c, double t);
 void ctl_gen_entry(struct ctl *c, const char *end);
 
 /* ctl_market.c: the market layer (spot or on-demand, chosen by pit_spot_decide) */
-int ctl_on_cur_market(const struct ctl *c, struct pit_membership *m, struct pit_err *e);
 double ctl_spot_retry_s(const struct ctl *c);
 int ctl_spot_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e);
 int ctl_spot_reshape(struct ctl *c, const struct pit_membership *want, enum pit_spot_mode held, const char *why,

@@ -4,8 +4,9 @@
  * each choice, nodes reshaped onto the market chosen, idle waits for capacity.
  *
  * Invariants:
- *  - the policies weigh bare memberships (types and counts); the market is this
- *    layer's alone, put back onto their choices (ctl_on_cur_market);
+ *  - the cost and time policies weigh types and price their alternatives on the
+ *    markets the run's nodes hold (policy_cost.c); the market of a generation is
+ *    this layer's alone: it chooses it for the membership the policy chose;
  *  - a spot start that fails (no capacity) makes the spot policy choose again
  *    rather than failing the run, and the choosing is bounded: after 16 rounds the
  *    run goes on-demand whatever the policy says;
@@ -43,18 +44,6 @@ static enum pit_market cur_market(const struct ctl *c) {
     if (c->cur.m[i].market != c->cur.m[0].market)
       return PIT_MARKET_DEFAULT;
   return c->cur.n ? c->cur.m[0].market : PIT_MARKET_DEFAULT;
-}
-
-/* A policy's (bare) membership on the market the run holds now: cur itself
- * when it is cur's bare form. */
-int ctl_on_cur_market(const struct ctl *c, struct pit_membership *m, struct pit_err *e) {
-  struct pit_membership bare;
-  pit_membership_bare(&c->cur, &bare);
-  if (pit_membership_equal(m, &bare)) {
-    *m = c->cur;
-    return 0;
-  }
-  return pit_membership_on_market(m, cur_market(c), NULL, m, e);
 }
 
 /* Σ nodes × price of bare on each market (a type without a spot price: its on-demand price). */

@@ -38,20 +38,13 @@ double ctl_switch_seconds(const struct ctl *c) {
   return n ? sum / n : NAN;
 }
 
-/* The policy weighs memberships by type (cost, time): it sees them bare. */
-static int weighs(const struct ctl *c) {
-  return c->o->policy.kind == PIT_POLICY_COST || c->o->policy.kind == PIT_POLICY_TIME;
-}
-
 /* The policy's state from what the controller has seen. */
 static void policy_state(const struct ctl *c, struct pit_policy_state *s) {
   memset(s, 0, sizeof *s);
   s->gen = c->gen;
   s->step = c->step_next;
   s->total_steps = c->total_steps;
-  s->cur = c->cur;
-  if (weighs(c)) /* cost and time weigh types; the market is the spot layer's (ctl_spot_point) */
-    pit_membership_bare(&c->cur, &s->cur);
+  s->cur = c->cur; /* with its markets: cost and time weigh types and price each node at its market */
   s->nmin = c->o->nmin;
   s->nmax = c->o->nmax;
   s->resizable = c->resizable || !c->o->cmd || c->o->resume_by_restart;
@@ -73,13 +66,7 @@ int ctl_decide(struct ctl *c, struct pit_err *e) {
   struct pit_choice ch = {0};
   policy_state(c, &s);
   const char *pol = pit_policy_name(&c->o->policy);
-  int rc = pit_policy_decide(&c->o->policy, &s, &ch, e);
-  if (rc == 0 && weighs(c)) { /* the policy weighs bare memberships: the run's markets put back */
-    for (int i = 0; rc == 0 && i < ch.nalts; i++)
-      rc = ctl_on_cur_market(c, &ch.alts[i].m, e);
-    if (rc == 0)
-      rc = ctl_on_cur_market(c, &ch.to, e);
-  }
+  int rc = pit_policy_decide(&c->o->policy, &s, &ch, e); /* its alternatives on the markets they would run on */
   if (rc == 0 && c->spot.on && ch.decided && s.resizable && (rc = ctl_spot_point(c, &ch, e)) == 1)
     return ctl_request_stop(c, &ch, c->zn.on ? "zones" : "spot", -1, e);
   if (rc == 0 && ch.act == PIT_ACT_RESIZE && c->o->resume_by_restart && !c->resizable)

@@ -5,8 +5,10 @@
  * Each step: the model gives the iteration on the current membership; the
  * clock advances by its dt and the spend the policy sees by Σ price_h × dt
  * (raw seconds: a forecast); the result's cost bills each simulated node from
- * its start to its stop through catalog/cost.c (o->catalog); the iteration is
- * fed to the controller's observer (ctl_obs_iter, observe.c) as the record the
+ * its start to its stop through catalog/cost.c (o->catalog), at its market's
+ * price (pit_policy_price_h: a TYPE@spot node at the type's spot price), as the
+ * policy prices it; the iteration is fed to the controller's observer
+ * (ctl_obs_iter, observe.c, on the membership's types) as the record the
  * live workload would write; pit_policy_decide then sees the state the
  * controller builds (policy_state() in ctl_policy.c: step, time, spend, steps
  * since the change, switching time, the observer's steadiness, measurements
@@ -28,9 +30,10 @@ void pit_elastic_result_release(struct pit_elastic_result *r) {
   memset(r, 0, sizeof *r);
 }
 
-/* The simulated nodes: their itypes in rank order and when each started. */
+/* The simulated nodes: their itypes in rank order, their markets and when each started. */
 struct simnodes {
   char names[PIT_POLICY_NODES_MAX][PIT_NAME_MAX];
+  enum pit_market mk[PIT_POLICY_NODES_MAX];
   double t0[PIT_POLICY_NODES_MAX];
   int n;
   double billed;                     /* US$ of the nodes stopped so far */
@@ -38,28 +41,39 @@ struct simnodes {
 
 static double price_of(const struct pit_replay_opts *o, const struct pit_membership *m);
 
-/* One node's bill for secs seconds: its type's price from o's types, billed
- * as o's catalog bills the type (catalog/cost.c; no catalog: raw seconds). */
-static double node_bill(const struct pit_replay_opts *o, const char *itype, double secs) {
+/* One node's bill for secs seconds: its type's price on its market from o's
+ * types, billed as o's catalog bills the type (catalog/cost.c; no catalog: raw seconds). */
+static double node_bill(const struct pit_replay_opts *o, const char *itype, enum pit_market mk, double secs) {
   struct pit_membership one;
   pit_membership_clear(&one);
-  if (pit_membership_add(&one, itype, 1, -1, NULL) < 0)
+  if (pit_membership_add_on(&one, itype, mk, 1, -1, NULL) < 0)
     return NAN;
   const struct pit_itype *t = o->catalog ? pit_catalog_find(o->catalog, itype) : NULL;
   return pit_node_cost(t, price_of(o, &one), secs);
 }
 
+/* Nodes of itype on market mk in want. */
+static int count_on(const struct pit_membership *want, const char *itype, enum pit_market mk) {
+  int k = 0;
+  for (int i = 0; i < want->n; i++)
+    if (want->m[i].market == mk && strcmp(want->m[i].itype, itype) == 0)
+      k += want->m[i].nodes;
+  return k;
+}
+
 /* The controller's reshape on the node list at time t: surplus nodes of a
- * type go from the end (billed to t), missing ones are appended (started at t). */
+ * type and market go from the end (billed to t), missing ones are appended
+ * (started at t). */
 static void reshape(struct simnodes *sn, const struct pit_membership *want, const struct pit_replay_opts *o,
                     double t) {
   for (int i = sn->n - 1; i >= 0; i--) {
     int have = 0;
     for (int j = 0; j < sn->n; j++)
-      have += strcmp(sn->names[j], sn->names[i]) == 0;
-    if (have > pit_membership_count(want, sn->names[i])) {
-      sn->billed += node_bill(o, sn->names[i], t - sn->t0[i]);
+      have += strcmp(sn->names[j], sn->names[i]) == 0 && sn->mk[j] == sn->mk[i];
+    if (have > count_on(want, sn->names[i], sn->mk[i])) {
+      sn->billed += node_bill(o, sn->names[i], sn->mk[i], t - sn->t0[i]);
       memmove(sn->names[i], sn->names[i + 1], (size_t)(sn->n - i - 1) * PIT_NAME_MAX);
+      memmove(&sn->mk[i], &sn->mk[i + 1], (size_t)(sn->n - i - 1) * sizeof sn->mk[0]);
       memmove(&sn->t0[i], &sn->t0[i + 1], (size_t)(sn->n - i - 1) * sizeof sn->t0[0]);
       sn->n--;
     }
@@ -67,11 +81,27 @@ static void reshape(struct simnodes *sn, const struct pit_membership *want, cons
   for (int k = 0; k < want->n; k++) {
     int have = 0;
     for (int j = 0; j < sn->n; j++)
-      have += strcmp(sn->names[j], want->m[k].itype) == 0;
+      have += strcmp(sn->names[j], want->m[k].itype) == 0 && sn->mk[j] == want->m[k].market;
     for (; have < want->m[k].nodes && sn->n < PIT_POLICY_NODES_MAX; have++) {
       sn->t0[sn->n] = t;
+      sn->mk[sn->n] = want->m[k].market;
       snprintf(sn->names[sn->n++], PIT_NAME_MAX, "%s", want->m[k].itype);
     }
+  }
+}
+
+/* The job's initial nodes (itypes in rank order) on initial's markets: each
+ * type's nodes take its entries' markets in turn. */
+static void initial_markets(struct simnodes *sn, const struct pit_membership *initial) {
+  int used[PIT_MEMBERS_MAX] = {0};
+  for (int i = 0; i < sn->n; i++) {
+    sn->mk[i] = PIT_MARKET_DEFAULT;
+    for (int k = 0; k < initial->n; k++)
+      if (strcmp(initial->m[k].itype, sn->names[i]) == 0 && used[k] < initial->m[k].nodes) {
+        sn->mk[i] = initial->m[k].market;
+        used[k]++;
+        break;
+      }
   }
 }
 
@@ -107,6 +137,7 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
   if (job->nnodes > 0) {
     sn.n = job->nnodes;
     memcpy(sn.names, job->nodes, sizeof sn.names);
+    initial_markets(&sn, &job->initial);
   } else {
     reshape(&sn, &job->initial, o, 0);
   }
@@ -152,7 +183,9 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
       rec.nranks = x.nranks;
       rec.compute_s = x.compute_s;
       rec.wait_s = x.wait_s;
-      rc = ctl_obs_iter(&obs, &cur, &rec, e);
+      struct pit_membership bare; /* the observer measures types, as the controller's (ctl_handlers.c) */
+      pit_membership_bare(&cur, &bare);
+      rc = ctl_obs_iter(&obs, &bare, &rec, e);
       if (rc < 0)
         goto out;
       if (stop_requested)
@@ -205,7 +238,7 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
   }
 done:
   for (int i = 0; i < sn.n; i++) /* the nodes still up stop at the end */
-    sn.billed += node_bill(o, sn.names[i], T - sn.t0[i]);
+    sn.billed += node_bill(o, sn.names[i], sn.mk[i], T - sn.t0[i]);
   r->cost = sn.billed;
   r->time_s = T;
   rc = 0;

@@ -61,6 +61,7 @@ int pit_policy_types(const struct pit_catalog *cat, const char *catalog_name, co
     struct pit_policy_type *pt = &types[(*n)++];
     snprintf(pt->itype, sizeof pt->itype, "%s", it->name);
     pt->price_h = it->price_h;
+    pt->spot_price_h = it->spot_price_h;
     pt->speed = pit_policy_itype_speed(it);
   }
   return 0;

@@ -14,7 +14,21 @@
  * end with the candidate at its HIGH end, so a candidate's uncertainty (wide
  * for never-measured ones) counts against it and two measured memberships
  * whose intervals overlap never alternate. docs/decide.md has a worked
- * example. */
+ * example.
+ *
+ * Markets: the policy weighs types — measurements, per-rank splits and moves
+ * are of bare memberships (markets dropped: a spot and an on-demand node of a
+ * type compute alike) — and prices each alternative at the market its nodes
+ * would run on (pit_policy_price_h: spot at the type's spot price). A
+ * candidate's nodes of a type go on the market the current membership holds
+ * that type on (on_markets): adding a node of a type held on spot adds a spot
+ * node, as the run's market layer would start it, so it is priced at spot, not
+ * at on-demand. A type held on both markets (the zone layer's split) keeps its
+ * spot nodes up to the candidate's count and the rest on-demand (spot gave no
+ * more than it holds). A type not held now goes on the market every current
+ * node shares (spot only where the type has a spot price, else on-demand, as
+ * the market layer puts it), or the default market when they differ. Keep is
+ * the current membership itself. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,7 +53,10 @@ double pit_policy_price_h(const struct pit_policy_state *s, const struct pit_mem
         t = &s->types[k];
     if (!t)
       return NAN;
-    p += m->m[i].nodes * t->price_h; /* rate: $/h, no time */
+    double price = t->price_h;
+    if (m->m[i].market == PIT_MARKET_SPOT && !((price = t->spot_price_h) > 0))
+      return NAN; /* on spot, and spot not offered */
+    p += m->m[i].nodes * price; /* rate: $/h, no time */
   }
   return p;
 }
@@ -49,6 +66,51 @@ static const struct pit_policy_type *find_type(const struct pit_policy_state *s,
     if (strcmp(s->types[k].itype, itype) == 0)
       return &s->types[k];
   return NULL;
+}
+
+static double spot_price_of(const struct pit_policy_state *s, const char *itype) {
+  const struct pit_policy_type *t = find_type(s, itype);
+  return t && t->spot_price_h > 0 ? t->spot_price_h : NAN;
+}
+
+/* bare (a membership the policy weighs) on the markets cur (the current
+ * membership, with its markets) holds: the rule of the header comment.
+ * -1: more entries than a membership holds (not weighed). */
+static int on_markets(const struct pit_policy_state *s, const struct pit_membership *cur,
+                      const struct pit_membership *bare, struct pit_membership *out) {
+  struct pit_membership b;
+  pit_membership_bare(cur, &b);
+  if (pit_membership_equal(&b, bare)) {
+    *out = *cur;
+    return 0;
+  }
+  enum pit_market all = cur->n ? cur->m[0].market : PIT_MARKET_DEFAULT; /* the market every node shares */
+  for (int i = 1; i < cur->n; i++)
+    if (cur->m[i].market != all)
+      all = PIT_MARKET_DEFAULT;
+  struct pit_membership t; /* out may be bare */
+  pit_membership_clear(&t);
+  for (int i = 0; i < bare->n; i++) {
+    const struct pit_member *m = &bare->m[i];
+    int held[3] = {0, 0, 0}; /* cur's nodes of the type by market */
+    for (int k = 0; k < cur->n; k++)
+      if (strcmp(cur->m[k].itype, m->itype) == 0)
+        held[cur->m[k].market] += cur->m[k].nodes;
+    int spot, sp = held[PIT_MARKET_SPOT], od = held[PIT_MARKET_ON_DEMAND], df = held[PIT_MARKET_DEFAULT];
+    enum pit_market rest;
+    if (sp + od + df == 0) { /* not held: the market every node shares */
+      spot = all == PIT_MARKET_SPOT && !isnan(spot_price_of(s, m->itype)) ? m->nodes : 0;
+      rest = all == PIT_MARKET_SPOT ? PIT_MARKET_ON_DEMAND : all;
+    } else {
+      spot = od + df == 0 ? m->nodes : sp < m->nodes ? sp : m->nodes;
+      rest = od > 0 ? PIT_MARKET_ON_DEMAND : PIT_MARKET_DEFAULT;
+    }
+    if ((spot > 0 && pit_membership_add_on(&t, m->itype, PIT_MARKET_SPOT, spot, m->ranks_per_node, NULL) < 0) ||
+        (m->nodes - spot > 0 && pit_membership_add_on(&t, m->itype, rest, m->nodes - spot, m->ranks_per_node, NULL) < 0))
+      return -1;
+  }
+  *out = t;
+  return 0;
 }
 
 static const struct pit_policy_meas *find_meas(const struct pit_policy_state *s, const struct pit_membership *m) {
@@ -215,22 +277,26 @@ static int have_alt(const struct pit_choice *c, const struct pit_membership *m) 
 
 struct ctx {
   const struct pit_policy *p;
-  const struct pit_policy_state *s;
+  const struct pit_policy_state *s;  /* bare: cur and meas without markets */
+  const struct pit_membership *mk;   /* the current membership with its markets (on_markets) */
   int64_t rest_steps;
   double tp_cur, tp_cur_half, sw;
 };
 
-/* Predicts the rest of the job on m and appends it; 0 when no model (or full). */
+/* Predicts the rest of the job on m (bare) and appends it, on its markets
+ * (on_markets) at their prices; not when no model, no price (a type not in
+ * the catalog, or on spot without a spot price) or full. */
 static void add_alt(struct ctx *x, struct pit_choice *c, const struct pit_membership *m, const char *kind) {
   const struct pit_policy_state *s = x->s;
-  if (c->nalts == PIT_POLICY_ALTS_MAX || !in_bounds(s, m) || have_alt(c, m))
+  struct pit_membership on;
+  if (c->nalts == PIT_POLICY_ALTS_MAX || !in_bounds(s, m) || on_markets(s, x->mk, m, &on) < 0 || have_alt(c, &on))
     return;
-  double price = pit_policy_price_h(s, m);
+  double price = pit_policy_price_h(s, &on);
   if (!(price >= 0))
     return;
   struct pit_policy_alt a;
   memset(&a, 0, sizeof a);
-  a.m = *m;
+  a.m = on;
   snprintf(a.kind, sizeof a.kind, "%s", kind);
   const struct pit_policy_meas *q = find_meas(s, m);
   int keep = pit_membership_equal(m, &s->cur);
@@ -339,7 +405,7 @@ static int try_split(const struct ctx *x, struct pit_choice *c, int64_t every) {
     return 0;
   const struct pit_policy_alt *b = &c->alts[best];
   char cur[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX], vk[32], vb[32], vg[32], vt[32];
-  pit_membership_format(&s->cur, cur, sizeof cur);
+  pit_membership_format(&keep->m, cur, sizeof cur);
   pit_membership_format(&b->m, to, sizeof to);
   fmt_obj(x, keep_obj, vk, sizeof vk);
   fmt_obj(x, obj(x, b, 0), vb, sizeof vb);
@@ -381,7 +447,8 @@ static int slowest_node(const struct pit_policy_state *s) {
  * margin × the switch at the higher price, as in the ordinary rule. Under a deadline the
  * rest at the pace's 90th percentile times τ, with two switches, must fit.
  * Returns 1 (c set) when it removes the node. */
-static int paired_remove(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c) {
+static int paired_remove(const struct pit_policy *p, const struct pit_policy_state *s, const struct pit_membership *mk,
+                         struct pit_choice *c) {
   int ranks = 0, slow = slowest_node(s);
   for (int i = 0; i < s->cur.n; i++)
     ranks += s->cur.m[i].nodes * rpn_of(&s->cur.m[i]);
@@ -400,9 +467,9 @@ static int paired_remove(const struct pit_policy *p, const struct pit_policy_sta
     if (s->cur.m[i].nodes - mine > 0)
       pit_membership_add(&m, s->cur.m[i].itype, s->cur.m[i].nodes - mine, s->cur.m[i].ranks_per_node, &e2);
   }
-  if (!m.n || rk <= 0 || rk >= ranks || !in_bounds(s, &m))
+  if (!m.n || rk <= 0 || rk >= ranks || !in_bounds(s, &m) || on_markets(s, mk, &m, &m) < 0)
     return 0;
-  double pk = pit_policy_price_h(s, &s->cur), pa = pit_policy_price_h(s, &m);
+  double pk = pit_policy_price_h(s, mk), pa = pit_policy_price_h(s, &m);
   if (!(pk > 0) || !(pa >= 0))
     return 0;
   double u = s->nodes[slow].others_hi, tau = fmax((double)ranks / (ranks - rk) * u, 1.0), kappa = pa / pk * tau;
@@ -416,11 +483,11 @@ static int paired_remove(const struct pit_policy *p, const struct pit_policy_sta
   if (!isnan(p->deadline_s) && s->t + rest * s->pace_hi_s * tau + 2 * sw > p->deadline_s)
     return 0;
   char cur[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX];
-  pit_membership_format(&s->cur, cur, sizeof cur);
+  pit_membership_format(mk, cur, sizeof cur);
   pit_membership_format(&m, to, sizeof to);
   struct pit_policy_alt *k = &c->alts[0], *a = &c->alts[1];
   memset(k, 0, 2 * sizeof *k);
-  k->m = s->cur;
+  k->m = *mk;
   snprintf(k->kind, sizeof k->kind, "keep");
   snprintf(k->model, sizeof k->model, "pace so far (%lld steps)", (long long)s->since_change);
   k->tp = s->pace_s, k->tp_lo = s->pace_lo_s, k->tp_hi = s->pace_hi_s;
@@ -518,14 +585,21 @@ static int add_moves(struct ctx *x, const struct pit_policy_state *s, struct pit
   return slow;
 }
 
-int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_state *s, struct pit_choice *c,
+int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_state *given, struct pit_choice *c,
                            struct pit_err *e) {
   (void)e;
+  /* the policy weighs types: its state with the memberships bare; the markets (given->cur's) only price and
+   * name the alternatives (on_markets) */
+  struct pit_policy_state bare = *given;
+  const struct pit_policy_state *s = &bare;
+  pit_membership_bare(&given->cur, &bare.cur);
+  for (int i = 0; i < bare.nmeas; i++)
+    pit_membership_bare(&given->meas[i].m, &bare.meas[i].m);
   char cur[PIT_MEMBERSHIP_TEXT_MAX];
-  pit_membership_format(&s->cur, cur, sizeof cur);
+  pit_membership_format(&given->cur, cur, sizeof cur);
   const struct pit_policy_meas *qc = find_meas(s, &s->cur);
   int64_t every = p->every > 0 ? p->every : 50;
-  if (!s->steady && paired_remove(p, s, c))
+  if (!s->steady && paired_remove(p, s, &given->cur, c))
     return 0;
   if (!s->steady || !qc || !pit_policy_decision_point(s->since_change, every)) {
     snprintf(c->reason, sizeof c->reason, "measuring %s", cur);
@@ -536,12 +610,13 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
     snprintf(c->reason, sizeof c->reason, "keep %s: the job's length is unknown, so no saving can be weighed", cur);
     return 0;
   }
-  struct ctx x = {p, s, s->total_steps - s->step, qc->tp, qc->tp_half > 0 ? qc->tp_half : 0,
+  struct ctx x = {p, s, &given->cur, s->total_steps - s->step, qc->tp, qc->tp_half > 0 ? qc->tp_half : 0,
                   s->switch_s > 0 ? s->switch_s : SWITCH_S_UNMEASURED};
   /* 1. the alternatives */
   add_alt(&x, c, &s->cur, "keep");
   if (c->nalts == 0) {
-    snprintf(c->reason, sizeof c->reason, "keep %s: its price is not in the catalog", cur);
+    snprintf(c->reason, sizeof c->reason,
+             "keep %s: its price is not in the catalog (a type missing, or on spot without a spot price)", cur);
     return 0;
   }
   int slow = add_moves(&x, s, c);
@@ -579,7 +654,7 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
   pit_membership_format(&b->m, to, sizeof to);
   double sw_obj =
       p->kind == PIT_POLICY_COST
-          ? x.sw / 3600.0 * fmax(pit_policy_price_h(s, &s->cur), pit_policy_price_h(s, &b->m))
+          ? x.sw / 3600.0 * fmax(pit_policy_price_h(s, &given->cur), pit_policy_price_h(s, &b->m))
           : x.sw;
   /* cautious saving: keep at its low end against the candidate at its high end (switch included) */
   double save;

@@ -14,7 +14,11 @@
  * that membership, else that membership's records in turn. A resize stops the
  * generation where the live one stopped when the live run resized at the same
  * step to the same membership (the workload's agreed checkpoint step), else
- * at the decision step plus the live runs' mean lag.
+ * at the decision step plus the live runs' mean lag. Memberships are matched
+ * by type (markets dropped: a spot and an on-demand node compute alike, and the
+ * resizes compared are bare, as the live run's market layer re-chooses the
+ * market); the replay's nodes are priced at their own markets (elastic.c), the
+ * first generation's as the live run held them.
  * Invariants: nothing printed; the events file is only read; the records
  * replayed are the live ones, so a replay that decides as the live run did
  * sees exactly the live observations.
@@ -155,6 +159,14 @@ static int read_live(const char *path, const struct pit_runlog *log, struct live
   return live_decisions(path, log, l, e);
 }
 
+/* a and b of the same types and counts (markets dropped). */
+static int same_types(const struct pit_membership *a, const struct pit_membership *b) {
+  struct pit_membership x, y;
+  pit_membership_bare(a, &x);
+  pit_membership_bare(b, &y);
+  return pit_membership_equal(&x, &y);
+}
+
 /* The live generation that ran step s (the last one, if redone), or -1. */
 static int live_gen_of(const struct live *l, int64_t s) {
   for (int i = l->ng - 1; i >= 0; i--) {
@@ -169,7 +181,7 @@ static int live_gen_of(const struct live *l, int64_t s) {
  * run ran s on m, else m's iterations in turn (*cursor); NULL if m never ran. */
 static const struct it *model_iter(const struct live *l, const struct pit_membership *m, int64_t s, size_t *cursor) {
   int g = live_gen_of(l, s);
-  if (g >= 0 && pit_membership_equal(&l->g[g].m, m)) {
+  if (g >= 0 && same_types(&l->g[g].m, m)) {
     const struct lgen *lg = &l->g[g];
     size_t k = (size_t)(s - l->its[lg->first].step);
     if (k < lg->n && l->its[lg->first + k].step == s)
@@ -177,13 +189,13 @@ static const struct it *model_iter(const struct live *l, const struct pit_member
   }
   size_t tot = 0;
   for (int i = 0; i < l->ng; i++)
-    if (pit_membership_equal(&l->g[i].m, m))
+    if (same_types(&l->g[i].m, m))
       tot += l->g[i].n;
   if (tot == 0)
     return NULL;
   size_t want = (*cursor)++ % tot;
   for (int i = 0; i < l->ng; i++)
-    if (pit_membership_equal(&l->g[i].m, m)) {
+    if (same_types(&l->g[i].m, m)) {
       if (want < l->g[i].n)
         return &l->its[l->g[i].first + want];
       want -= l->g[i].n;
@@ -242,7 +254,7 @@ static int64_t r_stop_step(void *ctx, int64_t decided, const struct pit_membersh
   const struct live *l = rm->l;
   int64_t at = decided + rm->mean_lag;
   for (int i = 0; i < l->ndec; i++) /* the live run resized here: it stopped where it stopped */
-    if (l->dec[i].step == decided && pit_membership_equal(&l->dec[i].to, to)) {
+    if (l->dec[i].step == decided && same_types(&l->dec[i].to, to)) {
       int g = live_gen_of(l, decided - 1);
       if (g >= 0)
         at = l->its[l->g[g].first + l->g[g].n - 1].step + 1;
@@ -257,12 +269,12 @@ static double r_start_s(void *ctx, int gen, int64_t step, const struct pit_membe
   const struct live *l = ((const struct rmodel *)ctx)->l;
   if (gen == 0) {
     for (int i = 0; i < l->ng; i++)
-      if (pit_membership_equal(&l->g[i].m, m) && l->g[i].n > 0)
+      if (same_types(&l->g[i].m, m) && l->g[i].n > 0)
         return start_overhead(l, i);
     return start_overhead(l, 0);
   }
   int lg = live_gen_of(l, step);
-  return lg > 0 && pit_membership_equal(&l->g[lg].m, m) ? start_overhead(l, lg) : mean_overhead(l, 1);
+  return lg > 0 && same_types(&l->g[lg].m, m) ? start_overhead(l, lg) : mean_overhead(l, 1);
 }
 static double r_stop_s(void *ctx, int gen, int64_t step, const struct pit_membership *m, int last) {
   (void)gen, (void)m, (void)last;
@@ -275,8 +287,8 @@ static int same_decisions(const struct pit_replay *r) {
   if (r->nlive != r->nsim)
     return 0;
   for (int i = 0; i < r->nlive; i++)
-    if (r->live[i].step != r->sim[i].step || !pit_membership_equal(&r->live[i].to, &r->sim[i].to) ||
-        !pit_membership_equal(&r->live[i].from, &r->sim[i].from))
+    if (r->live[i].step != r->sim[i].step || !same_types(&r->live[i].to, &r->sim[i].to) ||
+        !same_types(&r->live[i].from, &r->sim[i].from))
       return 0;
   return 1;
 }
@@ -377,6 +389,10 @@ int pit_replay_log(const struct pit_runlog *log, const char *path, const struct 
   r->nsim = er.ndec;
   r->sim = er.dec;
   er.dec = NULL;
+  for (int i = 0; i < r->nsim; i++) { /* compared and shown as the live ones: bare */
+    pit_membership_bare(&r->sim[i].from, &r->sim[i].from);
+    pit_membership_bare(&r->sim[i].to, &r->sim[i].to);
+  }
   r->diverged = er.diverged;
   r->decisions_sim = er.decisions;
   r->cost_sim = er.cost;
