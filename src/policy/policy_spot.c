@@ -12,6 +12,7 @@
  * could meet (tests/sim/test_sim.c checks it on random traces).
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "pitstop/policy.h"
 
@@ -163,6 +164,180 @@ static int spot_worth(const struct pit_spot_state *s) {
   return share * (s->price_h - s->spot_price_h) * span >= s->restart_h * s->price_h; /* forecast: simulated clock */
 }
 
+/* ---- the expected-cost model (pit_spot_mdp_*) ----
+ * Spot availability as a two-state Markov chain over steps of u = k ticks: up → down
+ * with probability u/U (U the mean span of availability expected), down → up with u/Dn
+ * (Dn = U(1 − a)/a, a the share of time spot was seen). The value V(w, s, m, x): the
+ * expected cost to finish w steps of work with s steps of slack, holding m (idle, spot
+ * running, on-demand running), spot available (x = 1) or not, when every later choice is
+ * the cheapest in expectation. Each step: run what is held (price, w − 1; a held spot
+ * instance is lost when the chain goes down), wait (s − 1) or start an instance (R
+ * steps of its price without work, s − R; a spot start lost during its overhead leaves
+ * the job idle). A state with s < 0 cannot finish: infinite cost. Every transition
+ * lowers w + s, so one pass over w then s solves it exactly (no iteration). */
+#define MDP_INF 1e300
+static double mdp_at(const struct pit_spot_mdp *d, int w, int s, int m, int x) {
+  if (w <= 0)
+    return 0;
+  if (s < 0)
+    return MDP_INF;
+  if (w > d->W)
+    w = d->W;
+  if (s > d->S)
+    s = d->S;
+  return d->v[(((size_t)w * (size_t)(d->S + 1) + (size_t)s) * 3 + (size_t)m) * 2 + (size_t)x];
+}
+static double mdp_exp(double p1, double v0, double v1) { /* p1: probability of x' = 1 */
+  if ((p1 < 1 && v0 >= MDP_INF) || (p1 > 0 && v1 >= MDP_INF))
+    return MDP_INF; /* a branch that cannot finish, however unlikely */
+  double r = 0;
+  if (p1 < 1)
+    r += (1 - p1) * v0;
+  if (p1 > 0)
+    r += p1 * v1;
+  return r;
+}
+
+static double mdp_add(double c, double r) { return r >= MDP_INF ? MDP_INF : c + r; }
+
+/* Q of action act (PIT_SPOT_IDLE wait, PIT_SPOT_SPOT, PIT_SPOT_OD) in state (w, s, m, x). */
+double pit_spot_mdp_q(const struct pit_spot_mdp *d, int w, int s, int m, int x, int act) {
+  if (w <= 0)
+    return 0;
+  if (s < 0)
+    return MDP_INF;
+  double up1 = x ? 1 - d->pud : d->pdu; /* P(x' = 1) one step on */
+  int R = d->R;
+  if (act == PIT_SPOT_IDLE) {
+    if (s < 1)
+      return MDP_INF;
+    return mdp_exp(up1, mdp_at(d, w, s - 1, 0, 0), mdp_at(d, w, s - 1, 0, 1));
+  }
+  if (act == PIT_SPOT_SPOT) {
+    if (!x)
+      return MDP_INF;
+    if (m == PIT_SPOT_SPOT) /* reclaimed at the next step: idle, spot away */
+      return mdp_add(d->ps, mdp_exp(1 - d->pud, mdp_at(d, w - 1, s, 0, 0), mdp_at(d, w - 1, s, 1, 1)));
+    if (s < R)
+      return MDP_INF;
+    double q = pow(1 - d->pud, R); /* spot lasts through the overhead */
+    return mdp_add(R * d->ps, mdp_exp(q, mdp_at(d, w, s - R, 0, 0), mdp_at(d, w, s - R, 1, 1)));
+  }
+  if (m == PIT_SPOT_OD)
+    return mdp_add(d->po, mdp_exp(up1, mdp_at(d, w - 1, s, 2, 0), mdp_at(d, w - 1, s, 2, 1)));
+  if (s < R)
+    return MDP_INF;
+  /* x after R steps: the chain's R-step law */
+  double lam = 1 - d->pud - d->pdu, pi1 = d->pud + d->pdu > 0 ? d->pdu / (d->pud + d->pdu) : x;
+  double pR = pi1 + ((double)x - pi1) * pow(lam, R);
+  return mdp_add(R * d->po, mdp_exp(pR, mdp_at(d, w, s - R, 2, 0), mdp_at(d, w, s - R, 2, 1)));
+}
+
+void pit_spot_mdp_release(struct pit_spot_mdp *d) {
+  free(d->v);
+  d->v = NULL;
+}
+
+int pit_spot_mdp_solve(struct pit_spot_mdp *d) {
+  size_t n = ((size_t)d->W + 1) * ((size_t)d->S + 1) * 6;
+  double *v = realloc(d->v, n * sizeof *v);
+  if (!v)
+    return -1;
+  d->v = v;
+  for (int w = 0; w <= d->W; w++)
+    for (int s = 0; s <= d->S; s++)
+      for (int m = 0; m < 3; m++)
+        for (int x = 0; x < 2; x++) {
+          double best = MDP_INF;
+          if (w > 0) {
+            for (int a = 0; a < 3; a++) {
+              double q = pit_spot_mdp_q(d, w, s, m, x, a);
+              best = q < best ? q : best;
+            }
+          } else {
+            best = 0;
+          }
+          if (m == PIT_SPOT_SPOT && !x) /* a reclaimed instance is idle */
+            best = w > 0 ? d->v[(((size_t)w * (size_t)(d->S + 1) + (size_t)s) * 3) * 2] : 0;
+          v[(((size_t)w * (size_t)(d->S + 1) + (size_t)s) * 3 + (size_t)m) * 2 + (size_t)x] = best;
+        }
+  return 0;
+}
+#ifndef PIT_SPOT_MODEL
+#define PIT_SPOT_MODEL 0
+#endif
+#ifndef PIT_MDP_W
+#define PIT_MDP_W 120 /* the model's grid: at most this many steps of work */
+#endif
+#ifndef PIT_MDP_S
+#define PIT_MDP_S 60 /* and of slack */
+#endif
+#ifndef PIT_MDP_U0
+#define PIT_MDP_U0 1.0
+#endif
+#ifndef PIT_MDP_AGEK
+#define PIT_MDP_AGEK 1.0
+#endif
+
+static _Thread_local struct pit_spot_mdp mdp_cache;
+
+/* The model's choice among idle, spot and on-demand for state s, or -1 (no model). */
+static int mdp_choice(const struct pit_spot_state *s) {
+  double m = s->tick_h, job = s->job_h, s0 = s->deadline_h - s->job_h;
+  if (!(m > 0) || !(job > 0) || !(s0 >= 0) || s->overhead_left_h > EPS)
+    return -1;
+  double kw = ceil(job / m / PIT_MDP_W - EPS), ks = ceil(s0 / m / PIT_MDP_S - EPS);
+  double k = kw > ks ? kw : ks;
+  k = k > 1 ? k : 1;
+  double u = k * m;
+  struct pit_spot_mdp d = {0};
+  d.W = (int)ceil(job / u - EPS);
+  d.S = (int)floor(s0 / u + EPS);
+  d.R = (int)ceil(s->restart_h / u - EPS);
+  d.R = d.R > 1 ? d.R : 1;
+  double a = prior_seen(s->avail_seen, s->t_h, s0, m);
+  a = a < 0.01 ? 0.01 : a > 0.99 ? 0.99 : a;
+  double n = s->t_h / m + 1, seen_h = s->avail_seen * n * m;
+  double nr = s->run_seen_h > 0 ? seen_h / s->run_seen_h : 0;
+  double U0 = PIT_MDP_U0 * (s->restart_h > m ? s->restart_h : m);
+  double U = (nr * s->run_seen_h + U0) / (nr + 1);
+  if (s->spot_avail && !isnan(s->avail_for_h) && PIT_MDP_AGEK * s->avail_for_h > U)
+    U = PIT_MDP_AGEK * s->avail_for_h;
+  double Dn = U * (1 - a) / a;
+  /* quantised (5% steps) so that a solve serves many ticks */
+  double qU = round(log(U / u) / log(1.05)), qD = round(log(Dn / u) / log(1.05));
+  d.pud = fmin(1, 1 / pow(1.05, qU));
+  d.pdu = fmin(1, 1 / pow(1.05, qD));
+  double share = s->spot_share > 0 && s->spot_share < 1 ? s->spot_share : 1;
+  d.po = s->price_h;
+  d.ps = share * s->spot_price_h + (1 - share) * s->price_h;
+  struct pit_spot_mdp *c = &mdp_cache;
+  if (!c->v || c->W != d.W || c->S != d.S || c->R != d.R || c->pud != d.pud || c->pdu != d.pdu || c->ps != d.ps ||
+      c->po != d.po) {
+    c->W = d.W, c->S = d.S, c->R = d.R, c->pud = d.pud, c->pdu = d.pdu, c->ps = d.ps, c->po = d.po;
+    if (pit_spot_mdp_solve(c) != 0) {
+      pit_spot_mdp_release(c);
+      return -1;
+    }
+  }
+  int w = (int)ceil((s->job_h - s->done_h) / u - EPS);
+  int sl = (int)floor(slack(s) / u + EPS);
+  int x = s->spot_avail != 0;
+  int cur = s->mode;
+  double best = pit_spot_mdp_q(c, w, sl, cur, x, cur == PIT_SPOT_SPOT && !x ? PIT_SPOT_IDLE : cur);
+  int pick = cur == PIT_SPOT_SPOT && !x ? PIT_SPOT_IDLE : cur;
+  for (int act = 0; act < 3; act++) {
+    double q = pit_spot_mdp_q(c, w, sl, cur, x, act);
+    if (q < best * (1 - 1e-9)) {
+      best = q;
+      pick = act;
+    }
+  }
+  if (best >= MDP_INF)
+    return -1;
+  return pick;
+}
+
 static enum pit_spot_mode pitstop(const struct pit_spot_state *in) {
   struct pit_spot_state st = *in;
   if (st.mode != PIT_SPOT_SPOT && st.spot_avail && !spot_worth(&st))
@@ -170,6 +345,24 @@ static enum pit_spot_mode pitstop(const struct pit_spot_state *in) {
   const struct pit_spot_state *s = &st;
   double S = slack(s), R = s->restart_h, m = s->tick_h;
   double Se = S - s->overhead_left_h, keep = reserve(s);
+  /* PIT_SPOT_MODEL, bits: 1 the model decides idle states, 2 on-demand states, 4 spot states,
+   * 8 a return from on-demand also waits for the age (the rule's AGE and GAMMA) */
+  int use = PIT_SPOT_MODEL & (s->mode == PIT_SPOT_IDLE ? 1 : s->mode == PIT_SPOT_OD ? 2 : 4);
+  if (use) {
+    int c = mdp_choice(s);
+    if (c == PIT_SPOT_SPOT && s->spot_avail) { /* the hard guard: a reclaim next tick leaves an on-demand restart */
+      if (s->mode == PIT_SPOT_SPOT)
+        return Se >= R - EPS ? PIT_SPOT_SPOT : PIT_SPOT_OD;
+      int lasted = !(PIT_SPOT_MODEL & 8) || s->mode != PIT_SPOT_OD ||
+                   ((isnan(s->avail_for_h) || s->avail_for_h >= PIT_SPOT_AGE * R - EPS) &&
+                    s->run_seen_h >= PIT_SPOT_GAMMA * R - EPS);
+      return Se >= 2 * R - EPS && lasted ? PIT_SPOT_SPOT : PIT_SPOT_OD;
+    }
+    if (c == PIT_SPOT_IDLE)
+      return S - m >= R - EPS && s->mode != PIT_SPOT_SPOT ? PIT_SPOT_IDLE : PIT_SPOT_OD;
+    if (c == PIT_SPOT_OD)
+      return PIT_SPOT_OD;
+  }
   switch (s->mode) {
   case PIT_SPOT_SPOT:
     if (s->spot_avail)
