@@ -337,22 +337,6 @@ enum pit_spot_mode pit_spot_decide(enum pit_spot_policy p, const struct pit_spot
  * half of slack0_h (the slack at submission) in ticks; seen as is when either is <= 0. */
 double pit_spot_prior_seen(double seen, double t_h, double slack0_h, double tick_h);
 
-/* pitstop's model of spot (policy_spot.c): availability a two-state Markov chain over steps
- * (up -> down with probability pud, down -> up with pdu), R steps of overhead per start, prices
- * ps and po per step; v (owned, pit_spot_mdp_solve fills it) holds the least expected cost to
- * finish w <= W steps of work with s <= S steps of slack, per held mode and availability. */
-struct pit_spot_mdp {
-  int W, S, R;
-  double pud, pdu, ps, po;
-  double *v;
-};
-/* Fills d->v for d's parameters; -1 when out of memory. */
-int pit_spot_mdp_solve(struct pit_spot_mdp *d);
-/* Expected cost of choosing act (a pit_spot_mode; PIT_SPOT_IDLE: wait) in state (w, s, held m,
- * spot available x), then acting optimally; 1e300 or more when it cannot finish. */
-double pit_spot_mdp_q(const struct pit_spot_mdp *d, int w, int s, int m, int x, int act);
-void pit_spot_mdp_release(struct pit_spot_mdp *d);
-
 /* ---------------- fleet policies (the fleet model: section 6 of pitstop/sim.h) ---------------- */
 
 /* A membership: spot + od nodes of pool (idle: spot + od == 0). */

@@ -281,43 +281,7 @@ static void test_tight(void) {
   pit_trace_release(&t);
 }
 
-/* The expected-cost model of policy_spot.c on cases solved by hand (W 1, R 1, spot
- * lost or back with probability 1/2 a step, spot 0.3, on-demand 1). */
-static void test_spot_model(void) {
-  struct pit_spot_mdp d = {.W = 4, .S = 4, .R = 1, .pud = 0.5, .pdu = 0.5, .ps = 0.3, .po = 1};
-  CHECK(pit_spot_mdp_solve(&d) == 0, "solve");
-  /* one step of slack: a spot start lost in its overhead could not finish, so on-demand: 1 + 1 */
-  CHECK_NEAR(pit_spot_mdp_q(&d, 1, 1, PIT_SPOT_IDLE, 1, PIT_SPOT_OD), 2, 1e-12, "on-demand start");
-  CHECK(pit_spot_mdp_q(&d, 1, 1, PIT_SPOT_IDLE, 1, PIT_SPOT_SPOT) >= 1e300, "spot start unsafe with 1 step");
-  CHECK(pit_spot_mdp_q(&d, 1, 0, PIT_SPOT_IDLE, 1, PIT_SPOT_IDLE) >= 1e300, "no slack to wait");
-  /* two steps: spot start 0.3, kept (1/2) → 0.3 more; lost (1/2) → on-demand 2: 0.3 + 0.15 + 1 */
-  CHECK_NEAR(pit_spot_mdp_q(&d, 1, 2, PIT_SPOT_IDLE, 1, PIT_SPOT_SPOT), 1.45, 1e-12, "spot start by hand");
-  /* waiting one step with spot away: back or not, slack 1 is left: 2 either way */
-  CHECK_NEAR(pit_spot_mdp_q(&d, 1, 2, PIT_SPOT_IDLE, 0, PIT_SPOT_IDLE), 2, 1e-12, "wait by hand");
-  /* spot never lost: start + w steps at the spot price; never back: on-demand */
-  struct pit_spot_mdp e = {.W = 5, .S = 3, .R = 2, .pud = 0, .pdu = 0, .ps = 0.3, .po = 1};
-  CHECK(pit_spot_mdp_solve(&e) == 0, "solve");
-  CHECK_NEAR(pit_spot_mdp_q(&e, 5, 2, PIT_SPOT_IDLE, 1, PIT_SPOT_SPOT), 7 * 0.3, 1e-12, "spot kept");
-  CHECK_NEAR(pit_spot_mdp_q(&e, 5, 3, PIT_SPOT_IDLE, 0, PIT_SPOT_OD), 2 + 5, 1e-12, "spot never back: on-demand");
-  /* more slack never costs more */
-  for (int w = 1; w <= d.W; w++)
-    for (int s = 1; s <= d.S; s++)
-      for (int m = 0; m < 3; m++)
-        for (int x = 0; x < 2; x++) {
-          double lo = 1e301, hi = 1e301;
-          for (int a = 0; a < 3; a++) {
-            double q0 = pit_spot_mdp_q(&d, w, s - 1, m, x, a), q1 = pit_spot_mdp_q(&d, w, s, m, x, a);
-            lo = q1 < lo ? q1 : lo;
-            hi = q0 < hi ? q0 : hi;
-          }
-          CHECK(lo <= hi + 1e-12, "more slack never costs more");
-        }
-  pit_spot_mdp_release(&d);
-  pit_spot_mdp_release(&e);
-}
-
 int main(void) {
-  test_spot_model();
   test_tight();
   test_hedge();
   test_multi();
