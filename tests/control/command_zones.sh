@@ -28,25 +28,40 @@ ev=$T/r1/events.jsonl
   --deadline 1800 --nodes c5.large:2 --nnodes 2:2 --run tcz1 --checkpoint-dir "$T/r1" "${common[@]}" --max-iters $NIT \
   --checkpoint-every 10 > "$T/r1.txt" 2> "$T/r1.err" &
 ctl=$!
-# the reclaim once the run is well past its restart overhead (a checkpoint later than 3 x the first
-# iteration's time), so that moving both nodes pays a restart
-$PY - "$ev" "$ctl" << 'PYEOF' || fail "no checkpoint came: $(cat "$T/r1.err")"
+# The reclaim, driven by the job's progress and the zone policy's own inputs, never by wall time: at
+# the first checkpoint after the first measured zone decision (the earliest moment the policy has a
+# restart time, so the most work is left), once the run time is past 1.25 x that restart time (a zone
+# never tried counts as available for the run so far: spot there must be expected to last a restart).
+# The move then weighs the work left (about NIT - 30 steps) against one restart of both nodes: its
+# threshold is 1.7 restarts at these prices. A trigger at 3 x the first iteration's time (the old one)
+# left work ~ NIT x tp - 2 x first iteration against a restart ~ the first iteration, so a slow start
+# beside fast steps (load at the start) put the decision under that threshold and the job stayed in
+# zone a on-demand; it also came near 3.4 restarts, where the policy moves before any reclaim.
+$PY - "$ev" "$ctl" "$T/trigger.txt" << 'PYEOF' || fail "no checkpoint came after a measured zone decision: $(cat "$T/r1.err")"
 import json, os, sys, time
-ev, pid = sys.argv[1], int(sys.argv[2])
-for _ in range(3000):
+ev, pid, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+def inputs(x):
+    i = x["detail"].get("inputs")
+    return json.loads(i) if isinstance(i, str) else i
+while os.path.exists(f"/proc/{pid}"):
     try:
         r = [json.loads(l) for l in open(ev) if l.endswith("\n")]
     except FileNotFoundError:
         r = []
-    it = [x["t"] for x in r if x["type"] == "iter"]
-    if it and any(x["type"] == "checkpoint" and x["t"] > 3 * it[0] for x in r):
-        sys.exit(0)
-    if not os.path.exists(f"/proc/{pid}"):
-        sys.exit(1)
+    zd = [x for x in r if x["type"] == "decision" and x["detail"].get("policy") == "zones" and x["detail"].get("inputs")
+          and inputs(x).get("measured")]
+    it = [x for x in r if x["type"] == "iter"]
+    if zd and it:
+        i = inputs(zd[-1])
+        if any(x["type"] == "checkpoint" and x["t"] >= zd[0]["t"] for x in r) and it[-1]["t"] >= 1.25 * i["restart_s"]:
+            open(out, "w").write(f"reclaim at step {it[-1]['step']} of {i['total_steps']}, {it[-1]['t']:.1f} s, restart "
+                                 f"{i['restart_s']:.1f} s, work left {(i['total_steps'] - it[-1]['step']) * i['tp_s']:.1f} s")
+            sys.exit(0)
     time.sleep(0.1)
 sys.exit(1)
 PYEOF
 touch "$FAKE_CLOUD/reclaim"
+echo "$(cat "$T/trigger.txt")"
 wait $ctl || fail "the run did not survive the reclaim: $(cat "$T/r1.err")"
 grep -q "will be reclaimed" "$T/r1.err" || fail "no notice said: $(cat "$T/r1.err")"
 check_run "$ev" $NIT tcz1 30
@@ -84,6 +99,9 @@ assert all(d.get("inputs") for d in dec), "a zone decision without its inputs"
 assert dec[0]["to"] == "c5.large@spot:2" and dec[0]["zone"] == "us-east-1a", dec[0]
 moves = [d for d in dec if d["what"] == "zone"]
 assert moves, [d["why"] for d in dec]
+mi = moves[0]["inputs"] if isinstance(moves[0]["inputs"], dict) else json.loads(moves[0]["inputs"])
+print(f"the move decided on work left {(mi['total_steps'] - mi['step']) * mi['tp_s'] / mi['restart_s']:.1f} restarts "
+      f"(moves from 1.7), {mi['t_s'] / mi['restart_s']:.1f} restarts into the run")
 print(f"{len(starts)} run-instances, each with its zone ({len(asked)} spot starts asked in us-east-1a, one node given); "
       f"{len(nodes)} nodes started, all terminated; the job ran in {sorted(zones)}, {mixed} of {len(at)} steps on "
       f"spot and on-demand at once; {len(dec)} zone decisions, e.g.: {moves[0]['why'][:220]}...")
