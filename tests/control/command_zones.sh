@@ -28,35 +28,29 @@ ev=$T/r1/events.jsonl
   --deadline 1800 --nodes c5.large:2 --nnodes 2:2 --run tcz1 --checkpoint-dir "$T/r1" "${common[@]}" --max-iters $NIT \
   --checkpoint-every 10 > "$T/r1.txt" 2> "$T/r1.err" &
 ctl=$!
-# The reclaim, driven by the job's progress and the zone policy's own inputs, never by wall time: at
-# the first checkpoint after the first measured zone decision (the earliest moment the policy has a
-# restart time, so the most work is left), once the run time is past 1.25 x that restart time (a zone
-# never tried counts as available for the run so far: spot there must be expected to last a restart).
-# The move then weighs the work left (about NIT - 30 steps) against one restart of both nodes: its
-# threshold is 1.7 restarts at these prices. A trigger at 3 x the first iteration's time (the old one)
-# left work ~ NIT x tp - 2 x first iteration against a restart ~ the first iteration, so a slow start
-# beside fast steps (load at the start) put the decision under that threshold and the job stayed in
-# zone a on-demand; it also came near 3.4 restarts, where the policy moves before any reclaim.
-$PY - "$ev" "$ctl" "$T/trigger.txt" << 'PYEOF' || fail "no checkpoint came after a measured zone decision: $(cat "$T/r1.err")"
+# The reclaim, driven by the job's progress, never by wall time alone: at the first checkpoint from
+# step 20 on (the policy has a measured pace, and most of the job is left) once the run time is past
+# 1.5 x the first iteration's (the restart the policy weighs before any resize is the first start
+# plus a checkpoint; a zone never tried counts as available for the run so far, and spot there must
+# be expected to last a restart). The move then weighs the work left (about NIT - 20 steps) against
+# one restart of both nodes: it is worth it from 1.7 restarts at these prices. The old trigger, a
+# checkpoint past 3 x the first iteration's time, left about NIT x tp - 2 x the first iteration against
+# a restart of about the first iteration, so a start slowed by load beside fast steps put the move
+# under that threshold (the job stayed on-demand in zone a), and near 3.4 restarts into the run, where
+# the policy moves the whole job to zone b before any reclaim.
+$PY - "$ev" "$ctl" "$T/trigger.txt" << 'PYEOF' || fail "no checkpoint came from step 20 on: $(cat "$T/r1.err")"
 import json, os, sys, time
 ev, pid, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-def inputs(x):
-    i = x["detail"].get("inputs")
-    return json.loads(i) if isinstance(i, str) else i
 while os.path.exists(f"/proc/{pid}"):
     try:
         r = [json.loads(l) for l in open(ev) if l.endswith("\n")]
     except FileNotFoundError:
         r = []
-    zd = [x for x in r if x["type"] == "decision" and x["detail"].get("policy") == "zones" and x["detail"].get("inputs")
-          and inputs(x).get("measured")]
     it = [x for x in r if x["type"] == "iter"]
-    if zd and it:
-        i = inputs(zd[-1])
-        if any(x["type"] == "checkpoint" and x["t"] >= zd[0]["t"] for x in r) and it[-1]["t"] >= 1.25 * i["restart_s"]:
-            open(out, "w").write(f"reclaim at step {it[-1]['step']} of {i['total_steps']}, {it[-1]['t']:.1f} s, restart "
-                                 f"{i['restart_s']:.1f} s, work left {(i['total_steps'] - it[-1]['step']) * i['tp_s']:.1f} s")
-            sys.exit(0)
+    if it and any(x["type"] == "checkpoint" and x["step"] >= 20 for x in r) and it[-1]["t"] >= 1.5 * it[0]["t"]:
+        open(out, "w").write(f"reclaim asked at step {it[-1]['step']}, {it[-1]['t']:.1f} s (first iteration at "
+                             f"{it[0]['t']:.1f} s)")
+        sys.exit(0)
     time.sleep(0.1)
 sys.exit(1)
 PYEOF
