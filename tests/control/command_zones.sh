@@ -28,25 +28,34 @@ ev=$T/r1/events.jsonl
   --deadline 1800 --nodes c5.large:2 --nnodes 2:2 --run tcz1 --checkpoint-dir "$T/r1" "${common[@]}" --max-iters $NIT \
   --checkpoint-every 10 > "$T/r1.txt" 2> "$T/r1.err" &
 ctl=$!
-# the reclaim once the run is well past its restart overhead (a checkpoint later than 3 x the first
-# iteration's time), so that moving both nodes pays a restart
-$PY - "$ev" "$ctl" << 'PYEOF' || fail "no checkpoint came: $(cat "$T/r1.err")"
+# The reclaim, driven by the job's progress, never by wall time alone: at the first checkpoint from
+# step 20 on (the policy has a measured pace, and most of the job is left) once the run time is past
+# 1.5 x the first iteration's (the restart the policy weighs before any resize is the first start
+# plus a checkpoint; a zone never tried counts as available for the run so far, and spot there must
+# be expected to last a restart). The move then weighs the work left (about NIT - 20 steps) against
+# one restart of both nodes: it is worth it from 1.7 restarts at these prices. The old trigger, a
+# checkpoint past 3 x the first iteration's time, left about NIT x tp - 2 x the first iteration against
+# a restart of about the first iteration, so a start slowed by load beside fast steps put the move
+# under that threshold (the job stayed on-demand in zone a), and near 3.4 restarts into the run, where
+# the policy moves the whole job to zone b before any reclaim.
+$PY - "$ev" "$ctl" "$T/trigger.txt" << 'PYEOF' || fail "no checkpoint came from step 20 on: $(cat "$T/r1.err")"
 import json, os, sys, time
-ev, pid = sys.argv[1], int(sys.argv[2])
-for _ in range(3000):
+ev, pid, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+while os.path.exists(f"/proc/{pid}"):
     try:
         r = [json.loads(l) for l in open(ev) if l.endswith("\n")]
     except FileNotFoundError:
         r = []
-    it = [x["t"] for x in r if x["type"] == "iter"]
-    if it and any(x["type"] == "checkpoint" and x["t"] > 3 * it[0] for x in r):
+    it = [x for x in r if x["type"] == "iter"]
+    if it and any(x["type"] == "checkpoint" and x["step"] >= 20 for x in r) and it[-1]["t"] >= 1.5 * it[0]["t"]:
+        open(out, "w").write(f"reclaim asked at step {it[-1]['step']}, {it[-1]['t']:.1f} s (first iteration at "
+                             f"{it[0]['t']:.1f} s)")
         sys.exit(0)
-    if not os.path.exists(f"/proc/{pid}"):
-        sys.exit(1)
     time.sleep(0.1)
 sys.exit(1)
 PYEOF
 touch "$FAKE_CLOUD/reclaim"
+echo "$(cat "$T/trigger.txt")"
 wait $ctl || fail "the run did not survive the reclaim: $(cat "$T/r1.err")"
 grep -q "will be reclaimed" "$T/r1.err" || fail "no notice said: $(cat "$T/r1.err")"
 check_run "$ev" $NIT tcz1 30
@@ -84,6 +93,9 @@ assert all(d.get("inputs") for d in dec), "a zone decision without its inputs"
 assert dec[0]["to"] == "c5.large@spot:2" and dec[0]["zone"] == "us-east-1a", dec[0]
 moves = [d for d in dec if d["what"] == "zone"]
 assert moves, [d["why"] for d in dec]
+mi = moves[0]["inputs"] if isinstance(moves[0]["inputs"], dict) else json.loads(moves[0]["inputs"])
+print(f"the move decided on work left {(mi['total_steps'] - mi['step']) * mi['tp_s'] / mi['restart_s']:.1f} restarts "
+      f"(moves from 1.7), {mi['t_s'] / mi['restart_s']:.1f} restarts into the run")
 print(f"{len(starts)} run-instances, each with its zone ({len(asked)} spot starts asked in us-east-1a, one node given); "
       f"{len(nodes)} nodes started, all terminated; the job ran in {sorted(zones)}, {mixed} of {len(at)} steps on "
       f"spot and on-demand at once; {len(dec)} zone decisions, e.g.: {moves[0]['why'][:220]}...")
