@@ -18,7 +18,8 @@
  *   M[e]       = V[e] · U[e]        36 matrix products (T x C)·(C x K), one oneDNN matmul
  *   y tile     = Aᵀ M A             (+ bias, activation)
  * 36 products per 16 outputs instead of 144: 4x fewer multiplications than direct; the
- * transforms are O(C + K) per tile. Rounding: the transforms scale terms by up to ~10-100
+ * input and output transforms are O(C) and O(K) per tile, the filter transform O(C·K) per
+ * call (the weights change every step). Rounding: the transforms scale terms by up to ~10-100
  * before they cancel, so the result differs from a direct sum by ~10-100x float rounding
  * (tests/nn/test_fast_wino.c measures it against a double-precision direct sum).
  * The transforms are vectorised over the layout's lanes (8 at a time), compiled twice: for
