@@ -58,7 +58,12 @@ INLINE v8 ld(const float *p) {
   memcpy(&v, p, sizeof v);
   return v;
 }
-INLINE void st(float *p, v8 v) { memcpy(p, &v, sizeof v); }
+/* a macro, not a function taking a v8: GCC notes an ABI change for such a parameter */
+#define st(p, v)                                                                                   \
+  do {                                                                                             \
+    const v8 v_ = (v);                                                                             \
+    memcpy((p), &v_, sizeof v_);                                                                   \
+  } while (0)
 
 /* o = Bᵀ d for one column of six points. */
 INLINE void bt(const v8 d[6], v8 o[6]) {
