@@ -277,10 +277,11 @@ static int conv_build(struct pit_fast_rrdb *r, const struct pit_layer_spec *L, i
     if (rc)
       return rc;
   }
-  DN(dnnl_primitive_create(&c->fwd, fpd));
-  DN(dnnl_primitive_create(&c->bwd_d, dpd));
   DN(dnnl_primitive_create(&c->bwd_w, wpd));
-  if (own_wino(r, fpd)) {
+  if (!own_wino(r, fpd)) { /* oneDNN's forward and backward-data: only where they run */
+    DN(dnnl_primitive_create(&c->fwd, fpd));
+    DN(dnnl_primitive_create(&c->bwd_d, dpd));
+  } else {
     int rc = pit_fast_wino_create(&c->wf, C, F, r->Hs, r->W, r->blk, 0, r->eng, where, e);
     if (!rc)
       rc = pit_fast_wino_create(&c->wb, F, C, r->Hs, r->W, r->blk, 1, r->eng, where, e);
@@ -311,8 +312,8 @@ static int conv_build(struct pit_fast_rrdb *r, const struct pit_layer_spec *L, i
   DN(dnnl_memory_create(&c->ddst, &dmd, r->eng, DNNL_MEMORY_NONE));
   DN(dnnl_memory_create(&c->dsrc, &smd, r->eng, DNNL_MEMORY_NONE));
   int rc;
-  if ((rc = reorder(r, &wplain, qmd(fpd, DNNL_ARG_WEIGHTS), 0, &c->re_wf, e)) ||
-      (rc = reorder(r, &wplain, qmd(dpd, DNNL_ARG_WEIGHTS), 0, &c->re_wb, e)) ||
+  if ((!c->wf && (rc = reorder(r, &wplain, qmd(fpd, DNNL_ARG_WEIGHTS), 0, &c->re_wf, e))) ||
+      (!c->wb && (rc = reorder(r, &wplain, qmd(dpd, DNNL_ARG_WEIGHTS), 0, &c->re_wb, e))) ||
       (rc = reorder(r, qmd(wpd, DNNL_ARG_DIFF_WEIGHTS), &wplain, 1, &c->re_dw, e))) /* into grads */
     return rc;
   return 0;
