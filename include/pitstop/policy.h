@@ -98,6 +98,8 @@ struct pit_policy_state {
   int64_t since_change;             /* iterations done on cur since the last change */
   double switch_s;                  /* seconds one resize costs in this job (checkpoint + stop + boot +
                                        launch + init), measured; NaN: not measured yet */
+  double restart_s;                 /* before one is measured: the job's first start (nodes, launch, init)
+                                       plus its last checkpoint's time; NaN or 0: not known yet */
   int nmeas;
   struct pit_policy_meas meas[PIT_POLICY_MEAS_MAX];  /* cur included once steady */
   int ntypes;

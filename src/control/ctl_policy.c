@@ -52,6 +52,7 @@ static void policy_state(const struct ctl *c, struct pit_policy_state *s) {
   s->spent = ctl_spent(c, s->t);
   s->since_change = c->step_next - c->gen_step0;
   s->switch_s = ctl_switch_seconds(c);
+  s->restart_s = ctl_restart_seconds(c);
   ctl_obs_state(&c->obs, c->nodes, c->nnodes, c->o->ranks_per_node, s);
   s->ntypes = c->ntypes;
   memcpy(s->types, c->types, (size_t)c->ntypes * sizeof c->types[0]);

@@ -142,7 +142,7 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
     reshape(&sn, &job->initial, o, 0);
   }
   struct pit_membership cur = job->initial;
-  double price = NAN, T = 0, spent = 0, sw_sum = 0, t_dec = NAN;
+  double price = NAN, T = 0, spent = 0, sw_sum = 0, t_dec = NAN, t_first = NAN;
   int nsw = 0, gen = 0, rc = priced(o, &cur, &price, e);
   int64_t step = job->step0, stop_at = -1;
   if (rc < 0)
@@ -169,6 +169,8 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
       T += x.dt;
       spent += price * x.dt / 3600.0; /* forecast: simulated clock */
       r->steps_done++;
+      if (isnan(t_first))
+        t_first = T; /* the run's first start, as the controller's first_iter_t */
       if (first && isfinite(t_dec)) { /* decision → this generation's first iteration */
         sw_sum += T - t_dec;
         nsw++;
@@ -202,6 +204,7 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
       s.spent = spent;
       s.since_change = step + 1 - gen_step0;
       s.switch_s = nsw ? sw_sum / nsw : NAN;
+      s.restart_s = t_first;
       ctl_obs_state(&obs, nodes, sn.n, rpn, &s);
       s.ntypes = o->ntypes;
       memcpy(s.types, o->types, (size_t)o->ntypes * sizeof o->types[0]);

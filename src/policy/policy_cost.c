@@ -41,8 +41,20 @@
  * catalog's relative speed (types never seen in this job). */
 #define REL_SPLIT 0.15
 #define REL_SPEED 0.50
-/* Seconds one resize is assumed to cost before the job has measured one. */
+/* Seconds one resize is assumed to cost before the job has measured one or
+ * its first start. */
 #define SWITCH_S_UNMEASURED 5.0
+
+/* Seconds one resize costs: the job's resizes (measured), else its first
+ * start (nodes, launch, init, plus the last checkpoint's time: what a resize
+ * does again), else the assumption; *src says which. */
+static double switch_seconds(const struct pit_policy_state *s, const char **src) {
+  if (s->switch_s > 0)
+    return *src = "measured", s->switch_s;
+  if (s->restart_s > 0)
+    return *src = "as the job's first start", s->restart_s;
+  return *src = "assumed", SWITCH_S_UNMEASURED;
+}
 
 double pit_policy_price_h(const struct pit_policy_state *s, const struct pit_membership *m) {
   double p = 0;
@@ -473,7 +485,8 @@ static int paired_remove(const struct pit_policy *p, const struct pit_policy_sta
   if (!(pk > 0) || !(pa >= 0))
     return 0;
   double u = s->nodes[slow].others_hi, tau = fmax((double)ranks / (ranks - rk) * u, 1.0), kappa = pa / pk * tau;
-  double rest = (double)(s->total_steps - s->step), sw = s->switch_s > 0 ? s->switch_s : SWITCH_S_UNMEASURED;
+  const char *src;
+  double rest = (double)(s->total_steps - s->step), sw = switch_seconds(s, &src);
   double sw_cost = sw / 3600.0 * fmax(pk, pa);
   /* keeping at pace P costs pk·rest·P; removing at most pa·(rest·P·τ + switch): the saving grows with P,
    * so it is taken at the pace's cautious (low) end */
@@ -509,8 +522,8 @@ static int paired_remove(const struct pit_policy *p, const struct pit_policy_sta
   snprintf(c->reason, sizeof c->reason,
            "remove → %s (paired, from %s): in %lld steps the other ranks computed at most %.3g× what %s's did "
            "(95%% bound, same steps), so the rest costs at most %.3g× keeping's whatever the pace; at least $%.5f "
-           "saved over the switch ($%.5f, %.1f s)%s",
-           to, cur, (long long)s->nodes[slow].paired_n, u, it, kappa, save, sw_cost, sw,
+           "saved over the switch ($%.5f, %.1f s %s)%s",
+           to, cur, (long long)s->nodes[slow].paired_n, u, it, kappa, save, sw_cost, sw, src,
            s->resizable ? "" : " (only recommended: the workload cannot checkpoint)");
   c->act = s->resizable ? PIT_ACT_RESIZE : PIT_ACT_KEEP;
   return 1;
@@ -610,8 +623,9 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
     snprintf(c->reason, sizeof c->reason, "keep %s: the job's length is unknown, so no saving can be weighed", cur);
     return 0;
   }
+  const char *sw_src;
   struct ctx x = {p, s, &given->cur, s->total_steps - s->step, qc->tp, qc->tp_half > 0 ? qc->tp_half : 0,
-                  s->switch_s > 0 ? s->switch_s : SWITCH_S_UNMEASURED};
+                  switch_seconds(s, &sw_src)};
   /* 1. the alternatives */
   add_alt(&x, c, &s->cur, "keep");
   if (c->nalts == 0) {
@@ -679,9 +693,9 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
   if (!(save > p->margin * sw_obj)) {
     snprintf(c->reason, sizeof c->reason,
              "keep %s (%s for the rest, %s): the best alternative, %s → %s (%s, %s), does not save more than "
-             "%.0f%% over the switch (%s, %.1f s) at the ends of their intervals",
+             "%.0f%% over the switch (%s, %.1f s %s) at the ends of their intervals",
              cur, vk, keep->feasible ? "fits" : "does not fit", b->kind, to, vb, b->model, 100 * (1 + p->margin), vs,
-             x.sw);
+             x.sw, sw_src);
     return 0;
   }
   c->to = b->m;
@@ -695,8 +709,9 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
   else
     w = snprintf(c->reason, sizeof c->reason,
                  "%s → %s: the rest predicted %s against %s kept (t_p %.4g s [%.4g, %.4g], %s); cautious saving %s "
-                 "> %.0f%% of the switch %s (%.1f s)",
-                 b->kind, to, vb, vk, b->tp, b->tp_lo, b->tp_hi, b->model, sv, 100 * (1 + p->margin), vs, x.sw);
+                 "> %.0f%% of the switch %s (%.1f s %s)",
+                 b->kind, to, vb, vk, b->tp, b->tp_lo, b->tp_hi, b->model, sv, 100 * (1 + p->margin), vs, x.sw,
+                 sw_src);
   if (slow >= 0 && strcmp(b->kind, "remove") == 0 && w > 0 && (size_t)w < sizeof c->reason)
     snprintf(c->reason + w, sizeof c->reason - (size_t)w, "; %s's rank computes %.4g s of a %.4g s step",
              s->nodes[slow].itype, s->nodes[slow].compute_s, x.tp_cur);
