@@ -177,7 +177,13 @@ static void paired(const struct ctl_obs *o, int node, int nnodes, int slots, str
 void ctl_obs_state(const struct ctl_obs *o, const struct pit_node *nodes, int nnodes, int slots,
                    struct pit_policy_state *s) {
   s->steady = o->steady;
-  pace(o, s);
+  /* the pace and the paired ratios serve the policy before the pace is steady
+   * (at most PIT_POLICY_MEASURE_MAX iterations a generation): each costs
+   * O(steps so far), so computing them at every iteration of a long steady
+   * generation made it quadratic (a 20000-step simulation took minutes) */
+  s->pace_s = s->pace_lo_s = s->pace_hi_s = NAN;
+  if (!o->steady)
+    pace(o, s);
   s->batch = o->batch;
   s->nmeas = o->nmeas;
   memcpy(s->meas, o->meas, (size_t)o->nmeas * sizeof o->meas[0]);
@@ -191,7 +197,7 @@ void ctl_obs_state(const struct ctl_obs *o, const struct pit_node *nodes, int nn
     n->paired_n = 0;
     if (o->nsplit == 0 || o->nranks != nnodes * slots)
       continue;
-    if (nnodes > 1 && nnodes <= PIT_POLICY_NODES_MAX)
+    if (!o->steady && nnodes > 1 && nnodes <= PIT_POLICY_NODES_MAX)
       paired(o, i, nnodes, slots, n);
     double c = 0, w = 0;
     for (int k = i * slots; k < (i + 1) * slots; k++) {

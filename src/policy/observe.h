@@ -38,7 +38,9 @@ int ctl_obs_iter(struct ctl_obs *o, const struct pit_membership *cur, const stru
  * this node's (node compute: the mean of its ranks'), as a 95% upper bound
  * from the mean and spread of its logarithm over the steps (Student t). The
  * ratio pairs ranks within the same steps, so a pace that drifts for the
- * whole machine (load, frequency) cancels out of it. */
+ * whole machine (load, frequency) cancels out of it. The pace and the
+ * paired ratios are given only while the pace is not steady (NaN and 0
+ * after): they cost O(steps so far) and only the early rule uses them. */
 void ctl_obs_state(const struct ctl_obs *o, const struct pit_node *nodes, int nnodes, int slots,
                    struct pit_policy_state *s);
 
