@@ -149,10 +149,12 @@ static void on_status(void *ctx, const struct pit_run_status *st) {
   } else {
     snprintf(fin, sizeof fin, "  %s left", eta);
   }
+  char rate[32] = "?"; /* a log without batch sizes (DCGAN's lines) gives steps, not samples */
+  if (st->samples_per_s > 0 && isfinite(st->samples_per_s))
+    snprintf(rate, sizeof rate, "%.0f", st->samples_per_s);
   char line[640];
-  snprintf(line, sizeof line, "gen %d %-9s %s  step %s  t_p %s  %.0f samples/s  $%.4f spent%s%s", st->gen,
-           st->phase, st->membership, steps, tp, isfinite(st->samples_per_s) ? st->samples_per_s : 0.0,
-           st->spent, fin, st->resizable ? "" : "  (read from its log: not resizable)");
+  snprintf(line, sizeof line, "gen %d %-9s %s  step %s  t_p %s  %s samples/s  $%.4f spent%s%s", st->gen, st->phase,
+           st->membership, steps, tp, rate, st->spent, fin, st->resizable ? "" : "  (read from its log: not resizable)");
   if (u->tty) {
     fprintf(stderr, "\r\033[K%s", line);
     u->drew = 1;
