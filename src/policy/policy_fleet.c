@@ -303,7 +303,7 @@ static double span_in(const struct pit_fleet_view *v, int p) {
  * on-demand: n on-demand; spot_only: no on-demand node), the least money per unit of work
  * among those the slack allows. One slower than the job's `nodes` spends slack: it must
  * leave the reserve `keep` after the change and its run over the span expected there (spot;
- * on-demand: to the end, with two restarts to spare). A tie keeps the count nearest
+ * on-demand: to the end). A tie keeps the count nearest
  * `nodes`, or the fastest when the slack is below the reserve (banking progress while spot
  * is there). With a slack below the reserve, spot nodes beyond `nodes` are also taken
  * while they cost no more per unit of work than the job's nodes on on-demand.
@@ -311,7 +311,7 @@ static double span_in(const struct pit_fleet_view *v, int p) {
 static struct pit_sim_member size_for(const struct pit_fleet_view *v, struct pit_sim_member b, int spot_only,
                                       double keep) {
   int p = b.pool, N = v->nodes, spot = b.spot > 0 || spot_only;
-  double S = slack(v), R = v->restart_h, m = v->tick_h, left = v->job_h - v->done_h;
+  double S = slack(v), R = v->restart_h, left = v->job_h - v->done_h;
   double chg = R + move_h(v, p);
   int tight = S - chg < keep - EPS;
   struct pit_sim_member best = b;
@@ -325,7 +325,7 @@ static struct pit_sim_member size_for(const struct pit_fleet_view *v, struct pit
       double H = spot ? span_in(v, p) : INFINITY;
       if (H > left / r)
         H = left / r;
-      if (S - chg - (1 - r) * H < (spot ? keep : 2 * R + m) - EPS)
+      if (S - chg - (1 - r) * H < keep - EPS)
         continue;
     }
     double c = per_work(v, p, sp, od);
@@ -351,6 +351,10 @@ static struct pit_sim_member sized(const struct pit_fleet_view *v) {
   int nb = nheld(b), nc = nheld(c), N = v->nodes;
   double R = v->restart_h, m = v->tick_h;
   double keep = reserve(v, 1 - pit_spot_prior_seen(v->any_seen, v->t_h, v->deadline_h - v->job_h, m));
+  /* a reclaim that leaves survivors restarts the job: spot again only when the slack pays
+   * this restart and an on-demand one after the next reclaim (the start rule, S >= 2R) */
+  if (v->reclaimed && b.spot > 0 && nc > 0 && slack(v) < 2 * R + move_h(v, b.pool) - EPS)
+    b = od_all(v);
   if (nb == 0) {
     /* waiting idle: spot for fewer nodes than the job's, run on them alone while the
      * slack allows (where the checkpoint is, or the pool giving the most spot) */
@@ -380,7 +384,7 @@ static struct pit_sim_member sized(const struct pit_fleet_view *v) {
      * the reserve (back to the base's membership), or spot came back for more nodes and
      * its saving over the span a count lasts there pays a restart of the job */
     double r = rate(v, nc), S = slack(v) - v->overhead_left_h;
-    if (r < 1 - EPS && S - (1 - r) * m < (c.spot > 0 ? keep : 2 * R + m) - EPS)
+    if (r < 1 - EPS && S - (1 - r) * m < keep - EPS)
       return size_for(v, b, 0, keep);
     if (c.spot > 0 && v->count[c.pool] > c.spot && c.spot < imin(v->count[c.pool], v->nmax) &&
         v->overhead_left_h <= EPS) {
@@ -390,8 +394,9 @@ static struct pit_sim_member sized(const struct pit_fleet_view *v) {
       int k = imin(v->count[c.pool], N);
       struct pit_sim_member g = size_for(v, (struct pit_sim_member){c.pool, k, N - k}, 0, keep);
       double save = (g.spot - c.spot) * (v->price_h[c.pool] - v->spot_price_h[c.pool]) * span;
-      if (g.spot > c.spot && save >= N * v->price_h[c.pool] * R - EPS)
-        return g;
+      if (g.spot > c.spot && per_work(v, c.pool, g.spot, g.od) <= per_work(v, c.pool, c.spot, c.od) * (1 + 1e-9) &&
+          save >= N * v->price_h[c.pool] * R - EPS)
+        return g; /* faster for no more money per unit of work, and the spot it adds pays the restart */
     }
     return c;
   }
