@@ -298,6 +298,17 @@ static double span_in(const struct pit_fleet_view *v, int p) {
   return sp > R ? sp : R > v->tick_h ? R : v->tick_h;
 }
 
+/* Is running slower than the job's nodes (rate r, c money per unit of work, against ref
+ * per unit of work on the job's own membership) worth the slack it spends? Each hour saves
+ * (ref - c) r; it spends (1 - r) h of slack, which costs the on-demand premium on that much
+ * of the job's work if the slack comes to bind, taken as likely as the share of the slack
+ * (S) the reserve holds: at a tight deadline almost surely, at a loose one seldom. */
+static int slow_pays(const struct pit_fleet_view *v, int p, double r, double c, double ref, double S, double keep) {
+  double bind = S > EPS ? keep / S : 1;
+  bind = bind < 0 ? 0 : bind > 1 ? 1 : bind;
+  return (ref - c) * r >= bind * (v->price_h[p] - v->spot_price_h[p]) * v->nodes * (1 - r) - EPS;
+}
+
 /* The count for membership b's pool and market, where a change is paid anyway: of n in
  * nmin..nmax (spot: as many spot nodes as the pool gives, at most n, the rest on-demand;
  * on-demand: n on-demand; spot_only: no on-demand node), the least money per unit of work
@@ -315,7 +326,7 @@ static struct pit_sim_member size_for(const struct pit_fleet_view *v, struct pit
   double chg = R + move_h(v, p);
   int tight = S - chg < keep - EPS;
   struct pit_sim_member best = b;
-  double bc = nheld(b) > 0 ? per_work(v, p, b.spot, b.od) : INFINITY, br = rate(v, nheld(b));
+  double bc = nheld(b) > 0 ? per_work(v, p, b.spot, b.od) : INFINITY, br = rate(v, nheld(b)), ref = bc;
   for (int n = v->nmin; n <= v->nmax; n++) {
     int sp = spot ? imin(v->count[p], n) : 0, od = n - sp;
     if (spot_only && od > 0)
@@ -329,6 +340,8 @@ static struct pit_sim_member size_for(const struct pit_fleet_view *v, struct pit
         continue;
     }
     double c = per_work(v, p, sp, od);
+    if (r < 1 - EPS && isfinite(ref) && !slow_pays(v, p, r, c, ref, S - chg, keep))
+      continue; /* (from idle any progress beats waiting: no test) */
     int better = c < bc * (1 - 1e-9);
     if (!better && c <= bc * (1 + 1e-9)) /* a tie */
       better = tight ? r > br + EPS : abs(n - N) < abs(nheld(best) - N);
@@ -384,14 +397,16 @@ static struct pit_sim_member sized(const struct pit_fleet_view *v) {
      * the reserve (back to the base's membership), or spot came back for more nodes and
      * its saving over the span a count lasts there pays a restart of the job */
     double r = rate(v, nc), S = slack(v) - v->overhead_left_h;
-    if (r < 1 - EPS && S - (1 - r) * m < keep - EPS)
+    int k = imin(c.spot, N); /* the fill: its spot nodes and on-demand for the rest of the job's (more spot: grown below) */
+    if (r < 1 - EPS && (S - (1 - r) * m < keep - EPS ||
+                        !slow_pays(v, c.pool, r, per_work(v, c.pool, c.spot, c.od), per_work(v, c.pool, k, N - k), S,
+                                   keep)))
       return size_for(v, b, 0, keep);
     if (c.spot > 0 && v->count[c.pool] > c.spot && c.spot < imin(v->count[c.pool], v->nmax) &&
         v->overhead_left_h <= EPS) {
       double span = span_in(v, c.pool), fall = v->fall_gap_h ? v->fall_gap_h[c.pool] : 0;
       if (fall > 0 && fall < span)
         span = fall;
-      int k = imin(v->count[c.pool], N);
       struct pit_sim_member g = size_for(v, (struct pit_sim_member){c.pool, k, N - k}, 0, keep);
       double save = (g.spot - c.spot) * (v->price_h[c.pool] - v->spot_price_h[c.pool]) * span;
       if (g.spot > c.spot && per_work(v, c.pool, g.spot, g.od) <= per_work(v, c.pool, c.spot, c.od) * (1 + 1e-9) &&
