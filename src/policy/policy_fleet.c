@@ -277,6 +277,10 @@ static struct pit_sim_member pitstop(const struct pit_fleet_view *v) {
  * the span a count lasts there), and spot appearing for fewer nodes than the job's while it
  * waits idle. So a count that comes and goes every tick is never followed. */
 
+/* growing waits for the higher count to have lasted GROW_AGE restarts (as the single-node
+ * rule waits AGE restarts before it returns to spot: spans are heavy-tailed) */
+#define GROW_AGE 1.5
+
 static int nheld(struct pit_sim_member m) { return m.spot + m.od; }
 
 /* X(n) / X(nodes): the share of the job's rate n nodes give (USL, linear with sigma = kappa = 0) */
@@ -304,7 +308,7 @@ static double span_in(const struct pit_fleet_view *v, int p) {
  * of the job's work if the slack comes to bind, taken as likely as the share of the slack
  * (S) the reserve holds: at a tight deadline almost surely, at a loose one seldom. */
 static int slow_pays(const struct pit_fleet_view *v, int p, double r, double c, double ref, double S, double keep) {
-  double bind = S > EPS ? keep / S : 1;
+  double bind = S > EPS && v->deadline_h - v->job_h >= TIGHT * v->job_h ? keep / S : 1; /* tight: binds */
   bind = bind < 0 ? 0 : bind > 1 ? 1 : bind;
   return (ref - c) * r >= bind * (v->price_h[p] - v->spot_price_h[p]) * v->nodes * (1 - r) - EPS;
 }
@@ -403,7 +407,7 @@ static struct pit_sim_member sized(const struct pit_fleet_view *v) {
                                    keep)))
       return size_for(v, b, 0, keep);
     if (c.spot > 0 && v->count[c.pool] > c.spot && c.spot < imin(v->count[c.pool], v->nmax) &&
-        v->overhead_left_h <= EPS) {
+        v->overhead_left_h <= EPS && (!v->count_for_h || v->count_for_h[c.pool] >= GROW_AGE * R - EPS)) {
       double span = span_in(v, c.pool), fall = v->fall_gap_h ? v->fall_gap_h[c.pool] : 0;
       if (fall > 0 && fall < span)
         span = fall;

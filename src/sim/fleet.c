@@ -206,13 +206,14 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
   double *price = malloc((size_t)P * sizeof *price), *sprice = malloc((size_t)P * sizeof *sprice),
          *avail = malloc((size_t)P * sizeof *avail), *span = malloc((size_t)P * sizeof *span),
          *up_for = calloc((size_t)P, sizeof *up_for), *fall_gap = calloc((size_t)P, sizeof *fall_gap),
+         *cnt_for = calloc((size_t)P, sizeof *cnt_for),
          *move_h = malloc((size_t)P * sizeof *move_h), *move_usd = malloc((size_t)P * sizeof *move_usd);
   int64_t *move_t = malloc((size_t)P * sizeof *move_t);
   size_t ccap = 0, kcap = 0;
   int seg_n = 0; /* the node count held since tick seg_from */
   int64_t seg_from = 0;
   if (!f.sp || !f.od || !count || !seen || !runs || !prev || !falls || !prevc || !price || !sprice || !avail || !span ||
-      !up_for || !fall_gap || !move_h || !move_usd || !move_t) {
+      !up_for || !fall_gap || !cnt_for || !move_h || !move_usd || !move_t) {
     rc = pit_err_set(e, PIT_ENOMEM, "out of memory for %d nodes", s->nmax);
     goto out;
   }
@@ -248,6 +249,7 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
       up_for[p] = a ? up_for[p] + tick_h : 0;
       prev[p] = a;
       falls[p] += t > 0 && c < prevc[p];
+      cnt_for[p] = t > 0 && c == prevc[p] ? cnt_for[p] + tick_h : tick_h;
       prevc[p] = c;
       fall_gap[p] = (double)(t + 1) / (falls[p] + 1) * tick_h; /* +1: none seen yet is the time so far */
       avail[p] = (double)seen[p] / (double)(t + 1);
@@ -266,7 +268,7 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
         .restart_h = R * tick_h, .tick_h = tick_h, .npools = P, .nodes = s->nodes, .nmin = s->nmin,
         .nmax = s->nmax, .sigma = s->sigma, .kappa = s->kappa, .count = count, .price_h = price,
         .spot_price_h = sprice, .avail_seen = avail, .span_seen_h = span, .avail_for_h = up_for,
-        .fall_gap_h = fall_gap, .any_seen = (double)any / (double)(t + 1), .move_h = move_h,
+        .fall_gap_h = fall_gap, .count_for_h = cnt_for, .any_seen = (double)any / (double)(t + 1), .move_h = move_h,
         .move_usd = move_usd, .cur = cur, .reclaimed = recl, .ckpt_pool = ckpt,
         .overhead_left_h = ovl * tick_h, .seed = s->seed, .fixed_pool = fixed_pool, .fixed_spot = fixed_spot};
     if (recl)
@@ -327,10 +329,10 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
   r->od_h = f.od_ticks * tick_h;
   r->finish_h = done >= W - 1e-9 ? t * tick_h : INFINITY;
   r->deadline_met = done >= W - 1e-9 && t <= D;
-  r->peak_bytes = sizeof f + 2 * (size_t)s->nmax * sizeof *f.sp + (size_t)P * (6 * sizeof(int) + 9 * sizeof(double)) +
+  r->peak_bytes = sizeof f + 2 * (size_t)s->nmax * sizeof *f.sp + (size_t)P * (6 * sizeof(int) + 10 * sizeof(double)) +
                   ccap * sizeof *r->changes + kcap * sizeof *r->counts + (keep_path ? (size_t)limit * (sizeof *r->done_at + sizeof *r->member_at) : 0);
 out:
-  PIT_FREE_ALL(f.sp, f.od, count, seen, runs, prev, falls, prevc, price, sprice, avail, span, up_for, fall_gap, move_h,
+  PIT_FREE_ALL(f.sp, f.od, count, seen, runs, prev, falls, prevc, price, sprice, avail, span, up_for, fall_gap, cnt_for, move_h,
                move_usd, move_t);
   if (rc) {
     pit_fleet_result_release(r);
