@@ -29,8 +29,13 @@
  * --max-cells N: the exact limit's size (default 4e6 states, its work up to 40 N steps; the
  * 30-34 s traces' 48 h jobs need about 1e9 for the exact DP, else they get the bound).
  * --single: the single-node cases only (N 1, one zone; to tune the single-node policy quickly).
- * usage: bench-spot-scale [TRACE_DIR] [--quick] [--single] [--set tune|held_out] [--csv FILE] [--chart-dir DIR]
- *                         [--max-cells N]
+ * Node ranges (the group "fleet, node range"): N = 4 and 16 within --nnodes 1:N and N/2:N with
+ * linear throughput (the exact DP where it fits), N/2:N with each zone giving half the nodes the
+ * trace scales to (spot for part of the job), and N/2:N under USL sigma 0.05 (the bound); the
+ * same jobs, restarts, deadlines, zones and starts. pitstop chooses the count; the baselines hold
+ * N (they are defined for one count). --range: these cases only; --no-range: the fixed-count grid only.
+ * usage: bench-spot-scale [TRACE_DIR] [--quick] [--single] [--range | --no-range] [--set tune|held_out]
+ *                         [--csv FILE] [--chart-dir DIR] [--max-cells N]
  *        bench-spot-scale --scale [TRACE_DIR]
  */
 #include <dirent.h>
