@@ -5,7 +5,10 @@
  * egress) the bound is never above the exact optimum and no policy that meets
  * the deadline costs less than it; a scripted two-zone trace: per-node
  * reclaims, a move that pays egress, billing minimums through the catalog's
- * rule; every policy's memberships within the count and node range. */
+ * rule; every policy's memberships within the count and node range; the node count
+ * pitstop chooses within nmin..nmax (runs on the spot nodes alone while spot covers half
+ * the job, grows back, does not follow a count that changes every tick, banks progress on
+ * more spot nodes at a tight deadline; with nmin = nmax it holds the job's count). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
