@@ -271,8 +271,9 @@ static struct pit_sim_member pitstop(const struct pit_fleet_view *v) {
  * and move); sized() then chooses how many nodes. With nmin == nmax it returns pitstop()'s
  * choice untouched. Otherwise the count changes only where a restart is paid anyway (the
  * base changes the membership, or a reclaim restarts the job), with three exceptions that
- * each pay one restart: the slack reaching the reserve while running slower than `nodes`
- * (back to the base's membership), spot returning to a pool where the job runs on fewer
+ * each pay one restart: the slack reaching the reserve, or the slower count's saving no
+ * longer paying for its slack, while running slower than `nodes` (back to the base's
+ * membership), spot returning to a pool where the job runs on fewer
  * spot nodes (grown when the switching-cost rule says the added spot pays the restart over
  * the span a count lasts there), and spot appearing for fewer nodes than the job's while it
  * waits idle. So a count that comes and goes every tick is never followed. */
