@@ -29,8 +29,13 @@
  * --max-cells N: the exact limit's size (default 4e6 states, its work up to 40 N steps; the
  * 30-34 s traces' 48 h jobs need about 1e9 for the exact DP, else they get the bound).
  * --single: the single-node cases only (N 1, one zone; to tune the single-node policy quickly).
- * usage: bench-spot-scale [TRACE_DIR] [--quick] [--single] [--set tune|held_out] [--csv FILE] [--chart-dir DIR]
- *                         [--max-cells N]
+ * Node ranges (the group "fleet, node range"): N = 4 and 16 within --nnodes 1:N and N/2:N with
+ * linear throughput (the exact DP where it fits), N/2:N with each zone giving half the nodes the
+ * trace scales to (spot for part of the job), and N/2:N under USL sigma 0.05 (the bound); the
+ * same jobs, restarts, deadlines, zones and starts. pitstop chooses the count; the baselines hold
+ * N (they are defined for one count). --range: these cases only; --no-range: the fixed-count grid only.
+ * usage: bench-spot-scale [TRACE_DIR] [--quick] [--single] [--range | --no-range] [--set tune|held_out]
+ *                         [--csv FILE] [--chart-dir DIR] [--max-cells N]
  *        bench-spot-scale --scale [TRACE_DIR]
  */
 #include <dirent.h>
@@ -143,8 +148,8 @@ static void acc_print(struct acc *a) {
   }
 }
 
-/* a copy of t with every count × k (capacity scaled to the request) */
-static int scaled(struct pit_trace *out, const struct pit_trace *t, int k) {
+/* a copy of t with every count × k / div (capacity scaled to the request; div 2: a zone gives half) */
+static int scaled(struct pit_trace *out, const struct pit_trace *t, int k, int div) {
   pit_trace_init(out);
   *out = *t;
   out->spot_price_h = NULL;
@@ -152,7 +157,7 @@ static int scaled(struct pit_trace *out, const struct pit_trace *t, int k) {
   if (!out->count)
     return -1;
   for (int i = 0; i < t->n; i++)
-    out->count[i] = t->count[i] * k;
+    out->count[i] = t->count[i] * k / div;
   return 0;
 }
 
@@ -163,6 +168,14 @@ static int maxcount(const struct pit_trace *t) {
       m = t->count[i];
   return m;
 }
+
+/* a shape of the grid: N nodes, the counts a policy may use, the USL sigma, capacity ÷ cap_div,
+ * and the range group it adds to (-1: the fixed-count grid) */
+struct shape {
+  int n, nmin, nmax;
+  double sigma;
+  int cap_div, group;
+};
 
 static double max_cells = 4e6; /* --max-cells: the exact DP's size (states; its work up to 40× that) */
 
@@ -207,7 +220,7 @@ static int scale(int nodes) {
       fprintf(stderr, "bench-spot-scale: %s\n", e.msg);
       return 1;
     }
-    if (raw.gap_s == 600 && scaled(&tr[nz], &raw, (nodes + maxcount(&raw) - 1) / maxcount(&raw)) == 0) {
+    if (raw.gap_s == 600 && scaled(&tr[nz], &raw, (nodes + maxcount(&raw) - 1) / maxcount(&raw), 1) == 0) {
       pools[nz] = (struct pit_sim_pool){.trace = &tr[nz], .price_h = 1, .spot_price_h = 0.3,
                                         .egress_usd_gb = 0.02, .net_gbps = 10};
       snprintf(pools[nz].zone, sizeof pools[nz].zone, "z%d", nz);
@@ -261,7 +274,7 @@ static int scale(int nodes) {
 
 int main(int argc, char **argv) {
   const char *dir = "../shared/data/skypilot-spot-traces", *csv = NULL, *only = NULL, *chart_dir = NULL;
-  int quick = 0, do_scale = 0, single_only = 0;
+  int quick = 0, do_scale = 0, single_only = 0, range_only = 0, no_range = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
       quick = 1;
@@ -269,6 +282,10 @@ int main(int argc, char **argv) {
       do_scale = 1;
     else if (strcmp(argv[i], "--single") == 0)
       single_only = 1;
+    else if (strcmp(argv[i], "--range") == 0)
+      range_only = 1;
+    else if (strcmp(argv[i], "--no-range") == 0)
+      no_range = 1;
     else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
       csv = argv[++i];
     else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc)
@@ -280,8 +297,8 @@ int main(int argc, char **argv) {
     else if (argv[i][0] != '-')
       dir = argv[i];
     else {
-      fprintf(stderr, "usage: bench-spot-scale [TRACE_DIR] [--quick] [--single] [--set tune|held_out] [--csv FILE] "
-                      "[--chart-dir DIR] [--max-cells N] | --scale [TRACE_DIR]\n");
+      fprintf(stderr, "usage: bench-spot-scale [TRACE_DIR] [--quick] [--single] [--range | --no-range] "
+                      "[--set tune|held_out] [--csv FILE] [--chart-dir DIR] [--max-cells N] | --scale [TRACE_DIR]\n");
       return 2;
     }
   }
@@ -306,14 +323,23 @@ int main(int argc, char **argv) {
     }
   }
   static const double jobs[] = {10, 48}, rs[] = {0.1, 0.5}, dls[] = {1.1, 1.5, 2};
-  static const int ns[] = {1, 4, 16, 64}, zs[] = {1, 2, 4};
-  int njobs = quick ? 1 : 2, nns = quick ? 3 : 4;
-  enum { NG = 5 };
+  static const int zs[] = {1, 2, 4};
+  /* the fixed-count grid (N = 1, 4, 16, 64 on N nodes), then the node ranges: N = 4 and 16 within
+   * 1:N and N/2:N, linear (the exact DP applies), a zone giving at most half the nodes the trace
+   * scales to (so spot covers part of the job), and USL (sigma 0.05: the bound) */
+  static const struct shape sh[] = {
+      {1, 1, 1, 0, 1, -1}, {4, 4, 4, 0, 1, -1}, {16, 16, 16, 0, 1, -1}, {64, 64, 64, 0, 1, -1},
+      {4, 1, 4, 0, 1, 6},  {4, 2, 4, 0, 1, 6},  {4, 2, 4, 0, 2, 7},     {4, 2, 4, 0.05, 1, 8},
+      {16, 1, 16, 0, 1, 6}, {16, 8, 16, 0, 1, 6}, {16, 8, 16, 0, 2, 7}, {16, 8, 16, 0.05, 1, 8}};
+  int njobs = quick ? 1 : 2, nsh = (int)(sizeof sh / sizeof sh[0]);
+  enum { NG = 9 };
   struct acc acc[2][NG];
   const char *an[NG] = {"single node", "single node, 1.1x deadline", "single node, 2x deadline",
-                        "many nodes, one zone", "multi-zone (2-4 zones, any N)"};
+                        "many nodes, one zone", "multi-zone (2-4 zones, any N)",
+                        "fleet, node range (--nnodes; baselines hold N)", "  node range, linear",
+                        "  node range, linear, a zone gives half", "  node range, USL 0.05 (bound)"};
   memset(acc, 0, sizeof acc);
-  char names[2][NG][80];
+  char names[2][NG][100];
   for (int h = 0; h < 2; h++)
     for (int g = 0; g < NG; g++) {
       snprintf(names[h][g], sizeof names[h][g], "%s / %s", h ? "held_out" : "tune", an[g]);
@@ -328,7 +354,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, "bench-spot-scale: cannot write '%s'\n", tmp);
       return 1;
     }
-    fprintf(cf, "set,region,zones,nodes,start,job_h,restart_h,deadline_x,limit,limit_kind");
+    fprintf(cf, "set,region,zones,nodes,nmin,nmax,usl_sigma,capacity_div,start,job_h,restart_h,deadline_x,limit,"
+                "limit_kind");
     for (int p = 0; p < NPOL; p++)
       fprintf(cf, ",%s_cost,%s_gap,%s_met", pname[p], pname[p], pname[p]);
     fprintf(cf, "\n");
@@ -348,13 +375,17 @@ int main(int argc, char **argv) {
       int nz = zs[zi];
       if (nz > nm || (single_only && nz > 1))
         continue;
-      for (int ni = 0; ni < (single_only ? 1 : nns); ni++) {
-        int N = ns[ni];
+      for (int si = 0; si < nsh; si++) {
+        const struct shape *x = &sh[si];
+        int N = x->n, range = x->group >= 0;
+        if ((single_only && si > 0) || (quick && N == 64) || (range_only && !range) || (no_range && range))
+          continue;
         struct pit_trace tr[8];
         struct pit_sim_pool pools[8];
         for (int z = 0; z < nz; z++) {
           const struct pit_trace *t = &raw[members[z]];
-          if (scaled(&tr[z], t, (N + maxcount(t) - 1) / maxcount(t))) {
+          int k = (N + maxcount(t) - 1) / maxcount(t);
+          if (scaled(&tr[z], t, k, x->cap_div)) {
             fprintf(stderr, "out of memory\n");
             return 1;
           }
@@ -370,8 +401,9 @@ int main(int argc, char **argv) {
               for (int di = 0; di < 3; di++) {
                 double job = jobs[ji], r = rs[ri];
                 struct pit_sim_study s = {.pools = pools, .npools = nz, .offset = offset, .job_h = job,
-                                          .deadline_h = dls[di] * (job + r), .restart_h = r, .nodes = N, .nmin = N,
-                                          .nmax = N, .ckpt_gb = 10, .seed = (uint64_t)(i * 131 + st * 17 + ni)};
+                                          .deadline_h = dls[di] * (job + r), .restart_h = r, .nodes = N,
+                                          .nmin = x->nmin, .nmax = x->nmax, .sigma = x->sigma, .ckpt_gb = 10,
+                                          .seed = (uint64_t)(i * 131 + st * 17 + si)}; /* si < 4: as before */
                 struct pit_fleet_result res[NPOL];
                 double lim;
                 int exact;
@@ -385,12 +417,18 @@ int main(int argc, char **argv) {
                   gap[p] = lim > 0 ? res[p].cost / lim - 1 : 0;
                 }
                 int single = N == 1 && nz == 1;
-                acc_add(&acc[ho][single ? 0 : nz == 1 ? 3 : 4], gap, met, cost, lim, exact);
-                if (single && di != 1)
-                  acc_add(&acc[ho][di == 0 ? 1 : 2], gap, met, cost, lim, exact);
+                if (range) {
+                  acc_add(&acc[ho][5], gap, met, cost, lim, exact);
+                  acc_add(&acc[ho][x->group], gap, met, cost, lim, exact);
+                } else {
+                  acc_add(&acc[ho][single ? 0 : nz == 1 ? 3 : 4], gap, met, cost, lim, exact);
+                  if (single && di != 1)
+                    acc_add(&acc[ho][di == 0 ? 1 : 2], gap, met, cost, lim, exact);
+                }
                 if (cf) {
-                  fprintf(cf, "%s,%s,%d,%d,%d,%g,%g,%g,%.6f,%s", ho ? "held_out" : "tune", reg[i], nz, N, offset, job,
-                          r, dls[di], lim, exact ? "exact" : "bound");
+                  fprintf(cf, "%s,%s,%d,%d,%d,%d,%g,%d,%d,%g,%g,%g,%.6f,%s", ho ? "held_out" : "tune", reg[i], nz, N,
+                          x->nmin, x->nmax, x->sigma, x->cap_div, offset, job, r, dls[di], lim,
+                          exact ? "exact" : "bound");
                   for (int p = 0; p < NPOL; p++)
                     fprintf(cf, ",%.6f,%.6f,%d", cost[p], gap[p], met[p]);
                   fprintf(cf, "\n");
@@ -398,7 +436,12 @@ int main(int argc, char **argv) {
                 if (chart_dir && st == 0 && ji == njobs - 1 && ri == 1 && di == 1) {
                   char out[1400];
                   const char *rb = strrchr(reg[i], '/');
-                  snprintf(out, sizeof out, "%.600s/%.300s-z%d-n%d.png", chart_dir, rb ? rb + 1 : reg[i], nz, N);
+                  if (range)
+                    snprintf(out, sizeof out, "%.600s/%.300s-z%d-n%d-range%d-%d%s%s.png", chart_dir,
+                             rb ? rb + 1 : reg[i], nz, N, x->nmin, x->nmax, x->cap_div > 1 ? "-half" : "",
+                             x->sigma > 0 ? "-usl" : "");
+                  else
+                    snprintf(out, sizeof out, "%.600s/%.300s-z%d-n%d.png", chart_dir, rb ? rb + 1 : reg[i], nz, N);
                   for (char *c = out + strlen(chart_dir) + 1; *c; c++)
                     if (*c == '|')
                       *c = '_';

@@ -360,6 +360,9 @@ struct pit_fleet_view {
   const double *avail_seen;       /* share of the ticks so far with count >= 1 (0.5 before any) */
   const double *span_seen_h;      /* mean span of availability seen (0: none) */
   const double *avail_for_h;      /* how long each pool's spot has been available without a break (0: away) */
+  const double *fall_gap_h;       /* time so far / (falls of each pool's spot count + 1): how long a count
+                                     lasts there, for growing within nmin..nmax (NULL: not known) */
+  const double *count_for_h;      /* how long each pool's spot count has held its value (NULL: not known) */
   double any_seen;                /* share of the ticks so far with spot in some pool (0.5 before any) */
   const double *move_h;           /* time a move out of pool p adds (transfer) */
   const double *move_usd;         /* egress of a move out of pool p */

@@ -190,6 +190,7 @@ enum pit_simnode_state { PIT_SNODE_BOOTING = 0, PIT_SNODE_RUNNING, PIT_SNODE_REC
 struct pit_sim_node { int pool; unsigned char spot, state; int64_t start; /* tick */ };
 
 struct pit_fleet_change { double t_h; struct pit_sim_member to; int reclaimed; };
+struct pit_fleet_count { int nodes; double h; }; /* hours held at a node count */
 struct pit_fleet_result {
   double cost, finish_h;          /* finish_h INFINITY: not finished */
   int deadline_met;
@@ -197,6 +198,8 @@ struct pit_fleet_result {
   double egress_usd;
   int reclaimed, moves, nchanges; /* nodes reclaimed, changes of pool, changes of membership */
   struct pit_fleet_change *changes;
+  struct pit_fleet_count *counts; /* hours held at each node count held (> 0), by count rising */
+  int ncounts;
   int nticks;                     /* with keep_path: done_at and member_at of each tick */
   float *done_at;
   struct pit_sim_member *member_at;

@@ -157,6 +157,22 @@ static int fleet(const struct pit_study_in *in, const struct pit_sim_study *stud
     rc = pit_cli_fail(&e);
   if (!rc && pit_fleet_report_write(stdout, &r, a->json, &e))
     rc = pit_cli_fail(&e);
+  if (!rc && a->chart) { /* pitstop's nodes over time (by market, the zone held), its work and skynomad's */
+    static const enum pit_fleet_policy cp[2] = {PIT_FLEET_PITSTOP, PIT_FLEET_SKYNOMAD};
+    static const char *const cn[2] = {"pitstop", "skynomad"};
+    struct pit_fleet_result kept[2];
+    for (int i = 0; i < 2; i++)
+      pit_fleet_result_init(&kept[i]);
+    for (int i = 0; i < 2 && !rc; i++)
+      if (pit_fleet_run(&st, cp[i], -1, 0, 1, &kept[i], &e))
+        rc = pit_cli_fail(&e);
+    if (!rc && pit_fleet_chart(&st, kept, cn, 2, a->chart, &e))
+      rc = pit_cli_fail(&e);
+    else if (!rc)
+      pit_cli_note("chart written to '%s'", a->chart);
+    for (int i = 0; i < 2; i++)
+      pit_fleet_result_release(&kept[i]);
+  }
   for (int i = 0; i < PIT_FLEET_NCOMPARE; i++)
     pit_fleet_result_release(&res[i]);
   for (int i = 0; i < nt; i++)
@@ -184,8 +200,6 @@ static int fleet_opts(const struct sim_args *a, struct pit_study_in *in, struct 
     if (*end || !(st->sigma >= 0) || !(st->kappa >= 0) || !isfinite(st->sigma) || !isfinite(st->kappa))
       return pit_cli_usage("--usl: '%s' is not SIGMA,KAPPA (both >= 0)", a->usl);
   }
-  if (a->chart)
-    pit_cli_note("--chart: drawn for one trace and one node only (bench/spot-scale draws fleets)");
   if (a->offset > 0)
     pit_cli_note("--offset-hours: not applied to a fleet (it starts at tick 0 of every trace)");
   if (a->study) {

@@ -13,6 +13,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "pitstop/policy.h"
 
@@ -265,10 +266,167 @@ static struct pit_sim_member pitstop(const struct pit_fleet_view *v) {
   return od_all(v);
 }
 
+/* ---- the node count within nmin..nmax (issue 29 item 5) ----
+ * pitstop() above decides for the job's `nodes` nodes (the market, the pool, when to wait
+ * and move); sized() then chooses how many nodes. With nmin == nmax it returns pitstop()'s
+ * choice untouched. Otherwise the count changes only where a restart is paid anyway (the
+ * base changes the membership, or a reclaim restarts the job), with three exceptions that
+ * each pay one restart: the slack reaching the reserve, or the slower count's saving no
+ * longer paying for its slack, while running slower than `nodes` (back to the base's
+ * membership), spot returning to a pool where the job runs on fewer
+ * spot nodes (grown when the switching-cost rule says the added spot pays the restart over
+ * the span a count lasts there), and spot appearing for fewer nodes than the job's while it
+ * waits idle. So a count that comes and goes every tick is never followed. */
+
+/* growing waits for the higher count to have lasted GROW_AGE restarts (as the single-node
+ * rule waits AGE restarts before it returns to spot: spans are heavy-tailed) */
+#define GROW_AGE 1.5
+
+static int nheld(struct pit_sim_member m) { return m.spot + m.od; }
+
+/* X(n) / X(nodes): the share of the job's rate n nodes give (USL, linear with sigma = kappa = 0) */
+static double rate(const struct pit_fleet_view *v, int n) {
+  if (n <= 0)
+    return 0;
+  double N = v->nodes, sg = v->sigma, kp = v->kappa;
+  return n / (1 + sg * (n - 1) + kp * n * (double)(n - 1)) / (N / (1 + sg * (N - 1) + kp * N * (N - 1)));
+}
+
+/* money per hour of the job's work (hours on `nodes` nodes) */
+static double per_work(const struct pit_fleet_view *v, int p, int sp, int od) {
+  return (sp * v->spot_price_h[p] + od * v->price_h[p]) / rate(v, sp + od);
+}
+
+/* the span spot is expected to last in p: the mean span seen, at least TIGHT_SPAN restarts */
+static double span_in(const struct pit_fleet_view *v, int p) {
+  double sp = v->span_seen_h[p], R = TIGHT_SPAN * v->restart_h;
+  return sp > R ? sp : R > v->tick_h ? R : v->tick_h;
+}
+
+/* Is running slower than the job's nodes (rate r, c money per unit of work, against ref
+ * per unit of work on the job's own membership) worth the slack it spends? Each hour saves
+ * (ref - c) r; it spends (1 - r) h of slack, which costs the on-demand premium on that much
+ * of the job's work if the slack comes to bind, taken as likely as the share of the slack
+ * (S) the reserve holds: at a tight deadline almost surely, at a loose one seldom. */
+static int slow_pays(const struct pit_fleet_view *v, int p, double r, double c, double ref, double S, double keep) {
+  double bind = S > EPS && v->deadline_h - v->job_h >= TIGHT * v->job_h ? keep / S : 1; /* tight: binds */
+  bind = bind < 0 ? 0 : bind > 1 ? 1 : bind;
+  return (ref - c) * r >= bind * (v->price_h[p] - v->spot_price_h[p]) * v->nodes * (1 - r) - EPS;
+}
+
+/* The count for membership b's pool and market, where a change is paid anyway: of n in
+ * nmin..nmax (spot: as many spot nodes as the pool gives, at most n, the rest on-demand;
+ * on-demand: n on-demand; spot_only: no on-demand node), the least money per unit of work
+ * among those the slack allows. One slower than the job's `nodes` spends slack: it must
+ * leave the reserve `keep` after the change and its run over the span expected there (spot;
+ * on-demand: to the end). A tie keeps the count nearest
+ * `nodes`, or the fastest when the slack is below the reserve (banking progress while spot
+ * is there). With a slack below the reserve, spot nodes beyond `nodes` are also taken
+ * while they cost no more per unit of work than the job's nodes on on-demand.
+ * Returns b when none is better (b idle: none allowed). */
+static struct pit_sim_member size_for(const struct pit_fleet_view *v, struct pit_sim_member b, int spot_only,
+                                      double keep) {
+  int p = b.pool, N = v->nodes, spot = b.spot > 0 || spot_only;
+  double S = slack(v), R = v->restart_h, left = v->job_h - v->done_h;
+  double chg = R + move_h(v, p);
+  int tight = S - chg < keep - EPS;
+  struct pit_sim_member best = b;
+  double bc = nheld(b) > 0 ? per_work(v, p, b.spot, b.od) : INFINITY, br = rate(v, nheld(b)), ref = bc;
+  for (int n = v->nmin; n <= v->nmax; n++) {
+    int sp = spot ? imin(v->count[p], n) : 0, od = n - sp;
+    if (spot_only && od > 0)
+      break;
+    double r = rate(v, n);
+    if (r < 1 - EPS) { /* slower than the job's nodes: the slack pays for it */
+      double H = spot ? span_in(v, p) : INFINITY;
+      if (H > left / r)
+        H = left / r;
+      if (S - chg - (1 - r) * H < keep - EPS)
+        continue;
+    }
+    double c = per_work(v, p, sp, od);
+    if (r < 1 - EPS && isfinite(ref) && !slow_pays(v, p, r, c, ref, S - chg, keep))
+      continue; /* (from idle any progress beats waiting: no test) */
+    int better = c < bc * (1 - 1e-9);
+    if (!better && c <= bc * (1 + 1e-9)) /* a tie */
+      better = tight ? r > br + EPS : abs(n - N) < abs(nheld(best) - N);
+    if (!better && tight && od == 0 && n > N && r > br + EPS && c <= per_work(v, p, 0, N) + EPS)
+      better = 1;
+    if (better) {
+      best = (struct pit_sim_member){p, sp, od};
+      bc = c;
+      br = r;
+    }
+  }
+  return best;
+}
+
+/* pitstop with the node count chosen (above) */
+static struct pit_sim_member sized(const struct pit_fleet_view *v) {
+  struct pit_sim_member b = pitstop(v), c = v->cur;
+  if (v->nmin == v->nmax)
+    return b; /* one count: the base's choice, untouched */
+  int nb = nheld(b), nc = nheld(c), N = v->nodes;
+  double R = v->restart_h, m = v->tick_h;
+  double keep = reserve(v, 1 - pit_spot_prior_seen(v->any_seen, v->t_h, v->deadline_h - v->job_h, m));
+  /* a reclaim that leaves survivors restarts the job: spot again only when the slack pays
+   * this restart and an on-demand one after the next reclaim (the start rule, S >= 2R) */
+  if (v->reclaimed && b.spot > 0 && nc > 0 && slack(v) < 2 * R + move_h(v, b.pool) - EPS)
+    b = od_all(v);
+  if (nb == 0) {
+    /* waiting idle: spot for fewer nodes than the job's, run on them alone while the
+     * slack allows (where the checkpoint is, or the pool giving the most spot) */
+    if (nc > 0 || v->reclaimed)
+      return b;
+    int p = v->ckpt_pool;
+    if (p < 0)
+      for (int q = 0; q < v->npools; q++)
+        if (p < 0 || v->count[q] > v->count[p])
+          p = q;
+    if (v->count[p] < v->nmin || v->count[p] <= 0)
+      return b;
+    struct pit_sim_member x = size_for(v, (struct pit_sim_member){p, 0, 0}, 1, keep); /* none allowed: idle */
+    /* worth a start: what its spot nodes save over the span expected pays their restart */
+    if (x.spot > 0 && x.spot < N && x.spot * (v->price_h[p] - v->spot_price_h[p]) * span_in(v, p) >=
+                                        x.spot * v->price_h[p] * R - EPS)
+      return x;
+    return b;
+  }
+  int resized = nc > 0 && nc != N;
+  int cont = nc > 0 && !v->reclaimed && (b.spot > 0) == (c.spot > 0) &&
+             (b.pool == c.pool || (resized && c.od == 0));
+  if (cont && !resized && b.pool == c.pool && b.spot == c.spot && b.od == c.od)
+    return b; /* the base keeps its membership */
+  if (cont && resized) {
+    /* the job runs on another count than its own: keep it, unless the slack has reached
+     * the reserve (back to the base's membership), or spot came back for more nodes and
+     * its saving over the span a count lasts there pays a restart of the job */
+    double r = rate(v, nc), S = slack(v) - v->overhead_left_h;
+    int k = imin(c.spot, N); /* the fill: its spot nodes and on-demand for the rest of the job's (more spot: grown below) */
+    if (r < 1 - EPS && (S - (1 - r) * m < keep - EPS ||
+                        !slow_pays(v, c.pool, r, per_work(v, c.pool, c.spot, c.od), per_work(v, c.pool, k, N - k), S,
+                                   keep)))
+      return size_for(v, b, 0, keep);
+    if (c.spot > 0 && v->count[c.pool] > c.spot && c.spot < imin(v->count[c.pool], v->nmax) &&
+        v->overhead_left_h <= EPS && (!v->count_for_h || v->count_for_h[c.pool] >= GROW_AGE * R - EPS)) {
+      double span = span_in(v, c.pool), fall = v->fall_gap_h ? v->fall_gap_h[c.pool] : 0;
+      if (fall > 0 && fall < span)
+        span = fall;
+      struct pit_sim_member g = size_for(v, (struct pit_sim_member){c.pool, k, N - k}, 0, keep);
+      double save = (g.spot - c.spot) * (v->price_h[c.pool] - v->spot_price_h[c.pool]) * span;
+      if (g.spot > c.spot && per_work(v, c.pool, g.spot, g.od) <= per_work(v, c.pool, c.spot, c.od) * (1 + 1e-9) &&
+          save >= N * v->price_h[c.pool] * R - EPS)
+        return g; /* faster for no more money per unit of work, and the spot it adds pays the restart */
+    }
+    return c;
+  }
+  return size_for(v, b, 0, keep); /* a change is paid anyway: its count */
+}
+
 struct pit_sim_member pit_fleet_decide(enum pit_fleet_policy p, const struct pit_fleet_view *v) {
   struct pit_sim_member r = {v->cur.pool, 0, 0};
   switch (p) {
-  case PIT_FLEET_PITSTOP: r = pitstop(v); break;
+  case PIT_FLEET_PITSTOP: r = sized(v); break;
   case PIT_FLEET_ON_DEMAND:
     r = v->cur.od == v->nodes && v->cur.spot == 0 ? v->cur : (struct pit_sim_member){cheapest_od(v), 0, v->nodes};
     break;

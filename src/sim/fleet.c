@@ -20,7 +20,7 @@ void pit_fleet_result_init(struct pit_fleet_result *r) {
 }
 
 void pit_fleet_result_release(struct pit_fleet_result *r) {
-  PIT_FREE_ALL(r->changes, r->done_at, r->member_at);
+  PIT_FREE_ALL(r->changes, r->counts, r->done_at, r->member_at);
   pit_fleet_result_init(r);
 }
 
@@ -115,6 +115,24 @@ static void booted(struct fleet *f) {
   f->boot_from_od = f->nod;
 }
 
+/* ticks held at n nodes added to r's counts (kept by count rising); 0 or PIT_ENOMEM */
+static int tally(struct pit_fleet_result *r, size_t *cap, int n, int64_t ticks, double tick_h) {
+  if (n <= 0 || ticks <= 0)
+    return 0;
+  int i = 0;
+  while (i < r->ncounts && r->counts[i].nodes < n)
+    i++;
+  if (i == r->ncounts || r->counts[i].nodes != n) {
+    if (PIT_GROW(r->counts, r->ncounts + 1, *cap))
+      return PIT_ENOMEM;
+    memmove(&r->counts[i + 1], &r->counts[i], (size_t)(r->ncounts - i) * sizeof *r->counts);
+    r->counts[i] = (struct pit_fleet_count){n, 0};
+    r->ncounts++;
+  }
+  r->counts[i].h += (double)ticks * tick_h;
+  return 0;
+}
+
 static int same(struct pit_sim_member a, struct pit_sim_member b) {
   if (a.spot + a.od == 0 && b.spot + b.od == 0)
     return 1;
@@ -183,15 +201,19 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
   f.sp = malloc((size_t)s->nmax * sizeof *f.sp);
   f.od = malloc((size_t)s->nmax * sizeof *f.od);
   int *count = malloc((size_t)P * sizeof *count), *seen = calloc((size_t)P, sizeof *seen),
-      *runs = calloc((size_t)P, sizeof *runs), *prev = calloc((size_t)P, sizeof *prev);
+      *runs = calloc((size_t)P, sizeof *runs), *prev = calloc((size_t)P, sizeof *prev),
+      *falls = calloc((size_t)P, sizeof *falls), *prevc = calloc((size_t)P, sizeof *prevc);
   double *price = malloc((size_t)P * sizeof *price), *sprice = malloc((size_t)P * sizeof *sprice),
          *avail = malloc((size_t)P * sizeof *avail), *span = malloc((size_t)P * sizeof *span),
-         *up_for = calloc((size_t)P, sizeof *up_for),
+         *up_for = calloc((size_t)P, sizeof *up_for), *fall_gap = calloc((size_t)P, sizeof *fall_gap),
+         *cnt_for = calloc((size_t)P, sizeof *cnt_for),
          *move_h = malloc((size_t)P * sizeof *move_h), *move_usd = malloc((size_t)P * sizeof *move_usd);
   int64_t *move_t = malloc((size_t)P * sizeof *move_t);
-  size_t ccap = 0;
-  if (!f.sp || !f.od || !count || !seen || !runs || !prev || !price || !sprice || !avail || !span || !up_for || !move_h ||
-      !move_usd || !move_t) {
+  size_t ccap = 0, kcap = 0;
+  int seg_n = 0; /* the node count held since tick seg_from */
+  int64_t seg_from = 0;
+  if (!f.sp || !f.od || !count || !seen || !runs || !prev || !falls || !prevc || !price || !sprice || !avail || !span ||
+      !up_for || !fall_gap || !cnt_for || !move_h || !move_usd || !move_t) {
     rc = pit_err_set(e, PIT_ENOMEM, "out of memory for %d nodes", s->nmax);
     goto out;
   }
@@ -226,6 +248,10 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
       runs[p] += a && !prev[p];
       up_for[p] = a ? up_for[p] + tick_h : 0;
       prev[p] = a;
+      falls[p] += t > 0 && c < prevc[p];
+      cnt_for[p] = t > 0 && c == prevc[p] ? cnt_for[p] + tick_h : tick_h;
+      prevc[p] = c;
+      fall_gap[p] = (double)(t + 1) / (falls[p] + 1) * tick_h; /* +1: none seen yet is the time so far */
       avail[p] = (double)seen[p] / (double)(t + 1);
       span[p] = runs[p] ? (double)seen[p] / runs[p] * tick_h : 0;
     }
@@ -242,7 +268,7 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
         .restart_h = R * tick_h, .tick_h = tick_h, .npools = P, .nodes = s->nodes, .nmin = s->nmin,
         .nmax = s->nmax, .sigma = s->sigma, .kappa = s->kappa, .count = count, .price_h = price,
         .spot_price_h = sprice, .avail_seen = avail, .span_seen_h = span, .avail_for_h = up_for,
-        .any_seen = (double)any / (double)(t + 1), .move_h = move_h,
+        .fall_gap_h = fall_gap, .count_for_h = cnt_for, .any_seen = (double)any / (double)(t + 1), .move_h = move_h,
         .move_usd = move_usd, .cur = cur, .reclaimed = recl, .ckpt_pool = ckpt,
         .overhead_left_h = ovl * tick_h, .seed = s->seed, .fixed_pool = fixed_pool, .fixed_spot = fixed_spot};
     if (recl)
@@ -265,6 +291,13 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
       r->changes[r->nchanges++] = (struct pit_fleet_change){t * tick_h, cur, recl};
     }
     int held = cur.spot + cur.od;
+    if (held != seg_n) { /* hours per node count: one segment per count held */
+      if (tally(r, &kcap, seg_n, t - seg_from, tick_h)) {
+        rc = pit_err_set(e, PIT_ENOMEM, "out of memory for the node counts");
+        goto out;
+      }
+      seg_n = held, seg_from = t;
+    }
     if (held > r->peak_nodes)
       r->peak_nodes = held;
     if (held > 0) {
@@ -286,16 +319,21 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
   }
   stop_k(&f, 1, f.nsp, t, PIT_SNODE_STOPPED);
   stop_k(&f, 0, f.nod, t, PIT_SNODE_STOPPED);
+  if (tally(r, &kcap, seg_n, t - seg_from, tick_h)) {
+    rc = pit_err_set(e, PIT_ENOMEM, "out of memory for the node counts");
+    goto out;
+  }
   r->nticks = (int)t;
   r->cost = f.cost;
   r->spot_h = f.spot_ticks * tick_h;
   r->od_h = f.od_ticks * tick_h;
   r->finish_h = done >= W - 1e-9 ? t * tick_h : INFINITY;
   r->deadline_met = done >= W - 1e-9 && t <= D;
-  r->peak_bytes = sizeof f + 2 * (size_t)s->nmax * sizeof *f.sp + (size_t)P * (4 * sizeof(int) + 8 * sizeof(double)) +
-                  ccap * sizeof *r->changes + (keep_path ? (size_t)limit * (sizeof *r->done_at + sizeof *r->member_at) : 0);
+  r->peak_bytes = sizeof f + 2 * (size_t)s->nmax * sizeof *f.sp + (size_t)P * (6 * sizeof(int) + 10 * sizeof(double)) +
+                  ccap * sizeof *r->changes + kcap * sizeof *r->counts + (keep_path ? (size_t)limit * (sizeof *r->done_at + sizeof *r->member_at) : 0);
 out:
-  PIT_FREE_ALL(f.sp, f.od, count, seen, runs, prev, price, sprice, avail, span, up_for, move_h, move_usd, move_t);
+  PIT_FREE_ALL(f.sp, f.od, count, seen, runs, prev, falls, prevc, price, sprice, avail, span, up_for, fall_gap, cnt_for, move_h,
+               move_usd, move_t);
   if (rc) {
     pit_fleet_result_release(r);
     return rc;

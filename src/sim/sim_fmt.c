@@ -26,7 +26,8 @@ enum ftype {
   F_BOOL,    /* int: true/false, "yes"/"MISSED" in the table */
   F_GAP,     /* double cost: its gap to the reference (optimum, limit) */
   F_STR,     /* const char * */
-  F_CHANGES  /* struct pit_sim_result's changes: [{t_h, to}] */
+  F_CHANGES, /* struct pit_sim_result's changes: [{t_h, to}] */
+  F_COUNTS   /* struct pit_fleet_result's counts: [{nodes, hours}] */
 };
 
 /* A result field of one node's result (struct pit_sim_result, [0]) and of a
@@ -57,6 +58,7 @@ static const struct field fields[] = {
     {{NULL, "moves"}, {NULL, "moves"}, {0, 7}, {0, 6}, 0, F_INT, {0, F(moves)}},
     {{NULL, "egress_usd"}, {NULL, NULL}, {0, 0}, {0, 0}, 0, F_NUM, {0, F(egress_usd)}},
     {{NULL, "changes"}, {NULL, NULL}, {0, 0}, {0, 0}, 0, F_INT, {0, F(nchanges)}},
+    {{NULL, "node_counts"}, {NULL, NULL}, {0, 0}, {0, 0}, 0, F_COUNTS, {0, 0}},
 };
 #undef R
 #undef F
@@ -111,6 +113,17 @@ static void add_value(cJSON *o, const char *key, enum ftype t, const void *base,
       cJSON *x = cJSON_CreateObject();
       cJSON_AddNumberToObject(x, "t_h", r->changes[i].t_h);
       cJSON_AddStringToObject(x, "to", pit_spot_mode_name(r->changes[i].to));
+      cJSON_AddItemToArray(d, x);
+    }
+    break;
+  }
+  case F_COUNTS: {
+    const struct pit_fleet_result *r = base;
+    cJSON *d = cJSON_AddArrayToObject(o, key);
+    for (int i = 0; i < r->ncounts; i++) {
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddNumberToObject(x, "nodes", r->counts[i].nodes);
+      cJSON_AddNumberToObject(x, "hours", r->counts[i].h);
       cJSON_AddItemToArray(d, x);
     }
     break;
@@ -245,5 +258,25 @@ int pit_fleet_report_write(FILE *f, const struct pit_fleet_report *r, int json, 
   table_head(f, FLEET);
   for (int i = 0; i < r->n; i++)
     table_row(f, FLEET, r->names[i], &r->res[i], r->limit);
+  if (s->nmin < s->nmax) { /* what the policy made of the range: hours (node-hours) per count, its changes */
+    const struct pit_fleet_result *p = &r->res[0];
+    fprintf(f, "%s, hours held per node count:", r->names[0]);
+    for (int i = 0; i < p->ncounts; i++)
+      fprintf(f, "%s %d nodes %.2f h (%.1f node-h)", i ? "," : "", p->counts[i].nodes, p->counts[i].h,
+              p->counts[i].nodes * p->counts[i].h);
+    fprintf(f, "%s\n%s, memberships over time (hour: spot + on-demand nodes, zone):", p->ncounts ? "" : " none",
+            r->names[0]);
+    for (int i = 0; i < p->nchanges; i++) {
+      const struct pit_fleet_change *c = &p->changes[i];
+      if (i == 12 && p->nchanges > 16) { /* the first 12 and the last 4 */
+        fprintf(f, " ... (%d more)", p->nchanges - 16);
+        i = p->nchanges - 5;
+        continue;
+      }
+      fprintf(f, "%s %.2f: %d + %d %s%s", i ? "," : "", c->t_h, c->to.spot, c->to.od,
+              c->to.spot + c->to.od ? pool[c->to.pool].zone : "idle", c->reclaimed ? " (after a reclaim)" : "");
+    }
+    fputc('\n', f);
+  }
   return 0;
 }

@@ -4,6 +4,7 @@
 # the six baselines and limit {cost, kind}, nothing below an exact limit;
 # one trace and one node: limit = the optimum (exact), the optimum's row has
 # its hours (not nan), prices from the installed catalog's row by default;
+# --nnodes: the counts pitstop held (hours per count, its changes, the chart);
 # a study file; bad input (a study naming a missing trace, two traces of one
 # zone with different ticks, a zone with no price): one message naming the
 # file, non-zero exit.
@@ -82,6 +83,35 @@ printf '# two zones\nus-east-1a_v100_1.json za\nus-east-1b_v100_1.json zb p3.2xl
   --restart-hours 0.2 --spot-price-h 0.9 --format json \
   | "$PY" -c 'import json,sys; j=json.load(sys.stdin); assert [t["zone"] for t in j["traces"]]==["za","zb"] and j["limit"]["cost"]>0 and j["usl_sigma"]==0.05, j' \
   && ok "study file with zones, --nnodes and --usl" || bad "study file"
+
+# --nnodes: spot for 8 nodes for 5 h, for 4 for 40 h, then 8 again; a loose deadline. pitstop runs on
+# the 4 spot nodes alone (4:8) and says so: hours per node count (JSON and table), its memberships,
+# and the chart (nodes by market over time) drawn for the fleet
+"$PY" - "$T" <<'PY'
+import json, sys
+c = [8] * 30 + [4] * 240 + [8] * 200
+json.dump({"metadata": {"gap_seconds": 600}, "data": c}, open(sys.argv[1] + "/us-east-1c_v100_1.json", "w"))
+PY
+C="$T/us-east-1c_v100_1.json"
+out=$("$P" simulate --trace "$C" --nodes 8 --nnodes 4:8 --job-hours 30 --deadline-hours 70 --restart-hours 0.2 \
+      --spot-price-h 0.918 --format json) || bad "nnodes json run failed"
+echo "$out" | "$PY" -c '
+import json, sys
+j = json.load(sys.stdin)
+p, b = j["policy"], j["baselines"]
+counts = {c["nodes"]: c["hours"] for c in p["node_counts"]}
+assert set(counts) == {4, 8} and counts[4] >= 35, counts
+assert abs(sum(counts.values()) - p["finish_h"]) < 1e-6 and p["deadline_met"] and p["on_demand_node_h"] == 0, p
+assert all([c["nodes"] for c in r["node_counts"]] == [8] for r in b.values()), "baselines hold 8"
+assert p["cost"] < 0.6 * b["greedy"]["cost"], (p["cost"], b["greedy"]["cost"])
+' && ok "--nnodes 4:8: pitstop runs on the 4 spot nodes for 40 h (hours per count in the JSON), baselines hold 8" \
+  || bad "nnodes json: $out"
+out=$("$P" simulate --trace "$C" --nodes 8 --nnodes 4:8 --job-hours 30 --deadline-hours 70 --restart-hours 0.2 \
+      --spot-price-h 0.918 --chart "$T/range.svg") || bad "nnodes table run failed"
+echo "$out" | grep -Eq "^pitstop, hours held per node count: 4 nodes 40\.[0-9]+ h \(16[0-9]\.[0-9] node-h\), 8 nodes" \
+  && echo "$out" | grep -Eq "^pitstop, memberships over time.* 5\.00: 4 \+ 0 us-east-1c \(after a reclaim\), 45\.[0-9]+: 8 \+ 0" \
+  && grep -q "</svg>" "$T/range.svg" && ok "table: hours per node count and the changes; the fleet's chart is drawn" \
+  || bad "nnodes table: $out"
 
 printf 'us-east-1a_v100_1.json\nno-such-zone_v100_1.json\n' > "$T/missing.txt"
 expect_fail "study naming a missing trace" "study '$T/missing.txt':2: trace '$T/no-such-zone_v100_1.json' is missing" \

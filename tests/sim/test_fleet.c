@@ -5,7 +5,10 @@
  * egress) the bound is never above the exact optimum and no policy that meets
  * the deadline costs less than it; a scripted two-zone trace: per-node
  * reclaims, a move that pays egress, billing minimums through the catalog's
- * rule; every policy's memberships within the count and node range. */
+ * rule; every policy's memberships within the count and node range; the node count
+ * pitstop chooses within nmin..nmax (runs on the spot nodes alone while spot covers half
+ * the job, grows back, does not follow a count that changes every tick, banks progress on
+ * more spot nodes at a tight deadline; with nmin = nmax it holds the job's count). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,7 +303,87 @@ static void test_tight_first_tick(void) {
   pit_trace_release(&tb4);
 }
 
+/* The node count within --nnodes (policy_fleet.c, sized()). One pool, 1 h ticks, 1 h
+ * restarts, spot at 0.3 of on-demand, a job of 30 h on 8 nodes due in 75 h: spot for 8
+ * nodes for 5 h, for 4 nodes for 40 h, then for 8 again. Held at 8 (8:8) pitstop fills
+ * the 4 reclaimed nodes with on-demand; with 4:8 it runs on the 4 spot nodes alone (the
+ * slack carries half the rate over the span), grows back to 8 spot when the count
+ * returns, costs less and still meets the deadline (before the node count was chosen it
+ * held 8: the same cost as 8:8). */
+static void test_node_range(void) {
+  int c[120], osc[120], tight[60];
+  for (int i = 0; i < 120; i++) {
+    c[i] = i < 5 || i >= 45 ? 8 : 4;
+    osc[i] = i % 2 ? 4 : 8;
+  }
+  for (int i = 0; i < 60; i++)
+    tight[i] = i < 12 || i >= 22 ? 8 : 0;
+  struct pit_trace t = mkc(c, 120, 3600), to = mkc(osc, 120, 3600), tt = mkc(tight, 60, 3600);
+  struct pit_sim_pool pool = {.trace = &t, .price_h = 1, .spot_price_h = 0.3};
+  struct pit_sim_study s = {.pools = &pool, .npools = 1, .job_h = 30, .deadline_h = 75, .restart_h = 1,
+                            .nodes = 8, .nmin = 8, .nmax = 8, .seed = 1};
+  struct pit_err e = {0};
+  struct pit_fleet_result fixed, range;
+  CHECK(pit_fleet_run(&s, PIT_FLEET_PITSTOP, -1, 0, 1, &fixed, &e) == 0, "%s", e.msg);
+  int held8 = 1, filled = 0;
+  for (int i = 0; i < fixed.nticks; i++) {
+    int n = fixed.member_at[i].spot + fixed.member_at[i].od;
+    held8 &= n == 0 || n == 8;
+    filled |= fixed.member_at[i].od > 0;
+  }
+  CHECK(held8 && filled && fixed.deadline_met, "8:8 holds 8 nodes, on-demand filling the reclaimed ones (%d %d %d)",
+        held8, filled, fixed.deadline_met);
+  CHECK(fixed.ncounts == 1 && fixed.counts[0].nodes == 8, "8:8: one node count held (%d)", fixed.ncounts);
+  s.nmin = 4;
+  CHECK(pit_fleet_run(&s, PIT_FLEET_PITSTOP, -1, 0, 1, &range, &e) == 0, "%s", e.msg);
+  int shrunk = 0, grown = 0, od = 0;
+  for (int i = 0; i < range.nticks; i++) {
+    struct pit_sim_member m = range.member_at[i];
+    shrunk += i > 5 && i < 45 && m.spot == 4 && m.od == 0;
+    grown |= i >= 45 && m.spot == 8;
+    od += m.od;
+  }
+  CHECK(shrunk >= 35 && grown && od == 0, "4:8 runs on the 4 spot nodes alone (%d ticks), grows back to 8 spot (%d), "
+        "no on-demand (%d node-ticks)", shrunk, grown, od);
+  CHECK(range.deadline_met && range.cost < 0.7 * fixed.cost, "4:8 meets the deadline for less: %.2f vs 8:8 %.2f",
+        range.cost, fixed.cost);
+  double h4 = 0, h8 = 0;
+  for (int i = 0; i < range.ncounts; i++)
+    *(range.counts[i].nodes == 4 ? &h4 : &h8) += range.counts[i].h;
+  CHECK(range.ncounts == 2 && h4 >= 35 && h8 > 5 && fabs(h4 + h8 - range.finish_h) < 1e-9,
+        "hours per node count: 4 nodes %.1f h, 8 nodes %.1f h, finish %.1f h", h4, h8, range.finish_h);
+  pit_fleet_result_release(&fixed);
+  pit_fleet_result_release(&range);
+
+  /* spot for 8 and 4 nodes in turn, every tick: the count is not followed (no flapping) */
+  pool.trace = &to;
+  struct pit_fleet_result f;
+  CHECK(pit_fleet_run(&s, PIT_FLEET_PITSTOP, -1, 0, 0, &f, &e) == 0, "%s", e.msg);
+  CHECK(f.deadline_met && f.nchanges <= 3, "a count changing every tick: %d changes of membership", f.nchanges);
+  pit_fleet_result_release(&f);
+
+  /* a tight deadline (20 h on 4 nodes due in 23 h) and spot for 8 nodes except for 10 h
+   * from hour 12: 4:8 runs on 8 spot nodes and finishes before the outage; 4:4 meets the
+   * outage with the slack spent and runs it on on-demand */
+  pool.trace = &tt;
+  s = (struct pit_sim_study){.pools = &pool, .npools = 1, .job_h = 20, .deadline_h = 23, .restart_h = 1,
+                             .nodes = 4, .nmin = 4, .nmax = 4, .seed = 1};
+  struct pit_fleet_result a, b;
+  CHECK(pit_fleet_run(&s, PIT_FLEET_PITSTOP, -1, 0, 0, &a, &e) == 0, "%s", e.msg);
+  s.nmax = 8;
+  CHECK(pit_fleet_run(&s, PIT_FLEET_PITSTOP, -1, 0, 0, &b, &e) == 0, "%s", e.msg);
+  CHECK(a.deadline_met && a.od_h > 0, "4:4 runs the outage on on-demand (%.1f node-h)", a.od_h);
+  CHECK(b.deadline_met && b.od_h == 0 && b.finish_h <= 12 && b.cost < a.cost,
+        "4:8 banks progress on 8 spot nodes: done at %.1f h, %.2f vs %.2f", b.finish_h, b.cost, a.cost);
+  pit_fleet_result_release(&a);
+  pit_fleet_result_release(&b);
+  pit_trace_release(&t);
+  pit_trace_release(&to);
+  pit_trace_release(&tt);
+}
+
 int main(void) {
+  test_node_range();
   test_region_csv();
   test_single_equivalence();
   test_bound_below_exact();
