@@ -81,7 +81,9 @@ void pit_replay_release(struct pit_replay *r) {
 }
 
 /* The live decisions the replay compares: the fold's resizes (action
- * "resize"), their memberships without markets (the replay weighs types). */
+ * "resize"), their memberships without markets (the replay weighs types);
+ * one to the same types (a reclaimed node replaced) is none: the replay
+ * follows it as one of the run's own restarts (r_restart). */
 static int live_decisions(const char *path, const struct pit_runlog *log, struct live *l, struct pit_err *e) {
   for (int i = 0; i < log->ndec; i++) {
     const struct pit_runlog_decision *x = &log->dec[i];
@@ -93,6 +95,8 @@ static int live_decisions(const char *path, const struct pit_runlog *log, struct
     struct pit_resize d = {.step = x->d.step, .t = x->t};
     pit_membership_bare(&x->d.to, &d.to);
     pit_membership_bare(&x->d.from, &d.from);
+    if (pit_membership_equal(&d.to, &d.from)) /* a reclaim's replacement: a restart the replay follows */
+      continue;
     if (PIT_GROW(l->dec, l->ndec + 1, l->deccap))
       return pit_err_set(e, PIT_ENOMEM, "out of memory");
     l->dec[l->ndec++] = d;
