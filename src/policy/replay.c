@@ -219,11 +219,6 @@ static const struct it *model_iter(const struct live *l, const struct pit_member
   return NULL;
 }
 
-/* Overheads of live generation i: before its first iteration (from the
- * previous generation's node change, or the run's start), after its last (to
- * its node change: its end record, or the last node it stopped before the next
- * generation began, where those nodes' bills end; the last generation: to the
- * last node's stop, where billing ends). */
 /* The live run's last node change before generation i began (0: the run's start). */
 static double change_before(const struct live *l, int i) {
   for (int k = i - 1; k >= 0; k--)
@@ -231,6 +226,12 @@ static double change_before(const struct live *l, int i) {
       return l->g[k].t_change;
   return 0;
 }
+
+/* Overheads of live generation i: before its first iteration (from the
+ * previous generation's node change, or the run's start), after its last (to
+ * its node change: its end record, or the last node it stopped before the next
+ * generation began, where those nodes' bills end; the last generation: to the
+ * last node's stop, where billing ends). */
 static double start_overhead(const struct live *l, int i) {
   const struct lgen *g = &l->g[i];
   double prev = change_before(l, i);
