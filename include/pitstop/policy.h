@@ -275,7 +275,10 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
  * live mean); a resize at a step the live run resized at stops where the live
  * one stopped, else after the live runs' mean lag. It reports the resize
  * decisions of both (step, from, to) and the cost of both: live from the node
- * records (price × start..stop), the replay's from the simulated clock. A
+ * records (price × start..stop), the replay's from the simulated clock, each
+ * node at its market's price (the node records' "market"). The run's own
+ * restarts on the same types (a reclaim, a change of market or zone) are
+ * followed at the same steps, onto the markets the run chose. A
  * membership the live run never ran has no records: the replay stops there
  * (diverged). */
 /* live, sim: malloc'd arrays owned by the result (pit_replay_release). */
