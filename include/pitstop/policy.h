@@ -209,6 +209,14 @@ struct pit_elastic_iter {
   int nranks;                        /* 0: no per-rank split */
   double compute_s[PIT_POLICY_NODES_MAX], wait_s[PIT_POLICY_NODES_MAX]; /* rank order */
 };
+/* A restart of the recorded run's own that the simulation follows (a replay):
+ * the nodes that stay, the next generation's membership with its markets, and
+ * the seconds of its start during which the run held no node (an idle wait
+ * for spot), which no node is billed for. */
+struct pit_elastic_restart {
+  struct pit_membership kept, to;
+  double idle_s;
+};
 /* The model; ctx is the caller's. nodes: the itypes in rank order (nnodes). */
 struct pit_elastic_model {
   void *ctx;
@@ -220,6 +228,14 @@ struct pit_elastic_model {
   /* Seconds before generation gen's first step (on m), after its last (last: the job's end). */
   double (*start_s)(void *ctx, int gen, int64_t step, const struct pit_membership *m);
   double (*stop_s)(void *ctx, int gen, int64_t step, const struct pit_membership *m, int last);
+  /* Optional (NULL: none): 1 when the recorded run began a generation at step,
+   * from one on from's types to one on to's types, filling *f. Asked between
+   * two steps of a generation (from = to = the membership: a reclaim, another
+   * market or zone, which is no decision of the policy's: the simulation
+   * restarts there as the run did) and at a resize (to = the policy's choice:
+   * the nodes that stayed, and the markets the run put the new nodes on). */
+  int (*restart)(void *ctx, int64_t step, const struct pit_membership *from, const struct pit_membership *to,
+                 struct pit_elastic_restart *f);
 };
 struct pit_elastic_job {
   struct pit_membership initial;
@@ -241,6 +257,7 @@ struct pit_elastic_result {
   struct pit_resize *dec;   /* resize decisions, in order */
   int diverged;                      /* 1: a membership without a model was chosen (stopped there) */
   int decisions;                     /* decision points weighed (keep included) */
+  int restarts;                      /* the recorded run's own restarts followed (mdl->restart) */
   int64_t steps_done;
   double cost, time_s;               /* US$: each simulated node billed from its start to its stop through
                                         o->catalog (none: raw seconds); s from start to the last stop */
@@ -260,7 +277,10 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
  * live mean); a resize at a step the live run resized at stops where the live
  * one stopped, else after the live runs' mean lag. It reports the resize
  * decisions of both (step, from, to) and the cost of both: live from the node
- * records (price × start..stop), the replay's from the simulated clock. A
+ * records (price × start..stop), the replay's from the simulated clock, each
+ * node at its market's price (the node records' "market"). The run's own
+ * restarts on the same types (a reclaim, a change of market or zone) are
+ * followed at the same steps, onto the markets the run chose. A
  * membership the live run never ran has no records: the replay stops there
  * (diverged). */
 /* live, sim: malloc'd arrays owned by the result (pit_replay_release). */
@@ -274,6 +294,10 @@ struct pit_replay {
                                         simulated nodes billed the same way (pit_elastic_run) */
   double time_live, time_sim;        /* s, run start to the last node's stop */
   int decisions_sim;                 /* decision points the replay's policy weighed (keep included) */
+  int restarts;                      /* the live run's own restarts the replay followed (a reclaim,
+                                        a change of market or zone: not the policy's decisions) */
+  int zone_decisions, zone_same;     /* a run across zones: its zone decisions, and those the zone
+                                        policy decided again the same (pit_replay_zones; the caller's) */
   /* Every membership the live run ran, the whole job replayed on it alone
    * (--policy fixed) over the run's own records: what each fixed membership
    * would have cost by this run's measurements. Memberships the run never ran

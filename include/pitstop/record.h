@@ -36,6 +36,10 @@ enum pit_rec_type {
 #define PIT_MAX_LOSSES 6
 #define PIT_NAME_MAX 64
 
+/* A node's market (a membership entry's, a node record's): DEFAULT is the
+ * provider's own (a bare TYPE; the local provider has no other). */
+enum pit_market { PIT_MARKET_DEFAULT = 0, PIT_MARKET_ON_DEMAND, PIT_MARKET_SPOT };
+
 struct pit_record {
   enum pit_rec_type type;
   char run[PIT_NAME_MAX];   /* run id */
@@ -74,8 +78,10 @@ struct pit_record {
   /* node */
   char action[16];          /* start|ready|stop|lost */
   char node[PIT_NAME_MAX];
-  char itype[PIT_NAME_MAX];
+  char itype[PIT_NAME_MAX];  /* the bare type (an old file's TYPE@market is read by the run log) */
   double price_h;
+  enum pit_market market;   /* "market": "spot" | "on-demand"; DEFAULT: absent (not known: local nodes) */
+  char zone[PIT_NAME_MAX];  /* "zone" the node was started in; "" absent (the provider's default) */
 
   /* decision: the whole object is kept as JSON text (controller-defined) */
   char *detail;             /* owned; NULL if absent */
@@ -128,7 +134,6 @@ int pit_record_parse(struct pit_record *r, const char *line, size_t len, struct 
  * (ranks_per_node omitted when unknown), or the text form as a string. */
 #define PIT_MEMBERS_MAX 8
 #define PIT_MEMBERSHIP_TEXT_MAX 256
-enum pit_market { PIT_MARKET_DEFAULT = 0, PIT_MARKET_ON_DEMAND, PIT_MARKET_SPOT };
 struct pit_member {
   char itype[PIT_NAME_MAX];  /* non-empty, without a market */
   enum pit_market market;    /* DEFAULT: the provider's (bare TYPE) */
@@ -146,6 +151,8 @@ int pit_itype_market_parse(const char *name, char *itype, size_t n, enum pit_mar
 void pit_itype_market_format(const char *itype, enum pit_market mk, char *buf, size_t n);
 /* "spot", "on-demand", or "" (DEFAULT). */
 const char *pit_market_name(enum pit_market mk);
+/* The other way: "spot", "on-demand" ("" or NULL: DEFAULT); PIT_EFORMAT for another word. */
+int pit_market_parse(const char *name, enum pit_market *mk, struct pit_err *e);
 void pit_membership_clear(struct pit_membership *m);
 /* Adds nodes of itype on market mk (merged into an equal entry), keeping m
  * canonical. PIT_EARG: bad name or counts, more than PIT_MEMBERS_MAX entries,
@@ -367,7 +374,9 @@ struct pit_runlog_node {
   char id[PIT_NAME_MAX];
   char itype[PIT_NAME_MAX];   /* as the node record names it (TYPE, or TYPE@market) */
   char base[PIT_NAME_MAX];    /* the type without its market */
-  enum pit_market market;     /* its market (the record's TYPE@market; DEFAULT: a bare type) */
+  enum pit_market market;     /* its market (the record's "market", or an old file's TYPE@market;
+                                 DEFAULT: neither) */
+  char zone[PIT_NAME_MAX];    /* the record's "zone" ("": none named) */
   double price_h;             /* the record's price per hour (NaN: absent) */
   int gen;                    /* the generation that started it */
   double t_start, t_ready, t_stop; /* NaN: not (yet) */

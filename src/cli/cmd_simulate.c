@@ -73,37 +73,27 @@ static int parse_num(const char *opt, const char *v, int pos, double *out) {
   return 0;
 }
 
-/* --replay of a run across zones: its zone decisions decided again from their
- * inputs (pit_replay_zones); 1 when the run has none. */
-static int replay_zones(const char *events, int json) {
-  struct pit_err e = {0};
-  int n = 0, same = 0;
-  char first[512];
-  if (pit_replay_zones(events, &n, &same, first, sizeof first, &e) < 0)
-    return pit_cli_fail(&e);
-  if (n == 0)
-    return 1;
-  if (json)
-    printf("{\"zones\": {\"decisions\": %d, \"same\": %d}}\n", n, same);
-  else
-    printf("%s: %d zone decisions decided again by the zone policy from their inputs: %d the same%s%s\n", events, n,
-           same, first[0] ? "; the first that differs: " : "", first);
-  return 0;
-}
-
-/* --replay: the run's decisions and cost against the replay's (pit_cli_replay_load). */
+/* --replay: the run's decisions and cost against the replay's (pit_cli_replay_load);
+ * a run across zones: its zone decisions decided again from their inputs first
+ * (pit_replay_zones), then the same replay, which follows its moves and markets. */
 static int replay(const char *events, const char *catalog, const char *types, const char *nnodes, const char *policy,
                   double deadline, double budget, int json) {
-  int zrc = replay_zones(events, json);
-  if (zrc != 1)
-    return zrc; /* a run across zones: its decisions are the zone policy's */
   struct pit_err e = {0};
+  int zn = 0, zsame = 0;
+  char first[512];
+  if (pit_replay_zones(events, &zn, &zsame, first, sizeof first, &e) < 0)
+    return pit_cli_fail(&e);
+  if (zn > 0 && !json)
+    printf("%s: %d zone decisions decided again by the zone policy from their inputs: %d the same%s%s\n", events, zn,
+           zsame, first[0] ? "; the first that differs: " : "", first);
   struct pit_cli_replay x;
   int rc = pit_cli_replay_load(events, catalog, types, nnodes, policy, deadline, budget, 1, &x, &e);
   if (rc < 0) {
     pit_cli_replay_release(&x);
     return pit_cli_fail(&e);
   }
+  x.r.zone_decisions = zn;
+  x.r.zone_same = zsame;
   if (json) {
     if (pit_replay_write_json(stdout, events, &x.r, &e))
       rc = pit_cli_fail(&e);

@@ -41,8 +41,14 @@ static int replay_opts(const char *catalog, const char *types, const char *nnode
     snprintf(x->types, sizeof x->types, "%s", types);
   } else if (rc == 0 && x->log.ngens > 0) { /* the first generation's types, each once */
     const struct pit_membership *m = &x->log.gens[0].m;
-    for (int i = 0; i < m->n; i++)
-      snprintf(x->types + strlen(x->types), sizeof x->types - strlen(x->types), "%s%s", i ? "," : "", m->m[i].itype);
+    for (int i = 0; i < m->n; i++) {
+      int seen = 0; /* a type on two markets: once */
+      for (int k = 0; k < i && !seen; k++)
+        seen = strcmp(m->m[k].itype, m->m[i].itype) == 0;
+      if (!seen)
+        snprintf(x->types + strlen(x->types), sizeof x->types - strlen(x->types), "%s%s", x->types[0] ? "," : "",
+                 m->m[i].itype);
+    }
   }
   if (rc == 0)
     rc = pit_policy_types(&x->cat, catalog, x->types, o->types, &o->ntypes, e);

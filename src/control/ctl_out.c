@@ -128,6 +128,10 @@ int ctl_node_record(struct ctl *c, const struct pit_node *n, const char *action,
   snprintf(r.node, sizeof r.node, "%s", n->id);
   snprintf(r.itype, sizeof r.itype, "%s", n->itype);
   r.price_h = n->price_h;
+  /* its market where the provider has one (else absent: local, ssh, slurm), and its zone when named */
+  r.market = n->spot ? PIT_MARKET_SPOT
+             : c->prov.ops && c->prov.ops->spot_market ? PIT_MARKET_ON_DEMAND : PIT_MARKET_DEFAULT;
+  snprintf(r.zone, sizeof r.zone, "%s", n->zone);
   if (strcmp(action, "start") == 0 && isfinite(n->t_start)) /* billed from its start, as the provider bills */
     r.t = n->t_start;
   /* written through at once: a restarted controller's reconciliation and the bill rest on it */

@@ -15,7 +15,12 @@
  * and per-node split). A resize lets the generation run to the model's stop
  * step (the live workload's agreed checkpoint step), pays the stop overhead on
  * the old membership and the start overhead on the new one, and changes the
- * node list as the controller's reshape does.
+ * node list as the controller's reshape does. A model that follows a recorded
+ * run (mdl->restart) also restarts where the run did without a decision of the
+ * policy's (a reclaim, another market, another zone): the generation ends
+ * there, the nodes the run replaced stop and the new ones start on the run's
+ * markets after the time it held none, and a resize to the run's types at its
+ * step takes the run's markets.
  * Invariants: nothing printed; the policy never sees anything the controller
  * would not (no look-ahead); the clock only moves forward.
  */
@@ -145,18 +150,23 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
   double price = NAN, T = 0, spent = 0, sw_sum = 0, t_dec = NAN, t_first = NAN;
   int nsw = 0, gen = 0, rc = priced(o, &cur, &price, e);
   int64_t step = job->step0, stop_at = -1;
+  struct pit_elastic_restart fr;
   if (rc < 0)
     goto out;
   T = mdl->start_s(mdl->ctx, 0, step, &cur);
   spent = price * T / 3600.0; /* forecast: simulated clock */
   while (step < job->total) {
     int64_t gen_step0 = step;
-    int stop_requested = 0, first = 1;
+    int stop_requested = 0, first = 1, restarted = 0;
     ctl_obs_gen(&obs);
     memset(nodes, 0, sizeof nodes);
     for (int i = 0; i < sn.n; i++)
       memcpy(nodes[i].itype, sn.names[i], sizeof nodes[i].itype);
     for (; step < job->total && (!stop_requested || step < stop_at); step++) {
+      if (step > gen_step0 && !stop_requested && mdl->restart && mdl->restart(mdl->ctx, step, &cur, &cur, &fr) == 1) {
+        restarted = 1; /* the run restarted here on its own (reclaim, market, zone): so does this one */
+        break;
+      }
       int got = mdl->iter(mdl->ctx, &cur, (const char(*)[PIT_NAME_MAX])sn.names, sn.n, step, &x, e);
       if (got < 0) {
         rc = got;
@@ -224,20 +234,32 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
       stop_at = mdl->stop_step(mdl->ctx, step + 1, &ch.to);
     }
     /* the generation ends: its stop overhead; the next one's start */
-    int last = step >= job->total || !stop_requested;
+    int last = step >= job->total || (!stop_requested && !restarted);
     double so = mdl->stop_s(mdl->ctx, gen, step, &cur, last);
     T += so;
     spent += price * so / 3600.0; /* forecast: simulated clock */
     if (last)
       break;
-    cur = r->dec[r->ndec - 1].to;
-    reshape(&sn, &cur, o, T); /* after the old generation's stop, before the new one's start */
+    struct pit_membership from = cur;
+    cur = restarted ? cur : r->dec[r->ndec - 1].to;
+    double idle = 0;
+    r->restarts += restarted;
+    if (restarted)
+      t_dec = NAN; /* no decision of the policy's: its first step is no switch sample */
+    if (restarted || (mdl->restart && mdl->restart(mdl->ctx, step, &from, &cur, &fr) == 1)) {
+      reshape(&sn, &fr.kept, o, T); /* the run's: the nodes it replaced stop, its markets */
+      cur = fr.to;
+      idle = fr.idle_s > 0 ? fr.idle_s : 0;
+    }
     gen++;
     if ((rc = priced(o, &cur, &price, e)) < 0)
       goto out;
     double st = mdl->start_s(mdl->ctx, gen, step, &cur);
+    if (idle > st)
+      idle = st;
+    reshape(&sn, &cur, o, T + idle); /* after the old generation's stop (and no node held), before the start */
     T += st;
-    spent += price * st / 3600.0; /* forecast: simulated clock */
+    spent += price * (st - idle) / 3600.0; /* forecast: simulated clock */
   }
 done:
   for (int i = 0; i < sn.n; i++) /* the nodes still up stop at the end */

@@ -18,7 +18,13 @@
  * by type (markets dropped: a spot and an on-demand node compute alike, and the
  * resizes compared are bare, as the live run's market layer re-chooses the
  * market); the replay's nodes are priced at their own markets (elastic.c), the
- * first generation's as the live run held them.
+ * node records' (their "market"): the first generation's as the live run held
+ * them, and the replay follows the live run's own restarts on the same types
+ * (a reclaim, a change of market or zone: no decision of the cost policy's;
+ * r_restart): it restarts at the same step, the nodes the live run replaced
+ * stop and the new ones start on the live markets after the time the live run
+ * held no node, so a spot run is billed on spot where it ran on spot. The
+ * fixed memberships are replayed alone on their own markets, without restarts.
  * Invariants: nothing printed; the events file is only read; the records
  * replayed are the live ones, so a replay that decides as the live run did
  * sees exactly the live observations.
@@ -45,6 +51,7 @@ struct it { /* one recorded iteration */
 struct lgen { /* one live generation */
   struct pit_membership m;
   char nodes[PIT_POLICY_NODES_MAX][PIT_NAME_MAX]; /* itypes in rank order */
+  int idx[PIT_POLICY_NODES_MAX];                   /* the same nodes: indexes into the fold's nodes */
   int nnodes, have_nodes;
   size_t first, n;                                 /* its iterations: its[first .. first+n) */
   double t_end;                                    /* its end record (NaN: none) */
@@ -54,6 +61,7 @@ struct lgen { /* one live generation */
 };
 
 struct live {
+  const struct pit_runlog *log;  /* the fold read (its nodes: start times, markets) */
   struct it *its;
   size_t nits, cap;
   struct lgen g[MAXG];
@@ -73,7 +81,9 @@ void pit_replay_release(struct pit_replay *r) {
 }
 
 /* The live decisions the replay compares: the fold's resizes (action
- * "resize"), their memberships without markets (the replay weighs types). */
+ * "resize"), their memberships without markets (the replay weighs types);
+ * one to the same types (a reclaimed node replaced) is none: the replay
+ * follows it as one of the run's own restarts (r_restart). */
 static int live_decisions(const char *path, const struct pit_runlog *log, struct live *l, struct pit_err *e) {
   for (int i = 0; i < log->ndec; i++) {
     const struct pit_runlog_decision *x = &log->dec[i];
@@ -85,6 +95,8 @@ static int live_decisions(const char *path, const struct pit_runlog *log, struct
     struct pit_resize d = {.step = x->d.step, .t = x->t};
     pit_membership_bare(&x->d.to, &d.to);
     pit_membership_bare(&x->d.from, &d.from);
+    if (pit_membership_equal(&d.to, &d.from)) /* a reclaim's replacement: a restart the replay follows */
+      continue;
     if (PIT_GROW(l->dec, l->ndec + 1, l->deccap))
       return pit_err_set(e, PIT_ENOMEM, "out of memory");
     l->dec[l->ndec++] = d;
@@ -136,19 +148,23 @@ static int read_live(const char *path, const struct pit_runlog *log, struct live
     g->have_nodes = 1;
     g->m = lg->m;
     g->nnodes = lg->nnodes < PIT_POLICY_NODES_MAX ? lg->nnodes : PIT_POLICY_NODES_MAX;
-    for (int k = 0; k < g->nnodes; k++)
-      snprintf(g->nodes[k], PIT_NAME_MAX, "%s", log->nodes[log->gen_nodes[lg->node0 + k]].base); /* weighed by type */
+    for (int k = 0; k < g->nnodes; k++) {
+      g->idx[k] = log->gen_nodes[lg->node0 + k];
+      snprintf(g->nodes[k], PIT_NAME_MAX, "%s", log->nodes[g->idx[k]].base); /* weighed by type */
+    }
     int rc = live_iters(path, log, i, l, e);
     if (rc < 0)
       return rc;
   }
   if (l->nits == 0)
     return pit_err_set(e, PIT_EFORMAT, "%s: no iteration record to replay", path);
+  l->log = log;
   for (int i = 0; i + 1 < l->ng; i++) { /* a resize's removed nodes bill until they stop */
     struct lgen *g = &l->g[i], *h = &l->g[i + 1];
     double next = h->n ? l->its[h->first].t - l->its[h->first].step_s : INFINITY;
-    g->t_change = g->t_end;
-    for (int k = 0; isfinite(g->t_end) && k < log->nnodes; k++)
+    /* its end record; a generation that ended without one (a node lost): its last iteration */
+    g->t_change = isfinite(g->t_end) ? g->t_end : g->n ? l->its[g->first + g->n - 1].t : NAN;
+    for (int k = 0; isfinite(g->t_change) && k < log->nnodes; k++)
       if (log->nodes[k].t_stop > g->t_change && log->nodes[k].t_stop <= next)
         g->t_change = log->nodes[k].t_stop;
   }
@@ -203,6 +219,14 @@ static const struct it *model_iter(const struct live *l, const struct pit_member
   return NULL;
 }
 
+/* The live run's last node change before generation i began (0: the run's start). */
+static double change_before(const struct live *l, int i) {
+  for (int k = i - 1; k >= 0; k--)
+    if (isfinite(l->g[k].t_change))
+      return l->g[k].t_change;
+  return 0;
+}
+
 /* Overheads of live generation i: before its first iteration (from the
  * previous generation's node change, or the run's start), after its last (to
  * its node change: its end record, or the last node it stopped before the next
@@ -210,7 +234,7 @@ static const struct it *model_iter(const struct live *l, const struct pit_member
  * last node's stop, where billing ends). */
 static double start_overhead(const struct live *l, int i) {
   const struct lgen *g = &l->g[i];
-  double prev = i == 0 ? 0 : isfinite(l->g[i - 1].t_change) ? l->g[i - 1].t_change : 0;
+  double prev = change_before(l, i);
   double o = g->n ? l->its[g->first].t - l->its[g->first].step_s - prev : 0;
   return o > 0 ? o : 0;
 }
@@ -283,6 +307,43 @@ static double r_stop_s(void *ctx, int gen, int64_t step, const struct pit_member
   return g >= 0 ? stop_overhead(l, g) : mean_overhead(l, 0);
 }
 
+/* The live run began generation j at step from one on from's types to one on
+ * to's (a restart of its own where from and to are the simulation's
+ * membership; the new generation of a resize otherwise): the nodes both
+ * generations held, j's membership with its markets, and the time from the
+ * last node change to j's first new node, when the live run held none of them. */
+static int r_restart(void *ctx, int64_t step, const struct pit_membership *from, const struct pit_membership *to,
+                     struct pit_elastic_restart *f) {
+  const struct live *l = ((const struct rmodel *)ctx)->l;
+  for (int j = 1; j < l->ng; j++) {
+    const struct lgen *h = &l->g[j];
+    if (!h->n || l->its[h->first].step != step)
+      continue;
+    int i = j - 1;
+    while (i >= 0 && l->g[i].n == 0) /* a generation that failed before its first step */
+      i--;
+    if (i < 0 || !same_types(&l->g[i].m, from) || !same_types(&h->m, to))
+      return 0;
+    pit_membership_clear(&f->kept);
+    double first_new = INFINITY;
+    for (int k = 0; k < h->nnodes; k++) {
+      const struct pit_runlog_node *n = &l->log->nodes[h->idx[k]];
+      int stayed = 0;
+      for (int q = 0; q < l->g[i].nnodes && !stayed; q++)
+        stayed = l->g[i].idx[q] == h->idx[k];
+      if (!stayed && n->t_start < first_new)
+        first_new = n->t_start;
+      if (stayed && pit_membership_add_on(&f->kept, n->base, n->market, 1, -1, NULL) < 0)
+        return 0;
+    }
+    f->to = h->m;
+    double prev = change_before(l, j);
+    f->idle_s = isfinite(first_new) && first_new > prev ? first_new - prev : 0;
+    return 1;
+  }
+  return 0;
+}
+
 static int same_decisions(const struct pit_replay *r) {
   if (r->nlive != r->nsim)
     return 0;
@@ -302,6 +363,9 @@ static int replay_fixed(const struct live *l, const struct pit_elastic_model *md
                         const struct pit_elastic_job *job, struct pit_replay *r, struct pit_err *e) {
   struct pit_replay_opts fo = *o;
   struct pit_elastic_job fj;
+  struct pit_elastic_model alone = *mdl; /* a fixed membership follows none of the live run's restarts */
+  alone.restart = NULL;
+  mdl = &alone;
   fo.policy.kind = PIT_POLICY_FIXED;
   r->best_fixed = -1;
   for (int g = 0; g < l->ng && r->nfixed < PIT_POLICY_MEAS_MAX; g++) {
@@ -372,7 +436,7 @@ int pit_replay_log(const struct pit_runlog *log, const char *path, const struct 
       lag += (double)(L->its[L->g[g].first + L->g[g].n - 1].step + 1 - L->dec[i].step), nlag++;
   }
   struct rmodel rm = {.l = L, .mean_lag = nlag ? (int64_t)llround(lag / nlag) : 0};
-  struct pit_elastic_model mdl = {&rm, r_iter, r_stop_step, r_start_s, r_stop_s};
+  struct pit_elastic_model mdl = {&rm, r_iter, r_stop_step, r_start_s, r_stop_s, r_restart};
   struct pit_elastic_job job;
   memset(&job, 0, sizeof job);
   job.initial = L->g[0].m;
@@ -395,6 +459,7 @@ int pit_replay_log(const struct pit_runlog *log, const char *path, const struct 
   }
   r->diverged = er.diverged;
   r->decisions_sim = er.decisions;
+  r->restarts = er.restarts;
   r->cost_sim = er.cost;
   r->time_sim = er.time_s;
   r->cost_live = L->cost;

@@ -54,6 +54,12 @@ int pit_replay_write_json(FILE *f, const char *events, const struct pit_replay *
     cJSON_AddItemToObject(x, "decisions", decisions_json(r, &sides[k]));
   }
   cJSON_AddNumberToObject(j, "cost_ratio", ratio_of(r));
+  cJSON_AddNumberToObject(j, "restarts_followed", r->restarts);
+  if (r->zone_decisions > 0) { /* a run across zones: its zone decisions decided again */
+    cJSON *z = cJSON_AddObjectToObject(j, "zones");
+    cJSON_AddNumberToObject(z, "decisions", r->zone_decisions);
+    cJSON_AddNumberToObject(z, "same", r->zone_same);
+  }
   cJSON *fx = cJSON_AddArrayToObject(j, "fixed"); /* each membership the run ran, alone for the whole job */
   for (int i = 0; i < r->nfixed; i++) {
     char m[PIT_MEMBERSHIP_TEXT_MAX];
@@ -86,6 +92,8 @@ void pit_replay_write_head(FILE *f, const char *events, const char *policy, cons
     }
   fprintf(f, "same decisions at the same steps: %s%s\n", r->same ? "yes" : "NO",
           r->diverged ? " (the replay chose a membership the run never ran: stopped there)" : "");
+  if (r->restarts > 0)
+    fprintf(f, "the run's own restarts (reclaims, markets, zones) followed at the same steps: %d\n", r->restarts);
   fprintf(f, "cost: live $%.6f (node records), replay $%.6f (simulated clock), ratio %.4f; time %.1f s vs %.1f s\n",
           r->cost_live, r->cost_sim, ratio_of(r), r->time_live, r->time_sim);
 }

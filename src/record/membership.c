@@ -34,6 +34,19 @@ const char *pit_market_name(enum pit_market mk) {
   return mk == PIT_MARKET_SPOT ? "spot" : mk == PIT_MARKET_ON_DEMAND ? "on-demand" : "";
 }
 
+int pit_market_parse(const char *name, enum pit_market *mk, struct pit_err *e) {
+  *mk = PIT_MARKET_DEFAULT;
+  if (!name || !*name)
+    return 0;
+  if (strcmp(name, "spot") == 0)
+    *mk = PIT_MARKET_SPOT;
+  else if (strcmp(name, "on-demand") == 0)
+    *mk = PIT_MARKET_ON_DEMAND;
+  else
+    return pit_err_set(e, PIT_EFORMAT, "market '%s' is neither spot nor on-demand", name);
+  return 0;
+}
+
 void pit_itype_market_format(const char *itype, enum pit_market mk, char *buf, size_t n) {
   snprintf(buf, n, "%s%s%s", itype, mk == PIT_MARKET_DEFAULT ? "" : "@", pit_market_name(mk));
 }

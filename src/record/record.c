@@ -235,6 +235,8 @@ int pit_record_format(const struct pit_record *r, char **buf, size_t *cap) {
   str(&b, "node", r->node);
   str(&b, "itype", r->itype);
   num(&b, "price_h", r->price_h);
+  str(&b, "market", pit_market_name(r->market));
+  str(&b, "zone", r->zone);
   raw(&b, "detail", r->detail);
   sb_printf(&b, "}\n");
   if (b.oom)
@@ -363,6 +365,7 @@ int pit_record_parse(struct pit_record *r, const char *line, size_t len, struct 
     goto out;
   }
   int64_t gen = 0, rank = -1, ranks = -1, nodes = -1;
+  char market[16] = "";
   char stop_reason[32] = ""; /* the protocol's end record: "stop": "SIGUSR1" after an agreed stop */
   if ((rc = get_str(o, "run", r->run, sizeof r->run, e)) || (rc = get_int(o, "gen", &gen, e)) ||
       (rc = get_num(o, "t", &r->t, e)) || (rc = get_int(o, "rank", &rank, e)) ||
@@ -383,7 +386,9 @@ int pit_record_parse(struct pit_record *r, const char *line, size_t len, struct 
       (rc = get_str(o, "action", r->action, sizeof r->action, e)) ||
       (rc = get_str(o, "node", r->node, sizeof r->node, e)) ||
       (rc = get_str(o, "itype", r->itype, sizeof r->itype, e)) ||
-      (rc = get_num(o, "price_h", &r->price_h, e)) || (rc = get_dup(o, "detail", &r->detail, 1, e)))
+      (rc = get_num(o, "price_h", &r->price_h, e)) || (rc = get_str(o, "market", market, sizeof market, e)) ||
+      (rc = get_str(o, "zone", r->zone, sizeof r->zone, e)) || (rc = pit_market_parse(market, &r->market, e)) ||
+      (rc = get_dup(o, "detail", &r->detail, 1, e)))
     goto out;
   if (gen > 1000000000 || rank > 1000000000 || ranks > 1000000000 || nodes > 1000000000) {
     rc = pit_err_set(e, PIT_EFORMAT, "integer field out of range");

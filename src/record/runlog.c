@@ -72,11 +72,15 @@ static int add_node(struct pit_runlog *log, const struct pit_record *r, struct p
     memset(n, 0, sizeof *n);
     snprintf(n->id, sizeof n->id, "%s", r->node);
     snprintf(n->itype, sizeof n->itype, "%s", r->itype);
-    /* the record's type (TYPE or TYPE@market) read at the edge; a name that is not one stays whole */
+    /* the record's type (TYPE, or an old file's TYPE@market) read at the edge; a name that is not
+     * one stays whole; its "market" field, when written, names the market */
     if (pit_itype_market_parse(r->itype, n->base, sizeof n->base, &n->market, NULL) < 0) {
       snprintf(n->base, sizeof n->base, "%s", r->itype);
       n->market = PIT_MARKET_DEFAULT;
     }
+    if (r->market != PIT_MARKET_DEFAULT)
+      n->market = r->market;
+    snprintf(n->zone, sizeof n->zone, "%s", r->zone);
     n->price_h = r->price_h;
     n->gen = r->gen;
     n->t_start = r->t;

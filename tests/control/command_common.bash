@@ -114,3 +114,23 @@ bad() {
 
 # aws_starts RUN: how many run-instances calls for RUN the fake cloud recorded
 aws_starts() { grep -l "run-instances.*Value=$1}" "$FAKE_CLOUD"/calls/*.json 2> /dev/null | wc -l; }
+
+# replay_cost EVENTS REPORT REPLAY_JSON: `pitstop simulate --replay --format json` of a run against
+# the run itself: the replay's live cost is the report's (4 decimals), the replayed cost is it within
+# 1%, the same decisions, and every restart of the run's own (each generation after the first) followed
+replay_cost() {
+  $PY - "$@" << 'PYEOF'
+import json, re, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+report, rp = open(sys.argv[2]).read(), json.load(open(sys.argv[3]))
+cost = float(re.search(r"steps in [0-9.]+ s, .*cost \$([0-9.]+)\n", report).group(1))
+live, sim = rp["live"]["cost"], rp["replay"]["cost"]
+assert abs(live - cost) <= 0.00005 + 1e-12, f"the replay's live cost {live} is not the report's {cost}"
+assert abs(sim - live) <= 0.01 * live, f"replay ${sim:.6f} against the run's ${live:.6f}"
+assert rp["same_decisions"] and not rp["diverged"], rp
+gens = sorted({x["gen"] for x in r if x["type"] == "iter"})
+assert rp["restarts_followed"] == len(gens) - 1, (rp["restarts_followed"], gens)
+print(f"replay: cost ${sim:.6f} against the run's ${live:.6f} (report ${cost:.4f}), ratio {sim / live:.4f}; "
+      f"the same decisions; {rp['restarts_followed']} of the run's own restarts followed")
+PYEOF
+}

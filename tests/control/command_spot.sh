@@ -12,6 +12,10 @@
 #      and the job ends before the deadline; contiguous steps, every sample once, every node stopped;
 #  (c) TYPE@spot on the local provider, or an unknown market: one clear message, non-zero exit,
 #      nothing created (no run directory, node or process).
+# After (a) and (b): every node record names its market (the one the fake cloud started it on: its
+# price) and no zone (the config names none); `pitstop simulate --replay` of the events decides as the
+# run did, follows its own restarts (the reclaim, the move to on-demand) and bills each node at its
+# market's price: its cost is the run's own (the report's) within 1%.
 set -euo pipefail
 RUNP=tcs
 . "$PIT_SOURCE_DIR/tests/control/command_common.bash"
@@ -54,6 +58,25 @@ print(f"{len(dec)} spot decisions, {len(points)} weighing both markets (e.g. '{p
 PYEOF
 }
 
+# replay_check EVENTS REPORT DEADLINE: node records with their market; the replay's decisions and cost
+replay_check() {
+  "$PITSTOP" simulate --replay "$1" --catalog "$T/cat.tsv" --deadline "$3" --format json > "$T/replay.json" \
+    || fail "the replay of $1 failed"
+  "$PITSTOP" simulate --replay "$1" --catalog "$T/cat.tsv" --deadline "$3" > "$T/replay.txt" || fail "the replay failed"
+  $PY - "$1" "$FAKE_CLOUD/nodes.json" << 'PYEOF'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+cloud = {n["id"]: n for n in json.load(open(sys.argv[2]))["nodes"]}
+nodes = [x for x in r if x["type"] == "node"]
+for x in nodes:  # the market the cloud started it on, no zone (none configured)
+    assert x.get("market") == ("spot" if cloud[x["node"]]["spot"] else "on-demand"), x
+    assert "zone" not in x and "@" not in x["itype"], x
+assert all((x["market"] == "spot") == (x["price_h"] == 0.035) for x in nodes), "a market against its price"
+print(f"{len(nodes)} node records, each with the market the cloud started it on: {sorted({x['market'] for x in nodes})}")
+PYEOF
+  replay_cost "$1" "$2" "$T/replay.json"
+}
+
 # ---- (a) plenty of slack, spot capacity: spot from start to end
 "$PITSTOP" "${run[@]}" --deadline 600 --nodes c5.large:1 --run tcs1 --checkpoint-dir "$T/r1" "${common[@]}" \
   --max-iters 300 --checkpoint-every 50 > "$T/r1.txt" 2> "$T/r1.err" || fail "the spot run failed: $(cat "$T/r1.err")"
@@ -62,6 +85,7 @@ grep -q "^  i-[0-9a-f]* *c5.large *on-demand" "$T/r1.txt" && fail "an on-demand 
 ! grep -q '"on_demand"' "$T/r1/events.jsonl" || fail "a move to on-demand with plenty of slack"
 [ -z "$(live_nodes)" ] || fail "nodes left running: $(live_nodes)"
 echo "(a) plenty of slack: the whole job on spot"
+replay_check "$T/r1/events.jsonl" "$T/r1.txt" 600
 
 # ---- (b) reclaimed with notice, then no spot capacity: on-demand, before the deadline
 # (the deadline: 3 × (a)'s whole run, so the slack scales with this machine's speed and load)
@@ -86,6 +110,7 @@ od = after.index("on_demand")
 assert all(w in ("idle", "spot", "keep", "market") for w in after[:od]), after  # waited or tried spot first
 print("(b) after the reclaim: " + " → ".join(after[:od + 1]))
 PYEOF
+replay_check "$T/r2/events.jsonl" "$T/r2.txt" "$dl"
 rm "$FAKE_CLOUD/no_spot"
 [ -z "$(live_nodes)" ] || fail "nodes left running: $(live_nodes)"
 

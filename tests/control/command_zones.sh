@@ -9,8 +9,11 @@
 # zone b. Checked from the CLI's recorded calls and the fake's nodes: every start named a zone, both zones
 # and both markets ran the job (one generation on spot and on-demand at once), every node started was
 # terminated; from the events: contiguous steps, every sample of each whole epoch once, one reclaim with
-# its checkpoint in the grace, a zone decision moving the job with its reason; and `pitstop simulate
-# --replay` of the events decides every zone decision again the same (and finds a tampered one).
+# its checkpoint in the grace, a zone decision moving the job with its reason; every node record names
+# the zone and market the fake cloud started that node in; and `pitstop simulate --replay` of the events
+# decides every zone decision again the same (and finds a tampered one), follows the run's own restarts
+# (the reclaim and the move) and bills each node at its market's price: the replay's cost is the run's
+# own (its report's) within 1%.
 set -euo pipefail
 RUNP=tcz
 . "$PIT_SOURCE_DIR/tests/control/command_common.bash"
@@ -87,6 +90,10 @@ zones = {z for s in at for z, _ in s}
 assert zones == {"us-east-1a", "us-east-1b"}, f"the job ran in {zones}"
 assert all(len({z for z, _ in s}) == 1 for s in at), "a generation across two zones"
 mixed = sum(1 for s in at if {m for _, m in s} == {True, False})
+for x in r:  # every node record names the zone and market the cloud started the node in
+    if x["type"] == "node":
+        n = nodes[x["node"]]
+        assert x.get("zone") == n["zone"] and x.get("market") == ("spot" if n["spot"] else "on-demand"), (x, n)
 assert mixed > 0, "no step ran on spot and on-demand nodes at once"
 dec = [x["detail"] for x in r if x["type"] == "decision" and x["detail"].get("policy") == "zones"]
 assert all(d.get("inputs") for d in dec), "a zone decision without its inputs"
@@ -102,8 +109,9 @@ print(f"{len(starts)} run-instances, each with its zone ({len(asked)} spot start
 PYEOF
 [ -z "$(live_nodes)" ] || fail "nodes left running: $(live_nodes)"
 
-# ---- the replay: every zone decision decided again from its inputs
-"$PITSTOP" simulate --replay "$ev" > "$T/replay.txt" || fail "the replay failed"
+# ---- the replay: every zone decision decided again from its inputs; the run's restarts followed, its cost
+replay=(simulate --replay "$ev" --catalog "$T/cat.tsv" --deadline 1800 --nnodes 2:2)
+"$PITSTOP" "${replay[@]}" > "$T/replay.txt" || fail "the replay failed"
 cat "$T/replay.txt"
 $PY - "$T/replay.txt" "$ev" << 'PYEOF'
 import json, re, sys
@@ -111,6 +119,16 @@ m = re.search(r"(\d+) zone decisions decided again by the zone policy from their
 n = sum(1 for l in open(sys.argv[2]) if '"policy":"zones"' in l.replace(" ", "") and '"inputs"' in l)
 assert m and int(m.group(1)) == n >= 3 and m.group(2) == m.group(1), (m and m.group(0), n)
 PYEOF
+"$PITSTOP" "${replay[@]}" --format json > "$T/replay.json" || fail "the replay (json) failed"
+$PY - "$ev" "$T/replay.json" << 'PYEOF'
+import json, sys
+n = sum(1 for l in open(sys.argv[1]) for x in [json.loads(l)]
+        if x["type"] == "decision" and x["detail"].get("policy") == "zones" and x["detail"].get("inputs"))
+rp = json.load(open(sys.argv[2]))
+assert rp["zones"] == {"decisions": n, "same": n}, rp.get("zones")
+print(f"replay (json): {n} zone decisions, all the same")
+PYEOF
+replay_cost "$ev" "$T/r1.txt" "$T/replay.json"
 # a run whose zone decision says another zone than its inputs give is found out
 $PY - "$ev" "$T/tampered.jsonl" << 'PYEOF'
 import json, sys
@@ -123,7 +141,7 @@ for l in open(sys.argv[1]):
     out.append(json.dumps(x))
 open(sys.argv[2], "w").write("\n".join(out) + "\n")
 PYEOF
-"$PITSTOP" simulate --replay "$T/tampered.jsonl" > "$T/tampered.txt" || fail "the replay of the tampered run failed"
+"$PITSTOP" simulate --replay "$T/tampered.jsonl" --catalog "$T/cat.tsv" --deadline 1800 --nnodes 2:2 > "$T/tampered.txt" || fail "the replay of the tampered run failed"
 grep -q "the first that differs: at" "$T/tampered.txt" || fail "a tampered decision was not found: $(cat "$T/tampered.txt")"
 echo "tampered: $(grep -o "[0-9]* the same; the first that differs.*" "$T/tampered.txt")"
 after=$(leftovers)

@@ -7,7 +7,9 @@
  *    an old reader reads new files and a new reader old ones);
  *  - the decisions, their memberships and markets are the ones the files hold
  *    (policy, action, from, to, the alternatives' kinds, models, t_p intervals,
- *    fits), as the fold hands them to the report, the replay and status.
+ *    fits), as the fold hands them to the report, the replay and status;
+ *  - their node records, written before nodes named their market and zone, still
+ *    fold (bare types, no market, no zone).
  * Invariant: the fixtures are never rewritten by a newer build: they are the old
  * format. */
 #include <math.h>
@@ -108,6 +110,11 @@ static void spot_run(void) {
   CHECK_NEAR(d->alts[0].pit_hi, 0.16856326578029543, 0, "keep's t_p high");
   CHECK(log.nnodes == 1 && strcmp(log.nodes[0].id, "i-00000f01") == 0 && log.nodes[0].price_h == 0.035,
         "the spot node (billed at the spot price)");
+  /* written before node records named their market and zone: a bare type, no market, no zone */
+  CHECK(log.nodes[0].market == PIT_MARKET_DEFAULT && !log.nodes[0].zone[0] &&
+            strcmp(log.nodes[0].base, "c5.large") == 0,
+        "the old node record: bare, no market or zone (market %d, zone '%s')", (int)log.nodes[0].market,
+        log.nodes[0].zone);
   pit_runlog_release(&log);
 }
 

@@ -1,5 +1,7 @@
 /* test_roundtrip.c — records survive format → parse unchanged; malformed lines
- * are rejected with file:line; absent fields stay absent. */
+ * are rejected with file:line; absent fields stay absent. A node record's market
+ * and zone survive too, and the run log's fold takes them (an old file's
+ * TYPE@spot still names the market; a bare type without "market" is DEFAULT). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,76 @@ static void roundtrip_iter(void) {
   free(buf);
 }
 
+/* A node record of the command provider: its market and zone, as the controller writes them. */
+static void roundtrip_node(void) {
+  struct pit_record r, q;
+  pit_record_init(&r);
+  pit_record_init(&q);
+  r.type = PIT_REC_NODE;
+  snprintf(r.run, sizeof r.run, "z1");
+  r.gen = 1;
+  r.t = 3.5;
+  snprintf(r.action, sizeof r.action, "start");
+  snprintf(r.node, sizeof r.node, "i-0001");
+  snprintf(r.itype, sizeof r.itype, "c5.large");
+  r.price_h = 0.035;
+  r.market = PIT_MARKET_SPOT;
+  snprintf(r.zone, sizeof r.zone, "us-east-1b");
+  char *buf = NULL;
+  size_t cap = 0;
+  int n = pit_record_format(&r, &buf, &cap);
+  CHECK(n > 0 && strstr(buf, "\"market\":\"spot\"") && strstr(buf, "\"zone\":\"us-east-1b\""), "written: %s", buf);
+  struct pit_err e = {0};
+  CHECK(pit_record_parse(&q, buf, (size_t)n - 1, &e) == 0, "parse: %s", e.msg);
+  CHECK(q.type == PIT_REC_NODE && q.market == PIT_MARKET_SPOT && strcmp(q.zone, "us-east-1b") == 0 &&
+            strcmp(q.itype, "c5.large") == 0 && q.price_h == 0.035 && strcmp(q.action, "start") == 0,
+        "node read back: market %d zone '%s' itype '%s'", (int)q.market, q.zone, q.itype);
+  r.market = PIT_MARKET_ON_DEMAND;
+  r.zone[0] = 0;
+  n = pit_record_format(&r, &buf, &cap);
+  CHECK(n > 0 && strstr(buf, "\"market\":\"on-demand\"") && !strstr(buf, "\"zone\""), "no zone written: %s", buf);
+  CHECK(pit_record_parse(&q, buf, (size_t)n - 1, &e) == 0 && q.market == PIT_MARKET_ON_DEMAND && !q.zone[0],
+        "on-demand, no zone");
+  r.market = PIT_MARKET_DEFAULT; /* a local node: neither written */
+  n = pit_record_format(&r, &buf, &cap);
+  CHECK(n > 0 && !strstr(buf, "market") && !strstr(buf, "zone"), "local node: %s", buf);
+  const char *bad = "{\"type\":\"node\",\"action\":\"start\",\"node\":\"a\",\"itype\":\"x\",\"market\":\"cheap\"}";
+  CHECK(pit_record_parse(&q, bad, strlen(bad), &e) == PIT_EFORMAT && strstr(e.msg, "cheap"), "bad market: %s", e.msg);
+
+  /* the fold: the record's market and zone; an old file's TYPE@spot; a bare type */
+  const char *lines[] = {
+      "{\"type\":\"node\",\"run\":\"z\",\"gen\":0,\"t\":1,\"action\":\"start\",\"node\":\"a\",\"itype\":\"c5.large\","
+      "\"price_h\":0.035,\"market\":\"spot\",\"zone\":\"us-east-1a\"}",
+      "{\"type\":\"node\",\"run\":\"z\",\"gen\":0,\"t\":1,\"action\":\"start\",\"node\":\"b\",\"itype\":\"c5.large\","
+      "\"price_h\":0.085,\"market\":\"on-demand\",\"zone\":\"us-east-1a\"}",
+      "{\"type\":\"node\",\"run\":\"z\",\"gen\":0,\"t\":1,\"action\":\"start\",\"node\":\"c\",\"itype\":\"c5.large@spot\","
+      "\"price_h\":0.035}",
+      "{\"type\":\"node\",\"run\":\"z\",\"gen\":0,\"t\":1,\"action\":\"start\",\"node\":\"d\",\"itype\":\"c5.large\","
+      "\"price_h\":0.085}",
+      "{\"type\":\"iter\",\"run\":\"z\",\"gen\":0,\"t\":2,\"step\":0,\"step_s\":0.5}"};
+  struct pit_runlog log;
+  pit_runlog_init(&log);
+  for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+    CHECK(pit_record_parse(&q, lines[i], strlen(lines[i]), &e) == 0, "fold line %zu: %s", i, e.msg);
+    CHECK(pit_runlog_add(&log, &q, &e) == 0, "fold: %s", e.msg);
+  }
+  CHECK(log.nnodes == 4, "nodes %d", log.nnodes);
+  CHECK(log.nodes[0].market == PIT_MARKET_SPOT && strcmp(log.nodes[0].zone, "us-east-1a") == 0 &&
+            strcmp(log.nodes[0].base, "c5.large") == 0,
+        "node a");
+  CHECK(log.nodes[1].market == PIT_MARKET_ON_DEMAND && strcmp(log.nodes[1].zone, "us-east-1a") == 0, "node b");
+  CHECK(log.nodes[2].market == PIT_MARKET_SPOT && !log.nodes[2].zone[0] && strcmp(log.nodes[2].base, "c5.large") == 0,
+        "node c: an old file's TYPE@spot");
+  CHECK(log.nodes[3].market == PIT_MARKET_DEFAULT && !log.nodes[3].zone[0], "node d: bare");
+  char m[PIT_MEMBERSHIP_TEXT_MAX];
+  pit_membership_format(&log.gens[0].m, m, sizeof m);
+  CHECK(strcmp(m, "c5.large:1+c5.large@on-demand:1+c5.large@spot:2") == 0, "the generation's membership: %s", m);
+  pit_runlog_release(&log);
+  pit_record_release(&r);
+  pit_record_release(&q);
+  free(buf);
+}
+
 static void malformed(void) {
   const char *bad[] = {"{", "[1,2]", "{\"type\":\"nope\"}", "{\"type\":\"iter\",\"step_s\":\"x\"}",
                        "{\"type\":\"iter\",\"compute_s\":[1],\"wait_s\":[1,2]}",
@@ -85,6 +157,7 @@ static void reader_names_line(void) {
 
 int main(void) {
   roundtrip_iter();
+  roundtrip_node();
   malformed();
   reader_names_line();
   return check_done();
