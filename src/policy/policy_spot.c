@@ -127,6 +127,91 @@ static enum pit_spot_mode uniform(const struct pit_spot_state *s) {
 #define PIT_SPOT_GAMMA 1.0
 #endif
 
+/* EXPERIMENT (2026-11-28, reverted by the next commit; docs/simulate.md lists it): a
+ * semi-Markov model of spot, the lengths of the spans of availability and of the gaps seen
+ * (struct pit_spot_spans in the state), its empirical survival from the current span's age
+ * on asked (a) before a return from on-demand: expected remaining life × (price − spot
+ * price) ≥ SEMI_THR restarts at on-demand price (break-even of the two restarts a return
+ * risks: 2R·po/(po − ps) = 2.86R at 0.3), or P(lasts SEMI_THR·R more) ≥ SEMI_QR, with or
+ * without the age rule, or to return BEFORE the age when P(lasts SEMI_THR·R more) ≥ FAST;
+ * (b) before on-demand when spot is away: wait idle while E[gap left | its age] ≤
+ * SEMI_WAIT·R, or P(gap ends within SEMI_WAIT·R) ≥ SEMI_Q, keeping SEMI_SL·R of slack.
+ * All off by default (the rule above unchanged); none beat the rule on every deadline of
+ * bench/spot-scale's tuning half. */
+#ifndef PIT_SPOT_SEMI_THR /* the return's break-even, in restarts at on-demand price (0: off) */
+#define PIT_SPOT_SEMI_THR 0.0
+#endif
+#ifndef PIT_SPOT_SEMI_MIN /* spans recorded before the model is asked */
+#define PIT_SPOT_SEMI_MIN 4
+#endif
+#ifndef PIT_SPOT_SEMI_W /* weight of the prior remaining life, in spans */
+#define PIT_SPOT_SEMI_W 1.0
+#endif
+#ifndef PIT_SPOT_SEMI_PRIOR /* the prior remaining life, in restarts */
+#define PIT_SPOT_SEMI_PRIOR 4.0
+#endif
+#ifndef PIT_SPOT_SEMI_WAIT /* wait idle while the gap expected left is at most this many restarts (0: off) */
+#define PIT_SPOT_SEMI_WAIT 0.0
+#endif
+#ifndef PIT_SPOT_SEMI_SL /* the slack, in restarts, a wait on the gap model must leave */
+#define PIT_SPOT_SEMI_SL 2.0
+#endif
+#ifndef PIT_SPOT_SEMI_NOAGE /* 1: the model replaces the age asked before a return */
+#define PIT_SPOT_SEMI_NOAGE 0
+#endif
+
+void pit_spot_spans_step(struct pit_spot_spans *s, int avail, double tick_h) {
+  avail = avail != 0;
+  if (s->cur_h > 0 && avail != s->up) { /* the span in progress ended at the previous tick */
+    if (s->up) {
+      s->up_h[s->iup] = (float)s->cur_h;
+      s->iup = (s->iup + 1) % PIT_SPOT_SPANS_MAX;
+      s->nup += s->nup < PIT_SPOT_SPANS_MAX;
+    } else {
+      s->down_h[s->idown] = (float)s->cur_h;
+      s->idown = (s->idown + 1) % PIT_SPOT_SPANS_MAX;
+      s->ndown += s->ndown < PIT_SPOT_SPANS_MAX;
+    }
+    s->cur_h = 0;
+  }
+  s->up = avail;
+  s->cur_h += tick_h;
+}
+
+/* The expected remaining length, at most cap, of a span that has lasted age_h: the mean of
+ * min(len − age, cap) over the recorded spans longer than age, with w pseudo-spans of
+ * remaining prior_h (the empirical survival from age on; semi-Markov: a span's future
+ * depends on how long it has lasted). */
+static double remaining(const float *len, int n, double age_h, double cap, double prior_h, double w) {
+  double sum = w * (prior_h < cap ? prior_h : cap), cnt = w;
+  for (int i = 0; i < n; i++)
+    if (len[i] > age_h + EPS) {
+      double r = len[i] - age_h;
+      sum += r < cap ? r : cap;
+      cnt += 1;
+    }
+  return cnt > 0 ? sum / cnt : cap;
+}
+
+#ifndef PIT_SPOT_SEMI_Q /* wait idle while the gap ends within a restart with at least this probability (0: off) */
+#define PIT_SPOT_SEMI_Q 0.0
+#endif
+#ifndef PIT_SPOT_SEMI_QR /* return only when the span lasts SEMI_THR restarts more with at least this probability */
+#define PIT_SPOT_SEMI_QR 0.0
+#endif
+
+/* P(a span that has lasted age_h ends within x_h more) over the recorded spans longer than
+ * age, with w pseudo-spans at probability p0 (the empirical survival from age on). */
+static double ends_within(const float *len, int n, double age_h, double x_h, double w, double p0) {
+  double in = w * p0, cnt = w;
+  for (int i = 0; i < n; i++)
+    if (len[i] > age_h + EPS) {
+      in += len[i] <= age_h + x_h + EPS;
+      cnt += 1;
+    }
+  return cnt > 0 ? in / cnt : p0;
+}
+
 /* The share of ticks with spot seen so far, drawn toward 1/2 by a prior worth half the
  * slack at submission (in ticks): one tick without spot at the start is not evidence that
  * spot stays away (with a tight deadline it sent the job to on-demand at tick 0 and left
@@ -177,15 +262,52 @@ static enum pit_spot_mode pitstop(const struct pit_spot_state *in) {
     break; /* cannot happen: a reclaimed instance is idle */
   case PIT_SPOT_OD:
     if (s->spot_avail) {
-      int lasted = isnan(s->avail_for_h) || s->avail_for_h >= PIT_SPOT_AGE * R - EPS;
-      return Se >= 2 * R - EPS && lasted && s->run_seen_h >= PIT_SPOT_GAMMA * R - EPS ? PIT_SPOT_SPOT : PIT_SPOT_OD;
+      int model = PIT_SPOT_SEMI_THR > 0 && s->spans.nup >= PIT_SPOT_SEMI_MIN && !isnan(s->avail_for_h);
+      int lasted = isnan(s->avail_for_h) || s->avail_for_h >= PIT_SPOT_AGE * R - EPS || (model && PIT_SPOT_SEMI_NOAGE);
+      int back = Se >= 2 * R - EPS && lasted && s->run_seen_h >= PIT_SPOT_GAMMA * R - EPS;
+#ifdef PIT_SPOT_LAST
+      if (back && Se < PIT_SPOT_LASTN * R - EPS && !isnan(s->avail_for_h) && s->avail_for_h < PIT_SPOT_LAST * R - EPS)
+        back = 0;
+#endif
+#ifdef PIT_SPOT_FAST
+      if (!back && model && !lasted && Se >= 2 * R - EPS && s->run_seen_h >= PIT_SPOT_GAMMA * R - EPS &&
+          1 - ends_within(s->spans.up_h, s->spans.nup, s->avail_for_h, PIT_SPOT_SEMI_THR * R, PIT_SPOT_SEMI_W, 0.5) >=
+              PIT_SPOT_FAST - EPS)
+        return PIT_SPOT_SPOT;
+      model = 0;
+#endif
+      if (back && model) {
+        double rem = remaining(s->spans.up_h, s->spans.nup, s->avail_for_h, s->job_h - s->done_h,
+                               PIT_SPOT_SEMI_PRIOR * R, PIT_SPOT_SEMI_W);
+        if (PIT_SPOT_SEMI_QR > 0)
+          back = 1 - ends_within(s->spans.up_h, s->spans.nup, s->avail_for_h, PIT_SPOT_SEMI_THR * R,
+                                 PIT_SPOT_SEMI_W, 0.5) >= PIT_SPOT_SEMI_QR - EPS;
+        else
+          back = rem * (s->price_h - s->spot_price_h) >= PIT_SPOT_SEMI_THR * R * s->price_h - EPS;
+      }
+      return back ? PIT_SPOT_SPOT : PIT_SPOT_OD;
     }
     return PIT_SPOT_OD;
   case PIT_SPOT_IDLE: break;
   }
   if (s->spot_avail)
     return S >= 2 * R - EPS ? PIT_SPOT_SPOT : PIT_SPOT_OD;
-  return S - m >= keep - EPS ? PIT_SPOT_IDLE : PIT_SPOT_OD;
+  if (S - m >= keep - EPS)
+    return PIT_SPOT_IDLE;
+#ifdef PIT_SPOT_ONSCHED
+  if (S - m >= 2 * R + m - EPS && s->done_h >= s->job_h * (s->t_h + PIT_SPOT_ONSCHED * m) / s->deadline_h - EPS)
+    return PIT_SPOT_IDLE;
+#endif
+  if (PIT_SPOT_SEMI_WAIT > 0 && s->spans.ndown >= PIT_SPOT_SEMI_MIN && !s->spans.up && s->spans.cur_h > 0 &&
+      S - m >= PIT_SPOT_SEMI_SL * R + m - EPS) {
+    double gap = remaining(s->spans.down_h, s->spans.ndown, s->spans.cur_h, INFINITY, PIT_SPOT_SEMI_PRIOR * R,
+                           PIT_SPOT_SEMI_W);
+    if (PIT_SPOT_SEMI_Q > 0 ? ends_within(s->spans.down_h, s->spans.ndown, s->spans.cur_h, PIT_SPOT_SEMI_WAIT * R,
+                                          PIT_SPOT_SEMI_W, 0.5) >= PIT_SPOT_SEMI_Q - EPS
+                            : gap <= PIT_SPOT_SEMI_WAIT * R + EPS)
+      return PIT_SPOT_IDLE;
+  }
+  return PIT_SPOT_OD;
 }
 
 enum pit_spot_mode pit_spot_decide(enum pit_spot_policy p, const struct pit_spot_state *s) {
