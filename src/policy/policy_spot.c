@@ -93,7 +93,10 @@ static enum pit_spot_mode uniform(const struct pit_spot_state *s) {
  *    to last), so a return at once spends 2R of slack on the many short spans and
  *    leaves none for the long one; waiting AGE·R on on-demand loses only AGE·R of
  *    spot time. An age not known (live: capacity is not watched while no spot node
- *    is held) does not hold the return back;
+ *    is held) does not hold the return back. Before the age, the spans seen may
+ *    still send the job back (the early return, a semi-Markov model: with 4 spans
+ *    seen, of those that lasted as long as this one has, 60% went on for 2 restarts
+ *    more; struct pit_spot_spans, kept by the simulators, not live);
  *  - keep a spot instance while a reclaim still leaves time for an on-demand
  *    restart (S_eff >= R); start spot from idle when S >= 2R (its start and a
  *    later fallback: from idle the slack is spent either way);
@@ -110,6 +113,12 @@ static enum pit_spot_mode uniform(const struct pit_spot_state *s) {
  * also before a start from idle (11.5% at 1.1x), waiting up to R or 2R after spot
  * goes away before on-demand (10.9-12.9%), asking for the age only while the slack
  * covers fewer than 3-20 returns (9.4-10.0%), GAMMA 0 or 2 (9.8%, 10.4%).
+ * The early return (2026-11-28, same half, every optimum exact): 9.55% / 10.69% / 10.97%
+ * -> 9.41% / 10.48% / 10.60% (single node worst 10% 37.0% -> 35.9%); P 0.5-0.7 with X 2,
+ * X 1.5-4 with P 0.6 all lie between. The same model asked to hold a return back
+ * (expected remaining life against the two restarts' break-even, or a probability) and to
+ * wait idle on a gap likely to end within a restart lost or moved single rows the wrong
+ * way (commit 81f2a5b; docs/simulate.md).
  * docs/simulate.md reports the held-out half. */
 #ifndef PIT_SPOT_BETA /* overridable at build time only to tune */
 #define PIT_SPOT_BETA 0.75
@@ -127,50 +136,26 @@ static enum pit_spot_mode uniform(const struct pit_spot_state *s) {
 #define PIT_SPOT_GAMMA 1.0
 #endif
 
-/* EXPERIMENT (2026-11-28, reverted by the next commit; docs/simulate.md lists it): a
- * semi-Markov model of spot, the lengths of the spans of availability and of the gaps seen
- * (struct pit_spot_spans in the state), its empirical survival from the current span's age
- * on asked (a) before a return from on-demand: expected remaining life × (price − spot
- * price) ≥ SEMI_THR restarts at on-demand price (break-even of the two restarts a return
- * risks: 2R·po/(po − ps) = 2.86R at 0.3), or P(lasts SEMI_THR·R more) ≥ SEMI_QR, with or
- * without the age rule, or to return BEFORE the age when P(lasts SEMI_THR·R more) ≥ FAST;
- * (b) before on-demand when spot is away: wait idle while E[gap left | its age] ≤
- * SEMI_WAIT·R, or P(gap ends within SEMI_WAIT·R) ≥ SEMI_Q, keeping SEMI_SL·R of slack.
- * All off by default (the rule above unchanged); none beat the rule on every deadline of
- * bench/spot-scale's tuning half. */
-#ifndef PIT_SPOT_SEMI_THR /* the return's break-even, in restarts at on-demand price (0: off) */
-#define PIT_SPOT_SEMI_THR 0.0
+/* The early return (2026-11-28, on the tuning half: see above): with at least SPANS_MIN spans
+ * of availability seen, a return before the age when, of the spans seen that lasted as long as
+ * this one has, at least EARLY_P went on for EARLY_X restarts more. */
+#ifndef PIT_SPOT_SPANS_MIN
+#define PIT_SPOT_SPANS_MIN 4
 #endif
-#ifndef PIT_SPOT_SEMI_MIN /* spans recorded before the model is asked */
-#define PIT_SPOT_SEMI_MIN 4
+#ifndef PIT_SPOT_EARLY_P
+#define PIT_SPOT_EARLY_P 0.6
 #endif
-#ifndef PIT_SPOT_SEMI_W /* weight of the prior remaining life, in spans */
-#define PIT_SPOT_SEMI_W 1.0
-#endif
-#ifndef PIT_SPOT_SEMI_PRIOR /* the prior remaining life, in restarts */
-#define PIT_SPOT_SEMI_PRIOR 4.0
-#endif
-#ifndef PIT_SPOT_SEMI_WAIT /* wait idle while the gap expected left is at most this many restarts (0: off) */
-#define PIT_SPOT_SEMI_WAIT 0.0
-#endif
-#ifndef PIT_SPOT_SEMI_SL /* the slack, in restarts, a wait on the gap model must leave */
-#define PIT_SPOT_SEMI_SL 2.0
-#endif
-#ifndef PIT_SPOT_SEMI_NOAGE /* 1: the model replaces the age asked before a return */
-#define PIT_SPOT_SEMI_NOAGE 0
+#ifndef PIT_SPOT_EARLY_X
+#define PIT_SPOT_EARLY_X 2.0
 #endif
 
 void pit_spot_spans_step(struct pit_spot_spans *s, int avail, double tick_h) {
   avail = avail != 0;
   if (s->cur_h > 0 && avail != s->up) { /* the span in progress ended at the previous tick */
     if (s->up) {
-      s->up_h[s->iup] = (float)s->cur_h;
-      s->iup = (s->iup + 1) % PIT_SPOT_SPANS_MAX;
-      s->nup += s->nup < PIT_SPOT_SPANS_MAX;
-    } else {
-      s->down_h[s->idown] = (float)s->cur_h;
-      s->idown = (s->idown + 1) % PIT_SPOT_SPANS_MAX;
-      s->ndown += s->ndown < PIT_SPOT_SPANS_MAX;
+      s->len_h[s->next] = (float)s->cur_h;
+      s->next = (s->next + 1) % PIT_SPOT_SPANS_MAX;
+      s->n += s->n < PIT_SPOT_SPANS_MAX;
     }
     s->cur_h = 0;
   }
@@ -178,38 +163,18 @@ void pit_spot_spans_step(struct pit_spot_spans *s, int avail, double tick_h) {
   s->cur_h += tick_h;
 }
 
-/* The expected remaining length, at most cap, of a span that has lasted age_h: the mean of
- * min(len − age, cap) over the recorded spans longer than age, with w pseudo-spans of
- * remaining prior_h (the empirical survival from age on; semi-Markov: a span's future
+/* P(a span of availability that has lasted age_h lasts x_h more): among the spans seen
+ * that lasted longer than age_h, the share that lasted longer than age_h + x_h, with one
+ * pseudo-span at 1/2 (the empirical survival from age on: semi-Markov, a span's future
  * depends on how long it has lasted). */
-static double remaining(const float *len, int n, double age_h, double cap, double prior_h, double w) {
-  double sum = w * (prior_h < cap ? prior_h : cap), cnt = w;
-  for (int i = 0; i < n; i++)
-    if (len[i] > age_h + EPS) {
-      double r = len[i] - age_h;
-      sum += r < cap ? r : cap;
+static double lasts_more(const struct pit_spot_spans *sp, double age_h, double x_h) {
+  double more = 0.5, cnt = 1;
+  for (int i = 0; i < sp->n; i++)
+    if (sp->len_h[i] > age_h + EPS) {
+      more += sp->len_h[i] > age_h + x_h + EPS;
       cnt += 1;
     }
-  return cnt > 0 ? sum / cnt : cap;
-}
-
-#ifndef PIT_SPOT_SEMI_Q /* wait idle while the gap ends within a restart with at least this probability (0: off) */
-#define PIT_SPOT_SEMI_Q 0.0
-#endif
-#ifndef PIT_SPOT_SEMI_QR /* return only when the span lasts SEMI_THR restarts more with at least this probability */
-#define PIT_SPOT_SEMI_QR 0.0
-#endif
-
-/* P(a span that has lasted age_h ends within x_h more) over the recorded spans longer than
- * age, with w pseudo-spans at probability p0 (the empirical survival from age on). */
-static double ends_within(const float *len, int n, double age_h, double x_h, double w, double p0) {
-  double in = w * p0, cnt = w;
-  for (int i = 0; i < n; i++)
-    if (len[i] > age_h + EPS) {
-      in += len[i] <= age_h + x_h + EPS;
-      cnt += 1;
-    }
-  return cnt > 0 ? in / cnt : p0;
+  return more / cnt;
 }
 
 /* The share of ticks with spot seen so far, drawn toward 1/2 by a prior worth half the
@@ -262,52 +227,17 @@ static enum pit_spot_mode pitstop(const struct pit_spot_state *in) {
     break; /* cannot happen: a reclaimed instance is idle */
   case PIT_SPOT_OD:
     if (s->spot_avail) {
-      int model = PIT_SPOT_SEMI_THR > 0 && s->spans.nup >= PIT_SPOT_SEMI_MIN && !isnan(s->avail_for_h);
-      int lasted = isnan(s->avail_for_h) || s->avail_for_h >= PIT_SPOT_AGE * R - EPS || (model && PIT_SPOT_SEMI_NOAGE);
-      int back = Se >= 2 * R - EPS && lasted && s->run_seen_h >= PIT_SPOT_GAMMA * R - EPS;
-#ifdef PIT_SPOT_LAST
-      if (back && Se < PIT_SPOT_LASTN * R - EPS && !isnan(s->avail_for_h) && s->avail_for_h < PIT_SPOT_LAST * R - EPS)
-        back = 0;
-#endif
-#ifdef PIT_SPOT_FAST
-      if (!back && model && !lasted && Se >= 2 * R - EPS && s->run_seen_h >= PIT_SPOT_GAMMA * R - EPS &&
-          1 - ends_within(s->spans.up_h, s->spans.nup, s->avail_for_h, PIT_SPOT_SEMI_THR * R, PIT_SPOT_SEMI_W, 0.5) >=
-              PIT_SPOT_FAST - EPS)
-        return PIT_SPOT_SPOT;
-      model = 0;
-#endif
-      if (back && model) {
-        double rem = remaining(s->spans.up_h, s->spans.nup, s->avail_for_h, s->job_h - s->done_h,
-                               PIT_SPOT_SEMI_PRIOR * R, PIT_SPOT_SEMI_W);
-        if (PIT_SPOT_SEMI_QR > 0)
-          back = 1 - ends_within(s->spans.up_h, s->spans.nup, s->avail_for_h, PIT_SPOT_SEMI_THR * R,
-                                 PIT_SPOT_SEMI_W, 0.5) >= PIT_SPOT_SEMI_QR - EPS;
-        else
-          back = rem * (s->price_h - s->spot_price_h) >= PIT_SPOT_SEMI_THR * R * s->price_h - EPS;
-      }
-      return back ? PIT_SPOT_SPOT : PIT_SPOT_OD;
+      int lasted = isnan(s->avail_for_h) || s->avail_for_h >= PIT_SPOT_AGE * R - EPS;
+      if (!lasted && s->spans.n >= PIT_SPOT_SPANS_MIN) /* the spans seen say this one lasts */
+        lasted = lasts_more(&s->spans, s->avail_for_h, PIT_SPOT_EARLY_X * R) >= PIT_SPOT_EARLY_P - EPS;
+      return Se >= 2 * R - EPS && lasted && s->run_seen_h >= PIT_SPOT_GAMMA * R - EPS ? PIT_SPOT_SPOT : PIT_SPOT_OD;
     }
     return PIT_SPOT_OD;
   case PIT_SPOT_IDLE: break;
   }
   if (s->spot_avail)
     return S >= 2 * R - EPS ? PIT_SPOT_SPOT : PIT_SPOT_OD;
-  if (S - m >= keep - EPS)
-    return PIT_SPOT_IDLE;
-#ifdef PIT_SPOT_ONSCHED
-  if (S - m >= 2 * R + m - EPS && s->done_h >= s->job_h * (s->t_h + PIT_SPOT_ONSCHED * m) / s->deadline_h - EPS)
-    return PIT_SPOT_IDLE;
-#endif
-  if (PIT_SPOT_SEMI_WAIT > 0 && s->spans.ndown >= PIT_SPOT_SEMI_MIN && !s->spans.up && s->spans.cur_h > 0 &&
-      S - m >= PIT_SPOT_SEMI_SL * R + m - EPS) {
-    double gap = remaining(s->spans.down_h, s->spans.ndown, s->spans.cur_h, INFINITY, PIT_SPOT_SEMI_PRIOR * R,
-                           PIT_SPOT_SEMI_W);
-    if (PIT_SPOT_SEMI_Q > 0 ? ends_within(s->spans.down_h, s->spans.ndown, s->spans.cur_h, PIT_SPOT_SEMI_WAIT * R,
-                                          PIT_SPOT_SEMI_W, 0.5) >= PIT_SPOT_SEMI_Q - EPS
-                            : gap <= PIT_SPOT_SEMI_WAIT * R + EPS)
-      return PIT_SPOT_IDLE;
-  }
-  return PIT_SPOT_OD;
+  return S - m >= keep - EPS ? PIT_SPOT_IDLE : PIT_SPOT_OD;
 }
 
 enum pit_spot_mode pit_spot_decide(enum pit_spot_policy p, const struct pit_spot_state *s) {
