@@ -303,21 +303,6 @@ void pit_replay_write_head(FILE *f, const char *events, const char *policy, cons
 enum pit_spot_mode { PIT_SPOT_IDLE = 0, PIT_SPOT_SPOT, PIT_SPOT_OD };
 const char *pit_spot_mode_name(enum pit_spot_mode m); /* "idle" "spot" "on_demand" */
 
-/* The lengths of the last PIT_SPOT_SPANS_MAX spans of spot availability that ended
- * (older ones overwritten) and the span in progress: a plain value, copied into each
- * state, kept by the simulators tick by tick with pit_spot_spans_step. The first span,
- * begun before the job, counts from the job's start. All zero: nothing kept (live). */
-enum { PIT_SPOT_SPANS_MAX = 32 };
-struct pit_spot_spans {
-  int n;                            /* spans recorded (at most PIT_SPOT_SPANS_MAX) */
-  int next;                         /* the slot the next one goes to */
-  int up;                           /* spot available in the span in progress */
-  double cur_h;                     /* the span in progress so far, this tick included (0: none yet) */
-  float len_h[PIT_SPOT_SPANS_MAX];  /* lengths of the spans of availability that ended */
-};
-/* One tick of tick_h hours with spot available (avail) or not. */
-void pit_spot_spans_step(struct pit_spot_spans *s, int avail, double tick_h);
-
 /* What a spot policy sees at the start of a tick. Pure data; times in hours,
  * already on the model's tick grid. */
 struct pit_spot_state {
@@ -338,7 +323,6 @@ struct pit_spot_state {
                                  count / nodes, at most 1); 0 is read as 1 (one node) */
   double avail_for_h;         /* how long spot has been available without a break, this tick included
                                  (0: away); NaN: not known (live, while no spot node is held) */
-  struct pit_spot_spans spans; /* the spans of availability seen (all zero: not kept, as live) */
 };
 
 enum pit_spot_policy {
@@ -374,7 +358,6 @@ struct pit_fleet_view {
   const double *avail_seen;       /* share of the ticks so far with count >= 1 (0.5 before any) */
   const double *span_seen_h;      /* mean span of availability seen (0: none) */
   const double *avail_for_h;      /* how long each pool's spot has been available without a break (0: away) */
-  const struct pit_spot_spans *spans; /* each pool's spans of availability seen (NULL: not kept) */
   double any_seen;                /* share of the ticks so far with spot in some pool (0.5 before any) */
   const double *move_h;           /* time a move out of pool p adds (transfer) */
   const double *move_usd;         /* egress of a move out of pool p */

@@ -68,8 +68,6 @@ static struct pit_sim_member single(enum pit_spot_policy sp, const struct pit_fl
       .overhead_left_h = v->overhead_left_h, .price_h = v->price_h[h], .spot_price_h = v->spot_price_h[h],
       .avail_seen = v->avail_seen[h], .run_seen_h = v->span_seen_h[h],
       .spot_share = cnt >= n ? 1.0 : (double)cnt / n, .avail_for_h = v->avail_for_h[h]};
-  if (v->spans)
-    s.spans = v->spans[h];
   enum pit_spot_mode m = pit_spot_decide(sp, &s);
   if (m == PIT_SPOT_SPOT)
     return spot_in(v, h);

@@ -93,10 +93,7 @@ static enum pit_spot_mode uniform(const struct pit_spot_state *s) {
  *    to last), so a return at once spends 2R of slack on the many short spans and
  *    leaves none for the long one; waiting AGE·R on on-demand loses only AGE·R of
  *    spot time. An age not known (live: capacity is not watched while no spot node
- *    is held) does not hold the return back. Before the age, the spans seen may
- *    still send the job back (the early return, a semi-Markov model: with 4 spans
- *    seen, of those that lasted as long as this one has, 60% went on for 2 restarts
- *    more; struct pit_spot_spans, kept by the simulators, not live);
+ *    is held) does not hold the return back;
  *  - keep a spot instance while a reclaim still leaves time for an on-demand
  *    restart (S_eff >= R); start spot from idle when S >= 2R (its start and a
  *    later fallback: from idle the slack is spent either way);
@@ -112,13 +109,10 @@ static enum pit_spot_mode uniform(const struct pit_spot_state *s) {
  * now) 9.6% / 10.7% / 11.0% (only the 2x figure moves). Tried and dropped: an age
  * also before a start from idle (11.5% at 1.1x), waiting up to R or 2R after spot
  * goes away before on-demand (10.9-12.9%), asking for the age only while the slack
- * covers fewer than 3-20 returns (9.4-10.0%), GAMMA 0 or 2 (9.8%, 10.4%).
- * The early return (2026-11-28, same half, every optimum exact): 9.55% / 10.69% / 10.97%
- * -> 9.41% / 10.48% / 10.60% (single node worst 10% 37.0% -> 35.9%); P 0.5-0.7 with X 2,
- * X 1.5-4 with P 0.6 all lie between. The same model asked to hold a return back
- * (expected remaining life against the two restarts' break-even, or a probability) and to
- * wait idle on a gap likely to end within a restart lost or moved single rows the wrong
- * way (commit 81f2a5b; docs/simulate.md).
+ * covers fewer than 3-20 returns (9.4-10.0%), GAMMA 0 or 2 (9.8%, 10.4%); a semi-Markov
+ * model of the spans seen (2026-11-28, commits 81f2a5b and f816d44, docs/simulate.md): an
+ * early return before the age gained 0.1-0.4 points on the tuning half and lost 1.4 at 1.1x
+ * on the held-out half; asked to hold returns back or to wait on a gap, it lost on tuning.
  * docs/simulate.md reports the held-out half. */
 #ifndef PIT_SPOT_BETA /* overridable at build time only to tune */
 #define PIT_SPOT_BETA 0.75
@@ -135,47 +129,6 @@ static enum pit_spot_mode uniform(const struct pit_spot_state *s) {
 #ifndef PIT_SPOT_GAMMA
 #define PIT_SPOT_GAMMA 1.0
 #endif
-
-/* The early return (2026-11-28, on the tuning half: see above): with at least SPANS_MIN spans
- * of availability seen, a return before the age when, of the spans seen that lasted as long as
- * this one has, at least EARLY_P went on for EARLY_X restarts more. */
-#ifndef PIT_SPOT_SPANS_MIN
-#define PIT_SPOT_SPANS_MIN 4
-#endif
-#ifndef PIT_SPOT_EARLY_P
-#define PIT_SPOT_EARLY_P 0.6
-#endif
-#ifndef PIT_SPOT_EARLY_X
-#define PIT_SPOT_EARLY_X 2.0
-#endif
-
-void pit_spot_spans_step(struct pit_spot_spans *s, int avail, double tick_h) {
-  avail = avail != 0;
-  if (s->cur_h > 0 && avail != s->up) { /* the span in progress ended at the previous tick */
-    if (s->up) {
-      s->len_h[s->next] = (float)s->cur_h;
-      s->next = (s->next + 1) % PIT_SPOT_SPANS_MAX;
-      s->n += s->n < PIT_SPOT_SPANS_MAX;
-    }
-    s->cur_h = 0;
-  }
-  s->up = avail;
-  s->cur_h += tick_h;
-}
-
-/* P(a span of availability that has lasted age_h lasts x_h more): among the spans seen
- * that lasted longer than age_h, the share that lasted longer than age_h + x_h, with one
- * pseudo-span at 1/2 (the empirical survival from age on: semi-Markov, a span's future
- * depends on how long it has lasted). */
-static double lasts_more(const struct pit_spot_spans *sp, double age_h, double x_h) {
-  double more = 0.5, cnt = 1;
-  for (int i = 0; i < sp->n; i++)
-    if (sp->len_h[i] > age_h + EPS) {
-      more += sp->len_h[i] > age_h + x_h + EPS;
-      cnt += 1;
-    }
-  return more / cnt;
-}
 
 /* The share of ticks with spot seen so far, drawn toward 1/2 by a prior worth half the
  * slack at submission (in ticks): one tick without spot at the start is not evidence that
@@ -228,8 +181,6 @@ static enum pit_spot_mode pitstop(const struct pit_spot_state *in) {
   case PIT_SPOT_OD:
     if (s->spot_avail) {
       int lasted = isnan(s->avail_for_h) || s->avail_for_h >= PIT_SPOT_AGE * R - EPS;
-      if (!lasted && s->spans.n >= PIT_SPOT_SPANS_MIN) /* the spans seen say this one lasts */
-        lasted = lasts_more(&s->spans, s->avail_for_h, PIT_SPOT_EARLY_X * R) >= PIT_SPOT_EARLY_P - EPS;
       return Se >= 2 * R - EPS && lasted && s->run_seen_h >= PIT_SPOT_GAMMA * R - EPS ? PIT_SPOT_SPOT : PIT_SPOT_OD;
     }
     return PIT_SPOT_OD;

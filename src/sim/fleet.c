@@ -189,10 +189,9 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
          *up_for = calloc((size_t)P, sizeof *up_for),
          *move_h = malloc((size_t)P * sizeof *move_h), *move_usd = malloc((size_t)P * sizeof *move_usd);
   int64_t *move_t = malloc((size_t)P * sizeof *move_t);
-  struct pit_spot_spans *spans = calloc((size_t)P, sizeof *spans);
   size_t ccap = 0;
   if (!f.sp || !f.od || !count || !seen || !runs || !prev || !price || !sprice || !avail || !span || !up_for || !move_h ||
-      !move_usd || !move_t || !spans) {
+      !move_usd || !move_t) {
     rc = pit_err_set(e, PIT_ENOMEM, "out of memory for %d nodes", s->nmax);
     goto out;
   }
@@ -229,7 +228,6 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
       prev[p] = a;
       avail[p] = (double)seen[p] / (double)(t + 1);
       span[p] = runs[p] ? (double)seen[p] / runs[p] * tick_h : 0;
-      pit_spot_spans_step(&spans[p], a, tick_h);
     }
     any += some;
     int recl = 0;
@@ -243,7 +241,7 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
         .t_h = t * tick_h, .done_h = done * tick_h, .job_h = W * tick_h, .deadline_h = D * tick_h,
         .restart_h = R * tick_h, .tick_h = tick_h, .npools = P, .nodes = s->nodes, .nmin = s->nmin,
         .nmax = s->nmax, .sigma = s->sigma, .kappa = s->kappa, .count = count, .price_h = price,
-        .spot_price_h = sprice, .avail_seen = avail, .span_seen_h = span, .avail_for_h = up_for, .spans = spans,
+        .spot_price_h = sprice, .avail_seen = avail, .span_seen_h = span, .avail_for_h = up_for,
         .any_seen = (double)any / (double)(t + 1), .move_h = move_h,
         .move_usd = move_usd, .cur = cur, .reclaimed = recl, .ckpt_pool = ckpt,
         .overhead_left_h = ovl * tick_h, .seed = s->seed, .fixed_pool = fixed_pool, .fixed_spot = fixed_spot};
@@ -297,7 +295,7 @@ int pit_fleet_run(const struct pit_sim_study *s, enum pit_fleet_policy pol, int 
   r->peak_bytes = sizeof f + 2 * (size_t)s->nmax * sizeof *f.sp + (size_t)P * (4 * sizeof(int) + 8 * sizeof(double)) +
                   ccap * sizeof *r->changes + (keep_path ? (size_t)limit * (sizeof *r->done_at + sizeof *r->member_at) : 0);
 out:
-  PIT_FREE_ALL(f.sp, f.od, count, seen, runs, prev, price, sprice, avail, span, up_for, move_h, move_usd, move_t, spans);
+  PIT_FREE_ALL(f.sp, f.od, count, seen, runs, prev, price, sprice, avail, span, up_for, move_h, move_usd, move_t);
   if (rc) {
     pit_fleet_result_release(r);
     return rc;

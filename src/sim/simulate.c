@@ -87,7 +87,6 @@ static int simulate(const struct pit_sim_case *c, enum pit_spot_policy p, int n,
   enum pit_spot_mode mode = PIT_SPOT_IDLE;
   int64_t done = 0, ovl = 0, seen = 0, runs = 0, spot_ticks = 0, od_ticks = 0, ns = 0, up_for = 0;
   int prev_avail = 0;
-  struct pit_spot_spans spans = {0};
   double cost = 0, ps = c->spot_price_h * g.tick_h, po = c->price_h * g.tick_h; /* forecast: simulated clock */
   int64_t t;
   for (t = 0; t < limit && done < g.work; t++) {
@@ -96,7 +95,6 @@ static int simulate(const struct pit_sim_case *c, enum pit_spot_policy p, int n,
     runs += avail && !prev_avail;
     up_for = avail ? up_for + 1 : 0;
     prev_avail = avail;
-    pit_spot_spans_step(&spans, avail, g.tick_h);
     if (mode == PIT_SPOT_SPOT && cnt < ns) {
       mode = PIT_SPOT_IDLE;
       ovl = 0;
@@ -108,7 +106,7 @@ static int simulate(const struct pit_sim_case *c, enum pit_spot_policy p, int n,
         .spot_avail = avail, .mode = mode, .overhead_left_h = ovl * g.tick_h,
         .price_h = c->price_h, .spot_price_h = c->spot_price_h, .avail_seen = (double)seen / (double)(t + 1),
         .run_seen_h = runs ? (double)seen / (double)runs * g.tick_h : 0,
-        .spot_share = cnt >= n ? 1.0 : (double)cnt / n, .avail_for_h = up_for * g.tick_h, .spans = spans};
+        .spot_share = cnt >= n ? 1.0 : (double)cnt / n, .avail_for_h = up_for * g.tick_h};
     /* past the deadline every policy finishes on what it holds, or on-demand */
     enum pit_spot_mode ch = pit_spot_decide(p, &s);
     if (ch != mode) {

@@ -3,8 +3,7 @@
  * missing a deadline on-demand could meet (random traces), and the trace
  * readers' errors (truncated, negative count, zero gap), many nodes, and
  * pitstop's hedge when spot has been away (it changes the result), and at a
- * tight deadline its wait for spot to have lasted before leaving on-demand, and the spans
- * seen that let it return earlier. */
+ * tight deadline its wait for spot to have lasted before leaving on-demand. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,46 +281,7 @@ static void test_tight(void) {
   pit_trace_release(&t);
 }
 
-/* the spans seen (pit_spot_spans_step) and the early return they allow: on on-demand with spot
- * back for one tick (below the 1.5-restart age), pitstop returns when the spans seen that lasted
- * that long went on for 2 restarts more, and not when they ended or when none were seen */
-static void test_spans(void) {
-  struct pit_spot_spans sp = {0};
-  const int seq[] = {1, 1, 0, 1, 1, 1, 0, 0, 1};
-  for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++)
-    pit_spot_spans_step(&sp, seq[i], 0.5);
-  CHECK(sp.n == 2 && sp.len_h[0] == 1.0f && sp.len_h[1] == 1.5f, "spans: two ended, 1 h and 1.5 h (%d)", sp.n);
-  CHECK(sp.up && sp.cur_h == 0.5, "spans: one in progress, 0.5 h (%g)", sp.cur_h);
-  for (int i = 0; i < 2 * PIT_SPOT_SPANS_MAX; i++) {
-    pit_spot_spans_step(&sp, 0, 0.5);
-    pit_spot_spans_step(&sp, 1, 0.5);
-  }
-  CHECK(sp.n == PIT_SPOT_SPANS_MAX, "spans: at most %d kept (%d)", PIT_SPOT_SPANS_MAX, sp.n);
-
-  struct pit_spot_state s = {.t_h = 10, .done_h = 8, .job_h = 20, .deadline_h = 30, .restart_h = 2, .tick_h = 1,
-                             .spot_avail = 1, .mode = PIT_SPOT_OD, .price_h = 1, .spot_price_h = 0.3,
-                             .avail_seen = 0.5, .run_seen_h = 6, .avail_for_h = 1};
-  CHECK(pit_spot_decide(PIT_SPOT_PITSTOP, &s) == PIT_SPOT_OD, "early: no spans seen, wait for the age");
-  struct pit_spot_spans lng = {0}, shrt = {0};
-  for (int k = 0; k < 4; k++)
-    for (int i = 0; i < 12; i++) {
-      pit_spot_spans_step(&lng, i < 10, 1); /* spans of 10 h */
-      pit_spot_spans_step(&shrt, i < 2, 1); /* spans of 2 h */
-    }
-  s.spans = lng;
-  CHECK(pit_spot_decide(PIT_SPOT_PITSTOP, &s) == PIT_SPOT_SPOT, "early: long spans seen, back to spot at 1 h");
-  s.spans = shrt;
-  CHECK(pit_spot_decide(PIT_SPOT_PITSTOP, &s) == PIT_SPOT_OD, "early: short spans seen, stay on on-demand");
-  s.avail_for_h = 3;
-  CHECK(pit_spot_decide(PIT_SPOT_PITSTOP, &s) == PIT_SPOT_SPOT, "early: the age reached returns as before");
-  s.spans = lng;
-  s.avail_for_h = 1;
-  s.done_h = 3.5; /* slack 3.5 h < 2 restarts: the invariant holds whatever the spans */
-  CHECK(pit_spot_decide(PIT_SPOT_PITSTOP, &s) == PIT_SPOT_OD, "early: never below two restarts of slack");
-}
-
 int main(void) {
-  test_spans();
   test_tight();
   test_hedge();
   test_multi();
