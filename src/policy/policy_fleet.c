@@ -69,6 +69,11 @@ static struct pit_sim_member single(enum pit_spot_policy sp, const struct pit_fl
       .overhead_left_h = v->overhead_left_h, .price_h = v->price_h[h], .spot_price_h = v->spot_price_h[h],
       .avail_seen = v->avail_seen[h], .run_seen_h = v->span_seen_h[h],
       .spot_share = cnt >= n ? 1.0 : (double)cnt / n, .avail_for_h = v->avail_for_h[h]};
+  /* pitstop: a reclaim of part of the spot nodes restarts the whole job whatever it keeps, so
+   * keeping the survivors is a new start (spot only with two restarts of slack, as from idle):
+   * kept as a held instance it needed one, and a second restart right after missed the deadline */
+  if (sp == PIT_SPOT_PITSTOP && v->reclaimed > 0 && v->cur.spot > 0)
+    s.mode = PIT_SPOT_IDLE;
   enum pit_spot_mode m = pit_spot_decide(sp, &s);
   if (m == PIT_SPOT_SPOT)
     return spot_in(v, h);

@@ -109,7 +109,10 @@ static enum pit_spot_mode uniform(const struct pit_spot_state *s) {
  * now) 9.6% / 10.7% / 11.0% (only the 2x figure moves). Tried and dropped: an age
  * also before a start from idle (11.5% at 1.1x), waiting up to R or 2R after spot
  * goes away before on-demand (10.9-12.9%), asking for the age only while the slack
- * covers fewer than 3-20 returns (9.4-10.0%), GAMMA 0 or 2 (9.8%, 10.4%).
+ * covers fewer than 3-20 returns (9.4-10.0%), GAMMA 0 or 2 (9.8%, 10.4%); a semi-Markov
+ * model of the spans seen (2026-11-28, commits 81f2a5b and f816d44, docs/simulate.md): an
+ * early return before the age gained 0.1-0.4 points on the tuning half and lost 1.4 at 1.1x
+ * on the held-out half; asked to hold returns back or to wait on a gap, it lost on tuning.
  * docs/simulate.md reports the held-out half. */
 #ifndef PIT_SPOT_BETA /* overridable at build time only to tune */
 #define PIT_SPOT_BETA 0.75

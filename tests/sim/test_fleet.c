@@ -8,7 +8,8 @@
  * rule; every policy's memberships within the count and node range; the node count
  * pitstop chooses within nmin..nmax (runs on the spot nodes alone while spot covers half
  * the job, grows back, does not follow a count that changes every tick, banks progress on
- * more spot nodes at a tight deadline; with nmin = nmax it holds the job's count). */
+ * more spot nodes at a tight deadline; with nmin = nmax it holds the job's count); pitstop
+ * meeting the deadline through a reclaim of part of its spot nodes. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -382,8 +383,32 @@ static void test_node_range(void) {
   pit_trace_release(&tt);
 }
 
+/* two nodes in one zone, restart 2 ticks, slack 2 restarts: spot for both from tick 0, then the
+ * trace takes one node at tick 5 with a restart of slack left. Keeping the survivor restarts the whole
+ * job anyway, so it is a new start: pitstop goes on-demand (it kept the survivor, then left it for
+ * on-demand one tick later, a second restart, and missed the deadline by a tick) */
+static void test_partial_reclaim(void) {
+  int c[20];
+  for (int i = 0; i < 20; i++)
+    c[i] = i == 5 ? 1 : 2;
+  struct pit_trace t = mkc(c, 20, 3600);
+  struct pit_sim_pool pool = {.trace = &t, .price_h = 1, .spot_price_h = 0.3};
+  struct pit_sim_study st = {.pools = &pool, .npools = 1, .job_h = 6, .deadline_h = 10, .restart_h = 2,
+                             .nodes = 2, .nmin = 2, .nmax = 2, .seed = 1};
+  struct pit_err e = {0};
+  struct pit_fleet_result f;
+  CHECK(pit_fleet_run(&st, PIT_FLEET_PITSTOP, -1, 0, 0, &f, &e) == 0, "%s", e.msg);
+  CHECK(f.deadline_met && f.reclaimed == 1, "partial reclaim: pitstop meets the deadline (finish %.1f h, %d reclaimed)",
+        f.finish_h, f.reclaimed);
+  CHECK(f.nchanges == 2 && f.changes[1].to.spot == 0 && f.changes[1].to.od == 2,
+        "partial reclaim: spot, then on-demand for both at once (%d changes)", f.nchanges);
+  pit_fleet_result_release(&f);
+  pit_trace_release(&t);
+}
+
 int main(void) {
   test_node_range();
+  test_partial_reclaim();
   test_region_csv();
   test_single_equivalence();
   test_bound_below_exact();
