@@ -71,8 +71,10 @@ static struct pit_sim_member single(enum pit_spot_policy sp, const struct pit_fl
       .spot_share = cnt >= n ? 1.0 : (double)cnt / n, .avail_for_h = v->avail_for_h[h]};
   /* pitstop: a reclaim of part of the spot nodes restarts the whole job whatever it keeps, so
    * keeping the survivors is a new start (spot only with two restarts of slack, as from idle):
-   * kept as a held instance it needed one, and a second restart right after missed the deadline */
-  if (sp == PIT_SPOT_PITSTOP && v->reclaimed > 0 && v->cur.spot > 0)
+   * kept as a held instance it needed one, and a second restart right after missed the deadline.
+   * A fixed count only: within a node range the count's own rule (below) asks the same 2R of the
+   * survivors and may keep them alone */
+  if (sp == PIT_SPOT_PITSTOP && v->reclaimed > 0 && v->cur.spot > 0 && v->nmin == v->nmax)
     s.mode = PIT_SPOT_IDLE;
   enum pit_spot_mode m = pit_spot_decide(sp, &s);
   if (m == PIT_SPOT_SPOT)
