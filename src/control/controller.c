@@ -426,22 +426,7 @@ static int run_done(struct ctl *c, struct pit_err *e) {
   struct pit_run_result *res = c->res;
   int rc;
   /* a workload without end records (one that speaks no protocol) finished: its steps are done */
-  if ((rc = ctl_release_held(c, -1, e)) < 0)
-    return rc;
-  if (!c->end_status[0] && !isnan(c->first_iter_t)) {
-    /* it exited 0 after progress pitstop read: the controller writes the end record the script does
-     * not, so the run log, status and the store say the job is done (not "stopped") */
-    struct pit_record r;
-    ctl_base_record(c, &r, PIT_REC_END);
-    r.step = c->step_next;
-    r.total_s = r.t - c->t_launch;
-    snprintf(r.status, sizeof r.status, "done");
-    rc = ctl_out_record(c, &r, e);
-    pit_record_release(&r);
-    if (rc < 0)
-      return rc;
-  }
-  if ((rc = ctl_out_flush(c, e)) < 0)
+  if ((rc = ctl_release_held(c, -1, e)) < 0 || (rc = ctl_out_flush(c, e)) < 0)
     return rc;
   ctl_test_kill_point("after-end");
   c->finished = 1; /* a kill from here on leaves a run that is said done, not run again */
