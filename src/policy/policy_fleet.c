@@ -301,7 +301,7 @@ static double rate(const struct pit_fleet_view *v, int n) {
 
 /* money per hour of the job's work (hours on `nodes` nodes) */
 static double per_work(const struct pit_fleet_view *v, int p, int sp, int od) {
-  return (sp * v->spot_price_h[p] + od * v->price_h[p]) / rate(v, sp + od);
+  return (sp * v->spot_price_h[p] + od * v->price_h[p]) / rate(v, sp + od); /* forecast */
 }
 
 /* the span spot is expected to last in p: the mean span seen, at least TIGHT_SPAN restarts */
@@ -318,7 +318,7 @@ static double span_in(const struct pit_fleet_view *v, int p) {
 static int slow_pays(const struct pit_fleet_view *v, int p, double r, double c, double ref, double S, double keep) {
   double bind = S > EPS && v->deadline_h - v->job_h >= TIGHT * v->job_h ? keep / S : 1; /* tight: binds */
   bind = bind < 0 ? 0 : bind > 1 ? 1 : bind;
-  return (ref - c) * r >= bind * (v->price_h[p] - v->spot_price_h[p]) * v->nodes * (1 - r) - EPS;
+  return (ref - c) * r >= bind * (v->price_h[p] - v->spot_price_h[p]) * v->nodes * (1 - r) - EPS; /* forecast */
 }
 
 /* The count for membership b's pool and market, where a change is paid anyway: of n in
@@ -394,8 +394,8 @@ static struct pit_sim_member sized(const struct pit_fleet_view *v) {
       return b;
     struct pit_sim_member x = size_for(v, (struct pit_sim_member){p, 0, 0}, 1, keep); /* none allowed: idle */
     /* worth a start: what its spot nodes save over the span expected pays their restart */
-    if (x.spot > 0 && x.spot < N && x.spot * (v->price_h[p] - v->spot_price_h[p]) * span_in(v, p) >=
-                                        x.spot * v->price_h[p] * R - EPS)
+    if (x.spot > 0 && x.spot < N && x.spot * (v->price_h[p] - v->spot_price_h[p]) * span_in(v, p) >= /* forecast */
+                                        x.spot * v->price_h[p] * R - EPS) /* forecast */
       return x;
     return b;
   }
@@ -420,9 +420,9 @@ static struct pit_sim_member sized(const struct pit_fleet_view *v) {
       if (fall > 0 && fall < span)
         span = fall;
       struct pit_sim_member g = size_for(v, (struct pit_sim_member){c.pool, k, N - k}, 0, keep);
-      double save = (g.spot - c.spot) * (v->price_h[c.pool] - v->spot_price_h[c.pool]) * span;
+      double save = (g.spot - c.spot) * (v->price_h[c.pool] - v->spot_price_h[c.pool]) * span; /* forecast */
       if (g.spot > c.spot && per_work(v, c.pool, g.spot, g.od) <= per_work(v, c.pool, c.spot, c.od) * (1 + 1e-9) &&
-          save >= N * v->price_h[c.pool] * R - EPS)
+          save >= N * v->price_h[c.pool] * R - EPS) /* forecast */
         return g; /* faster for no more money per unit of work, and the spot it adds pays the restart */
     }
     return c;
