@@ -426,7 +426,24 @@ static int run_done(struct ctl *c, struct pit_err *e) {
   struct pit_run_result *res = c->res;
   int rc;
   /* a workload without end records (one that speaks no protocol) finished: its steps are done */
-  if ((rc = ctl_release_held(c, -1, e)) < 0 || (rc = ctl_out_flush(c, e)) < 0)
+  if ((rc = ctl_release_held(c, -1, e)) < 0)
+    return rc;
+  if (!c->end_status[0] && !isnan(c->first_iter_t)) {
+    /* it exited 0 after progress pitstop read and wrote no end record: the controller writes it,
+     * saying so (detail "by": "controller"), so the run log, status and the store say the job is
+     * done, not "stopped", and pitstop predict takes the job for what it ran (docs/own-script.md) */
+    struct pit_record r;
+    ctl_base_record(c, &r, PIT_REC_END);
+    r.step = c->step_next;
+    r.total_s = r.t - c->t_launch;
+    snprintf(r.status, sizeof r.status, "done");
+    r.detail = strdup("{\"by\":\"controller\",\"why\":\"the workload exited 0 and wrote no end record\"}");
+    rc = r.detail ? ctl_out_record(c, &r, e) : pit_err_set(e, PIT_ENOMEM, "out of memory");
+    pit_record_release(&r);
+    if (rc < 0)
+      return rc;
+  }
+  if ((rc = ctl_out_flush(c, e)) < 0)
     return rc;
   ctl_test_kill_point("after-end");
   c->finished = 1; /* a kill from here on leaves a run that is said done, not run again */
