@@ -209,6 +209,9 @@ struct pit_series_run {
                               record says "done" (or has no status: a parsed log's total), or
                               is a --until-steady stop (a profile); 0 while a generation runs,
                               between an elastic run's generations, or after a resumable stop */
+  int ended_ctl;           /* 1 when that end is the controller's "done" for a workload that wrote
+                              none (detail "by": "controller": a script that exited 0): the job
+                              was what the run did (pit_predict_inputs, pit_predict_own_job) */
   int gen_last;            /* the highest generation of any record */
   int ended_gen;           /* the generation of the last end record (-1 if none): the latest
                               generation has ended when ended_gen >= gen_last */

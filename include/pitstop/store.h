@@ -28,7 +28,7 @@
 
 #define PIT_STORE_DEFAULT_PATH "pitstop.db"
 /* Schema version this build writes (PRAGMA user_version). */
-#define PIT_STORE_SCHEMA_VERSION 2
+#define PIT_STORE_SCHEMA_VERSION 3
 /* Records per transaction unless pit_store_set_batch() says otherwise. */
 #define PIT_STORE_DEFAULT_BATCH 50000
 

@@ -150,6 +150,18 @@ static int ends_run(const struct pit_record *r) {
   return measured;
 }
 
+/* 1 for the controller's own "done" end of a workload that wrote no end record
+ * (detail "by": "controller"; docs/records.md). */
+static int ended_by_controller(const struct pit_record *r) {
+  if (strcmp(r->status, "done") != 0 || !r->detail)
+    return 0;
+  cJSON *d = cJSON_Parse(r->detail);
+  const cJSON *by = cJSON_GetObjectItemCaseSensitive(d, "by");
+  int ctl = cJSON_IsString(by) && !strcmp(by->valuestring, "controller");
+  cJSON_Delete(d);
+  return ctl;
+}
+
 int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_err *e) {
   int run = run_index(s, r->run, e);
   if (run < 0)
@@ -163,7 +175,7 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
   if (r->type != PIT_REC_INIT) /* an init's time goes to the segment it may start (below) */
     seg_saw(seg, r);
   if (r->type != PIT_REC_END && r->gen > ru->ended_gen && ru->ended_gen >= 0)
-    ru->over = 0; /* a generation after the last end runs */
+    ru->over = ru->ended_ctl = 0; /* a generation after the last end runs */
   switch (r->type) {
   case PIT_REC_ITER: {
     if (PIT_GROW(s->it, s->nit + 1, s->capit) || grow_ranks(s, s->nrank_vals + r->nranks))
@@ -214,6 +226,7 @@ int pit_series_add(struct pit_series *s, const struct pit_record *r, struct pit_
     ru->ended_gen = r->gen;
     ru->ended_t = r->t;
     ru->over = ends_run(r);
+    ru->ended_ctl = ru->over && ended_by_controller(r);
     if (seg)
       seg->ends++;
     if (isfinite(r->total_s)) {

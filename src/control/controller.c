@@ -368,6 +368,30 @@ static void teardown(struct ctl *c) {
     pit_catalog_release(&c->cat);
   if (c->lock_fd >= 0)
     close(c->lock_fd);
+  if (c->reached_open)
+    close(c->reached_fd);
+}
+
+/* The steps the previous controller's last generation did past the step this
+ * one resumes from (RUN_DIR/reached): done again, though no record of the
+ * events file keeps them when its records were held (a script with no
+ * checkpoint: every step). With --resume-by-restart they are measured where the
+ * restarted script's progress lines say it resumed (ctl_on_record, redo_below);
+ * else the generation starts at step_safe, and they are counted now. */
+static void redone_after_stop(struct ctl *c) {
+  int gen;
+  int64_t reached;
+  if (!ctl_read_reached(c, &gen, &reached) || gen >= c->gen || reached <= c->step_safe)
+    return;
+  if (c->o->resume_by_restart) {
+    if (reached > c->redo_below)
+      c->redo_below = reached;
+    return;
+  }
+  int64_t redo = reached - c->step_safe;
+  c->res->lost_steps += redo;
+  warn(c, "generation %d had reached step %lld: the %lld step%s from step %lld are done again", gen,
+       (long long)reached, (long long)redo, redo == 1 ? "" : "s", (long long)c->step_safe);
 }
 
 /* The run brought to its first generation: set up; a run finished before is
@@ -408,6 +432,7 @@ static int run_begin(struct ctl *c, const struct pit_run_opts *o, char *resume, 
     snprintf(resume, nres, "%s", ps.ckpt);
     warn(c, "run %s continues after a controller stop: generation %d from step %lld", o->run, c->gen,
          (long long)c->step_safe);
+    redone_after_stop(c);
   }
   /* a new run's state before its first node starts: a kill in its first start leaves the run's
    * time 0 for the next controller (DST seed 1940: its clock continued from the last record) */
@@ -426,7 +451,24 @@ static int run_done(struct ctl *c, struct pit_err *e) {
   struct pit_run_result *res = c->res;
   int rc;
   /* a workload without end records (one that speaks no protocol) finished: its steps are done */
-  if ((rc = ctl_release_held(c, -1, e)) < 0 || (rc = ctl_out_flush(c, e)) < 0)
+  if ((rc = ctl_release_held(c, -1, e)) < 0)
+    return rc;
+  if (!c->end_status[0] && !isnan(c->first_iter_t)) {
+    /* it exited 0 after progress pitstop read and wrote no end record: the controller writes it,
+     * saying so (detail "by": "controller"), so the run log, status and the store say the job is
+     * done, not "stopped", and pitstop predict takes the job for what it ran (docs/own-script.md) */
+    struct pit_record r;
+    ctl_base_record(c, &r, PIT_REC_END);
+    r.step = c->step_next;
+    r.total_s = r.t - c->t_launch;
+    snprintf(r.status, sizeof r.status, "done");
+    r.detail = strdup("{\"by\":\"controller\",\"why\":\"the workload exited 0 and wrote no end record\"}");
+    rc = r.detail ? ctl_out_record(c, &r, e) : pit_err_set(e, PIT_ENOMEM, "out of memory");
+    pit_record_release(&r);
+    if (rc < 0)
+      return rc;
+  }
+  if ((rc = ctl_out_flush(c, e)) < 0)
     return rc;
   ctl_test_kill_point("after-end");
   c->finished = 1; /* a kill from here on leaves a run that is said done, not run again */

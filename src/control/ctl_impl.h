@@ -66,6 +66,8 @@ struct ctl {
   char state_dir[1024], ckpt_dir[1100], events_path[1100];
   char ckpt_held[1100]; /* a second name of c->ckpt the workload's rotation cannot remove, or "" */
   int lock_fd;
+  int reached_fd;                   /* RUN_DIR/reached, open when reached_open (ctl_note_reached) */
+  int reached_open;
   /* progress */
   int64_t step_next;                /* the next step the workload will do (seen) */
   int64_t step_safe;                /* steps covered by the last checkpoint */
@@ -208,6 +210,12 @@ void ctl_hold_ckpt(struct ctl *c, int64_t step);
 void ctl_unhold_older(struct ctl *c);
 int ctl_events_last_ckpt(const struct ctl *c, int64_t *step, char *path, size_t n);
 void ctl_read_state(struct ctl *c, struct prev_state *ps);
+/* RUN_DIR/reached: the generation running and one past the last step it recorded, rewritten in
+ * place at each step (no rename: a pwrite, which a kill of the controller does not undo), so the
+ * next controller knows the steps a killed controller's generation did that no record keeps. */
+void ctl_note_reached(struct ctl *c);
+/* What RUN_DIR/reached says: 1 and *gen, *step, or 0 (none). */
+int ctl_read_reached(const struct ctl *c, int *gen, int64_t *step);
 int ctl_take_lock(struct ctl *c, struct pit_err *e);
 int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e);
 void ctl_test_kill_point(const char *point);

@@ -157,6 +157,35 @@ void ctl_read_state(struct ctl *c, struct prev_state *ps) {
   }
 }
 
+void ctl_note_reached(struct ctl *c) {
+  if (c->o->world) /* a simulated world (world.h) keeps no such file */
+    return;
+  if (!c->reached_open) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/reached", c->state_dir);
+    c->reached_fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    c->reached_open = c->reached_fd >= 0;
+    if (!c->reached_open)
+      return; /* best effort: without it a killed controller's redone steps go uncounted */
+  }
+  char text[64];
+  int n = snprintf(text, sizeof text, "gen %d step %-20lld\n", c->gen, (long long)c->step_next);
+  if (pwrite(c->reached_fd, text, (size_t)n, 0) != n) { /* fixed width: each write covers the last */
+    close(c->reached_fd);
+    c->reached_open = 0;
+  }
+}
+
+int ctl_read_reached(const struct ctl *c, int *gen, int64_t *step) {
+  char path[1100], text[128];
+  long long st;
+  snprintf(path, sizeof path, "%s/reached", c->state_dir);
+  if (ctl_read_small(path, text, sizeof text) < 0 || sscanf(text, "gen %d step %lld", gen, &st) != 2)
+    return 0;
+  *step = st;
+  return 1;
+}
+
 int ctl_take_lock(struct ctl *c, struct pit_err *e) {
   char path[1100];
   snprintf(path, sizeof path, "%s/lock", c->state_dir);

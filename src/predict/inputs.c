@@ -362,6 +362,13 @@ int pit_predict_inputs(const struct pit_series *s, const struct pit_summary *sm,
     in->edge_done = done;
     in->resume = ru->ended_gen >= ru->gen_last; /* nothing runs: the next generation starts again */
     in->elapsed_s = ru->end_total_s + (in->resume ? 0 : running_s(s, ru));
+  } else if (ru && ru->over && ru->ended_ctl && sm->iters > 0) {
+    /* finished, its end the controller's (a script that exited 0 and wrote none): the job was
+     * what it did, all of it done, elapsed its run time at that end (t goes on across
+     * generations; a failed generation wrote no end record to sum) */
+    in->done_iters = sm->iters;
+    in->edge_done = done;
+    in->elapsed_s = isfinite(ru->ended_t) ? ru->ended_t : ru->end_total_s;
   } else if (ru && isnan(ru->end_total_s) && sm->iters > 0) {
     in->done_iters = sm->iters;
     in->edge_done = done;

@@ -1,6 +1,7 @@
 /* predict_job.c — a prediction's report set up from a run (`pitstop predict`):
  * the job it is for when none is given (the job the run planned), a job the
- * run already did in full, the membership priced, the costs of the predicted
+ * run already did in full (a run finished by the controller's end: what it
+ * ran), the membership priced, the costs of the predicted
  * time and of what is still to pay, and the steadiness line. The command
  * parses options and loads runs; this file decides (docs/predict.md).
  * Invariants: nothing is printed; catalog costs go through catalog/cost.c
@@ -20,6 +21,18 @@
  * a new 1-epoch job. */
 void pit_predict_own_job(const struct pit_report_run *r, const struct pit_predict_in *in, enum pit_job_unit *unit,
                          double *size, char *from, size_t cap) {
+  const struct pit_series_run *ru = r->series.nruns > 0 ? &r->series.runs[0] : NULL;
+  if (ru && ru->over && ru->ended_ctl && in->done_iters > 0) {
+    /* finished by the controller's end (the script exited 0): the job was what it ran, whole
+     * epochs when that is a multiple of the epoch, whatever it had planned */
+    double ipe = in->iters_per_epoch, n = (double)in->done_iters;
+    int whole = isfinite(ipe) && ipe >= 1 && fmod(n, ipe) == 0;
+    *unit = whole ? PIT_JOB_EPOCHS : PIT_JOB_ITERS;
+    *size = whole ? n / ipe : n;
+    snprintf(from, cap, "the run finished (the script exited 0): the %.0f %s it ran", *size,
+             whole ? (*size == 1 ? "epoch" : "epochs") : "iterations");
+    return;
+  }
   double planned = pit_config_num(&r->cfg, r->config, "planned_iters");
   if (planned >= 1) {
     double ipe = in->iters_per_epoch;

@@ -117,6 +117,13 @@ static const struct migration migrations[] = {
      "UPDATE configurations SET membership = (SELECT m.itype || ':' || m.nodes"
      "  || coalesce('x' || m.ranks_per_node, '') FROM members m WHERE m.configuration_id = configurations.id);"
      "UPDATE runs SET membership = (SELECT c.membership FROM configurations c WHERE c.id = runs.configuration_id);"},
+    /* An end record's status ("done", "stopped") and detail (a --until-steady stop's reason, the
+     * controller's end of a workload that wrote none): without them every stored end read back as
+     * a run over, and a finished foreign script's end the same as pitstop train's (docs/store.md).
+     * Rows written before have NULL: read back as before (no status). */
+    {3, "ends.status, ends.detail",
+     "ALTER TABLE ends ADD COLUMN status TEXT;"
+     "ALTER TABLE ends ADD COLUMN detail TEXT;"},
 };
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 

@@ -49,7 +49,7 @@ const struct pit_store_col pit_store_cols[PIT_REC_NTYPES][PIT_STORE_MAX_COLS + 1
     [PIT_REC_CHECKPOINT] = {COL(I64, epoch), COL(I64, step), COL(F64, ckpt_s), COL(TEXT, path), COL(I64, bytes)},
     [PIT_REC_NODE] = {COL(NAME, action), COL(NAME, node), COL(NAME, itype), COL(F64, price_h)},
     [PIT_REC_DECISION] = {COL(TEXT, detail)},
-    [PIT_REC_END] = {COL(F64, total_s)},
+    [PIT_REC_END] = {COL(F64, total_s), COL(NAME, status), COL(TEXT, detail)},
 };
 #undef COL
 

@@ -7,7 +7,8 @@
 #    so it runs in a minute; a progress line every 10 batches, as it prints by default):
 # for each: the controller's step times within 10% of the script's own time.perf_counter() at each
 # line (tests/control/stamp_lines.py runs the script, unchanged, and writes its stamps), the status
-# line with a predicted finish and cost, and `pitstop predict --db` on the stored run giving one
+# line with a predicted finish and cost, the run said finished (an end record "done" written by the
+# controller: the script writes none), and `pitstop predict --db` on the stored run giving one
 # epoch as the script's clock measured it (tests/control/clients_check.py). Skips (77) without
 # Debian's python3-torch or the scripts.
 set -euo pipefail
@@ -44,6 +45,11 @@ client() {
   grep -q "finish in .* \[.*\], job \$[0-9.]* \[" "$T/$name.err" ||
     fail "$name: no status line with a predicted finish: $(cat "$T/$name.err")"
   echo "$name status: $(grep -m1 "finish in" "$T/$name.err")"
+  # the script exited 0 and writes no end record: the controller's says the job is done
+  "$PITSTOP" status "$T/$name" > "$T/$name.status" 2>&1 || fail "$name: status failed: $(cat "$T/$name.status")"
+  grep -q "^run tc$name .*: finished$" "$T/$name.status" || fail "$name: not said finished: $(head -3 "$T/$name.status")"
+  grep '"type":"end"' "$T/$name/events.jsonl" | tail -1 | grep -q '"status":"done"' ||
+    fail "$name: no end record saying done"
   "$PY" - "$T/$name.err" << 'PYEOF' || fail "$name: a status line's finish outside its own interval"
 import re, sys
 unit = {"µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}

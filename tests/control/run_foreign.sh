@@ -3,6 +3,11 @@
 # course DCGAN format) are read live through pitstop parse's readers, so it is measured (steps,
 # t_p) while it runs; a schedule that would resize it only recommends (a decision record of kind
 # "recommend"), and the report says it cannot be resized without losing work.
+# 2. the controller SIGKILLed while such a program runs (level 1 of docs/own-script.md: no
+# checkpoint, its steps held until its end), then the same command again: the new controller stops
+# the orphaned program, starts it again from step 0, and counts as redone the steps the killed
+# generation had reached (RUN_DIR/reached), which no record of the events file keeps; every step
+# is recorded once. Before 2026-11-28 the report said "0 steps redone".
 set -euo pipefail
 PY=/usr/bin/python3
 fail() {
@@ -10,7 +15,13 @@ fail() {
   exit 1
 }
 T=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+ctl=
+cleanup() {
+  [ -n "$ctl" ] && kill -9 "$ctl" 2> /dev/null || true
+  for p in $(pgrep -f -- "foreign_slow.py 60 $T" 2> /dev/null); do kill -9 "$p" 2> /dev/null || true; done
+  [ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
 cat > "$T/cat.tsv" << 'CAT'
 itype      vcpus  cpus  cpu_quota  price_h  billing_s  min_s
 local-1    1      1     -          0.10     1          0
@@ -31,3 +42,38 @@ assert len(dec) == 1 and dec[0]["detail"]["what"] == "recommend", dec
 assert dec[0]["detail"]["alternatives"][0]["membership"] == "local-1:2"
 print("foreign workload: 60 steps measured from its log, one recommendation, never resized")
 PYEOF
+
+# ---- 2. the controller SIGKILLed at step 10 of a level-1 script, then the same command again
+# the script's second argument is a tag only (it ignores anything but ignore-term): it names this
+# test's processes for the clean-up
+cmd=(run --catalog "$T/cat.tsv" --checkpoint-dir "$T/k" --run tfk --quiet
+     -- "$PY" "$PIT_SOURCE_DIR/tests/control/fake/foreign_slow.py" 60 "$T")
+"$PITSTOP" "${cmd[@]}" > /dev/null 2> "$T/a.err" &
+ctl=$!
+for _ in $(seq 600); do
+  grep -q "^\[tfk.0 err\] step 10$" "$T/k/gen-0.log" 2> /dev/null && break
+  sleep 0.05
+done
+grep -q "^\[tfk.0 err\] step 10$" "$T/k/gen-0.log" || fail "the script did not reach step 10: $(cat "$T/a.err")"
+kill -9 "$ctl"
+wait "$ctl" 2> /dev/null || true
+ctl=
+# what the killed generation did: its progress lines (a line that reached the log but not the
+# controller's reading when it died is the one the count may miss)
+lines=$(grep -c "^\[tfk.0 out\] Rank: 0, Epoch: 0, iteration: " "$T/k/gen-0.log")
+[ "$(grep -c '"type":"iter"' "$T/k/events.jsonl" || true)" = 0 ] ||
+  fail "the killed generation's held steps reached the events file"
+"$PITSTOP" "${cmd[@]}" > "$T/b.out" 2> "$T/b.err" || fail "the second controller failed: $(cat "$T/b.err")"
+grep -q "stopped the workload" "$T/b.err" || fail "the orphaned script was not stopped: $(cat "$T/b.err")"
+redone=$(sed -n 's/.*restarts\? (\([0-9]*\) steps redone).*/\1/p' "$T/b.out")
+[ -n "$redone" ] || fail "no steps-redone count in the report: $(cat "$T/b.out")"
+[ "$redone" -ge 10 ] && [ "$redone" -le "$lines" ] && [ "$redone" -ge $((lines - 1)) ] ||
+  fail "the report says $redone steps redone; the killed generation printed $lines progress lines"
+grep -q "generation 0 had reached step $redone: the $redone steps from step 0 are done again" "$T/b.err" ||
+  fail "not said: $(cat "$T/b.err")"
+"$PY" - "$T/k/events.jsonl" << 'PYEOF'
+import json, sys
+steps = [x["step"] for x in map(json.loads, open(sys.argv[1])) if x["type"] == "iter"]
+assert steps == list(range(60)), f"steps not recorded once each: {len(steps)}"
+PYEOF
+echo "controller killed at step $redone of a level-1 script ($lines lines in gen-0.log): report '$(grep -o '([0-9]* steps redone)' "$T/b.out")', 60 steps recorded once"

@@ -32,9 +32,9 @@ if command -v gnuplot > /dev/null; then
   [ -s "$T/r/report.html" ] && grep -q "^report: $T/r/report.html$" "$T/out.txt" &&
     grep -q 'data:image/png;base64,' "$T/r/report.html" || fail "no report.html with its timeline beside the run's records"
   # written by pitstop run after its controller returned (its lock file still there, naming this process):
-  # the run is no longer running (this foreign script's generations have no end record, so the fold
-  # cannot call it finished: "stopped")
-  grep -q '<p>stopped, generation' "$T/r/report.html" ||
+  # the run is no longer running, and finished (the script exited 0 and wrote no end record: the
+  # controller's end says done; before 2026-11-28 the page said "stopped")
+  grep -q '<p>finished, generation' "$T/r/report.html" ||
     fail "report.html says: $(grep -o '<p>[a-z]*, generation' "$T/r/report.html")"
 fi
 # its timeline draws the failed generation (whose steps were dropped: no iteration records) as a span
