@@ -140,7 +140,9 @@ static void on_status(void *ctx, const struct pit_run_status *st) {
   else
     snprintf(steps, sizeof steps, "%lld", (long long)st->step);
   char fin[160] = "";
-  if (isfinite(st->eta_s) && isfinite(st->eta_lo) && isfinite(st->cost_end)) { /* predicted finish and cost */
+  if (st->total_steps > 0 && st->step >= st->total_steps && isfinite(st->cost_end)) { /* all steps done */
+    snprintf(fin, sizeof fin, "  all steps done, job $%.4f", st->cost_end);
+  } else if (isfinite(st->eta_s) && isfinite(st->eta_lo) && isfinite(st->cost_end)) { /* predicted finish and cost */
     char lo[32], hi[32];
     fmt_secs(lo, sizeof lo, st->eta_lo);
     fmt_secs(hi, sizeof hi, st->eta_hi);

@@ -26,7 +26,11 @@ void pit_run_result_write(FILE *f, const struct pit_run_result *r, const char *r
     fprintf(f, "%-4d %-28s %14s %8.1fs %9.4f %9s %9s\n", g->gen, g->membership, steps, g->t1 - g->t0, g->cost, g->end,
            sw);
   }
-  fprintf(f, "\nresizes: switch = decision to the first iteration of the next generation:\n");
+  int nresized = 0;
+  for (int i = 0; i + 1 < r->ngens; i++)
+    nresized += strcmp(r->gens[i].end, "resized") == 0;
+  if (nresized) /* the header only above its rows */
+    fprintf(f, "\nresizes: switch = decision to the first iteration of the next generation:\n");
   for (int i = 0; i + 1 < r->ngens; i++) {
     const struct pit_run_gen *g = &r->gens[i], *h = &r->gens[i + 1];
     if (strcmp(g->end, "resized") != 0)
@@ -46,10 +50,13 @@ void pit_run_result_write(FILE *f, const struct pit_run_result *r, const char *r
       fprintf(f, "  restart gen %d → %d: failure to first iteration %.3f s (launch+init %.3f s)\n", g->gen, h->gen,
              h->t_first_iter - g->t1, h->t_first_iter - h->t0);
   }
-  if (!r->resizable)
+  if (!r->resizable && r->recommended > 0)
     fprintf(f, "\nThe workload spoke no pitstop protocol (its records were read from its log): it cannot be\n"
            "resized without losing work, so %d decision%s only recommended (see docs/protocol.md).\n",
            r->recommended, r->recommended == 1 ? " was" : "s were");
+  else if (!r->resizable)
+    fprintf(f, "\nThe workload spoke no pitstop protocol (its records were read from its log): pitstop could\n"
+           "not have resized it without losing work (see docs/protocol.md).\n");
   if (r->nnodes) {
     fprintf(f, "\nnodes (cost as billed: the type's granularity and minimum):\n");
     fprintf(f, "  %-24s %-14s %-9s %8s %8s %8s %9s %9s  %s\n", "node", "type", "market", "start", "ready", "stop",
