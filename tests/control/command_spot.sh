@@ -17,7 +17,8 @@
 # run did, follows its own restarts (the reclaim, the move to on-demand) and bills each node at its
 # market's price: its cost is the run's own (the report's) within 1%; it decides every spot decision
 # of the spot policy's again from the inputs the record carries, each the same (a copy with one
-# recorded choice changed is found out, at its step).
+# recorded choice changed is found out, at its step; one with a key of its inputs removed is refused
+# with one message naming the file, the step and the key).
 set -euo pipefail
 RUNP=tcs
 . "$PIT_SOURCE_DIR/tests/control/command_common.bash"
@@ -100,6 +101,21 @@ PYEOF
   grep -q "differs at [0-9.]* s (step $(cat "$T/tampered.step")): the run chose" "$T/tampered.txt" \
     || fail "a tampered spot decision was not found: $(cat "$T/tampered.txt")"
   echo "tampered: $(grep -o "differs at.*" "$T/tampered.txt")"
+  # a spot decision's inputs without one key: one message naming the file, the step and the key
+  $PY - "$1" "$T/malformed.jsonl" > "$T/malformed.step" << 'PYEOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+d = next(x["detail"] for x in rows if x["type"] == "decision" and "inputs" in x["detail"])
+del d["inputs"]["restart_h"]
+open(sys.argv[2], "w").write("".join(json.dumps(x) + "\n" for x in rows))
+print(d["step"])
+PYEOF
+  if "$PITSTOP" simulate --replay "$T/malformed.jsonl" --catalog "$T/cat.tsv" --deadline "$3" > "$T/malformed.out" \
+    2> "$T/malformed.err"; then fail "a spot decision without its restart_h was accepted"; fi
+  grep -qx "pitstop: $T/malformed.jsonl: the spot decision at step $(cat "$T/malformed.step"): spot decision inputs: \"restart_h\" is missing" \
+    "$T/malformed.err" && [ "$(wc -l < "$T/malformed.err")" = 1 ] && [ ! -s "$T/malformed.out" ] \
+    || fail "malformed spot inputs: $(cat "$T/malformed.err")"
+  echo "malformed: $(cat "$T/malformed.err")"
 }
 
 # spot_again EVENTS REPLAY_JSON REPLAY_TXT: every spot decision the spot policy made is decided again by
