@@ -127,7 +127,9 @@ struct pit_choice {
   int nalts;
   struct pit_policy_alt alts[PIT_POLICY_ALTS_MAX]; /* alts[0] is keep */
   char zone[PIT_ZONE_MAX];          /* a zone decision's zone ("": none) */
-  char inputs[3072];                /* a zone decision's inputs (pit_zone_in_json; "": none) */
+  char inputs[3072];                /* a zone or spot decision's inputs (pit_zone_in_json, pit_spot_in_json;
+                                       "": none) */
+  char spot_mode[16];               /* the spot market layer's choice (pit_spot_mode_name; "": none) */
 };
 /* Pure: the same state always gives the same choice.
  *
@@ -298,6 +300,8 @@ struct pit_replay {
                                         a change of market or zone: not the policy's decisions) */
   int zone_decisions, zone_same;     /* a run across zones: its zone decisions, and those the zone
                                         policy decided again the same (pit_replay_zones; the caller's) */
+  struct pit_spot_replay *spot;      /* the spot market layer's decisions decided again or followed
+                                        (pit_replay_spot; the caller's, borrowed; NULL: not asked) */
   /* Every membership the live run ran, the whole job replayed on it alone
    * (--policy fixed) over the run's own records: what each fixed membership
    * would have cost by this run's measurements. Memberships the run never ran
@@ -363,6 +367,43 @@ const char *pit_spot_policy_name(enum pit_spot_policy p); /* "pitstop" "on_deman
 /* Pure: the same state always gives the same choice; never chooses spot
  * when s->spot_avail is 0. */
 enum pit_spot_mode pit_spot_decide(enum pit_spot_policy p, const struct pit_spot_state *s);
+/* ---- the spot market live and replayed (`pitstop run`'s market layer; policy_spot_replay.c) ----
+ * What the market layer of a live run asked the spot policy on: the state, the
+ * policy, and whether the job was running then (a decision point with the nodes
+ * up: a running job is never made idle, on-demand instead). Recorded with each
+ * decision it took (the record's "inputs"), so `pitstop simulate --replay`
+ * decides it again. */
+struct pit_spot_in {
+  enum pit_spot_policy policy;
+  int running;
+  struct pit_spot_state s;
+};
+/* Pure: pit_spot_decide on in->s, idle turned to on-demand while running; what
+ * the live market layer and its replay both ask. */
+enum pit_spot_mode pit_spot_in_decide(const struct pit_spot_in *in);
+/* in as one JSON object into buf (n bytes): every field, numbers with 17
+ * significant digits (read back exactly), NaN as null; PIT_EARG when it does not
+ * fit or a number is infinite. */
+int pit_spot_in_json(const struct pit_spot_in *in, char *buf, size_t n, struct pit_err *e);
+/* The inverse: every key required (PIT_EFORMAT naming the key). */
+int pit_spot_in_parse(struct pit_spot_in *in, const char *json, struct pit_err *e);
+/* The spot market layer's decisions of a run (policy "spot", or any with a
+ * "spot_mode"): those recorded with their inputs decided again (again, same:
+ * those choosing what the run chose), the rest followed (recorded before the
+ * inputs were, or not the policy's: before anything was measured, on-demand
+ * after 16 failed spot starts). diff: the first PIT_SPOT_DIFF_MAX that differ. */
+#define PIT_SPOT_DIFF_MAX 8
+struct pit_spot_replay {
+  int n, again, same, followed, ndiff;
+  struct pit_spot_diff {
+    int64_t step;
+    double t;
+    enum pit_spot_mode recorded, again;
+  } diff[PIT_SPOT_DIFF_MAX];
+};
+/* Errors: a decision whose inputs or spot_mode are malformed (naming events, the
+ * step and the key). */
+int pit_replay_spot(const struct pit_runlog *log, const char *events, struct pit_spot_replay *r, struct pit_err *e);
 /* The share of ticks with spot seen after t_h hours, drawn toward 1/2 by a prior worth
  * half of slack0_h (the slack at submission) in ticks; seen as is when either is <= 0. */
 double pit_spot_prior_seen(double seen, double t_h, double slack0_h, double tick_h);

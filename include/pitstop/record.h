@@ -237,7 +237,10 @@ int pit_record_each(const char *path, pit_record_fn fn, void *ctx, struct pit_er
  * "speed_sps", "predicted_step_s", "previous_predicted_step_s", "why" (reason),
  * then, for a controller's decision (policy set): "policy", "action", "from", "to",
  * and, for a choice of zone (policy "zones"), "zone" and "inputs" (the object the
- * zone policy decided on, src/policy/policy_zones.c).
+ * zone policy decided on, src/policy/policy_zones.c); for a choice of the spot
+ * market layer, "spot_mode" (what it chose: "spot", "on_demand" or "idle") and,
+ * when the spot policy decided it, "inputs" (the state it decided on,
+ * src/policy/policy_spot_replay.c).
  * A membership is its text form (TYPE@spot for a node on the spot market); an
  * interval's unbounded high end is written -1; a weighed alternative's unknown
  * t_p or interval end is null (read back as NaN). Unknown keys are ignored by the
@@ -272,7 +275,9 @@ struct pit_decision {
   char action[16];            /* keep | resize | recommend | market */
   struct pit_membership from, to; /* the membership before and the one decided (n == 0: none) */
   char zone[32];              /* the zone of "to" ("": none named) */
-  char *inputs;               /* JSON object text (owned): what a zone decision was decided on; NULL: absent */
+  char spot_mode[16];         /* the spot market layer's choice ("spot", "on_demand", "idle"; "": none) */
+  char *inputs;               /* JSON object text (owned): what a zone or spot decision was decided on;
+                                 NULL: absent */
 };
 void pit_decision_init(struct pit_decision *d);     /* all absent */
 void pit_decision_release(struct pit_decision *d);  /* frees what it owns, re-initialises */

@@ -75,7 +75,9 @@ static int parse_num(const char *opt, const char *v, int pos, double *out) {
 
 /* --replay: the run's decisions and cost against the replay's (pit_cli_replay_load);
  * a run across zones: its zone decisions decided again from their inputs first
- * (pit_replay_zones), then the same replay, which follows its moves and markets. */
+ * (pit_replay_zones), then the same replay, which follows its moves and markets;
+ * a run with the spot market layer: its spot decisions decided again from their
+ * inputs (pit_replay_spot), those recorded without inputs followed. */
 static int replay(const char *events, const char *catalog, const char *types, const char *nnodes, const char *policy,
                   double deadline, double budget, int json) {
   struct pit_err e = {0};
@@ -94,6 +96,12 @@ static int replay(const char *events, const char *catalog, const char *types, co
   }
   x.r.zone_decisions = zn;
   x.r.zone_same = zsame;
+  struct pit_spot_replay sp; /* the spot market layer's decisions decided again from their inputs */
+  if (pit_replay_spot(&x.log, events, &sp, &e) < 0) {
+    pit_cli_replay_release(&x);
+    return pit_cli_fail(&e);
+  }
+  x.r.spot = &sp;
   if (json) {
     if (pit_replay_write_json(stdout, events, &x.r, &e))
       rc = pit_cli_fail(&e);

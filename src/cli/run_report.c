@@ -18,9 +18,11 @@
 #include "pitstop/record.h"
 #include "pitstop/report.h"
 
-/* The replay options of a run; the catalog loaded into x->cat. */
-static int replay_opts(const char *catalog, const char *types, const char *nnodes, const char *policy,
-                       double deadline, double budget, struct pit_cli_replay *x, struct pit_err *e) {
+/* The replay options of a run (events names it in messages); the catalog loaded into x->cat. */
+static int replay_opts(const char *events, const char *catalog, const char *types, const char *nnodes,
+                       const char *policy, double deadline, double budget, struct pit_cli_replay *x,
+                       struct pit_err *e) {
+  int given = catalog != NULL;
   struct pit_replay_opts *o = &x->o;
   memset(o, 0, sizeof *o);
   o->nmin = 1;
@@ -50,6 +52,14 @@ static int replay_opts(const char *catalog, const char *types, const char *nnode
                  m->m[i].itype);
     }
   }
+  /* a type the run ran that the catalog lacks: the run's records price its nodes, but hold neither
+   * its catalog's billing granularity and minimum nor every market's price, so the catalog is asked for */
+  for (int g = 0; rc == 0 && !types && g < x->log.ngens; g++)
+    for (int i = 0; rc == 0 && i < x->log.gens[g].m.n; i++)
+      if (!pit_catalog_find(&x->cat, x->log.gens[g].m.m[i].itype))
+        rc = pit_err_set(e, PIT_ENOTFOUND, "%s: the run ran '%s', which the catalog '%s'%s lacks: give the run's "
+                         "--catalog (the run's records hold its nodes' prices, not its catalog's billing)",
+                         events, x->log.gens[g].m.m[i].itype, catalog, given ? "" : " (the default)");
   if (rc == 0)
     rc = pit_policy_types(&x->cat, catalog, x->types, o->types, &o->ntypes, e);
   o->catalog = x->have_cat ? &x->cat : NULL;
@@ -64,7 +74,7 @@ int pit_cli_replay_load(const char *events, const char *catalog, const char *typ
   int rc = pit_runlog_load(&x->log, events, e);
   x->have_log = rc == 0;
   if (rc == 0)
-    rc = replay_opts(catalog, types, nnodes, policy, deadline, budget, x, e);
+    rc = replay_opts(events, catalog, types, nnodes, policy, deadline, budget, x, e);
   x->o.ranks_per_node = ranks_per_node > 0 ? ranks_per_node : 1;
   if (rc == 0)
     rc = pit_replay_log(&x->log, events, &x->o, &x->r, e);

@@ -10,7 +10,10 @@
  *  - a spot start that fails (no capacity) makes the spot policy choose again
  *    rather than failing the run, and the choosing is bounded: after 16 rounds the
  *    run goes on-demand whatever the policy says;
- *  - a running job is never made idle at a decision point. */
+ *  - a running job is never made idle at a decision point;
+ *  - every choice of market is recorded with it (spot_mode), and one the spot
+ *    policy made with the state it made it on (inputs: pit_spot_in_json), so
+ *    `pitstop simulate --replay` decides it again (pit_replay_spot). */
 #define _GNU_SOURCE
 #include <math.h>
 #include <string.h>
@@ -85,11 +88,13 @@ double ctl_spot_retry_s(const struct ctl *c) {
 }
 
 /* pit_spot_decide on the run's measurements for the rest of the job on
- * bare, holding `held`; *to its choice, ch (decided) the decision to record:
- * reason, the two markets weighed (the rest of the job's time and cost on
- * each) and, when to differs from held, a resize to bare on that market.
+ * bare, holding `held` (running: the job runs, never made idle); *to its
+ * choice, ch (decided) the decision to record: reason, the two markets weighed
+ * (the rest of the job's time and cost on each), the choice and the state it
+ * was decided on (spot_mode, inputs: the replay decides it again) and, when to
+ * differs from held, a resize to bare on that market.
  * 0: decided; 1: nothing measured yet (job length or PIT time unknown). */
-static int spot_choose(struct ctl *c, const struct pit_membership *bare, enum pit_spot_mode held,
+static int spot_choose(struct ctl *c, const struct pit_membership *bare, enum pit_spot_mode held, int running,
                        enum pit_spot_mode *to, struct pit_choice *ch, struct pit_err *e) {
   struct ctl_spot_in in = {.t = now_t(c), .deadline_s = c->o->policy.deadline_s, .tp = ctl_measured_tp(c, bare),
                            .restart_s = ctl_restart_seconds(c), .step = c->step_next, .total_steps = c->total_steps,
@@ -98,18 +103,23 @@ static int spot_choose(struct ctl *c, const struct pit_membership *bare, enum pi
     return 1;
   in.tick_s = ctl_spot_retry_s(c);
   market_prices(c, bare, &in.price_h, &in.spot_price_h);
-  struct pit_spot_state st;
-  ctl_spot_state(&c->spot, &in, &st);
-  *to = pit_spot_decide(PIT_SPOT_PITSTOP, &st);
+  struct pit_spot_in si = {.policy = PIT_SPOT_PITSTOP, .running = running};
+  ctl_spot_state(&c->spot, &in, &si.s);
+  const struct pit_spot_state st = si.s;
+  *to = pit_spot_in_decide(&si);
   memset(ch, 0, sizeof *ch);
   ch->decided = 1;
   ctl_spot_reason(&st, *to, ch->reason, sizeof ch->reason);
   snprintf(ch->kind, sizeof ch->kind, "%s", pit_spot_mode_name(*to));
+  snprintf(ch->spot_mode, sizeof ch->spot_mode, "%s", pit_spot_mode_name(*to));
+  int rc = pit_spot_in_json(&si, ch->inputs, sizeof ch->inputs, e);
+  if (rc < 0)
+    return rc;
   double left = (double)(c->total_steps - c->step_next) * in.tp;
   for (int k = 0; k < 2; k++) { /* the two markets weighed: the rest of the job on each */
     struct pit_policy_alt *a = &ch->alts[ch->nalts++];
     enum pit_spot_mode m = k ? PIT_SPOT_OD : PIT_SPOT_SPOT;
-    int rc = on_mode(c, bare, m, &a->m, e);
+    rc = on_mode(c, bare, m, &a->m, e);
     if (rc < 0)
       return rc;
     snprintf(a->kind, sizeof a->kind, "%s", k ? "on-demand" : "spot");
@@ -139,13 +149,13 @@ int ctl_spot_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e) {
   struct pit_membership bare;
   pit_membership_bare(&ch->to, &bare);
   enum pit_spot_mode held = held_mode(c), to;
-  int rc = spot_choose(c, &bare, held, &to, &sc, e);
+  int rc = spot_choose(c, &bare, held, 1, &to, &sc, e); /* running: never idled (on-demand instead) */
   if (rc != 0)
     return rc < 0 ? rc : 0;
-  if (to == PIT_SPOT_IDLE) /* cannot come with nodes up and spot held or away; never idle a running job */
-    to = PIT_SPOT_OD;
-  if (ch->act == PIT_ACT_RESIZE) { /* the cost policy's new membership, on the market chosen */
+  if (ch->act == PIT_ACT_RESIZE) { /* the cost policy's new membership, on the market chosen (and why) */
     snprintf(ch->reason + strlen(ch->reason), sizeof ch->reason - strlen(ch->reason), "; %s", sc.reason);
+    snprintf(ch->spot_mode, sizeof ch->spot_mode, "%s", sc.spot_mode);
+    snprintf(ch->inputs, sizeof ch->inputs, "%s", sc.inputs);
     return on_mode(c, &bare, to, &ch->to, e);
   }
   if (to == held) /* recorded as a keep */
@@ -180,15 +190,16 @@ int ctl_spot_reshape(struct ctl *c, const struct pit_membership *want, enum pit_
   pit_membership_bare(want, &bare);
   for (int round = 0;; round++) {
     enum pit_spot_mode to;
-    int rc = spot_choose(c, &bare, held, &to, &ch, e);
+    int rc = spot_choose(c, &bare, held, 0, &to, &ch, e);
     if (rc < 0)
       return rc;
-    if (rc == 1 || (round >= 16 && to != PIT_SPOT_OD)) {
+    if (rc == 1 || (round >= 16 && to != PIT_SPOT_OD)) { /* not the policy's: no inputs (the replay follows it) */
       to = PIT_SPOT_OD;
       memset(&ch, 0, sizeof ch);
       ch.act = PIT_ACT_RESIZE;
       ch.decided = 1;
       snprintf(ch.kind, sizeof ch.kind, "on_demand");
+      snprintf(ch.spot_mode, sizeof ch.spot_mode, "on_demand");
       snprintf(ch.reason, sizeof ch.reason, "market %s → on_demand: %s", pit_spot_mode_name(held),
                rc == 1 ? "spot is away and nothing is measured yet (PIT time, job length, restart)"
                        : "spot failed 16 times in a row");
@@ -258,6 +269,7 @@ int ctl_spot_initial(struct ctl *c, struct pit_err *e) {
   ch.act = PIT_ACT_RESIZE;
   ch.decided = 1;
   snprintf(ch.kind, sizeof ch.kind, "spot");
+  snprintf(ch.spot_mode, sizeof ch.spot_mode, "spot"); /* no inputs: nothing measured, not the policy's */
   snprintf(ch.reason, sizeof ch.reason,
            "market idle → spot: $%.4f/h spot against $%.4f/h on-demand, nothing measured yet (the first decision "
            "point weighs the slack to the deadline, %.0f s, with the measured PIT time and restart)",

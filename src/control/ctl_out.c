@@ -170,6 +170,7 @@ int ctl_decision_record(struct ctl *c, const struct pit_choice *ch, const char *
   if (rc < 0)
     d.reason = NULL;
   snprintf(d.zone, sizeof d.zone, "%s", ch->zone);
+  snprintf(d.spot_mode, sizeof d.spot_mode, "%s", ch->spot_mode);
   if (rc == 0 && ch->inputs[0] && !(d.inputs = strdup(ch->inputs)))
     rc = PIT_ENOMEM;
   /* alternatives: the chosen first */

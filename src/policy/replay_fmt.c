@@ -1,7 +1,8 @@
 /* replay_fmt.c — a replayed run (struct pit_replay, replay.c) as `pitstop
  * simulate --replay` prints it: one JSON object, or the table's head (the
  * run's and the replay's resize decisions side by side, whether they agree,
- * and the two costs); the fixed memberships and the decision records that
+ * and the two costs; the spot market layer's decisions decided again or
+ * followed, with those that differ); the fixed memberships and the decision records that
  * follow the table are the command's (src/cli/run_report.c).
  * Invariants: nothing but f is written; non-finite numbers are JSON null;
  * the cost ratio is the replay's cost over the run's (NaN without a run cost). */
@@ -60,6 +61,23 @@ int pit_replay_write_json(FILE *f, const char *events, const struct pit_replay *
     cJSON_AddNumberToObject(z, "decisions", r->zone_decisions);
     cJSON_AddNumberToObject(z, "same", r->zone_same);
   }
+  if (r->spot && r->spot->n > 0) { /* the spot market layer's decisions: decided again, or followed */
+    const struct pit_spot_replay *sp = r->spot;
+    cJSON *z = cJSON_AddObjectToObject(j, "spot");
+    cJSON_AddNumberToObject(z, "decisions", sp->n);
+    cJSON_AddNumberToObject(z, "decided_again", sp->again);
+    cJSON_AddNumberToObject(z, "same", sp->same);
+    cJSON_AddNumberToObject(z, "followed", sp->followed);
+    cJSON *df = cJSON_AddArrayToObject(z, "differ"); /* the first PIT_SPOT_DIFF_MAX */
+    for (int i = 0; i < sp->ndiff && i < PIT_SPOT_DIFF_MAX; i++) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddNumberToObject(o, "step", (double)sp->diff[i].step);
+      cJSON_AddNumberToObject(o, "t", sp->diff[i].t);
+      cJSON_AddStringToObject(o, "run", pit_spot_mode_name(sp->diff[i].recorded));
+      cJSON_AddStringToObject(o, "replay", pit_spot_mode_name(sp->diff[i].again));
+      cJSON_AddItemToArray(df, o);
+    }
+  }
   cJSON *fx = cJSON_AddArrayToObject(j, "fixed"); /* each membership the run ran, alone for the whole job */
   for (int i = 0; i < r->nfixed; i++) {
     char m[PIT_MEMBERSHIP_TEXT_MAX];
@@ -92,6 +110,18 @@ void pit_replay_write_head(FILE *f, const char *events, const char *policy, cons
     }
   fprintf(f, "same decisions at the same steps: %s%s\n", r->same ? "yes" : "NO",
           r->diverged ? " (the replay chose a membership the run never ran: stopped there)" : "");
+  if (r->spot && r->spot->n > 0) {
+    const struct pit_spot_replay *sp = r->spot;
+    fprintf(f, "spot market decisions: %d; decided again by the spot policy from their inputs: %d, %d the same; "
+               "followed (recorded without inputs): %d\n",
+            sp->n, sp->again, sp->same, sp->followed);
+    for (int i = 0; i < sp->ndiff && i < PIT_SPOT_DIFF_MAX; i++)
+      fprintf(f, "  differs at %.1f s (step %lld): the run chose %s, the replay %s\n", sp->diff[i].t,
+              (long long)sp->diff[i].step, pit_spot_mode_name(sp->diff[i].recorded),
+              pit_spot_mode_name(sp->diff[i].again));
+    if (sp->ndiff > PIT_SPOT_DIFF_MAX)
+      fprintf(f, "  and %d more that differ\n", sp->ndiff - PIT_SPOT_DIFF_MAX);
+  }
   if (r->restarts > 0)
     fprintf(f, "the run's own restarts (reclaims, markets, zones) followed at the same steps: %d\n", r->restarts);
   fprintf(f, "cost: live $%.6f (node records), replay $%.6f (simulated clock), ratio %.4f; time %.1f s vs %.1f s\n",

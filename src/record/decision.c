@@ -141,6 +141,8 @@ int pit_decision_encode(const struct pit_decision *d, char **out, struct pit_err
     add_membership(o, "to", &d->to);
     if (d->zone[0])
       cJSON_AddStringToObject(o, "zone", d->zone);
+    if (d->spot_mode[0])
+      cJSON_AddStringToObject(o, "spot_mode", d->spot_mode);
     cJSON *in = d->inputs ? cJSON_Parse(d->inputs) : NULL;
     if (d->inputs && !cJSON_IsObject(in)) {
       cJSON_Delete(in);
@@ -295,7 +297,8 @@ static int decode(struct pit_decision *d, const cJSON *o, struct pit_err *e) {
       (rc = get_text(o, "policy", d->policy, sizeof d->policy, e)) < 0 ||
       (rc = get_text(o, "action", d->action, sizeof d->action, e)) < 0 ||
       (rc = get_membership(o, "from", &d->from, e)) < 0 || (rc = get_membership(o, "to", &d->to, e)) < 0 ||
-      (rc = get_text(o, "zone", d->zone, sizeof d->zone, e)) < 0)
+      (rc = get_text(o, "zone", d->zone, sizeof d->zone, e)) < 0 ||
+      (rc = get_text(o, "spot_mode", d->spot_mode, sizeof d->spot_mode, e)) < 0)
     return rc;
   const cJSON *in = cJSON_GetObjectItemCaseSensitive(o, "inputs");
   if (in && !cJSON_IsObject(in))
@@ -363,7 +366,8 @@ int pit_decision_equal(const struct pit_decision *a, const struct pit_decision *
       !same(a->predicted_step_s, b->predicted_step_s) ||
       !same(a->previous_predicted_step_s, b->previous_predicted_step_s) || strcmp(a->policy, b->policy) ||
       strcmp(a->action, b->action) || !pit_membership_equal(&a->from, &b->from) ||
-      !pit_membership_equal(&a->to, &b->to) || strcmp(a->zone, b->zone) || !a->inputs != !b->inputs ||
+      !pit_membership_equal(&a->to, &b->to) || strcmp(a->zone, b->zone) ||
+      strcmp(a->spot_mode, b->spot_mode) || !a->inputs != !b->inputs ||
       (a->inputs && strcmp(a->inputs, b->inputs)))
     return 0;
   for (int i = 0; i < a->nalts; i++)

@@ -15,7 +15,10 @@
 # After (a) and (b): every node record names its market (the one the fake cloud started it on: its
 # price) and no zone (the config names none); `pitstop simulate --replay` of the events decides as the
 # run did, follows its own restarts (the reclaim, the move to on-demand) and bills each node at its
-# market's price: its cost is the run's own (the report's) within 1%.
+# market's price: its cost is the run's own (the report's) within 1%; it decides every spot decision
+# of the spot policy's again from the inputs the record carries, each the same (a copy with one
+# recorded choice changed is found out, at its step; one with a key of its inputs removed is refused
+# with one message naming the file, the step and the key).
 set -euo pipefail
 RUNP=tcs
 . "$PIT_SOURCE_DIR/tests/control/command_common.bash"
@@ -75,6 +78,72 @@ assert all((x["market"] == "spot") == (x["price_h"] == 0.035) for x in nodes), "
 print(f"{len(nodes)} node records, each with the market the cloud started it on: {sorted({x['market'] for x in nodes})}")
 PYEOF
   replay_cost "$1" "$2" "$T/replay.json"
+  # without the run's catalog (the default, local.tsv, lacks c5.large): one message naming both files
+  if "$PITSTOP" simulate --replay "$1" --deadline "$3" > "$T/nocat.out" 2> "$T/nocat.err"; then
+    fail "a replay without the run's catalog was accepted"
+  fi
+  grep -q "^pitstop: $1: the run ran 'c5.large', which the catalog '.*local.tsv' (the default) lacks: give the run's --catalog" \
+    "$T/nocat.err" && [ "$(wc -l < "$T/nocat.err")" = 1 ] && [ ! -s "$T/nocat.out" ] \
+    || fail "without --catalog: $(cat "$T/nocat.err")"
+  spot_again "$1" "$T/replay.json" "$T/replay.txt"
+  # a copy of the run whose last spot decision says another market than its inputs give is found out
+  $PY - "$1" "$T/tampered.jsonl" > "$T/tampered.step" << 'PYEOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+k = max(i for i, x in enumerate(rows) if x["type"] == "decision" and "inputs" in x["detail"] and "spot_mode" in x["detail"])
+d = rows[k]["detail"]
+d["spot_mode"] = "on_demand" if d["spot_mode"] != "on_demand" else "spot"
+open(sys.argv[2], "w").write("".join(json.dumps(x) + "\n" for x in rows))
+print(d["step"])
+PYEOF
+  "$PITSTOP" simulate --replay "$T/tampered.jsonl" --catalog "$T/cat.tsv" --deadline "$3" > "$T/tampered.txt" \
+    || fail "the replay of the tampered run failed"
+  grep -q "differs at [0-9.]* s (step $(cat "$T/tampered.step")): the run chose" "$T/tampered.txt" \
+    || fail "a tampered spot decision was not found: $(cat "$T/tampered.txt")"
+  echo "tampered: $(grep -o "differs at.*" "$T/tampered.txt")"
+  # a spot decision's inputs without one key: one message naming the file, the step and the key
+  $PY - "$1" "$T/malformed.jsonl" > "$T/malformed.step" << 'PYEOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+d = next(x["detail"] for x in rows if x["type"] == "decision" and "inputs" in x["detail"])
+del d["inputs"]["restart_h"]
+open(sys.argv[2], "w").write("".join(json.dumps(x) + "\n" for x in rows))
+print(d["step"])
+PYEOF
+  if "$PITSTOP" simulate --replay "$T/malformed.jsonl" --catalog "$T/cat.tsv" --deadline "$3" > "$T/malformed.out" \
+    2> "$T/malformed.err"; then fail "a spot decision without its restart_h was accepted"; fi
+  grep -qx "pitstop: $T/malformed.jsonl: the spot decision at step $(cat "$T/malformed.step"): spot decision inputs: \"restart_h\" is missing" \
+    "$T/malformed.err" && [ "$(wc -l < "$T/malformed.err")" = 1 ] && [ ! -s "$T/malformed.out" ] \
+    || fail "malformed spot inputs: $(cat "$T/malformed.err")"
+  echo "malformed: $(cat "$T/malformed.err")"
+}
+
+# spot_again EVENTS REPLAY_JSON REPLAY_TXT: every spot decision the spot policy made is decided again by
+# the replay from the inputs it carries, with the same choice; only the layer's own choices (nothing
+# measured yet, on-demand after 16 failed spot starts) are followed
+spot_again() {
+  $PY - "$@" << 'PYEOF'
+import json, re, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+rp, txt = json.load(open(sys.argv[2])), open(sys.argv[3]).read()
+dec = [x["detail"] for x in r if x["type"] == "decision" and
+       (x["detail"].get("policy") == "spot" or "spot_mode" in x["detail"])]
+again = [d for d in dec if "inputs" in d and "spot_mode" in d]
+followed = [d for d in dec if d not in again]
+for d in followed:
+    assert "nothing measured" in d["why"] or "16 times" in d["why"], f"a policy's spot decision without inputs: {d}"
+for d in dec:  # every decision weighing the slack (the policy's) carries its inputs
+    assert not re.search(r"slack -?[0-9.]+ s", d["why"]) or d in again, d
+assert len(again) >= 1, dec
+sp = rp["spot"]
+assert sp == {"decisions": len(dec), "decided_again": len(again), "same": len(again), "followed": len(followed),
+              "differ": []}, (sp, len(dec), len(again))
+m = re.search(r"spot market decisions: (\d+); decided again by the spot policy from their inputs: (\d+), (\d+) the same", txt)
+assert m and m.groups() == (str(len(dec)), str(len(again)), str(len(again))), m and m.group(0)
+assert "differs at" not in txt, txt
+print(f"replay: {len(dec)} spot decisions, {len(again)} decided again from their inputs, all {sp['same']} the same; "
+      f"{len(followed)} followed (the layer's own: nothing measured yet / 16 failed starts)")
+PYEOF
 }
 
 # ---- (a) plenty of slack, spot capacity: spot from start to end

@@ -2,7 +2,7 @@
  * (every field: alternatives with their intervals and models, shares, reasons, the
  * controller's policy, action, from and to), a batch-shares decision and a
  * controller's encoded with the keys in the order each has always been written,
- * and malformed details refused. */
+ * the spot market layer's choice (spot_mode) read back, and malformed details refused. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,13 +87,26 @@ int main(void) {
   back.to.m[0].nodes = 3;
   CHECK(!pit_decision_equal(&d, &back), "equal sees the membership decided");
   free(txt);
+  /* a spot market layer's choice and the state it was decided on: after "to", read back equal */
+  snprintf(d.spot_mode, sizeof d.spot_mode, "on_demand");
+  d.inputs = strdup("{\"policy\":\"pitstop\",\"t_h\":0.25}");
+  CHECK(pit_decision_encode(&d, &txt, &e) == 0, "%s", e.msg);
+  CHECK(txt && strstr(txt, "\"to\":\"c5.2xlarge@spot:1+c5.xlarge:2\",\"spot_mode\":\"on_demand\",\"inputs\":{"),
+        "spot_mode after to, before inputs: %s", txt);
+  CHECK(pit_decision_decode(&back, txt, &e) == 0 && pit_decision_equal(&d, &back) &&
+            strcmp(back.spot_mode, "on_demand") == 0,
+        "spot_mode round trip: %s", txt);
+  back.spot_mode[0] = 0;
+  CHECK(!pit_decision_equal(&d, &back), "equal sees spot_mode");
+  free(txt);
   pit_decision_release(&d);
 
   /* malformed details: refused with the reason, the struct left empty */
   const char *bad[] = {"", "[1,2]", "{\"what\":3}", "{\"shares\":[1,\"x\"]}", "{\"shares\":[1,2],\"previous\":[1]}",
                        "{\"previous\":[1]}", "{\"alternatives\":{}}", "{\"step\":\"ten\"}",
                        "{\"to\":\"c5.large:x\"}", "{\"alternatives\":[{\"pit_interval_s\":[1]}]}",
-                       "{\"alternatives\":[{\"fits\":1}]}", "{\"policy\":\"a name longer than thirty-one bytes\"}"};
+                       "{\"alternatives\":[{\"fits\":1}]}", "{\"policy\":\"a name longer than thirty-one bytes\"}",
+                       "{\"spot_mode\":2}"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     CHECK(pit_decision_decode(&back, bad[i], &e) == PIT_EFORMAT && back.nshares == 0 && !back.reason,
           "'%s' refused (%s)", bad[i], e.msg);
