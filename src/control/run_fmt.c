@@ -59,11 +59,15 @@ void pit_run_result_write(FILE *f, const struct pit_run_result *r, const char *r
            "not have resized it without losing work (see docs/protocol.md).\n");
   if (r->nnodes) {
     fprintf(f, "\nnodes (cost as billed: the type's granularity and minimum):\n");
-    fprintf(f, "  %-24s %-14s %-9s %8s %8s %8s %9s %9s  %s\n", "node", "type", "market", "start", "ready", "stop",
+    int idw = 24; /* the node column as wide as its longest id */
+    for (int i = 0; i < r->nnodes; i++)
+      if ((int)strlen(r->nodes[i].id) > idw)
+        idw = (int)strlen(r->nodes[i].id);
+    fprintf(f, "  %-*s %-14s %-9s %8s %8s %8s %9s %9s  %s\n", idw, "node", "type", "market", "start", "ready", "stop",
            "billed", "cost $", "why started / how it ended");
     for (int i = 0; i < r->nnodes; i++) {
       const struct pit_run_node *n = &r->nodes[i];
-      fprintf(f, "  %-24s %-14s %-9s %7.1fs %7.1fs %7.1fs %8.0fs %9.4f  %s; %s%s\n", n->id, n->itype,
+      fprintf(f, "  %-*s %-14s %-9s %7.1fs %7.1fs %7.1fs %8.0fs %9.4f  %s; %s%s\n", idw, n->id, n->itype,
              n->spot ? "spot" : "on-demand", n->t_start, n->t_ready, n->t_stop, n->billed_s, n->cost, n->why,
              n->end, n->waste_s > 0 ? " (after failed starts)" : "");
     }

@@ -433,10 +433,15 @@ int pit_status_write(FILE *f, const struct pit_status *s, enum pit_summary_forma
     fputc('\n', f);
   }
   fputs("\nnodes (billed as the catalog bills each type):\n", f);
-  table_head(f, node_fields, NF(node_fields), nw);
+  int nwl[NF(nw)]; /* the node column as wide as its longest id (a run's own ids are long) */
+  memcpy(nwl, nw, sizeof nwl);
+  for (int i = 0; i < l->nnodes; i++)
+    if ((int)strlen(l->nodes[i].id) > nwl[0])
+      nwl[0] = (int)strlen(l->nodes[i].id);
+  table_head(f, node_fields, NF(node_fields), nwl);
   fprintf(f, "%9s %10s\n", "billed", "cost $");
   for (int i = 0; i < l->nnodes; i++) {
-    table_row(f, node_fields, NF(node_fields), &l->nodes[i], nw);
+    table_row(f, node_fields, NF(node_fields), &l->nodes[i], nwl);
     fprintf(f, "%8.0fs %10.6f\n", s->node_billed_s[i], s->node_cost[i]);
   }
   fprintf(f, "\ndecisions (%s%d of %d):\n", ndec >= 0 && ndec < l->ndec ? "the last " : "", l->ndec - d0, l->ndec);
