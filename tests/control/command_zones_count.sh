@@ -16,11 +16,7 @@
 set -euo pipefail
 RUNP=tzn
 . "$PIT_SOURCE_DIR/tests/control/command_common.bash"
-cat > "$T/aws.json" << 'EOF'
-{"preset": "aws", "vars": {"image": "ami-0abc", "key": "k", "security_group": "sg-1"},
- "zones": ["us-east-1a", "us-east-1b"],
- "host": "localhost", "poll_s": 0.5, "retry_wait_s": 0.2, "start_timeout_s": 20, "grace_s": 30}
-EOF
+zones_config "$T/aws.json"
 before=$(leftovers)
 NIT=260
 ev=$T/r1/events.jsonl
@@ -46,21 +42,14 @@ touch "$FAKE_CLOUD/reclaim"
 wait $ctl || fail "the run did not survive the reclaim: $(cat "$T/r1.err")"
 check_run "$ev" $NIT tzn1 30
 check_calls aws tzn1
+check_zone_calls tzn1 us-east-1a us-east-1b
 $PY - "$ev" "$FAKE_CLOUD" tzn1 << 'PYEOF'
-import json, os, sys, time
+import json, os, sys
 ev, cloud, run = sys.argv[1], sys.argv[2], sys.argv[3]
 r = [json.loads(l) for l in open(ev)]
-calls = [json.load(open(os.path.join(cloud, "calls", f)))["argv"][1:] for f in sorted(os.listdir(os.path.join(cloud, "calls")))]
-starts = [a for a in calls if a[1] == "run-instances"]
-for a in starts:  # every start names its zone, as one argv entry
-    assert a[a.index("--placement") + 1] in ("AvailabilityZone=us-east-1a", "AvailabilityZone=us-east-1b"), a
-nodes = {n["id"]: n for n in json.load(open(os.path.join(cloud, "nodes.json")))["nodes"] if n["tags"].get("pitstop-run") == run}
-terms = {a[a.index("--instance-ids") + 1] for a in calls if a[1] == "terminate-instances"}
-now = time.time()
-assert all(n.get("gone_at") and n["gone_at"] <= now for n in nodes.values()), nodes
-assert set(nodes) <= terms, (set(nodes) - terms, "started and never terminated")
-assert len(nodes) == 2 and all(n["spot"] and n["zone"] == "us-east-1a" for n in nodes.values()), \
-    f"nodes started: {[(n['zone'], n['spot']) for n in nodes.values()]} (wanted 2 spot nodes in us-east-1a, none after the notice)"
+nodes = [n for n in json.load(open(os.path.join(cloud, "nodes.json")))["nodes"] if n["tags"].get("pitstop-run") == run]
+assert len(nodes) == 2 and all(n["spot"] and n["zone"] == "us-east-1a" for n in nodes), \
+    f"nodes started: {[(n['zone'], n['spot']) for n in nodes]} (wanted 2 spot nodes in us-east-1a, none after the notice)"
 notice = next(x["t"] for x in r if x["type"] == "decision" and "(policy reclaim)" in json.dumps(x["detail"]))
 dec = [x for x in r if x["type"] == "decision" and x["detail"].get("policy") == "zones"]
 assert all(d["detail"].get("inputs") for d in dec), "a zone decision without its inputs"
@@ -70,20 +59,12 @@ assert after and after[0]["to"] == "c5.large@spot:1" and after[0]["zone"] == "us
     [(d.get("to"), d["why"][:160]) for d in after]
 why = after[0]["why"]
 assert "count 1 of 1..2 (the job's 2, linear scaling): $0.0700/h per hour of the job's work" in why, why
-# every step after the notice's generation ran on that one spot node
-live, on = set(), []
-for x in r:
-    if x["type"] == "node" and x["action"] == "ready":
-        live.add(x["node"])
-    elif x["type"] == "node" and x["action"] in ("stop", "lost"):
-        live.discard(x["node"])
-    elif x["type"] == "iter":
-        on.append((x["gen"], len(live)))
-last = max(g for g, _ in on)
-one = [n for g, n in on if g == last]
-assert last >= 1 and set(one) == {1}, (last, set(one))
-print(f"{len(starts)} run-instances (each with its zone), {len(nodes)} nodes, both spot in us-east-1a, all "
-      f"terminated; after the notice: {why[:60]}... {why[why.index('count 1'):why.index('count 1') + 170]}; "
+# the last generation (every step after the notice's) ran on one node: its init records and ranks
+last = max(x["gen"] for x in r if x["type"] == "iter")
+one = [x for x in r if x["type"] == "iter" and x["gen"] == last]
+counts = {x["nodes"] for x in r if x["type"] == "init" and x["gen"] == last}
+assert last >= 1 and counts == {1} and all(len(x["compute_s"]) == 1 for x in one), (last, counts)
+print(f"{len(nodes)} nodes, both spot in us-east-1a; after the notice: {why[:60]}... {why[why.index('count 1'):why.index('count 1') + 170]}; "
       f"the last {len(one)} steps on one spot node")
 PYEOF
 [ -z "$(live_nodes)" ] || fail "nodes left running: $(live_nodes)"
