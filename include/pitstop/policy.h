@@ -197,6 +197,8 @@ double pit_policy_price_h(const struct pit_policy_state *s, const struct pit_mem
 struct pit_replay_opts {
   struct pit_policy policy;          /* cost or time, with deadline/budget/margin/every as run had */
   int nmin, nmax;                    /* --nnodes */
+  int count_held;                    /* the node count is another layer's (the zone layer's, with a node
+                                        range): the policy is asked with nmin = nmax = the count held */
   int ranks_per_node;                /* >= 1 */
   int ntypes;
   struct pit_policy_type types[PIT_POLICY_TYPES_MAX];
@@ -476,18 +478,26 @@ struct pit_zone_in {
   int measured;               /* 0: nothing measured yet (PIT time, job length): spot first, the rest on-demand */
   int running;                /* the job runs (a decision point): never idle it */
   double any_seen;            /* share of the run with spot held in some zone (0.5: none seen) */
-  int nodes, nzones;
+  int nodes, nzones;          /* nodes: the job's count (job length and tp_s on it) */
+  int nmin, nmax;             /* the count chosen within (pitstop run --nnodes MIN:MAX with the zone layer
+                                 owning the count); nmin == nmax == nodes: the job's count, not chosen */
+  int tp_nodes;               /* the count tp_s was measured on (nodes: the job's own) */
+  double sigma, kappa;        /* the scaling fit X(n) = n / (1 + sigma (n-1) + kappa n (n-1)) (0, 0: linear) */
   struct pit_zone_obs z[PIT_ZONES_MAX];
   struct pit_sim_member cur;  /* what the job holds: zone index, spot and on-demand nodes (none: 0, 0, 0) */
   int ckpt_zone;              /* the zone of the checkpoint's last generation (-1: none yet) */
 };
-/* Pure: the same inputs give the same membership (zone, spot, on-demand). */
+/* Pure: the same inputs give the same membership (zone, spot, on-demand), of
+ * nmin..nmax nodes (the fleet policy's count rule) or, nothing measured yet, nodes. */
 struct pit_sim_member pit_zone_decide(const struct pit_zone_in *in);
+/* X(n) / X(N) under the scaling fit (sigma, kappa; 0, 0: n / N): the share of N nodes' rate n give. */
+double pit_usl_share(double sigma, double kappa, int n, int N);
 /* The decision in words (one line, the zones weighed). */
 void pit_zone_reason(const struct pit_zone_in *in, struct pit_sim_member to, char *buf, size_t n);
 /* in as one JSON object into buf (n bytes); PIT_EARG when it does not fit. */
 int pit_zone_in_json(const struct pit_zone_in *in, char *buf, size_t n, struct pit_err *e);
-/* The inverse (every key required); PIT_EFORMAT naming the key. */
+/* The inverse (every key required but nmin, nmax, tp_nodes: nodes when absent, and sigma, kappa:
+ * 0: the records written before the count was chosen); PIT_EFORMAT naming the key. */
 int pit_zone_in_parse(struct pit_zone_in *in, const char *json, struct pit_err *e);
 /* simulate --replay of a run across zones: every zone decision of the events
  * file decided again from its inputs; *n decisions, *same of them the same

@@ -45,6 +45,9 @@ struct ctl_zones {
   int on;                           /* spot layer on, the provider names >= 2 zones, one instance type */
   char itype[PIT_NAME_MAX];
   int nodes;                        /* the job's node count */
+  int own;                          /* --nnodes MIN:MAX with MIN < MAX: this layer chooses the count within
+                                       nmin..nmax, the cost policy keeps the count held (docs/run.md) */
+  int nmin, nmax;
   int n;
   struct pit_zone_obs z[PIT_ZONES_MAX]; /* closed spans in up_s, nup */
   double up_since[PIT_ZONES_MAX];   /* run seconds the current span of spot held there began; NaN: none */

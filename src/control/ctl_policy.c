@@ -47,6 +47,8 @@ static void policy_state(const struct ctl *c, struct pit_policy_state *s) {
   s->cur = c->cur; /* with its markets: cost and time weigh types and price each node at its market */
   s->nmin = c->o->nmin;
   s->nmax = c->o->nmax;
+  if (c->zn.on && c->zn.own) /* the zone layer chooses the count (ctl_zones.c): the cost policy keeps it */
+    s->nmin = s->nmax = pit_membership_nodes(&c->cur);
   s->resizable = c->resizable || !c->o->cmd || c->o->resume_by_restart;
   s->t = now_t(c);
   s->spent = ctl_spent(c, s->t);

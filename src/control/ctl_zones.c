@@ -15,13 +15,17 @@
  *    reclaimed one) and only grows again when a spot start there succeeds;
  *  - a reshape is bounded: after 16 rounds of failed spot starts or idle waits
  *    the job goes on-demand in the zone chosen last;
- *  - a running job is never made idle (pit_zone_decide's running). */
+ *  - a running job is never made idle (pit_zone_decide's running);
+ *  - the node count: with `--nnodes MIN:MAX` (MIN < MAX) this layer owns it and
+ *    pit_zone_decide chooses it within MIN..MAX (the cost policy is asked with
+ *    its count held: ctl_policy.c); else it is the cost policy's. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "control/ctl_impl.h"
+#include "pitstop/predict.h"
 
 static int zone_index(const struct ctl *c, const char *name) {
   for (int z = 0; z < c->zn.n; z++)
@@ -52,6 +56,9 @@ void ctl_zones_init(struct ctl *c) {
   zn->on = 1;
   zn->n = c->prov.nzones;
   zn->nodes = bare.m[0].nodes;
+  zn->own = c->o->nmax > 0 && c->o->nmin < c->o->nmax;
+  zn->nmin = zn->own ? c->o->nmin : zn->nodes;
+  zn->nmax = zn->own ? (c->o->nmax < MAX_NODES ? c->o->nmax : MAX_NODES) : zn->nodes;
   snprintf(zn->itype, sizeof zn->itype, "%s", bare.m[0].itype);
   for (int z = 0; z < zn->n; z++) {
     snprintf(zn->z[z].name, sizeof zn->z[z].name, "%s", c->prov.zones[z]);
@@ -96,17 +103,57 @@ void ctl_zones_spot_down(struct ctl *c, const char *zone, int reclaimed) {
   c->zn.z[z].cap = s - reclaimed > 0 ? s - reclaimed : 0;
 }
 
-/* What pit_zone_decide gets: the run's measurements and the zones as seen. */
+/* The measured PIT time of the type on `nodes` nodes (NaN: none). */
+static double measured_on(const struct ctl *c, int nodes) {
+  for (int i = 0; i < c->obs.nmeas; i++) {
+    const struct pit_membership *m = &c->obs.meas[i].m;
+    if (m->n == 1 && m->m[0].nodes == nodes && strcmp(m->m[0].itype, c->zn.itype) == 0)
+      return c->obs.meas[i].tp;
+  }
+  return NAN;
+}
+
+/* The scaling fit of the type's measured counts (USL, at least 3 counts; else linear: 0, 0). */
+static void scaling_fit(const struct ctl *c, double *sigma, double *kappa) {
+  struct pit_usl_point pt[PIT_POLICY_MEAS_MAX];
+  int np = 0;
+  *sigma = *kappa = 0;
+  for (int i = 0; i < c->obs.nmeas; i++) {
+    const struct pit_policy_meas *q = &c->obs.meas[i];
+    if (q->m.n == 1 && strcmp(q->m.m[0].itype, c->zn.itype) == 0 && q->tp > 0)
+      pt[np++] = (struct pit_usl_point){.n = q->m.m[0].nodes, .x = 1.0 / q->tp, .x_half = NAN};
+  }
+  struct pit_usl fit;
+  struct pit_err e2 = {0};
+  if (np >= 3 && pit_usl_fit(pt, np, &fit, &e2) == 0 && isfinite(fit.sigma) && isfinite(fit.kappa)) {
+    *sigma = fit.sigma > 0 ? fit.sigma : 0;
+    *kappa = fit.kappa > 0 ? fit.kappa : 0;
+  }
+}
+
+/* What pit_zone_decide gets: the run's measurements and the zones as seen. The
+ * PIT time: measured on the job's count, else on the count the job runs (its
+ * recent steps), which pit_zone_decide takes to the job's count by the fit. */
 static void zone_inputs(struct ctl *c, int running, struct pit_zone_in *in) {
   memset(in, 0, sizeof *in);
   sync_spans(c);
+  int ran = pit_membership_nodes(&c->cur) > 0 ? pit_membership_nodes(&c->cur) : c->zn.nodes;
   struct pit_membership bare;
   pit_membership_clear(&bare);
   struct pit_err e2 = {0};
-  pit_membership_add(&bare, c->zn.itype, c->zn.nodes, -1, &e2);
+  pit_membership_add(&bare, c->zn.itype, ran, -1, &e2);
   in->t_s = now_t(c);
   in->deadline_s = c->o->policy.deadline_s;
-  in->tp_s = ctl_measured_tp(c, &bare);
+  in->tp_nodes = c->zn.nodes;
+  in->tp_s = measured_on(c, c->zn.nodes);
+  if (!(in->tp_s > 0)) {
+    in->tp_s = ctl_measured_tp(c, &bare);
+    in->tp_nodes = ran;
+  }
+  in->nmin = c->zn.own ? c->zn.nmin : c->zn.nodes;
+  in->nmax = c->zn.own ? c->zn.nmax : c->zn.nodes;
+  if (c->zn.own)
+    scaling_fit(c, &in->sigma, &in->kappa);
   in->restart_s = ctl_restart_seconds(c);
   in->step = c->step_next;
   in->total_steps = c->total_steps;
@@ -245,8 +292,8 @@ int ctl_zones_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e) {
   struct pit_choice zc;
   struct pit_sim_member r;
   int nodes = pit_membership_nodes(&ch->to);
-  if (nodes > 0)
-    c->zn.nodes = nodes; /* the cost policy's node count */
+  if (nodes > 0 && !c->zn.own)
+    c->zn.nodes = nodes; /* the cost policy's node count (a node range: this layer's, zone_inputs) */
   int rc = zone_choose(c, 1, &r, &zc, e);
   if (rc < 0)
     return rc;

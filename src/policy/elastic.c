@@ -209,6 +209,8 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
       s.cur = cur;
       s.nmin = o->nmin;
       s.nmax = o->nmax;
+      if (o->count_held) /* another layer's count (the zone layer's): kept, as live (ctl_policy.c) */
+        s.nmin = s.nmax = pit_membership_nodes(&cur);
       s.resizable = 1;
       s.t = T;
       s.spent = spent;

@@ -292,12 +292,14 @@ static struct pit_sim_member pitstop(const struct pit_fleet_view *v) {
 static int nheld(struct pit_sim_member m) { return m.spot + m.od; }
 
 /* X(n) / X(nodes): the share of the job's rate n nodes give (USL, linear with sigma = kappa = 0) */
-static double rate(const struct pit_fleet_view *v, int n) {
-  if (n <= 0)
+double pit_usl_share(double sigma, double kappa, int n, int N) {
+  if (n <= 0 || N <= 0)
     return 0;
-  double N = v->nodes, sg = v->sigma, kp = v->kappa;
-  return n / (1 + sg * (n - 1) + kp * n * (double)(n - 1)) / (N / (1 + sg * (N - 1) + kp * N * (N - 1)));
+  double a = n, b = N;
+  return a / (1 + sigma * (a - 1) + kappa * a * (a - 1)) / (b / (1 + sigma * (b - 1) + kappa * b * (b - 1)));
 }
+
+static double rate(const struct pit_fleet_view *v, int n) { return pit_usl_share(v->sigma, v->kappa, n, v->nodes); }
 
 /* money per hour of the job's work (hours on `nodes` nodes) */
 static double per_work(const struct pit_fleet_view *v, int p, int sp, int od) {
@@ -457,27 +459,38 @@ struct pit_sim_member pit_fleet_decide(enum pit_fleet_policy p, const struct pit
 }
 
 /* pitstop run across zones (policy.h, "zones live"): the zones of one type as the
- * pools of a fleet view, the job on `nodes` nodes. Nothing measured yet: spot
- * where the job is (else in the home pool) for as many nodes as the zone gives,
- * the rest on-demand; then pitstop's fleet rules. A running job is never made
- * idle: on-demand where it is. */
+ * pools of a fleet view, the job on `nodes` nodes, its count chosen within
+ * nmin..nmax by sized() (a zone never refused gives spot to nmax nodes). The
+ * PIT time measured on tp_nodes nodes is taken to `nodes` by the scaling fit.
+ * Nothing measured yet: spot where the job is (else in the home pool) for as
+ * many of `nodes` as the zone gives, the rest on-demand; then pitstop's fleet
+ * rules. A running job is never made idle: on-demand where it is. */
 struct pit_sim_member pit_zone_decide(const struct pit_zone_in *in) {
+  int N = in->nodes, lo = in->nmin > 0 ? in->nmin : N, hi = in->nmax > 0 ? in->nmax : N;
+  if (lo > N)
+    lo = N;
+  if (hi < N)
+    hi = N;
   int n = in->nzones > 0 ? in->nzones : 1, count[PIT_ZONES_MAX];
   double price[PIT_ZONES_MAX], spot[PIT_ZONES_MAX], seen[PIT_ZONES_MAX], span[PIT_ZONES_MAX];
   double zero[PIT_ZONES_MAX] = {0};
   for (int p = 0; p < n; p++) {
     const struct pit_zone_obs *z = &in->z[p];
-    count[p] = z->known ? imin(z->cap, in->nodes) : in->nodes;
+    count[p] = z->known ? imin(z->cap, hi) : hi;
     price[p] = z->price_h;
     spot[p] = z->spot_price_h;
     seen[p] = 0.5;
     span[p] = z->nup > 0 ? z->up_s / z->nup / 3600 : z->known ? 0 : in->t_s / 3600;
   }
+  /* t_p on `nodes` nodes: t_p(m) X(m) / X(nodes) (a global batch per step, whatever the count) */
   double tp_h = in->tp_s / 3600;
+  if (in->tp_nodes > 0 && in->tp_nodes != N)
+    tp_h *= pit_usl_share(in->sigma, in->kappa, in->tp_nodes, N);
   struct pit_fleet_view v = {
       .t_h = in->t_s / 3600, .done_h = (double)in->step * tp_h, .job_h = (double)in->total_steps * tp_h,
       .deadline_h = in->deadline_s / 3600, .restart_h = in->restart_s / 3600, .tick_h = in->tick_s / 3600,
-      .npools = n, .nodes = in->nodes, .nmin = in->nodes, .nmax = in->nodes, .count = count, .price_h = price,
+      .npools = n, .nodes = N, .nmin = lo, .nmax = hi, .sigma = in->sigma, .kappa = in->kappa, .count = count,
+      .price_h = price,
       .spot_price_h = spot, .avail_seen = seen, .span_seen_h = span, .avail_for_h = span,
       .any_seen = in->any_seen, .move_h = zero, .move_usd = zero, .cur = in->cur, .ckpt_pool = in->ckpt_zone,
       .fixed_pool = -1};

@@ -6,7 +6,9 @@
  * Invariants: pure but for pit_replay_zones, which only reads the events file
  * (through the run log's fold); pit_zone_in_parse(pit_zone_in_json(in)) gives in
  * back exactly (numbers printed with 17 significant digits), so a replay decides
- * on the very inputs the live run decided on. */
+ * on the very inputs the live run decided on; inputs without the count's keys
+ * (nmin, nmax, tp_nodes, sigma, kappa: written before the count was chosen)
+ * read as the job's count, fixed, on a linear fit: such runs replay as before. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,26 @@ void pit_zone_reason(const struct pit_zone_in *in, struct pit_sim_member to, cha
     at += (size_t)snprintf(buf + at, n - at, "; work left %.1f s, time to the deadline %.1f s, restart %.1f s",
                            left, in->deadline_s - in->t_s, in->restart_s);
   }
+  if (at < n && in->nmin < in->nmax && to.spot + to.od > 0 && to.pool >= 0 && to.pool < in->nzones) {
+    /* the count chosen within the range: money per hour of the job's work (hours on `nodes`
+     * nodes) on it, against the job's own count in the same zone, spot as far as it gives */
+    const struct pit_zone_obs *z = &in->z[to.pool];
+    int c = to.spot + to.od, N = in->nodes, gives = z->known ? z->cap : in->nmax;
+    int fs = to.spot > 0 ? (gives < N ? gives : N) : 0;
+    double r = pit_usl_share(in->sigma, in->kappa, c, N);
+    double w = (to.spot * z->spot_price_h + to.od * z->price_h) / r;   /* forecast: per hour of work */
+    double wn = fs * z->spot_price_h + (N - fs) * z->price_h;          /* forecast: per hour of work */
+    at += (size_t)snprintf(buf + at, n - at, "; count %d of %d..%d (the job's %d%s)", c, in->nmin, in->nmax, N,
+                           in->sigma > 0 || in->kappa > 0 ? ", USL fit" : ", linear scaling");
+    if (at < n && !in->measured)
+      at += (size_t)snprintf(buf + at, n - at, ": the job's own until measured");
+    else if (at < n && c == N)
+      at += (size_t)snprintf(buf + at, n - at, ": the job's own, $%.4f/h per hour of its work", w);
+    else if (at < n)
+      at += (size_t)snprintf(buf + at, n - at, ": $%.4f/h per hour of the job's work at %.2f of its pace, against "
+                             "$%.4f/h on %d node%s here (%d spot + %d on-demand)", w, r, wn, N, N == 1 ? "" : "s", fs,
+                             N - fs);
+  }
   for (int p = 0; p < in->nzones && at < n; p++) {
     const struct pit_zone_obs *z = &in->z[p];
     at += (size_t)snprintf(buf + at, n - at, "; %s: ", z->name);
@@ -53,9 +75,11 @@ int pit_zone_in_json(const struct pit_zone_in *in, char *buf, size_t n, struct p
 #define PUT(...) at += (size_t)snprintf(at < n ? buf + at : NULL, at < n ? n - at : 0, __VA_ARGS__)
   PUT("{\"t_s\":%.17g,\"deadline_s\":%.17g,\"tp_s\":%.17g,\"restart_s\":%.17g,\"tick_s\":%.17g,"
       "\"step\":%lld,\"total_steps\":%lld,\"measured\":%d,\"running\":%d,\"any_seen\":%.17g,\"nodes\":%d,"
+      "\"nmin\":%d,\"nmax\":%d,\"tp_nodes\":%d,\"sigma\":%.17g,\"kappa\":%.17g,"
       "\"cur\":[%d,%d,%d],\"ckpt_zone\":%d,\"zones\":[",
       in->t_s, in->deadline_s, in->tp_s, in->restart_s, in->tick_s, (long long)in->step, (long long)in->total_steps,
-      in->measured, in->running, in->any_seen, in->nodes, in->cur.pool, in->cur.spot, in->cur.od, in->ckpt_zone);
+      in->measured, in->running, in->any_seen, in->nodes, in->nmin, in->nmax, in->tp_nodes, in->sigma, in->kappa,
+      in->cur.pool, in->cur.spot, in->cur.od, in->ckpt_zone);
   for (int p = 0; p < in->nzones; p++) {
     const struct pit_zone_obs *z = &in->z[p];
     PUT("%s{\"name\":\"%s\",\"known\":%d,\"cap\":%d,\"up_s\":%.17g,\"nup\":%d,\"price_h\":%.17g,"
@@ -67,7 +91,8 @@ int pit_zone_in_json(const struct pit_zone_in *in, char *buf, size_t n, struct p
   if (at >= n)
     return pit_err_set(e, PIT_EARG, "a zone decision's inputs do not fit in %zu bytes", n);
   int finite = isfinite(in->t_s) && isfinite(in->deadline_s) && isfinite(in->tp_s) && isfinite(in->restart_s) &&
-               isfinite(in->tick_s) && isfinite(in->any_seen); /* NaN and infinities are not JSON */
+               isfinite(in->tick_s) && isfinite(in->any_seen) && isfinite(in->sigma) &&
+               isfinite(in->kappa); /* NaN and infinities are not JSON */
   for (int p = 0; p < in->nzones; p++)
     finite &= isfinite(in->z[p].up_s) && isfinite(in->z[p].price_h) && isfinite(in->z[p].spot_price_h) &&
               !strpbrk(in->z[p].name, "\"\\");
@@ -107,6 +132,18 @@ int pit_zone_in_parse(struct pit_zone_in *in, const char *json, struct pit_err *
            (rc = inum(o, "nodes", &in->nodes, e)) < 0 || (rc = inum(o, "ckpt_zone", &in->ckpt_zone, e)) < 0);
   in->step = (int64_t)step;
   in->total_steps = (int64_t)total;
+  /* the count's keys (absent in the records written before the count was chosen: the job's count,
+   * linear), each a number when present */
+  const char *opt[] = {"nmin", "nmax", "tp_nodes", "sigma", "kappa"};
+  double optv[5] = {in->nodes, in->nodes, in->nodes, 0, 0};
+  for (int k = 0; rc == 0 && k < 5; k++)
+    if (cJSON_GetObjectItemCaseSensitive(o, opt[k]))
+      rc = num(o, opt[k], &optv[k], e);
+  in->nmin = (int)optv[0];
+  in->nmax = (int)optv[1];
+  in->tp_nodes = (int)optv[2];
+  in->sigma = optv[3];
+  in->kappa = optv[4];
   const cJSON *cur = rc == 0 ? cJSON_GetObjectItemCaseSensitive(o, "cur") : NULL;
   if (rc == 0 && !(cJSON_IsArray(cur) && cJSON_GetArraySize(cur) == 3))
     rc = pit_err_set(e, PIT_EFORMAT, "zone decision inputs: \"cur\" is not [zone, spot, on-demand]");

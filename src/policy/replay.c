@@ -20,8 +20,8 @@
  * market); the replay's nodes are priced at their own markets (elastic.c), the
  * node records' (their "market"): the first generation's as the live run held
  * them, and the replay follows the live run's own restarts on the same types
- * (a reclaim, a change of market or zone: no decision of the cost policy's;
- * r_restart): it restarts at the same step, the nodes the live run replaced
+ * (a reclaim, a change of market or zone, a count the zone layer chose: no
+ * decision of the cost policy's; r_restart): it restarts at the same step, the nodes the live run replaced
  * stop and the new ones start on the live markets after the time the live run
  * held no node, so a spot run is billed on spot where it ran on spot. The
  * fixed memberships are replayed alone on their own markets, without restarts.
@@ -72,7 +72,17 @@ struct live {
   size_t deccap;
   double cost;
   double t_last_stop;  /* the last node stop record (the run's billing ends there) */
+  int zone_count;      /* the run's zone layer chose the node count (a zone decision with a node range):
+                          its count changes are the run's own restarts, the policy keeps the count held */
 };
+
+/* A zone decision whose inputs give a node range: the zone layer chose the count. */
+static int zone_counts(const struct pit_decision *d) {
+  struct pit_zone_in in;
+  struct pit_err e2 = {0};
+  return strcmp(d->policy, "zones") == 0 && d->inputs && pit_zone_in_parse(&in, d->inputs, &e2) == 0 &&
+         in.nmin < in.nmax;
+}
 
 void pit_replay_release(struct pit_replay *r) {
   free(r->live);
@@ -87,7 +97,9 @@ void pit_replay_release(struct pit_replay *r) {
 static int live_decisions(const char *path, const struct pit_runlog *log, struct live *l, struct pit_err *e) {
   for (int i = 0; i < log->ndec; i++) {
     const struct pit_runlog_decision *x = &log->dec[i];
-    if (strcmp(x->d.action, "resize") != 0)
+    if (zone_counts(&x->d))
+      l->zone_count = 1;
+    if (strcmp(x->d.action, "resize") != 0 || zone_counts(&x->d)) /* the zone layer's count: the run's own */
       continue;
     if (x->d.from.n == 0 || x->d.to.n == 0)
       return pit_err_set(e, PIT_EFORMAT, "%s: resize decision at step %lld: no \"from\" or \"to\" membership", path,
@@ -322,7 +334,8 @@ static int r_restart(void *ctx, int64_t step, const struct pit_membership *from,
     int i = j - 1;
     while (i >= 0 && l->g[i].n == 0) /* a generation that failed before its first step */
       i--;
-    if (i < 0 || !same_types(&l->g[i].m, from) || !same_types(&h->m, to))
+    /* (a run whose zone layer chose the count: a restart of its own may change the count) */
+    if (i < 0 || !same_types(&l->g[i].m, from) || (!same_types(&h->m, to) && !(l->zone_count && from == to)))
       return 0;
     pit_membership_clear(&f->kept);
     double first_new = INFINITY;
@@ -437,6 +450,9 @@ int pit_replay_log(const struct pit_runlog *log, const char *path, const struct 
   }
   struct rmodel rm = {.l = L, .mean_lag = nlag ? (int64_t)llround(lag / nlag) : 0};
   struct pit_elastic_model mdl = {&rm, r_iter, r_stop_step, r_start_s, r_stop_s, r_restart};
+  struct pit_replay_opts oc = *o; /* the zone layer chose the count: the policy keeps it, as live */
+  oc.count_held = oc.count_held || L->zone_count;
+  o = &oc;
   struct pit_elastic_job job;
   memset(&job, 0, sizeof job);
   job.initial = L->g[0].m;

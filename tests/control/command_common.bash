@@ -1,4 +1,4 @@
-# command_common.bash — sourced by tests/control/command_{aws,clap}.sh: the fake cloud
+# command_common.bash — sourced by tests/control/command_*.sh: the fake cloud
 # (tests/control/fake: fake `aws` and `clapp` first in PATH, every call recorded), a
 # catalog, the train options, and the checks both tests make.
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
@@ -133,4 +133,32 @@ assert rp["restarts_followed"] == len(gens) - 1, (rp["restarts_followed"], gens)
 print(f"replay: cost ${sim:.6f} against the run's ${live:.6f} (report ${cost:.4f}), ratio {sim / live:.4f}; "
       f"the same decisions; {rp['restarts_followed']} of the run's own restarts followed")
 PYEOF
+}
+
+# check_zone_calls RUN ZONE...: every run-instances call names one of the ZONEs (--placement, one argv
+# entry), and every node the fake cloud started for RUN is gone and was terminated by a call
+check_zone_calls() {
+  $PY - "$FAKE_CLOUD" "$@" << 'PYEOF'
+import json, os, sys, time
+cloud, run, zones = sys.argv[1], sys.argv[2], sys.argv[3:]
+calls = [json.load(open(os.path.join(cloud, "calls", f)))["argv"][1:] for f in sorted(os.listdir(os.path.join(cloud, "calls")))]
+starts = [a for a in calls if a[1] == "run-instances"]
+for a in starts:
+    assert a[a.index("--placement") + 1] in [f"AvailabilityZone={z}" for z in zones], a
+nodes = {n["id"]: n for n in json.load(open(os.path.join(cloud, "nodes.json")))["nodes"] if n["tags"].get("pitstop-run") == run}
+terms = {a[a.index("--instance-ids") + 1] for a in calls if a[1] == "terminate-instances"}
+now = time.time()
+assert all(n.get("gone_at") and n["gone_at"] <= now for n in nodes.values()), nodes
+assert set(nodes) <= terms, (set(nodes) - terms, "started and never terminated")
+print(f"{len(starts)} run-instances, each naming its zone; {len(nodes)} nodes, all terminated")
+PYEOF
+}
+
+# zones_config FILE: the aws preset's provider config across zones us-east-1a and us-east-1b
+zones_config() {
+  cat > "$1" << 'JSON'
+{"preset": "aws", "vars": {"image": "ami-0abc", "key": "k", "security_group": "sg-1"},
+ "zones": ["us-east-1a", "us-east-1b"],
+ "host": "localhost", "poll_s": 0.5, "retry_wait_s": 0.2, "start_timeout_s": 20, "grace_s": 30}
+JSON
 }

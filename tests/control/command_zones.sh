@@ -17,11 +17,7 @@
 set -euo pipefail
 RUNP=tcz
 . "$PIT_SOURCE_DIR/tests/control/command_common.bash"
-cat > "$T/aws.json" << 'EOF'
-{"preset": "aws", "vars": {"image": "ami-0abc", "key": "k", "security_group": "sg-1"},
- "zones": ["us-east-1a", "us-east-1b"],
- "host": "localhost", "poll_s": 0.5, "retry_wait_s": 0.2, "start_timeout_s": 20, "grace_s": 30}
-EOF
+zones_config "$T/aws.json"
 echo 1 > "$FAKE_CLOUD/spot_cap_us-east-1a"
 touch "$FAKE_CLOUD/reclaim_dry"
 before=$(leftovers)

@@ -7,8 +7,12 @@
  *    what the second spot node saves over the span expected does not pay a restart
  *    of both nodes; zone a dry after a reclaim: both nodes move to spot in zone b;
  *    both zones dry: on-demand where the checkpoint is;
+ *  - the count within --nnodes 1:2: a reclaim's spot survivor alone rather than
+ *    filled with on-demand while the slack pays for half the pace; the job's count at
+ *    a tight deadline; t_p measured on another count taken to the job's;
  *  - the inputs written as JSON and read back are the same inputs (a replay
- *    decides on what the run decided on). */
+ *    decides on what the run decided on); inputs without the count's keys read as
+ *    the job's count. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,6 +70,42 @@ int main(void) {
   in.z[1].known = 1, in.z[1].cap = 0;
   r = pit_zone_decide(&in);
   CHECK(is(r, 0, 0, 2), "both zones dry: on-demand where the checkpoint is, got %d %d %d", r.pool, r.spot, r.od);
+
+  /* the count within --nnodes 1:2 (issue 29 item 5): 10 s in, zone a's spot node of two reclaimed
+   * (cap 1 seen), its survivor held; b not tried (10 s of span expected: no move). The job's count
+   * fills the survivor with on-demand ($0.12/h per hour of the job's work); one spot node alone runs
+   * at half the pace for $0.07/h, and the slack (558 s) pays for it */
+  struct pit_zone_in k = base();
+  k.measured = 1, k.t_s = 10, k.tp_s = 0.02, k.total_steps = 2000, k.step = 400, k.restart_s = 5, k.tick_s = 1;
+  k.any_seen = 1, k.ckpt_zone = 0, k.cur = (struct pit_sim_member){0, 1, 0};
+  k.z[0].known = 1, k.z[0].cap = 1, k.z[0].up_s = 10, k.z[0].nup = 1;
+  r = pit_zone_decide(&k);
+  CHECK(is(r, 0, 1, 1), "the job's count (no range): the survivor and one on-demand, got %d %d %d", r.pool, r.spot,
+        r.od);
+  k.nmin = 1, k.nmax = 2;
+  r = pit_zone_decide(&k);
+  CHECK(is(r, 0, 1, 0), "--nnodes 1:2: the spot survivor alone, got %d %d %d", r.pool, r.spot, r.od);
+  pit_zone_reason(&k, r, why, sizeof why);
+  CHECK(strstr(why, "count 1 of 1..2 (the job's 2, linear scaling): $0.0700/h per hour of the job's work at 0.50 of "
+                    "its pace, against $0.1200/h on 2 nodes here (1 spot + 1 on-demand)"),
+        "the count's reason: %s", why);
+  k.tp_s = 0.04, k.tp_nodes = 1; /* measured on the one node: the same job on 2 (linear) */
+  CHECK(is(pit_zone_decide(&k), 0, 1, 0), "t_p measured on 1 node taken to the job's 2");
+  k.deadline_s = 60; /* 18 s of slack: half the pace over the span expected there leaves less than the reserve */
+  r = pit_zone_decide(&k);
+  CHECK(r.spot + r.od == 2, "a tight deadline: the job's 2 nodes, got %d %d %d", r.pool, r.spot, r.od);
+  /* inputs written before the count was chosen: the job's count, linear */
+  char old[3072];
+  struct pit_err eo = {0};
+  k.nmin = k.nmax = k.tp_nodes = 0;
+  CHECK(pit_zone_in_json(&k, old, sizeof old, &eo) == 0, "%s", eo.msg);
+  char *cut = strstr(old, "\"nmin\""), *end = strstr(old, "\"cur\"");
+  CHECK(cut && end, "%s", old);
+  memmove(cut, end, strlen(end) + 1);
+  struct pit_zone_in ko;
+  CHECK(pit_zone_in_parse(&ko, old, &eo) == 0, "%s: %s", old, eo.msg);
+  CHECK(ko.nmin == 2 && ko.nmax == 2 && ko.tp_nodes == 2 && ko.sigma == 0 && ko.kappa == 0,
+        "old inputs: nmin %d nmax %d tp_nodes %d", ko.nmin, ko.nmax, ko.tp_nodes);
 
   /* the inputs through JSON: the same inputs, the same decision */
   in.t_s = 0.1 + 0.2, in.restart_s = 1.0 / 3;

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# ctest: slow
+# command_zones_count.sh — a live `pitstop run --policy cost --deadline --nnodes 1:2` across two zones
+# (issue 29 item 5, docs/run.md "Zones") against the fake AWS CLI (tests/control/fake): the zone layer
+# owns the node count within MIN..MAX. The job starts on two spot nodes in us-east-1a; one of them is
+# reclaimed with notice (at the first checkpoint from step 20 on). With the job's count fixed the zone
+# policy refills the survivor with an on-demand node or moves both nodes to us-east-1b; within 1..2 it
+# runs the spot survivor alone: half the pace for $0.035/h against $0.12/h for the pair per hour of
+# the job's work, which the deadline's slack pays for. Checked: the zone decision after the notice
+# chose one spot node and no on-demand one and says the count and why; no node was started after the
+# notice, every step after it ran on that one spot node in us-east-1a; every start named a zone and
+# every node started was terminated (the CLI's recorded calls); contiguous steps, every sample of each
+# whole epoch once, the checkpoint within the grace; and `pitstop simulate --replay` decides every zone
+# decision again the same (the count included), follows the count change as one of the run's own
+# restarts and bills the run within 1%.
+set -euo pipefail
+RUNP=tzn
+. "$PIT_SOURCE_DIR/tests/control/command_common.bash"
+zones_config "$T/aws.json"
+before=$(leftovers)
+NIT=260
+ev=$T/r1/events.jsonl
+"$PITSTOP" run --provider command --provider-config "$T/aws.json" --catalog "$T/cat.tsv" --quiet --policy cost \
+  --deadline 1800 --nodes c5.large:2 --nnodes 1:2 --run tzn1 --checkpoint-dir "$T/r1" "${common[@]}" \
+  --max-iters $NIT --checkpoint-every 10 > "$T/r1.txt" 2> "$T/r1.err" &
+ctl=$!
+# the reclaim, driven by the job's progress: at the first checkpoint from step 20 on (a measured pace)
+$PY - "$ev" "$ctl" << 'PYEOF' || fail "no checkpoint came from step 20 on: $(cat "$T/r1.err")"
+import json, os, sys, time
+ev, pid = sys.argv[1], int(sys.argv[2])
+while os.path.exists(f"/proc/{pid}"):
+    try:
+        r = [json.loads(l) for l in open(ev) if l.endswith("\n")]
+    except FileNotFoundError:
+        r = []
+    if any(x["type"] == "checkpoint" and x["step"] >= 20 for x in r):
+        sys.exit(0)
+    time.sleep(0.1)
+sys.exit(1)
+PYEOF
+touch "$FAKE_CLOUD/reclaim"
+wait $ctl || fail "the run did not survive the reclaim: $(cat "$T/r1.err")"
+check_run "$ev" $NIT tzn1 30
+check_calls aws tzn1
+check_zone_calls tzn1 us-east-1a us-east-1b
+$PY - "$ev" "$FAKE_CLOUD" tzn1 << 'PYEOF'
+import json, os, sys
+ev, cloud, run = sys.argv[1], sys.argv[2], sys.argv[3]
+r = [json.loads(l) for l in open(ev)]
+nodes = [n for n in json.load(open(os.path.join(cloud, "nodes.json")))["nodes"] if n["tags"].get("pitstop-run") == run]
+assert len(nodes) == 2 and all(n["spot"] and n["zone"] == "us-east-1a" for n in nodes), \
+    f"nodes started: {[(n['zone'], n['spot']) for n in nodes]} (wanted 2 spot nodes in us-east-1a, none after the notice)"
+notice = next(x["t"] for x in r if x["type"] == "decision" and "(policy reclaim)" in json.dumps(x["detail"]))
+dec = [x for x in r if x["type"] == "decision" and x["detail"].get("policy") == "zones"]
+assert all(d["detail"].get("inputs") for d in dec), "a zone decision without its inputs"
+# the first zone decision after the notice: the survivor alone (kept: no node started)
+after = [d["detail"] for d in dec if d["t"] >= notice]
+assert after and after[0]["to"] == "c5.large@spot:1" and after[0]["zone"] == "us-east-1a", \
+    [(d.get("to"), d["why"][:160]) for d in after]
+why = after[0]["why"]
+assert "count 1 of 1..2 (the job's 2, linear scaling): $0.0700/h per hour of the job's work" in why, why
+# the last generation (every step after the notice's) ran on one node: its init records and ranks
+last = max(x["gen"] for x in r if x["type"] == "iter")
+one = [x for x in r if x["type"] == "iter" and x["gen"] == last]
+counts = {x["nodes"] for x in r if x["type"] == "init" and x["gen"] == last}
+assert last >= 1 and counts == {1} and all(len(x["compute_s"]) == 1 for x in one), (last, counts)
+print(f"{len(nodes)} nodes, both spot in us-east-1a; after the notice: {why[:60]}... {why[why.index('count 1'):why.index('count 1') + 170]}; "
+      f"the last {len(one)} steps on one spot node")
+PYEOF
+[ -z "$(live_nodes)" ] || fail "nodes left running: $(live_nodes)"
+
+# ---- the replay: every zone decision decided again from its inputs (the count included)
+"$PITSTOP" simulate --replay "$ev" --catalog "$T/cat.tsv" --deadline 1800 --nnodes 1:2 --format json \
+  > "$T/replay.json" || fail "the replay failed"
+$PY - "$ev" "$T/replay.json" << 'PYEOF'
+import json, sys
+n = sum(1 for l in open(sys.argv[1]) for x in [json.loads(l)]
+        if x["type"] == "decision" and x["detail"].get("policy") == "zones" and x["detail"].get("inputs"))
+rp = json.load(open(sys.argv[2]))
+assert n >= 2 and rp["zones"] == {"decisions": n, "same": n}, (n, rp.get("zones"))
+print(f"replay: {n} zone decisions decided again, all the same")
+PYEOF
+replay_cost "$ev" "$T/r1.txt" "$T/replay.json"
+# the count read back as fixed (the inputs' nmin = nmax) takes another decision: found out
+$PY - "$ev" "$T/fixed.jsonl" << 'PYEOF'
+import json, sys
+out = []
+for l in open(sys.argv[1]):
+    x = json.loads(l)
+    d = x.get("detail") or {}
+    if x["type"] == "decision" and d.get("policy") == "zones" and d.get("inputs"):
+        i = d["inputs"] if isinstance(d["inputs"], dict) else json.loads(d["inputs"])
+        i["nmin"] = i["nmax"] = i["nodes"]
+        d["inputs"] = i if isinstance(d["inputs"], dict) else json.dumps(i)
+    out.append(json.dumps(x))
+open(sys.argv[2], "w").write("\n".join(out) + "\n")
+PYEOF
+"$PITSTOP" simulate --replay "$T/fixed.jsonl" --catalog "$T/cat.tsv" --deadline 1800 --nnodes 1:2 > "$T/fixed.txt" ||
+  fail "the replay of the fixed-count copy failed"
+grep -q "the first that differs: at" "$T/fixed.txt" || fail "the job's count fixed took the same decisions: $(cat "$T/fixed.txt")"
+echo "the job's count fixed instead: $(grep -o "the first that differs.*" "$T/fixed.txt" | head -1)"
+after=$(leftovers)
+[ "$before" = "$after" ] || fail "left behind: $after"
+echo "nothing left behind (processes, nodes, directories)"
