@@ -214,6 +214,8 @@ int ctl_on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
       ctl_unhold_older(c);
     if (rc == 0 && r.path && r.step >= 0)
       ctl_mirror_ckpt(c, r.path, r.step);
+    if (rc == 0)
+      ctl_test_kill_at("after-ckpt", r.step); /* tests: a kill right after a checkpoint is recorded */
     break;
   case PIT_REC_END:
     snprintf(c->end_status, sizeof c->end_status, "%s", r.status[0] ? r.status : "done");

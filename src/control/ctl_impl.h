@@ -222,6 +222,8 @@ int ctl_read_reached(const struct ctl *c, int *gen, int64_t *step);
 int ctl_take_lock(struct ctl *c, struct pit_err *e);
 int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e);
 void ctl_test_kill_point(const char *point);
+/* The same at a step: PITSTOP_TEST_KILL=POINT:N kills the controller at POINT once step >= N. */
+void ctl_test_kill_at(const char *point, int64_t step);
 void ctl_mirror_ckpt(struct ctl *c, const char *path, int64_t step);
 void ctl_events_scan(const struct ctl *c, int64_t *next, int *done);
 int ctl_finished_before(struct ctl *c, struct pit_err *e);

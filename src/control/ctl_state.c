@@ -330,6 +330,13 @@ void ctl_test_kill_point(const char *point) {
     raise(SIGKILL);
 }
 
+void ctl_test_kill_at(const char *point, int64_t step) {
+  const char *v = getenv("PITSTOP_TEST_KILL");
+  size_t n = strlen(point);
+  if (v && strncmp(v, point, n) == 0 && v[n] == ':' && step >= strtoll(v + n + 1, NULL, 10))
+    raise(SIGKILL);
+}
+
 /* --checkpoint-mirror: the checkpoint just recorded copied there (from its held
  * link when there is one: the workload may rotate its path away). A copy that
  * fails is said once; the run goes on without it. */
