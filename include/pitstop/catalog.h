@@ -98,6 +98,11 @@ struct pit_runlog_cost {
 int pit_runlog_cost(const struct pit_runlog *log, const struct pit_catalog *cat, double until,
                     struct pit_runlog_cost *c, struct pit_err *e);
 void pit_runlog_cost_release(struct pit_runlog_cost *c);
+/* The catalog a run was priced by, from its node start records' "catalog" rows
+ * (record.h): one type per base type the run started, from its first node's row.
+ * PIT_ENOTFOUND (c empty) when the fold has no node, or a node without a row
+ * (files written before the rows, a type its catalog lacked): give the catalog then. */
+int pit_catalog_from_runlog(struct pit_catalog *c, const struct pit_runlog *log, struct pit_err *e);
 
 /* US$ for running membership m for secs seconds (every node started once):
  *   Σ over entries of nodes × price_h / 3600 × pit_itype_billed_s(type, secs).

@@ -40,6 +40,19 @@ enum pit_rec_type {
  * provider's own (a bare TYPE; the local provider has no other). */
 enum pit_market { PIT_MARKET_DEFAULT = 0, PIT_MARKET_ON_DEMAND, PIT_MARKET_SPOT };
 
+/* A node start record's "catalog": its type's row of the run's catalog (catalog.h's
+ * columns of the same names), so a replay prices and bills the run without the file.
+ * have 0: absent (files written before it, a type the catalog lacked); when present
+ * price_h > 0, billing_s > 0, min_s >= 0, vcpus >= 1 (the reader checks). */
+struct pit_rec_itype {
+  int have;
+  int vcpus, cpus;            /* cpus: -1 absent (the local provider's CPU set) */
+  double price_h;             /* on-demand US$/h */
+  double spot_price_h;        /* NaN: none */
+  double billing_s, min_s;
+  double cpu_quota;           /* NaN: none */
+};
+
 struct pit_record {
   enum pit_rec_type type;
   char run[PIT_NAME_MAX];   /* run id */
@@ -82,6 +95,7 @@ struct pit_record {
   double price_h;
   enum pit_market market;   /* "market": "spot" | "on-demand"; DEFAULT: absent (not known: local nodes) */
   char zone[PIT_NAME_MAX];  /* "zone" the node was started in; "" absent (the provider's default) */
+  struct pit_rec_itype row; /* "catalog": its type's catalog row (start records) */
 
   /* decision: the whole object is kept as JSON text (controller-defined) */
   char *detail;             /* owned; NULL if absent */
@@ -383,6 +397,7 @@ struct pit_runlog_node {
                                  DEFAULT: neither) */
   char zone[PIT_NAME_MAX];    /* the record's "zone" ("": none named) */
   double price_h;             /* the record's price per hour (NaN: absent) */
+  struct pit_rec_itype row;   /* its start record's "catalog" (have 0: absent) */
   int gen;                    /* the generation that started it */
   double t_start, t_ready, t_stop; /* NaN: not (yet) */
   int lost;                   /* 1: it ended with a "lost" record (reclaimed, failed) */

@@ -1,10 +1,12 @@
 /* runlog_cost.c — an elastic run's fold priced on billed seconds
  * (pit_runlog_cost, catalog.h): every node of the run log billed through
- * pit_node_cost, and each generation's share of those bills.
+ * pit_node_cost, and each generation's share of those bills; and the run's
+ * catalog rebuilt from its node records' rows (pit_catalog_from_runlog).
  * Invariants: the fold is only read; money comes only from pit_node_cost
  * (cost.c), never from raw seconds × price here; Σ gen_cost == total (up to
  * rounding) because the generations' spans cover the whole time line. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +58,37 @@ int pit_runlog_cost(const struct pit_runlog *log, const struct pit_catalog *cat,
       if (b > a)
         c->gen_cost[k] += x->cost * ((b - a) / x->secs);
     }
+  }
+  return 0;
+}
+
+int pit_catalog_from_runlog(struct pit_catalog *c, const struct pit_runlog *log, struct pit_err *e) {
+  memset(c, 0, sizeof *c);
+  if (log->nnodes == 0)
+    return pit_err_set(e, PIT_ENOTFOUND, "the run has no node record");
+  c->types = calloc((size_t)log->nnodes, sizeof *c->types);
+  if (!c->types)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  for (int i = 0; i < log->nnodes; i++) {
+    const struct pit_runlog_node *n = &log->nodes[i];
+    if (!n->row.have) {
+      pit_catalog_release(c);
+      return pit_err_set(e, PIT_ENOTFOUND, "node %s's record carries no catalog row", n->id);
+    }
+    if (pit_catalog_find(c, n->base))
+      continue;
+    struct pit_itype *t = &c->types[c->n++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", n->base);
+    t->vcpus = n->row.vcpus;
+    t->cpus = n->row.cpus;
+    t->gpus = -1;
+    t->price_h = n->row.price_h;
+    t->spot_price_h = n->row.spot_price_h;
+    t->billing_s = n->row.billing_s;
+    t->min_s = n->row.min_s;
+    t->cpu_quota = n->row.cpu_quota;
+    t->memory_gib = t->boot_s = t->egress_usd_gb = t->net_gbps = NAN;
   }
   return 0;
 }

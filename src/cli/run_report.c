@@ -34,9 +34,15 @@ static int replay_opts(const char *events, const char *catalog, const char *type
     rc = pit_nnodes_parse(nnodes, &o->nmin, &o->nmax, e);
   o->policy.deadline_s = deadline;
   o->policy.budget = budget;
+  /* no --catalog: the run's own, from its node records' rows when every node carries one; else the default */
+  if (rc == 0 && !catalog && pit_catalog_from_runlog(&x->cat, &x->log, NULL) == 0) {
+    x->have_cat = 1;
+    catalog = "the run's node records";
+    given = 1;
+  }
   if (rc == 0 && !catalog && !(catalog = pit_cli_catalog("local.tsv", e)))
     rc = e->code;
-  if (rc == 0 && (rc = pit_catalog_load(&x->cat, catalog, e)) == 0)
+  if (rc == 0 && !x->have_cat && (rc = pit_catalog_load(&x->cat, catalog, e)) == 0)
     x->have_cat = 1;
   x->types[0] = '\0';
   if (rc == 0 && types) {
@@ -52,8 +58,8 @@ static int replay_opts(const char *events, const char *catalog, const char *type
                  m->m[i].itype);
     }
   }
-  /* a type the run ran that the catalog lacks: the run's records price its nodes, but hold neither
-   * its catalog's billing granularity and minimum nor every market's price, so the catalog is asked for */
+  /* a type the run ran that the catalog lacks (a run whose node records hold no catalog rows: files
+   * written before them), so the catalog is asked for */
   for (int g = 0; rc == 0 && !types && g < x->log.ngens; g++)
     for (int i = 0; rc == 0 && i < x->log.gens[g].m.n; i++)
       if (!pit_catalog_find(&x->cat, x->log.gens[g].m.m[i].itype))

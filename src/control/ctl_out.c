@@ -134,6 +134,11 @@ int ctl_node_record(struct ctl *c, const struct pit_node *n, const char *action,
   snprintf(r.zone, sizeof r.zone, "%s", n->zone);
   if (strcmp(action, "start") == 0 && isfinite(n->t_start)) /* billed from its start, as the provider bills */
     r.t = n->t_start;
+  /* its type's catalog row on its start record: a replay prices and bills the run from the records */
+  const struct pit_itype *t = c->have_cat && strcmp(action, "start") == 0 ? pit_catalog_find(&c->cat, n->itype) : NULL;
+  if (t)
+    r.row = (struct pit_rec_itype){1,          t->vcpus,   t->cpus,  t->price_h, t->spot_price_h,
+                                   t->billing_s, t->min_s, t->cpu_quota};
   /* written through at once: a restarted controller's reconciliation and the bill rest on it */
   int rc = ctl_out_record(c, &r, e);
   if (rc == 0)

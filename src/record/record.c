@@ -51,6 +51,8 @@ void pit_record_init(struct pit_record *r) {
   r->accuracy = NAN;
   r->bytes = -1;
   r->price_h = NAN;
+  r->row.vcpus = r->row.cpus = -1;
+  r->row.price_h = r->row.spot_price_h = r->row.billing_s = r->row.min_s = r->row.cpu_quota = NAN;
 }
 
 void pit_record_release(struct pit_record *r) {
@@ -237,6 +239,16 @@ int pit_record_format(const struct pit_record *r, char **buf, size_t *cap) {
   num(&b, "price_h", r->price_h);
   str(&b, "market", pit_market_name(r->market));
   str(&b, "zone", r->zone);
+  if (r->row.have) {
+    sb_printf(&b, ",\"catalog\":{\"vcpus\":%d", r->row.vcpus);
+    inum(&b, "cpus", r->row.cpus);
+    num(&b, "price_h", r->row.price_h);
+    num(&b, "spot_price_h", r->row.spot_price_h);
+    num(&b, "billing_s", r->row.billing_s);
+    num(&b, "min_s", r->row.min_s);
+    num(&b, "cpu_quota", r->row.cpu_quota);
+    sb_printf(&b, "}");
+  }
   raw(&b, "detail", r->detail);
   sb_printf(&b, "}\n");
   if (b.oom)
@@ -326,6 +338,30 @@ static int get_arrays(const cJSON *o, struct pit_record *r, struct pit_err *e) {
   return 0;
 }
 
+/* A node record's "catalog" (its type's catalog row): every required column, each in range. */
+static int get_row(const cJSON *o, struct pit_rec_itype *row, struct pit_err *e) {
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "catalog");
+  if (!c || cJSON_IsNull(c))
+    return 0;
+  if (!cJSON_IsObject(c))
+    return pit_err_set(e, PIT_EFORMAT, "field \"catalog\" is not an object");
+  int64_t vcpus = -1, cpus = -1;
+  int rc;
+  if ((rc = get_int(c, "vcpus", &vcpus, e)) || (rc = get_int(c, "cpus", &cpus, e)) ||
+      (rc = get_num(c, "price_h", &row->price_h, e)) || (rc = get_num(c, "spot_price_h", &row->spot_price_h, e)) ||
+      (rc = get_num(c, "billing_s", &row->billing_s, e)) || (rc = get_num(c, "min_s", &row->min_s, e)) ||
+      (rc = get_num(c, "cpu_quota", &row->cpu_quota, e)))
+    return rc;
+  if (!(vcpus >= 1 && vcpus <= 1000000) || !(row->price_h > 0) || !isfinite(row->price_h) ||
+      !(row->billing_s > 0) || !isfinite(row->billing_s) || !(row->min_s >= 0) || !isfinite(row->min_s) ||
+      cpus > 1000000 || !(isnan(row->spot_price_h) || row->spot_price_h > 0))
+    return pit_err_set(e, PIT_EFORMAT, "field \"catalog\" lacks vcpus, price_h, billing_s or min_s, or one is out of range");
+  row->vcpus = (int)vcpus;
+  row->cpus = cpus < 0 ? -1 : (int)cpus;
+  row->have = 1;
+  return 0;
+}
+
 static int get_loss(const cJSON *o, struct pit_record *r, struct pit_err *e) {
   const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "loss");
   if (!l || cJSON_IsNull(l))
@@ -388,7 +424,7 @@ int pit_record_parse(struct pit_record *r, const char *line, size_t len, struct 
       (rc = get_str(o, "itype", r->itype, sizeof r->itype, e)) ||
       (rc = get_num(o, "price_h", &r->price_h, e)) || (rc = get_str(o, "market", market, sizeof market, e)) ||
       (rc = get_str(o, "zone", r->zone, sizeof r->zone, e)) || (rc = pit_market_parse(market, &r->market, e)) ||
-      (rc = get_dup(o, "detail", &r->detail, 1, e)))
+      (rc = get_row(o, &r->row, e)) || (rc = get_dup(o, "detail", &r->detail, 1, e)))
     goto out;
   if (gen > 1000000000 || rank > 1000000000 || ranks > 1000000000 || nodes > 1000000000) {
     rc = pit_err_set(e, PIT_EFORMAT, "integer field out of range");

@@ -82,6 +82,7 @@ static int add_node(struct pit_runlog *log, const struct pit_record *r, struct p
       n->market = r->market;
     snprintf(n->zone, sizeof n->zone, "%s", r->zone);
     n->price_h = r->price_h;
+    n->row = r->row;
     n->gen = r->gen;
     n->t_start = r->t;
     n->t_ready = n->t_stop = NAN;

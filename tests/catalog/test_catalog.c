@@ -2,7 +2,8 @@
  * unknown columns ignored, units), the old positional format, SkyPilot's
  * vms.csv with a region filter, bad input naming file:line, the shipped
  * catalogs/aws.tsv and catalogs/local.tsv, and cost = Σ nodes × price ×
- * billed seconds (granularity 3600 s vs 1 s, a 60 s minimum, two types). */
+ * billed seconds (granularity 3600 s vs 1 s, a 60 s minimum, two types); a run's
+ * catalog rebuilt from its node records' rows prices the run as the file does. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,11 +158,65 @@ static void cost(void) {
   pit_catalog_release(&c);
 }
 
+/* pit_catalog_from_runlog: the rows a run's node start records carry (one spot node, one hourly
+ * on-demand node of another type) give the same pit_runlog_cost as the catalog file; a node
+ * without a row (an old file) gives none. */
+static void from_runlog(void) {
+  struct pit_err e = {0};
+  write_file("itype vcpus price_h billing_s min_s spot_price_h\n"
+             "hourly 2 0.36 3600 0 -\n"
+             "second 4 0.72 1 60 0.36\n");
+  struct pit_catalog file, rec;
+  CHECK(pit_catalog_load(&file, path, &e) == 0, "load: %s", e.msg);
+  const char *lines[] = {
+      "{\"type\":\"node\",\"run\":\"z\",\"gen\":0,\"t\":1,\"action\":\"start\",\"node\":\"a\",\"itype\":\"second\","
+      "\"price_h\":0.36,\"market\":\"spot\",\"catalog\":{\"vcpus\":4,\"price_h\":0.72,\"spot_price_h\":0.36,"
+      "\"billing_s\":1,\"min_s\":60}}",
+      "{\"type\":\"node\",\"run\":\"z\",\"gen\":0,\"t\":1,\"action\":\"start\",\"node\":\"b\",\"itype\":\"hourly\","
+      "\"price_h\":0.36,\"market\":\"on-demand\",\"catalog\":{\"vcpus\":2,\"price_h\":0.36,\"billing_s\":3600,"
+      "\"min_s\":0}}",
+      "{\"type\":\"iter\",\"run\":\"z\",\"gen\":0,\"t\":2,\"step\":0,\"step_s\":0.5}",
+      "{\"type\":\"node\",\"run\":\"z\",\"gen\":0,\"t\":31,\"action\":\"stop\",\"node\":\"a\"}",
+      "{\"type\":\"node\",\"run\":\"z\",\"gen\":0,\"t\":31,\"action\":\"stop\",\"node\":\"b\"}"};
+  struct pit_runlog log;
+  pit_runlog_init(&log);
+  struct pit_record q;
+  pit_record_init(&q);
+  for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+    CHECK(pit_record_parse(&q, lines[i], strlen(lines[i]), &e) == 0 && pit_runlog_add(&log, &q, &e) == 0, "line %zu: %s",
+          i, e.msg);
+    pit_record_release(&q);
+  }
+  CHECK(pit_catalog_from_runlog(&rec, &log, &e) == 0 && rec.n == 2, "from the records: %s", e.msg);
+  const struct pit_itype *s = pit_catalog_find(&rec, "second"), *h = pit_catalog_find(&rec, "hourly");
+  CHECK(s && s->vcpus == 4 && s->price_h == 0.72 && s->spot_price_h == 0.36 && s->billing_s == 1 && s->min_s == 60,
+        "second's row");
+  CHECK(h && h->price_h == 0.36 && isnan(h->spot_price_h) && h->billing_s == 3600 && h->min_s == 0, "hourly's row");
+  struct pit_runlog_cost a, b;
+  CHECK(pit_runlog_cost(&log, &file, NAN, &a, &e) == 0 && pit_runlog_cost(&log, &rec, NAN, &b, &e) == 0, "cost");
+  /* 30 s: spot 0.36 × the 60 s minimum, hourly 0.36 × a whole hour; od_cost at 0.72 */
+  CHECK(a.total == b.total && fabs(b.total - (0.36 * 60 / 3600 + 0.36)) < 1e-12 && a.nodes[0].od_cost == b.nodes[0].od_cost &&
+            fabs(b.nodes[0].od_cost - 0.72 * 60 / 3600) < 1e-12,
+        "the records price as the file: %g vs %g", b.total, a.total);
+  pit_runlog_cost_release(&a);
+  pit_runlog_cost_release(&b);
+  pit_catalog_release(&rec);
+  const char *old = "{\"type\":\"node\",\"run\":\"z\",\"gen\":0,\"t\":40,\"action\":\"start\",\"node\":\"c\","
+                    "\"itype\":\"second\",\"price_h\":0.72}";
+  CHECK(pit_record_parse(&q, old, strlen(old), &e) == 0 && pit_runlog_add(&log, &q, &e) == 0, "old line");
+  pit_record_release(&q);
+  CHECK(pit_catalog_from_runlog(&rec, &log, &e) == PIT_ENOTFOUND && rec.n == 0 && strstr(e.msg, "node c"),
+        "a node without a row: %s", e.msg);
+  pit_runlog_release(&log);
+  pit_catalog_release(&file);
+}
+
 int main(void) {
   snprintf(path, sizeof path, "%s/cat.tsv", check_tmpdir());
   by_header();
   skypilot();
   shipped();
   cost();
+  from_runlog();
   return check_done();
 }

@@ -15,7 +15,9 @@
 # After (a) and (b): every node record names its market (the one the fake cloud started it on: its
 # price) and no zone (the config names none); `pitstop simulate --replay` of the events decides as the
 # run did, follows its own restarts (the reclaim, the move to on-demand) and bills each node at its
-# market's price: its cost is the run's own (the report's) within 1%; it decides every spot decision
+# market's price: its cost is the run's own (the report's) within 1%, and the same without --catalog
+# (from the catalog rows the node start records carry; a copy without them still asks for the
+# catalog, as a run written before them); it decides every spot decision
 # of the spot policy's again from the inputs the record carries, each the same (a copy with one
 # recorded choice changed is found out, at its step; one with a key of its inputs removed is refused
 # with one message naming the file, the step and the key).
@@ -78,11 +80,36 @@ assert all((x["market"] == "spot") == (x["price_h"] == 0.035) for x in nodes), "
 print(f"{len(nodes)} node records, each with the market the cloud started it on: {sorted({x['market'] for x in nodes})}")
 PYEOF
   replay_cost "$1" "$2" "$T/replay.json"
-  # without the run's catalog (the default, local.tsv, lacks c5.large): one message naming both files
-  if "$PITSTOP" simulate --replay "$1" --deadline "$3" > "$T/nocat.out" 2> "$T/nocat.err"; then
-    fail "a replay without the run's catalog was accepted"
+  # without the run's catalog: its node start records carry their type's catalog row, and the replay
+  # built from them gives the same live and replayed cost and decisions as with --catalog
+  "$PITSTOP" simulate --replay "$1" --deadline "$3" --format json > "$T/nocat.json" 2> "$T/nocat.err" \
+    || fail "the replay without --catalog failed: $(cat "$T/nocat.err")"
+  $PY - "$1" "$T/cat.tsv" "$T/replay.json" "$T/nocat.json" << 'PYEOF'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+head, row = [l.split() for l in open(sys.argv[2]) if l.split() and l.split()[0] in ("itype", "c5.large")]
+want = dict(zip(head, row))
+starts = [x for x in r if x["type"] == "node" and x["action"] == "start"]
+assert starts and all(x["catalog"] == {"vcpus": int(want["vcpus"]), "price_h": float(want["price_h"]),
+                                       "spot_price_h": float(want["spot_price_h"]), "billing_s": float(want["billing_s"]),
+                                       "min_s": float(want["min_s"])} for x in starts), starts
+withc, without = json.load(open(sys.argv[3])), json.load(open(sys.argv[4]))
+for k in ("live", "replay"):
+    assert withc[k]["cost"] == without[k]["cost"], (k, withc[k], without[k])
+assert without["same_decisions"] and without.get("spot") == withc.get("spot"), without
+print(f"{len(starts)} start records carry the catalog row; without --catalog: replay ${without['replay']['cost']:.6f} "
+      f"(with: ${withc['replay']['cost']:.6f}), live ${without['live']['cost']:.6f} (with: ${withc['live']['cost']:.6f})")
+PYEOF
+  # a run written before the rows (the rows removed): without the run's catalog (the default, local.tsv,
+  # lacks c5.large), one message naming both files
+  $PY -c 'import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+[x.pop("catalog", None) for x in rows]
+open(sys.argv[2], "w").write("".join(json.dumps(x) + "\n" for x in rows))' "$1" "$T/old.jsonl"
+  if "$PITSTOP" simulate --replay "$T/old.jsonl" --deadline "$3" > "$T/nocat.out" 2> "$T/nocat.err"; then
+    fail "a replay of an old run without the run's catalog was accepted"
   fi
-  grep -q "^pitstop: $1: the run ran 'c5.large', which the catalog '.*local.tsv' (the default) lacks: give the run's --catalog" \
+  grep -q "^pitstop: $T/old.jsonl: the run ran 'c5.large', which the catalog '.*local.tsv' (the default) lacks: give the run's --catalog" \
     "$T/nocat.err" && [ "$(wc -l < "$T/nocat.err")" = 1 ] && [ ! -s "$T/nocat.out" ] \
     || fail "without --catalog: $(cat "$T/nocat.err")"
   spot_again "$1" "$T/replay.json" "$T/replay.txt"

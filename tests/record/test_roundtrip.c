@@ -1,7 +1,8 @@
 /* test_roundtrip.c — records survive format → parse unchanged; malformed lines
  * are rejected with file:line; absent fields stay absent. A node record's market
  * and zone survive too, and the run log's fold takes them (an old file's
- * TYPE@spot still names the market; a bare type without "market" is DEFAULT). */
+ * TYPE@spot still names the market; a bare type without "market" is DEFAULT), and so
+ * does a start record's "catalog" row (absent in old files; out of range: refused). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,29 @@ static void roundtrip_node(void) {
   r.market = PIT_MARKET_DEFAULT; /* a local node: neither written */
   n = pit_record_format(&r, &buf, &cap);
   CHECK(n > 0 && !strstr(buf, "market") && !strstr(buf, "zone"), "local node: %s", buf);
+  CHECK(!q.row.have, "no catalog row written, none read");
+  r.row = (struct pit_rec_itype){1, 2, -1, 0.085, 0.035, 1, 60, NAN};
+  n = pit_record_format(&r, &buf, &cap);
+  CHECK(n > 0 && strstr(buf, "\"catalog\":{\"vcpus\":2,\"price_h\":0.085,\"spot_price_h\":0.035,\"billing_s\":1,"
+                              "\"min_s\":60}"), "catalog row written: %s", buf);
+  pit_record_release(&q);
+  CHECK(pit_record_parse(&q, buf, (size_t)n - 1, &e) == 0 && q.row.have && q.row.vcpus == 2 && q.row.cpus == -1 &&
+            q.row.price_h == 0.085 && q.row.spot_price_h == 0.035 && q.row.billing_s == 1 && q.row.min_s == 60 &&
+            isnan(q.row.cpu_quota),
+        "catalog row read back: %s", e.msg);
+  r.row = (struct pit_rec_itype){1, 1, 1, 0.01, NAN, 3600, 0, 0.4};
+  n = pit_record_format(&r, &buf, &cap);
+  pit_record_release(&q);
+  CHECK(n > 0 && pit_record_parse(&q, buf, (size_t)n - 1, &e) == 0 && q.row.cpus == 1 && q.row.cpu_quota == 0.4 &&
+            isnan(q.row.spot_price_h) && q.row.billing_s == 3600 && q.row.min_s == 0,
+        "a local row (cpus, quota, no spot) read back: %s", buf);
+  r.row.have = 0;
+  const char *badrow = "{\"type\":\"node\",\"action\":\"start\",\"node\":\"a\",\"itype\":\"x\",\"catalog\":"
+                       "{\"vcpus\":2,\"price_h\":0.1,\"min_s\":60}}";
+  pit_record_release(&q);
+  CHECK(pit_record_parse(&q, badrow, strlen(badrow), &e) == PIT_EFORMAT && strstr(e.msg, "\"catalog\""),
+        "a row without billing_s: %s", e.msg);
+  pit_record_release(&q);
   const char *bad = "{\"type\":\"node\",\"action\":\"start\",\"node\":\"a\",\"itype\":\"x\",\"market\":\"cheap\"}";
   CHECK(pit_record_parse(&q, bad, strlen(bad), &e) == PIT_EFORMAT && strstr(e.msg, "cheap"), "bad market: %s", e.msg);
 
