@@ -174,11 +174,11 @@ int ctl_on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
     }
     if (r.step >= 0 && r.step != c->step_next && c->gen_iters == 0)
       c->gen_step0 = r.step;
-    if (r.step >= 0 && r.step + 1 > c->step_next) {
+    if (r.step >= 0) {
+      int further = r.step + 1 > c->step_next; /* a step not reached before: RUN_DIR/reached moves on */
       c->step_next = r.step + 1;
-      ctl_note_reached(c);
-    } else if (r.step >= 0) {
-      c->step_next = r.step + 1;
+      if (further)
+        ctl_note_reached(c);
     }
     if (c->gen_iters++ == 0)
       c->t_first_iter = now;
