@@ -93,6 +93,9 @@ struct pit_policy_state {
   double spent;                     /* US$ billed so far */
   int64_t batch;                    /* global batch (samples per iteration); 0 unknown */
   int steady;                       /* 1: cur's PIT time is steady (meas holds it) */
+  int at_start;                     /* 1: nothing has started yet: cur is the membership asked for, meas
+                                       what earlier runs measured (the store, --db); the policy chooses the
+                                       first membership, and a change costs nothing over starting cur */
   double pace_s, pace_lo_s, pace_hi_s; /* cur's step times so far, before it is steady: median, 10th and
                                        90th percentile (past the first CTL_OBS_SKIP); NaN: none yet */
   int64_t since_change;             /* iterations done on cur since the last change */

@@ -438,6 +438,8 @@ static int run_begin(struct ctl *c, const struct pit_run_opts *o, char *resume, 
    * time 0 for the next controller (DST seed 1940: its clock continued from the last record) */
   if (rc == 0 && !*done && !ps.found)
     rc = ctl_write_state(c, e);
+  if (rc == 0 && !*done && !ps.found)
+    rc = ctl_prior_initial(c, e);
   if (rc == 0 && !*done)
     rc = c->spot.on && !ps.found ? ctl_spot_initial(c, e) : 0;
   if (rc == 0 && !*done)

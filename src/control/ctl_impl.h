@@ -265,6 +265,10 @@ int ctl_zones_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e);
 /* ctl_policy.c: the policy asked, its decision carried out (a stop request, a resize by restart) */
 double ctl_switch_seconds(const struct ctl *c);
 int ctl_decide(struct ctl *c, struct pit_err *e);
+/* The first membership from what earlier runs measured (--db's prior), before
+ * any node starts: cost/time weigh the membership asked for against the others
+ * measured, a change costing nothing yet; c->cur is set to the choice. */
+int ctl_prior_initial(struct ctl *c, struct pit_err *e);
 int ctl_request_stop(struct ctl *c, const struct pit_choice *ch, const char *policy, int node,
                  struct pit_err *e);
 void ctl_restart_stop(struct ctl *c);

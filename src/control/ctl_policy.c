@@ -88,6 +88,29 @@ int ctl_decide(struct ctl *c, struct pit_err *e) {
   return ctl_request_stop(c, &ch, pol, -1, e);
 }
 
+int ctl_prior_initial(struct ctl *c, struct pit_err *e) {
+  enum pit_policy_kind k = c->o->policy.kind;
+  if (c->o->nprior <= 0 || c->zn.on || (k != PIT_POLICY_COST && k != PIT_POLICY_TIME))
+    return 0; /* nothing measured before; or the zone layer chooses the first membership */
+  struct pit_policy_state s;
+  struct pit_choice ch = {0};
+  policy_state(c, &s);
+  s.at_start = 1;
+  s.resizable = 1; /* nothing to checkpoint yet: any membership can be the first */
+  int rc = pit_policy_decide(&c->o->policy, &s, &ch, e);
+  if (rc < 0 || !ch.decided)
+    return rc;
+  size_t at = strlen(ch.reason);
+  snprintf(ch.reason + at, sizeof ch.reason - at, "; at the start, before any node, from %d membership%s earlier "
+           "runs measured (--db)", c->o->nprior, c->o->nprior == 1 ? "" : "s");
+  if ((rc = ctl_decision_record(c, &ch, pit_policy_name(&c->o->policy), e)) < 0)
+    return rc;
+  warn(c, "%s", ch.reason);
+  if (ch.act == PIT_ACT_RESIZE)
+    c->cur = ch.to;
+  return 0;
+}
+
 /* Carries out ch: the decision record, then the stop request to the
  * workload. node >= 0 (a reclaim notice): SIGTERM to the processes of that
  * node that catch it (per-node launcher; the protocol's "checkpoint within

@@ -49,6 +49,8 @@
  * start (nodes, launch, init, plus the last checkpoint's time: what a resize
  * does again), else the assumption; *src says which. */
 static double switch_seconds(const struct pit_policy_state *s, const char **src) {
+  if (s->at_start) /* nothing started: the first membership costs its own start, whichever it is */
+    return *src = "nothing started yet", 0;
   if (s->switch_s > 0)
     return *src = "measured", s->switch_s;
   if (s->restart_s > 0)
@@ -612,15 +614,23 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
   pit_membership_format(&given->cur, cur, sizeof cur);
   const struct pit_policy_meas *qc = find_meas(s, &s->cur);
   int64_t every = p->every > 0 ? p->every : 50;
-  if (!s->steady && paired_remove(p, s, &given->cur, c))
+  if (s->at_start && !qc) {
+    snprintf(c->reason, sizeof c->reason, "start on %s: no earlier run measured it (measured from its first steps)",
+             cur);
     return 0;
-  if (!s->steady || !qc || !pit_policy_decision_point(s->since_change, every)) {
+  }
+  if (!s->at_start && !s->steady && paired_remove(p, s, &given->cur, c))
+    return 0;
+  if (!s->at_start && (!s->steady || !qc || !pit_policy_decision_point(s->since_change, every))) {
     snprintf(c->reason, sizeof c->reason, "measuring %s", cur);
     return 0;
   }
   c->decided = 1;
   if (s->total_steps <= 0 || s->step >= s->total_steps) {
-    snprintf(c->reason, sizeof c->reason, "keep %s: the job's length is unknown, so no saving can be weighed", cur);
+    snprintf(c->reason, sizeof c->reason, s->total_steps <= 0 ? "keep %s: the job's length is unknown, so no saving "
+                                                                "can be weighed"
+                                                              : "keep %s: every step is done",
+             cur);
     return 0;
   }
   const char *sw_src;

@@ -2,7 +2,7 @@
  * tests: one node type "n" at $1/h (speed 1), the job's length, bounds and
  * clock, `nodes` nodes each computing 1/nodes s of a tp_cur s step (the work
  * split evenly at one node's speed: t_p(1) = 1 s), steady; and measured
- * memberships. Header-only (static functions): each test includes it once. */
+ * memberships. Header-only (static inline functions): each test includes it once. */
 #ifndef PIT_TEST_POLICY_FIXTURE_H
 #define PIT_TEST_POLICY_FIXTURE_H
 #include <stdio.h>
@@ -11,7 +11,7 @@
 #include "check.h"
 #include "pitstop/policy.h"
 
-static void fixture_one_type(struct pit_policy_state *s, int nodes, double tp_cur, int64_t step, int64_t since,
+static inline void fixture_one_type(struct pit_policy_state *s, int nodes, double tp_cur, int64_t step, int64_t since,
                              int nmax, double t, double switch_s) {
   struct pit_err e = {0};
   char cur[32];
@@ -40,7 +40,7 @@ static void fixture_one_type(struct pit_policy_state *s, int nodes, double tp_cu
   }
 }
 
-static void fixture_meas(struct pit_policy_state *s, const char *m, double tp, double half, int64_t n) {
+static inline void fixture_meas(struct pit_policy_state *s, const char *m, double tp, double half, int64_t n) {
   struct pit_err e = {0};
   struct pit_policy_meas *q = &s->meas[s->nmeas++];
   CHECK(pit_membership_parse(&q->m, m, &e) == 0, "%s", e.msg);

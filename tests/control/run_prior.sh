@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# run_prior.sh — `pitstop run --policy cost --db DB` starting from what earlier runs measured: the
+# store holds a fixed run of local-1:1 and one of local-0.4:1+local-1:1 (the same model and batch);
+# a cost run asked for the pair under --nnodes 1:2 weighs the memberships before any node starts
+# (one decision record at step 0 that says so, the switch priced at nothing), and generation 0
+# runs the membership it chose, with only that membership's nodes started. Under the local
+# provider's cgroup quota (root) local-0.4 computes at 40%: the pair, priced alike, costs more per
+# step than local-1 alone, so the choice must be local-1:1. A store that never measured the pair
+# gives no decision at the start: the run starts on the pair. Nothing is left behind.
+set -euo pipefail
+. "$PIT_SOURCE_DIR/tests/train/mpi_env.bash" # fail()
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cd "$T"
+job=(--model cnn --data synthetic --batch-size 16 --threads 1 --seed 3 --no-validation --max-iters 150)
+fixed() { # $1 run name, $2 membership, $3 store
+  "$PITSTOP" run --quiet --run "$1" --checkpoint-dir "$1" --nodes "$2" --policy fixed --db "$3" "${job[@]}" \
+    > "$1.out" 2> "$1.err" || fail "fixed $2 failed: $(cat "$1.err")"
+}
+fixed one local-1:1 p.db
+fixed pair local-0.4:1+local-1:1 p.db
+"$PITSTOP" run --run pol --checkpoint-dir pol --nodes local-0.4:1+local-1:1 --nnodes 1:2 --policy cost --db p.db \
+  "${job[@]}" > pol.out 2> pol.err || fail "the cost run failed: $(cat pol.err)"
+grep -q "policy cost: 2 memberships measured before" pol.err || fail "the store's prior is not said: $(cat pol.err)"
+/usr/bin/python3 - pol/events.jsonl "$(grep -c 'full speed' pair.err || true)" << 'EOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+quota = sys.argv[2] == "0"
+dec = [r for r in recs if r["type"] == "decision"]
+assert dec, "no decision record"
+d0 = dec[0]
+det = d0["detail"] if isinstance(d0["detail"], dict) else json.loads(d0["detail"])
+why = det.get("why", det.get("reason", ""))
+assert d0["step"] == 0 and "at the start, before any node, from 2 memberships" in why, (d0["step"], why)
+first_iter = min(r["t"] for r in recs if r["type"] == "iter")
+assert d0["t"] <= first_iter, "the start decision came after the first step"
+starts = [r for r in recs if r["type"] == "node" and r["action"] == "start" and r["gen"] == 0]
+types = sorted(r["itype"] for r in starts)
+if det.get("action") == "resize":
+    assert "nothing started yet" in why, why
+    assert types == ["local-1"], ("generation 0 started", types, "after", why)
+else:
+    assert types == ["local-0.4", "local-1"], types
+if quota:  # local-0.4 at 40% of a CPU, priced as local-1: the pair is dearer per step
+    assert det.get("action") == "resize" and types == ["local-1"], ("kept the pair", why)
+print("start decision:", det.get("action"), types, "|", why[:160])
+EOF
+# a store without the pair: nothing is weighed at the start, the run starts on what was asked
+fixed one2 local-1:1 q.db
+"$PITSTOP" run --run pol2 --checkpoint-dir pol2 --nodes local-0.4:1+local-1:1 --nnodes 1:2 --policy cost --db q.db \
+  "${job[@]}" > pol2.out 2> pol2.err || fail "the second cost run failed: $(cat pol2.err)"
+! grep -q "at the start, before any node" pol2/events.jsonl || fail "decided at the start without the pair measured"
+n=$(grep '"type":"node"' pol2/events.jsonl | grep '"action":"start"' | grep -c '"gen":0') || true
+[ "$n" = 2 ] || fail "generation 0 started $n nodes, not the pair"
+left=$(find "$T" -path '*/nodes/*' 2> /dev/null; ls /sys/fs/cgroup/cpu 2> /dev/null | grep -E '^pitstop\.(pol|pol2|one|pair|one2)\.' || true)
+[ -z "$left" ] || fail "left behind: $left"
+echo "run prior: the first membership chosen from the store before any node; none without the pair measured"
