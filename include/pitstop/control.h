@@ -138,6 +138,8 @@ struct pit_run_opts {
                                        initial membership's) */
   const struct pit_policy_meas *prior; /* cost/time: memberships measured before (a profile), borrowed */
   int nprior;
+  int64_t start_steps;              /* with a prior and no total_steps: the job's length an earlier run of the
+                                       same model, data and batch planned, for the choice at the start (-1 none) */
   double start_timeout_s;           /* no record this long after a launch: the generation failed */
   double stop_timeout_s;            /* a stop request not honoured this long: killed */
   double hang_timeout_s;            /* a workload past its first iteration that prints nothing this long (and

@@ -172,8 +172,26 @@ static void on_status(void *ctx, const struct pit_run_status *st) {
 /* --policy cost|time with --db: the memberships the store has measured for
  * this workload (pitstop train's model and global batch) become the policy's
  * prior; none: the policy measures online. Returns how many. */
-static int prior_from_store(const struct pit_run_opts *o, const struct pit_train_opts *t,
-                            struct pit_policy_meas *prior, int cap) {
+/* The job's length as an earlier run of the same model, data and batch planned
+ * it (its iterations per epoch × --epochs, capped at --max-iters, as pitstop
+ * train plans it); -1: none, or data whose size is its directory's (images). */
+static int64_t steps_from_store(const struct pit_runset *rs, const struct pit_train_opts *t, int64_t batch) {
+  if (t->epochs <= 0 || !t->data || strcmp(t->data, "images") == 0 || t->data_dir)
+    return -1;
+  for (int i = 0; i < rs->n; i++) {
+    const struct pit_report_run *rr = &rs->runs[i];
+    double per = pit_config_num(&rr->cfg, rr->config, "iters_per_epoch");
+    if (strcmp(rr->cfg.model, t->model) != 0 || strcmp(rr->cfg.data, t->data) != 0 || rr->cfg.batch != batch ||
+        !(per > 0))
+      continue;
+    int64_t planned = t->epochs * (int64_t)per;
+    return t->max_iters > 0 && t->max_iters < planned ? t->max_iters : planned;
+  }
+  return -1;
+}
+
+static int prior_from_store(struct pit_run_opts *o, const struct pit_train_opts *t, struct pit_policy_meas *prior,
+                            int cap) {
   const struct pit_train_model *md = pit_train_model_find(t->model);
   int64_t batch = t->batch > 0 ? t->batch : md ? md->batch : 0;
   if (o->cmd || !o->db || access(o->db, R_OK) != 0 || batch <= 0)
@@ -194,6 +212,8 @@ static int prior_from_store(const struct pit_run_opts *o, const struct pit_train
       prior[k].tp_half = rows[i].tp_half;
       prior[k++].n = rows[i].n;
     }
+  if (k > 0 && o->total_steps <= 0)
+    o->start_steps = steps_from_store(&rs, t, batch);
   if (e.msg[0])
     pit_cli_note("the store's profile is not used: %s", e.msg);
   free(rows);

@@ -56,6 +56,7 @@ void pit_run_opts_init(struct pit_run_opts *o) {
   o->ranks_per_node = 1;
   o->max_restarts = 3;
   o->total_steps = -1;
+  o->start_steps = -1;
   o->start_timeout_s = 120;
   o->stop_timeout_s = 60;
   o->hang_timeout_s = 1800;

@@ -97,12 +97,18 @@ int ctl_prior_initial(struct ctl *c, struct pit_err *e) {
   policy_state(c, &s);
   s.at_start = 1;
   s.resizable = 1; /* nothing to checkpoint yet: any membership can be the first */
+  int guessed = s.total_steps <= 0 && c->o->start_steps > 0;
+  if (guessed)
+    s.total_steps = c->o->start_steps;
+  if (s.total_steps <= 0)
+    return 0; /* the job's length unknown until the workload's init record: nothing to weigh */
   int rc = pit_policy_decide(&c->o->policy, &s, &ch, e);
   if (rc < 0 || !ch.decided)
     return rc;
   size_t at = strlen(ch.reason);
   snprintf(ch.reason + at, sizeof ch.reason - at, "; at the start, before any node, from %d membership%s earlier "
-           "runs measured (--db)", c->o->nprior, c->o->nprior == 1 ? "" : "s");
+           "runs measured (--db)%s", c->o->nprior, c->o->nprior == 1 ? "" : "s",
+           guessed ? ", the job's length as an earlier run of its model, data and batch planned it" : "");
   if ((rc = ctl_decision_record(c, &ch, pit_policy_name(&c->o->policy), e)) < 0)
     return rc;
   warn(c, "%s", ch.reason);

@@ -2,6 +2,8 @@
  * prior a cost/time run starts from): per (membership, model, global batch)
  * the stored run with the most steady iterations, its t_p, samples per second
  * and per dollar, and the job's predicted time and cost with 95% intervals.
+ * An elastic run that changed membership gives one row per part (its
+ * generations on one membership), never one for the whole run.
  * Invariants: only measured figures (no row is extrapolated); a row whose
  * price is unknown is kept but never chosen by cost; the order is total
  * (ties broken by membership text), so the same store gives the same table. */
@@ -86,31 +88,74 @@ static int row_of(const struct pit_report_run *rr, const struct pit_catalog *cat
   return 0;
 }
 
+/* r's row into out[0..*k) when it is of the query's model and batch: one row
+ * per (membership, model, batch), the most measured. */
+static void add_row(struct pit_profile_row *out, int *k, const struct pit_report_run *rr, const struct pit_catalog *cat,
+                    const struct pit_profile_query *q, struct pit_err *e) {
+  if (rr->cfg.members.n == 0 || rr->cfg.batch <= 0 || !(rr->sum.tp.mean > 0))
+    return;
+  if ((q->model && strcmp(q->model, rr->cfg.model) != 0) || (q->batch > 0 && q->batch != rr->cfg.batch))
+    return;
+  struct pit_profile_row r;
+  row_of(rr, cat, q, &r, e);
+  int j = 0;
+  while (j < *k && !(pit_membership_equal(&out[j].m, &r.m) && out[j].batch == r.batch &&
+                     strcmp(out[j].model, r.model) == 0))
+    j++;
+  if (j == *k)
+    out[(*k)++] = r;
+  else if (r.n > out[j].n)
+    out[j] = r;
+}
+
+/* Part `part` of an elastic run (its generations on one membership) as a run of
+ * its own, summarized: a measurement of that membership. */
+static int part_run(const struct pit_report_run *rr, int part, struct pit_report_run *pr, struct pit_err *e) {
+  const struct pit_series_seg *seg = pit_series_part(&rr->series, part);
+  memset(pr, 0, sizeof *pr);
+  pit_series_init(&pr->series);
+  if (!seg)
+    return pit_err_set(e, PIT_EARG, "run %s: no part %d", rr->name, part);
+  snprintf(pr->name, sizeof pr->name, "%.*s@gen%d", (int)sizeof pr->name - 16, rr->name, seg->gen_from);
+  pr->cfg = seg->cfg;
+  pr->config = seg->config;
+  int rc = pit_series_append_part(&pr->series, &rr->series, part, e);
+  return rc ? rc : pit_series_summarize(&pr->series, &pr->sum, e);
+}
+
 int pit_profile_rank(const struct pit_runset *rs, const struct pit_catalog *cat, const struct pit_profile_query *q,
                      struct pit_profile_row **rows, int *n, int *best, struct pit_err *e) {
   *rows = NULL;
   *n = 0;
   *best = -1;
-  struct pit_profile_row *out = calloc((size_t)rs->n + 1, sizeof *out);
+  size_t cap = 1;
+  for (int i = 0; i < rs->n; i++)
+    cap += (size_t)pit_series_parts(&rs->runs[i].series);
+  struct pit_profile_row *out = calloc(cap, sizeof *out);
   if (!out)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   int k = 0;
   for (int i = 0; i < rs->n; i++) {
     const struct pit_report_run *rr = &rs->runs[i];
-    if (rr->cfg.members.n == 0 || rr->cfg.batch <= 0 || !(rr->sum.tp.mean > 0))
+    /* an elastic run that changed membership: each of its parts measures its own membership; its summary
+     * over every generation measures none (it would give the first membership the last one's pace) */
+    int nparts = pit_series_parts(&rr->series);
+    if (nparts <= 1) {
+      add_row(out, &k, rr, cat, q, e);
       continue;
-    if ((q->model && strcmp(q->model, rr->cfg.model) != 0) || (q->batch > 0 && q->batch != rr->cfg.batch))
-      continue;
-    struct pit_profile_row r;
-    row_of(rr, cat, q, &r, e);
-    int j = 0; /* one row per (membership, model, batch): the most measured */
-    while (j < k && !(pit_membership_equal(&out[j].m, &r.m) && out[j].batch == r.batch &&
-                      strcmp(out[j].model, r.model) == 0))
-      j++;
-    if (j == k)
-      out[k++] = r;
-    else if (r.n > out[j].n)
-      out[j] = r;
+    }
+    for (int part = 0; part < nparts; part++) {
+      struct pit_report_run pr;
+      int rc = part_run(rr, part, &pr, e);
+      if (rc == 0)
+        add_row(out, &k, &pr, cat, q, e);
+      pit_summary_release(&pr.sum);
+      pit_series_release(&pr.series);
+      if (rc) {
+        free(out);
+        return rc;
+      }
+    }
   }
   sort_q = q;
   qsort(out, (size_t)k, sizeof *out, cmp_rows);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest: slow
 # run_prior.sh — `pitstop run --policy cost --db DB` starting from what earlier runs measured: the
 # store holds a fixed run of local-1:1 and one of local-0.4:1+local-1:1 (the same model and batch);
 # a cost run asked for the pair under --nnodes 1:2 weighs the memberships before any node starts
@@ -6,13 +7,16 @@
 # runs the membership it chose, with only that membership's nodes started. Under the local
 # provider's cgroup quota (root) local-0.4 computes at 40%: the pair, priced alike, costs more per
 # step than local-1 alone, so the choice must be local-1:1. A store that never measured the pair
-# gives no decision at the start: the run starts on the pair. Nothing is left behind.
+# gives no decision at the start: the run starts on the pair. The job is given in epochs, so its
+# length comes from the earlier runs' plan (the reason says so). Nothing is left behind.
 set -euo pipefail
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash" # fail()
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cd "$T"
-job=(--model cnn --data synthetic --batch-size 16 --threads 1 --seed 3 --no-validation --max-iters 150)
+# --epochs, not --max-iters: the job's length is known to the controller only from the workload's init
+# record, so the choice at the start takes it from the earlier runs' plan (synthetic: 50000 samples)
+job=(--model cnn --data synthetic --batch-size 256 --threads 1 --seed 3 --no-validation --epochs 1)
 fixed() { # $1 run name, $2 membership, $3 store
   "$PITSTOP" run --quiet --run "$1" --checkpoint-dir "$1" --nodes "$2" --policy fixed --db "$3" "${job[@]}" \
     > "$1.out" 2> "$1.err" || fail "fixed $2 failed: $(cat "$1.err")"
@@ -32,6 +36,7 @@ d0 = dec[0]
 det = d0["detail"] if isinstance(d0["detail"], dict) else json.loads(d0["detail"])
 why = det.get("why", det.get("reason", ""))
 assert d0["step"] == 0 and "at the start, before any node, from 2 memberships" in why, (d0["step"], why)
+assert "the job's length as an earlier run of its model, data and batch planned it" in why, why
 first_iter = min(r["t"] for r in recs if r["type"] == "iter")
 assert d0["t"] <= first_iter, "the start decision came after the first step"
 starts = [r for r in recs if r["type"] == "node" and r["action"] == "start" and r["gen"] == 0]
