@@ -170,6 +170,10 @@ void pit_run_result_write(FILE *f, const struct pit_run_result *r, const char *r
 int pit_run_result_price(struct pit_run_result *r, const struct pit_catalog *cat, struct pit_err *e);
 /* Stops every node a run left (a crashed controller's), from its run directory. */
 int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *e);
+/* A command's key in the store: its argv as JSON text (["python3","main.py","--epochs","3"]), which
+ * the controller writes as the init config's "command" and pit_profile_query.command matches.
+ * Returns 0, or -1 when it does not fit in n (buf then ""). */
+int pit_command_key(char *const *argv, char *buf, size_t n);
 
 /* ---------------- 5. profiles: measured memberships ranked ---------------- */
 
@@ -181,6 +185,8 @@ struct pit_profile_query {
   double size;                      /* <= 0: no job (no predicted total; ranked by samples per dollar or /s) */
   enum pit_policy_kind objective;   /* PIT_POLICY_COST or PIT_POLICY_TIME */
   double deadline_s, budget;        /* NaN: none */
+  const char *command;              /* a command's runs only: its init config's "command" (the argv as JSON
+                                       text, written by the controller), batch then not needed; NULL: any */
 };
 /* One measured membership (the run of it with the most steady iterations). */
 struct pit_profile_row {

@@ -95,7 +95,9 @@ struct pit_policy_state {
   int steady;                       /* 1: cur's PIT time is steady (meas holds it) */
   int at_start;                     /* 1: nothing has started yet: cur is the membership asked for, meas
                                        what earlier runs measured (the store, --db); the policy chooses the
-                                       first membership, and a change costs nothing over starting cur */
+                                       first membership, and a change costs nothing over starting cur (with
+                                       total_steps unknown, no deadline and no budget: weighed over
+                                       PIT_POLICY_START_STEPS, the cheaper per step being the cheaper job) */
   double pace_s, pace_lo_s, pace_hi_s; /* cur's step times so far, before it is steady: median, 10th and
                                        90th percentile (past the first CTL_OBS_SKIP); NaN: none yet */
   int64_t since_change;             /* iterations done on cur since the last change */
@@ -110,6 +112,7 @@ struct pit_policy_state {
   int nnodes;
   struct pit_policy_node nodes[PIT_POLICY_NODES_MAX];
 };
+#define PIT_POLICY_START_STEPS 1000
 enum pit_action { PIT_ACT_KEEP = 0, PIT_ACT_RESIZE };
 /* One alternative weighed: the rest of the job on membership m. */
 struct pit_policy_alt {

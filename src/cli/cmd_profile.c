@@ -325,7 +325,7 @@ int pit_cmd_profile(int argc, char **argv) {
     return rc < 0 ? 0 : rc;
   }
   struct pit_profile_query q = {a.model, a.batch, a.unit, a.size,
-                                strcmp(a.objective, "time") ? PIT_POLICY_COST : PIT_POLICY_TIME, a.deadline, a.budget};
+                                strcmp(a.objective, "time") ? PIT_POLICY_COST : PIT_POLICY_TIME, a.deadline, a.budget, NULL};
   struct pit_membership cand[64];
   int ncand = 0;
   struct pit_err e = {0};

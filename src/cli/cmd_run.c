@@ -192,16 +192,18 @@ static int64_t steps_from_store(const struct pit_runset *rs, const struct pit_tr
 
 static int prior_from_store(struct pit_run_opts *o, const struct pit_train_opts *t, struct pit_policy_meas *prior,
                             int cap) {
-  const struct pit_train_model *md = pit_train_model_find(t->model);
-  int64_t batch = t->batch > 0 ? t->batch : md ? md->batch : 0;
-  if (o->cmd || !o->db || access(o->db, R_OK) != 0 || batch <= 0)
+  const struct pit_train_model *md = o->cmd ? NULL : pit_train_model_find(t->model);
+  int64_t batch = o->cmd ? 0 : t->batch > 0 ? t->batch : md ? md->batch : 0;
+  char key[4096]; /* a command: its earlier runs, the same argv */
+  if (!o->db || access(o->db, R_OK) != 0 || (o->cmd ? pit_command_key(o->cmd, key, sizeof key) < 0 : batch <= 0))
     return 0;
   struct pit_err e = {0};
   struct pit_runset rs;
   pit_runset_init(&rs);
   struct pit_catalog cat;
   int have_cat = pit_catalog_load(&cat, o->catalog, &e) == 0;
-  struct pit_profile_query q = {t->model, batch, PIT_JOB_ITERS, 0, o->policy.kind, NAN, NAN};
+  struct pit_profile_query q = {o->cmd ? NULL : t->model, batch, PIT_JOB_ITERS, 0, o->policy.kind, NAN, NAN,
+                                o->cmd ? key : NULL};
   struct pit_profile_row *rows = NULL;
   int n = 0, best, k = 0;
   if (pit_runset_load_store(&rs, o->db, NULL, 0, &e) == 0 && pit_runset_summarize(&rs, &e) == 0 &&
@@ -212,7 +214,7 @@ static int prior_from_store(struct pit_run_opts *o, const struct pit_train_opts 
       prior[k].tp_half = rows[i].tp_half;
       prior[k++].n = rows[i].n;
     }
-  if (k > 0 && o->total_steps <= 0)
+  if (k > 0 && o->total_steps <= 0 && !o->cmd)
     o->start_steps = steps_from_store(&rs, t, batch);
   if (e.msg[0])
     pit_cli_note("the store's profile is not used: %s", e.msg);

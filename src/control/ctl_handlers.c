@@ -50,6 +50,21 @@ static int on_init(struct ctl *c, const struct pit_record *r, struct pit_err *e)
  * and its node count is the membership's: the workload counts distinct host
  * names, and the local provider's nodes (CPU sets of one host) are one host —
  * the quickstart's local-1:2 generation was summarized as "nodes=1". */
+int pit_command_key(char *const *argv, char *buf, size_t n) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; a && argv && argv[i]; i++)
+    if (!cJSON_AddItemToArray(a, cJSON_CreateString(argv[i]))) {
+      cJSON_Delete(a);
+      a = NULL;
+    }
+  char *text = a ? pit_json_print(a) : NULL;
+  cJSON_Delete(a);
+  int ok = text && strlen(text) < n;
+  snprintf(buf, n, "%s", ok ? text : "");
+  free(text);
+  return ok ? 0 : -1;
+}
+
 static int tag_membership(const struct ctl *c, struct pit_record *r, struct pit_err *e) {
   cJSON *o = r->config ? cJSON_Parse(r->config) : cJSON_CreateObject();
   if (!o || !cJSON_IsObject(o)) {
@@ -80,6 +95,9 @@ static int tag_membership(const struct ctl *c, struct pit_record *r, struct pit_
     const char *base = strrchr(name, '/');
     cJSON_AddStringToObject(o, "model", base ? base + 1 : name);
   }
+  char key[4096]; /* the command itself: a later run of it starts from what this one measured (--db) */
+  if (c->o->cmd && !cJSON_GetObjectItemCaseSensitive(o, "command") && pit_command_key(c->o->cmd, key, sizeof key) == 0)
+    cJSON_AddStringToObject(o, "command", key);
   if (c->o->cmd && bare.n == 1 && !cJSON_GetObjectItemCaseSensitive(o, "itype"))
     cJSON_AddStringToObject(o, "itype", bare.m[0].itype);
   int nodes = pit_membership_nodes(&bare);

@@ -100,15 +100,18 @@ int ctl_prior_initial(struct ctl *c, struct pit_err *e) {
   int guessed = s.total_steps <= 0 && c->o->start_steps > 0;
   if (guessed)
     s.total_steps = c->o->start_steps;
-  if (s.total_steps <= 0)
-    return 0; /* the job's length unknown until the workload's init record: nothing to weigh */
   int rc = pit_policy_decide(&c->o->policy, &s, &ch, e);
-  if (rc < 0 || !ch.decided)
-    return rc;
+  if (rc < 0 || !ch.decided || (s.total_steps <= 0 && ch.act != PIT_ACT_RESIZE))
+    return rc; /* a keep for want of the job's length is no decision: said at the first decision point */
   size_t at = strlen(ch.reason);
+  char len[160] = "";
+  if (guessed)
+    snprintf(len, sizeof len, ", the job's length as an earlier run of its model, data and batch planned it");
+  else if (s.total_steps <= 0)
+    snprintf(len, sizeof len, ", over %d steps: the job's length is not known yet, and with nothing started the "
+             "cheaper per step is the cheaper job", PIT_POLICY_START_STEPS);
   snprintf(ch.reason + at, sizeof ch.reason - at, "; at the start, before any node, from %d membership%s earlier "
-           "runs measured (--db)%s", c->o->nprior, c->o->nprior == 1 ? "" : "s",
-           guessed ? ", the job's length as an earlier run of its model, data and batch planned it" : "");
+           "runs measured (--db)%s", c->o->nprior, c->o->nprior == 1 ? "" : "s", len);
   if ((rc = ctl_decision_record(c, &ch, pit_policy_name(&c->o->policy), e)) < 0)
     return rc;
   warn(c, "%s", ch.reason);

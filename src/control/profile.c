@@ -92,7 +92,12 @@ static int row_of(const struct pit_report_run *rr, const struct pit_catalog *cat
  * per (membership, model, batch), the most measured. */
 static void add_row(struct pit_profile_row *out, int *k, const struct pit_report_run *rr, const struct pit_catalog *cat,
                     const struct pit_profile_query *q, struct pit_err *e) {
-  if (rr->cfg.members.n == 0 || rr->cfg.batch <= 0 || !(rr->sum.tp.mean > 0))
+  if (q->command) { /* a command's own runs: the same argv, whatever batch it has (unknown to pitstop) */
+    char cmd[4096];
+    pit_config_field(&rr->cfg, rr->config, "command", cmd, sizeof cmd);
+    if (strcmp(cmd, q->command) != 0 || rr->cfg.members.n == 0 || !(rr->sum.tp.mean > 0))
+      return;
+  } else if (rr->cfg.members.n == 0 || rr->cfg.batch <= 0 || !(rr->sum.tp.mean > 0))
     return;
   if ((q->model && strcmp(q->model, rr->cfg.model) != 0) || (q->batch > 0 && q->batch != rr->cfg.batch))
     return;

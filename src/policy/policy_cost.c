@@ -626,7 +626,11 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
     return 0;
   }
   c->decided = 1;
-  if (s->total_steps <= 0 || s->step >= s->total_steps) {
+  /* at the start a change costs nothing, so with neither deadline nor budget the cheaper per step is the
+   * cheaper job whatever its length: an unknown length is weighed over PIT_POLICY_START_STEPS (the
+   * figures the reason prints) */
+  int per_step = s->at_start && s->total_steps <= 0 && isnan(p->deadline_s) && isnan(p->budget);
+  if (!per_step && (s->total_steps <= 0 || s->step >= s->total_steps)) {
     snprintf(c->reason, sizeof c->reason, s->total_steps <= 0 ? "keep %s: the job's length is unknown, so no saving "
                                                                 "can be weighed"
                                                               : "keep %s: every step is done",
@@ -634,7 +638,7 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
     return 0;
   }
   const char *sw_src;
-  struct ctx x = {p, s, &given->cur, s->total_steps - s->step, qc->tp, qc->tp_half > 0 ? qc->tp_half : 0,
+  struct ctx x = {p, s, &given->cur, per_step ? PIT_POLICY_START_STEPS : s->total_steps - s->step, qc->tp, qc->tp_half > 0 ? qc->tp_half : 0,
                   switch_seconds(s, &sw_src)};
   /* 1. the alternatives */
   add_alt(&x, c, &s->cur, "keep");

@@ -8,7 +8,8 @@
 # provider's cgroup quota (root) local-0.4 computes at 40%: the pair, priced alike, costs more per
 # step than local-1 alone, so the choice must be local-1:1. A store that never measured the pair
 # gives no decision at the start: the run starts on the pair. The job is given in epochs, so its
-# length comes from the earlier runs' plan (the reason says so). Nothing is left behind.
+# length comes from the earlier runs' plan (the reason says so). A user's own command is matched by
+# its argv, and weighed per step (its length unknown before it runs). Nothing is left behind.
 set -euo pipefail
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash" # fail()
 T=$(mktemp -d)
@@ -57,6 +58,25 @@ fixed one2 local-1:1 q.db
 ! grep -q "at the start, before any node" pol2/events.jsonl || fail "decided at the start without the pair measured"
 n=$(grep '"type":"node"' pol2/events.jsonl | grep '"action":"start"' | grep -c '"gen":0') || true
 [ "$n" = 2 ] || fail "generation 0 started $n nodes, not the pair"
-left=$(find "$T" -path '*/nodes/*' 2> /dev/null; ls /sys/fs/cgroup/cpu 2> /dev/null | grep -E '^pitstop\.(pol|pol2|one|pair|one2)\.' || true)
+# a user's own command (the course DCGAN log format, 10 ms a step on any node): its runs are keyed by
+# its argv ("command" in the init config); two fixed runs, then the cost run on the pair starts on
+# local-1:1 alone, weighed per step (the command's length is unknown before it runs)
+S=(/usr/bin/python3 "$PIT_SOURCE_DIR/tests/control/fake/dcgan_log.py" 60)
+for m in local-1:1 local-0.4:1+local-1:1; do
+  "$PITSTOP" run --quiet --run "c${#m}" --checkpoint-dir "c${#m}" --nodes "$m" --policy fixed --db c.db -- "${S[@]}" \
+    > /dev/null 2> cmd.err || fail "fixed $m of the command failed: $(cat cmd.err)"
+done
+"$PITSTOP" run --run cpol --checkpoint-dir cpol --nodes local-0.4:1+local-1:1 --nnodes 1:2 --policy cost --db c.db \
+  -- "${S[@]}" > cpol.out 2> cpol.err || fail "the command's cost run failed: $(cat cpol.err)"
+grep -q '"type":"decision".*"step":0.*at the start, before any node, from 2 memberships.*over 1000 steps' \
+  cpol/events.jsonl || fail "the command's run did not weigh its earlier runs at the start: $(cat cpol.err)"
+n=$(grep '"type":"node"' cpol/events.jsonl | grep '"action":"start"' | grep -c '"itype":"local-1"') || true
+m=$(grep '"type":"node"' cpol/events.jsonl | grep -c '"action":"start"') || true
+[ "$n" = 1 ] && [ "$m" = 1 ] || fail "the command's run started $m nodes ($n local-1), not local-1 alone"
+# another command (other arguments) has no earlier runs: nothing weighed
+"$PITSTOP" run --run cpol2 --checkpoint-dir cpol2 --nodes local-0.4:1+local-1:1 --nnodes 1:2 --policy cost --db c.db \
+  -- "${S[@]:0:2}" 40 > cpol2.out 2> cpol2.err || fail "the other command's run failed: $(cat cpol2.err)"
+grep -q "policy cost: 0 memberships measured before" cpol2.err || fail "another command took this one's runs: $(cat cpol2.err)"
+left=$(find "$T" -path '*/nodes/*' 2> /dev/null; ls /sys/fs/cgroup/cpu 2> /dev/null | grep -E '^pitstop\.(pol|pol2|one|pair|one2|c[0-9]+|cpol|cpol2)\.' || true)
 [ -z "$left" ] || fail "left behind: $left"
 echo "run prior: the first membership chosen from the store before any node; none without the pair measured"

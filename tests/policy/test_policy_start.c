@@ -5,6 +5,8 @@
  * measured before and the pair dearer per step than fast alone, the policy
  * starts on fast:1, the change priced at nothing (nothing has started); with
  * the pair not measured before it starts on what was asked (nothing weighed);
+ * with the job's length unknown it weighs PIT_POLICY_START_STEPS steps (the
+ * cheaper per step is the cheaper job), but not under a deadline;
  * with the pair the cheaper per step it keeps it; and the same state once
  * running (at_start 0, not steady) only measures: at_start is what allows a
  * decision before the first step. */
@@ -79,6 +81,22 @@ int main(void) {
   fixture_meas(&s, "fast:1", 0.0187, 0.0005, 298);
   decide(&p, &s);
   CHECK(ch.decided && ch.act == PIT_ACT_KEEP, "left the cheaper pair: %s", ch.reason);
+
+  /* the job's length unknown (a command before it runs): with nothing started the cheaper per step is the
+   * cheaper job, weighed over PIT_POLICY_START_STEPS; under a deadline it cannot be weighed */
+  two_types(&s);
+  s.total_steps = -1;
+  fixture_meas(&s, "slow:1+fast:1", 0.0210, 0.0004, 298);
+  fixture_meas(&s, "fast:1", 0.0187, 0.0005, 298);
+  decide(&p, &s);
+  CHECK(ch.decided && ch.act == PIT_ACT_RESIZE && pit_membership_equal(&ch.to, &fast), "length unknown: %s",
+        ch.reason);
+  CHECK(fabs(ch.alts[0].rest_s - PIT_POLICY_START_STEPS * 0.0210) < 1e-9, "keep weighed over %g s, not %d steps",
+        ch.alts[0].rest_s, PIT_POLICY_START_STEPS);
+  p.deadline_s = 3600;
+  decide(&p, &s);
+  CHECK(ch.act == PIT_ACT_KEEP && strstr(ch.reason, "length is unknown"), "a deadline with no length: %s", ch.reason);
+  p.deadline_s = NAN;
 
   /* the first case once running, not steady yet: measuring, no decision */
   two_types(&s);
