@@ -12,7 +12,8 @@
 # every node started was terminated (the CLI's recorded calls); contiguous steps, every sample of each
 # whole epoch once, the checkpoint within the grace; and `pitstop simulate --replay` decides every zone
 # decision again the same (the count included), follows the count change as one of the run's own
-# restarts and bills the run within 1%. `pitstop status` (table, JSON, --html) without --catalog prices
+# restarts and bills the run within 1%, and the same without --catalog (the catalog rebuilt from the
+# rows the node start records carry): the same decisions, the same live and replayed cost. `pitstop status` (table, JSON, --html) without --catalog prices
 # the run from the catalog rows its node start records carry: the same spend as with the run's
 # --catalog (c5.large is not in local.tsv, and its 60 s minimum makes billed and raw seconds differ);
 # a copy of the events file without the rows falls back to local.tsv as before (every node unpriced,
@@ -85,6 +86,19 @@ assert n >= 2 and rp["zones"] == {"decisions": n, "same": n}, (n, rp.get("zones"
 print(f"replay: {n} zone decisions decided again, all the same")
 PYEOF
 replay_cost "$ev" "$T/r1.txt" "$T/replay.json"
+# without the run's catalog: the replay builds it from the node start records' catalog rows
+"$PITSTOP" simulate --replay "$ev" --deadline 1800 --nnodes 1:2 --format json > "$T/nocat.json" 2> "$T/nocat.err" \
+  || fail "the replay without --catalog failed: $(cat "$T/nocat.err")"
+$PY - "$T/replay.json" "$T/nocat.json" << 'PYEOF'
+import json, sys
+withc, without = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+for k in ("live", "replay"):  # each side's decisions (step, from, to), cost and time
+    assert withc[k] == without[k], (k, withc[k], without[k])
+assert without["same_decisions"] and without["zones"] == withc["zones"], (without, withc)
+assert without == withc, [k for k in withc if withc[k] != without.get(k)]  # the fixed memberships too
+print(f"replay without --catalog: {without['zones']['same']} zone decisions the same, replay ${without['replay']['cost']:.6f} "
+      f"(with: ${withc['replay']['cost']:.6f}), live ${without['live']['cost']:.6f} (with: ${withc['live']['cost']:.6f})")
+PYEOF
 
 # ---- pitstop status without --catalog: the run's own catalog rows, else local.tsv
 "$PITSTOP" status "$T/r1" --catalog "$T/cat.tsv" --format json > "$T/st_cat.json" || fail "status --catalog failed"
