@@ -80,7 +80,11 @@ struct pit_run_result {
   double waste_s, waste_usd;        /* billed by start attempts that failed or hung */
   int64_t steps;
   int restarts;
-  int64_t lost_steps;               /* iterations redone after failures */
+  int continued;                    /* controller stops (killed, or stopped by a signal) the run was
+                                       continued across by the same command again: DIR/state's count,
+                                       one more for each controller that took a stopped run over;
+                                       0: one controller ran it */
+  int64_t lost_steps;               /* iterations redone after failures and controller stops */
   int lost_checkpoints;             /* damaged checkpoint files skipped on resume */
   int already_done;                 /* the run had finished before: nothing was run */
   int resizable;                    /* 0: the workload spoke no protocol: never resized, only advised */

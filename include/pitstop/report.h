@@ -214,15 +214,21 @@ struct pit_status {
   char note[512];               /* why there is no prediction ("" when there is one) */
   double *node_billed_s, *node_cost; /* (log.nnodes) billed seconds and US$ of each node; owned */
   int unpriced;                 /* nodes whose type the catalog lacks (billed on raw seconds) */
+  const char *priced_from;      /* "records": the run's own catalog, from its node records' rows;
+                                   "catalog": the one given; NULL: none (raw seconds) */
+  struct pit_catalog own;       /* the run's own catalog when priced_from is "records"; owned */
 };
 /* RUN|DIR|FILE → the run's directory and events file: a directory holding
  * events.jsonl, an events file, or a run id under runs/ (where pitstop run puts
  * a run without --checkpoint-dir); NULL: the newest run under runs/.
  * PIT_ENOTFOUND naming what was tried. */
 int pit_status_find(const char *arg, char *dir, size_t ndir, char *events, size_t nevents, struct pit_err *e);
-/* Loads the status of arg (as pit_status_find); cat prices the nodes (NULL:
+/* Loads the status of arg (as pit_status_find); cat prices the nodes; NULL: the
+ * run's own catalog, rebuilt from its node start records' rows
+ * (pit_catalog_from_runlog) when every node carries one, else fallback (NULL:
  * raw seconds at each node record's price). Errors name the file (and line). */
-int pit_status_load(struct pit_status *s, const char *arg, const struct pit_catalog *cat, struct pit_err *e);
+int pit_status_load(struct pit_status *s, const char *arg, const struct pit_catalog *cat,
+                    const struct pit_catalog *fallback, struct pit_err *e);
 void pit_status_release(struct pit_status *s);
 /* As a terminal table or one JSON object (PIT_SUMMARY_CSV: PIT_EARG), with the
  * last ndec decisions (keeps included; -1: all). Field names in docs/run.md. */

@@ -142,10 +142,12 @@ void pit_cli_print_fixed(const struct pit_replay *r, double run_cost, double run
 /* The timeline chart of a run's events file drawn to png (pit_plot_timeline, default options). */
 int pit_cli_timeline(const char *events, const char *png, struct pit_err *e);
 /* report.html at out (pit_status_html) for the run arg (run id, directory or events file), billed
- * with cat (NULL: raw seconds); png: its timeline drawn already, or NULL to draw one beside out for
- * the while; x: the run's replay against fixed memberships (pit_cli_replay_load), or NULL to make one
- * here with catalog (a path; NULL: the default) when the run's decisions weigh cost or time. */
-int pit_cli_report_html(const char *arg, const struct pit_catalog *cat, const char *catalog, const char *png,
-                        const struct pit_cli_replay *x, const char *out, struct pit_err *e);
+ * with cat (NULL: the run's own catalog from its node records' rows, else fallback, else raw seconds:
+ * pit_status_load); png: its timeline drawn already, or NULL to draw one beside out for the while;
+ * x: the run's replay against fixed memberships (pit_cli_replay_load), or NULL to make one here with
+ * catalog (a path; NULL: the run's own, else the default) when the run's decisions weigh cost or time. */
+int pit_cli_report_html(const char *arg, const struct pit_catalog *cat, const struct pit_catalog *fallback,
+                        const char *catalog, const char *png, const struct pit_cli_replay *x, const char *out,
+                        struct pit_err *e);
 
 #endif

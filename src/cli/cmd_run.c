@@ -481,7 +481,7 @@ static int after(const struct pit_run_result *res, const struct pit_run_opts *o,
   snprintf(page, sizeof page, "%s/report.html", o->run_dir);
   struct pit_catalog cat;
   int have_cat = pit_catalog_load(&cat, o->catalog, &pe) == 0;
-  if (pit_cli_report_html(o->run_dir, have_cat ? &cat : NULL, o->catalog, have_png ? chart : NULL,
+  if (pit_cli_report_html(o->run_dir, have_cat ? &cat : NULL, NULL, o->catalog, have_png ? chart : NULL,
                           have_x ? &x : NULL, page, &pe) < 0)
     pit_cli_warn("no report.html: %s", pe.msg);
   else

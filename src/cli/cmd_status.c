@@ -18,7 +18,9 @@
 static const struct pit_cli_opt opts[] = {
     {"format", 1, 'f', "F", "table (default) or json (one object; fields in docs/run.md)"},
     {"catalog", 1, 'c', "FILE", "instance types, to bill each node as its type bills (default: the\n"
-                                "local provider's catalog; a type it lacks is billed on raw seconds)"},
+                                "run's own, from the catalog rows its node records carry; a run\n"
+                                "written before them: the local provider's catalog; a type it lacks\n"
+                                "is billed on raw seconds)"},
     {"decisions", 1, 'd', "N", "the last N decisions (default 5; -1: all)"},
     {"watch", 2, 'w', "S", "(--watch or --watch=S) print again every S seconds (default 2) until\n"
                            "the run is no longer running"},
@@ -36,18 +38,20 @@ static const struct pit_cli_cmd cmd = {
     opts, PIT_CLI_NOPTS(opts), NULL};
 
 /* report.html at out: the timeline drawn beside it for the while, embedded, removed. */
-static int html(const char *arg, const struct pit_catalog *cat, const char *catalog, const char *out) {
+static int html(const char *arg, const struct pit_catalog *cat, const struct pit_catalog *fallback,
+                const char *catalog, const char *out) {
   struct pit_err e = {0};
-  if (pit_cli_report_html(arg, cat, catalog, NULL, NULL, out, &e) < 0)
+  if (pit_cli_report_html(arg, cat, fallback, catalog, NULL, NULL, out, &e) < 0)
     return pit_cli_fail(&e);
   pit_cli_note("wrote %s", out);
   return 0;
 }
 
-static int show(const char *arg, const struct pit_catalog *cat, enum pit_summary_format fmt, int ndec, int *running) {
+static int show(const char *arg, const struct pit_catalog *cat, const struct pit_catalog *fallback,
+                enum pit_summary_format fmt, int ndec, int *running) {
   struct pit_err e = {0};
   struct pit_status s;
-  if (pit_status_load(&s, arg, cat, &e) < 0)
+  if (pit_status_load(&s, arg, cat, fallback, &e) < 0)
     return pit_cli_fail(&e);
   int rc = pit_status_write(stdout, &s, fmt, ndec, &e) < 0 ? pit_cli_fail(&e) : 0;
   fflush(stdout);
@@ -99,20 +103,20 @@ int pit_cmd_status(int argc, char **argv) {
     return pit_cli_usage("status: one run at a time (see 'pitstop status --help')");
   const char *arg = optind < argc ? argv[optind] : NULL;
   struct pit_err e = {0};
+  /* --catalog prices the run; else its own catalog rows (pit_status_load), else the default catalog */
   struct pit_catalog cat = {0};
-  if (!catalog) {
-    struct pit_err nf = {0}; /* none found: spend is then not priced */
-    catalog = pit_cli_catalog("local.tsv", &nf);
-  }
-  if (catalog && pit_catalog_load(&cat, catalog, &e) < 0)
+  struct pit_err nf = {0}; /* no default found: a run without catalog rows is then not priced */
+  const char *file = catalog ? catalog : pit_cli_catalog("local.tsv", &nf);
+  if (file && pit_catalog_load(&cat, file, &e) < 0)
     return pit_cli_fail(&e);
+  const struct pit_catalog *given = catalog ? &cat : NULL, *fallback = file && !catalog ? &cat : NULL;
   int running = 0, rc;
   if (html_out) {
-    rc = html(arg, catalog ? &cat : NULL, catalog, html_out);
+    rc = html(arg, given, fallback, catalog, html_out);
     pit_catalog_release(&cat);
     return rc;
   }
-  while ((rc = show(arg, catalog ? &cat : NULL, fmt, ndec, &running)) == 0 && running && isfinite(watch)) {
+  while ((rc = show(arg, given, fallback, fmt, ndec, &running)) == 0 && running && isfinite(watch)) {
     struct timespec ts = {(time_t)watch, (long)((watch - floor(watch)) * 1e9)};
     while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR) {
     }

@@ -182,10 +182,11 @@ static const char *weighing_policy(const struct pit_runlog *log) {
   return NULL;
 }
 
-int pit_cli_report_html(const char *arg, const struct pit_catalog *cat, const char *catalog, const char *png,
-                        const struct pit_cli_replay *x, const char *out, struct pit_err *e) {
+int pit_cli_report_html(const char *arg, const struct pit_catalog *cat, const struct pit_catalog *fallback,
+                        const char *catalog, const char *png, const struct pit_cli_replay *x, const char *out,
+                        struct pit_err *e) {
   struct pit_status s;
-  if (pit_status_load(&s, arg, cat, e) < 0)
+  if (pit_status_load(&s, arg, cat, fallback, e) < 0)
     return e->code;
   char tmp[4200] = "";
   if (!png) { /* drawn beside out for the while, embedded, removed */

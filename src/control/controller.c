@@ -426,6 +426,7 @@ static int run_begin(struct ctl *c, const struct pit_run_opts *o, char *resume, 
     c->gen = ps.gen + 1 > ps.log_gens ? ps.gen + 1 : ps.log_gens;
     /* restarts spent by a controller that ended with an error are not held against this one */
     res->restarts = ps.failed ? 0 : ps.restarts;
+    res->continued = ps.stops + 1;
     int done_ev;
     ctl_events_scan(c, &c->step_written, &done_ev);
     c->step_safe = ps.step;

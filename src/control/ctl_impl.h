@@ -183,6 +183,7 @@ static inline void warn(const struct ctl *c, const char *fmt, ...) {
 /* What RUN_DIR/state says of the controller that wrote it (ctl_read_state). */
 struct prev_state {
   int found, gen, restarts;
+  int stops;        /* controller stops the run was continued across before (0: none said) */
   int done, failed; /* the controller that wrote it finished the job, or ended with an error */
   int64_t step;
   char ckpt[1100];

@@ -39,7 +39,8 @@ int ctl_write_state(struct ctl *c, struct pit_err *e) {
   for (int i = 0; c->g && i < c->g->nproc && at < (int)sizeof text - 32; i++)
     if (!c->g->proc[i].exited)
       at += snprintf(text + at, sizeof text - (size_t)at, " %d", (int)c->g->proc[i].pid);
-  at += snprintf(text + at, sizeof text - (size_t)at, "\nt0 %.9f", c->t0); /* run time 0 on the monotonic clock */
+  /* run time 0 on the monotonic clock; the controller stops the run was continued across */
+  at += snprintf(text + at, sizeof text - (size_t)at, "\nt0 %.9f\nstops %d", c->t0, c->res->continued);
   snprintf(text + at, sizeof text - (size_t)at, "\n%s", c->finished ? "end done\n" : c->failed_exit ? "end failed\n" : "");
   int fx = ctl_fx(c, "write state");
   if (fx < 0)
@@ -143,6 +144,8 @@ void ctl_read_state(struct ctl *c, struct prev_state *ps) {
     snprintf(ps->ckpt, sizeof ps->ckpt, "%s", ck);
   const char *t0 = strstr(text, "\nt0 ");
   ps->t0 = t0 ? strtod(t0 + 4, NULL) : NAN;
+  const char *stops = strstr(text, "\nstops "); /* absent in a state written before it: 0 */
+  ps->stops = stops ? atoi(stops + 7) : 0;
   ps->done = strstr(text, "\nend done") != NULL;
   ps->failed = strstr(text, "\nend failed") != NULL;
   char *p = strstr(text, "pgids");

@@ -108,7 +108,12 @@ void pit_run_result_write(FILE *f, const struct pit_run_result *r, const char *r
            "it redone;\n%d resize%s refused (the next snapshot not due before the job's end; the reasons are above "
            "and in the decision records).\n",
            r->refused, r->refused == 1 ? "" : "s");
-  fprintf(f, "\n%lld steps in %.1f s, %d restart%s (%lld steps redone), cost $%.4f\nrecords: %s\n",
-         (long long)r->steps, r->total_s, r->restarts, r->restarts == 1 ? "" : "s", (long long)r->lost_steps,
-         r->cost, r->events);
+  /* a run continued after a controller stop says so: its steps redone are not all a restart's */
+  char continued[64] = "";
+  if (r->continued > 0)
+    snprintf(continued, sizeof continued, ", continued after %d controller stop%s", r->continued,
+             r->continued == 1 ? "" : "s");
+  fprintf(f, "\n%lld steps in %.1f s, %d restart%s%s (%lld steps redone), cost $%.4f\nrecords: %s\n",
+         (long long)r->steps, r->total_s, r->restarts, r->restarts == 1 ? "" : "s", continued,
+         (long long)r->lost_steps, r->cost, r->events);
 }

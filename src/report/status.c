@@ -1,7 +1,8 @@
 /* status.c — an elastic run's status (pitstop status; report.h "a run's status"):
  * the run log's fold of its events file (one reading: the predictor's series are
  * handed the same records, pit_runlog_load_each), its nodes priced on billed seconds
- * (catalog/cost.c), its t_p and the finish and cost predicted with intervals
+ * (catalog/cost.c: the catalog given, else the run's own from its node records'
+ * rows, else the fallback), its t_p and the finish and cost predicted with intervals
  * by the predict module over the same records, written as a table or JSON.
  * The top-level fields, the generations, the nodes and the decisions are each
  * declared once in a field table below, which drives both formats.
@@ -165,8 +166,8 @@ static void predict(struct pit_status *s, const struct pit_catalog *cat, struct 
 }
 
 /* The status of arg into s (zeroed), the fold's records into rs too; on an error s is released. */
-static int status_fill(struct pit_status *s, const char *arg, const struct pit_catalog *cat, struct pit_runset *rs,
-                       struct pit_err *e) {
+static int status_fill(struct pit_status *s, const char *arg, const struct pit_catalog *cat,
+                       const struct pit_catalog *fallback, struct pit_runset *rs, struct pit_err *e) {
   pit_runlog_init(&s->log);
   s->tp = s->tp_half = s->finish_s = s->finish_lo = s->finish_hi = s->cost = s->cost_lo = s->cost_hi = NAN;
   int rc = pit_status_find(arg, s->dir, sizeof s->dir, s->events, sizeof s->events, e);
@@ -182,6 +183,12 @@ static int status_fill(struct pit_status *s, const char *arg, const struct pit_c
     pit_status_release(s);
     return rc;
   }
+  /* the prices: the catalog given, else the run's own (every node's record carries its row), else the fallback */
+  if (!cat && pit_catalog_from_runlog(&s->own, &s->log, NULL) == 0)
+    cat = &s->own;
+  else if (!cat)
+    cat = fallback;
+  s->priced_from = cat == &s->own ? "records" : cat ? "catalog" : NULL;
   s->t = s->log.t_last;
   const struct pit_runlog_gen *g = pit_runlog_current(&s->log);
   if (g && g->have_m)
@@ -212,17 +219,19 @@ static int status_fill(struct pit_status *s, const char *arg, const struct pit_c
   return 0;
 }
 
-int pit_status_load(struct pit_status *s, const char *arg, const struct pit_catalog *cat, struct pit_err *e) {
+int pit_status_load(struct pit_status *s, const char *arg, const struct pit_catalog *cat,
+                    const struct pit_catalog *fallback, struct pit_err *e) {
   memset(s, 0, sizeof *s);
   struct pit_runset rs;
   pit_runset_init(&rs);
-  int rc = status_fill(s, arg, cat, &rs, e);
+  int rc = status_fill(s, arg, cat, fallback, &rs, e);
   pit_runset_release(&rs);
   return rc;
 }
 
 void pit_status_release(struct pit_status *s) {
   pit_runlog_release(&s->log);
+  pit_catalog_release(&s->own);
   PIT_FREE_ALL(s->node_billed_s, s->node_cost);
   memset(s, 0, sizeof *s);
 }
@@ -259,6 +268,7 @@ static const struct field top[] = {
     {"cost_lo", "cost, 95% low", F_DBL, ST(cost_lo)},
     {"cost_hi", "cost, 95% high", F_DBL, ST(cost_hi)},
     {"unpriced_nodes", "nodes not in the catalog", F_INT, ST(unpriced)},
+    {"priced_from", "prices from", F_CSTR, ST(priced_from)},
     {"note", "prediction", F_STR, ST(note)},
 };
 #define G(m) offsetof(struct pit_runlog_gen, m)
@@ -417,7 +427,9 @@ int pit_status_write(FILE *f, const struct pit_status *s, enum pit_summary_forma
   if (s->steps_total > 0)
     fprintf(f, " of %lld (%.0f%%)", (long long)s->steps_total, 100.0 * (double)s->steps_done / (double)s->steps_total);
   fprintf(f, "\n  t_p        %s ± %s (95%%)\n", pit__secs(a, sizeof a, s->tp), pit__secs(b, sizeof b, s->tp_half));
-  fprintf(f, "  spend      $%.6f (billed%s)\n", s->spend, s->unpriced ? "; some types not in the catalog: raw seconds" : "");
+  fprintf(f, "  spend      $%.6f (billed%s%s)\n", s->spend,
+          s->priced_from && !strcmp(s->priced_from, "records") ? " as the run's node records' catalog rows bill" : "",
+          s->unpriced ? "; some types not in the catalog: raw seconds" : "");
   if (isnan(s->finish_s)) {
     fprintf(f, "  predicted  - (%s)\n", s->note);
   } else {

@@ -12,7 +12,12 @@
 # every node started was terminated (the CLI's recorded calls); contiguous steps, every sample of each
 # whole epoch once, the checkpoint within the grace; and `pitstop simulate --replay` decides every zone
 # decision again the same (the count included), follows the count change as one of the run's own
-# restarts and bills the run within 1%.
+# restarts and bills the run within 1%, and the same without --catalog (the catalog rebuilt from the
+# rows the node start records carry): the same decisions, the same live and replayed cost. `pitstop status` (table, JSON, --html) without --catalog prices
+# the run from the catalog rows its node start records carry: the same spend as with the run's
+# --catalog (c5.large is not in local.tsv, and its 60 s minimum makes billed and raw seconds differ);
+# a copy of the events file without the rows falls back to local.tsv as before (every node unpriced,
+# billed on raw seconds at its record's price).
 set -euo pipefail
 RUNP=tzn
 . "$PIT_SOURCE_DIR/tests/control/command_common.bash"
@@ -81,6 +86,61 @@ assert n >= 2 and rp["zones"] == {"decisions": n, "same": n}, (n, rp.get("zones"
 print(f"replay: {n} zone decisions decided again, all the same")
 PYEOF
 replay_cost "$ev" "$T/r1.txt" "$T/replay.json"
+# without the run's catalog: the replay builds it from the node start records' catalog rows
+"$PITSTOP" simulate --replay "$ev" --deadline 1800 --nnodes 1:2 --format json > "$T/nocat.json" 2> "$T/nocat.err" \
+  || fail "the replay without --catalog failed: $(cat "$T/nocat.err")"
+$PY - "$T/replay.json" "$T/nocat.json" << 'PYEOF'
+import json, sys
+withc, without = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+for k in ("live", "replay"):  # each side's decisions (step, from, to), cost and time
+    assert withc[k] == without[k], (k, withc[k], without[k])
+assert without["same_decisions"] and without["zones"] == withc["zones"], (without, withc)
+assert without == withc, [k for k in withc if withc[k] != without.get(k)]  # the fixed memberships too
+print(f"replay without --catalog: {without['zones']['same']} zone decisions the same, replay ${without['replay']['cost']:.6f} "
+      f"(with: ${withc['replay']['cost']:.6f}), live ${without['live']['cost']:.6f} (with: ${withc['live']['cost']:.6f})")
+PYEOF
+
+# ---- pitstop status without --catalog: the run's own catalog rows, else local.tsv
+"$PITSTOP" status "$T/r1" --catalog "$T/cat.tsv" --format json > "$T/st_cat.json" || fail "status --catalog failed"
+"$PITSTOP" status "$T/r1" --format json > "$T/st_own.json" || fail "status without --catalog failed"
+"$PITSTOP" status "$T/r1" > "$T/st_own.txt" || fail "status (table) without --catalog failed"
+"$PITSTOP" status "$T/r1" --catalog "$T/cat.tsv" --html "$T/cat.html" 2> /dev/null || fail "status --html --catalog failed"
+"$PITSTOP" status "$T/r1" --html "$T/own.html" 2> /dev/null || fail "status --html without --catalog failed"
+$PY -c 'import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+[x.pop("catalog", None) for x in rows]
+open(sys.argv[2], "w").write("".join(json.dumps(x) + "\n" for x in rows))' "$ev" "$T/old.jsonl"
+"$PITSTOP" status "$T/old.jsonl" --format json > "$T/st_old.json" || fail "status of the copy without rows failed"
+$PY - "$ev" "$T" << 'PYEOF'
+import json, re, sys
+ev, t = sys.argv[1], sys.argv[2]
+withc, own, old = (json.load(open(f"{t}/st_{k}.json")) for k in ("cat", "own", "old"))
+n = len(own["nodes"])
+assert own["spend"] == withc["spend"] and own["cost"] == withc["cost"], (own["spend"], withc["spend"])
+assert withc["priced_from"] == "catalog" and own["priced_from"] == "records" and old["priced_from"] == "catalog", \
+    (withc["priced_from"], own["priced_from"], old["priced_from"])
+assert withc["unpriced_nodes"] == own["unpriced_nodes"] == 0 and old["unpriced_nodes"] == n, \
+    (withc["unpriced_nodes"], own["unpriced_nodes"], old["unpriced_nodes"])
+assert [x["cost"] for x in own["nodes"]] == [x["cost"] for x in withc["nodes"]], (own["nodes"], withc["nodes"])
+# the copy without rows: raw seconds at each node record's price (local.tsv lacks c5.large)
+start, raw = {}, 0.0
+for x in map(json.loads, open(ev)):
+    if x["type"] == "node" and x["action"] == "start":
+        start[x["node"]] = (x["t"], x["price_h"])
+    elif x["type"] == "node" and x["action"] in ("stop", "lost"):
+        t0, p = start.pop(x["node"])
+        raw += p * (x["t"] - t0) / 3600
+assert abs(old["spend"] - raw) < 1e-9 and old["spend"] < own["spend"], (old["spend"], raw, own["spend"])
+txt = open(f"{t}/st_own.txt").read()
+m = re.search(r"spend +\$([0-9.]+) \(billed as the run's node records' catalog rows bill\)", txt)
+assert m and abs(float(m.group(1)) - withc["spend"]) < 1e-6, txt
+html = {k: float(re.search(r"spend \(billed\)</th><td class=\"n\">([0-9.]+)<", open(f"{t}/{k}.html").read()).group(1))
+        for k in ("cat", "own")}
+assert html["own"] == html["cat"] and abs(html["own"] - withc["spend"]) < 1e-6, (html, withc["spend"])
+print(f"status: spend ${own['spend']:.6f} from the node records' rows (--catalog: ${withc['spend']:.6f}; "
+      f"table {m.group(1)}, html {html['own']:.6f}); {n} nodes; without the rows: ${old['spend']:.6f} "
+      f"({old['unpriced_nodes']} nodes unpriced: raw seconds, as before)")
+PYEOF
 # the count read back as fixed (the inputs' nmin = nmax) takes another decision: found out
 $PY - "$ev" "$T/fixed.jsonl" << 'PYEOF'
 import json, sys

@@ -7,7 +7,10 @@
 # checkpoint, its steps held until its end), then the same command again: the new controller stops
 # the orphaned program, starts it again from step 0, and counts as redone the steps the killed
 # generation had reached (RUN_DIR/reached), which no record of the events file keeps; every step
-# is recorded once. Before 2026-11-28 the report said "0 steps redone".
+# is recorded once. Before 2026-11-28 the report said "0 steps redone". The report's last line names
+# the controller stop the run was continued across ("0 restarts, continued after 1 controller stop
+# (N steps redone)"; before, "0 restarts (N steps redone)" read as a contradiction), and part 1's
+# run, one controller, says none ("0 restarts (0 steps redone)").
 set -euo pipefail
 PY=/usr/bin/python3
 fail() {
@@ -31,6 +34,8 @@ CAT
   > "$T/out.txt" 2> "$T/err.txt" || fail "the run failed: $(cat "$T/err.txt")"
 grep -q "resized without losing work" "$T/out.txt" || fail "the report does not say it: $(cat "$T/out.txt")"
 grep -q "only recommended" "$T/err.txt" || fail "no recommendation said: $(cat "$T/err.txt")"
+grep -Eq "^60 steps in [0-9.]+ s, 0 restarts \(0 steps redone\), cost " "$T/out.txt" ||
+  fail "one controller's run: $(tail -2 "$T/out.txt")"
 "$PY" - "$T/r/events.jsonl" << 'PYEOF'
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
@@ -68,8 +73,10 @@ lines=$(grep -c "^\[tfk.0 out\] Rank: 0, Epoch: 0, iteration: " "$T/k/gen-0.log"
   fail "the killed generation's held steps reached the events file"
 "$PITSTOP" "${cmd[@]}" > "$T/b.out" 2> "$T/b.err" || fail "the second controller failed: $(cat "$T/b.err")"
 grep -q "stopped the workload" "$T/b.err" || fail "the orphaned script was not stopped: $(cat "$T/b.err")"
-redone=$(sed -n 's/.*restarts\? (\([0-9]*\) steps redone).*/\1/p' "$T/b.out")
-[ -n "$redone" ] || fail "no steps-redone count in the report: $(cat "$T/b.out")"
+redone=$(sed -n 's/.*restarts\?, continued after 1 controller stop (\([0-9]*\) steps redone).*/\1/p' "$T/b.out")
+[ -n "$redone" ] || fail "no steps-redone count after the controller stop in the report: $(cat "$T/b.out")"
+grep -Eq "^60 steps in [0-9.]+ s, 0 restarts, continued after 1 controller stop \($redone steps redone\), cost " \
+  "$T/b.out" || fail "the last line does not name the controller stop: $(tail -2 "$T/b.out")"
 [ "$redone" -ge 10 ] && [ "$redone" -le "$lines" ] ||
   fail "the report says $redone steps redone; the killed generation printed $lines progress lines"
 grep -q "generation 0 had reached step $redone: the $redone steps from step 0 are done again" "$T/b.err" ||
@@ -79,4 +86,4 @@ import json, sys
 steps = [x["step"] for x in map(json.loads, open(sys.argv[1])) if x["type"] == "iter"]
 assert steps == list(range(60)), f"steps not recorded once each: {len(steps)}"
 PYEOF
-echo "controller killed at step $redone of a level-1 script ($lines lines in gen-0.log): report '$(grep -o '([0-9]* steps redone)' "$T/b.out")', 60 steps recorded once"
+echo "controller killed at step $redone of a level-1 script ($lines lines in gen-0.log): report '$(grep -o '[0-9]* restarts\?, continued.*steps redone)' "$T/b.out")', 60 steps recorded once"
