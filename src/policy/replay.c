@@ -133,13 +133,15 @@ static int live_iters(const char *path, const struct pit_runlog *log, int i, str
     x->step = r->step;
     x->batch = r->batch;
     x->t = r->t;
-    x->step_s = r->step_s;
+    /* a step the log did not time (an arrival-timed script's first line: nothing before it to time it
+     * from) counts in the generation's start overhead, up to its record's t */
+    x->step_s = isfinite(r->step_s) ? r->step_s : 0;
     x->nranks = r->nranks <= PIT_POLICY_NODES_MAX ? r->nranks : 0;
     for (int q = 0; q < x->nranks; q++) {
       x->compute[q] = log->rank_s[r->rank0 + q];
       x->wait[q] = log->rank_s[r->rank0 + r->nranks + q];
     }
-    x->dt = g->n > 0 && r->t > l->its[l->nits - 1].t ? r->t - l->its[l->nits - 1].t : r->step_s;
+    x->dt = g->n > 0 && r->t > l->its[l->nits - 1].t ? r->t - l->its[l->nits - 1].t : x->step_s;
     g->n++;
     l->nits++;
   }
@@ -400,7 +402,8 @@ static int replay_fixed(const struct live *l, const struct pit_elastic_model *md
     f->m = l->g[g].m;
     f->cost = er.cost; /* every node of the membership billed for the whole replayed job */
     f->time_s = er.time_s;
-    f->complete = !er.diverged && er.steps_done == job->total - job->step0;
+    /* a pace never measured replays no time: not a membership to compare with */
+    f->complete = !er.diverged && er.steps_done == job->total - job->step0 && isfinite(er.time_s) && er.time_s > 0;
     pit_elastic_result_release(&er);
   }
   for (int k = 0; k < r->nfixed; k++) {

@@ -24,7 +24,11 @@ static const struct pit_resize *side_dec(const struct pit_replay *r, const struc
   return s->sim ? &r->sim[i] : &r->live[i];
 }
 
-static double ratio_of(const struct pit_replay *r) { return r->cost_live > 0 ? r->cost_sim / r->cost_live : NAN; }
+/* NaN (null) when the replay has no time: a pace never measured replays nothing, not a zero cost */
+static double ratio_of(const struct pit_replay *r) {
+  return r->cost_live > 0 && isfinite(r->time_sim) ? r->cost_sim / r->cost_live : NAN;
+}
+static double cost_of(double cost, double time_s) { return isfinite(time_s) ? cost : NAN; }
 
 static cJSON *decisions_json(const struct pit_replay *r, const struct side *s) {
   cJSON *d = cJSON_CreateArray();
@@ -50,7 +54,7 @@ int pit_replay_write_json(FILE *f, const char *events, const struct pit_replay *
   cJSON_AddBoolToObject(j, "diverged", r->diverged);
   for (int k = 0; k < 2; k++) {
     cJSON *x = cJSON_AddObjectToObject(j, sides[k].key);
-    cJSON_AddNumberToObject(x, "cost", k ? r->cost_sim : r->cost_live);
+    cJSON_AddNumberToObject(x, "cost", k ? cost_of(r->cost_sim, r->time_sim) : r->cost_live);
     cJSON_AddNumberToObject(x, "time_s", k ? r->time_sim : r->time_live);
     cJSON_AddItemToObject(x, "decisions", decisions_json(r, &sides[k]));
   }
@@ -84,7 +88,7 @@ int pit_replay_write_json(FILE *f, const char *events, const struct pit_replay *
     pit_membership_format(&r->fixed[i].m, m, sizeof m);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "membership", m);
-    cJSON_AddNumberToObject(o, "cost", r->fixed[i].cost);
+    cJSON_AddNumberToObject(o, "cost", cost_of(r->fixed[i].cost, r->fixed[i].time_s));
     cJSON_AddNumberToObject(o, "time_s", r->fixed[i].time_s);
     cJSON_AddBoolToObject(o, "complete", r->fixed[i].complete);
     cJSON_AddBoolToObject(o, "best", i == r->best_fixed);
@@ -124,6 +128,10 @@ void pit_replay_write_head(FILE *f, const char *events, const char *policy, cons
   }
   if (r->restarts > 0)
     fprintf(f, "the run's own restarts (reclaims, markets, zones) followed at the same steps: %d\n", r->restarts);
-  fprintf(f, "cost: live $%.6f (node records), replay $%.6f (simulated clock), ratio %.4f; time %.1f s vs %.1f s\n",
-          r->cost_live, r->cost_sim, ratio_of(r), r->time_live, r->time_sim);
+  if (!isfinite(r->time_sim)) /* no pace measured steady: nothing to replay the job at */
+    fprintf(f, "cost: live $%.6f (node records), not replayed (no membership's pace was measured steady); time "
+               "%.1f s\n", r->cost_live, r->time_live);
+  else
+    fprintf(f, "cost: live $%.6f (node records), replay $%.6f (simulated clock), ratio %.4f; time %.1f s vs %.1f s\n",
+            r->cost_live, r->cost_sim, ratio_of(r), r->time_live, r->time_sim);
 }

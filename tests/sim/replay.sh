@@ -138,6 +138,28 @@ for l in open(sys.argv[1]):
 grep -qF -- "$why" "$T/replay.txt" && grep -q "^run / best fixed: cost " "$T/replay.txt" \
   && ok "simulate --replay: the run's decisions with their reasons, and the best fixed" || bad "simulate --replay report: $(cat "$T/replay.txt")"
 
+# a command whose log has no times (PyTorch's DCGAN example's "[e/N][i/L] Loss_D: ..." lines, 10 ms apart):
+# pitstop times each line by its arrival, so the first step has no time of its own; the replay counts
+# it in the start and replays the run at its own cost (before 2026-11-28: $0 and NaN s, and that NaN
+# "fixed" membership marked best)
+cat > "$T/untimed.py" << 'PYEOF'
+import time
+for e in range(2):
+    for i in range(8):
+        time.sleep(0.01)
+        print("[%d/2][%d/8] Loss_D: 1.0 Loss_G: 1.0 D(x): 0.5 D(G(z)): 0.5 / 0.5" % (e, i), flush=True)
+PYEOF
+"$P" run --quiet --catalog "$T/cat.tsv" --run untimed --checkpoint-dir "$T/untimed" --nodes local-1:1 --policy cost \
+  -- "$PY" "$T/untimed.py" > /dev/null 2> "$T/untimed.err" || bad "the untimed run: $(cat "$T/untimed.err")"
+"$P" simulate --replay "$T/untimed/events.jsonl" --catalog "$T/cat.tsv" > "$T/untimed.txt" 2>&1 &&
+  "$P" simulate --replay "$T/untimed/events.jsonl" --catalog "$T/cat.tsv" --format json > "$T/untimed.json" &&
+  ! grep -qi "nan" "$T/untimed.txt" && grep -q "^run / best fixed: cost 1.000" "$T/untimed.txt" &&
+  "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1]))
+assert abs(j["cost_ratio"] - 1) < 0.01 and j["replay"]["time_s"] > 0, j
+assert [f["best"] and f["complete"] for f in j["fixed"]] == [True], j["fixed"]' "$T/untimed.json" &&
+  ok "replay of a command timed by its lines' arrival: its own cost, its membership the best fixed" ||
+  bad "replay of an untimed command: $(cat "$T/untimed.txt" "$T/untimed.json" 2> /dev/null)"
+
 replay_fail() { # name file needle extra-args...
   local name=$1 f=$2 needle=$3
   shift 3
