@@ -413,6 +413,25 @@ static int where_opts(struct pit_run_opts *o, const struct run_args *ra) {
   return 0;
 }
 
+/* A command run once per node that names no $PITSTOP_* variable (torchrun's --nnodes, --node_rank,
+ * --master_addr) has nothing telling its copies to share the work: on several nodes each copy may do
+ * the whole job, billed on every node. Said, not refused: a script may read them from its
+ * environment itself (python/pitstop.py). */
+static void warn_copies(const struct pit_run_opts *o) {
+  int most = pit_membership_nodes(&o->initial);
+  if (o->nmax > most)
+    most = o->nmax;
+  for (int i = 0; o->cmd[i]; i++)
+    if (strstr(o->cmd[i], "$PITSTOP_") || strstr(o->cmd[i], "${PITSTOP_"))
+      return;
+  if (most > 1)
+    pit_cli_warn("the command runs once per node (up to %d here), and none of its arguments names a $PITSTOP_ "
+                 "variable: unless the script reads them itself, each copy does the whole job, billed on every "
+                 "node (hint: a single-process script wants one node, --nodes TYPE:1; across nodes, torchrun "
+                 "as in docs/own-script.md)",
+                 most);
+}
+
 /* Who decides into o: the launcher, the initial membership, the node bounds, the
  * policy (its schedule, deadline, budget, types) and the job's length in steps. */
 static int policy_opts(struct pit_run_opts *o, const struct run_args *ra, const struct pit_train_opts *t) {
@@ -440,6 +459,8 @@ static int policy_opts(struct pit_run_opts *o, const struct run_args *ra, const 
     rc = pit_err_set(&e, PIT_EARG, "--policy schedule needs --schedule STEP:MEMBERSHIP,...");
   if (rc == 0 && t->max_iters > 0)
     o->total_steps = t->max_iters;
+  if (rc == 0 && o->cmd && o->launcher == PIT_LAUNCH_PER_NODE)
+    warn_copies(o);
   int weighs = o->policy.kind == PIT_POLICY_COST || o->policy.kind == PIT_POLICY_TIME;
   o->types = ra->types;
   if (rc == 0 && !weighs && (ra->deadline || ra->budget || ra->types))

@@ -86,4 +86,14 @@ import json, sys
 steps = [x["step"] for x in map(json.loads, open(sys.argv[1])) if x["type"] == "iter"]
 assert steps == list(range(60)), f"steps not recorded once each: {len(steps)}"
 PYEOF
+# 3. a command run once per node on two nodes, naming no $PITSTOP_ variable: said that each copy may do
+# the whole job; one that names one (torchrun's --node_rank) is not warned about
+"$PITSTOP" run --quiet --catalog "$T/cat.tsv" --checkpoint-dir "$T/w" --run tw --nodes 2 \
+  -- "$PY" "$PIT_SOURCE_DIR/tests/control/fake/dcgan_log.py" 3 > /dev/null 2> "$T/w.err" || fail "$(cat "$T/w.err")"
+grep -q "warning: the command runs once per node (up to 2 here), and none of its arguments names" "$T/w.err" ||
+  fail "two copies of a plain script not said: $(cat "$T/w.err")"
+"$PITSTOP" run --quiet --catalog "$T/cat.tsv" --checkpoint-dir "$T/w2" --run tw2 --nodes 2 \
+  -- env 'RANK=$PITSTOP_NODE_RANK' "$PY" "$PIT_SOURCE_DIR/tests/control/fake/dcgan_log.py" 3 > /dev/null 2> "$T/w2.err" ||
+  fail "$(cat "$T/w2.err")"
+! grep -q "runs once per node" "$T/w2.err" || fail "warned about a command that names \$PITSTOP_NODE_RANK"
 echo "controller killed at step $redone of a level-1 script ($lines lines in gen-0.log): report '$(grep -o '[0-9]* restarts\?, continued.*steps redone)' "$T/b.out")', 60 steps recorded once"
