@@ -101,8 +101,8 @@ int ctl_prior_initial(struct ctl *c, struct pit_err *e) {
   if (guessed)
     s.total_steps = c->o->start_steps;
   int rc = pit_policy_decide(&c->o->policy, &s, &ch, e);
-  if (rc < 0 || !ch.decided || (s.total_steps <= 0 && ch.act != PIT_ACT_RESIZE))
-    return rc; /* a keep for want of the job's length is no decision: said at the first decision point */
+  if (rc < 0 || !ch.decided) /* nothing weighed (cur never measured, or the length unknown under a limit) */
+    return rc;
   size_t at = strlen(ch.reason);
   char len[160] = "";
   if (guessed)

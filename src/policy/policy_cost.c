@@ -635,11 +635,12 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
                                                                 "can be weighed"
                                                               : "keep %s: every step is done",
              cur);
+    c->decided = !s->at_start; /* at the start nothing was weighed: no decision to record */
     return 0;
   }
   const char *sw_src;
-  struct ctx x = {p, s, &given->cur, per_step ? PIT_POLICY_START_STEPS : s->total_steps - s->step, qc->tp, qc->tp_half > 0 ? qc->tp_half : 0,
-                  switch_seconds(s, &sw_src)};
+  int64_t rest = per_step ? PIT_POLICY_START_STEPS : s->total_steps - s->step;
+  struct ctx x = {p, s, &given->cur, rest, qc->tp, qc->tp_half > 0 ? qc->tp_half : 0, switch_seconds(s, &sw_src)};
   /* 1. the alternatives */
   add_alt(&x, c, &s->cur, "keep");
   if (c->nalts == 0) {
