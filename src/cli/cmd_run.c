@@ -169,9 +169,6 @@ static void on_status(void *ctx, const struct pit_run_status *st) {
   fflush(stderr);
 }
 
-/* --policy cost|time with --db: the memberships the store has measured for
- * this workload (pitstop train's model and global batch) become the policy's
- * prior; none: the policy measures online. Returns how many. */
 /* The job's length as an earlier run of the same model, data and batch planned
  * it (its iterations per epoch × --epochs, capped at --max-iters, as pitstop
  * train plans it); -1: none, or data whose size is its directory's (images). */
@@ -190,6 +187,10 @@ static int64_t steps_from_store(const struct pit_runset *rs, const struct pit_tr
   return -1;
 }
 
+/* --policy cost|time with --db: the memberships the store has measured for
+ * this workload (pitstop train's model and global batch; a command's runs of
+ * the same argv) become the policy's prior, and o->start_steps the job's length
+ * an earlier run planned; none: the policy measures online. Returns how many. */
 static int prior_from_store(struct pit_run_opts *o, const struct pit_train_opts *t, struct pit_policy_meas *prior,
                             int cap) {
   const struct pit_train_model *md = o->cmd ? NULL : pit_train_model_find(t->model);

@@ -45,11 +45,7 @@ static int on_init(struct ctl *c, const struct pit_record *r, struct pit_err *e)
   return 0;
 }
 
-/* The init record's config names the generation's membership (the store
- * then knows what each run ran on: pitstop profile, the cost policy's prior),
- * and its node count is the membership's: the workload counts distinct host
- * names, and the local provider's nodes (CPU sets of one host) are one host —
- * the quickstart's local-1:2 generation was summarized as "nodes=1". */
+/* pit_command_key (control.h): the argv as JSON text, or "" and -1 when it does not fit. */
 int pit_command_key(char *const *argv, char *buf, size_t n) {
   cJSON *a = cJSON_CreateArray();
   for (int i = 0; a && argv && argv[i]; i++)
@@ -65,6 +61,11 @@ int pit_command_key(char *const *argv, char *buf, size_t n) {
   return ok ? 0 : -1;
 }
 
+/* The init record's config names the generation's membership (the store
+ * then knows what each run ran on: pitstop profile, the cost policy's prior),
+ * and its node count is the membership's: the workload counts distinct host
+ * names, and the local provider's nodes (CPU sets of one host) are one host —
+ * the quickstart's local-1:2 generation was summarized as "nodes=1". */
 static int tag_membership(const struct ctl *c, struct pit_record *r, struct pit_err *e) {
   cJSON *o = r->config ? cJSON_Parse(r->config) : cJSON_CreateObject();
   if (!o || !cJSON_IsObject(o)) {
