@@ -150,23 +150,14 @@ void pit_cli_print_fixed(const struct pit_replay *r, double run_cost, double run
   for (int i = 0; i < r->nfixed; i++) {
     char m[PIT_MEMBERSHIP_TEXT_MAX + 16];
     pit_membership_format(&r->fixed[i].m, m, sizeof m);
-    if (!isfinite(r->fixed[i].time_s) || !(r->fixed[i].time_s > 0)) {
-      printf("  fixed %-30s %12s %10s  (its pace was never measured steady: not replayed)\n", m, "-", "-");
-      continue;
-    }
     printf("  fixed %-30s %12.6f %9.1fs%s%s\n", m, r->fixed[i].cost, r->fixed[i].time_s,
            i == r->best_fixed ? "  <- best fixed" : "", r->fixed[i].complete ? "" : "  (replay incomplete)");
   }
   if (r->best_fixed >= 0 && r->fixed[r->best_fixed].cost > 0)
     printf("run / best fixed: cost %.3f, time %.3f\n", run_cost / r->fixed[r->best_fixed].cost,
            run_time / r->fixed[r->best_fixed].time_s);
-  else {
-    int any = 0;
-    for (int i = 0; i < r->nfixed; i++)
-      any |= r->fixed[i].complete;
-    printf("run / best fixed: %s\n", any ? "none of them meets the deadline (or budget)"
-                                          : "none could be replayed (no membership's pace was measured steady)");
-  }
+  else
+    printf("run / best fixed: none of them meets the deadline (or budget)\n");
 }
 
 int pit_cli_timeline(const char *events, const char *png, struct pit_err *e) {

@@ -402,7 +402,7 @@ static int replay_fixed(const struct live *l, const struct pit_elastic_model *md
     f->m = l->g[g].m;
     f->cost = er.cost; /* every node of the membership billed for the whole replayed job */
     f->time_s = er.time_s;
-    /* a pace never measured replays no time: not a membership to compare with */
+    /* a replay without a time (a step the records never timed) is no membership to compare with */
     f->complete = !er.diverged && er.steps_done == job->total - job->step0 && isfinite(er.time_s) && er.time_s > 0;
     pit_elastic_result_release(&er);
   }

@@ -24,7 +24,7 @@ static const struct pit_resize *side_dec(const struct pit_replay *r, const struc
   return s->sim ? &r->sim[i] : &r->live[i];
 }
 
-/* NaN (null) when the replay has no time: a pace never measured replays nothing, not a zero cost */
+/* NaN (null) when the replay has no time: an untimed replay has no cost either, not a zero one */
 static double ratio_of(const struct pit_replay *r) {
   return r->cost_live > 0 && isfinite(r->time_sim) ? r->cost_sim / r->cost_live : NAN;
 }
@@ -128,10 +128,6 @@ void pit_replay_write_head(FILE *f, const char *events, const char *policy, cons
   }
   if (r->restarts > 0)
     fprintf(f, "the run's own restarts (reclaims, markets, zones) followed at the same steps: %d\n", r->restarts);
-  if (!isfinite(r->time_sim)) /* no pace measured steady: nothing to replay the job at */
-    fprintf(f, "cost: live $%.6f (node records), not replayed (no membership's pace was measured steady); time "
-               "%.1f s\n", r->cost_live, r->time_live);
-  else
-    fprintf(f, "cost: live $%.6f (node records), replay $%.6f (simulated clock), ratio %.4f; time %.1f s vs %.1f s\n",
-            r->cost_live, r->cost_sim, ratio_of(r), r->time_live, r->time_sim);
+  fprintf(f, "cost: live $%.6f (node records), replay $%.6f (simulated clock), ratio %.4f; time %.1f s vs %.1f s\n",
+          r->cost_live, r->cost_sim, ratio_of(r), r->time_live, r->time_sim);
 }
