@@ -190,6 +190,8 @@ struct prev_state {
   int pgids[64], npg;
   double t0;        /* its run time 0 on the monotonic clock (NaN: not said) */
   int log_gens;     /* generations the events file holds (a state the disk did not take lags it) */
+  int have_m;       /* m holds the membership it last ran (its "membership" line) */
+  struct pit_membership m;
 };
 
 /* How a generation ended (ctl_run_generation): pit_run acts on it. */

@@ -144,6 +144,10 @@ void ctl_read_state(struct ctl *c, struct prev_state *ps) {
     snprintf(ps->ckpt, sizeof ps->ckpt, "%s", ck);
   const char *t0 = strstr(text, "\nt0 ");
   ps->t0 = t0 ? strtod(t0 + 4, NULL) : NAN;
+  const char *mem = strstr(text, "\nmembership ");
+  char mtext[256];
+  if (mem && sscanf(mem + 12, "%255[^\n]", mtext) == 1)
+    ps->have_m = pit_membership_parse(&ps->m, mtext, NULL) == 0;
   const char *stops = strstr(text, "\nstops "); /* absent in a state written before it: 0 */
   ps->stops = stops ? atoi(stops + 7) : 0;
   ps->done = strstr(text, "\nend done") != NULL;
@@ -425,7 +429,8 @@ int ctl_finished_before(struct ctl *c, struct pit_err *e) {
 }
 
 /* A restarted controller of a scheduled run starts on the schedule's membership
- * at the step it resumes from (not the initial one, which the policy would
+ * at the step it resumes from; of a cost/time run, on the membership the state
+ * says it last ran (ctl_resume_membership) (not the initial one, which the policy would
  * resize back at once: a healthy node stopped and started again). */
 static int sched_membership(const struct ctl *c, int64_t step, struct pit_membership *m) {
   const struct pit_policy *pol = &c->o->policy;
@@ -444,8 +449,13 @@ void ctl_resume_membership(struct ctl *c) {
   char tmp[1100];
   if (ps.found && ctl_events_last_ckpt(c, &ev, tmp, sizeof tmp) && ev > step)
     step = ev;
-  if (ps.found)
-    sched_membership(c, step, &c->cur);
+  if (!ps.found || sched_membership(c, step, &c->cur))
+    return;
+  /* cost/time chose what the previous controller ran (at the start from the store, or at a decision
+   * point): not --nodes again, which they would measure and leave again */
+  enum pit_policy_kind k = c->o->policy.kind;
+  if ((k == PIT_POLICY_COST || k == PIT_POLICY_TIME) && !c->zn.on && ps.have_m)
+    c->cur = ps.m;
 }
 
 /* The workload's checkpoint path is a file of this machine: the local

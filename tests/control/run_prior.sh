@@ -9,7 +9,8 @@
 # step than local-1 alone, so the choice must be local-1:1. A store that never measured the pair
 # gives no decision at the start: the run starts on the pair. The job is given in epochs, so its
 # length comes from the earlier runs' plan (the reason says so). A user's own command is matched by
-# its argv, and weighed per step (its length unknown before it runs). Nothing is left behind.
+# its argv, and weighed per step (its length unknown before it runs); a controller killed and run
+# again continues on the membership chosen. Nothing is left behind.
 set -euo pipefail
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash" # fail()
 T=$(mktemp -d)
@@ -73,10 +74,28 @@ grep -q '"type":"decision".*"step":0.*at the start, before any node, from 2 memb
 n=$(grep '"type":"node"' cpol/events.jsonl | grep '"action":"start"' | grep -c '"itype":"local-1"') || true
 m=$(grep '"type":"node"' cpol/events.jsonl | grep -c '"action":"start"') || true
 [ "$n" = 1 ] && [ "$m" = 1 ] || fail "the command's run started $m nodes ($n local-1), not local-1 alone"
+# the controller killed (kill -9) while the command runs on the membership chosen at the start, then
+# the same command again: it continues on local-1:1, not on the --nodes asked (before 2026-11-28 it
+# went back to local-0.4:1+local-1:1, the decision at the start forgotten)
+S3=(/usr/bin/python3 "$PIT_SOURCE_DIR/tests/control/fake/dcgan_log.py" 300)
+for m in local-1:1 local-0.4:1+local-1:1; do
+  "$PITSTOP" run --quiet --run "k${#m}" --checkpoint-dir "k${#m}" --nodes "$m" --policy fixed --db k.db -- "${S3[@]}" \
+    > /dev/null 2> k.err || fail "fixed $m of the longer command failed: $(cat k.err)"
+done
+kargs=(--run kpol --checkpoint-dir kpol --nodes local-0.4:1+local-1:1 --nnodes 1:2 --policy cost --db k.db -- "${S3[@]}")
+"$PITSTOP" run "${kargs[@]}" > /dev/null 2>&1 &
+ctl=$!
+for _ in $(seq 200); do [ -s kpol/reached ] && break; sleep 0.02; done # a step read: RUN_DIR/reached
+kill -9 "$ctl" 2> /dev/null || true
+wait "$ctl" 2> /dev/null || true
+"$PITSTOP" run "${kargs[@]}" > kpol.out 2> kpol.err || fail "the continued run failed: $(cat kpol.err)"
+grep -q "continues after a controller stop" kpol.err || fail "not continued after the kill: $(cat kpol.err)"
+ty=$(grep '"type":"node"' kpol/events.jsonl | grep '"action":"start"' | grep -o '"itype":"[^"]*"' | sort -u | tr '\n' ' ')
+[ "$ty" = '"itype":"local-1" ' ] || fail "after the controller stop, nodes of $ty started (want local-1 only)"
 # another command (other arguments) has no earlier runs: nothing weighed
 "$PITSTOP" run --run cpol2 --checkpoint-dir cpol2 --nodes local-0.4:1+local-1:1 --nnodes 1:2 --policy cost --db c.db \
   -- "${S[@]:0:2}" 40 > cpol2.out 2> cpol2.err || fail "the other command's run failed: $(cat cpol2.err)"
 grep -q "policy cost: 0 memberships measured before" cpol2.err || fail "another command took this one's runs: $(cat cpol2.err)"
-left=$(find "$T" -path '*/nodes/*' 2> /dev/null; ls /sys/fs/cgroup/cpu 2> /dev/null | grep -E '^pitstop\.(pol|pol2|one|pair|one2|c[0-9]+|cpol|cpol2)\.' || true)
+left=$(find "$T" -path '*/nodes/*' 2> /dev/null; ls /sys/fs/cgroup/cpu 2> /dev/null | grep -E '^pitstop\.(pol|pol2|one|pair|one2|c[0-9]+|cpol|cpol2|k[0-9]+|kpol)\.' || true)
 [ -z "$left" ] || fail "left behind: $left"
 echo "run prior: the first membership chosen from the store before any node; none without the pair measured"
