@@ -253,6 +253,8 @@ struct pit_elastic_job {
                                                       initial's order) */
   int nnodes;
   int64_t step0, total;              /* first step, the job's iterations */
+  int64_t end;                       /* the step it stops before (a recorded run stopped early: its
+                                        last step + 1; the policy still weighs total); 0: total */
 };
 /* A resize: the membership changed at a step (what the replay compares; the
  * record of a decision is struct pit_decision, record.h). */
@@ -300,6 +302,9 @@ struct pit_replay {
   int same;                          /* 1: same count, same steps, same from and to */
   int diverged;                      /* 1: the replay chose a membership without records */
   int64_t steps;                     /* the job's iterations */
+  int64_t steps_run;                 /* the steps the run made: < steps when it was stopped early
+                                        (Ctrl-C, a controller stop); every replay stops there too, so
+                                        the costs compared are of the same steps */
   double cost_live, cost_sim;        /* US$: the node records billed (pit_runlog_cost); the replay's
                                         simulated nodes billed the same way (pit_elastic_run) */
   double time_live, time_sim;        /* s, run start to the last node's stop */

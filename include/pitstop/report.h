@@ -245,6 +245,8 @@ struct pit_html_fixed {
   double run_cost, run_time_s; /* the run itself: its node records billed, first start to last stop */
   int n, best;                 /* rows; the best fixed one's index (-1: none meets the deadline or budget) */
   const struct pit_html_fixed_row *rows;
+  int64_t steps_run, steps;    /* the steps the run made, of the job's: fewer when it was stopped (the
+                                  replays stop there too) */
 };
 /* report.html (html.c): one self-contained page, no network: the run in a few
  * lines, the timeline chart png (a PNG file, e.g. from pit_plot_timeline;

@@ -143,8 +143,13 @@ void pit_cli_print_decisions(const struct pit_runlog *log) {
 }
 
 void pit_cli_print_fixed(const struct pit_replay *r, double run_cost, double run_time) {
-  printf("\nthe run against fixed memberships, each replayed for the whole job over this run's own records\n"
-         "(memberships it never ran have no records and are not priced):\n");
+  if (r->steps_run < r->steps) /* stopped early: the whole job's replays would compare more work */
+    printf("\nthe run against fixed memberships, each replayed over the %lld of %lld steps this run made (it was\n"
+           "stopped), over its own records (memberships it never ran have no records and are not priced):\n",
+           (long long)(r->steps_run), (long long)r->steps);
+  else
+    printf("\nthe run against fixed memberships, each replayed for the whole job over this run's own records\n"
+           "(memberships it never ran have no records and are not priced):\n");
   printf("  %-36s %12s %10s\n", "membership", "cost $", "time");
   printf("  %-36s %12.6f %9.1fs\n", "this run (node records)", run_cost, run_time);
   for (int i = 0; i < r->nfixed; i++) {
@@ -171,7 +176,7 @@ int pit_cli_timeline(const char *events, const char *png, struct pit_err *e) {
 static void html_fixed(const struct pit_replay *r, struct pit_html_fixed_row *rows, struct pit_html_fixed *x) {
   for (int i = 0; i < r->nfixed && i < PIT_POLICY_MEAS_MAX; i++)
     rows[i] = (struct pit_html_fixed_row){r->fixed[i].m, r->fixed[i].cost, r->fixed[i].time_s, r->fixed[i].complete};
-  *x = (struct pit_html_fixed){r->cost_live, r->time_live, r->nfixed, r->best_fixed, rows};
+  *x = (struct pit_html_fixed){r->cost_live, r->time_live, r->nfixed, r->best_fixed, rows, r->steps_run, r->steps};
 }
 
 /* The policy the run's decisions name, when it weighs cost or time ("cost", "time"), else NULL. */

@@ -153,16 +153,17 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
   struct pit_elastic_restart fr;
   if (rc < 0)
     goto out;
+  int64_t end = job->end > 0 && job->end < job->total ? job->end : job->total;
   T = mdl->start_s(mdl->ctx, 0, step, &cur);
   spent = price * T / 3600.0; /* forecast: simulated clock */
-  while (step < job->total) {
+  while (step < end) {
     int64_t gen_step0 = step;
     int stop_requested = 0, first = 1, restarted = 0;
     ctl_obs_gen(&obs);
     memset(nodes, 0, sizeof nodes);
     for (int i = 0; i < sn.n; i++)
       memcpy(nodes[i].itype, sn.names[i], sizeof nodes[i].itype);
-    for (; step < job->total && (!stop_requested || step < stop_at); step++) {
+    for (; step < end && (!stop_requested || step < stop_at); step++) {
       if (step > gen_step0 && !stop_requested && mdl->restart && mdl->restart(mdl->ctx, step, &cur, &cur, &fr) == 1) {
         restarted = 1; /* the run restarted here on its own (reclaim, market, zone): so does this one */
         break;
@@ -236,7 +237,7 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
       stop_at = mdl->stop_step(mdl->ctx, step + 1, &ch.to);
     }
     /* the generation ends: its stop overhead; the next one's start */
-    int last = step >= job->total || (!stop_requested && !restarted);
+    int last = step >= end || (!stop_requested && !restarted);
     double so = mdl->stop_s(mdl->ctx, gen, step, &cur, last);
     T += so;
     spent += price * so / 3600.0; /* forecast: simulated clock */

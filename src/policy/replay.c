@@ -67,6 +67,7 @@ struct live {
   struct lgen g[MAXG];
   int ng;
   int64_t total;
+  int64_t end;                                     /* the last recorded step + 1 */
   struct pit_resize *dec;
   int ndec;
   size_t deccap;
@@ -185,7 +186,10 @@ static int read_live(const char *path, const struct pit_runlog *log, struct live
   if (log->nup > 0)
     return pit_err_set(e, PIT_EFORMAT, "%s: %d node(s) without a stop record (the run did not end)", path, log->nup);
   l->t_last_stop = log->t_last_stop;
-  l->total = log->planned_iters >= 0 ? log->planned_iters : l->its[l->nits - 1].step + 1;
+  for (size_t i = 0; i < l->nits; i++)
+    if (l->its[i].step + 1 > l->end)
+      l->end = l->its[i].step + 1;
+  l->total = log->planned_iters >= 0 ? log->planned_iters : l->end;
   return live_decisions(path, log, l, e);
 }
 
@@ -403,7 +407,7 @@ static int replay_fixed(const struct live *l, const struct pit_elastic_model *md
     f->cost = er.cost; /* every node of the membership billed for the whole replayed job */
     f->time_s = er.time_s;
     /* a replay without a time (a step the records never timed) is no membership to compare with */
-    f->complete = !er.diverged && er.steps_done == job->total - job->step0 && isfinite(er.time_s) && er.time_s > 0;
+    f->complete = !er.diverged && er.steps_done == (job->end > 0 ? job->end : job->total) - job->step0 && isfinite(er.time_s) && er.time_s > 0;
     pit_elastic_result_release(&er);
   }
   for (int k = 0; k < r->nfixed; k++) {
@@ -463,6 +467,7 @@ int pit_replay_log(const struct pit_runlog *log, const char *path, const struct 
   memcpy(job.nodes, L->g[0].nodes, sizeof job.nodes);
   job.step0 = L->its[L->g[0].first].step;
   job.total = L->total;
+  job.end = L->end < L->total ? L->end : 0; /* stopped early: every replay stops there too */
   if ((rc = pit_elastic_run(&mdl, o, &job, &er, e)) < 0) {
     char msg[sizeof e->msg];
     snprintf(msg, sizeof msg, "%s", e->msg);
@@ -486,6 +491,7 @@ int pit_replay_log(const struct pit_runlog *log, const char *path, const struct 
   if (L->t_last_stop > r->time_live)
     r->time_live = L->t_last_stop;
   r->steps = L->total;
+  r->steps_run = job.end > 0 ? job.end : L->total;
   r->nlive = L->ndec;
   if (L->ndec) {
     r->live = malloc((size_t)L->ndec * sizeof *r->live);

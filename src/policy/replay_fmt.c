@@ -50,6 +50,7 @@ int pit_replay_write_json(FILE *f, const char *events, const struct pit_replay *
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "events", events);
   cJSON_AddNumberToObject(j, "steps", (double)r->steps);
+  cJSON_AddNumberToObject(j, "steps_run", (double)r->steps_run);
   cJSON_AddBoolToObject(j, "same_decisions", r->same);
   cJSON_AddBoolToObject(j, "diverged", r->diverged);
   for (int k = 0; k < 2; k++) {
@@ -104,6 +105,8 @@ int pit_replay_write_json(FILE *f, const char *events, const struct pit_replay *
 void pit_replay_write_head(FILE *f, const char *events, const char *policy, const char *types,
                            const struct pit_replay *r) {
   fprintf(f, "replay of %s: %lld steps, policy %s, types %s\n", events, (long long)r->steps, policy, types);
+  if (r->steps_run < r->steps)
+    fprintf(f, "the run was stopped after %lld of them: every replay stops there too\n", (long long)r->steps_run);
   for (int k = 0; k < 2; k++)
     for (int i = 0; i < side_n(r, &sides[k]); i++) {
       const struct pit_resize *q = side_dec(r, &sides[k], i);

@@ -221,8 +221,13 @@ static void fixed_table(FILE *f, const struct pit_html_fixed *x) {
   } else {
     fputs("None of the fixed memberships meets the deadline (or budget).", f);
   }
-  fputs(" Each membership the run ran is replayed as a fixed one for the whole job over the run's own records "
-        "(memberships it never ran have no records and are not priced).</p>\n"
+  if (x->steps_run < x->steps)
+    fprintf(f, " The run was stopped after %lld of the job's %lld steps: each membership the run ran is replayed as a "
+               "fixed one over those %lld steps",
+            (long long)x->steps_run, (long long)x->steps, (long long)x->steps_run);
+  else
+    fputs(" Each membership the run ran is replayed as a fixed one for the whole job", f);
+  fputs(" over the run's own records (memberships it never ran have no records and are not priced).</p>\n"
         "<table><tr><th>membership</th><th>cost $</th><th>time [s]</th><th></th></tr>\n<tr><td>this run (node "
         "records)</td>",
         f);

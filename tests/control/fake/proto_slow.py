@@ -41,7 +41,7 @@ def checkpoint():
 
 say("starting")
 time.sleep(start_s)
-rec(type="init", init_s=time.monotonic() - t0, ranks=1, nodes=1, config={"model": "proto_slow", "batch": 4})
+rec(type="init", init_s=time.monotonic() - t0, ranks=1, nodes=1, config={"model": "proto_slow", "batch": 4, "planned_iters": n})
 while step < n:
     s0 = time.monotonic()
     time.sleep(step_s)
