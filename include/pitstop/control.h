@@ -199,9 +199,11 @@ struct pit_profile_row {
   struct pit_membership m;
   double tp, tp_half;               /* PIT time and its 95% half-width */
   int64_t n;                        /* iterations measured */
-  double sps;                       /* samples per second: batch / t_p */
+  double sps;                       /* samples per second: batch / t_p (NaN: batch unknown, a command's) */
   double price_h;                   /* Σ nodes × price (NaN: a type not in the catalog) */
   double spd;                       /* samples per dollar: sps × 3600 / price_h */
+  double steps_pd;                  /* steps per dollar: 3600 / (price_h × t_p); a command's runs are ranked
+                                       by it (their batch is unknown, the same for every run of the argv) */
   double job_s, job_lo, job_hi;     /* the job's predicted time and 95% interval (NaN: no job) */
   double cost, cost_lo, cost_hi;    /* and its cost */
   int fits;                         /* meets the deadline and the budget */

@@ -36,7 +36,8 @@ static const struct pit_cli_opt popts[] = {
 
 static void usage(FILE *f) {
   fprintf(f, "usage: pitstop profile [options] [train options]\n"
-             "       pitstop profile --from-db DB [--catalog F] [--epochs N | --iters N] [--objective cost|time]\n\n"
+             "       pitstop profile --from-db DB [--catalog F] [--epochs N | --iters N] [--objective cost|time]\n"
+             "       pitstop profile --from-db DB [options] -- COMMAND [ARGS...]   (a command's runs, per step)\n\n"
              "Measures each candidate membership until its PIT time is steady, then ranks them for the job:\n"
              "t_p, samples/s, samples per dollar, the job's predicted time and cost (95%%), '*' on the chosen\n"
              "row. Candidates that measured ones show to be dominated are skipped and listed (docs/decide.md).\n\n");
@@ -54,7 +55,12 @@ static void say_unusable(const struct pit_runset *rs, const struct pit_profile_q
     const struct pit_report_run *rr = &rs->runs[i];
     if (rr->cfg.members.n == 0 || !(rr->sum.tp.mean > 0) || (q->model && strcmp(q->model, rr->cfg.model) != 0))
       continue;
-    if (rr->cfg.batch <= 0)
+    char cmd[4096] = "";
+    pit_config_field(&rr->cfg, rr->config, "command", cmd, sizeof cmd);
+    if (rr->cfg.batch <= 0 && cmd[0] && !q->command)
+      pit_cli_warn("profile: run '%s' is of a command (%s): its batch is unknown; rank its runs with --from-db DB "
+                   "-- COMMAND (per step)", rr->name, cmd);
+    else if (rr->cfg.batch <= 0 && !q->command) /* a command's runs are matched by argv, ranked per step */
       pit_cli_warn("profile: batch size unknown for run '%s': give --batch-size N (per rank) to pitstop parse; "
                    "not ranked", rr->name);
     else if (q->size > 0 && q->unit == PIT_JOB_EPOCHS && rr->sum.epoch.n > 0 &&
@@ -93,6 +99,10 @@ static int rank_db(const char *db, const struct pit_catalog *cat, const struct p
     return pit_cli_fail(&e);
   if (n == 0) {
     free(rows);
+    if (q->command)
+      return pit_cli_error("profile: '%s' holds no run of this command with a steady t_p (runs are matched by the "
+                           "command's exact argv: %s)\n  hint: pitstop run --db %s --nodes M -- COMMAND stores one",
+                           db, q->command, db);
     return pit_cli_error("profile: '%s' holds no run with a membership, a batch and a steady t_p%s%s", db,
                          q->model ? " of model " : "", q->model ? q->model : "");
   }
@@ -129,6 +139,8 @@ struct prof_args {
   enum pit_job_unit unit;
   char **train;
   int ntrain;
+  char **cmd; /* after "--": a command's own runs (argv[ncmd] is NULL) */
+  int ncmd;
 };
 
 /* One of pitstop profile's own options, --n val, into a. */
@@ -179,6 +191,13 @@ static int set_opt(struct prof_args *a, const char *n, const char *val) {
 static int parse_args(int argc, char **argv, struct prof_args *a) {
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
+    if (!strcmp(arg, "--")) { /* a user's own command: its runs in the store, matched by argv */
+      if (i + 1 >= argc)
+        return pit_cli_usage("profile: '--' and no command after it");
+      a->cmd = &argv[i + 1];
+      a->ncmd = argc - i - 1;
+      return 0;
+    }
     if (strncmp(arg, "--", 2) != 0)
       return pit_cli_usage("profile: unexpected argument '%s'", arg);
     const char *eq = strchr(arg + 2, '=');
@@ -329,8 +348,17 @@ int pit_cmd_profile(int argc, char **argv) {
   struct pit_membership cand[64];
   int ncand = 0;
   struct pit_err e = {0};
-  if (a.from_db)
+  char key[4096];
+  if (a.cmd && pit_command_key(a.cmd, key, sizeof key) < 0)
+    rc = pit_cli_usage("profile: the command is too long to be matched in a store (%zu bytes of argv at most)",
+                       sizeof key);
+  else if (a.cmd && !a.from_db)
+    rc = pit_cli_usage("profile: a command's memberships are ranked from a store only: --from-db DB -- COMMAND "
+                       "(each stored by pitstop run --db DB --nodes M -- COMMAND)");
+  else if (a.from_db) {
+    q.command = a.cmd ? key : NULL;
     rc = rank_db(a.from_db, &cat, &q);
+  }
   else if (!a.db)
     rc = pit_cli_usage("profile: give --db DB to store the candidates' runs (or --from-db DB to rank stored ones)");
   else if (pit_profile_candidates(&cat, a.candidates, a.types, a.max_nodes, cand, 64, &ncand, &e) < 0)

@@ -4,6 +4,8 @@
  * and per dollar, and the job's predicted time and cost with 95% intervals.
  * An elastic run that changed membership gives one row per part (its
  * generations on one membership), never one for the whole run.
+ * A command's runs (pitstop run -- CMD: one argv, matched by the init
+ * config's "command") have no batch: they are ranked per step.
  * Invariants: only measured figures (no row is extrapolated); a row whose
  * price is unknown is kept but never chosen by cost; the order is total
  * (ties broken by membership text), so the same store gives the same table. */
@@ -22,6 +24,8 @@ static double key(const struct pit_profile_query *q, const struct pit_profile_ro
   double v;
   if (q->size > 0)
     v = q->objective == PIT_POLICY_TIME ? r->job_s : r->cost;
+  else if (r->batch <= 0) /* a command's runs (one argv, so one batch, unknown): per step */
+    v = q->objective == PIT_POLICY_TIME ? r->tp : r->price_h * r->tp;
   else
     v = q->objective == PIT_POLICY_TIME ? -r->sps : -r->spd;
   return isfinite(v) ? v : INFINITY;
@@ -35,6 +39,11 @@ static int cmp_rows(const void *a, const void *b) {
   double kx = key(sort_q, x), ky = key(sort_q, y);
   if (kx != ky)
     return kx < ky ? -1 : 1;
+  double cx = x->price_h * x->tp, cy = y->price_h * y->tp; /* a tie: the cheaper per step (then the faster) */
+  if (isfinite(cx) && isfinite(cy) && cx != cy)
+    return cx < cy ? -1 : 1;
+  if (x->tp != y->tp)
+    return x->tp < y->tp ? -1 : 1;
   char tx[PIT_MEMBERSHIP_TEXT_MAX], ty[PIT_MEMBERSHIP_TEXT_MAX];
   pit_membership_format(&x->m, tx, sizeof tx);
   pit_membership_format(&y->m, ty, sizeof ty);
@@ -52,11 +61,12 @@ static int row_of(const struct pit_report_run *rr, const struct pit_catalog *cat
   r->tp = rr->sum.tp.mean;
   r->tp_half = rr->sum.tp.half;
   r->n = rr->sum.tp.n;
-  r->sps = (double)r->batch / r->tp;
+  r->sps = r->batch > 0 ? (double)r->batch / r->tp : NAN; /* a command's batch is unknown */
   r->price_h = NAN;
   if (cat && pit_catalog_cost(cat, &r->m, 3600, &r->price_h, e) < 0)
     r->price_h = NAN; /* a type the catalog lacks */
   r->spd = r->price_h > 0 ? r->sps * 3600 / r->price_h : NAN;
+  r->steps_pd = r->price_h > 0 ? 3600 / (r->price_h * r->tp) : NAN;
   r->job_s = r->job_lo = r->job_hi = r->cost = r->cost_lo = r->cost_hi = NAN;
   if (q->size > 0) {
     struct pit_predict_in in;

@@ -8,7 +8,8 @@
 # provider's cgroup quota (root) local-0.4 computes at 40%: the pair, priced alike, costs more per
 # step than local-1 alone, so the choice must be local-1:1. A store that never measured the pair
 # gives no decision at the start: the run starts on the pair. The job is given in epochs, so its
-# length comes from the earlier runs' plan (the reason says so). A user's own command is matched by
+# length comes from the earlier runs' plan (the reason says so). `pitstop profile --from-db DB -- CMD`
+# ranks a command's runs per step. A user's own command is matched by
 # its argv, and weighed per step (its length unknown before it runs); a controller killed and run
 # again continues on the membership chosen. Nothing is left behind.
 set -euo pipefail
@@ -74,6 +75,14 @@ grep -q '"type":"decision".*"step":0.*at the start, before any node, from 2 memb
 n=$(grep '"type":"node"' cpol/events.jsonl | grep '"action":"start"' | grep -c '"itype":"local-1"') || true
 m=$(grep '"type":"node"' cpol/events.jsonl | grep -c '"action":"start"') || true
 [ "$n" = 1 ] && [ "$m" = 1 ] || fail "the command's run started $m nodes ($n local-1), not local-1 alone"
+# the same runs ranked by pitstop profile --from-db -- COMMAND (matched by argv, per step: the batch is
+# unknown): local-1:1 chosen (half the pair's price per step at the same pace); another argv: none, said
+"$PITSTOP" profile --from-db c.db --iters 1000 -- "${S[@]}" > prof.out 2> prof.err || fail "profile -- CMD: $(cat prof.err)"
+grep -qF 'steps/$' prof.out && grep -q "^\* local-1:1 " prof.out && grep -q "^  local-0.4:1+local-1:1 " prof.out ||
+  fail "profile --from-db -- CMD did not rank local-1:1 first per step: $(cat prof.out prof.err)"
+rc=0
+"$PITSTOP" profile --from-db c.db -- "${S[@]:0:2}" 40 > /dev/null 2> prof2.err || rc=$?
+[ $rc != 0 ] && grep -q "holds no run of this command" prof2.err || fail "another argv ranked (exit $rc): $(cat prof2.err)"
 # the controller killed (kill -9) while the command runs on the membership chosen at the start, then
 # the same command again: it continues on local-1:1, not on the --nodes asked (before 2026-11-28 it
 # went back to local-0.4:1+local-1:1, the decision at the start forgotten)
