@@ -93,6 +93,8 @@ struct pit_run_result {
   char events[1100];                /* the run's events file */
   /* stopped by the user's signal (struct pit_run_stop): which, how, and where */
   int interrupted;                  /* the signal (SIGINT, SIGTERM); 0: not stopped by one */
+  int measured;                     /* stopped because it measured what it was asked to (until_steady,
+                                       until_iters; not an interruption: interrupted 0); stop_how as above */
   char stop_how[24];                /* "checkpoint" (agreed step), "sigterm" (exited within the grace), "killed" */
   double stop_s;                    /* seconds from the signal to every process gone */
   int64_t stop_ckpt_step;           /* the step the run continues from (-1: none, from step 0) */
@@ -153,6 +155,10 @@ struct pit_run_opts {
   int (*ckpt_check)(const char *path, struct pit_err *e); /* judges a file of pitstop's own checkpoint
                                        format (the CLI: pit_ckpt_check); NULL: only its presence */
   const struct pit_run_stop *stop;  /* the user's stop (NULL: none); borrowed */
+  double until_steady;              /* a measurement (pitstop profile -- CMD): the run stops, as a user's stop
+                                       does, once its membership's t_p is known to this relative 95% half-width
+                                       (0: never) ... */
+  int64_t until_iters;              /* ... or after this many iterations (0: never); result.measured says so */
   double grace_s;                   /* after a stop signal: SIGKILL this long after it (default 30) */
   void (*status)(void *ctx, const struct pit_run_status *st);
   pit_warn_fn warn;

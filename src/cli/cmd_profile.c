@@ -246,6 +246,16 @@ static int skipped(const struct prof_args *a, const struct pit_catalog *cat, con
   return 0;
 }
 
+/* A candidate run's warnings: only why a command's run stopped (ctl_measure.c: "measured (WHY): ...") is
+ * kept, for the candidate's line; the rest are the run's own business. */
+static void on_measured(void *ctx, const struct pit_err *w) {
+  char *why = ctx;
+  const char *p = strncmp(w->msg, "measured (", 10) == 0 ? w->msg + 10 : NULL;
+  const char *q = p ? strstr(p, "): ") : NULL;
+  if (q)
+    snprintf(why, 256, "%.*s", (int)(q - p), p);
+}
+
 /* Candidate c (number k) measured: a short fixed run of it stored in a->db; *res its result (to free). */
 static int measure(const struct prof_args *a, const char *catalog, const char *self, const struct pit_membership *c,
                    int k, const char *mt, struct pit_run_result **res) {
@@ -261,7 +271,16 @@ static int measure(const struct prof_args *a, const char *catalog, const char *s
   o.initial = *c;
   o.db = a->db;
   o.self_exe = self;
-  o.train_argv = a->train;
+  char why[256] = "";
+  if (a->cmd) { /* a user's own command: the controller stops it once measured (ctl_measure.c) */
+    o.cmd = a->cmd;
+    o.until_steady = a->precision;
+    o.until_iters = a->cap;
+    o.warn = on_measured;
+    o.ctx = why;
+  } else {
+    o.train_argv = a->train;
+  }
   o.max_restarts = 0;
   struct pit_err e = {0};
   pit_policy_parse(&o.policy, "fixed", &e);
@@ -272,8 +291,9 @@ static int measure(const struct prof_args *a, const char *catalog, const char *s
     pit_cli_warn("profile: candidate %s failed: %s (left out)", mt, e2.msg);
     return -1;
   }
-  printf("measured %s: %lld iterations, %.1f s, $%.5f (run %s)\n", mt, (long long)(*res)->steps, (*res)->total_s,
-         (*res)->cost, run);
+  printf("measured %s: %lld iterations, %.1f s, $%.5f (run %s)%s%s%s\n", mt, (long long)(*res)->steps,
+         (*res)->total_s, (*res)->cost, run, why[0] ? "; stopped: " : "", why, (*res)->measured || !a->cmd ? "" :
+         "; it ended before it was measured");
   return 0;
 }
 
@@ -348,17 +368,15 @@ int pit_cmd_profile(int argc, char **argv) {
   struct pit_membership cand[64];
   int ncand = 0;
   struct pit_err e = {0};
-  char key[4096];
+  char key[4096] = "";
+  q.command = a.cmd ? key : NULL; /* filled just below */
   if (a.cmd && pit_command_key(a.cmd, key, sizeof key) < 0)
     rc = pit_cli_usage("profile: the command is too long to be matched in a store (%zu bytes of argv at most)",
                        sizeof key);
-  else if (a.cmd && !a.from_db)
-    rc = pit_cli_usage("profile: a command's memberships are ranked from a store only: --from-db DB -- COMMAND "
-                       "(each stored by pitstop run --db DB --nodes M -- COMMAND)");
-  else if (a.from_db) {
-    q.command = a.cmd ? key : NULL;
+  else if (a.cmd && a.ntrain > 0)
+    rc = pit_cli_usage("profile: '%s' does not apply to a command (its own options go after --)", a.train[0]);
+  else if (a.from_db)
     rc = rank_db(a.from_db, &cat, &q);
-  }
   else if (!a.db)
     rc = pit_cli_usage("profile: give --db DB to store the candidates' runs (or --from-db DB to rank stored ones)");
   else if (pit_profile_candidates(&cat, a.candidates, a.types, a.max_nodes, cand, 64, &ncand, &e) < 0)

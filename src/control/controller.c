@@ -96,7 +96,8 @@ static int end_interrupted(struct ctl *c, struct pit_err *e) {
   ctl_drop_held(c);
   if (c->g->nproc > 0) /* a generation that was launched */
     ctl_gen_entry(c, "interrupted");
-  res->interrupted = c->stop.sig;
+  res->interrupted = c->stop.sig > 0 ? c->stop.sig : 0;
+  res->measured = c->stop.sig == CTL_STOP_MEASURED;
   snprintf(res->stop_how, sizeof res->stop_how, "%s",
            c->g->nproc == 0                 ? "not started"
            : c->stop.how == CTL_STOP_AGREED ? "checkpoint" : c->stop.how == CTL_STOP_TERM ? "sigterm" : "killed");
@@ -342,6 +343,7 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
 
 static void teardown(struct ctl *c) {
   ctl_obs_release(&c->obs);
+  ctl_measure_release(c);
   if (c->have_prog)
     ctl_progress_release(&c->prog);
   if (c->have_snap)

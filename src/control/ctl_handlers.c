@@ -216,6 +216,8 @@ int ctl_on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
       rc = ctl_obs_iter(&c->obs, &bare, &r, e);
     if (rc == 0)
       rc = ctl_decide(c, e);
+    if (rc == 0)
+      rc = ctl_measure_iter(c, &r, e);
     break;
   case PIT_REC_CHECKPOINT:
     if (!c->line_protocol) /* a script's own "snapshot saved" line: restart.c's (--resume-by-restart), */

@@ -146,10 +146,15 @@ static int bad_exit(const struct ctl *c) {
 /* The user's stop, one step (stop.c): a protocol workload past its first
  * iteration is asked for an agreed checkpoint, anything else gets SIGTERM;
  * killed after the grace or at a second signal. 1 while a stop is under way. */
+/* What stops the run: the user's signal, else the run's own measured stop. */
+static const struct pit_run_stop *stop_src(const struct ctl *c) {
+  return ctl_stop_signal(c->o->stop) ? c->o->stop : c->measured.sig ? &c->measured : NULL;
+}
+
 static int user_stop(struct ctl *c) {
   char msg[512];
   int agree = (c->resizable || !c->o->cmd) && c->gen_iters > 0;
-  if (ctl_stop_step(&c->stop, c->o, c->g, now_t(c), agree, c->stop_requested, msg, sizeof msg))
+  if (ctl_stop_step(&c->stop, stop_src(c), c->o->grace_s, c->g, now_t(c), agree, c->stop_requested, msg, sizeof msg))
     warn(c, "%s", msg);
   return c->stop.how != CTL_STOP_NONE;
 }
@@ -162,6 +167,7 @@ static void gen_reset(struct ctl *c) {
   c->gen_have_offset = 0;
   c->gen_iters = 0;
   ctl_obs_gen(&c->obs);
+  ctl_measure_gen(c);
   c->gen_step0 = c->step_safe;
   c->step_next = c->step_safe;
   c->stop_requested = 0;
@@ -358,7 +364,7 @@ static enum gen_end gen_end(struct ctl *c, int failed, char *why, size_t nwhy, s
 enum gen_end ctl_run_generation(struct ctl *c, const char *resume, char *why, size_t nwhy,
                                 struct pit_err *e) {
   gen_reset(c);
-  if (ctl_stop_signal(c->o)) { /* stopped before this generation started: nothing launched */
+  if (ctl_stop_signal(stop_src(c))) { /* stopped before this generation started: nothing launched */
     user_stop(c);
     return GEN_INTERRUPTED;
   }

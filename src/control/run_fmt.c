@@ -86,8 +86,14 @@ void pit_run_result_write(FILE *f, const struct pit_run_result *r, const char *r
   if (r->reclaims || r->waste_s > 0)
     fprintf(f, "%d node%s reclaimed or lost; failed or hung starts billed %.0f s ($%.4f, in the cost)\n", r->reclaims,
            r->reclaims == 1 ? "" : "s", r->waste_s, r->waste_usd);
-  if (r->interrupted) {
-    fprintf(f, "\nstopped by %s after %lld steps: ", r->interrupted == SIGINT ? "SIGINT (Ctrl-C)" : r->interrupted == SIGTERM ? "SIGTERM" : "a signal", (long long)r->steps);
+  if (r->interrupted || r->measured) {
+    if (r->measured)
+      fprintf(f, "\nmeasured after %lld steps, so stopped there (a measurement, not the whole job): ",
+              (long long)r->steps);
+    else
+      fprintf(f, "\nstopped by %s after %lld steps: ",
+              r->interrupted == SIGINT ? "SIGINT (Ctrl-C)" : r->interrupted == SIGTERM ? "SIGTERM" : "a signal",
+              (long long)r->steps);
     if (!strcmp(r->stop_how, "checkpoint"))
       fprintf(f, "the workload checkpointed at a step its ranks agreed on and exited");
     else if (!strcmp(r->stop_how, "sigterm"))
@@ -96,7 +102,7 @@ void pit_run_result_write(FILE *f, const struct pit_run_result *r, const char *r
       fprintf(f, "the workload was killed (SIGKILL)");
     else
       fprintf(f, "no workload was running");
-    fprintf(f, " %.1f s after the signal; every node stopped.\n", r->stop_s);
+    fprintf(f, " %.1f s after the %s; every node stopped.\n", r->stop_s, r->measured ? "stop" : "signal");
     if (r->stop_ckpt_step >= 0)
       fprintf(f, "The same command with --run %s --checkpoint-dir %s continues it from its checkpoint at step %lld.\n",
              run, dir, (long long)r->stop_ckpt_step);

@@ -11,6 +11,8 @@
  *   agreed|term ──grace_s passed, or a second signal──▶ killed (SIGKILL to
  *                    every process group, at once)
  *
+ * The same machine stops a run that measured what it was asked to
+ * (CTL_STOP_MEASURED: `pitstop profile -- CMD`), its source the controller's.
  * A stop that finds a resize already under way waits for the resize's
  * checkpoint (the workload was asked already) and counts its grace from the
  * signal. Invariants: ctl_stop_step only signals the generation's own process
@@ -29,10 +31,14 @@ void ctl_stop_init(struct ctl_stop *s) {
   s->how = CTL_STOP_NONE;
 }
 
-int ctl_stop_signal(const struct pit_run_opts *o) { return o->stop ? (int)o->stop->sig : 0; }
+int ctl_stop_signal(const struct pit_run_stop *st) { return st ? (int)st->sig : 0; }
 
 const char *ctl_stop_signame(int sig) {
-  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+  return sig == SIGINT             ? "SIGINT"
+         : sig == SIGTERM          ? "SIGTERM"
+         : sig == SIGHUP           ? "SIGHUP"
+         : sig == CTL_STOP_MEASURED ? "measured"
+                                   : "a signal";
 }
 
 static int signal_groups(struct ctl_gen *g, int sig) {
@@ -43,15 +49,15 @@ static int signal_groups(struct ctl_gen *g, int sig) {
   return n;
 }
 
-int ctl_stop_step(struct ctl_stop *s, const struct pit_run_opts *o, struct ctl_gen *g, double t, int can_agree,
-                  int asked_already, char *msg, size_t n) {
+int ctl_stop_step(struct ctl_stop *s, const struct pit_run_stop *st, double grace_s, struct ctl_gen *g, double t,
+                  int can_agree, int asked_already, char *msg, size_t n) {
   msg[0] = 0;
-  if (!o->stop || o->stop->sig == 0)
+  if (!st || st->sig == 0)
     return 0;
-  double grace = o->grace_s > 0 ? o->grace_s : 0;
-  int count = (int)o->stop->count;
+  double grace = grace_s > 0 ? grace_s : 0;
+  int count = (int)st->count;
   if (s->how == CTL_STOP_NONE) {
-    s->sig = (int)o->stop->sig;
+    s->sig = (int)st->sig;
     s->t_signal = t;
     s->seen = count;
     const char *name = ctl_stop_signame(s->sig);
