@@ -291,9 +291,11 @@ static int measure(const struct prof_args *a, const char *catalog, const char *s
     pit_cli_warn("profile: candidate %s failed: %s (left out)", mt, e2.msg);
     return -1;
   }
+  char ended[96] = "";
+  if (a->cmd && !(*res)->measured)
+    snprintf(ended, sizeof ended, "; the command ended before its pace was steady to %g%%", 100 * a->precision);
   printf("measured %s: %lld iterations, %.1f s, $%.5f (run %s)%s%s%s\n", mt, (long long)(*res)->steps,
-         (*res)->total_s, (*res)->cost, run, why[0] ? "; stopped: " : "", why, (*res)->measured || !a->cmd ? "" :
-         "; it ended before it was measured");
+         (*res)->total_s, (*res)->cost, run, why[0] ? "; stopped: " : "", why, ended);
   return 0;
 }
 
