@@ -497,6 +497,8 @@ struct pit_zone_in {
   struct pit_zone_obs z[PIT_ZONES_MAX];
   struct pit_sim_member cur;  /* what the job holds: zone index, spot and on-demand nodes (none: 0, 0, 0) */
   int ckpt_zone;              /* the zone of the checkpoint's last generation (-1: none yet) */
+  int reclaimed;              /* spot nodes reclaimed (a notice, or lost) since the previous zone decision;
+                                 cur then holds the survivors: the fleet rule's reclaim, as the simulator's */
 };
 /* Pure: the same inputs give the same membership (zone, spot, on-demand), of
  * nmin..nmax nodes (the fleet policy's count rule) or, nothing measured yet, nodes. */

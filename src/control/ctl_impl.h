@@ -54,6 +54,7 @@ struct ctl_zones {
   int want;                         /* the zone the reshape starts nodes in (-1: none yet) */
   int ckpt;                         /* the zone of the last generation's nodes (-1: none) */
   int planned;                      /* the pending resize is the zone policy's choice: carried out as chosen */
+  int reclaimed;                    /* spot nodes reclaimed or lost since the last zone decision (its input) */
 };
 
 struct ctl {

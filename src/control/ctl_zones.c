@@ -101,6 +101,7 @@ void ctl_zones_spot_down(struct ctl *c, const char *zone, int reclaimed) {
   held_in(c, z, &s, &o);
   c->zn.z[z].known = 1;
   c->zn.z[z].cap = s - reclaimed > 0 ? s - reclaimed : 0;
+  c->zn.reclaimed += reclaimed; /* the next zone decision's input (the fleet rule's reclaim) */
 }
 
 /* The measured PIT time of the type on `nodes` nodes (NaN: none). */
@@ -183,6 +184,7 @@ static void zone_inputs(struct ctl *c, int running, struct pit_zone_in *in) {
       in->cur = (struct pit_sim_member){z, s, o};
   }
   in->ckpt_zone = c->ckpt[0] ? c->zn.ckpt : -1;
+  in->reclaimed = c->zn.reclaimed;
 }
 
 /* The membership of r: the type's spot and on-demand nodes. */
@@ -202,6 +204,7 @@ static int zone_choose(struct ctl *c, int running, struct pit_sim_member *r, str
   struct pit_zone_in in;
   zone_inputs(c, running, &in);
   *r = pit_zone_decide(&in);
+  c->zn.reclaimed = 0; /* weighed once, as the simulator's tick of the reclaim */
   memset(ch, 0, sizeof *ch);
   ch->decided = 1;
   int same = r->spot == in.cur.spot && r->od == in.cur.od && (r->spot + r->od == 0 || r->pool == in.cur.pool);

@@ -493,7 +493,7 @@ struct pit_sim_member pit_zone_decide(const struct pit_zone_in *in) {
       .price_h = price,
       .spot_price_h = spot, .avail_seen = seen, .span_seen_h = span, .avail_for_h = span,
       .any_seen = in->any_seen, .move_h = zero, .move_usd = zero, .cur = in->cur, .ckpt_pool = in->ckpt_zone,
-      .fixed_pool = -1};
+      .fixed_pool = -1, .reclaimed = in->reclaimed};
   if (v.cur.spot + v.cur.od == 0)
     v.cur.pool = in->ckpt_zone >= 0 ? in->ckpt_zone : home_pool(&v);
   struct pit_sim_member r = in->measured ? pit_fleet_decide(PIT_FLEET_PITSTOP, &v) : spot_in(&v, v.cur.pool);

@@ -8,7 +8,8 @@
  * back exactly (numbers printed with 17 significant digits), so a replay decides
  * on the very inputs the live run decided on; inputs without the count's keys
  * (nmin, nmax, tp_nodes, sigma, kappa: written before the count was chosen)
- * read as the job's count, fixed, on a linear fit: such runs replay as before. */
+ * read as the job's count, fixed, on a linear fit, and inputs without
+ * "reclaimed" (written before 2026-11-28) as no reclaim: such runs replay as before. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,9 @@ void pit_zone_reason(const struct pit_zone_in *in, struct pit_sim_member to, cha
   const char *held = in->cur.spot + in->cur.od ? zname(in, in->cur.pool) : "none";
   at += (size_t)snprintf(buf + at, n - at, "zones: %s spot %d + on-demand %d → %s spot %d + on-demand %d",
                          held, in->cur.spot, in->cur.od, zname(in, to.pool), to.spot, to.od);
+  if (in->reclaimed > 0 && at < n)
+    at += (size_t)snprintf(buf + at, n - at, " after %d spot node%s reclaimed (the survivors held)", in->reclaimed,
+                           in->reclaimed == 1 ? "" : "s");
   if (!in->measured)
     at += (size_t)snprintf(buf + at, n - at, "; nothing measured yet: spot first, as many as the zone gives");
   else {
@@ -76,10 +80,10 @@ int pit_zone_in_json(const struct pit_zone_in *in, char *buf, size_t n, struct p
   PUT("{\"t_s\":%.17g,\"deadline_s\":%.17g,\"tp_s\":%.17g,\"restart_s\":%.17g,\"tick_s\":%.17g,"
       "\"step\":%lld,\"total_steps\":%lld,\"measured\":%d,\"running\":%d,\"any_seen\":%.17g,\"nodes\":%d,"
       "\"nmin\":%d,\"nmax\":%d,\"tp_nodes\":%d,\"sigma\":%.17g,\"kappa\":%.17g,"
-      "\"cur\":[%d,%d,%d],\"ckpt_zone\":%d,\"zones\":[",
+      "\"cur\":[%d,%d,%d],\"ckpt_zone\":%d,\"reclaimed\":%d,\"zones\":[",
       in->t_s, in->deadline_s, in->tp_s, in->restart_s, in->tick_s, (long long)in->step, (long long)in->total_steps,
       in->measured, in->running, in->any_seen, in->nodes, in->nmin, in->nmax, in->tp_nodes, in->sigma, in->kappa,
-      in->cur.pool, in->cur.spot, in->cur.od, in->ckpt_zone);
+      in->cur.pool, in->cur.spot, in->cur.od, in->ckpt_zone, in->reclaimed);
   for (int p = 0; p < in->nzones; p++) {
     const struct pit_zone_obs *z = &in->z[p];
     PUT("%s{\"name\":\"%s\",\"known\":%d,\"cap\":%d,\"up_s\":%.17g,\"nup\":%d,\"price_h\":%.17g,"
@@ -133,10 +137,10 @@ int pit_zone_in_parse(struct pit_zone_in *in, const char *json, struct pit_err *
   in->step = (int64_t)step;
   in->total_steps = (int64_t)total;
   /* the count's keys (absent in the records written before the count was chosen: the job's count,
-   * linear), each a number when present */
-  const char *opt[] = {"nmin", "nmax", "tp_nodes", "sigma", "kappa"};
-  double optv[5] = {in->nodes, in->nodes, in->nodes, 0, 0};
-  for (int k = 0; rc == 0 && k < 5; k++)
+   * linear) and the reclaim's (absent before it was an input: none), each a number when present */
+  const char *opt[] = {"nmin", "nmax", "tp_nodes", "sigma", "kappa", "reclaimed"};
+  double optv[6] = {in->nodes, in->nodes, in->nodes, 0, 0, 0}; /* reclaimed: absent before 2026-11-28 */
+  for (int k = 0; rc == 0 && k < 6; k++)
     if (cJSON_GetObjectItemCaseSensitive(o, opt[k]))
       rc = num(o, opt[k], &optv[k], e);
   in->nmin = (int)optv[0];
@@ -144,6 +148,7 @@ int pit_zone_in_parse(struct pit_zone_in *in, const char *json, struct pit_err *
   in->tp_nodes = (int)optv[2];
   in->sigma = optv[3];
   in->kappa = optv[4];
+  in->reclaimed = (int)optv[5];
   const cJSON *cur = rc == 0 ? cJSON_GetObjectItemCaseSensitive(o, "cur") : NULL;
   if (rc == 0 && !(cJSON_IsArray(cur) && cJSON_GetArraySize(cur) == 3))
     rc = pit_err_set(e, PIT_EFORMAT, "zone decision inputs: \"cur\" is not [zone, spot, on-demand]");

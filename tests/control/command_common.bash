@@ -11,7 +11,7 @@ echo 30 > "$FAKE_CLOUD/grace_s"
 leftovers() { { pgrep -af -- "--run $RUNP[0-9]" || true; } | grep -F -- "$T/" | grep -v pgrep || true; }
 cleanup() {
   pkill -9 -f -- "--run $RUNP[0-9].* $T/" 2> /dev/null || true
-  rm -rf "$T"
+  [ -n "${KEEP:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT
 cat > "$T/cat.tsv" << 'CAT'

@@ -10,7 +10,9 @@
 # chose one spot node and no on-demand one and says the count and why; no node was started after the
 # notice, every step after it ran on that one spot node in us-east-1a; every start named a zone and
 # every node started was terminated (the CLI's recorded calls); contiguous steps, every sample of each
-# whole epoch once, the checkpoint within the grace; and `pitstop simulate --replay` decides every zone
+# whole epoch once, the checkpoint within the grace; that decision's inputs carry the reclaim
+# ("reclaimed": 1, in that decision only: the fleet rule's reclaim, as the simulator asks it at the
+# reclaim's tick); and `pitstop simulate --replay` decides every zone
 # decision again the same (the count included), follows the count change as one of the run's own
 # restarts and bills the run within 1%, and the same without --catalog (the catalog rebuilt from the
 # rows the node start records carry): the same decisions, the same live and replayed cost. `pitstop status` (table, JSON, --html) without --catalog prices
@@ -64,6 +66,10 @@ assert after and after[0]["to"] == "c5.large@spot:1" and after[0]["zone"] == "us
     [(d.get("to"), d["why"][:160]) for d in after]
 why = after[0]["why"]
 assert "count 1 of 1..2 (the job's 2, linear scaling): $0.0700/h per hour of the job's work" in why, why
+# the reclaim is an input of that decision, once (the simulator's fleet rule at the tick of a reclaim)
+rec = [d["detail"]["inputs"].get("reclaimed") for d in dec]
+assert after[0]["inputs"]["reclaimed"] == 1 and "after 1 spot node reclaimed (the survivors held)" in why, why
+assert sum(rec) == 1, f"the reclaim weighed {sum(rec)} times: {rec}"
 # the last generation (every step after the notice's) ran on one node: its init records and ranks
 last = max(x["gen"] for x in r if x["type"] == "iter")
 one = [x for x in r if x["type"] == "iter" and x["gen"] == last]

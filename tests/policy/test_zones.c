@@ -10,6 +10,9 @@
  *  - the count within --nnodes 1:2: a reclaim's spot survivor alone rather than
  *    filled with on-demand while the slack pays for half the pace; the job's count at
  *    a tight deadline; t_p measured on another count taken to the job's;
+ *  - a reclaim is an input (right after one, the survivors need two restarts of
+ *    slack: filled with on-demand, or on-demand at less), read as none from
+ *    inputs written before it was;
  *  - the inputs written as JSON and read back are the same inputs (a replay
  *    decides on what the run decided on); inputs without the count's keys read as
  *    the job's count. */
@@ -94,6 +97,35 @@ int main(void) {
   k.deadline_s = 60; /* 18 s of slack: half the pace over the span expected there leaves less than the reserve */
   r = pit_zone_decide(&k);
   CHECK(r.spot + r.od == 2, "a tight deadline: the job's 2 nodes, got %d %d %d", r.pool, r.spot, r.od);
+  /* the reclaim as an input (the fleet rule the simulator asks at a reclaim's tick): the same survivor,
+   * --nnodes 1:2. At a deadline of 80 s (38 s of slack, restart 5 s) the survivor alone is kept when no
+   * reclaim came, but right after one the survivors are asked for two restarts of slack over their pace:
+   * one on-demand node joins; at 50 s (8 s of slack, below two restarts) spot is not taken again */
+  k.deadline_s = 80, k.tp_s = 0.02, k.tp_nodes = 2;
+  CHECK(is(pit_zone_decide(&k), 0, 1, 0), "no reclaim, 38 s of slack: the survivor alone");
+  k.reclaimed = 1;
+  r = pit_zone_decide(&k);
+  CHECK(is(r, 0, 1, 1), "right after a reclaim: the survivor and one on-demand, got %d %d %d", r.pool, r.spot, r.od);
+  pit_zone_reason(&k, r, why, sizeof why);
+  CHECK(strstr(why, "→ us-east-1a spot 1 + on-demand 1 after 1 spot node reclaimed (the survivors held)"),
+        "the reason says the reclaim: %s", why);
+  k.deadline_s = 50;
+  r = pit_zone_decide(&k);
+  CHECK(is(r, 0, 0, 2), "a reclaim with 8 s of slack: on-demand, got %d %d %d", r.pool, r.spot, r.od);
+  k.reclaimed = 0;
+  CHECK(is(pit_zone_decide(&k), 0, 1, 1), "the same without the reclaim: spot kept");
+  k.reclaimed = 1; /* read back from JSON, and read as none from inputs written before it was one */
+  char rj[3072];
+  struct pit_err er = {0};
+  struct pit_zone_in kr;
+  CHECK(pit_zone_in_json(&k, rj, sizeof rj, &er) == 0 && pit_zone_in_parse(&kr, rj, &er) == 0 && kr.reclaimed == 1,
+        "reclaimed through JSON: %s", rj);
+  char *rc0 = strstr(rj, ",\"reclaimed\":1");
+  CHECK(rc0, "%s", rj);
+  memmove(rc0, rc0 + strlen(",\"reclaimed\":1"), strlen(rc0 + strlen(",\"reclaimed\":1")) + 1);
+  CHECK(pit_zone_in_parse(&kr, rj, &er) == 0 && kr.reclaimed == 0, "inputs without \"reclaimed\": %s", rj);
+  k.reclaimed = 0, k.deadline_s = 60;
+
   /* inputs written before the count was chosen: the job's count, linear */
   char old[3072];
   struct pit_err eo = {0};
