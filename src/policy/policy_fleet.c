@@ -331,7 +331,8 @@ static int slow_pays(const struct pit_fleet_view *v, int p, double r, double c, 
  * on-demand: to the end). A tie keeps the count nearest
  * `nodes`, or the fastest when the slack is below the reserve (banking progress while spot
  * is there). With a slack below the reserve, spot nodes beyond `nodes` are also taken
- * while they cost no more per unit of work than the job's nodes on on-demand.
+ * while they cost no more per unit of work than the job's nodes on on-demand. When b
+ * misses the deadline at its rate to the end, the cheapest count that meets it comes first.
  * Returns b when none is better (b idle: none allowed). */
 static struct pit_sim_member size_for(const struct pit_fleet_view *v, struct pit_sim_member b, int spot_only,
                                       double keep) {
@@ -341,6 +342,24 @@ static struct pit_sim_member size_for(const struct pit_fleet_view *v, struct pit
   int tight = S - chg < keep - EPS;
   struct pit_sim_member best = b;
   double bc = nheld(b) > 0 ? per_work(v, p, b.spot, b.od) : INFINITY, br = rate(v, nheld(b)), ref = bc;
+  /* b misses the deadline even run to the end at its rate after the change: the count
+   * that meets it for the least money per unit of work, when one does (under a USL fit
+   * more nodes cost more per unit of work, so the rule below would keep a count that misses) */
+  double avail = v->deadline_h - v->t_h;
+  if (nheld(b) > 0 && left / br + chg > avail + EPS) {
+    struct pit_sim_member meet = b;
+    double mc = INFINITY;
+    for (int n = v->nmin; n <= v->nmax; n++) {
+      int sp = spot ? imin(v->count[p], n) : 0, od = n - sp;
+      if ((spot_only && od > 0) || left / rate(v, n) + chg > avail + EPS)
+        continue;
+      double c = per_work(v, p, sp, od); /* a tie: the faster (banking progress, as below when tight) */
+      if (c < mc * (1 - 1e-9) || (c <= mc * (1 + 1e-9) && rate(v, n) > rate(v, nheld(meet)) + EPS))
+        meet = (struct pit_sim_member){p, sp, od}, mc = c;
+    }
+    if (isfinite(mc))
+      return meet;
+  }
   for (int n = v->nmin; n <= v->nmax; n++) {
     int sp = spot ? imin(v->count[p], n) : 0, od = n - sp;
     if (spot_only && od > 0)

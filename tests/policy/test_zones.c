@@ -10,6 +10,8 @@
  *  - the count within --nnodes 1:2: a reclaim's spot survivor alone rather than
  *    filled with on-demand while the slack pays for half the pace; the job's count at
  *    a tight deadline; t_p measured on another count taken to the job's;
+ *  - above the job's count: at a deadline its own count misses, the cheapest count
+ *    that meets it (a USL fit: not the cheapest per unit of work, which misses);
  *  - a reclaim is an input (right after one, the survivors need two restarts of
  *    slack: filled with on-demand, or on-demand at less), read as none from
  *    inputs written before it was;
@@ -125,6 +127,21 @@ int main(void) {
   memmove(rc0, rc0 + strlen(",\"reclaimed\":1"), strlen(rc0 + strlen(",\"reclaimed\":1")) + 1);
   CHECK(pit_zone_in_parse(&kr, rj, &er) == 0 && kr.reclaimed == 0, "inputs without \"reclaimed\": %s", rj);
   k.reclaimed = 0, k.deadline_s = 60;
+
+  /* growth above the job's count when only it meets the deadline (--nnodes 1:4, a job of 2 nodes, a USL
+   * fit of sigma 0.1): 32 s of work left on 2 nodes, 30 s to a deadline of 40 s, a restart 5 s. 2 on-demand
+   * nodes (the cheapest per unit of work: more nodes cost more under the fit) miss it; 3 meet it (rate
+   * 1.375: 23.3 s + the restart), 4 too but dearer: 3. Linear, 3 and 4 cost alike: the faster, 4 */
+  struct pit_zone_in g = base();
+  g.measured = 1, g.running = 1, g.t_s = 10, g.tp_s = 0.02, g.total_steps = 2000, g.step = 400, g.restart_s = 5;
+  g.tick_s = 1, g.any_seen = 1, g.ckpt_zone = 0, g.cur = (struct pit_sim_member){0, 2, 0}, g.nmin = 1, g.nmax = 4;
+  g.tp_nodes = 2, g.z[0].up_s = 10, g.z[0].nup = 1, g.deadline_s = 40, g.sigma = 0.1;
+  r = pit_zone_decide(&g);
+  CHECK(is(r, 0, 0, 3), "USL 0.1, 2 nodes miss the deadline: 3 on-demand meet it for the least, got %d %d %d", r.pool,
+        r.spot, r.od);
+  g.sigma = 0;
+  r = pit_zone_decide(&g);
+  CHECK(is(r, 0, 0, 4), "linear: 3 and 4 cost alike per unit of work: the faster, got %d %d %d", r.pool, r.spot, r.od);
 
   /* inputs written before the count was chosen: the job's count, linear */
   char old[3072];
