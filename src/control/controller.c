@@ -531,10 +531,9 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
   res->lost_steps += lost;
   ctl_gen_entry(c, "failed");
   if (c->gen_iters == 0 && c->gen == 0 && !c->ckpt[0]) {
-    char tail[1024];
-    log_tail(c, c->gen, tail, sizeof tail);
-    rc = pit_err_set(e, PIT_ESTATE, "%s before its first iteration%s%s", why, tail[0] ? "; its last words: " : "",
-                     tail);
+    char said[1100]; /* its own error line (node-exec's "cannot run 'X'") before mpirun's report, else the tail */
+    failure_detail(c, said, sizeof said);
+    rc = pit_err_set(e, PIT_ESTATE, "%s before its first iteration%s", why, said);
     pit_err_hint(e, "the whole output is in %s/gen-0.log", c->state_dir);
     return rc;
   }

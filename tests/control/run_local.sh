@@ -169,6 +169,9 @@ bad "beyond the job's 50 iterations" run --catalog "$T/cat.tsv" --run tr4 --chec
 bad "'local-9' is not in the catalog" run --catalog "$T/cat.tsv" --nodes local-9:1 --run tr4 --checkpoint-dir "$T/b" "${common[@]}" --max-iters 10
 bad "needs 1 CPU(s)" run --catalog "$T/cat.tsv" --nodes 64 --run tr4 --checkpoint-dir "$T/b" "${common[@]}" --max-iters 10
 bad "exited with status 1 before its first iteration" run --catalog "$T/cat.tsv" --run tr5 --checkpoint-dir "$T/b5" -- false
+# a command that does not exist: its own error line, not mpirun's report after it
+bad "before its first iteration; the workload said: pitstop: node-exec: cannot run '/nonexistent/train.py'" \
+  run --catalog "$T/cat.tsv" --run tr7 --checkpoint-dir "$T/b7" -- /nonexistent/train.py
 bad "no iteration within 2 s" run --catalog "$T/cat.tsv" --run tr6 --checkpoint-dir "$T/b6" --start-timeout 2 \
   --max-restarts 0 -- sleep 1234
 after=$(leftovers)
