@@ -246,14 +246,21 @@ static int skipped(const struct prof_args *a, const struct pit_catalog *cat, con
   return 0;
 }
 
-/* A candidate run's warnings: only why a command's run stopped (ctl_measure.c: "measured (WHY): ...") is
- * kept, for the candidate's line; the rest are the run's own business. */
+/* A command candidate's run: why it stopped (ctl_measure.c: "measured (WHY): ...") kept for the
+ * candidate's line; every other warning (a command run once per node, a node lost) said as the run
+ * says it, naming the candidate. */
+struct cand_ctx {
+  const char *name;
+  char why[256];
+};
 static void on_measured(void *ctx, const struct pit_err *w) {
-  char *why = ctx;
+  struct cand_ctx *x = ctx;
   const char *p = strncmp(w->msg, "measured (", 10) == 0 ? w->msg + 10 : NULL;
   const char *q = p ? strstr(p, "): ") : NULL;
   if (q)
-    snprintf(why, 256, "%.*s", (int)(q - p), p);
+    snprintf(x->why, sizeof x->why, "%.*s", (int)(q - p), p);
+  else if (strncmp(w->msg, "measured: ", 10) != 0) /* (not the stop's own steps: stop.c) */
+    pit_cli_note("profile: candidate %s: %s", x->name, w->msg);
 }
 
 /* Candidate c (number k) measured: a short fixed run of it stored in a->db; *res its result (to free). */
@@ -271,13 +278,15 @@ static int measure(const struct prof_args *a, const char *catalog, const char *s
   o.initial = *c;
   o.db = a->db;
   o.self_exe = self;
-  char why[256] = "";
+  struct cand_ctx cx = {mt, ""};
+  const char *why = cx.why;
   if (a->cmd) { /* a user's own command: the controller stops it once measured (ctl_measure.c) */
     o.cmd = a->cmd;
+    o.launcher = PIT_LAUNCH_PER_NODE; /* as pitstop run -- CMD starts it: once per node */
     o.until_steady = a->precision;
     o.until_iters = a->cap;
     o.warn = on_measured;
-    o.ctx = why;
+    o.ctx = &cx;
   } else {
     o.train_argv = a->train;
   }
@@ -303,9 +312,14 @@ static int measure(const struct prof_args *a, const char *catalog, const char *s
 static int profile(const struct prof_args *a, const struct pit_catalog *cat, const char *catalog, const char *self,
                    const struct pit_profile_query *q, struct pit_membership *cand, int ncand) {
   double prof_s = 0, prof_usd = 0;
-  int measured = 0, failed = 0, rc = 0;
+  int measured = 0, failed = 0, rc = 0, most = 0;
   struct pit_membership done[64];
   pit_profile_order(cat, cand, ncand, q->objective);
+  for (int c = 0; c < ncand && a->cmd; c++)
+    if (pit_membership_nodes(&cand[c]) > most)
+      most = pit_membership_nodes(&cand[c]);
+  if (a->cmd)
+    pit_cli_warn_copies(a->cmd, most);
   for (int c = 0; c < ncand && rc == 0; c++) {
     char mt[PIT_MEMBERSHIP_TEXT_MAX];
     pit_membership_format(&cand[c], mt, sizeof mt);

@@ -414,16 +414,13 @@ static int where_opts(struct pit_run_opts *o, const struct run_args *ra) {
   return 0;
 }
 
-/* A command run once per node that names no $PITSTOP_* variable (torchrun's --nnodes, --node_rank,
+/* A command run once per node (on up to `most` nodes) that names no $PITSTOP_* variable (torchrun's --nnodes, --node_rank,
  * --master_addr) has nothing telling its copies to share the work: on several nodes each copy may do
  * the whole job, billed on every node. Said, not refused: a script may read them from its
  * environment itself (python/pitstop.py). */
-static void warn_copies(const struct pit_run_opts *o) {
-  int most = pit_membership_nodes(&o->initial);
-  if (o->nmax > most)
-    most = o->nmax;
-  for (int i = 0; o->cmd[i]; i++)
-    if (strstr(o->cmd[i], "$PITSTOP_") || strstr(o->cmd[i], "${PITSTOP_"))
+void pit_cli_warn_copies(char *const *cmd, int most) {
+  for (int i = 0; cmd[i]; i++)
+    if (strstr(cmd[i], "$PITSTOP_") || strstr(cmd[i], "${PITSTOP_"))
       return;
   if (most > 1)
     pit_cli_warn("the command runs once per node (up to %d here), and none of its arguments names a $PITSTOP_ "
@@ -461,7 +458,8 @@ static int policy_opts(struct pit_run_opts *o, const struct run_args *ra, const 
   if (rc == 0 && t->max_iters > 0)
     o->total_steps = t->max_iters;
   if (rc == 0 && o->cmd && o->launcher == PIT_LAUNCH_PER_NODE)
-    warn_copies(o);
+    pit_cli_warn_copies(o->cmd, o->nmax > pit_membership_nodes(&o->initial) ? o->nmax
+                                                                              : pit_membership_nodes(&o->initial));
   int weighs = o->policy.kind == PIT_POLICY_COST || o->policy.kind == PIT_POLICY_TIME;
   o->types = ra->types;
   if (rc == 0 && !weighs && (ra->deadline || ra->budget || ra->types))
