@@ -57,7 +57,7 @@ static void say_unusable(const struct pit_runset *rs, const struct pit_profile_q
       continue;
     char cmd[4096] = "";
     pit_config_field(&rr->cfg, rr->config, "command", cmd, sizeof cmd);
-    if (rr->cfg.batch <= 0 && cmd[0] && !q->command)
+    if (rr->cfg.batch <= 0 && cmd[0] && strcmp(cmd, "-") != 0 && !q->command) /* ("-": no command field) */
       pit_cli_warn("profile: run '%s' is of a command (%s): its batch is unknown; rank its runs with --from-db DB "
                    "-- COMMAND (per step)", rr->name, cmd);
     else if (rr->cfg.batch <= 0 && !q->command) /* a command's runs are matched by argv, ranked per step */

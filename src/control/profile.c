@@ -25,7 +25,7 @@ static double key(const struct pit_profile_query *q, const struct pit_profile_ro
   if (q->size > 0)
     v = q->objective == PIT_POLICY_TIME ? r->job_s : r->cost;
   else if (r->batch <= 0) /* a command's runs (one argv, so one batch, unknown): per step */
-    v = q->objective == PIT_POLICY_TIME ? r->tp : r->price_h * r->tp;
+    v = q->objective == PIT_POLICY_TIME ? r->tp : r->price_h * r->tp; /* forecast: per step, the measured t_p */
   else
     v = q->objective == PIT_POLICY_TIME ? -r->sps : -r->spd;
   return isfinite(v) ? v : INFINITY;
@@ -39,7 +39,8 @@ static int cmp_rows(const void *a, const void *b) {
   double kx = key(sort_q, x), ky = key(sort_q, y);
   if (kx != ky)
     return kx < ky ? -1 : 1;
-  double cx = x->price_h * x->tp, cy = y->price_h * y->tp; /* a tie: the cheaper per step (then the faster) */
+  /* a tie: the cheaper per step (then the faster) */
+  double cx = x->price_h * x->tp, cy = y->price_h * y->tp; /* forecast: per step, the measured t_p */
   if (isfinite(cx) && isfinite(cy) && cx != cy)
     return cx < cy ? -1 : 1;
   if (x->tp != y->tp)
@@ -66,7 +67,7 @@ static int row_of(const struct pit_report_run *rr, const struct pit_catalog *cat
   if (cat && pit_catalog_cost(cat, &r->m, 3600, &r->price_h, e) < 0)
     r->price_h = NAN; /* a type the catalog lacks */
   r->spd = r->price_h > 0 ? r->sps * 3600 / r->price_h : NAN;
-  r->steps_pd = r->price_h > 0 ? 3600 / (r->price_h * r->tp) : NAN;
+  r->steps_pd = r->price_h > 0 ? 3600 / (r->price_h * r->tp) : NAN; /* forecast: per dollar at the measured t_p */
   r->job_s = r->job_lo = r->job_hi = r->cost = r->cost_lo = r->cost_hi = NAN;
   if (q->size > 0) {
     struct pit_predict_in in;
