@@ -261,6 +261,9 @@ int ctl_spot_reshape(struct ctl *c, const struct pit_membership *want, enum pit_
 int ctl_reshape_market(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e);
 int ctl_spot_initial(struct ctl *c, struct pit_err *e);
 double ctl_restart_seconds(const struct ctl *c);
+/* The PIT time measured on bare (the observer's; NaN: none), and the same with the recent steps' median
+ * where none is. */
+double ctl_meas_tp(const struct ctl *c, const struct pit_membership *bare);
 double ctl_measured_tp(const struct ctl *c, const struct pit_membership *bare);
 
 /* ctl_zones.c: the market layer across zones (pit_zone_decide) */

@@ -71,11 +71,16 @@ double ctl_restart_seconds(const struct ctl *c) {
 }
 
 /* The measured PIT time of bare (NaN: none). */
-double ctl_measured_tp(const struct ctl *c, const struct pit_membership *bare) {
+double ctl_meas_tp(const struct ctl *c, const struct pit_membership *bare) {
   for (int i = 0; i < c->obs.nmeas; i++)
     if (pit_membership_equal(&c->obs.meas[i].m, bare))
       return c->obs.meas[i].tp;
-  return ctl_recent_median(c);
+  return NAN;
+}
+
+double ctl_measured_tp(const struct ctl *c, const struct pit_membership *bare) {
+  double tp = ctl_meas_tp(c, bare);
+  return isnan(tp) ? ctl_recent_median(c) : tp;
 }
 
 /* How long after spot went away it is worth a try again: the spot policy's

@@ -104,16 +104,6 @@ void ctl_zones_spot_down(struct ctl *c, const char *zone, int reclaimed) {
   c->zn.reclaimed += reclaimed; /* the next zone decision's input (the fleet rule's reclaim) */
 }
 
-/* The measured PIT time of the type on `nodes` nodes (NaN: none). */
-static double measured_on(const struct ctl *c, int nodes) {
-  for (int i = 0; i < c->obs.nmeas; i++) {
-    const struct pit_membership *m = &c->obs.meas[i].m;
-    if (m->n == 1 && m->m[0].nodes == nodes && strcmp(m->m[0].itype, c->zn.itype) == 0)
-      return c->obs.meas[i].tp;
-  }
-  return NAN;
-}
-
 /* The scaling fit of the type's measured counts (USL, at least 3 counts; else linear: 0, 0). */
 static void scaling_fit(const struct ctl *c, double *sigma, double *kappa) {
   struct pit_usl_point pt[PIT_POLICY_MEAS_MAX];
@@ -139,14 +129,16 @@ static void zone_inputs(struct ctl *c, int running, struct pit_zone_in *in) {
   memset(in, 0, sizeof *in);
   sync_spans(c);
   int ran = pit_membership_nodes(&c->cur) > 0 ? pit_membership_nodes(&c->cur) : c->zn.nodes;
-  struct pit_membership bare;
+  struct pit_membership bare, own; /* the type on the nodes it runs, and on the job's count */
   pit_membership_clear(&bare);
+  pit_membership_clear(&own);
   struct pit_err e2 = {0};
   pit_membership_add(&bare, c->zn.itype, ran, -1, &e2);
+  pit_membership_add(&own, c->zn.itype, c->zn.nodes, -1, &e2);
   in->t_s = now_t(c);
   in->deadline_s = c->o->policy.deadline_s;
   in->tp_nodes = c->zn.nodes;
-  in->tp_s = measured_on(c, c->zn.nodes);
+  in->tp_s = ctl_meas_tp(c, &own);
   if (!(in->tp_s > 0)) {
     in->tp_s = ctl_measured_tp(c, &bare);
     in->tp_nodes = ran;
