@@ -143,14 +143,14 @@ static int bad_exit(const struct ctl *c) {
   return 0;
 }
 
-/* The user's stop, one step (stop.c): a protocol workload past its first
- * iteration is asked for an agreed checkpoint, anything else gets SIGTERM;
- * killed after the grace or at a second signal. 1 while a stop is under way. */
-/* What stops the run: the user's signal, else the run's own measured stop. */
+/* What stops the run: the user's signal, else the run's own measured stop (ctl_measure.c). */
 static const struct pit_run_stop *stop_src(const struct ctl *c) {
   return ctl_stop_signal(c->o->stop) ? c->o->stop : c->measured.sig ? &c->measured : NULL;
 }
 
+/* The user's stop, one step (stop.c): a protocol workload past its first
+ * iteration is asked for an agreed checkpoint, anything else gets SIGTERM;
+ * killed after the grace or at a second signal. 1 while a stop is under way. */
 static int user_stop(struct ctl *c) {
   char msg[512];
   int agree = (c->resizable || !c->o->cmd) && c->gen_iters > 0;
