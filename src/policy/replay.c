@@ -407,7 +407,8 @@ static int replay_fixed(const struct live *l, const struct pit_elastic_model *md
     f->cost = er.cost; /* every node of the membership billed for the whole replayed job */
     f->time_s = er.time_s;
     /* a replay without a time (a step the records never timed) is no membership to compare with */
-    f->complete = !er.diverged && er.steps_done == (job->end > 0 ? job->end : job->total) - job->step0 && isfinite(er.time_s) && er.time_s > 0;
+    int64_t upto = job->end > 0 ? job->end : job->total; /* a stopped run: the steps it made */
+    f->complete = !er.diverged && er.steps_done == upto - job->step0 && isfinite(er.time_s) && er.time_s > 0;
     pit_elastic_result_release(&er);
   }
   for (int k = 0; k < r->nfixed; k++) {
