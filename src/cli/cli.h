@@ -93,8 +93,9 @@ void pit_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "pitstop: <formatted>": what the command did (files written, a sweep's cell done). */
 void pit_cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A command (argv, NULL-terminated) run once per node on up to `most` nodes that names no $PITSTOP_
- * variable: said (cmd_run.c; pitstop run and pitstop profile -- CMD). */
-void pit_cli_warn_copies(char *const *cmd, int most);
+ * variable: said, one_node the option that asks for one node (cmd_run.c; pitstop run and pitstop
+ * profile -- CMD). */
+void pit_cli_warn_copies(char *const *cmd, int most, const char *one_node);
 
 /* After getopt_long returned '?' or ':' for command cmd: "cmd: unknown option or
  * missing value: 'X' (see 'pitstop cmd --help')"; returns 2. */

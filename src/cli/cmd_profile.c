@@ -319,7 +319,7 @@ static int profile(const struct prof_args *a, const struct pit_catalog *cat, con
     if (pit_membership_nodes(&cand[c]) > most)
       most = pit_membership_nodes(&cand[c]);
   if (a->cmd)
-    pit_cli_warn_copies(a->cmd, most);
+    pit_cli_warn_copies(a->cmd, most, "--candidates TYPE:1,TYPE2:1");
   for (int c = 0; c < ncand && rc == 0; c++) {
     char mt[PIT_MEMBERSHIP_TEXT_MAX];
     pit_membership_format(&cand[c], mt, sizeof mt);

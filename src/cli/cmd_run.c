@@ -418,16 +418,16 @@ static int where_opts(struct pit_run_opts *o, const struct run_args *ra) {
  * --master_addr) has nothing telling its copies to share the work: on several nodes each copy may do
  * the whole job, billed on every node. Said, not refused: a script may read them from its
  * environment itself (python/pitstop.py). */
-void pit_cli_warn_copies(char *const *cmd, int most) {
+void pit_cli_warn_copies(char *const *cmd, int most, const char *one_node) {
   for (int i = 0; cmd[i]; i++)
     if (strstr(cmd[i], "$PITSTOP_") || strstr(cmd[i], "${PITSTOP_"))
       return;
   if (most > 1)
     pit_cli_warn("the command runs once per node (up to %d here), and none of its arguments names a $PITSTOP_ "
                  "variable: unless the script reads them itself, each copy does the whole job, billed on every "
-                 "node (hint: a single-process script wants one node, --nodes TYPE:1; across nodes, torchrun "
-                 "as in docs/own-script.md)",
-                 most);
+                 "node (hint: a single-process script wants one node, %s; across nodes, torchrun as in "
+                 "docs/own-script.md)",
+                 most, one_node);
 }
 
 /* Who decides into o: the launcher, the initial membership, the node bounds, the
@@ -458,8 +458,9 @@ static int policy_opts(struct pit_run_opts *o, const struct run_args *ra, const 
   if (rc == 0 && t->max_iters > 0)
     o->total_steps = t->max_iters;
   if (rc == 0 && o->cmd && o->launcher == PIT_LAUNCH_PER_NODE)
-    pit_cli_warn_copies(o->cmd, o->nmax > pit_membership_nodes(&o->initial) ? o->nmax
-                                                                              : pit_membership_nodes(&o->initial));
+    pit_cli_warn_copies(o->cmd,
+                        o->nmax > pit_membership_nodes(&o->initial) ? o->nmax : pit_membership_nodes(&o->initial),
+                        "--nodes TYPE:1");
   int weighs = o->policy.kind == PIT_POLICY_COST || o->policy.kind == PIT_POLICY_TIME;
   o->types = ra->types;
   if (rc == 0 && !weighs && (ra->deadline || ra->budget || ra->types))
