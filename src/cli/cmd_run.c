@@ -414,9 +414,9 @@ static int where_opts(struct pit_run_opts *o, const struct run_args *ra) {
   return 0;
 }
 
-/* A command run once per node (on up to `most` nodes) that names no $PITSTOP_* variable (torchrun's --nnodes, --node_rank,
- * --master_addr) has nothing telling its copies to share the work: on several nodes each copy may do
- * the whole job, billed on every node. Said, not refused: a script may read them from its
+/* A command run once per node (on up to `most` nodes) that names no $PITSTOP_* variable (torchrun's
+ * --nnodes, --node_rank, --master_addr) has nothing telling its copies to share the work: on several
+ * nodes each copy may do the whole job, billed on every node. Said, not refused: a script may read them from its
  * environment itself (python/pitstop.py). */
 void pit_cli_warn_copies(char *const *cmd, int most, const char *one_node) {
   for (int i = 0; cmd[i]; i++)

@@ -343,7 +343,6 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
 
 static void teardown(struct ctl *c) {
   ctl_obs_release(&c->obs);
-  ctl_measure_release(c);
   if (c->have_prog)
     ctl_progress_release(&c->prog);
   if (c->have_snap)

@@ -217,7 +217,7 @@ int ctl_on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
     if (rc == 0)
       rc = ctl_decide(c, e);
     if (rc == 0)
-      rc = ctl_measure_iter(c, &r, e);
+      rc = ctl_measure_iter(c, e);
     break;
   case PIT_REC_CHECKPOINT:
     if (!c->line_protocol) /* a script's own "snapshot saved" line: restart.c's (--resume-by-restart), */

@@ -132,8 +132,6 @@ struct ctl {
   struct ctl_stop stop;             /* the user's stop (stop.c) */
   struct pit_run_stop measured;     /* the run's own stop once it measured what it was asked to
                                        (o->until_steady, o->until_iters): sig CTL_STOP_MEASURED */
-  double *meas_x;                   /* ctl_measure.c: the generation's step times (owned) */
-  size_t meas_n, meas_cap;
   int64_t out_lines;                /* lines the workload printed on stdout, the whole run */
   struct ctl_progress prog;         /* progress lines timed by arrival (progress.c) */
   int have_prog;
@@ -296,9 +294,7 @@ int ctl_measured_enough(const char *detail);
 enum gen_end ctl_run_generation(struct ctl *c, const char *resume, char *why, size_t nwhy,
                             struct pit_err *e);
 /* ctl_measure.c: a run that only measures (o->until_steady, o->until_iters) stops itself once enough is
- * measured: ctl_measure_iter after each iteration record (sets c->measured), _gen at a generation's start. */
-int ctl_measure_iter(struct ctl *c, const struct pit_record *r, struct pit_err *e);
-void ctl_measure_gen(struct ctl *c);
-void ctl_measure_release(struct ctl *c);
+ * measured: ctl_measure_iter after each iteration record, once the observer has it (sets c->measured). */
+int ctl_measure_iter(struct ctl *c, struct pit_err *e);
 
 #endif

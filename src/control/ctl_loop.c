@@ -167,7 +167,6 @@ static void gen_reset(struct ctl *c) {
   c->gen_have_offset = 0;
   c->gen_iters = 0;
   ctl_obs_gen(&c->obs);
-  ctl_measure_gen(c);
   c->gen_step0 = c->step_safe;
   c->step_next = c->step_safe;
   c->stop_requested = 0;

@@ -5,15 +5,15 @@
  * (stop.c: an agreed checkpoint from a protocol workload, else SIGTERM, its
  * measured steps kept), with the reason as a warning and result.measured.
  *
- * Enough: the generation's step times (each iteration record's step_s, as the
- * store keeps them) are steady to the relative 95% half-width until_steady by
- * pit_steady_check with a floor of 50 iterations (pitstop train
- * --until-steady's floor, steady.c), checked every CTL_MEASURE_EVERY
- * iterations; or until_iters iterations were read, whichever comes first.
+ * Enough: the generation's step times (the observer's series, c->obs.steps:
+ * each iteration record's step_s, as the store keeps them) are steady to the
+ * relative 95% half-width until_steady by pit_steady_check with a floor of 50
+ * iterations (pitstop train --until-steady's floor, steady.c), checked every
+ * CTL_MEASURE_EVERY iterations; or until_iters iterations were read,
+ * whichever comes first.
  * Invariants: it never stops a run that was not asked to measure; it asks the
  * stop once (c->measured.sig set), and only after an iteration. */
 #include <math.h>
-#include <stdlib.h>
 
 #include "control/ctl_impl.h"
 #include "pitstop/predict.h"
@@ -21,35 +21,23 @@
 #define CTL_MEASURE_FLOOR 50
 #define CTL_MEASURE_EVERY 10
 
-void ctl_measure_gen(struct ctl *c) { c->meas_n = 0; }
-
-void ctl_measure_release(struct ctl *c) {
-  free(c->meas_x);
-  c->meas_x = NULL;
-  c->meas_n = c->meas_cap = 0;
-}
-
-int ctl_measure_iter(struct ctl *c, const struct pit_record *r, struct pit_err *e) {
+int ctl_measure_iter(struct ctl *c, struct pit_err *e) {
   const struct pit_run_opts *o = c->o;
+  size_t n = c->obs.n; /* the generation's step times so far (ctl_obs_iter took this record's) */
   if ((!(o->until_steady > 0) && o->until_iters <= 0) || c->measured.sig)
     return 0;
-  if (r->step_s > 0) {
-    if (PIT_GROW(c->meas_x, c->meas_n + 1, c->meas_cap))
-      return pit_err_set(e, PIT_ENOMEM, "out of memory");
-    c->meas_x[c->meas_n++] = r->step_s;
-  }
   char why[256] = "";
   if (o->until_iters > 0 && c->gen_iters >= o->until_iters) {
     snprintf(why, sizeof why, "the cap of %lld iterations reached", (long long)o->until_iters);
-  } else if (o->until_steady > 0 && c->meas_n >= CTL_MEASURE_FLOOR && c->meas_n % CTL_MEASURE_EVERY == 0) {
+  } else if (o->until_steady > 0 && n >= CTL_MEASURE_FLOOR && n % CTL_MEASURE_EVERY == 0) {
     struct pit_steady_opts so = {o->until_steady, CTL_MEASURE_FLOOR, 0};
     struct pit_steady st;
-    int rc = pit_steady_check(c->meas_x, c->meas_n, &so, &st, e);
+    int rc = pit_steady_check(c->obs.steps, n, &so, &st, e);
     if (rc < 0)
       return rc;
     if (st.state == PIT_STEADY_OK)
       snprintf(why, sizeof why, "steady: t_p %.4g s ± %.2g%% after %zu iterations", st.tp.mean,
-               100 * st.tp.half / st.tp.mean, c->meas_n);
+               100 * st.tp.half / st.tp.mean, n);
   }
   if (!why[0])
     return 0;
