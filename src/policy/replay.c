@@ -158,6 +158,11 @@ static int read_live(const char *path, const struct pit_runlog *log, struct live
     const struct pit_runlog_gen *lg = &log->gens[i];
     struct lgen *g = &l->g[i];
     g->t_end = lg->t_end;
+    if (!lg->have_m && lg->niters == 0) { /* a controller killed before its generation's first record:
+                                             only node records (billed through them), nothing to replay */
+      g->first = l->nits;
+      continue;
+    }
     if (!lg->have_m)
       return pit_err_set(e, PIT_EFORMAT, "%s: generation %d has no nodes", path, i);
     g->have_nodes = 1;
@@ -463,10 +468,13 @@ int pit_replay_log(const struct pit_runlog *log, const char *path, const struct 
   o = &oc;
   struct pit_elastic_job job;
   memset(&job, 0, sizeof job);
-  job.initial = L->g[0].m;
-  job.nnodes = L->g[0].nnodes;
-  memcpy(job.nodes, L->g[0].nodes, sizeof job.nodes);
-  job.step0 = L->its[L->g[0].first].step;
+  int g0 = 0; /* the first generation that ran on nodes (one killed before its first record did not) */
+  while (g0 + 1 < L->ng && !L->g[g0].have_nodes)
+    g0++;
+  job.initial = L->g[g0].m;
+  job.nnodes = L->g[g0].nnodes;
+  memcpy(job.nodes, L->g[g0].nodes, sizeof job.nodes);
+  job.step0 = L->its[L->g[g0].first].step;
   job.total = L->total;
   job.end = L->end < L->total ? L->end : 0; /* stopped early: every replay stops there too */
   if ((rc = pit_elastic_run(&mdl, o, &job, &er, e)) < 0) {

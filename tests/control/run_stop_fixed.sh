@@ -5,7 +5,8 @@
 # 200 steps of 50 ms), one membership, stopped after step 30: the fixed replay of that same membership over
 # the same steps costs what the run cost (ratio within [0.8, 1.25]); over the whole job it would be about
 # twice the run's (the bug this guards against printed 0.54). Then the same command continues it to the
-# end, and the comparison is of the whole job again.
+# end, and the comparison is of the whole job again; and a generation of node records only (a controller
+# killed before its first record) is skipped by the replay.
 set -euo pipefail
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
 . "$PIT_SOURCE_DIR/tests/control/run_procs.bash"
@@ -51,3 +52,26 @@ grep -q "each replayed for the whole job" "$T/out2" || fail "continued: $(sed -n
 r2=$(ratio "$T/out2")
 $PY -c "import sys; r = float(sys.argv[1]); assert 0.8 <= r <= 1.25, r" "$r2" || fail "continued: run / best fixed $r2"
 echo "continued to step 200: run / best fixed $r2 over the whole job"
+# a controller killed (kill -9) before its generation's first record leaves that generation as node
+# records only (no init, no iteration: the held ones died with it); the next controller's generation
+# follows. The replay skips it (its node billed through its records) instead of refusing the whole file
+# ("generation 1 has no nodes": seen on PyTorch's DCGAN example, Ctrl-C, then kill -9, then the same
+# command). Made here from this run's records: such a generation put between its two.
+$PY - "$T/d/events.jsonl" "$T/killed.jsonl" << 'PY'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+at = next(i for i, x in enumerate(r) if x.get("gen", 0) >= 1)
+t = r[at]["t"]
+node = {"type": "node", "run": r[0]["run"], "gen": 1, "itype": "local-1", "price_h": 0.1, "node": "killed.0"}
+for x in r[at:]:
+    x["gen"] = x.get("gen", 0) + 1 if "gen" in x and x["gen"] >= 1 else x.get("gen")
+ins = [dict(node, t=t - 0.3, action="start"), dict(node, t=t - 0.29, action="ready"), dict(node, t=t - 0.2, action="stop")]
+with open(sys.argv[2], "w") as f:
+    for x in r[:at] + ins + r[at:]:
+        f.write(json.dumps({k: v for k, v in x.items() if v is not None}) + "\n")
+PY
+"$PITSTOP" simulate --replay "$T/killed.jsonl" --catalog "$T/cat.tsv" --policy cost --types local-1 --format json \
+  > "$T/killed.json" 2> "$T/killed.err" || fail "a generation of node records only: $(cat "$T/killed.err")"
+$PY -c "import json,sys; j = json.load(open(sys.argv[1])); assert j['steps_run'] == 200 and j['fixed'][0]['complete'], j" \
+  "$T/killed.json" || fail "the replay with a generation of node records only: $(cat "$T/killed.json")"
+echo "a generation of node records only (a controller killed before its first record): skipped by the replay"
