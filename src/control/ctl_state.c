@@ -238,12 +238,13 @@ static void continue_clock(struct ctl *c, struct prev_state *ps, const struct pi
  * node's stop and its stop record) get their stop record now: their bill ends at
  * this restart, not at the run's end (DST seed 801; an overestimate by the time
  * the run had no controller at most). */
-/* 1 when the run log holds node id up (started, not stopped): a stop of it is recorded. */
-static int log_up(const struct pit_runlog *log, const char *id) {
-  for (int i = 0; i < log->nnodes; i++)
+/* The run log's entry that holds node id up (started, not stopped; NULL: none):
+ * a stop of it is recorded, and an adopted node keeps its start from it. */
+static const struct pit_runlog_node *log_up(const struct pit_runlog *log, const char *id) {
+  for (int i = log->nnodes - 1; i >= 0; i--)
     if (strcmp(log->nodes[i].id, id) == 0 && isnan(log->nodes[i].t_stop) && !isnan(log->nodes[i].t_start))
-      return 1;
-  return 0;
+      return &log->nodes[i];
+  return NULL;
 }
 
 static void close_unlisted(struct ctl *c, const struct pit_runlog *log, const struct pit_node *list, int n) {
@@ -305,9 +306,13 @@ int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
     if (nd->state == PIT_NODE_READY && have < want &&
         c->prov.ops->health(&c->prov, nd, &e2) == 0 && (!c->prov.ops->clear || c->prov.ops->clear(&c->prov, nd, &e2) == 0) &&
         c->nnodes < MAX_NODES) {
+      /* its start as the run log holds it: it is billed from there (the one accounting), and
+       * the report's row said the adoption instead (a 113 s bill on a row starting at 33.3 s of
+       * the run, DCGAN trial 2026-11-28); the adoption's time where the log lost it */
+      const struct pit_runlog_node *ln = log_up(&log, nd->id);
       c->nodes[c->nnodes] = *nd;
-      c->nodes[c->nnodes].t_start = now_t(c);
-      c->nodes[c->nnodes].t_ready = now_t(c);
+      c->nodes[c->nnodes].t_start = ln && ln->t_start <= now_t(c) ? ln->t_start : now_t(c);
+      c->nodes[c->nnodes].t_ready = ln && !isnan(ln->t_ready) && ln->t_ready <= now_t(c) ? ln->t_ready : now_t(c);
       c->nodes[c->nnodes].t_stop = NAN;
       c->nnodes++;
       warn(c, "adopted node %s (%s) of a previous controller", nd->id, nd->itype);

@@ -137,6 +137,18 @@ for x in r:
 assert not live, f"nodes never stopped: {live}"
 print(f"controller crash: {len(steps)} contiguous steps, no node started twice, every node stopped")
 PYEOF
+# the report's row of an adopted node starts where its start record (the killed controller's) does: it
+# is billed from there (before 2026-11-29 the row said the adoption's time)
+$PY - "$T/r3/events.jsonl" "$T/r3.txt" << 'PYEOF'
+import json, re, sys
+starts = {x["node"]: x["t"] for x in map(json.loads, open(sys.argv[1])) if x["type"] == "node" and x["action"] == "start"}
+rows = [l.split() for l in open(sys.argv[2]) if l.startswith("  ") and re.search(r"adopted|previous controller", l)]
+assert rows, "no adopted node's row in the report:\n" + open(sys.argv[2]).read()
+for r in rows:
+    t = float(r[3].rstrip("s"))
+    assert abs(t - starts[r[0]]) < 0.06, f"adopted {r[0]}: row starts at {t} s, its start record at {starts[r[0]]:.2f} s"
+print(f"adopted nodes' rows start at their start records: {[(r[0], r[3]) for r in rows]}")
+PYEOF
 [ -z "$(ls "$T/r3/nodes")" ] || fail "the provider still lists nodes: $(ls "$T/r3/nodes")"
 
 # ---- 3b. killed between the events file's flush of a checkpoint and the state's write: the
