@@ -184,6 +184,13 @@ int pit_run_cleanup(const struct pit_run_opts *o, int *stopped, struct pit_err *
  * the controller writes as the init config's "command" and pit_profile_query.command matches.
  * Returns 0, or -1 when it does not fit in n (buf then ""). */
 int pit_command_key(char *const *argv, char *buf, size_t n);
+/* 1 when the command keys a and b name the same work per step: equal once the
+ * options that set only a run's length, output or seed (epochs, iterations,
+ * steps, output folders, seeds, in the field's spellings: command_key.c) and
+ * those of vary (NULL-terminated option names, "--opt" or "opt"; NULL: none)
+ * are left out with their values. diff (NULL: not wanted) gets the options
+ * whose values differ ("--niter, --outf"; "" when the keys are equal). */
+int pit_command_same(const char *a, const char *b, const char *const *vary, char *diff, size_t ndiff);
 
 /* ---------------- 5. profiles: measured memberships ranked ---------------- */
 
@@ -196,7 +203,10 @@ struct pit_profile_query {
   enum pit_policy_kind objective;   /* PIT_POLICY_COST or PIT_POLICY_TIME */
   double deadline_s, budget;        /* NaN: none */
   const char *command;              /* a command's runs only: its init config's "command" (the argv as JSON
-                                       text, written by the controller), batch then not needed; NULL: any */
+                                       text, written by the controller), batch then not needed; NULL: any.
+                                       Runs of another argv match when pit_command_same says so */
+  const char *const *vary;          /* with command: options of it that do not change a step's cost, besides
+                                       the built-in ones (pit_command_same); NULL: none */
 };
 /* One measured membership (the run of it with the most steady iterations). */
 struct pit_profile_row {
@@ -214,6 +224,8 @@ struct pit_profile_row {
   double cost, cost_lo, cost_hi;    /* and its cost */
   int fits;                         /* meets the deadline and the budget */
   int chosen;                       /* the row the objective picks */
+  char differs[128];                /* a command's run of another argv: the options whose values differ
+                                       ("--niter, --outf"); "": the same argv, or not a command's */
 };
 /* The rows of the summarized runs rs that match q, best first: those that
  * fit, by cost (or time, or without a job by samples per dollar or per

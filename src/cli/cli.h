@@ -96,6 +96,10 @@ void pit_cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * variable: said, one_node the option that asks for one node (cmd_run.c; pitstop run and pitstop
  * profile -- CMD). */
 void pit_cli_warn_copies(char *const *cmd, int most, const char *one_node);
+/* --vary OPT[,OPT...] (pitstop run and pitstop profile -- CMD): the option names into out[0..max-1),
+ * NULL-terminated, pointing into buf (a copy of arg); arg NULL: none. Returns the count, or -1 (said)
+ * when there are more than max - 1 or one is empty. */
+int pit_cli_vary(const char *arg, char *buf, size_t n, const char **out, int max);
 
 /* After getopt_long returned '?' or ':' for command cmd: "cmd: unknown option or
  * missing value: 'X' (see 'pitstop cmd --help')"; returns 2. */

@@ -30,6 +30,9 @@ static const struct pit_cli_opt popts[] = {
     {"budget", 1, 0, "USD", "the job may cost at most USD"},
     {"model", 1, 0, "M", "the candidates train model M; ranked: only runs of it"},
     {"batch-size", 1, 0, "B", "the candidates' global batch; ranked: only runs of it"},
+    {"vary", 1, 0, "OPT,...",
+     "-- COMMAND: its options that do not change a step's cost; stored runs that differ only in them (and in its "
+     "length, output and seed: --epochs, --niter, --max-steps, --outf, --seed, ...) are its runs"},
     {"help", 0, 0, NULL, "this text"},
 };
 #define NPOPT ((int)(sizeof popts / sizeof popts[0]))
@@ -101,7 +104,9 @@ static int rank_db(const char *db, const struct pit_catalog *cat, const struct p
     free(rows);
     if (q->command)
       return pit_cli_error("profile: '%s' holds no run of this command with a steady t_p (runs are matched by the "
-                           "command's exact argv: %s)\n  hint: pitstop run --db %s --nodes M -- COMMAND stores one",
+                           "command's argv but for its length, output and seed options: %s)\n  hint: pitstop run "
+                           "--db %s --nodes M -- COMMAND stores one; --vary OPT names an option that does not "
+                           "change a step's cost",
                            db, q->command, db);
     return pit_cli_error("profile: '%s' holds no run with a membership, a batch and a steady t_p%s%s", db,
                          q->model ? " of model " : "", q->model ? q->model : "");
@@ -133,7 +138,7 @@ static int dominated(const char *db, const struct pit_catalog *cat, const struct
 
 /* pitstop profile's options, as given and parsed; train: the options passed on to the candidates' train */
 struct prof_args {
-  const char *from_db, *db, *catalog, *candidates, *types, *objective, *model;
+  const char *from_db, *db, *catalog, *candidates, *types, *objective, *model, *vary;
   double precision, deadline, budget, size;
   int64_t cap, max_nodes, batch;
   enum pit_job_unit unit;
@@ -147,8 +152,8 @@ struct prof_args {
 static int set_opt(struct prof_args *a, const char *n, const char *val) {
   double d = 0;
   int64_t v = 0;
-  const char **strs[] = {&a->from_db, &a->db, &a->catalog, &a->candidates, &a->types};
-  static const char *const snames[] = {"from-db", "db", "catalog", "candidates", "types"};
+  const char **strs[] = {&a->from_db, &a->db, &a->catalog, &a->candidates, &a->types, &a->vary};
+  static const char *const snames[] = {"from-db", "db", "catalog", "candidates", "types", "vary"};
   for (size_t k = 0; k < sizeof snames / sizeof snames[0]; k++)
     if (!strcmp(n, snames[k])) {
       *strs[k] = val;
@@ -380,13 +385,23 @@ int pit_cmd_profile(int argc, char **argv) {
     return rc < 0 ? 0 : rc;
   }
   struct pit_profile_query q = {a.model, a.batch, a.unit, a.size,
-                                strcmp(a.objective, "time") ? PIT_POLICY_COST : PIT_POLICY_TIME, a.deadline, a.budget, NULL};
+                                strcmp(a.objective, "time") ? PIT_POLICY_COST : PIT_POLICY_TIME, a.deadline, a.budget, NULL,
+                                NULL};
+  char vbuf[512];
+  const char *vary[17];
+  if (!rc && a.vary && !a.cmd)
+    rc = pit_cli_usage("profile: --vary names options of a command: give it after --");
+  if (!rc && pit_cli_vary(a.vary, vbuf, sizeof vbuf, vary, 17) < 0)
+    rc = 2;
+  q.vary = vary;
   struct pit_membership cand[64];
   int ncand = 0;
   struct pit_err e = {0};
   char key[4096] = "";
   q.command = a.cmd ? key : NULL; /* filled just below */
-  if (a.cmd && pit_command_key(a.cmd, key, sizeof key) < 0)
+  if (rc)
+    ; /* --vary said why */
+  else if (a.cmd && pit_command_key(a.cmd, key, sizeof key) < 0)
     rc = pit_cli_usage("profile: the command is too long to be matched in a store (%zu bytes of argv at most)",
                        sizeof key);
   else if (a.cmd && a.ntrain > 0)

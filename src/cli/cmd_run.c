@@ -26,7 +26,7 @@ struct run_args {
   const char *policy, *schedule, *launcher, *restarts, *dir, *run, *db, *events, *start_timeout, *cleanup;
   const char *deadline, *budget, *types;
   const char *mirror, *on_lost; /* checkpoints that cannot all be lost */
-  const char *grace, *iters, *samples, *restart, *snapshot;
+  const char *grace, *iters, *samples, *restart, *snapshot, *vary;
   const char *quiet, *help; /* flags: non-NULL when given */
 };
 /* pitstop run's own options; every other option goes to pitstop train. val:
@@ -79,6 +79,10 @@ static const struct pit_cli_opt run_opts[] = {
      "(docs/own-script.md)"},
     {"snapshot", 1, A(snapshot), "PATH",
      "with --resume-by-restart: the snapshot file, watched (default: its \"snapshot saved at PATH\" lines)"},
+    {"vary", 1, A(vary), "OPT,...",
+     "-- COMMAND with --db: options of the command that do not change a step's cost; its stored runs that differ "
+     "only in them (and in its length, output and seed: --epochs, --niter, --max-steps, --outf, --seed, ...) are "
+     "its profile"},
     {"grace", 1, A(grace), "S",
      "after Ctrl-C or SIGTERM: the workload is killed S seconds after it was asked to stop (default 30; a "
      "second Ctrl-C kills at once)"},
@@ -191,8 +195,8 @@ static int64_t steps_from_store(const struct pit_runset *rs, const struct pit_tr
  * this workload (pitstop train's model and global batch; a command's runs of
  * the same argv) become the policy's prior, and o->start_steps the job's length
  * an earlier run planned; none: the policy measures online. Returns how many. */
-static int prior_from_store(struct pit_run_opts *o, const struct pit_train_opts *t, struct pit_policy_meas *prior,
-                            int cap) {
+static int prior_from_store(struct pit_run_opts *o, const struct pit_train_opts *t, const char *const *vary,
+                            struct pit_policy_meas *prior, int cap, char *differs, size_t ndiff) {
   const struct pit_train_model *md = o->cmd ? NULL : pit_train_model_find(t->model);
   int64_t batch = o->cmd ? 0 : t->batch > 0 ? t->batch : md ? md->batch : 0;
   char key[4096]; /* a command: its earlier runs, the same argv */
@@ -204,7 +208,7 @@ static int prior_from_store(struct pit_run_opts *o, const struct pit_train_opts 
   struct pit_catalog cat;
   int have_cat = pit_catalog_load(&cat, o->catalog, &e) == 0;
   struct pit_profile_query q = {o->cmd ? NULL : t->model, batch, PIT_JOB_ITERS, 0, o->policy.kind, NAN, NAN,
-                                o->cmd ? key : NULL};
+                                o->cmd ? key : NULL, vary};
   struct pit_profile_row *rows = NULL;
   int n = 0, best, k = 0;
   if (pit_runset_load_store(&rs, o->db, NULL, 0, &e) == 0 && pit_runset_summarize(&rs, &e) == 0 &&
@@ -214,6 +218,18 @@ static int prior_from_store(struct pit_run_opts *o, const struct pit_train_opts 
       prior[k].tp = rows[i].tp;
       prior[k].tp_half = rows[i].tp_half;
       prior[k++].n = rows[i].n;
+      for (const char *d = rows[i].differs; *d; d += strspn(d, ", ")) { /* each option named once */
+        size_t len = strcspn(d, ",");
+        int seen = 0;
+        for (const char *p = differs; *p && !seen; p += strspn(p, ", ")) {
+          size_t lp = strcspn(p, ",");
+          seen = lp == len && strncmp(p, d, len) == 0;
+          p += lp;
+        }
+        if (!seen && strlen(differs) + len + 3 < ndiff)
+          snprintf(differs + strlen(differs), ndiff - strlen(differs), "%s%.*s", differs[0] ? ", " : "", (int)len, d);
+        d += len;
+      }
     }
   if (k > 0 && o->total_steps <= 0 && !o->cmd)
     o->start_steps = steps_from_store(&rs, t, batch);
@@ -418,6 +434,25 @@ static int where_opts(struct pit_run_opts *o, const struct run_args *ra) {
  * --nnodes, --node_rank, --master_addr) has nothing telling its copies to share the work: on several
  * nodes each copy may do the whole job, billed on every node. Said, not refused: a script may read them from its
  * environment itself (python/pitstop.py). */
+int pit_cli_vary(const char *arg, char *buf, size_t n, const char **out, int max) {
+  int k = 0;
+  out[0] = NULL;
+  if (!arg)
+    return 0;
+  if (snprintf(buf, n, "%s", arg) >= (int)n)
+    return pit_cli_usage("--vary '%s' is too long", arg), -1;
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (k == max - 1)
+      return pit_cli_usage("--vary names more than %d options", max - 1), -1;
+    out[k++] = tok;
+  }
+  out[k] = NULL;
+  if (k == 0 || strstr(arg, ",,") || arg[strlen(arg) - 1] == ',' || arg[0] == ',')
+    return pit_cli_usage("--vary '%s': give option names, comma-separated (--vary --niter,--outf)", arg), -1;
+  return k;
+}
+
 void pit_cli_warn_copies(char *const *cmd, int most, const char *one_node) {
   for (int i = 0; cmd[i]; i++)
     if (strstr(cmd[i], "$PITSTOP_") || strstr(cmd[i], "${PITSTOP_"))
@@ -555,12 +590,19 @@ int pit_cmd_run(int argc, char **argv) {
     return rc;
   static struct pit_policy_meas prior[PIT_POLICY_MEAS_MAX];
   int weighs = o.policy.kind == PIT_POLICY_COST || o.policy.kind == PIT_POLICY_TIME;
+  char vbuf[512], differs[256] = "";
+  const char *vary[17];
+  if (ra.vary && !o.cmd)
+    return pit_cli_usage("run: --vary names options of a command: give it after --");
+  if (pit_cli_vary(ra.vary, vbuf, sizeof vbuf, vary, 17) < 0)
+    return 2;
   if (weighs) {
     o.prior = prior;
-    o.nprior = prior_from_store(&o, &ta.t, prior, PIT_POLICY_MEAS_MAX);
+    o.nprior = prior_from_store(&o, &ta.t, vary, prior, PIT_POLICY_MEAS_MAX, differs, sizeof differs);
     if (!u.quiet)
-      pit_cli_note("policy %s: %d membership%s measured before (store %s); the rest are measured online",
-                   pit_policy_name(&o.policy), o.nprior, o.nprior == 1 ? "" : "s", o.db ? o.db : "none");
+      pit_cli_note("policy %s: %d membership%s measured before (store %s%s%s); the rest are measured online",
+                   pit_policy_name(&o.policy), o.nprior, o.nprior == 1 ? "" : "s", o.db ? o.db : "none",
+                   differs[0] ? ", runs of this command with other " : "", differs);
   }
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);

@@ -45,22 +45,6 @@ static int on_init(struct ctl *c, const struct pit_record *r, struct pit_err *e)
   return 0;
 }
 
-/* pit_command_key (control.h): the argv as JSON text, or "" and -1 when it does not fit. */
-int pit_command_key(char *const *argv, char *buf, size_t n) {
-  cJSON *a = cJSON_CreateArray();
-  for (int i = 0; a && argv && argv[i]; i++)
-    if (!cJSON_AddItemToArray(a, cJSON_CreateString(argv[i]))) {
-      cJSON_Delete(a);
-      a = NULL;
-    }
-  char *text = a ? pit_json_print(a) : NULL;
-  cJSON_Delete(a);
-  int ok = text && strlen(text) < n;
-  snprintf(buf, n, "%s", ok ? text : "");
-  free(text);
-  return ok ? 0 : -1;
-}
-
 /* The init record's config names the generation's membership (the store
  * then knows what each run ran on: pitstop profile, the cost policy's prior),
  * and its node count is the membership's: the workload counts distinct host

@@ -103,10 +103,13 @@ static int row_of(const struct pit_report_run *rr, const struct pit_catalog *cat
  * per (membership, model, batch), the most measured. */
 static void add_row(struct pit_profile_row *out, int *k, const struct pit_report_run *rr, const struct pit_catalog *cat,
                     const struct pit_profile_query *q, struct pit_err *e) {
-  if (q->command) { /* a command's own runs: the same argv, whatever batch it has (unknown to pitstop) */
+  char differs[sizeof out->differs] = "";
+  if (q->command) { /* a command's own runs: the same argv (but its length, output, seed), whatever batch it
+                       has (unknown to pitstop) */
     char cmd[4096];
     pit_config_field(&rr->cfg, rr->config, "command", cmd, sizeof cmd);
-    if (strcmp(cmd, q->command) != 0 || rr->cfg.members.n == 0 || !(rr->sum.tp.mean > 0))
+    if (!cmd[0] || !pit_command_same(cmd, q->command, q->vary, differs, sizeof differs) || rr->cfg.members.n == 0 ||
+        !(rr->sum.tp.mean > 0))
       return;
   } else if (rr->cfg.members.n == 0 || rr->cfg.batch <= 0 || !(rr->sum.tp.mean > 0))
     return;
@@ -114,6 +117,7 @@ static void add_row(struct pit_profile_row *out, int *k, const struct pit_report
     return;
   struct pit_profile_row r;
   row_of(rr, cat, q, &r, e);
+  snprintf(r.differs, sizeof r.differs, "%s", differs);
   int j = 0;
   while (j < *k && !(pit_membership_equal(&out[j].m, &r.m) && out[j].batch == r.batch &&
                      strcmp(out[j].model, r.model) == 0))

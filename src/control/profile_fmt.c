@@ -38,7 +38,10 @@ void pit_profile_write(FILE *f, const struct pit_profile_row *r, int n, const st
     char batch[24] = "-";
     if (r[i].batch > 0)
       snprintf(batch, sizeof batch, "%lld", (long long)r[i].batch);
-    fprintf(f, "%c %-26s %-20s %10.4g %12s %6s %-28s %-28s%s\n", r[i].chosen ? '*' : ' ', m, tp,
-            per_step ? 1 / r[i].tp : r[i].sps, spd, batch, js, jc, r[i].fits ? "" : "  (does not fit)");
+    char other[sizeof r[i].differs + 32] = ""; /* a run of the command with another length, output, seed */
+    if (r[i].differs[0])
+      snprintf(other, sizeof other, "  (run %s: other %s)", r[i].run, r[i].differs);
+    fprintf(f, "%c %-26s %-20s %10.4g %12s %6s %-28s %-28s%s%s\n", r[i].chosen ? '*' : ' ', m, tp,
+            per_step ? 1 / r[i].tp : r[i].sps, spd, batch, js, jc, r[i].fits ? "" : "  (does not fit)", other);
   }
 }

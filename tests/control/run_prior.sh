@@ -87,6 +87,33 @@ grep -qF 'steps/$' prof.out && grep -q "^\* local-1:1 " prof.out && grep -q "^  
 rc=0
 "$PITSTOP" profile --from-db c.db -- "${S[@]:0:2}" 40 > /dev/null 2> prof2.err || rc=$?
 [ $rc != 0 ] && grep -q "holds no run of this command" prof2.err || fail "another argv ranked (exit $rc): $(cat prof2.err)"
+# a command whose length is an option: runs of it with --niter 60 --outf o1 are the profile of the same
+# script with --niter 30 and no --outf (its length and output only; before 2026-11-29 only the exact argv
+# matched, and the shorter run started from nothing); another option keeps them apart unless --vary names it
+V=(/usr/bin/python3 "$PIT_SOURCE_DIR/tests/control/fake/dcgan_log.py" --niter)
+for m in local-1:1 local-0.4:1+local-1:1; do
+  "$PITSTOP" run --quiet --run "v${#m}" --checkpoint-dir "v${#m}" --nodes "$m" --policy fixed --db v.db \
+    -- "${V[@]}" 60 --outf o1 > /dev/null 2> v.err || fail "fixed $m of --niter 60 failed: $(cat v.err)"
+done
+"$PITSTOP" profile --from-db v.db -- "${V[@]}" 30 > vprof.out 2> vprof.err || fail "profile of --niter 30: $(cat vprof.err)"
+grep -q "^\* local-1:1 .*(run v9: other --niter, --outf)" vprof.out ||
+  fail "profile --from-db did not take the --niter 60 runs as --niter 30's, saying so: $(cat vprof.out vprof.err)"
+rc=0
+"$PITSTOP" profile --from-db v.db -- "${V[@]}" 30 --lr 2 > /dev/null 2> vprof2.err || rc=$?
+[ $rc = 1 ] && grep -q "holds no run of this command" vprof2.err || fail "--lr 2 matched (exit $rc): $(cat vprof2.err)"
+"$PITSTOP" profile --from-db v.db --vary --lr -- "${V[@]}" 30 --lr 2 > vprof3.out 2> vprof3.err ||
+  fail "--vary --lr: $(cat vprof3.err)"
+grep -q "^\* local-1:1 .*other --niter, --outf, --lr)" vprof3.out || fail "--vary --lr not matched: $(cat vprof3.out)"
+rc=0
+"$PITSTOP" profile --from-db v.db --vary --lr > /dev/null 2> vprof4.err || rc=$?
+[ $rc = 2 ] && grep -q "give it after --" vprof4.err || fail "--vary without a command (exit $rc): $(cat vprof4.err)"
+"$PITSTOP" run --run vpol --checkpoint-dir vpol --nodes local-0.4:1+local-1:1 --nnodes 1:2 --policy cost --db v.db \
+  -- "${V[@]}" 30 > vpol.out 2> vpol.err || fail "the --niter 30 cost run failed: $(cat vpol.err)"
+grep -q "policy cost: 2 memberships measured before (store v.db, runs of this command with other --niter, --outf)" \
+  vpol.err || fail "the --niter 30 run did not say whose runs it weighed: $(cat vpol.err)"
+n=$(grep '"type":"node"' vpol/events.jsonl | grep -c '"action":"start"') || true
+grep -q '"type":"decision".*"step":0.*at the start, before any node' vpol/events.jsonl && [ "$n" = 1 ] ||
+  fail "the --niter 30 run did not start on one node from the --niter 60 runs ($n started): $(cat vpol.err)"
 # the controller killed (kill -9) while the command runs on the membership chosen at the start, then
 # the same command again: it continues on local-1:1, not on the --nodes asked (before 2026-11-28 it
 # went back to local-0.4:1+local-1:1, the decision at the start forgotten)
@@ -109,6 +136,6 @@ ty=$(grep '"type":"node"' kpol/events.jsonl | grep '"action":"start"' | grep -o 
 "$PITSTOP" run --run cpol2 --checkpoint-dir cpol2 --nodes local-0.4:1+local-1:1 --nnodes 1:2 --policy cost --db c.db \
   -- "${S[@]:0:2}" 40 > cpol2.out 2> cpol2.err || fail "the other command's run failed: $(cat cpol2.err)"
 grep -q "policy cost: 0 memberships measured before" cpol2.err || fail "another command took this one's runs: $(cat cpol2.err)"
-left=$(find "$T" -path '*/nodes/*' 2> /dev/null; ls /sys/fs/cgroup/cpu 2> /dev/null | grep -E '^pitstop\.(pol|pol2|one|pair|one2|c[0-9]+|cpol|cpol2|k[0-9]+|kpol)\.' || true)
+left=$(find "$T" -path '*/nodes/*' 2> /dev/null; ls /sys/fs/cgroup/cpu 2> /dev/null | grep -E '^pitstop\.(pol|pol2|one|pair|one2|c[0-9]+|cpol|cpol2|k[0-9]+|kpol|v[0-9]+|vpol)\.' || true)
 [ -z "$left" ] || fail "left behind: $left"
 echo "run prior: the first membership chosen from the store before any node; none without the pair measured"
