@@ -30,6 +30,9 @@ static const struct pit_cli_opt popts[] = {
     {"budget", 1, 0, "USD", "the job may cost at most USD"},
     {"model", 1, 0, "M", "the candidates train model M; ranked: only runs of it"},
     {"batch-size", 1, 0, "B", "the candidates' global batch; ranked: only runs of it"},
+    {"launcher", 1, 0, "mpi|per-node",
+     "-- COMMAND: each candidate starts it once per node (per-node, default, as pitstop run -- CMD) or under one "
+     "mpirun over every node (mpi)"},
     {"vary", 1, 0, "OPT,...",
      "-- COMMAND: its options that do not change a step's cost; stored runs that differ only in them (and in its "
      "length, output and seed: --epochs, --niter, --max-steps, --outf, --seed, ...) are its runs"},
@@ -138,7 +141,7 @@ static int dominated(const char *db, const struct pit_catalog *cat, const struct
 
 /* pitstop profile's options, as given and parsed; train: the options passed on to the candidates' train */
 struct prof_args {
-  const char *from_db, *db, *catalog, *candidates, *types, *objective, *model, *vary;
+  const char *from_db, *db, *catalog, *candidates, *types, *objective, *model, *vary, *launcher;
   double precision, deadline, budget, size;
   int64_t cap, max_nodes, batch;
   enum pit_job_unit unit;
@@ -152,11 +155,13 @@ struct prof_args {
 static int set_opt(struct prof_args *a, const char *n, const char *val) {
   double d = 0;
   int64_t v = 0;
-  const char **strs[] = {&a->from_db, &a->db, &a->catalog, &a->candidates, &a->types, &a->vary};
-  static const char *const snames[] = {"from-db", "db", "catalog", "candidates", "types", "vary"};
+  const char **strs[] = {&a->from_db, &a->db, &a->catalog, &a->candidates, &a->types, &a->vary, &a->launcher};
+  static const char *const snames[] = {"from-db", "db", "catalog", "candidates", "types", "vary", "launcher"};
   for (size_t k = 0; k < sizeof snames / sizeof snames[0]; k++)
     if (!strcmp(n, snames[k])) {
       *strs[k] = val;
+      if (strs[k] == &a->launcher && strcmp(val, "mpi") != 0 && strcmp(val, "per-node") != 0)
+        return pit_cli_usage("profile: --launcher '%s': mpi or per-node", val);
       return 0;
     }
   if (!strcmp(n, "model")) {
@@ -287,7 +292,8 @@ static int measure(const struct prof_args *a, const char *catalog, const char *s
   const char *why = cx.why;
   if (a->cmd) { /* a user's own command: the controller stops it once measured (ctl_measure.c) */
     o.cmd = a->cmd;
-    o.launcher = PIT_LAUNCH_PER_NODE; /* as pitstop run -- CMD starts it: once per node */
+    /* as pitstop run -- CMD starts it: once per node, unless --launcher mpi */
+    o.launcher = a->launcher && !strcmp(a->launcher, "mpi") ? PIT_LAUNCH_MPI : PIT_LAUNCH_PER_NODE;
     o.until_steady = a->precision;
     o.until_iters = a->cap;
     o.warn = on_measured;
@@ -323,7 +329,7 @@ static int profile(const struct prof_args *a, const struct pit_catalog *cat, con
   for (int c = 0; c < ncand && a->cmd; c++)
     if (pit_membership_nodes(&cand[c]) > most)
       most = pit_membership_nodes(&cand[c]);
-  if (a->cmd)
+  if (a->cmd && !(a->launcher && !strcmp(a->launcher, "mpi")))
     pit_cli_warn_copies(a->cmd, most, "--candidates TYPE:1,TYPE2:1");
   for (int c = 0; c < ncand && rc == 0; c++) {
     char mt[PIT_MEMBERSHIP_TEXT_MAX];
@@ -391,6 +397,8 @@ int pit_cmd_profile(int argc, char **argv) {
   const char *vary[17];
   if (!rc && a.vary && !a.cmd)
     rc = pit_cli_usage("profile: --vary names options of a command: give it after --");
+  if (!rc && a.launcher && (!a.cmd || a.from_db))
+    rc = pit_cli_usage("profile: --launcher starts a command's candidates: give -- COMMAND (and --db, not --from-db)");
   if (!rc && pit_cli_vary(a.vary, vbuf, sizeof vbuf, vary, 17) < 0)
     rc = 2;
   q.vary = vary;

@@ -7,15 +7,17 @@
 # provider's cgroup quota local-0.4 is about 2.5× slower than local-1 at the same price: local-1:1 must be
 # chosen. Each candidate's line says why it stopped; the runs stop long before the command's 100000
 # steps; nothing is left running. Then the same store ranked by --from-db -- CMD chooses the same, and a
-# train option given with a command is refused.
+# train option given with a command is refused. --launcher mpi starts a candidate under mpirun.
 set -euo pipefail
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash" # fail(), $PY
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cd "$T"
 cat > burn.py << 'PYEOF'
-import sys, time
+import os, sys, time
 n = int(sys.argv[1])
+if len(sys.argv) > 2:  # where it was started from: mpirun's rank count, or "-"
+    open(sys.argv[2], "a").write(os.environ.get("OMPI_COMM_WORLD_SIZE", "-") + "\n")
 t0 = time.monotonic()
 for i in range(n):
     s0 = time.monotonic()
@@ -47,4 +49,22 @@ grep -q "^\* local-1:1 " db.out || fail "--from-db -- CMD did not choose local-1
 rc=0
 "$PITSTOP" profile --db p.db --max-iters 5 -- "${CMD[@]}" > /dev/null 2> bad.err || rc=$?
 [ $rc = 2 ] && grep -q "does not apply to a command" bad.err || fail "a train option with a command: exit $rc, $(cat bad.err)"
-echo "profile -- CMD: both candidates measured and stopped, local-1:1 chosen, the same from the store"
+# --launcher mpi: the candidate starts under one mpirun (the command sees its rank count); without it, not
+"$PITSTOP" profile --db m.db --candidates local-1:1 --cap 60 --launcher mpi -- /usr/bin/python3 "$T/burn.py" 100000 \
+  "$T/how.txt" > mpi.out 2> mpi.err || fail "profile --launcher mpi: $(cat mpi.out mpi.err)"
+grep -q "^measured local-1:1: " mpi.out && [ "$(cat how.txt)" = 1 ] ||
+  fail "--launcher mpi: the candidate did not run under mpirun ($(cat how.txt)): $(cat mpi.out mpi.err)"
+rm how.txt
+"$PITSTOP" profile --db m.db --candidates local-1:1 --cap 60 -- /usr/bin/python3 "$T/burn.py" 100000 "$T/how.txt" \
+  > pn.out 2> pn.err || fail "profile per node: $(cat pn.out pn.err)"
+[ "$(cat how.txt)" = - ] || fail "without --launcher the candidate ran under mpirun: $(cat how.txt)"
+for bad in "--launcher ssh -- ${CMD[*]}" "--launcher mpi --from-db p.db -- ${CMD[*]}" "--launcher mpi"; do
+  rc=0
+  # shellcheck disable=SC2086
+  "$PITSTOP" profile --db m.db $bad > /dev/null 2> bad.err || rc=$?
+  [ $rc = 2 ] && grep -q "launcher" bad.err || fail "profile $bad: exit $rc, $(cat bad.err)"
+done
+left=$(pgrep -f "$T/burn.py" || true)
+[ -z "$left" ] || fail "left running after --launcher: $left"
+echo "profile -- CMD: both candidates measured and stopped, local-1:1 chosen, the same from the store; --launcher mpi"
+
