@@ -292,6 +292,11 @@ struct pit_decision {
   char spot_mode[16];         /* the spot market layer's choice ("spot", "on_demand", "idle"; "": none) */
   char *inputs;               /* JSON object text (owned): what a zone or spot decision was decided on;
                                  NULL: absent */
+  /* a cost or time decision's settings ("settings": {"deadline_s", "budget", "nnodes": [min, max],
+   * "types"}), so a replay weighs as the run did without being told (absent: NaN, 0, "") */
+  double set_deadline_s, set_budget;
+  int set_nmin, set_nmax;     /* the node bounds (max 0: none) */
+  char set_types[256];        /* the types the policy may use, ","-separated */
 };
 void pit_decision_init(struct pit_decision *d);     /* all absent */
 void pit_decision_release(struct pit_decision *d);  /* frees what it owns, re-initialises */

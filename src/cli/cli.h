@@ -131,6 +131,7 @@ struct pit_cli_replay {
   struct pit_catalog cat;       /* --catalog, or the local one; the replay's o.catalog */
   struct pit_replay_opts o;
   char types[1024];             /* the types the policy may choose, as a list */
+  char from_run[512];           /* the run's own settings as its decisions recorded them ("": none recorded) */
   struct pit_replay r;          /* the replay (pit_replay_log) */
 };
 /* Loads events' fold and the catalog, sets the replay options (policy: NULL

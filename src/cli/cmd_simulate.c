@@ -107,6 +107,8 @@ static int replay(const char *events, const char *catalog, const char *types, co
       rc = pit_cli_fail(&e);
   } else {
     pit_replay_write_head(stdout, events, pit_policy_name(&x.o.policy), x.types, &x.r);
+    if (x.from_run[0])
+      printf("the run's own settings (its decision records; an option given overrides one): %s\n", x.from_run);
     pit_cli_print_fixed(&x.r, x.r.cost_live, x.r.time_live);
     pit_cli_print_decisions(&x.log);
   }

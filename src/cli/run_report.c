@@ -27,6 +27,39 @@ static int replay_opts(const char *events, const char *catalog, const char *type
   memset(o, 0, sizeof *o);
   o->nmin = 1;
   o->ranks_per_node = 1;
+  /* what is not given is the run's own: its first cost or time decision's settings (runs since
+   * 2026-11-29; before, a replay of a run under --deadline 19 without --deadline weighed no deadline and
+   * took none of its decisions) */
+  const struct pit_decision *run = NULL;
+  for (int i = 0; i < x->log.ndec && !run; i++) {
+    const struct pit_decision *d = &x->log.dec[i].d;
+    if ((!strcmp(d->policy, "cost") || !strcmp(d->policy, "time")) && (d->set_nmin > 0 || d->set_types[0]))
+      run = d;
+  }
+  x->from_run[0] = '\0';
+  if (run && !policy)
+    policy = run->policy;
+  if (run && !nnodes && run->set_nmin > 0) {
+    o->nmin = run->set_nmin;
+    o->nmax = run->set_nmax;
+  }
+  if (run && isnan(deadline))
+    deadline = run->set_deadline_s;
+  if (run && isnan(budget))
+    budget = run->set_budget;
+  if (run && !types && run->set_types[0])
+    types = run->set_types;
+  if (run) { /* what the run recorded (an option given overrides it) */
+    char dl[32] = "none", bd[32] = "none", mx[16] = "any";
+    if (!isnan(run->set_deadline_s))
+      snprintf(dl, sizeof dl, "%g s", run->set_deadline_s);
+    if (!isnan(run->set_budget))
+      snprintf(bd, sizeof bd, "$%g", run->set_budget);
+    if (run->set_nmax > 0)
+      snprintf(mx, sizeof mx, "%d", run->set_nmax);
+    snprintf(x->from_run, sizeof x->from_run, "policy %s, nnodes %d:%s, deadline %s, budget %s, types %s", run->policy,
+             run->set_nmin, mx, dl, bd, run->set_types[0] ? run->set_types : "(not recorded)");
+  }
   int rc = pit_policy_parse(&o->policy, policy ? policy : "cost", e);
   if (rc == 0 && o->policy.kind != PIT_POLICY_COST && o->policy.kind != PIT_POLICY_TIME)
     rc = pit_err_set(e, PIT_EARG, "--policy %s: a replay weighs cost or time", policy);

@@ -178,6 +178,15 @@ int ctl_decision_record(struct ctl *c, const struct pit_choice *ch, const char *
   snprintf(d.spot_mode, sizeof d.spot_mode, "%s", ch->spot_mode);
   if (rc == 0 && ch->inputs[0] && !(d.inputs = strdup(ch->inputs)))
     rc = PIT_ENOMEM;
+  if (!strcmp(policy, "cost") || !strcmp(policy, "time")) { /* its settings: a replay weighs as it did */
+    d.set_deadline_s = c->o->policy.deadline_s;
+    d.set_budget = c->o->policy.budget;
+    d.set_nmin = c->o->nmin > 0 ? c->o->nmin : 1;
+    d.set_nmax = c->o->nmax > 0 ? c->o->nmax : 0;
+    for (int i = 0; i < c->ntypes; i++)
+      snprintf(d.set_types + strlen(d.set_types), sizeof d.set_types - strlen(d.set_types), "%s%s", i ? "," : "",
+               c->types[i].itype);
+  }
   /* alternatives: the chosen first */
   int order[PIT_POLICY_ALTS_MAX + 1], nord = 0;
   for (int pass = 0; pass < 2; pass++)

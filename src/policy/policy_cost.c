@@ -656,16 +656,22 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
   int any_feasible = 0;
   for (int i = 0; i < c->nalts; i++)
     any_feasible |= c->alts[i].feasible;
-  int best = -1;
+  int best = -1, tight = -1; /* tight: the nearest left out for the deadline or the budget */
   for (int i = 1; i < c->nalts; i++) {
     const struct pit_policy_alt *a = &c->alts[i];
-    if (any_feasible && !a->feasible)
+    if (any_feasible && !a->feasible) {
+      if (tight < 0 || a->rest_s < c->alts[tight].rest_s)
+        tight = i;
       continue;
+    }
     /* while the kept membership meets the deadline, leave it only for one that meets it at its high end
      * with one more switch to spare: a move for cost that the noise or the model's error would undo
      * (at the price of a switch back) is not taken */
-    if (keep->feasible && !isnan(p->deadline_s) && s->t + a->rest_hi + x.sw > p->deadline_s)
+    if (keep->feasible && !isnan(p->deadline_s) && s->t + a->rest_hi + x.sw > p->deadline_s) {
+      if (tight < 0 || a->rest_s < c->alts[tight].rest_s)
+        tight = i;
       continue;
+    }
     double v = any_feasible ? obj(&x, a, 1) : a->rest_hi;
     double w = best < 0 ? INFINITY : any_feasible ? obj(&x, &c->alts[best], 1) : c->alts[best].rest_hi;
     if (v < w)
@@ -673,6 +679,24 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
   }
   char vk[32], vb[32], vs[32];
   fmt_obj(&x, obj(&x, keep, 0), vk, sizeof vk);
+  if (best < 0 && tight >= 0) { /* alternatives there were, but none within the deadline or budget (a run grown
+                                    for its deadline said "none can be predicted" while it had measured the one) */
+    const struct pit_policy_alt *a = &c->alts[tight];
+    char tt[PIT_MEMBERSHIP_TEXT_MAX], lim[160];
+    pit_membership_format(&a->m, tt, sizeof tt);
+    if (!a->feasible && !isnan(p->deadline_s) && s->t + a->rest_s > p->deadline_s)
+      snprintf(lim, sizeof lim, "%.1f s so far + %.1f s for the rest > the deadline %.1f s", s->t, a->rest_s,
+               p->deadline_s);
+    else if (!a->feasible)
+      snprintf(lim, sizeof lim, "over the budget");
+    else
+      snprintf(lim, sizeof lim, "%.1f s so far + %.1f s for the rest at its interval's high end + %.1f s for a "
+               "switch back > the deadline %.1f s", s->t, a->rest_hi, x.sw, p->deadline_s);
+    snprintf(c->reason, sizeof c->reason,
+             "keep %s (%s for the rest): no other membership fits with certainty (the nearest, %s → %s: %s)", cur, vk,
+             a->kind, tt, lim);
+    return 0;
+  }
   if (best < 0) {
     snprintf(c->reason, sizeof c->reason, "keep %s (%s for the rest): no other membership can be predicted", cur,
              vk);

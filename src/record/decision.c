@@ -26,6 +26,7 @@ void pit_decision_init(struct pit_decision *d) {
   d->step = -1;
   d->predicted_step_s = NAN;
   d->previous_predicted_step_s = NAN;
+  d->set_deadline_s = d->set_budget = NAN;
 }
 
 void pit_decision_release(struct pit_decision *d) {
@@ -143,6 +144,22 @@ int pit_decision_encode(const struct pit_decision *d, char **out, struct pit_err
       cJSON_AddStringToObject(o, "zone", d->zone);
     if (d->spot_mode[0])
       cJSON_AddStringToObject(o, "spot_mode", d->spot_mode);
+    if (!isnan(d->set_deadline_s) || !isnan(d->set_budget) || d->set_nmin > 0 || d->set_types[0]) {
+      cJSON *st = cJSON_AddObjectToObject(o, "settings");
+      if (st) {
+        add_num(st, "deadline_s", d->set_deadline_s);
+        add_num(st, "budget", d->set_budget);
+        if (d->set_nmin > 0) {
+          cJSON *nn = cJSON_AddArrayToObject(st, "nnodes");
+          if (nn) {
+            cJSON_AddItemToArray(nn, cJSON_CreateNumber(d->set_nmin));
+            cJSON_AddItemToArray(nn, cJSON_CreateNumber(d->set_nmax));
+          }
+        }
+        if (d->set_types[0])
+          cJSON_AddStringToObject(st, "types", d->set_types);
+      }
+    }
     cJSON *in = d->inputs ? cJSON_Parse(d->inputs) : NULL;
     if (d->inputs && !cJSON_IsObject(in)) {
       cJSON_Delete(in);
@@ -300,6 +317,23 @@ static int decode(struct pit_decision *d, const cJSON *o, struct pit_err *e) {
       (rc = get_text(o, "zone", d->zone, sizeof d->zone, e)) < 0 ||
       (rc = get_text(o, "spot_mode", d->spot_mode, sizeof d->spot_mode, e)) < 0)
     return rc;
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "settings");
+  if (st && !cJSON_IsObject(st))
+    return pit_err_set(e, PIT_EFORMAT, "decision \"settings\" is not an object");
+  if (st) {
+    const cJSON *nn = cJSON_GetObjectItemCaseSensitive(st, "nnodes");
+    if ((rc = get_num(st, "deadline_s", &d->set_deadline_s, e)) < 0 || (rc = get_num(st, "budget", &d->set_budget, e)) < 0 ||
+        (rc = get_text(st, "types", d->set_types, sizeof d->set_types, e)) < 0)
+      return rc;
+    if (nn && (!cJSON_IsArray(nn) || cJSON_GetArraySize(nn) != 2 || !cJSON_IsNumber(nn->child) ||
+               !cJSON_IsNumber(nn->child->next) || nn->child->valuedouble < 1 ||
+               nn->child->valuedouble > 1e6 || nn->child->next->valuedouble < 0 || nn->child->next->valuedouble > 1e6))
+      return pit_err_set(e, PIT_EFORMAT, "decision \"settings\".\"nnodes\" is not [min >= 1, max >= 0]");
+    if (nn) {
+      d->set_nmin = (int)nn->child->valuedouble;
+      d->set_nmax = (int)nn->child->next->valuedouble;
+    }
+  }
   const cJSON *in = cJSON_GetObjectItemCaseSensitive(o, "inputs");
   if (in && !cJSON_IsObject(in))
     return pit_err_set(e, PIT_EFORMAT, "decision \"inputs\" is not an object");
@@ -368,7 +402,9 @@ int pit_decision_equal(const struct pit_decision *a, const struct pit_decision *
       strcmp(a->action, b->action) || !pit_membership_equal(&a->from, &b->from) ||
       !pit_membership_equal(&a->to, &b->to) || strcmp(a->zone, b->zone) ||
       strcmp(a->spot_mode, b->spot_mode) || !a->inputs != !b->inputs ||
-      (a->inputs && strcmp(a->inputs, b->inputs)))
+      (a->inputs && strcmp(a->inputs, b->inputs)) || !same(a->set_deadline_s, b->set_deadline_s) ||
+      !same(a->set_budget, b->set_budget) || a->set_nmin != b->set_nmin || a->set_nmax != b->set_nmax ||
+      strcmp(a->set_types, b->set_types))
     return 0;
   for (int i = 0; i < a->nalts; i++)
     if (!same_alt(&a->alts[i], &b->alts[i]))

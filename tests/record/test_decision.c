@@ -2,7 +2,8 @@
  * (every field: alternatives with their intervals and models, shares, reasons, the
  * controller's policy, action, from and to), a batch-shares decision and a
  * controller's encoded with the keys in the order each has always been written,
- * the spot market layer's choice (spot_mode) read back, and malformed details refused. */
+ * the spot market layer's choice (spot_mode) and a cost decision's settings read back, and malformed
+ * details refused. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,20 @@ int main(void) {
   back.spot_mode[0] = 0;
   CHECK(!pit_decision_equal(&d, &back), "equal sees spot_mode");
   free(txt);
+  /* a cost decision's settings (a replay takes what it is not told from them): round trip, after spot_mode */
+  d.set_deadline_s = 19;
+  d.set_nmin = 1, d.set_nmax = 2;
+  snprintf(d.set_types, sizeof d.set_types, "local-1,local-0.4");
+  CHECK(pit_decision_encode(&d, &txt, &e) == 0, "%s", e.msg);
+  CHECK(txt && strstr(txt, "\"spot_mode\":\"on_demand\",\"settings\":{\"deadline_s\":19,\"nnodes\":[1,2],"
+                           "\"types\":\"local-1,local-0.4\"},\"inputs\""),
+        "settings, no budget: %s", txt);
+  CHECK(pit_decision_decode(&back, txt, &e) == 0 && pit_decision_equal(&d, &back) && back.set_nmax == 2 &&
+            isnan(back.set_budget) && back.set_deadline_s == 19,
+        "settings round trip: %s", txt);
+  back.set_nmax = 0;
+  CHECK(!pit_decision_equal(&d, &back), "equal sees the node bounds");
+  free(txt);
   pit_decision_release(&d);
 
   /* malformed details: refused with the reason, the struct left empty */
@@ -106,7 +121,9 @@ int main(void) {
                        "{\"previous\":[1]}", "{\"alternatives\":{}}", "{\"step\":\"ten\"}",
                        "{\"to\":\"c5.large:x\"}", "{\"alternatives\":[{\"pit_interval_s\":[1]}]}",
                        "{\"alternatives\":[{\"fits\":1}]}", "{\"policy\":\"a name longer than thirty-one bytes\"}",
-                       "{\"spot_mode\":2}"};
+                       "{\"spot_mode\":2}", "{\"policy\":\"cost\",\"settings\":[]}",
+                       "{\"settings\":{\"nnodes\":[0,2]}}", "{\"settings\":{\"nnodes\":[1]}}",
+                       "{\"settings\":{\"deadline_s\":\"soon\"}}"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     CHECK(pit_decision_decode(&back, bad[i], &e) == PIT_EFORMAT && back.nshares == 0 && !back.reason,
           "'%s' refused (%s)", bad[i], e.msg);
