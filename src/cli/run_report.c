@@ -37,6 +37,7 @@ static int replay_opts(const char *events, const char *catalog, const char *type
       run = d;
   }
   x->from_run[0] = '\0';
+  const char *types_given = types; /* on the command line (the run's own are checked as its generations are) */
   if (run && !policy)
     policy = run->policy;
   if (run && !nnodes && run->set_nmin > 0) {
@@ -93,7 +94,7 @@ static int replay_opts(const char *events, const char *catalog, const char *type
   }
   /* a type the run ran that the catalog lacks (a run whose node records hold no catalog rows: files
    * written before them), so the catalog is asked for */
-  for (int g = 0; rc == 0 && !types && g < x->log.ngens; g++)
+  for (int g = 0; rc == 0 && !types_given && g < x->log.ngens; g++)
     for (int i = 0; rc == 0 && i < x->log.gens[g].m.n; i++)
       if (!pit_catalog_find(&x->cat, x->log.gens[g].m.m[i].itype))
         rc = pit_err_set(e, PIT_ENOTFOUND, "%s: the run ran '%s', which the catalog '%s'%s lacks: give the run's "
