@@ -446,7 +446,7 @@ static int run_begin(struct ctl *c, const struct pit_run_opts *o, char *resume, 
   if (rc == 0 && !*done)
     rc = c->spot.on && !ps.found ? ctl_spot_initial(c, e) : 0;
   if (rc == 0 && !*done)
-    rc = ctl_reshape_market(c, &c->cur, "the initial membership", e);
+    rc = ctl_reshape_market(c, &c->cur, c->first_why[0] ? c->first_why : "the initial membership", e);
   return rc;
 }
 

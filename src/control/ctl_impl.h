@@ -101,6 +101,7 @@ struct ctl {
   double last_ckpt_s;
   double init_s;
   struct pit_choice pending;        /* the decision being carried out */
+  char first_why[PIT_MEMBERSHIP_TEXT_MAX + 64]; /* why generation 0's nodes start ("": the initial membership) */
   double recent[RECENT];
   int64_t recent_batch;
   int nrecent;

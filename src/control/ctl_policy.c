@@ -115,8 +115,12 @@ int ctl_prior_initial(struct ctl *c, struct pit_err *e) {
   if ((rc = ctl_decision_record(c, &ch, pit_policy_name(&c->o->policy), e)) < 0)
     return rc;
   warn(c, "%s", ch.reason);
-  if (ch.act == PIT_ACT_RESIZE)
+  if (ch.act == PIT_ACT_RESIZE) {
+    char to[PIT_MEMBERSHIP_TEXT_MAX];
+    pit_membership_format(&ch.to, to, sizeof to);
+    snprintf(c->first_why, sizeof c->first_why, "%s → %s at the start, from earlier runs (--db)", ch.kind, to);
     c->cur = ch.to;
+  }
   return 0;
 }
 

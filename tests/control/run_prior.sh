@@ -114,6 +114,8 @@ grep -q "policy cost: 2 memberships measured before (store v.db, runs of this co
 n=$(grep '"type":"node"' vpol/events.jsonl | grep -c '"action":"start"') || true
 grep -q '"type":"decision".*"step":0.*at the start, before any node' vpol/events.jsonl && [ "$n" = 1 ] ||
   fail "the --niter 30 run did not start on one node from the --niter 60 runs ($n started): $(cat vpol.err)"
+grep -q "^  vpol.0 .*local-1 .* remove → local-1:1 at the start, from earlier runs (--db); stop" vpol.out ||
+  fail "the report's node row does not say why it started: $(grep -A3 '^nodes' vpol.out)"
 # the controller killed (kill -9) while the command runs on the membership chosen at the start, then
 # the same command again: it continues on local-1:1, not on the --nodes asked (before 2026-11-28 it
 # went back to local-0.4:1+local-1:1, the decision at the start forgotten)

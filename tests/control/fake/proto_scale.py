@@ -1,15 +1,17 @@
 #!/usr/bin/python3
-"""proto_scale.py N STEP_S SIGMA — a protocol workload (docs/protocol.md) for the per-node launcher whose
+"""proto_scale.py N STEP_S SIGMA [KAPPA] — a protocol workload (docs/protocol.md) for the per-node launcher whose
 step time follows a scaling law over the generation's node count K = $PITSTOP_NUM_NODES: a step of
-STEP_S × (1 + SIGMA × (K − 1)) / K seconds (Amdahl's law with serial fraction SIGMA: SIGMA 0 is
-linear speed-up), slept, so the law holds whatever the host's load (tests/control/run_grow.sh).
+STEP_S × (1 + SIGMA × (K − 1) + KAPPA × K × (K − 1)) / K seconds (the universal scalability law; KAPPA
+0, the default, is Amdahl's law with serial fraction SIGMA; both 0: linear speed-up), slept, so the law holds whatever the host's load (tests/control/run_grow.sh).
 Node 0 (PITSTOP_NODE_RANK 0) writes the records: an init after 0.2 s, N steps in all with the
-global batch 4 (strong scaling), each of its K ranks computing the whole step (compute_s), a checkpoint (the step, in a file) on SIGUSR1 or SIGTERM at the next step
+global batch 64 (strong scaling), each of its K ranks computing STEP_S / K of the step (compute_s) and
+waiting the rest (wait_s: the serial part and the crosstalk, as a collective would), a checkpoint (the step, in a file) on SIGUSR1 or SIGTERM at the next step
 boundary, then an end record. It resumes from PITSTOP_RESUME. The other nodes do nothing but wait:
 they exit 0 when node 0 has written $PITSTOP_CHECKPOINT_DIR/gen-G.over or on SIGUSR1/SIGTERM."""
 import json, os, signal, sys, time
 
 n, step_s, sigma = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+kappa = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
 k = int(os.environ.get("PITSTOP_NUM_NODES", "1"))
 me = int(os.environ.get("PITSTOP_NODE_RANK", "0"))
 run, gen, cdir = os.environ["PITSTOP_RUN"], int(os.environ["PITSTOP_GEN"]), os.environ["PITSTOP_CHECKPOINT_DIR"]
@@ -38,14 +40,15 @@ def finish(status, **more):
 
 time.sleep(0.2)
 rec(type="init", init_s=time.monotonic() - t0, ranks=k, nodes=k,
-    config={"model": "proto_scale", "batch": 4, "planned_iters": n})
-per = step_s * (1 + sigma * (k - 1)) / k
+    config={"model": "proto_scale", "batch": 64, "planned_iters": n})
+per = step_s * (1 + sigma * (k - 1) + kappa * k * (k - 1)) / k
 while step < n:
     s0 = time.monotonic()
     time.sleep(per)
     took = time.monotonic() - s0
-    rec(type="iter", epoch=0, iter=step, step=step, batch=4, step_s=took, compute_s=[took] * k, wait_s=[0.0] * k,
-        loss=1.0)
+    comp = took * (step_s / k) / per  # the parallel part; the rest (serial, crosstalk) is the collective's wait
+    rec(type="iter", epoch=0, iter=step, step=step, batch=64, step_s=took, compute_s=[comp] * k,
+        wait_s=[took - comp] * k, loss=1.0)
     step += 1
     if asked:
         path = os.path.join(cdir, f"ckpt-{step}.txt")
