@@ -430,10 +430,7 @@ static int where_opts(struct pit_run_opts *o, const struct run_args *ra) {
   return 0;
 }
 
-/* A command run once per node (on up to `most` nodes) that names no $PITSTOP_* variable (torchrun's
- * --nnodes, --node_rank, --master_addr) has nothing telling its copies to share the work: on several
- * nodes each copy may do the whole job, billed on every node. Said, not refused: a script may read them from its
- * environment itself (python/pitstop.py). */
+/* pit_cli_vary (cli.h): --vary's comma-separated option names. */
 int pit_cli_vary(const char *arg, char *buf, size_t n, const char **out, int max) {
   int k = 0;
   out[0] = NULL;
@@ -453,6 +450,10 @@ int pit_cli_vary(const char *arg, char *buf, size_t n, const char **out, int max
   return k;
 }
 
+/* A command run once per node (on up to `most` nodes) that names no $PITSTOP_* variable (torchrun's
+ * --nnodes, --node_rank, --master_addr) has nothing telling its copies to share the work: on several
+ * nodes each copy may do the whole job, billed on every node. Said, not refused: a script may read them from its
+ * environment itself (python/pitstop.py). */
 void pit_cli_warn_copies(char *const *cmd, int most, const char *one_node) {
   for (int i = 0; cmd[i]; i++)
     if (strstr(cmd[i], "$PITSTOP_") || strstr(cmd[i], "${PITSTOP_"))

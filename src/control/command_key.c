@@ -8,8 +8,8 @@
  * set a run's length, its output or its seed are left out: DCGAN's
  * `--niter 50 --outf a` and `--niter 10` (before 2026-11-29 only the exact argv
  * matched, and a shorter run of a profiled script started from nothing). The
- * options (PIT_COMMAND_VARY: epochs, iterations, steps, output folders, seeds,
- * by name in the field's spellings) and those the user names (--vary) are
+ * options (vary_builtin: epochs, iterations, steps, output folders, seeds, by
+ * name in the field's spellings) and those the user names (--vary) are
  * left out with their values, written `--opt V` or `--opt=V`; nothing else is.
  * Invariants: pure (no I/O); a key that is not a JSON array of strings matches
  * only itself, byte for byte.
@@ -120,7 +120,7 @@ static int kept(const cJSON *arr, const char *const *vary, const char **out, int
   return 0;
 }
 
-/* 1 when option i of (opt, val) is in (o2, v2) with the same value */
+/* 1 when option o, of value v, is in (o2, v2)[0..n2) with the same value */
 static int has(const char *o, const char *v, const char **o2, const char **v2, int n2) {
   char f[128], g[128];
   fold(o, f, sizeof f);

@@ -183,9 +183,13 @@ int ctl_decision_record(struct ctl *c, const struct pit_choice *ch, const char *
     d.set_budget = c->o->policy.budget;
     d.set_nmin = c->o->nmin > 0 ? c->o->nmin : 1;
     d.set_nmax = c->o->nmax > 0 ? c->o->nmax : 0;
-    for (int i = 0; i < c->ntypes; i++)
-      snprintf(d.set_types + strlen(d.set_types), sizeof d.set_types - strlen(d.set_types), "%s%s", i ? "," : "",
-               c->types[i].itype);
+    for (int i = 0; i < c->ntypes; i++) {
+      size_t used = strlen(d.set_types), room = sizeof d.set_types - used;
+      if (snprintf(d.set_types + used, room, "%s%s", i ? "," : "", c->types[i].itype) >= (int)room) {
+        d.set_types[0] = '\0'; /* too many to record whole: none (a replay then takes the first generation's) */
+        break;
+      }
+    }
   }
   /* alternatives: the chosen first */
   int order[PIT_POLICY_ALTS_MAX + 1], nord = 0;
