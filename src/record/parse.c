@@ -524,14 +524,42 @@ static void report_cut(struct pit_parser *p, const char *s, const char *end) {
     warn_text(p, PIT_EFORMAT, "part of a line with another line glued into it, not read", s, end);
 }
 
-int pit_parser_line(struct pit_parser *p, const char *line, size_t len, struct pit_err *e) {
-  p->st.lines++;
-  if (len && line[len - 1] == '\r')
-    len--;
-  if (!p->nul_counted && len && memchr(line, 0, len))
-    p->st.nul_lines++;
+/* Whether [s, end) is text: no NUL, no C0 control byte but tab, backspace,
+ * form feed, vertical tab, carriage return and escape, no DEL, and at most one
+ * byte in 16 outside valid UTF-8 (a stray Latin-1 'µ' passes; random bytes,
+ * about half of them outside UTF-8, do not). */
+static int is_text(const unsigned char *s, const unsigned char *end) {
+  size_t bad = 0, n = (size_t)(end - s);
+  while (s < end) {
+    unsigned c = *s;
+    if (c < 0x80) {
+      if (c == 0 || c == 0x7f || (c < 0x20 && !(c == '\t' || c == '\b' || c == '\f' || c == '\v' || c == '\r' || c == 0x1b)))
+        return 0;
+      s++;
+      continue;
+    }
+    /* a UTF-8 sequence: 2 to 4 bytes, continuation bytes 10xxxxxx */
+    int k = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : -1;
+    int ok = k > 0 && end - s > k;
+    for (int i = 1; ok && i <= k; i++)
+      ok = (s[i] & 0xc0) == 0x80;
+    if (ok) {
+      s += k + 1;
+    } else {
+      bad++;
+      s++;
+    }
+  }
+  return bad * 16 <= n;
+}
+
+/* Reads one line's text [line, line + len): its parts (lines glued together),
+ * each through the readers; adds the parts known, malformed and merged, and
+ * numbers the parts from *nparts on (for --explain; *nparts is then the next). */
+static int read_text(struct pit_parser *p, const char *line, size_t len, int *nparts, int *known, int *bad,
+                     int *merged, struct pit_err *e) {
   const char *end = line + len, *s = line;
-  int known = 0, bad = 0, merged = 0, part = 0;
+  int part = *nparts;
   for (;; part++) {
     p->tail = p->next = NULL;
     p->next_glued = 0;
@@ -562,18 +590,18 @@ int pit_parser_line(struct pit_parser *p, const char *line, size_t len, struct p
     case PL_UNKNOWN:
       break;
     case PL_MERGED:
-      merged++;
+      (*merged)++;
       /* fall through */
     case PL_INFO:
     case PL_RECORD:
-      known++;
+      (*known)++;
       break;
     case PL_CUT:
       report_cut(p, s, seg_end);
-      bad++;
+      (*bad)++;
       break;
     default: /* PL_BAD */
-      bad++;
+      (*bad)++;
       if (p->warn) {
         struct pit_err w;
         pit_err_clear(&w);
@@ -588,6 +616,60 @@ int pit_parser_line(struct pit_parser *p, const char *line, size_t len, struct p
       break;
     s = p->next;
   }
+  *nparts = part + 1;
+  return 0;
+}
+
+/* A part of a line with NUL bytes that is not text, or too short to be told
+ * from chance: skipped, with its reason for --explain. */
+static void skip_binary(struct pit_parser *p, int part, const char *s, const char *end) {
+  if (!p->explain)
+    return;
+  snprintf(p->reason, sizeof p->reason, "binary bytes (NUL, control or not UTF-8)");
+  explain(p, part, s, end, PL_UNKNOWN);
+}
+
+#define NUL_PART_MIN 16 /* bytes: random bytes pass is_text that long about once in 10^7 */
+
+int pit_parser_line(struct pit_parser *p, const char *line, size_t len, struct pit_err *e) {
+  p->st.lines++;
+  if (len && line[len - 1] == '\r')
+    len--;
+  int known = 0, bad = 0, merged = 0, rc = 0, nparts = 0;
+  const char *nul = p->nul_counted || !len ? NULL : memchr(line, 0, len);
+  if (!nul) {
+    const unsigned char *u = (const unsigned char *)line;
+    if (!p->nul_counted && !is_text(u, u + len)) {
+      /* read live or from stdin: a line of random bytes without a NUL */
+      skip_binary(p, 0, line, line + len);
+      len = 0;
+    } else {
+      rc = read_text(p, line, len, &nparts, &known, &bad, &merged, e);
+    }
+  } else {
+    /* NUL bytes split the line: each part between them is read when it is text
+     * and at least NUL_PART_MIN bytes long, so NUL padding that a crash leaves
+     * before a log's next line costs nothing, and random bytes that happen to
+     * spell '6/1' give no record */
+    p->st.nul_lines++;
+    const char *end = line + len;
+    while (line < end && !rc) {
+      const char *q = memchr(line, 0, (size_t)(end - line));
+      if (!q)
+        q = end;
+      const unsigned char *u = (const unsigned char *)line;
+      if (q - line >= NUL_PART_MIN && is_text(u, (const unsigned char *)q))
+        rc = read_text(p, line, (size_t)(q - line), &nparts, &known, &bad, &merged, e);
+      else if (q > line)
+        skip_binary(p, nparts++, line, q);
+      for (line = q; line < end && !*line; line++)
+        ;
+    }
+    line = end; /* no unrecognised-timing check on such a line */
+    len = 0;
+  }
+  if (rc < 0)
+    return rc;
   p->st.merged += merged;
   if (known)
     p->st.known++;
@@ -595,7 +677,7 @@ int pit_parser_line(struct pit_parser *p, const char *line, size_t len, struct p
     p->st.malformed++;
   else {
     p->st.skipped++;
-    s = line;
+    const char *s = line, *end = line + len;
     pl_ws(&s, end);
     if (s < end && looks_timing(s, end))
       unrecognised(p, s, end);
