@@ -191,6 +191,9 @@ int pit_command_key(char *const *argv, char *buf, size_t n);
  * are left out with their values. diff (NULL: not wanted) gets the options
  * whose values differ ("--niter, --outf"; "" when the keys are equal). */
 int pit_command_same(const char *a, const char *b, const char *const *vary, char *diff, size_t ndiff);
+/* Adds name[0, len) to list, a ", "-separated list of option names of capacity n,
+ * unless it is there already or does not fit whole. */
+void pit_command_diff_add(char *list, size_t n, const char *name, size_t len);
 
 /* ---------------- 5. profiles: measured memberships ranked ---------------- */
 

@@ -220,14 +220,7 @@ static int prior_from_store(struct pit_run_opts *o, const struct pit_train_opts 
       prior[k++].n = rows[i].n;
       for (const char *d = rows[i].differs; *d; d += strspn(d, ", ")) { /* each option named once */
         size_t len = strcspn(d, ",");
-        int seen = 0;
-        for (const char *p = differs; *p && !seen; p += strspn(p, ", ")) {
-          size_t lp = strcspn(p, ",");
-          seen = lp == len && strncmp(p, d, len) == 0;
-          p += lp;
-        }
-        if (!seen && strlen(differs) + len + 3 < ndiff)
-          snprintf(differs + strlen(differs), ndiff - strlen(differs), "%s%.*s", differs[0] ? ", " : "", (int)len, d);
+        pit_command_diff_add(differs, ndiff, d, len);
         d += len;
       }
     }

@@ -133,16 +133,21 @@ static int has(const char *o, const char *v, const char **o2, const char **v2, i
 }
 
 /* an option's name with its dashes ("--niter=5" → "--niter") appended to diff, once */
-static void say_option(const char *tok, char *diff, size_t ndiff) {
-  size_t len = strcspn(tok, "=");
-  char name[128];
-  snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), tok);
-  size_t ln = strlen(name);
-  for (const char *p = diff; (p = strstr(p, name)) != NULL; p += ln) /* a whole entry already there */
-    if ((p == diff || p[-1] == ' ') && (p[ln] == '\0' || p[ln] == ','))
+void pit_command_diff_add(char *list, size_t n, const char *name, size_t len) {
+  for (const char *p = list; *p; p += strspn(p, ", ")) { /* a whole entry already there */
+    size_t lp = strcspn(p, ",");
+    if (lp == len && strncmp(p, name, len) == 0)
       return;
-  size_t used = strlen(diff);
-  snprintf(diff + used, ndiff - used, "%s%s", used ? ", " : "", name);
+    p += lp;
+  }
+  size_t used = strlen(list);
+  if (used + len + 3 <= n)
+    snprintf(list + used, n - used, "%s%.*s", used ? ", " : "", (int)len, name);
+}
+
+/* Adds a token's option name (up to any '=') to diff. */
+static void say_option(const char *tok, char *diff, size_t ndiff) {
+  pit_command_diff_add(diff, ndiff, tok, strcspn(tok, "="));
 }
 
 int pit_command_same(const char *a, const char *b, const char *const *vary, char *diff, size_t ndiff) {

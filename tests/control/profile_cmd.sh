@@ -4,8 +4,9 @@
 # each candidate membership, each run stopped by the controller once its pace is steady (ctl_measure.c;
 # a command cannot be told --until-steady), stored, and ranked per step. The command burns CPU (a fixed
 # amount of Python work a step, its time printed in the course DCGAN's line shape), so under the local
-# provider's cgroup quota local-0.4 is about 2.5× slower than local-1 at the same price: local-1:1 must be
-# chosen. Each candidate's line says why it stopped; the runs stop long before the command's 100000
+# provider's cgroup quota local-0.2 (a type of this test's own catalog, at 20% of a CPU) is about 5× slower
+# than local-1 at the same price: local-1:1 must be chosen (local-0.4 was too close under CI's load: a
+# full node given under half a CPU measured about as fast). Each candidate's line says why it stopped; the runs stop long before the command's 100000
 # steps; nothing is left running. Then the same store ranked by --from-db -- CMD chooses the same, and a
 # train option given with a command is refused. --launcher mpi starts a candidate under mpirun.
 set -euo pipefail
@@ -28,7 +29,8 @@ for i in range(n):
           f"Elapsed time: {time.monotonic() - t0:.4f} s", flush=True)
 PYEOF
 CMD=(/usr/bin/python3 "$T/burn.py" 100000)
-"$PITSTOP" profile --db p.db --candidates local-1:1,local-0.4:1 --until-steady 0.05 --cap 400 -- "${CMD[@]}" \
+{ grep -v '^local-0' "$PIT_SOURCE_DIR/catalogs/local.tsv"; printf 'local-0.2\t1\t1\t20%%\t0.05\t1\t0\t0\n'; } > cat.tsv
+"$PITSTOP" profile --catalog cat.tsv --db p.db --candidates local-1:1,local-0.2:1 --until-steady 0.05 --cap 400 -- "${CMD[@]}" \
   > prof.out 2> prof.err || fail "profile -- CMD failed: $(cat prof.out prof.err)"
 cat prof.out
 n=$(grep -c "^measured local-.*; stopped: \(steady\|the cap\)" prof.out) || true
@@ -44,7 +46,7 @@ done < <(sed -n 's/^measured local-[^ ]* [0-9]* iterations, .*(run \([^)]*\)); s
   fail "the verdicts could not be read: $(cat prof.out)"
 left=$(pgrep -f "$T/burn.py" || true)
 [ -z "$left" ] || fail "left running: $left"
-"$PITSTOP" profile --from-db p.db -- "${CMD[@]}" > db.out 2> db.err || fail "--from-db -- CMD: $(cat db.err)"
+"$PITSTOP" profile --catalog cat.tsv --from-db p.db -- "${CMD[@]}" > db.out 2> db.err || fail "--from-db -- CMD: $(cat db.err)"
 grep -q "^\* local-1:1 " db.out || fail "--from-db -- CMD did not choose local-1:1: $(cat db.out)"
 rc=0
 "$PITSTOP" profile --db p.db --max-iters 5 -- "${CMD[@]}" > /dev/null 2> bad.err || rc=$?
