@@ -424,7 +424,7 @@ static int run_begin(struct ctl *c, const struct pit_run_opts *o, char *resume, 
     c->state_owned = 1;
   if (rc == 0 && ps.found) {
     /* past every generation of the events file too: a state the disk did not take lags it */
-    c->gen = ps.gen + 1 > ps.log_gens ? ps.gen + 1 : ps.log_gens;
+    c->gen = ctl_next_gen(&ps);
     /* restarts spent by a controller that ended with an error are not held against this one */
     res->restarts = ps.failed ? 0 : ps.restarts;
     res->continued = ps.stops + 1;

@@ -228,6 +228,9 @@ void ctl_note_reached(struct ctl *c);
 int ctl_read_reached(const struct ctl *c, int *gen, int64_t *step);
 int ctl_take_lock(struct ctl *c, struct pit_err *e);
 int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e);
+/* The generation a controller taking over from the state ps starts: past the state's and
+ * every generation of the events file (a state the disk did not take lags it). */
+int ctl_next_gen(const struct prev_state *ps);
 void ctl_test_kill_point(const char *point);
 /* The same at a step: PITSTOP_TEST_KILL=POINT:N kills the controller at POINT once step >= N. */
 void ctl_test_kill_at(const char *point, int64_t step);

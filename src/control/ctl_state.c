@@ -234,6 +234,10 @@ static void continue_clock(struct ctl *c, struct prev_state *ps, const struct pi
     c->t0 = now - last;
 }
 
+int ctl_next_gen(const struct prev_state *ps) {
+  return ps->gen + 1 > ps->log_gens ? ps->gen + 1 : ps->log_gens;
+}
+
 /* Nodes the run log holds up that the provider no longer lists (a kill between a
  * node's stop and its stop record) get their stop record now: their bill ends at
  * this restart, not at the run's end (DST seed 801; an overestimate by the time
@@ -275,6 +279,9 @@ int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
     pit_runlog_init(&log);
   }
   continue_clock(c, ps, &log); /* also without a state: a kill before its first write left records */
+  if (ps->found) /* the generation this controller starts: the records written here (an adoption's
+                  * ready, a stop) carry it, not 0 */
+    c->gen = ctl_next_gen(ps);
   if (ps->found) {
     /* the previous controller's workload: kill its process groups */
     for (int i = 0; i < ps->npg; i++)

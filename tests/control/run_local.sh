@@ -148,6 +148,16 @@ for r in rows:
     t = float(r[3].rstrip("s"))
     assert abs(t - starts[r[0]]) < 0.06, f"adopted {r[0]}: row starts at {t} s, its start record at {starts[r[0]]:.2f} s"
 print(f"adopted nodes' rows start at their start records: {[(r[0], r[3]) for r in rows]}")
+# the adoption's ready record (each adopted node's last) carries the generation the new controller
+# starts, that of the next iteration record (it said 0 before 2026-11-29)
+recs = [json.loads(l) for l in open(sys.argv[1])]
+later = []
+for node in {r[0] for r in rows}:
+    i = max(k for k, x in enumerate(recs) if x["type"] == "node" and x["node"] == node and x["action"] == "ready")
+    nxt = [y["gen"] for y in recs[i:] if y["type"] == "iter"]
+    assert nxt and recs[i]["gen"] == nxt[0] > 0, (node, recs[i], nxt[:1])
+    later.append(recs[i])
+print(f"adopted nodes' ready records in generation {sorted({x['gen'] for x in later})}, its iterations' too")
 PYEOF
 [ -z "$(ls "$T/r3/nodes")" ] || fail "the provider still lists nodes: $(ls "$T/r3/nodes")"
 
