@@ -77,7 +77,7 @@ double pit_now(void);
 struct pit_atomic_file {
   FILE *fp;          /* write through this */
   char *path;        /* final path */
-  char *tmp;         /* temporary path */
+  char *tmp;         /* temporary path; NULL: written in place (a device, FIFO or socket) */
 };
 int pit_atomic_open(struct pit_atomic_file *af, const char *path, struct pit_err *e);
 int pit_atomic_commit(struct pit_atomic_file *af, struct pit_err *e); /* closes */

@@ -1,5 +1,7 @@
 /* atomic.c — files that matter are written to a temp file "<path>.tmp.<pid>",
- * fsynced, renamed, and the directory fsynced; the temp files a crash leaves are
+ * fsynced, renamed, and the directory fsynced (a symbolic link's file is replaced,
+ * the link kept; a device, FIFO or socket such as /dev/null is written in place,
+ * never replaced); the temp files a crash leaves are
  * swept by pid. Invariant: the final path holds either the old complete content or
  * the new complete content, never a prefix; a sweep removes only temp files whose
  * process is gone. Every write, flush, fsync, link and rename passes a fault point
@@ -76,15 +78,35 @@ static int fsync_dir_of(const char *path, struct pit_err *e) {
 
 int pit_atomic_open(struct pit_atomic_file *af, const char *path, struct pit_err *e) {
   memset(af, 0, sizeof *af);
-  size_t n = strlen(path) + 32;
-  af->path = strdup(path);
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    /* a device, a FIFO or a socket (/dev/null, /dev/stdout, a pipe) is written in place: a
+     * temp file renamed over it would replace it by a regular file (as root, `pitstop parse
+     * --out /dev/null` once left /dev/null a regular file, and every later run failed) */
+    if (!(af->path = strdup(path)))
+      return pit_err_set(e, PIT_ENOMEM, "out of memory");
+    if (!(af->fp = fopen(path, "wb"))) {
+      int rc = pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
+      free(af->path);
+      af->path = NULL;
+      return rc;
+    }
+    return 0;
+  }
+  /* a symbolic link: the file it names is replaced, the link stays */
+  char *real = lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? realpath(path, NULL) : NULL;
+  const char *target = real ? real : path;
+  size_t n = strlen(target) + 32;
+  af->path = strdup(target);
   af->tmp = malloc(n);
+  free(real);
   if (!af->path || !af->tmp) {
     free(af->path);
     free(af->tmp);
+    af->path = af->tmp = NULL;
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   }
-  snprintf(af->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+  snprintf(af->tmp, n, "%s.tmp.%ld", af->path, (long)getpid());
   af->fp = fopen(af->tmp, "wb");
   if (!af->fp) {
     int rc = pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
@@ -110,7 +132,7 @@ int pit_atomic_commit(struct pit_atomic_file *af, struct pit_err *e) {
   int rc = 0;
   if (fault_point() < 0 || fflush(af->fp) != 0 || ferror(af->fp))
     rc = pit_err_errno(e, PIT_EIO, "cannot write '%s'", af->path);
-  else if (fault_point() < 0 || fsync(fileno(af->fp)) != 0)
+  else if (af->tmp && (fault_point() < 0 || fsync(fileno(af->fp)) != 0))
     rc = pit_err_errno(e, PIT_EIO, "cannot sync '%s'", af->path);
   if (rc) {
     pit_atomic_abort(af);
@@ -123,6 +145,11 @@ int pit_atomic_commit(struct pit_atomic_file *af, struct pit_err *e) {
     return rc;
   }
   af->fp = NULL;
+  if (!af->tmp) { /* written in place: a device or a FIFO has nothing to rename or sync */
+    free(af->path);
+    memset(af, 0, sizeof *af);
+    return 0;
+  }
   if (fault_point() < 0 || rename(af->tmp, af->path) != 0) {
     rc = pit_err_errno(e, PIT_EIO, "cannot rename into '%s'", af->path);
     pit_atomic_abort(af);
