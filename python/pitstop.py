@@ -661,8 +661,8 @@ def _settle_workers():
     with our comm hook's Python objects. The hook's callback runs on a worker thread, which then
     drops the callback's references; a worker still doing that when the interpreter finalizes
     cannot take the GIL, is ended by pthread_exit, and the process aborts ("terminate called
-    without an active exception": 3 of 40 two-rank runs of tests/python/job_test.py's ddp case on
-    a loaded 2-core machine, the worker thread caught 'Garbage-collecting')."""
+    without an active exception": 4 of 80 two-rank runs of tests/python/job_test.py's ddp case on
+    a loaded 2-core machine, the worker thread caught 'Garbage-collecting'; 0 of 80 with this wait)."""
     time.sleep(0.1)
 
 

@@ -279,10 +279,10 @@ int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
     pit_runlog_init(&log);
   }
   continue_clock(c, ps, &log); /* also without a state: a kill before its first write left records */
-  if (ps->found) /* the generation this controller starts: the records written here (an adoption's
-                  * ready, a stop) carry it, not 0 */
-    c->gen = ctl_next_gen(ps);
   if (ps->found) {
+    /* the generation this controller starts: the records written here (an adoption's ready, a
+     * stop) carry it, not 0 */
+    c->gen = ctl_next_gen(ps);
     /* the previous controller's workload: kill its process groups */
     for (int i = 0; i < ps->npg; i++)
       if (ps->pgids[i] > 1 && ctl_w_kill_group(c->o->world, ps->pgids[i], 0) == 0) {
