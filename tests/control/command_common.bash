@@ -154,11 +154,15 @@ print(f"{len(starts)} run-instances, each naming its zone; {len(nodes)} nodes, a
 PYEOF
 }
 
-# zones_config FILE: the aws preset's provider config across zones us-east-1a and us-east-1b
-zones_config() {
-  cat > "$1" << 'JSON'
-{"preset": "aws", "vars": {"image": "ami-0abc", "key": "k", "security_group": "sg-1"},
- "zones": ["us-east-1a", "us-east-1b"],
- "host": "localhost", "poll_s": 0.5, "retry_wait_s": 0.2, "start_timeout_s": 20, "grace_s": 30}
-JSON
+# aws_config FILE POLL_S [ZONES]: the aws preset's provider config, in one zone or across ZONES (a
+# JSON list)
+aws_config() {
+  {
+    echo '{"preset": "aws", "vars": {"image": "ami-0abc", "key": "k", "security_group": "sg-1"},'
+    [ -z "${3:-}" ] || echo " \"zones\": $3,"
+    echo " \"host\": \"localhost\", \"poll_s\": $2, \"retry_wait_s\": 0.2, \"start_timeout_s\": 20, \"grace_s\": 30}"
+  } > "$1"
 }
+
+# zones_config FILE: the aws preset's provider config across zones us-east-1a and us-east-1b
+zones_config() { aws_config "$1" 0.5 '["us-east-1a", "us-east-1b"]'; }

@@ -24,10 +24,7 @@
 set -euo pipefail
 RUNP=tcs
 . "$PIT_SOURCE_DIR/tests/control/command_common.bash"
-cat > "$T/aws.json" << 'EOF2'
-{"preset": "aws", "vars": {"image": "ami-0abc", "key": "k", "security_group": "sg-1"},
- "host": "localhost", "poll_s": 0.5, "retry_wait_s": 0.2, "start_timeout_s": 20, "grace_s": 30}
-EOF2
+aws_config "$T/aws.json" 0.5
 run=(run --provider command --provider-config "$T/aws.json" --catalog "$T/cat.tsv" --quiet --policy cost)
 before=$(leftovers)
 

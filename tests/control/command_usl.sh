@@ -17,10 +17,7 @@ set -euo pipefail
 RUNP=tcu
 . "$PIT_SOURCE_DIR/tests/control/command_common.bash"
 echo 0.2 > "$FAKE_CLOUD/boot_s"
-cat > "$T/aws.json" << 'EOF2'
-{"preset": "aws", "vars": {"image": "ami-0abc", "key": "k", "security_group": "sg-1"},
- "host": "localhost", "poll_s": 0.2, "retry_wait_s": 0.2, "start_timeout_s": 20, "grace_s": 30}
-EOF2
+aws_config "$T/aws.json" 0.2
 "$PITSTOP" run --provider command --provider-config "$T/aws.json" --catalog "$T/cat.tsv" --quiet --policy time \
   --nodes c5.large:1 --nnodes 1:8 --types c5.large --run tcu1 --checkpoint-dir "$T/u" -- \
   /usr/bin/python3 "$PIT_SOURCE_DIR/tests/control/fake/proto_scale.py" 1000 0.1 0.05 0.08 > "$T/u.out" 2> "$T/u.err" ||
