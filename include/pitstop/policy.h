@@ -160,6 +160,11 @@ int pit_policy_decide(const struct pit_policy *p, const struct pit_policy_state 
  * (the observer's floor, observe.c) and the spacing of the decision points
  * before the first `every` iterations on it. */
 #define PIT_POLICY_EARLY_STEPS 10
+/* The fewest steps of ranks compared within the same steps (past the
+ * observer's first CTL_OBS_SKIP) on which the cost policy's paired rule acts,
+ * and the spacing of its decision points: its 95% bound (Student t with n−1
+ * degrees of freedom) is what says whether they suffice, not a count. */
+#define PIT_POLICY_PAIRED_MIN 5
 /* The most iterations the observer measures a membership before it reports
  * it steady anyway (its interval then says how well it is known): the
  * longest a trial can take before its first decision point. */

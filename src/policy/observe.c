@@ -120,10 +120,11 @@ static int cmp_dbl(const void *a, const void *b) {
 }
 
 /* Median, 10th and 90th percentile of the generation's step times past the
- * first CTL_OBS_SKIP (NaN: fewer than PIT_POLICY_EARLY_STEPS of them). */
+ * first CTL_OBS_SKIP (NaN: fewer than PIT_POLICY_PAIRED_MIN of them; only the
+ * paired rule uses them, at its cautious ends). */
 static void pace(const struct ctl_obs *o, struct pit_policy_state *s) {
   s->pace_s = s->pace_lo_s = s->pace_hi_s = NAN;
-  if (o->n < CTL_OBS_SKIP + PIT_POLICY_EARLY_STEPS)
+  if (o->n < CTL_OBS_SKIP + PIT_POLICY_PAIRED_MIN)
     return;
   size_t n = o->n - CTL_OBS_SKIP;
   double *x = malloc(n * sizeof *x);

@@ -460,6 +460,9 @@ static int slowest_node(const struct pit_policy_state *s) {
  * removing at most pa·(rest·P·τ + switch), and the difference must exceed
  * margin × the switch at the higher price, as in the ordinary rule. Under a deadline the
  * rest at the pace's 90th percentile times τ, with two switches, must fit.
+ * Its decision points: every PIT_POLICY_PAIRED_MIN steps once that many are
+ * paired (a few steps of a clearly slower rank decide; noisy ones widen u
+ * until more are seen).
  * Returns 1 (c set) when it removes the node. */
 static int paired_remove(const struct pit_policy *p, const struct pit_policy_state *s, const struct pit_membership *mk,
                          struct pit_choice *c) {
@@ -467,8 +470,8 @@ static int paired_remove(const struct pit_policy *p, const struct pit_policy_sta
   for (int i = 0; i < s->cur.n; i++)
     ranks += s->cur.m[i].nodes * rpn_of(&s->cur.m[i]);
   if (p->kind != PIT_POLICY_COST || slow < 0 || s->nnodes < 2 || s->total_steps <= s->step ||
-      s->nodes[slow].paired_n < PIT_POLICY_EARLY_STEPS || !(s->nodes[slow].others_hi > 0) ||
-      !(s->pace_lo_s > 0) || !pit_policy_decision_point(s->since_change, PIT_POLICY_EARLY_STEPS))
+      s->nodes[slow].paired_n < PIT_POLICY_PAIRED_MIN || !(s->nodes[slow].others_hi > 0) ||
+      !(s->pace_lo_s > 0) || s->since_change % PIT_POLICY_PAIRED_MIN != 0)
     return 0;
   const char *it = s->nodes[slow].itype;
   struct pit_membership m;

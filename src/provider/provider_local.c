@@ -356,9 +356,30 @@ static int l_wrap(struct pit_provider *p, const struct pit_node *n, const char *
   return 0;
 }
 
+/* Every rank of a local run is on this host, so Open MPI's point-to-point
+ * layer is ob1 over shared memory (vader), the one it picks here anyway; named,
+ * mpirun skips probing the cm layer's network libraries (libfabric, PSM,
+ * PSM2), which took 0.2 s of every rank's MPI_Init on this machine (0.25 →
+ * 0.05 s; docs/run.md), paid at every start and resize. Left to the user when
+ * OMPI_MCA_pml is set. */
+static int l_mpi_args(struct pit_provider *p, const char **argv, int cap, int *nout, struct pit_err *e) {
+  (void)p;
+  *nout = 0;
+  if (getenv("OMPI_MCA_pml"))
+    return 0;
+  if (cap < 3)
+    return pit_err_set(e, PIT_EARG, "%s:%d: mpi_args needs 3 slots", __FILE__, __LINE__);
+  argv[0] = "--mca";
+  argv[1] = "pml";
+  argv[2] = "ob1";
+  *nout = 3;
+  return 0;
+}
+
 const struct pit_provider_ops pit_provider_local = {
     PIT_PROVIDER_OPS(l, "local",
                      "nodes are CPU sets of this machine; slower types are cgroup CPU quotas"),
+    .mpi_args = l_mpi_args,
 };
 
 int pit_node_enter(const char *cpus, const char *cgroup, struct pit_err *e) {

@@ -3,11 +3,12 @@
  * rank computes 1.47× the fast one's in every step, while the whole
  * machine's pace swings ±35% in spells of 4 steps (the load of a shared host):
  * the pace is not steady after 20 steps, yet the ranks compared within the
- * same steps are, so the policy removes the slow node at the 20th step (its
- * first early decision point with at least 10 paired steps: 15 past the 5
- * skipped), saying why. Not when the ranks are alike (removing one saves nothing at the
+ * same steps are, so the policy removes the slow node at the 10th step (its
+ * first decision point: 5 paired steps past the 5 skipped), saying why. Not
+ * when each rank's own compute spreads ±60% (5 steps then prove nothing; 15
+ * do), not when the ranks are alike (removing one saves nothing at the
  * bound), nor under the time policy, nor when the rest would miss the
- * deadline on the fast node alone, nor before 10 paired steps, nor when what
+ * deadline on the fast node alone, nor between decision points, nor when what
  * is left of the job would not pay for the switch; and once the
  * pace is steady the ordinary rule decides, as before. */
 #include <math.h>
@@ -20,10 +21,11 @@
 #include "pitstop/record.h"
 
 static struct pit_choice ch; /* large: not on the stack */
+static double rank_noise = 0.03; /* each rank's compute: ± this share of its own, step by step */
 
 /* n steps of ranks fast (0) and slow (1): the machine's pace times (1 ± swing),
  * drawn again every 4 steps (a shared host's load comes and goes in spells),
- * rank 1 computing ratio × rank 0's (± 3% of its own). */
+ * rank 1 computing ratio × rank 0's (each ± rank_noise of its own). */
 static void feed(struct ctl_obs *o, const struct pit_membership *cur, int n, double ratio, double swing) {
   struct pit_record r;
   pit_record_init(&r);
@@ -35,8 +37,8 @@ static void feed(struct ctl_obs *o, const struct pit_membership *cur, int n, dou
   for (int i = 0; i < n; i++) {
     if (i % 4 == 0)
       m = 1 + swing * (2 * check_urand() - 1);
-    r.compute_s[0] = 0.100 * m * (1 + 0.03 * (2 * check_urand() - 1));
-    r.compute_s[1] = 0.100 * ratio * m * (1 + 0.03 * (2 * check_urand() - 1));
+    r.compute_s[0] = 0.100 * m * (1 + rank_noise * (2 * check_urand() - 1));
+    r.compute_s[1] = 0.100 * ratio * m * (1 + rank_noise * (2 * check_urand() - 1));
     double slowest = fmax(r.compute_s[0], r.compute_s[1]);
     r.step_s = slowest + 0.010;
     r.wait_s[0] = r.step_s - r.compute_s[0];
@@ -96,19 +98,30 @@ static void decide(const char *kind, int steps, double ratio, double swing, doub
 
 int main(void) {
   char to[PIT_MEMBERSHIP_TEXT_MAX];
-  decide("cost", 20, 1.47, 0.35, NAN);
+  decide("cost", 10, 1.47, 0.35, NAN);
   pit_membership_format(&ch.to, to, sizeof to);
   CHECK(ch.decided && ch.act == PIT_ACT_RESIZE && strcmp(to, "local-1:1") == 0,
-        "a 47%% slower rank, paired over 15 steps: removed at step 20: %s → %s", ch.reason, to);
-  CHECK(strstr(ch.reason, "paired") && strstr(ch.reason, "local-0.4") && ch.nalts == 2,
-        "the reason names the rule and the node: %s", ch.reason);
+        "a 47%% slower rank, paired over 5 steps: removed at step 10: %s → %s", ch.reason, to);
+  CHECK(strstr(ch.reason, "paired") && strstr(ch.reason, "local-0.4") && strstr(ch.reason, "in 5 steps") &&
+            ch.nalts == 2,
+        "the reason names the rule, the node and the steps: %s", ch.reason);
   CHECK(ch.alts[1].tp_hi > ch.alts[0].tp_hi, "the fast node alone is slower per step, and says so");
+  decide("cost", 20, 1.47, 0.35, NAN);
+  CHECK(ch.act == PIT_ACT_RESIZE && strstr(ch.reason, "in 15 steps"), "still removed at step 20: %s", ch.reason);
 
+  decide("cost", 9, 1.47, 0.35, NAN);
+  CHECK(!ch.decided && ch.act == PIT_ACT_KEEP, "4 paired steps (9 minus the 5 skipped): too few: %s", ch.reason);
+  decide("cost", 13, 1.47, 0.35, NAN);
+  CHECK(!ch.decided && ch.act == PIT_ACT_KEEP, "13 is no decision point: %s", ch.reason);
+
+  /* each rank's compute spreading ±60% step by step: 5 paired steps bound the ratio above what pays, 15 do not */
+  rank_noise = 0.60;
   decide("cost", 10, 1.47, 0.35, NAN);
-  CHECK(!ch.decided && ch.act == PIT_ACT_KEEP, "5 paired steps (10 minus the 5 skipped) prove nothing: %s",
+  CHECK(!(ch.act == PIT_ACT_RESIZE), "noisy ranks, 5 paired steps: the bound is too wide to act on: %s", ch.reason);
+  decide("cost", 20, 1.47, 0.35, NAN);
+  CHECK(ch.act == PIT_ACT_RESIZE && strstr(ch.reason, "paired"), "noisy ranks, 15 paired steps: removed: %s",
         ch.reason);
-  decide("cost", 25, 1.47, 0.35, NAN);
-  CHECK(!ch.decided && ch.act == PIT_ACT_KEEP, "25 is no decision point: %s", ch.reason);
+  rank_noise = 0.03;
 
   decide("cost", 20, 1.0, 0.35, NAN);
   CHECK(!(ch.act == PIT_ACT_RESIZE), "ranks alike: removing one saves nothing at the bound: %s", ch.reason);
