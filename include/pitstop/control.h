@@ -58,6 +58,8 @@ struct pit_run_gen {                /* one generation, for the report */
   /* the switch that ended it (resized): decision → workload exited → nodes changed */
   double ckpt_s, exit_s, nodes_s, init_s;
   double idle_s;                    /* of nodes_s: no node held, waiting for spot capacity (spot policy idle) */
+  int in_place;                     /* resized in place: the next generation is the same processes, fewer
+                                       ranks (exit_s: decision → their new init record; no launch) */
 };
 
 struct pit_run_node {               /* one node the run started, for the report */

@@ -72,6 +72,16 @@ int pit_dist_set_bucket_bytes(struct pit_dist *d, size_t bytes, struct pit_err *
  * (0 for the first): a reduction's wait is only known once it has completed
  * (docs/mpi.md). This rank's own wait of the reduction that just ended: */
 double pit_dist_last_wait(const struct pit_dist *d);
+
+/* The world shrunk in place (every rank calls it, between steps): the ranks
+ * with keep != 0 go on as a smaller world, in their old order (rank, size,
+ * nodes and the communicators renewed; no reduction may be in flight); 0.
+ * A rank with keep == 0 has left: its communicators are freed and it returns
+ * 1, and must then exit without MPI_Finalize (which would wait for the ranks
+ * that go on), under an mpirun told to allow it (Open MPI's
+ * orte_allowed_exit_without_sync; docs/run.md). A world of one process
+ * without MPI keeps itself (0). */
+int pit_dist_shrink(struct pit_dist *d, int keep, struct pit_err *e);
 /* Every rank's wait of the reduction that just ended (one extra collective,
  * e.g. after the last step). */
 int pit_dist_allgather_last_wait(struct pit_dist *d, double *all_wait, struct pit_err *e);

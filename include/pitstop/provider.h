@@ -132,6 +132,12 @@ struct pit_provider_ops {
    * PIT_MARKET_ON_DEMAND); 0: the controller refuses a spot entry before any
    * node starts and asks for DEFAULT. */
   int spot_market;
+  /* May be NULL: 1 while a process of the run still runs on n, 0 when none,
+   * < 0 when the provider cannot tell (local without cgroups). A provider with
+   * it lets `pitstop run` shrink a generation of pitstop train in place: the
+   * ranks of the nodes removed leave, the others go on (docs/run.md), and the
+   * leaving nodes are stopped once their processes are gone. */
+  int (*busy)(struct pit_provider *p, const struct pit_node *n);
 };
 
 struct pit_provider {

@@ -52,6 +52,16 @@ struct pit_train_result {
 
 int pit_train_run(const struct pit_train_opts *o, struct pit_dist *d, struct pit_train_result *res,
                   struct pit_err *e);
+
+/* After a generation stopped on request (res->stopped == 1): the controller's
+ * request to go on in place with fewer ranks (the file named by path, normally
+ * $PITSTOP_SHRINK; src/train/shrink.c, docs/protocol.md). Every rank calls it.
+ * 1: a request for this world; *keep says whether this rank goes on (then
+ * pit_dist_shrink, and pit_train_run again from resume: rank 0's checkpoint,
+ * n bytes). 0: none, or no checkpoint to go on from (*keep 1). < 0: a
+ * malformed request (e says which file). */
+int pit_train_shrink_request(const char *path, struct pit_dist *d, const struct pit_train_result *res, int *keep,
+                             char *resume, size_t n, struct pit_err *e);
 /* Async-signal-safe: asks the running training to stop at the next iteration
  * boundary (after a checkpoint if out is set). */
 void pit_train_request_stop(void);

@@ -122,6 +122,26 @@ int pit_cmd_train(int argc, char **argv) {
 
   struct pit_train_result res;
   int rc = pit_train_run(&o, &d, &res, &err);
+  /* stopped for a resize that only removes ranks: the controller may ask the
+   * ranks that stay to go on in place from the checkpoint just written, while
+   * the others leave (docs/protocol.md "In-place shrink") */
+  char resume[sizeof res.checkpoint];
+  while (rc == 0 && res.stopped == 1) {
+    int keep = 1, got = pit_train_shrink_request(getenv("PITSTOP_SHRINK"), &d, &res, &keep, resume, sizeof resume, &err);
+    if (got <= 0) {
+      rc = got;
+      break;
+    }
+    if ((rc = pit_dist_shrink(&d, keep, &err)) < 0)
+      break;
+    if (rc == 1) { /* this rank leaves: its records are out; MPI_Finalize would wait for the others */
+      fflush(NULL);
+      _exit(0);
+    }
+    o.resume = resume;
+    o.t_process_start = pit_now(); /* this generation's start: its init_s and clock (t goes on from the checkpoint) */
+    rc = pit_train_run(&o, &d, &res, &err);
+  }
   int status = 0;
   if (rc < 0) {
     if (d.size > 1) {

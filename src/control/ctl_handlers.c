@@ -137,6 +137,9 @@ static int own_init(struct ctl *c, double now, struct pit_err *e) {
 
 int ctl_on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
   struct ctl *c = ctx;
+  int rc = 0;
+  if (ctl_shrink_due(c, in) && (rc = ctl_shrink_switch(c, e)) < 0) /* the next generation's first record */
+    return rc;
   struct pit_record r;
   pit_record_init(&r);
   if (pit_record_copy(&r, in) < 0)
@@ -158,7 +161,6 @@ int ctl_on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
   } else {
     r.t = now;
   }
-  int rc = 0;
   switch (r.type) {
   case PIT_REC_ITER:
     if (!c->gen_init && c->o->cmd && (rc = own_init(c, now, e)) < 0)

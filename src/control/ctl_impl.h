@@ -159,6 +159,10 @@ struct ctl {
   int gen_init;                     /* this generation's init record was written */
   int state_owned;                  /* this controller took the run's state over (or began it): only then
                                        does it write "end failed" into RUN_DIR/state at an error */
+  /* in-place shrink (ctl_shrink.c) */
+  int gen_nnodes;                   /* the nodes this generation's workload was launched on (c->nodes[0..)) */
+  int shrink_pending;               /* RUN_DIR/shrink asks the stopping workload to go on with fewer ranks */
+  int gen_in_place;                 /* this generation began in place (no launch of its own) */
 };
 
 /* The monotonic clock: the world's (world.h) when the run has one. */
@@ -252,6 +256,11 @@ double ctl_node_cost(const struct ctl *c, const struct pit_node *n, double until
 int ctl_node_of(const struct pit_node *n, const struct pit_member *m);
 int ctl_stop_reclaimed(struct ctl *c, struct pit_err *e);
 int ctl_reshape(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e);
+/* Which live nodes want keeps (claimed[i], c->nnodes entries) and how many of each entry it still needs
+ * (need[k]): the choice ctl_reshape carries out. */
+void ctl_claim(const struct ctl *c, const struct pit_membership *want, int *claimed, int *need);
+/* c->cur set to want (the status line's pace forgotten when it changes). */
+void ctl_set_membership(struct ctl *c, const struct pit_membership *want);
 double ctl_spent(const struct ctl *c, double t);
 void ctl_gen_entry(struct ctl *c, const char *end);
 
@@ -294,7 +303,23 @@ int ctl_on_progress(void *ctx, const struct pit_record *r, struct pit_err *e);
 int ctl_on_progress_line(struct ctl *c, const char *s, size_t n, struct pit_err *e);
 int ctl_measured_enough(const char *detail);
 
+/* ctl_shrink.c: a removal carried out in place: the ranks of the nodes removed leave, the others go on */
+/* Called as a stop for ch is asked (node: a reclaim's node, or -1): when ch only removes nodes of the
+ * running generation and the launch allows it, RUN_DIR/shrink names the ranks that stay (c->shrink_pending). */
+void ctl_shrink_offer(struct ctl *c, const struct pit_choice *ch, int node);
+/* The request withdrawn (RUN_DIR/shrink removed): at every generation's start and at the switch. */
+void ctl_shrink_clear(struct ctl *c);
+/* 1 when the record about to be taken is the first of a generation that went on in place: the stopped
+ * generation's end record came, and a request was pending. */
+int ctl_shrink_due(const struct ctl *c, const struct pit_record *r);
+/* The switch, as the ranks that stay send their new init record: the stopped generation's entry
+ * (resized), the leaving nodes stopped once their processes are gone, the next generation begun on the
+ * same processes (its own log), the state written. */
+int ctl_shrink_switch(struct ctl *c, struct pit_err *e);
+
 /* ctl_loop.c: one generation: launched, its output read, the provider polled, its end classified */
+/* The generation's own fields as at a launch (no process touched): gen_reset's, and an in-place switch's. */
+void ctl_gen_fields_reset(struct ctl *c);
 enum gen_end ctl_run_generation(struct ctl *c, const char *resume, char *why, size_t nwhy,
                             struct pit_err *e);
 /* ctl_measure.c: a run that only measures (o->until_steady, o->until_iters) stops itself once enough is

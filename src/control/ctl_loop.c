@@ -164,6 +164,12 @@ static void gen_reset(struct ctl *c) {
   ctl_gen_release(c->g);
   snprintf(c->g->log, sizeof c->g->log, "%s/gen-%d.log", c->state_dir, c->gen);
   unlink(c->g->log);
+  c->gen_in_place = 0;
+  ctl_gen_fields_reset(c);
+}
+
+void ctl_gen_fields_reset(struct ctl *c) {
+  ctl_shrink_clear(c);
   c->gen_have_offset = 0;
   c->gen_iters = 0;
   ctl_obs_gen(&c->obs);
@@ -208,6 +214,7 @@ static int gen_launch(struct ctl *c, const char *resume, char *why, size_t nwhy,
     snprintf(why, nwhy, "%s", e->msg);
     return rc;
   }
+  c->gen_nnodes = c->nnodes;
   if ((rc = ctl_w_launch(c->o->world, &L, c->g, e)) < 0) {
     pit_parser_free(c->parser);
     c->parser = NULL;

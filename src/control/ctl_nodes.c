@@ -113,12 +113,8 @@ int ctl_stop_reclaimed(struct ctl *c, struct pit_err *e) {
 /* Nodes to stop and start so that the live nodes match want: each entry
  * (those naming a market first) claims its nodes from the front of the list,
  * the unclaimed ones stop (from the end), the missing ones start. */
-int ctl_reshape(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e) {
-  int rc;
-  /* nodes the provider is taking back go first (they are replaced below) */
-  if ((rc = ctl_stop_reclaimed(c, e)) < 0)
-    return rc;
-  int claimed[MAX_NODES] = {0}, need[PIT_MEMBERS_MAX];
+void ctl_claim(const struct ctl *c, const struct pit_membership *want, int *claimed, int *need) {
+  memset(claimed, 0, (size_t)c->nnodes * sizeof *claimed);
   for (int pass = 0; pass < 2; pass++)
     for (int k = 0; k < want->n; k++) {
       if ((want->m[k].market == PIT_MARKET_DEFAULT) != pass)
@@ -131,6 +127,15 @@ int ctl_reshape(struct ctl *c, const struct pit_membership *want, const char *wh
           need[k]--;
         }
     }
+}
+
+int ctl_reshape(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e) {
+  int rc;
+  /* nodes the provider is taking back go first (they are replaced below) */
+  if ((rc = ctl_stop_reclaimed(c, e)) < 0)
+    return rc;
+  int claimed[MAX_NODES], need[PIT_MEMBERS_MAX];
+  ctl_claim(c, want, claimed, need);
   for (int i = c->nnodes - 1; i >= 0; i--)
     if (!claimed[i] && (rc = ctl_stop_node_at(c, i, "stop", e)) < 0)
       return rc;
@@ -138,13 +143,17 @@ int ctl_reshape(struct ctl *c, const struct pit_membership *want, const char *wh
     for (; need[k] > 0; need[k]--)
       if ((rc = ctl_start_node(c, want->m[k].itype, want->m[k].market, why, e)) < 0)
         return rc;
+  ctl_set_membership(c, want);
+  return 0;
+}
+
+void ctl_set_membership(struct ctl *c, const struct pit_membership *want) {
   char was[256], to[256];
   pit_membership_format(&c->cur, was, sizeof was);
   pit_membership_format(want, to, sizeof to);
   if (strcmp(was, to) != 0)
     c->nrecent = 0; /* the status line's pace is the new membership's, from its own steps */
   c->cur = *want;
-  return 0;
 }
 
 double ctl_spent(const struct ctl *c, double t) {

@@ -138,6 +138,7 @@ int ctl_request_stop(struct ctl *c, const struct pit_choice *ch, const char *pol
   if (rc < 0)
     return rc;
   warn(c, "%s", ch->reason);
+  ctl_shrink_offer(c, ch, node); /* before the signal: the workload reads it at the agreed step */
   int n = 0;
   for (int i = 0; node >= 0 && i < c->g->nproc; i++)
     if (!c->g->proc[i].exited && c->g->proc[i].node == node)

@@ -315,6 +315,10 @@ static int push_wrap(const struct ctl_launch *L, const struct pit_node *n, struc
   return 0;
 }
 
+int ctl_launch_shrinkable(const struct pit_run_opts *o, const struct pit_provider *p) {
+  return o->launcher == PIT_LAUNCH_MPI && !o->cmd && !o->world && p->ops->busy;
+}
+
 int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e) {
   const struct pit_run_opts *o = L->o;
   if (g->logfd < 0 && (g->logfd = open(g->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
@@ -326,7 +330,11 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
   snprintf(env_resume, sizeof env_resume, "PITSTOP_RESUME=%s", L->resume);
   char env_grace[64]; /* the grace after SIGTERM (--grace; docs/protocol.md) */
   snprintf(env_grace, sizeof env_grace, "PITSTOP_GRACE_S=%g", o->grace_s > 0 ? o->grace_s : 30);
-  char *base[] = {env_run, env_gen, env_dir, env_resume, env_grace};
+  char env_shrink[1100]; /* where an in-place shrink is asked for (ctl_shrink.c), when it can be */
+  snprintf(env_shrink, sizeof env_shrink, "PITSTOP_SHRINK=%s/shrink", L->state_dir);
+  int shrinkable = ctl_launch_shrinkable(o, L->prov);
+  char *base[] = {env_run, env_gen, env_dir, env_resume, env_grace, env_shrink};
+  int nbase = shrinkable ? 6 : 5;
   struct ctl_argv a = {0};
   int rc = 0;
   if (o->launcher == PIT_LAUNCH_MPI) {
@@ -355,6 +363,11 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
       rc = argv_push(&a, head[i]);
     if (rc == 0 && geteuid() == 0)
       rc = argv_push(&a, "--allow-run-as-root");
+    /* a rank that leaves an in-place shrink exits without MPI_Finalize (which would wait for
+     * the ranks that go on): mpirun is told that ends no job */
+    const char *sh[] = {"-x", "PITSTOP_SHRINK", "--mca", "orte_allowed_exit_without_sync", "1"};
+    for (size_t i = 0; shrinkable && i < sizeof sh / sizeof sh[0] && rc == 0; i++)
+      rc = argv_push(&a, sh[i]);
     if (rc == 0 && L->prov->ops->mpi_args) {
       const char *m[16];
       int nm = 0;
@@ -380,12 +393,12 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
       }
       if ((rc = push_wrap(L, &L->nodes[i], &a, e)) < 0)
         break;
-      rc = workload_argv(L, &L->nodes[i], &a, base, 5);
+      rc = workload_argv(L, &L->nodes[i], &a, base, nbase);
     }
     if (rc == -1)
       rc = pit_err_set(e, PIT_ENOMEM, "the workload's command line is too long");
     if (rc == 0)
-      rc = spawn_one(g, a.v, base, 5, -1, "mpirun", e);
+      rc = spawn_one(g, a.v, base, nbase, -1, "mpirun", e);
     argv_free(&a);
     return rc;
   }

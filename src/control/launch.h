@@ -44,6 +44,11 @@ struct ctl_launch {
 };
 
 int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e);
+/* 1: a generation launched now may be shrunk in place (ctl_shrink.c): pitstop
+ * train under mpirun, on a provider that sees its nodes' processes (busy), in
+ * the real world. Its launch names the request file (PITSTOP_SHRINK=DIR/shrink)
+ * and tells mpirun that a rank exiting without MPI_Finalize ends no job. */
+int ctl_launch_shrinkable(const struct pit_run_opts *o, const struct pit_provider *p);
 /* One line of p's output into the generation's log as "[NODE out] line" or
  * "[NODE err] line" (one write, so lines of several processes never mix). */
 void ctl_proc_log(struct ctl_gen *g, const struct ctl_proc *p, const char *line, size_t n, int is_err);

@@ -36,10 +36,12 @@ void pit_run_result_write(FILE *f, const struct pit_run_result *r, const char *r
     if (strcmp(g->end, "resized") != 0)
       continue;
     double decided = g->t1 - (isfinite(g->exit_s) ? g->exit_s : 0);
-    fprintf(f, "  gen %d → %d: checkpoint %.3f s, workload exit %.3f s, nodes %.3f s, launch+init %.3f s, total "
-           "%.3f s",
-           g->gen, h->gen, isfinite(g->ckpt_s) ? g->ckpt_s : 0, isfinite(g->exit_s) ? g->exit_s : 0,
-           isfinite(g->nodes_s) ? g->nodes_s : 0, h->t_first_iter - h->t0, h->t_first_iter - decided);
+    /* in place: no exit, no launch; the ranks that stay went on (ctl_shrink.c) */
+    fprintf(f, "  gen %d → %d%s: checkpoint %.3f s, %s %.3f s, nodes %.3f s, %s %.3f s, total %.3f s", g->gen, h->gen,
+           g->in_place ? " in place" : "", isfinite(g->ckpt_s) ? g->ckpt_s : 0,
+           g->in_place ? "the leaving ranks gone and the others set up again" : "workload exit",
+           isfinite(g->exit_s) ? g->exit_s : 0, isfinite(g->nodes_s) ? g->nodes_s : 0,
+           g->in_place ? "first step" : "launch+init", h->t_first_iter - h->t0, h->t_first_iter - decided);
     if (g->idle_s > 0)
       fprintf(f, " (of the nodes' time, %.3f s with no node, waiting for spot capacity)", g->idle_s);
     fprintf(f, "\n");

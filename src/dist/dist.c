@@ -204,6 +204,38 @@ void pit_dist_release(struct pit_dist *d) {
   }
 }
 
+int pit_dist_shrink(struct pit_dist *d, int keep, struct pit_err *e) {
+  struct pit_dist_impl *im = d->impl;
+  if (!im)
+    return keep ? 0 : 1;
+  if (im->active)
+    return pit_err_set(e, PIT_ESTATE, "dist: the world shrunk during a reduction");
+  MPI_Comm sub = MPI_COMM_NULL;
+  int rc = MPI_Comm_split(im->ctl, keep ? 0 : MPI_UNDEFINED, d->rank, &sub);
+  if (rc != MPI_SUCCESS)
+    return pit_dist_mpi_err(d, rc, "MPI_Comm_split (shrink)", e);
+  MPI_Comm_free(&im->grad);
+  MPI_Comm_free(&im->ctl);
+  im->grad = im->ctl = MPI_COMM_NULL;
+  /* the timings' buffer and the buckets' state are sized for the old world */
+  free(im->tbuf);
+  im->tbuf = NULL;
+  free(im->hosts);
+  im->hosts = NULL;
+  im->wait_acc = im->wait_prev = im->wait_last = 0;
+  if (!keep)
+    return 1;
+  im->grad = sub;
+  rc = MPI_Comm_dup(sub, &im->ctl);
+  if (rc != MPI_SUCCESS)
+    return pit_dist_mpi_err(d, rc, "MPI_Comm_dup (shrink)", e);
+  MPI_Comm_set_errhandler(im->grad, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(im->ctl, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(im->ctl, &d->rank);
+  MPI_Comm_size(im->ctl, &d->size);
+  return learn_nodes(d, im, e);
+}
+
 int pit_dist_set_bucket_bytes(struct pit_dist *d, size_t bytes, struct pit_err *e) {
   struct pit_dist_impl *im = d->impl;
   if (bytes < sizeof(float))

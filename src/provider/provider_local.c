@@ -376,10 +376,24 @@ static int l_mpi_args(struct pit_provider *p, const char **argv, int cap, int *n
   return 0;
 }
 
+/* A node's cgroup lists a process: 1; none: 0; no cgroup, or it cannot be
+ * read: -1 (then nothing is shrunk in place). */
+static int l_busy(struct pit_provider *p, const struct pit_node *n) {
+  (void)p;
+  if (!n->cgroup[0])
+    return -1;
+  char path[512], buf[64];
+  snprintf(path, sizeof path, "%s/cgroup.procs", n->cgroup);
+  if (ctl_read_small(path, buf, sizeof buf) < 0)
+    return access(n->cgroup, F_OK) == 0 ? -1 : 0; /* a cgroup gone holds nothing */
+  return buf[0] != 0 && buf[0] != '\n';
+}
+
 const struct pit_provider_ops pit_provider_local = {
     PIT_PROVIDER_OPS(l, "local",
                      "nodes are CPU sets of this machine; slower types are cgroup CPU quotas"),
     .mpi_args = l_mpi_args,
+    .busy = l_busy,
 };
 
 int pit_node_enter(const char *cpus, const char *cgroup, struct pit_err *e) {

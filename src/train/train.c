@@ -732,6 +732,8 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
       t_epoch0 = pit_now();
     }
     if (stop) {
+      if (stop == 1)
+        stop_requested = 0; /* taken: a request after this one is the next generation's (in place) */
       res->stopped = stop == 2 ? 2 : 1;
       break;
     }

@@ -4,6 +4,7 @@
 #  1. nothing lost: a pitstop train job resized 1 → 2 (one of them a cgroup-quota node) → 1
 #     by a schedule has contiguous steps, the uninterrupted run's sample digest at every
 #     step (so each sample of each epoch is used exactly once) and its final parameters;
+#     the removal (2 → 1) goes on in place as root (docs/run.md "In-place shrink");
 #  2. a rank SIGKILLed mid-run: the generation restarts from the last checkpoint, the
 #     stored steps stay contiguous, the parameters still match;
 #  3. the controller SIGKILLed mid-generation and started again: it stops the orphaned
@@ -92,6 +93,16 @@ PYEOF
 last=$(grep '"checkpoint"' "$T/r1/events.jsonl" | tail -1 | $PY -c 'import json,sys; print(json.loads(sys.stdin.read())["path"])')
 $CKPT compare "$T/u/checkpoint.pit" "$last" 1e-5 || fail "the resized run's parameters differ from the uninterrupted run's"
 grep -q "gen 0 → 1" "$T/r1.txt" || fail "no resize in the report: $(cat "$T/r1.txt")"
+# the removal at step 80 only removes a node: where the provider sees its nodes' processes (cgroups,
+# as root), the rank on local-1 goes on in place — no third mpirun (hostfile.N is one per launch) —
+# and the samples and parameters above are still the uninterrupted run's
+if [ "$(id -u)" = 0 ]; then
+  grep -q "gen 1 → 2 in place" "$T/r1.txt" || fail "the removal was not carried out in place: $(cat "$T/r1.txt")"
+  [ -e "$T/r1/hostfile.1" ] && [ ! -e "$T/r1/hostfile.2" ] || fail "generation 2 was launched: $(ls "$T/r1")"
+  [ ! -e "$T/r1/shrink" ] || fail "the shrink request was left behind"
+  grep -q '"type":"init"' "$T/r1/gen-2.log" || fail "generation 2's own log lacks its init record"
+  echo "the removal at step 80 went on in place (no launch of generation 2)"
+fi
 
 # ---- 2. a rank SIGKILLed mid-run (the same 2 nodes before and after: bit-identical parameters)
 mpirun_local 2 "$PITSTOP" train "${common[@]}" --max-iters 600 --out "$T/u2" --quiet > /dev/null
