@@ -307,8 +307,12 @@ int ctl_measured_enough(const char *detail);
 /* Called as a stop for ch is asked (node: a reclaim's node, or -1): when ch only removes nodes of the
  * running generation and the launch allows it, RUN_DIR/shrink names the ranks that stay (c->shrink_pending). */
 void ctl_shrink_offer(struct ctl *c, const struct pit_choice *ch, int node);
-/* The request withdrawn (RUN_DIR/shrink removed): at every generation's start and at the switch. */
+/* The request withdrawn (RUN_DIR/shrink removed) and forgotten: at every generation's start and at the
+ * switch. */
 void ctl_shrink_clear(struct ctl *c);
+/* The file removed only (the user's stop, a reclaim notice): a workload that read it already goes on in
+ * place, and its switch is still taken (c->shrink_pending stays). */
+void ctl_shrink_withdraw(struct ctl *c);
 /* 1 when the record about to be taken is the first of a generation that went on in place: the stopped
  * generation's end record came, and a request was pending. */
 int ctl_shrink_due(const struct ctl *c, const struct pit_record *r);

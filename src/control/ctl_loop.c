@@ -59,6 +59,8 @@ static int provider_events(struct ctl *c, char *why, size_t nwhy, struct pit_err
       ctl_spot_down(&c->spot, now_t(c), ctl_spot_retry_s(c));
     }
     c->reclaim_stop = 1;
+    if (c->shrink_pending)
+      ctl_shrink_withdraw(c); /* the node goes: the next generation is launched without it */
     if (c->nreclaimed < MAX_NODES)
       snprintf(c->reclaimed[c->nreclaimed++], PIT_NAME_MAX, "%.63s", ev[k].id);
     if (c->stop_requested)
@@ -266,6 +268,8 @@ static void gen_read(struct ctl *c, struct gen_pass *p, char *why, size_t nwhy, 
 static void gen_watch(struct ctl *c, struct gen_pass *p, char *why, size_t nwhy, struct pit_err *e) {
   int rc;
   p->stopping = user_stop(c);
+  if (p->stopping && c->shrink_pending)
+    ctl_shrink_withdraw(c); /* the user's stop ends the run: nothing goes on in place if not begun */
   if (c->have_snap && !p->failed && ctl_snap_poll(&c->snap, now_t(c), 0.5) && (rc = ctl_on_snapshot(c, -1, e)) < 0) {
     snprintf(why, nwhy, "%s", e->msg);
     p->failed = 2;

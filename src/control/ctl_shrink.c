@@ -25,7 +25,9 @@
  * deterministic simulation, whose world has no such provider), never for a
  * reclaim, a change of market or zone, or a membership that needs a node
  * started; the request file exists only while a request is pending (removed at
- * every generation's start and at the switch). */
+ * every generation's start and at the switch, and withdrawn when the user's stop
+ * or a reclaim notice comes first: a workload that read it already still goes on
+ * in place, and the switch is taken as it comes). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <math.h>
@@ -37,11 +39,15 @@
 
 static void request_path(const struct ctl *c, char *buf, size_t n) { snprintf(buf, n, "%s/shrink", c->state_dir); }
 
-void ctl_shrink_clear(struct ctl *c) {
+void ctl_shrink_withdraw(struct ctl *c) {
   char path[1100];
   request_path(c, path, sizeof path);
-  if (c->shrink_pending || access(path, F_OK) == 0)
+  if (access(path, F_OK) == 0)
     unlink(path);
+}
+
+void ctl_shrink_clear(struct ctl *c) {
+  ctl_shrink_withdraw(c);
   c->shrink_pending = 0;
 }
 
@@ -110,6 +116,7 @@ int ctl_shrink_switch(struct ctl *c, struct pit_err *e) {
   double t = now_t(c);
   ge->exit_s = t - c->t_stop_req;
   ge->in_place = 1;
+  c->gen++; /* the nodes stop in the next generation, as after a relaunch's exit (run_resized) */
   int rc = 0;
   for (int i = c->nnodes - 1; i >= 0 && rc == 0; i--)
     if (!claimed[i]) {
@@ -119,7 +126,6 @@ int ctl_shrink_switch(struct ctl *c, struct pit_err *e) {
   ge->nodes_s = now_t(c) - t;
   if (rc < 0)
     return rc;
-  c->gen++;
   ctl_set_membership(c, &want);
   /* the same processes, the next generation's log */
   struct ctl_gen *g = c->g;

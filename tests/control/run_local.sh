@@ -100,7 +100,7 @@ if [ "$(id -u)" = 0 ]; then
   grep -q "gen 1 → 2 in place" "$T/r1.txt" || fail "the removal was not carried out in place: $(cat "$T/r1.txt")"
   [ -e "$T/r1/hostfile.1" ] && [ ! -e "$T/r1/hostfile.2" ] || fail "generation 2 was launched: $(ls "$T/r1")"
   [ ! -e "$T/r1/shrink" ] || fail "the shrink request was left behind"
-  grep -q '"type":"init"' "$T/r1/gen-2.log" || fail "generation 2's own log lacks its init record"
+  grep -q '"type":"iter"' "$T/r1/gen-2.log" || fail "generation 2's own log lacks its iterations"
   echo "the removal at step 80 went on in place (no launch of generation 2)"
 fi
 
