@@ -393,6 +393,8 @@ struct pit_runlog_gen {
   int nnodes;                 /* the nodes up when its membership was taken, in the controller's
                                  (rank) order: log->gen_nodes[node0 .. node0+nnodes) index log->nodes */
   int64_t node0;
+  int in_place;               /* it began in place (its init record's config "in_place": the ranks that
+                                 stayed after a shrink, no launch of its own; docs/run.md 5b) */
 };
 struct pit_runlog_node {
   char id[PIT_NAME_MAX];

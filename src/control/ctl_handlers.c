@@ -65,6 +65,8 @@ static int tag_membership(const struct ctl *c, struct pit_record *r, struct pit_
   }
   cJSON_DeleteItemFromObjectCaseSensitive(o, "membership");
   cJSON_AddItemToObject(o, "membership", mj);
+  if (c->gen_in_place) /* no launch of its own: its start is no membership's start (replay.c) */
+    cJSON_AddTrueToObject(o, "in_place");
   /* what the controller knows of a command's job, kept with the run (predict --db, summary) */
   if (c->total_steps > 0 && !cJSON_GetObjectItemCaseSensitive(o, "planned_iters"))
     cJSON_AddNumberToObject(o, "planned_iters", (double)c->total_steps);

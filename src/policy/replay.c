@@ -55,6 +55,7 @@ struct lgen { /* one live generation */
   int nnodes, have_nodes;
   size_t first, n;                                 /* its iterations: its[first .. first+n) */
   double t_end;                                    /* its end record (NaN: none) */
+  int in_place;                                    /* it began in place: no launch (docs/run.md 5b) */
   double t_change;                                 /* its nodes changed for the next one: the last node
                                                       stop after its end record and before the next
                                                       one's first step (else t_end); NaN: none */
@@ -158,6 +159,7 @@ static int read_live(const char *path, const struct pit_runlog *log, struct live
     const struct pit_runlog_gen *lg = &log->gens[i];
     struct lgen *g = &l->g[i];
     g->t_end = lg->t_end;
+    g->in_place = lg->in_place;
     if (!lg->have_m && lg->niters == 0) { /* a controller killed before its generation's first record:
                                              only node records (billed through them), nothing to replay */
       g->first = l->nits;
@@ -310,13 +312,14 @@ static int64_t r_stop_step(void *ctx, int64_t decided, const struct pit_membersh
 }
 /* A generation's start on m: the live one's where the live run started m at that step; the
  * first generation (a fixed replay's only start): the start the live run measured for m — its
- * first generation on m, from the end of the one before (nodes, launch, init) — so a fixed
- * membership pays its own start, not the live run's first one's. */
+ * first generation launched on m, from the end of the one before (nodes, launch, init) — so a
+ * fixed membership pays its own start, not the live run's first one's (one that began in place
+ * launched nothing: its start is no launch's, and the run's first start stands in). */
 static double r_start_s(void *ctx, int gen, int64_t step, const struct pit_membership *m) {
   const struct live *l = ((const struct rmodel *)ctx)->l;
   if (gen == 0) {
     for (int i = 0; i < l->ng; i++)
-      if (same_types(&l->g[i].m, m) && l->g[i].n > 0)
+      if (same_types(&l->g[i].m, m) && l->g[i].n > 0 && !l->g[i].in_place)
         return start_overhead(l, i);
     return start_overhead(l, 0);
   }

@@ -138,6 +138,16 @@ static void take_planned(struct pit_runlog *log, const char *config) {
   cJSON_Delete(j);
 }
 
+/* 1 when config (an init record's) says key: true. */
+static int config_true(const char *config, const char *key) {
+  if (!config)
+    return 0;
+  cJSON *j = cJSON_Parse(config);
+  int v = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, key));
+  cJSON_Delete(j);
+  return v;
+}
+
 static int add_decision(struct pit_runlog *log, const struct pit_record *r, struct pit_err *e) {
   if (PIT_GROW(log->dec, log->ndec + 1, log->capdec))
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
@@ -197,6 +207,7 @@ int pit_runlog_add(struct pit_runlog *log, const struct pit_record *r, struct pi
     g->init_s = r->init_s;
     g->ranks = r->ranks;
     take_planned(log, r->config);
+    g->in_place = config_true(r->config, "in_place");
     rc = take_membership(log, g, r, e);
     break;
   case PIT_REC_ITER:

@@ -5,11 +5,40 @@
  * memberships. Header-only (static inline functions): each test includes it once. */
 #ifndef PIT_TEST_POLICY_FIXTURE_H
 #define PIT_TEST_POLICY_FIXTURE_H
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "check.h"
+#include "pitstop/catalog.h"
 #include "pitstop/policy.h"
+
+/* A catalog of text written to the test's tmpdir as cat.tsv (its path into path, n bytes) and loaded. */
+static inline void fixture_catalog(struct pit_catalog *cat, char *path, size_t n, const char *text) {
+  snprintf(path, n, "%s/cat.tsv", check_tmpdir());
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL, "open %s", path);
+  fputs(text, f);
+  fclose(f);
+  struct pit_err e = {0};
+  CHECK(pit_catalog_load(cat, path, &e) == 0, "%s", e.msg);
+}
+
+/* Replay options: the cost policy, no deadline or budget, nodes nmin..nmax of 1 rank, the types named
+ * (comma-separated) from cat (loaded from catpath). */
+static inline void fixture_replay_opts(struct pit_replay_opts *o, const struct pit_catalog *cat, const char *catpath,
+                                       const char *types, int nmin, int nmax) {
+  memset(o, 0, sizeof *o);
+  struct pit_err e = {0};
+  CHECK(pit_policy_parse(&o->policy, "cost", &e) == 0, "%s", e.msg);
+  o->policy.deadline_s = NAN;
+  o->policy.budget = NAN;
+  o->nmin = nmin;
+  o->nmax = nmax;
+  o->ranks_per_node = 1;
+  o->catalog = cat;
+  CHECK(pit_policy_types(cat, catpath, types, o->types, &o->ntypes, &e) == 0, "%s", e.msg);
+}
 
 static inline void fixture_one_type(struct pit_policy_state *s, int nodes, double tp_cur, int64_t step, int64_t since,
                              int nmax, double t, double switch_s) {

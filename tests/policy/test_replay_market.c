@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "policy_fixture.h"
 #include "pitstop/catalog.h"
 #include "pitstop/policy.h"
 #include "pitstop/record.h"
@@ -65,30 +66,19 @@ static void write_run(const char *path, int old_format) {
 
 static void replay(const char *events, const struct pit_catalog *cat, const char *catpath, struct pit_replay *r) {
   struct pit_replay_opts o;
-  memset(&o, 0, sizeof o);
   struct pit_err e = {0};
-  CHECK(pit_policy_parse(&o.policy, "cost", &e) == 0, "%s", e.msg);
-  o.policy.deadline_s = NAN;
-  o.policy.budget = NAN;
-  o.nmin = o.nmax = 1;
-  o.ranks_per_node = 1;
-  o.catalog = cat;
-  CHECK(pit_policy_types(cat, catpath, "c5.large", o.types, &o.ntypes, &e) == 0, "%s", e.msg);
+  fixture_replay_opts(&o, cat, catpath, "c5.large", 1, 1);
   CHECK(pit_replay_events(events, &o, r, &e) == 0, "replay %s: %s", events, e.msg);
 }
 
 int main(void) {
-  char catpath[512], ev[512], old[512];
-  snprintf(catpath, sizeof catpath, "%s/cat.tsv", check_tmpdir());
+  char catpath[512], ev[512], old[512], text[256];
   snprintf(ev, sizeof ev, "%s/events.jsonl", check_tmpdir());
   snprintf(old, sizeof old, "%s/old.jsonl", check_tmpdir());
-  FILE *f = fopen(catpath, "w");
-  CHECK(f != NULL, "open %s", catpath);
-  fprintf(f, "itype\tvcpus\tprice_h\tspot_price_h\tbilling_s\tmin_s\nc5.large\t2\t%g\t%g\t1\t60\n", OD, SPOT);
-  fclose(f);
+  snprintf(text, sizeof text, "itype\tvcpus\tprice_h\tspot_price_h\tbilling_s\tmin_s\nc5.large\t2\t%g\t%g\t1\t60\n", OD,
+           SPOT);
   struct pit_catalog cat;
-  struct pit_err e = {0};
-  CHECK(pit_catalog_load(&cat, catpath, &e) == 0, "%s", e.msg);
+  fixture_catalog(&cat, catpath, sizeof catpath, text);
   write_run(ev, 0);
   write_run(old, 1);
 
