@@ -121,18 +121,20 @@ int pit_cmd_train(int argc, char **argv) {
   signal(SIGUSR1, on_usr1); /* again, in case MPI start-up installed its own */
 
   struct pit_train_result res;
-  int rc = pit_train_run(&o, &d, &res, &err);
+  struct pit_train_keep kept; /* the data, read once for every generation this process runs */
+  memset(&kept, 0, sizeof kept);
+  int rc = pit_train_run_keep(&o, &d, &kept, &res, &err);
   /* stopped for a resize that only removes ranks: the controller may ask the
    * ranks that stay to go on in place from the checkpoint just written, while
    * the others leave (docs/protocol.md "In-place shrink") */
   char resume[sizeof res.checkpoint];
   while (rc == 0 && res.stopped == 1) {
-    int keep = 1, got = pit_train_shrink_request(getenv("PITSTOP_SHRINK"), &d, &res, &keep, resume, sizeof resume, &err);
+    int stay = 1, got = pit_train_shrink_request(getenv("PITSTOP_SHRINK"), &d, &res, &stay, resume, sizeof resume, &err);
     if (got <= 0) {
       rc = got;
       break;
     }
-    if ((rc = pit_dist_shrink(&d, keep, &err)) < 0)
+    if ((rc = pit_dist_shrink(&d, stay, &err)) < 0)
       break;
     if (rc == 1) { /* this rank leaves: its records are out; MPI_Finalize would wait for the others */
       fflush(NULL);
@@ -140,7 +142,7 @@ int pit_cmd_train(int argc, char **argv) {
     }
     o.resume = resume;
     o.t_process_start = pit_now(); /* this generation's start: its init_s and clock (t goes on from the checkpoint) */
-    rc = pit_train_run(&o, &d, &res, &err);
+    rc = pit_train_run_keep(&o, &d, &kept, &res, &err);
   }
   int status = 0;
   if (rc < 0) {
@@ -176,6 +178,7 @@ int pit_cmd_train(int argc, char **argv) {
       fprintf(f, "stopped on request; continue with --resume %s\n",
               res.checkpoint[0] ? res.checkpoint : "(no --out: no checkpoint)");
   }
+  pit_train_keep_release(&kept);
   if (status == 0 || d.size <= 1)
     pit_dist_release(&d);
   return status;

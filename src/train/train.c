@@ -38,6 +38,31 @@ static int default_threads(const struct pit_dist *d) {
   return pit_cpus_threads(&c, d->local_size);
 }
 
+/* The datasets read (the training set, a classifier's test set, ESRGAN's held-out photos). */
+static int read_data(struct trainer *t, struct pit_data_opts *dopt, struct pit_err *e) {
+  const struct pit_train_opts *o = t->o;
+  int rc = pit_dataset_load(&t->train, dopt, e);
+  if (rc == PIT_EARG && t->esrgan && dopt->min_side > 0)
+    pit_err_hint(e, "esrgan crops --hr-size %d squares from each photo: drop smaller photos or lower --hr-size",
+                 dopt->min_side);
+  if (rc < 0)
+    return rc;
+  if (t->esrgan && o->val_dir) { /* held-out photos for PSNR and the sample grid */
+    dopt->dir = o->val_dir;
+    dopt->limit = 0;
+    return pit_dataset_load(&t->test, dopt, e);
+  }
+  if (!t->gan && o->validate && t->train.classes >= 2) {
+    dopt->train = 0;
+    dopt->limit = 0;
+    if ((rc = pit_dataset_load(&t->test, dopt, e)) < 0)
+      return rc;
+    if (t->test.c != t->train.c || t->test.h != t->train.h || t->test.w != t->train.w)
+      return pit_err_set(e, PIT_EFORMAT, "test and training images of '%s' differ in shape", t->train.name);
+  }
+  return 0;
+}
+
 static int load_data(struct trainer *t, struct pit_err *e) {
   const struct pit_train_opts *o = t->o;
   struct pit_data_opts dopt;
@@ -58,37 +83,22 @@ static int load_data(struct trainer *t, struct pit_err *e) {
     if (dopt.image_size == 0)
       dopt.image_size = 32; /* CIFAR-10's shape */
   }
-  int rc = pit_dataset_load(&t->train, &dopt, e);
-  if (rc == PIT_EARG && t->esrgan && dopt.min_side > 0)
-    pit_err_hint(e, "esrgan crops --hr-size %d squares from each photo: drop smaller photos or lower --hr-size",
-                 dopt.min_side);
-  if (rc < 0)
+  int rc;
+  if (t->keep && t->keep->have) { /* the same options in the same process (an in-place shrink): the same data */
+    t->train = t->keep->train;
+    t->test = t->keep->test;
+    memset(t->keep, 0, sizeof *t->keep);
+  } else if ((rc = read_data(t, &dopt, e)) < 0) {
     return rc;
+  }
   if (t->train.n <= 0)
     return pit_err_set(e, PIT_EFORMAT, "dataset '%s' holds no samples", t->train.name);
   if (t->train.h != t->train.w)
     return pit_err_set(e, PIT_EARG, "dataset '%s' has %dx%d images; pitstop's models take square images",
                        t->train.name, t->train.h, t->train.w);
-  if (t->esrgan && o->val_dir) { /* held-out photos for PSNR and the sample grid */
-    dopt.dir = o->val_dir;
-    dopt.limit = 0;
-    if ((rc = pit_dataset_load(&t->test, &dopt, e)) < 0)
-      return rc;
-  }
-  if (!t->gan) {
-    if (t->train.classes < 2)
-      return pit_err_set(e, PIT_EARG, "dataset '%s' has no class labels; model '%s' is a classifier",
-                         t->train.name, o->model);
-    if (o->validate) {
-      dopt.train = 0;
-      dopt.limit = 0;
-      if ((rc = pit_dataset_load(&t->test, &dopt, e)) < 0)
-        return rc;
-      if (t->test.c != t->train.c || t->test.h != t->train.h || t->test.w != t->train.w)
-        return pit_err_set(e, PIT_EFORMAT, "test and training images of '%s' differ in shape",
-                           t->train.name);
-    }
-  }
+  if (!t->gan && t->train.classes < 2)
+    return pit_err_set(e, PIT_EARG, "dataset '%s' has no class labels; model '%s' is a classifier", t->train.name,
+                       o->model);
   t->classes = t->train.classes;
   t->in_c = t->train.c;
   t->size = t->train.h;
@@ -164,6 +174,14 @@ static void trainer_release(struct trainer *t) {
   for (int i = 0; i < 2; i++) {
     pit_net_free(t->net[i]);
     pit_optim_release(&t->opt[i]);
+  }
+  if (t->keep && t->train.n > 0) { /* kept for the next run of this process (pit_train_run_keep) */
+    pit_train_keep_release(t->keep);
+    t->keep->train = t->train;
+    t->keep->test = t->test;
+    t->keep->have = 1;
+    memset(&t->train, 0, sizeof t->train);
+    memset(&t->test, 0, sizeof t->test);
   }
   pit_dataset_release(&t->train);
   pit_dataset_release(&t->test);
@@ -741,13 +759,25 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
   return run_end(t, res, ep, it, stop, last_ckpt_step, e);
 }
 
+void pit_train_keep_release(struct pit_train_keep *k) {
+  pit_dataset_release(&k->train);
+  pit_dataset_release(&k->test);
+  k->have = 0;
+}
+
 int pit_train_run(const struct pit_train_opts *o, struct pit_dist *d, struct pit_train_result *res,
                   struct pit_err *e) {
+  return pit_train_run_keep(o, d, NULL, res, e);
+}
+
+int pit_train_run_keep(const struct pit_train_opts *o, struct pit_dist *d, struct pit_train_keep *keep,
+                       struct pit_train_result *res, struct pit_err *e) {
   struct trainer t;
   memset(&t, 0, sizeof t);
   memset(res, 0, sizeof *res);
   t.o = o;
   t.d = d;
+  t.keep = keep;
   pit_record_init(&t.rec);
   pit_record_init(&t.pend);
   int rc = run(&t, res, e);

@@ -17,6 +17,7 @@ struct tr_esrgan; /* esrgan.c */
 struct trainer {
   const struct pit_train_opts *o;
   struct pit_dist *d;
+  struct pit_train_keep *keep;    /* NULL, or datasets this process read before and reads again at the end */
   int gan;
   int esrgan;                     /* model esrgan (gan is 1 too) */
   struct tr_esrgan *sr;           /* esrgan's own state (esrgan.c); owned, NULL for other models */
