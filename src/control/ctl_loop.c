@@ -338,6 +338,7 @@ static void gen_judge(struct ctl *c, struct gen_pass *p, double t, char *why, si
 
 /* How the generation ended, once its loop is left (failed: gen_pass's). */
 static enum gen_end gen_end(struct ctl *c, int failed, char *why, size_t nwhy, struct pit_err *e) {
+  ctl_shrink_clear(c); /* a request the workload did not take (it finished first, or failed) goes with it */
   pit_parser_finish(c->parser, e);
   pit_parser_free(c->parser);
   c->parser = NULL;
