@@ -22,6 +22,7 @@ struct pit_dist {
   int node, nodes;           /* node index of this rank, number of distinct nodes */
   char host[256];            /* this rank's host name */
   int initialized_mpi;       /* we called MPI_Init (and must finalize) */
+  int shrunk;                /* the world shrank in place (pit_dist_shrink): no MPI_Finalize at the end */
   double init_wait_s;        /* time spent in the start-up barrier (rendezvous) */
   void *impl;                /* private (buckets, requests, scratch) */
 };
@@ -76,6 +77,9 @@ double pit_dist_last_wait(const struct pit_dist *d);
 /* The world shrunk in place (every rank calls it, between steps): the ranks
  * with keep != 0 go on as a smaller world, in their old order (rank, size,
  * nodes and the communicators renewed; no reduction may be in flight); 0.
+ * They too end without MPI_Finalize (d->shrunk): its fence counts the ranks
+ * that left without one, and Open MPI 4.1.4 hung there about once in ten
+ * runs of tests/train/shrink.sh.
  * A rank with keep == 0 has left: its communicators are freed and it returns
  * 1, and must then exit without MPI_Finalize (which would wait for the ranks
  * that go on), under an mpirun told to allow it (Open MPI's

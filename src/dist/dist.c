@@ -195,13 +195,13 @@ void pit_dist_release(struct pit_dist *d) {
     free(im);
     d->impl = NULL;
   }
-  if (d->initialized_mpi) {
+  if (d->initialized_mpi && !d->shrunk) {
     int fin = 0;
     MPI_Finalized(&fin);
     if (!fin)
       MPI_Finalize();
-    d->initialized_mpi = 0;
   }
+  d->initialized_mpi = 0;
 }
 
 int pit_dist_shrink(struct pit_dist *d, int keep, struct pit_err *e) {
@@ -223,6 +223,7 @@ int pit_dist_shrink(struct pit_dist *d, int keep, struct pit_err *e) {
   free(im->hosts);
   im->hosts = NULL;
   im->wait_acc = im->wait_prev = im->wait_last = 0;
+  d->shrunk = 1;
   if (!keep)
     return 1;
   im->grad = sub;

@@ -29,6 +29,10 @@ run() {
   done
   [ -n "$2" ] && printf '%s\n' "$2" > "$T/$1.req"
   kill -USR1 "$pid"
+  # a hang (mpirun waiting on a rank that left: MPI_Finalize's fence did once) fails, not waits for ever
+  local err="$T/$1.err"
+  (for _ in $(seq 1 1200); do kill -0 "$pid" 2> /dev/null || exit 0; sleep 0.1; done
+   kill -9 "$pid" && echo "mpirun hung: killed after 120 s" >> "$err") > /dev/null 2>&1 &
   set +e
   wait "$pid"
   echo $? > "$T/$1.rc"
