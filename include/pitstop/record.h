@@ -199,9 +199,13 @@ struct pit_events {
   char *buf;
   size_t cap;
   char *path;
+  int64_t dropped;   /* append: bytes of an unfinished last line cut off at open (a writer killed
+                        mid-record: stdio had flushed part of it); 0 none */
 };
 int pit_events_open(struct pit_events *ev, const char *path, struct pit_err *e); /* "-" = stdout */
-/* append=1: keep what the file holds and add after it (a resumed run). */
+/* append=1: keep what the file holds and add after it (a resumed run); a last
+ * line without its newline (a writer killed mid-record) is cut off first, so
+ * the next record does not continue it (ev->dropped says how much). */
 int pit_events_open_mode(struct pit_events *ev, const char *path, int append, struct pit_err *e);
 int pit_events_write(struct pit_events *ev, const struct pit_record *r, struct pit_err *e);
 int pit_events_flush(struct pit_events *ev, struct pit_err *e);

@@ -332,6 +332,9 @@ static int setup(struct ctl *c, const struct pit_run_opts *o, struct pit_err *e)
     snprintf(c->events_path, sizeof c->events_path, "%s/events.jsonl", c->state_dir);
   if ((rc = pit_events_open_mode(&c->ev, c->events_path, 1, e)) < 0)
     return rc;
+  if (c->ev.dropped > 0) /* a controller killed in the middle of a record */
+    warn(c, "%s ended in an unfinished record (%lld bytes, a writer killed mid-line): cut off", c->events_path,
+         (long long)c->ev.dropped);
   c->ev_open = 1;
   if (o->db && (rc = pit_store_open(&c->store, o->db, e)) < 0)
     return rc;

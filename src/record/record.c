@@ -3,6 +3,9 @@
 #include "pitstop/record.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -455,11 +458,44 @@ int pit_events_open(struct pit_events *ev, const char *path, struct pit_err *e) 
   return pit_events_open_mode(ev, path, 0, e);
 }
 
+/* The file cut after its last newline, when it does not end with one: the bytes cut, or < 0. */
+static int64_t cut_unfinished_line(const char *path) {
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT ? 0 : -1;
+  off_t end = lseek(fd, 0, SEEK_END), at = end;
+  char buf[4096];
+  int64_t cut = 0;
+  while (at > 0) { /* backwards, a block at a time, to the last newline */
+    size_t n = at < (off_t)sizeof buf ? (size_t)at : sizeof buf;
+    if (pread(fd, buf, n, at - (off_t)n) != (ssize_t)n) {
+      cut = -1;
+      break;
+    }
+    size_t k = n;
+    while (k > 0 && buf[k - 1] != '\n')
+      k--;
+    if (k > 0 || at == (off_t)n) {
+      off_t keep = at - (off_t)n + (off_t)k;
+      if (keep < end && ftruncate(fd, keep) == 0)
+        cut = end - keep;
+      else if (keep < end)
+        cut = -1;
+      break;
+    }
+    at -= (off_t)n;
+  }
+  close(fd);
+  return cut;
+}
+
 int pit_events_open_mode(struct pit_events *ev, const char *path, int append, struct pit_err *e) {
   memset(ev, 0, sizeof *ev);
   if (strcmp(path, "-") == 0) {
     ev->fp = stdout;
   } else {
+    if (append && (ev->dropped = cut_unfinished_line(path)) < 0)
+      return pit_err_errno(e, PIT_EIO, "cannot cut the unfinished last line of '%s'", path);
     ev->fp = fopen(path, append ? "a" : "w");
     if (!ev->fp)
       return pit_err_errno(e, PIT_EIO, "cannot write '%s'", path);
