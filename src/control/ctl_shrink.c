@@ -42,8 +42,7 @@ static void request_path(const struct ctl *c, char *buf, size_t n) { snprintf(bu
 void ctl_shrink_withdraw(struct ctl *c) {
   char path[1100];
   request_path(c, path, sizeof path);
-  if (access(path, F_OK) == 0)
-    unlink(path);
+  unlink(path); /* none there (ENOENT): nothing to withdraw */
 }
 
 void ctl_shrink_clear(struct ctl *c) {
@@ -53,7 +52,7 @@ void ctl_shrink_clear(struct ctl *c) {
 
 void ctl_shrink_offer(struct ctl *c, const struct pit_choice *ch, int node) {
   if (node >= 0 || c->reclaim_stop || c->spot.on || c->zn.on || ch->act != PIT_ACT_RESIZE ||
-      !ctl_launch_shrinkable(c->o, &c->prov) || c->nnodes != c->gen_nnodes || c->nnodes > MAX_NODES)
+      !ctl_launch_shrinkable(c->o, &c->prov) || c->nnodes != c->gen_nnodes)
     return;
   int claimed[MAX_NODES], need[PIT_MEMBERS_MAX], kept = 0;
   ctl_claim(c, &ch->to, claimed, need);
@@ -68,26 +67,20 @@ void ctl_shrink_offer(struct ctl *c, const struct pit_choice *ch, int node) {
   if (kept == 0 || kept == c->nnodes)
     return;
   /* ranks in node order, each node's slots in turn (the launch's app contexts) */
-  char text[4096];
-  int size = 0;
+  char keep[3072], text[4096];
+  size_t at = 0;
+  int rank = 0;
   for (int i = 0; i < c->nnodes; i++)
-    size += c->nodes[i].slots > 0 ? c->nodes[i].slots : 1;
-  size_t at = (size_t)snprintf(text, sizeof text, "size=%d keep=", size);
-  int rank = 0, first = 1;
-  for (int i = 0; i < c->nnodes; i++)
-    for (int s = 0; s < (c->nodes[i].slots > 0 ? c->nodes[i].slots : 1); s++, rank++)
-      if (claimed[i] && at < sizeof text) {
-        at += (size_t)snprintf(text + at, sizeof text - at, "%s%d", first ? "" : ",", rank);
-        first = 0;
-      }
-  if (at + 2 >= sizeof text)
+    for (int s = 0; s < c->nodes[i].slots; s++, rank++)
+      if (claimed[i] && at < sizeof keep)
+        at += (size_t)snprintf(keep + at, sizeof keep - at, "%s%d", at ? "," : "", rank);
+  int n = snprintf(text, sizeof text, "size=%d keep=%s\n", rank, keep);
+  if (at >= sizeof keep || n < 0 || (size_t)n >= sizeof text)
     return;
-  text[at++] = '\n';
-  text[at] = 0;
   char path[1100];
   request_path(c, path, sizeof path);
   struct pit_err e2 = {0};
-  if (pit_file_write_atomic(path, text, at, &e2) < 0) {
+  if (pit_file_write_atomic(path, text, (size_t)n, &e2) < 0) {
     warn(c, "the resize is carried out by a relaunch: %s", e2.msg);
     return;
   }
