@@ -126,7 +126,7 @@ static int run(struct model *md, const struct pit_replay_opts *o, int n0, int64_
     return PIT_EARG;
   job.total = steps;
   md->rng = 0x2545f4914f6cdd1dull; /* every run of a case sees the same noise sequence */
-  struct pit_elastic_model mdl = {md, m_iter, m_stop_step, m_start_s, m_stop_s, NULL};
+  struct pit_elastic_model mdl = {md, m_iter, m_stop_step, m_start_s, m_stop_s, NULL, NULL};
   return pit_elastic_run(&mdl, o, &job, r, e);
 }
 

@@ -101,8 +101,11 @@ struct pit_policy_state {
   double pace_s, pace_lo_s, pace_hi_s; /* cur's step times so far, before it is steady: median, 10th and
                                        90th percentile (past the first CTL_OBS_SKIP); NaN: none yet */
   int64_t since_change;             /* iterations done on cur since the last change */
-  double switch_s;                  /* seconds one resize costs in this job (checkpoint + stop + boot +
-                                       launch + init), measured; NaN: not measured yet */
+  double switch_s;                  /* seconds one resize by relaunch costs in this job (checkpoint + stop +
+                                       boot + launch + init), measured; NaN: not measured yet */
+  double shrink_s;                  /* seconds one removal carried out in place cost in this job (checkpoint,
+                                       the leaving ranks gone, the others set up again: docs/run.md 5b),
+                                       measured; NaN: none yet (a removal is then priced as a relaunch) */
   double restart_s;                 /* before one is measured: the job's first start (nodes, launch, init)
                                        plus its last checkpoint's time; NaN or 0: not known yet */
   int nmeas;
@@ -121,6 +124,8 @@ struct pit_policy_alt {
   char model[48];                   /* where t_p came from: "measured", "slowest rank removed", "USL", ... */
   double tp, tp_lo, tp_hi;          /* predicted s per iteration, 95% interval */
   double rest_s, rest_lo, rest_hi;  /* the rest of the job, switching included */
+  double switch_s;                  /* the change to m: seconds (0: kept) */
+  const char *switch_src;           /* where switch_s came from ("measured", "measured in place", ...) */
   double cost, cost_hi;             /* its cost (US$) at rest_s and rest_hi */
   int feasible;                     /* meets the deadline and the budget */
 };
@@ -251,6 +256,11 @@ struct pit_elastic_model {
    * the nodes that stayed, and the markets the run put the new nodes on). */
   int (*restart)(void *ctx, int64_t step, const struct pit_membership *from, const struct pit_membership *to,
                  struct pit_elastic_restart *f);
+  /* Optional (NULL: never): 1 when the generation on m that begins at step
+   * after a resize begins in place (the recorded run's did, on m's types:
+   * docs/run.md 5b), so its switch is a removal in place (the policy's
+   * shrink_s), not a relaunch. */
+  int (*in_place)(void *ctx, int64_t step, const struct pit_membership *m);
 };
 struct pit_elastic_job {
   struct pit_membership initial;

@@ -285,7 +285,7 @@ int ctl_zones_reshape(struct ctl *c, const struct pit_membership *want, const ch
 int ctl_zones_point(struct ctl *c, struct pit_choice *ch, struct pit_err *e);
 
 /* ctl_policy.c: the policy asked, its decision carried out (a stop request, a resize by restart) */
-double ctl_switch_seconds(const struct ctl *c);
+double ctl_switch_seconds(const struct ctl *c, int in_place);
 int ctl_decide(struct ctl *c, struct pit_err *e);
 /* The first membership from what earlier runs measured (--db's prior), before
  * any node starts: cost/time weigh the membership asked for against the others

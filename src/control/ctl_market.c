@@ -64,7 +64,7 @@ static void market_prices(const struct ctl *c, const struct pit_membership *bare
  * iteration) once there is one, else the run's first start (nodes, launch,
  * init) plus the last checkpoint's time; NaN before the first iteration. */
 double ctl_restart_seconds(const struct ctl *c) {
-  double sw = ctl_switch_seconds(c);
+  double sw = ctl_switch_seconds(c, 0); /* a restart is a relaunch */
   if (isfinite(sw))
     return sw;
   return c->first_iter_t + (isfinite(c->last_ckpt_s) ? c->last_ckpt_s : 0);

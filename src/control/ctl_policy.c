@@ -21,8 +21,10 @@
 
 /* Seconds one resize took in this job, from the decision to the next
  * generation's first iteration, less any wait for spot capacity with no
- * node held (mean of the resizes so far; NaN: none yet). */
-double ctl_switch_seconds(const struct ctl *c) {
+ * node held: the mean of the resizes so far carried out in place (in_place 1)
+ * or by a relaunch (0), which differ (0.10-0.15 s against 0.32-0.41 s here, docs/run.md
+ * 5b); NaN: none yet. */
+double ctl_switch_seconds(const struct ctl *c, int in_place) {
   double sum = 0;
   int n = 0;
   for (int i = 0; i < c->res->ngens; i++) {
@@ -30,7 +32,7 @@ double ctl_switch_seconds(const struct ctl *c) {
     /* the next generation's first iteration: its entry, or the running one's */
     double first = i + 1 < c->res->ngens ? c->res->gens[i + 1].t_first_iter : c->t_first_iter;
     /* (first > t1: the next generation has had its first iteration, not only the one before) */
-    if (strcmp(g->end, "resized") == 0 && isfinite(g->exit_s) && isfinite(first) && first > g->t1) {
+    if (strcmp(g->end, "resized") == 0 && !g->in_place == !in_place && isfinite(g->exit_s) && isfinite(first) && first > g->t1) {
       sum += first - (g->t1 - g->exit_s) - g->idle_s;
       n++;
     }
@@ -53,7 +55,8 @@ static void policy_state(const struct ctl *c, struct pit_policy_state *s) {
   s->t = now_t(c);
   s->spent = ctl_spent(c, s->t);
   s->since_change = c->step_next - c->gen_step0;
-  s->switch_s = ctl_switch_seconds(c);
+  s->switch_s = ctl_switch_seconds(c, 0);
+  s->shrink_s = ctl_switch_seconds(c, 1);
   s->restart_s = ctl_restart_seconds(c);
   ctl_obs_state(&c->obs, c->nodes, c->nnodes, c->o->ranks_per_node, s);
   s->ntypes = c->ntypes;

@@ -147,8 +147,9 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
     reshape(&sn, &job->initial, o, 0);
   }
   struct pit_membership cur = job->initial;
-  double price = NAN, T = 0, spent = 0, sw_sum = 0, t_dec = NAN, t_first = NAN;
-  int nsw = 0, gen = 0, rc = priced(o, &cur, &price, e);
+  /* the switches so far, by relaunch [0] and in place [1], as the controller's ctl_switch_seconds */
+  double price = NAN, T = 0, spent = 0, sw_sum[2] = {0, 0}, t_dec = NAN, t_first = NAN;
+  int nsw[2] = {0, 0}, gen = 0, in_place = 0, rc = priced(o, &cur, &price, e);
   int64_t step = job->step0, stop_at = -1;
   struct pit_elastic_restart fr;
   if (rc < 0)
@@ -183,8 +184,8 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
       if (isnan(t_first))
         t_first = T; /* the run's first start, as the controller's first_iter_t */
       if (first && isfinite(t_dec)) { /* decision → this generation's first iteration */
-        sw_sum += T - t_dec;
-        nsw++;
+        sw_sum[in_place] += T - t_dec;
+        nsw[in_place]++;
       }
       first = 0; /* (the iteration after a decision, before the stop, is not a switch) */
       struct pit_record rec;
@@ -216,7 +217,8 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
       s.t = T;
       s.spent = spent;
       s.since_change = step + 1 - gen_step0;
-      s.switch_s = nsw ? sw_sum / nsw : NAN;
+      s.switch_s = nsw[0] ? sw_sum[0] / nsw[0] : NAN;
+      s.shrink_s = nsw[1] ? sw_sum[1] / nsw[1] : NAN;
       s.restart_s = t_first;
       ctl_obs_state(&obs, nodes, sn.n, rpn, &s);
       s.ntypes = o->ntypes;
@@ -255,6 +257,7 @@ int pit_elastic_run(const struct pit_elastic_model *mdl, const struct pit_replay
       idle = fr.idle_s > 0 ? fr.idle_s : 0;
     }
     gen++;
+    in_place = !restarted && mdl->in_place && mdl->in_place(mdl->ctx, step, &cur) == 1;
     if ((rc = priced(o, &cur, &price, e)) < 0)
       goto out;
     double st = mdl->start_s(mdl->ctx, gen, step, &cur);

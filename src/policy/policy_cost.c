@@ -45,9 +45,9 @@
  * its first start. */
 #define SWITCH_S_UNMEASURED 5.0
 
-/* Seconds one resize costs: the job's resizes (measured), else its first
- * start (nodes, launch, init, plus the last checkpoint's time: what a resize
- * does again), else the assumption; *src says which. */
+/* Seconds one resize costs: the job's resizes by relaunch (measured), else its
+ * first start (nodes, launch, init, plus the last checkpoint's time: what a
+ * resize does again), else the assumption; *src says which. */
 static double switch_seconds(const struct pit_policy_state *s, const char **src) {
   if (s->at_start) /* nothing started: the first membership costs its own start, whichever it is */
     return *src = "nothing started yet", 0;
@@ -56,6 +56,34 @@ static double switch_seconds(const struct pit_policy_state *s, const char **src)
   if (s->restart_s > 0)
     return *src = "as the job's first start", s->restart_s;
   return *src = "assumed", SWITCH_S_UNMEASURED;
+}
+
+/* 1 when `to` only removes nodes from `from` (each type on each market at most
+ * as many nodes, fewer in all): a change the controller may carry out in place. */
+static int removes_only(const struct pit_membership *from, const struct pit_membership *to) {
+  int left = 0, right = 0;
+  for (int i = 0; i < from->n; i++)
+    left += from->m[i].nodes;
+  for (int j = 0; j < to->n; j++) {
+    int have = 0;
+    for (int i = 0; i < from->n; i++)
+      if (strcmp(from->m[i].itype, to->m[j].itype) == 0 && from->m[i].market == to->m[j].market)
+        have += from->m[i].nodes;
+    if (to->m[j].nodes > have)
+      return 0;
+    right += to->m[j].nodes;
+  }
+  return right < left;
+}
+
+/* Seconds the change from `from` to `to` costs: a removal at what this job's
+ * removals in place cost (measured; none measured: as a relaunch, the dearer),
+ * anything else at a relaunch's (switch_seconds); *src says which. */
+static double change_seconds(const struct pit_policy_state *s, const struct pit_membership *from,
+                             const struct pit_membership *to, const char **src) {
+  if (!s->at_start && s->shrink_s > 0 && removes_only(from, to))
+    return *src = "measured in place", s->shrink_s;
+  return switch_seconds(s, src);
 }
 
 double pit_policy_price_h(const struct pit_policy_state *s, const struct pit_membership *m) {
@@ -294,7 +322,7 @@ struct ctx {
   const struct pit_policy_state *s;  /* bare: cur and meas without markets */
   const struct pit_membership *mk;   /* the current membership with its markets (on_markets) */
   int64_t rest_steps;
-  double tp_cur, tp_cur_half, sw;
+  double tp_cur, tp_cur_half, sw; /* sw: a relaunch's seconds (switch_seconds; every way back is one) */
 };
 
 /* Predicts the rest of the job on m (bare) and appends it, on its markets
@@ -328,7 +356,10 @@ static void add_alt(struct ctx *x, struct pit_choice *c, const struct pit_member
   } else {
     return;
   }
-  double sw = keep ? 0 : x->sw;
+  const char *src;
+  double sw = keep ? 0 : change_seconds(s, x->mk, &on, &src);
+  a.switch_s = sw;
+  a.switch_src = keep ? "kept" : src;
   double n = (double)x->rest_steps;
   a.rest_s = n * a.tp + sw;
   a.rest_lo = n * a.tp_lo + sw;
@@ -404,7 +435,7 @@ static int try_split(const struct ctx *x, struct pit_choice *c, int64_t every) {
     if (!isnan(p->deadline_s) && s->t + a->rest_hi + x->sw > p->deadline_s && !recoverable(x, keep, a, every))
       continue; /* as the cautious rule: a switch to spare at its high end, or a way back that meets it */
     double pa = pit_policy_price_h(s, &a->m);
-    double sw = p->kind == PIT_POLICY_COST ? x->sw / 3600.0 * fmax(pk, pa) : x->sw;
+    double sw = p->kind == PIT_POLICY_COST ? a->switch_s / 3600.0 * fmax(pk, pa) : a->switch_s;
     double excess = p->kind == PIT_POLICY_COST ? (pa * a->tp_hi - pk * keep->tp_lo) / 3600.0 : a->tp_hi - keep->tp_lo;
     double trying = sw + window * fmax(0, excess);
     double gain = keep_obj - obj(x, a, 0);
@@ -491,15 +522,16 @@ static int paired_remove(const struct pit_policy *p, const struct pit_policy_sta
     return 0;
   double u = s->nodes[slow].others_hi, tau = fmax((double)ranks / (ranks - rk) * u, 1.0), kappa = pa / pk * tau;
   const char *src;
-  double rest = (double)(s->total_steps - s->step), sw = switch_seconds(s, &src);
+  double rest = (double)(s->total_steps - s->step), sw = change_seconds(s, mk, &m, &src);
   double sw_cost = sw / 3600.0 * fmax(pk, pa);
   /* keeping at pace P costs pk·rest·P; removing at most pa·(rest·P·τ + switch): the saving grows with P,
    * so it is taken at the pace's cautious (low) end */
   double save = ((pk - pa * tau) * rest * s->pace_lo_s - pa * sw) / 3600.0; /* forecast: a bound, not billing */
   if (!(save > p->margin * sw_cost))
     return 0;
-  if (!isnan(p->deadline_s) && s->t + rest * s->pace_hi_s * tau + 2 * sw > p->deadline_s)
-    return 0;
+  const char *back_src;
+  if (!isnan(p->deadline_s) && s->t + rest * s->pace_hi_s * tau + sw + switch_seconds(s, &back_src) > p->deadline_s)
+    return 0; /* the way back, should it be wanted, is a relaunch */
   char cur[PIT_MEMBERSHIP_TEXT_MAX], to[PIT_MEMBERSHIP_TEXT_MAX];
   pit_membership_format(mk, cur, sizeof cur);
   pit_membership_format(&m, to, sizeof to);
@@ -516,6 +548,8 @@ static int paired_remove(const struct pit_policy *p, const struct pit_policy_sta
   for (int i = 0; i < 2; i++) {
     struct pit_policy_alt *x = &c->alts[i];
     double w = i ? sw : 0, price = i ? pa : pk;
+    x->switch_s = w;
+    x->switch_src = i ? src : "kept";
     x->rest_s = rest * x->tp + w, x->rest_lo = rest * x->tp_lo + w, x->rest_hi = rest * x->tp_hi + w;
     x->cost = price / 3600.0 * x->rest_s, x->cost_hi = price / 3600.0 * x->rest_hi; /* forecast */
     x->feasible = isnan(p->deadline_s) || s->t + x->rest_hi <= p->deadline_s;
@@ -710,8 +744,8 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
   pit_membership_format(&b->m, to, sizeof to);
   double sw_obj =
       p->kind == PIT_POLICY_COST
-          ? x.sw / 3600.0 * fmax(pit_policy_price_h(s, &given->cur), pit_policy_price_h(s, &b->m))
-          : x.sw;
+          ? b->switch_s / 3600.0 * fmax(pit_policy_price_h(s, &given->cur), pit_policy_price_h(s, &b->m))
+          : b->switch_s;
   /* cautious saving: keep at its low end against the candidate at its high end (switch included) */
   double save;
   const char *why;
@@ -721,7 +755,7 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
                                                                         : "the deadline no longer holds on";
   } else if (!any_feasible && p->kind == PIT_POLICY_COST) {
     save = keep->rest_lo - b->rest_hi;
-    sw_obj = x.sw;
+    sw_obj = b->switch_s;
     why = "no membership meets the deadline; the fastest is wanted instead of";
   } else {
     save = obj(&x, keep, -1) - obj(&x, b, 1);
@@ -737,7 +771,7 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
              "keep %s (%s for the rest, %s): the best alternative, %s → %s (%s, %s), does not save more than "
              "%.0f%% over the switch (%s, %.1f s %s) at the ends of their intervals",
              cur, vk, keep->feasible ? "fits" : "does not fit", b->kind, to, vb, b->model, 100 * (1 + p->margin), vs,
-             x.sw, sw_src);
+             b->switch_s, b->switch_src);
     return 0;
   }
   c->to = b->m;
@@ -752,8 +786,8 @@ int pit_policy_decide_cost(const struct pit_policy *p, const struct pit_policy_s
     w = snprintf(c->reason, sizeof c->reason,
                  "%s → %s: the rest predicted %s against %s kept (t_p %.4g s [%.4g, %.4g], %s); cautious saving %s "
                  "> %.0f%% of the switch %s (%.1f s %s)",
-                 b->kind, to, vb, vk, b->tp, b->tp_lo, b->tp_hi, b->model, sv, 100 * (1 + p->margin), vs, x.sw,
-                 sw_src);
+                 b->kind, to, vb, vk, b->tp, b->tp_lo, b->tp_hi, b->model, sv, 100 * (1 + p->margin), vs, b->switch_s,
+                 b->switch_src);
   if (slow >= 0 && strcmp(b->kind, "remove") == 0 && w > 0 && (size_t)w < sizeof c->reason)
     snprintf(c->reason + w, sizeof c->reason - (size_t)w, "; %s's rank computes %.4g s of a %.4g s step",
              s->nodes[slow].itype, s->nodes[slow].compute_s, x.tp_cur);

@@ -326,6 +326,13 @@ static double r_start_s(void *ctx, int gen, int64_t step, const struct pit_membe
   int lg = live_gen_of(l, step);
   return lg > 0 && same_types(&l->g[lg].m, m) ? start_overhead(l, lg) : mean_overhead(l, 1);
 }
+/* The live run began a generation on m's types at step in place (its init record's "in_place"). */
+static int r_in_place(void *ctx, int64_t step, const struct pit_membership *m) {
+  const struct live *l = ((const struct rmodel *)ctx)->l;
+  int lg = live_gen_of(l, step);
+  return lg > 0 && l->g[lg].in_place && l->g[lg].n > 0 && l->its[l->g[lg].first].step == step &&
+         same_types(&l->g[lg].m, m);
+}
 static double r_stop_s(void *ctx, int gen, int64_t step, const struct pit_membership *m, int last) {
   (void)gen, (void)m, (void)last;
   const struct live *l = ((const struct rmodel *)ctx)->l;
@@ -392,6 +399,7 @@ static int replay_fixed(const struct live *l, const struct pit_elastic_model *md
   struct pit_elastic_job fj;
   struct pit_elastic_model alone = *mdl; /* a fixed membership follows none of the live run's restarts */
   alone.restart = NULL;
+  alone.in_place = NULL;
   mdl = &alone;
   fo.policy.kind = PIT_POLICY_FIXED;
   r->best_fixed = -1;
@@ -465,7 +473,7 @@ int pit_replay_log(const struct pit_runlog *log, const char *path, const struct 
       lag += (double)(L->its[L->g[g].first + L->g[g].n - 1].step + 1 - L->dec[i].step), nlag++;
   }
   struct rmodel rm = {.l = L, .mean_lag = nlag ? (int64_t)llround(lag / nlag) : 0};
-  struct pit_elastic_model mdl = {&rm, r_iter, r_stop_step, r_start_s, r_stop_s, r_restart};
+  struct pit_elastic_model mdl = {&rm, r_iter, r_stop_step, r_start_s, r_stop_s, r_restart, r_in_place};
   struct pit_replay_opts oc = *o; /* the zone layer chose the count: the policy keeps it, as live */
   oc.count_held = oc.count_held || L->zone_count;
   o = &oc;

@@ -118,6 +118,35 @@ static void slow_node(void) {
   CHECK(!ch.decided && ch.act == PIT_ACT_KEEP, "not steady: %s", ch.reason);
 }
 
+/* A removal is priced at what this job's removals in place cost (shrink_s), anything else at a
+ * relaunch's (switch_s): near the job's end, only the cheap switch pays. */
+static void switch_by_kind(void) {
+  struct pit_policy_state s;
+  base(&s, "local-1:1+local-0.4:1");
+  node(&s, "local-1", 0.032, 0.050);
+  node(&s, "local-0.4", 0.080, 0.002);
+  meas(&s, "local-1:1+local-0.4:1", 0.085, 0.002);
+  s.total_steps = s.step + 12;
+  s.switch_s = 1.0;
+  s.shrink_s = NAN; /* none in place yet: the removal is priced as a relaunch, and does not pay */
+  decide("cost", &s, NAN);
+  CHECK(ch.decided && ch.act == PIT_ACT_KEEP, "12 steps left, a 1 s switch: keep: %s", ch.reason);
+  s.shrink_s = 0.05;
+  decide("cost", &s, NAN);
+  CHECK(ch.act == PIT_ACT_RESIZE && to_is("local-1:1") && strstr(ch.reason, "measured in place"),
+        "a 0.05 s removal in place pays: %s", ch.reason);
+  int removal = 0, other = 0;
+  for (int k = 1; k < ch.nalts; k++) {
+    int rm = !strcmp(ch.alts[k].kind, "remove");
+    removal += rm;
+    other += !rm;
+    CHECK(ch.alts[k].switch_s == (rm ? 0.05 : 1.0), "%s: switch %g s (%s)", ch.alts[k].kind, ch.alts[k].switch_s,
+          ch.alts[k].switch_src);
+  }
+  CHECK(removal >= 1 && other >= 1, "removals %d, others %d", removal, other);
+  CHECK(ch.alts[0].switch_s == 0, "keep: no switch (%g)", ch.alts[0].switch_s);
+}
+
 static void cheaper_type(void) {
   struct pit_policy_state s;
   base(&s, "local-2:1");
@@ -345,6 +374,7 @@ static void trial_no_flap(uint64_t seed) {
 
 int main(void) {
   slow_node();
+  switch_by_kind();
   cheaper_type();
   deadline();
   node_lost();

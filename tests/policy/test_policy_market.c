@@ -175,7 +175,7 @@ static void elastic(void) {
   add_type(&st, "a", 1.0, 0.1);
   o.ntypes = st.ntypes;
   memcpy(o.types, st.types, sizeof o.types);
-  struct pit_elastic_model mdl = {NULL, m_iter, m_stop_step, m_start_s, m_stop_s, NULL};
+  struct pit_elastic_model mdl = {NULL, m_iter, m_stop_step, m_start_s, m_stop_s, NULL, NULL};
   struct pit_elastic_job job;
   memset(&job, 0, sizeof job);
   job.total = 100;
