@@ -11,8 +11,13 @@
  * State: one file per live node in STATE_DIR/nodes/ID.node ("itype cpus quota
  * cgroup price"), written atomically before start returns and removed after
  * the node is stopped, so a restarted controller lists exactly what exists;
- * cgroups are named pitstop.RUN.K, so one a crash left without its file is
- * listed too (as a node to stop). Without root or a cgroup CPU controller the
+ * cgroups are named pitstop.RUN.K.TAG, TAG the CRC-32 of the state directory's
+ * real path, so one a crash left without its file is listed too (as a node to
+ * stop), and two runs of one name in two directories (two jobs of one script,
+ * each with the default run name) never share a cgroup: until 2026-11-29 the
+ * name had no TAG, both runs' node 0 joined one cgroup, and the first to stop
+ * its node killed the other's workload; a cgroup that exists with processes in
+ * it is never joined. Without root or a cgroup CPU controller the
  * provider says quotas are unavailable (once) and runs without them. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -24,6 +29,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <zlib.h>
 
 #include "provider/provider_impl.h"
 
@@ -45,6 +52,7 @@ struct local {
   int cpu[CPU_SETSIZE];
   int cg;                /* 0 none, 1 cgroup v1 cpu controller, 2 cgroup v2 */
   int warned;
+  char tag[9];           /* this run's state directory's CRC-32, in its cgroups' names */
   char wrap_cpus[64], wrap_cg[256];
 };
 
@@ -76,7 +84,14 @@ static int l_open(struct pit_provider *p, struct pit_err *e) {
   p->impl = l;
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/nodes", p->conf.state_dir);
-  return pit_mkdir_p(dir, e);
+  int rc = pit_mkdir_p(dir, e);
+  if (rc < 0)
+    return rc;
+  char *real = realpath(p->conf.state_dir, NULL); /* exists: made above */
+  const char *key = real ? real : p->conf.state_dir;
+  snprintf(l->tag, sizeof l->tag, "%08lx", crc32(0L, (const Bytef *)key, (uInt)strlen(key)) & 0xffffffffUL);
+  free(real);
+  return 0;
 }
 
 static void l_close(struct pit_provider *p) {
@@ -156,11 +171,15 @@ static int l_list(struct pit_provider *p, struct pit_node **out, int *nout, stru
   struct local *l = p->impl;
   if (l->cg) {
     const char *root = l->cg == 1 ? CG_V1 : CG_V2;
-    char prefix[PIT_NAME_MAX + 16];
+    char prefix[PIT_NAME_MAX + 16], suffix[16];
     snprintf(prefix, sizeof prefix, "pitstop.%s.", p->conf.run);
+    snprintf(suffix, sizeof suffix, ".%s", l->tag);
+    size_t lp = strlen(prefix), ls = strlen(suffix);
     if ((d = opendir(root))) {
       while ((de = readdir(d))) {
-        if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+        size_t len = strlen(de->d_name); /* pitstop.RUN.K.TAG of this run's directory only */
+        if (len <= lp + ls || len - ls - 8 >= PIT_NAME_MAX || strncmp(de->d_name, prefix, lp) != 0 ||
+            strcmp(de->d_name + len - ls, suffix) != 0)
           continue;
         char cg[512];
         snprintf(cg, sizeof cg, "%s/%s", root, de->d_name);
@@ -171,7 +190,9 @@ static int l_list(struct pit_provider *p, struct pit_node **out, int *nout, stru
           continue;
         if (PIT_GROW(v, n + 1, cap))
           break;
-        ctl_node_orphan(&v[n], de->d_name + 8, NULL);
+        char id[PIT_NAME_MAX];
+        snprintf(id, sizeof id, "%.*s", (int)(len - ls - 8), de->d_name + 8); /* RUN.K */
+        ctl_node_orphan(&v[n], id, NULL);
         snprintf(v[n].cgroup, sizeof v[n].cgroup, "%.255s", cg);
         n++;
       }
@@ -193,8 +214,15 @@ static int write_file(const char *path, const char *text, struct pit_err *e) {
 }
 
 static int make_cgroup(struct local *l, const char *dir, double quota, struct pit_err *e) {
-  if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-    return pit_err_errno(e, PIT_EIO, "cannot create the cgroup '%s'", dir);
+  if (mkdir(dir, 0755) < 0) {
+    if (errno != EEXIST)
+      return pit_err_errno(e, PIT_EIO, "cannot create the cgroup '%s'", dir);
+    char procs[512], buf[64];
+    snprintf(procs, sizeof procs, "%s/cgroup.procs", dir);
+    if (ctl_read_small(procs, buf, sizeof buf) != 0 || buf[0]) /* not readable, or processes in it */
+      return pit_err_set(e, PIT_ESTATE, "the cgroup '%s' exists with processes in it: another controller of this "
+                                        "run directory?", dir);
+  }
   char path[512], val[64];
   long q = lround(quota * NODE_PERIOD_US);
   int rc;
@@ -303,9 +331,10 @@ static int l_start(struct pit_provider *p, const char *itype, enum pit_market mk
   n->slots = p->conf.slots > 0 ? p->conf.slots : 1;
   n->state = PIT_NODE_READY;
   if (l->cg) {
-    snprintf(n->cgroup, sizeof n->cgroup, "%s/pitstop.%s", l->cg == 1 ? CG_V1 : CG_V2, n->id);
+    snprintf(n->cgroup, sizeof n->cgroup, "%s/pitstop.%s.%s", l->cg == 1 ? CG_V1 : CG_V2, n->id, l->tag);
     if ((rc = make_cgroup(l, n->cgroup, quota, e)) < 0) {
-      rmdir(n->cgroup);
+      if (rc != PIT_ESTATE) /* (one with processes in it is not ours to remove) */
+        rmdir(n->cgroup);
       return rc;
     }
   } else if (quota < cpus && !l->warned && p->conf.warn) {

@@ -27,3 +27,25 @@ for ty in local-1 local-0.4; do
   [ ! -d "$CG$cg" ] || fail "$ty: the cgroup $CG$cg is left behind"
   echo "$ty: cgroup $cg, limit $quota/$period, shares $shares, CPU $cpus; removed after the run"
 done
+# Two runs of ONE run name in two directories at once (two jobs of one script, each with the
+# default name): each node in a cgroup of its own (pitstop.RUN.K.TAG, TAG from the directory).
+# Until 2026-11-29 both node 0s joined pitstop.tcgtwin.0, and the first run to stop its node
+# killed the other's workload, which then restarted from step 0 ("1 restart").
+for k in a b; do
+  "$PITSTOP" run --catalog "$PIT_SOURCE_DIR/catalogs/local.tsv" --checkpoint-dir "$T/twin-$k" --run tcgtwin \
+    --nodes local-1:1 -- "$PY" "$PIT_SOURCE_DIR/tests/control/fake/dcgan_log.py" 100 "$T/twin-$k.txt" \
+    > "$T/twin-$k.out" 2> "$T/twin-$k.err" &
+  eval "pid_$k=\$!"
+  sleep 0.2 # the second starts while the first runs (100 steps of 10 ms)
+done
+wait "$pid_a" || fail "twin a failed: $(cat "$T/twin-a.err")"
+wait "$pid_b" || fail "twin b failed: $(cat "$T/twin-b.err")"
+for k in a b; do
+  grep -Eq "^100 steps in [0-9.]+ s, 0 restarts" "$T/twin-$k.out" || fail "twin $k: $(tail -3 "$T/twin-$k.out")"
+done
+read -r cga _ < "$T/twin-a.txt"
+read -r cgb _ < "$T/twin-b.txt"
+case "$cga" in /pitstop.tcgtwin.0.????????) ;; *) fail "twin a ran in '$cga', not pitstop.tcgtwin.0.TAG" ;; esac
+[ "$cga" != "$cgb" ] || fail "two run directories shared the cgroup $cga"
+[ ! -d "$CG$cga" ] && [ ! -d "$CG$cgb" ] || fail "a twin's cgroup is left behind"
+echo "one run name in two directories at once: cgroups $cga and $cgb, both finished without a restart"

@@ -121,6 +121,7 @@ static void test_timings(void) {
   /* the first all_wait carries the previous reduction's waits (test_grads') */
   CHECK(pit_dist_allgather_last_wait(&D, prev, &e) == 0, "gather waits: %s", e.msg);
   /* make the last rank slow so the others wait */
+  double most = 0;
   for (int step = 0; step < 3; step++) {
     CHECK(pit_dist_grads_begin(&D, g, n, &e) == 0, "begin: %s", e.msg);
     if (D.rank == D.size - 1 && D.size > 1)
@@ -137,9 +138,12 @@ static void test_timings(void) {
     CHECK(own >= 0, "own wait %g", own);
     CHECK(pit_dist_allgather_last_wait(&D, prev, &e) == 0, "gather waits: %s", e.msg);
     CHECK(prev[D.rank] == own, "gathered own wait %g vs %g", prev[D.rank], own);
-    if (D.size > 1)
-      CHECK(prev[0] > 0.005, "rank 0 waited %g s for the slow rank (slept 20 ms)", prev[0]);
+    most = prev[0] > most ? prev[0] : most;
   }
+  /* the largest of the 3 steps: on a loaded host rank 0 itself may be descheduled past the slow
+   * rank's sleep in one step (seen under a parallel CI run: 0.0002 s), hardly in all three */
+  if (D.size > 1)
+    CHECK(most > 0.005, "rank 0 waited at most %g s for the slow rank in 3 steps (slept 20 ms each)", most);
   free(g);
   free(ac);
   free(aw);
