@@ -1,15 +1,24 @@
 /* node_files.c — the node files of the ssh, slurm and command providers: one file
  * STATE_DIR/nodes/ID.node per node the provider holds, one line of the
  * provider's own fields, written atomically before start returns and removed
- * after stop, so a restarted controller lists exactly what the run holds. */
+ * after stop, so a restarted controller lists exactly what the run holds; and
+ * the run directory's tag (ctl_run_tag). */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "provider/provider_impl.h"
+
+void ctl_run_tag(const char *state_dir, char tag[9]) {
+  char *real = realpath(state_dir, NULL);
+  const char *key = real ? real : state_dir;
+  snprintf(tag, 9, "%08lx", crc32(0L, (const Bytef *)key, (uInt)strlen(key)) & 0xffffffffUL);
+  free(real);
+}
 
 static void path_of(const char *state_dir, const char *id, char *buf, size_t n) {
   snprintf(buf, n, "%s/nodes/%s.node", state_dir, id);

@@ -11,10 +11,8 @@
  * State: one file per live node in STATE_DIR/nodes/ID.node ("itype cpus quota
  * cgroup price"), written atomically before start returns and removed after
  * the node is stopped, so a restarted controller lists exactly what exists;
- * cgroups are named pitstop.RUN.K.TAG, TAG the CRC-32 of the state directory's
- * real path, so one a crash left without its file is listed too (as a node to
- * stop), and two runs of one name in two directories (two jobs of one script,
- * each with the default run name) never share a cgroup: until 2026-11-29 the
+ * cgroups are named pitstop.RUN.K.TAG, TAG the run directory's (ctl_run_tag), so one a crash left without its file is listed too (as a node to
+ * stop), and two runs given one name (--run) in two directories never share a cgroup: until 2026-11-29 the
  * name had no TAG, both runs' node 0 joined one cgroup, and the first to stop
  * its node killed the other's workload; a cgroup that exists with processes in
  * it is never joined. Without root or a cgroup CPU controller the
@@ -29,8 +27,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <zlib.h>
 
 #include "provider/provider_impl.h"
 
@@ -87,10 +83,7 @@ static int l_open(struct pit_provider *p, struct pit_err *e) {
   int rc = pit_mkdir_p(dir, e);
   if (rc < 0)
     return rc;
-  char *real = realpath(p->conf.state_dir, NULL); /* exists: made above */
-  const char *key = real ? real : p->conf.state_dir;
-  snprintf(l->tag, sizeof l->tag, "%08lx", crc32(0L, (const Bytef *)key, (uInt)strlen(key)) & 0xffffffffUL);
-  free(real);
+  ctl_run_tag(p->conf.state_dir, l->tag); /* the directory exists: made above */
   return 0;
 }
 

@@ -1,8 +1,8 @@
 /* provider_slurm.c — the `slurm` provider: a node is a one-node Slurm
- * allocation. start = `salloc --immediate=S --no-shell -N1 -J pitstop-RUN
- * [-p PARTITION]` (never a request that pends: Slurm refuses it unless it can
+ * allocation. start = `salloc --immediate=S --no-shell -N1 -J pitstop-RUN-TAG
+ * [-p PARTITION]` (TAG: the run directory's, ctl_run_tag; never a request that pends: Slurm refuses it unless it can
  * run now), the job id parsed from salloc's "Granted job allocation ID";
- * stop = `scancel ID`; list = `squeue --name pitstop-RUN` joined with the
+ * stop = `scancel ID`; list = `squeue --name pitstop-RUN-TAG` joined with the
  * node files; health = the allocation's squeue state (RUNNING, or lost:
  * cancelled, preempted, failed, gone); wrap = `srun --jobid=ID -N1 -n1
  * --overlap --` (ranks and per-node commands are job steps of the
@@ -19,7 +19,7 @@
  * State: a node file (node_files.c) "itype jobid nodename host price" per
  * allocation, written before start returns and removed after scancel, so a
  * restarted controller lists exactly the run's allocations (squeue's job
- * name pitstop-RUN finds one a crash left without its file). Every command is
+ * name pitstop-RUN-TAG finds one a crash left without its file). Every command is
  * argv with a time-out. */
 #include <math.h>
 #include <stdio.h>
@@ -39,7 +39,9 @@ static int sl_open(struct pit_provider *p, struct pit_err *e) {
   struct slurm *s = calloc(1, sizeof *s);
   if (!s)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
-  snprintf(s->jobname, sizeof s->jobname, "pitstop-%s", p->conf.run);
+  char tag[9];
+  ctl_run_tag(p->conf.state_dir, tag); /* two runs of one name in two directories: two job names */
+  snprintf(s->jobname, sizeof s->jobname, "pitstop-%s-%s", p->conf.run, tag);
   s->timeout_s = p->conf.timeout_s > 0 ? p->conf.timeout_s : 20;
   p->impl = s;
   return 0;

@@ -31,7 +31,9 @@ chmod 755 "$T"
 pids=()
 cleanup() {
   local p
-  [ -n "${SLURM_CONF:-}" ] && scancel --name="pitstop-tsl1" --name="pitstop-tsl2" --name="pitstop-tsl5" --name="pitstop-tsl6" 2> /dev/null || true
+  # the runs' allocations (job names pitstop-RUN-TAG, TAG from the run directory)
+  [ -n "${SLURM_CONF:-}" ] && squeue -h -o '%i %j' 2> /dev/null | awk '$2 ~ /^pitstop-tsl[0-9]+-/ { print $1 }' |
+    xargs -r scancel 2> /dev/null || true
   for f in "$T"/ctld.pid "$T"/slurmd-n1.pid "$T"/slurmd-n2.pid "$T"/munge/munged.pid; do
     [ -f "$f" ] && pids+=("$(cat "$f")")
   done
@@ -115,7 +117,7 @@ mpirun_local 2 "$PITSTOP" train "${common[@]}" --max-iters 200 --out "$T/u2" --q
 ctl=$!
 pids+=("$ctl")
 for _ in $(seq 600); do grep -q '"checkpoint"' "$T/r2/events.jsonl" 2> /dev/null && break; sleep 0.1; done
-victim=$(squeue -h --name=pitstop-tsl2 -o '%i' | tail -1)
+victim=$(squeue -h -o '%i %j' | awk '$2 ~ /^pitstop-tsl2-[0-9a-f]+$/ { print $1 }' | tail -1)
 [ -n "$victim" ] || fail "no allocation of run tsl2"
 scancel "$victim"
 echo "scancel $victim"
@@ -141,8 +143,11 @@ echo "scancel: parameters bit-identical to the uninterrupted 2-rank run"
 
 # ---- 3. the controller SIGKILLed mid-generation, then started again
 . "$PIT_SOURCE_DIR/tests/control/run_procs.bash"
-allocs() { squeue -h --name="pitstop-$1" -o '%i %T' | sort | xargs; }         # the run's allocations
-steps() { squeue -h -s --name="pitstop-$1" -o '%i' | sort | xargs; }          # their job steps
+# the run's Slurm job name: pitstop-RUN-TAG, TAG the CRC-32 of its directory's real path (two runs of
+# one name in two directories never list each other's allocations)
+jobname() { "$PY" -c 'import os, sys, zlib; print("pitstop-%s-%08x" % (sys.argv[1], zlib.crc32(os.path.realpath(sys.argv[2]).encode())))' "$1" "$2"; }
+allocs() { squeue -h --name="$(jobname "$1" "$2")" -o '%i %T' | sort | xargs; }    # the run's allocations
+steps() { squeue -h -s --name="$(jobname "$1" "$2")" -o '%i' | sort | xargs; }     # their job steps
 procs() { run_procs "$1"; }                                                   # the run's processes here
 run3=(run --provider slurm --catalog "$T/cat.tsv" --itype node --checkpoint-dir "$T/r3" --run tsl5 --quiet --nodes 2
       --db "$T/r3.db" "${common[@]}" --max-iters 120 --checkpoint-every 20)
@@ -152,7 +157,7 @@ pids+=("$ctl")
 wait_for "$T/r3/events.jsonl" '"checkpoint"' 600
 kill -9 $ctl
 wait $ctl 2> /dev/null || true
-a0=$(allocs tsl5) s0=$(steps tsl5)
+a0=$(allocs tsl5 "$T/r3") s0=$(steps tsl5 "$T/r3")
 [ "$(wc -w <<< "$a0")" = 4 ] || fail "the killed controller held allocations '$a0', not two running"
 files=$(cat "$T"/r3/nodes/*.node | cut -d' ' -f2 | sort | xargs)
 [ "$(cut -d' ' -f1,3 <<< "$a0")" = "$files" ] || fail "squeue lists '$a0', the node files '$files'"
@@ -165,7 +170,7 @@ for _ in $(seq 1200); do grep -q '"gen":1.*"checkpoint"\|"checkpoint".*"gen":1' 
 grep -q '"gen":1.*"checkpoint"\|"checkpoint".*"gen":1' "$T/r3/events.jsonl" \
   || fail "the restarted controller reached no checkpoint: $(cat "$T/r3b.err")"
 # Slurm's view mid-generation 1: the same two allocations, none of the killed generation's steps
-a1=$(allocs tsl5) s1=$(steps tsl5) p1=$(procs tsl5)
+a1=$(allocs tsl5 "$T/r3") s1=$(steps tsl5 "$T/r3") p1=$(procs tsl5)
 [ "$a1" = "$a0" ] || fail "squeue lists '$a1' mid-generation 1, not the killed controller's '$a0'"
 for st in $s0; do [[ " $s1 " == *" $st "* ]] && fail "step $st of the killed generation still runs ($s1)"; done
 [ -n "$s1" ] || fail "no job step mid-generation 1"
@@ -196,22 +201,22 @@ for _ in $(seq 600); do [ "$(pyprocs tsl6)" = "2 0 python3" ] && break; sleep 0.
 kill -9 $ctl
 wait $ctl 2> /dev/null || true
 sleep 0.5 # what dies with its srun has died by now; the survivors stay
-a0=$(allocs tsl6) s0=$(steps tsl6)
+a0=$(allocs tsl6 "$T/r4") s0=$(steps tsl6 "$T/r4")
 [ "$(pyprocs tsl6)" = "2 0 python3" ] || fail "the workload did not outlive its controller: $(procs tsl6)"
 echo "per-node: controller killed; allocations $a0, steps $s0; its workload outlives it: $(pyprocs tsl6)"
 "$PITSTOP" "${run4[@]}" > /dev/null 2> "$T/r4b.err" &
 ctl=$!
 pids+=("$ctl")
 for _ in $(seq 300); do [[ "$(pyprocs tsl6)" == *"2 1 python3"* ]] && break; sleep 0.1; done
-a1=$(allocs tsl6) p1=$(pyprocs tsl6)
+a1=$(allocs tsl6 "$T/r4") p1=$(pyprocs tsl6)
 [ "$a1" = "$a0" ] || fail "squeue lists '$a1' mid-generation 1, not the killed controller's '$a0'"
 [ "$p1" = "2 1 python3" ] || fail "mid-generation 1 the run's workload processes are '$p1', not generation 1's once per node"
-echo "per-node: restarted controller: allocations $a1, steps $(steps tsl6); workload: $p1 (the killed generation's steps killed)"
+echo "per-node: restarted controller: allocations $a1, steps $(steps tsl6 "$T/r4"); workload: $p1 (the killed generation's steps killed)"
 touch "$T/go"
 wait $ctl || fail "the restarted controller failed: $(cat "$T/r4b.err")"
 [ "$(grep -c "adopted node" "$T/r4b.err")" = 2 ] || fail "not both allocations adopted: $(cat "$T/r4b.err")"
 $PY "$PIT_SOURCE_DIR/tests/control/crash_check.py" "$T/r4/events.jsonl" 0 tsl6 "$T/r4.db" 2 || fail "crash check"
-[ -z "$(allocs tsl6)$(procs tsl6)" ] || fail "left: $(allocs tsl6) $(procs tsl6)"
+[ -z "$(allocs tsl6 "$T/r4")$(procs tsl6)" ] || fail "left: $(allocs tsl6 "$T/r4") $(procs tsl6)"
 echo "per-node controller crash: no allocation or process of the run left"
 
 # ---- 4. bad input: three nodes of a partition that has two; a partition Slurm does not have
