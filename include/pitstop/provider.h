@@ -58,6 +58,10 @@ struct pit_node {
   double waste_s;            /* seconds billed by failed or hung start attempts before this node came up */
   char why[96];              /* why the controller started it (for the report) */
   char zone[PIT_ZONE_MAX];   /* the zone it was started in ("": the provider's default) */
+  int name_only;             /* list: found by the run's name alone (a cloud tag), with no node file of this
+                                run directory's: a crash between its start and its file, or a node of
+                                another live run given the same --run (the local and slurm providers'
+                                names carry the run directory's tag, so they never set it) */
 };
 
 /* What a provider's poll reports about a node of the run. */
@@ -163,6 +167,13 @@ int pit_provider_open(struct pit_provider *p, const char *name, const struct pit
                       struct pit_err *e);
 void pit_provider_close(struct pit_provider *p);
 
+/* tag: 8 hex digits, the CRC-32 of run_dir's real path (as given when it does not
+ * exist): what tells two runs given one name (--run) in two directories apart
+ * wherever a name is shared by a whole machine, cluster or pool of hosts (the
+ * local provider's cgroups, Slurm's job names, PITSTOP_RUN_TAG of the processes
+ * on an ssh host). */
+void pit_run_tag(const char *run_dir, char tag[9]);
+
 /* The local provider's node wrapper (pitstop node-exec): pins the calling
  * process to cpus, joins cgroup (if not ""), then the caller execs. */
 int pit_node_enter(const char *cpus, const char *cgroup, struct pit_err *e);
@@ -174,9 +185,10 @@ int pit_node_enter(const char *cpus, const char *cgroup, struct pit_err *e);
  * dir has at least min_free_mb MiB free and exe (a path, or a name looked up in
  * PATH) can be run; otherwise the reason in e.
  * pit_node_release: kills (TERM, then KILL after grace_s) every process of
- * this network namespace whose environment holds PITSTOP_RUN=run; *killed:
- * how many. */
+ * this network namespace whose environment holds PITSTOP_RUN=run and, when tag
+ * is not NULL, PITSTOP_RUN_TAG=tag (pit_run_tag: only the run of that
+ * directory, not another given the same name); *killed: how many. */
 int pit_node_check(const char *dir, const char *exe, double min_free_mb, struct pit_err *e);
-int pit_node_release(const char *run, double grace_s, int *killed, struct pit_err *e);
+int pit_node_release(const char *run, const char *tag, double grace_s, int *killed, struct pit_err *e);
 
 #endif

@@ -39,9 +39,9 @@ int pit_cmd_node_exec(int argc, char **argv) {
   return 127;
 }
 
-/* pitstop node-check [--dir DIR] [--exe PROG] [--min-free-mb N] | --release RUN */
+/* pitstop node-check [--dir DIR] [--exe PROG] [--min-free-mb N] | --release RUN [--run-tag TAG] */
 int pit_cmd_node_check(int argc, char **argv) {
-  const char *dir = NULL, *exe = NULL, *release = NULL;
+  const char *dir = NULL, *exe = NULL, *release = NULL, *run_tag = NULL;
   double min_mb = 0;
   for (int i = 1; i < argc; i++) {
     if (i + 1 < argc && !strcmp(argv[i], "--dir"))
@@ -50,16 +50,18 @@ int pit_cmd_node_check(int argc, char **argv) {
       exe = argv[++i];
     else if (i + 1 < argc && !strcmp(argv[i], "--release"))
       release = argv[++i];
+    else if (i + 1 < argc && !strcmp(argv[i], "--run-tag"))
+      run_tag = argv[++i];
     else if (i + 1 < argc && !strcmp(argv[i], "--min-free-mb") && pit_parse_f64(argv[i + 1], &min_mb) == 0)
       i++;
     else
       return pit_cli_usage("node-check: unknown option '%s' (usage: node-check [--dir DIR] [--exe PROG] "
-                           "[--min-free-mb N] | --release RUN)",
+                           "[--min-free-mb N] | --release RUN [--run-tag TAG])",
                            argv[i]);
   }
   struct pit_err e = {0};
   int killed = 0;
-  int rc = release ? pit_node_release(release, 2.0, &killed, &e) : pit_node_check(dir, exe, min_mb, &e);
+  int rc = release ? pit_node_release(release, run_tag, 2.0, &killed, &e) : pit_node_check(dir, exe, min_mb, &e);
   if (rc < 0)
     return pit_cli_fail(&e);
   if (release)

@@ -269,6 +269,33 @@ static void close_unlisted(struct ctl *c, const struct pit_runlog *log, const st
   }
 }
 
+/* A node listed by the run's name alone (a cloud tag, no node file here) that this run's records
+ * never named may be another live run's, given the same --run: it is neither adopted nor stopped,
+ * and the run does not start (a crash between a node's start and its file, the one case where such
+ * a node is this run's, is left to `pitstop run --cleanup`, which the message names). Until
+ * 2026-11-29 it was stopped as this run's leftover. */
+static int foreign_nodes(struct ctl *c, const struct pit_runlog *log, const struct pit_node *list, int n,
+                         struct pit_err *e) {
+  for (int i = 0; i < n; i++) {
+    if (!list[i].name_only)
+      continue;
+    int named = 0;
+    for (int k = 0; k < log->nnodes && !named; k++)
+      named = strcmp(log->nodes[k].id, list[i].id) == 0;
+    if (named)
+      continue; /* this run's: its records started it */
+    pit_err_set(e, PIT_ESTATE,
+                "run %s: the provider lists node %s (%s) under this run's name, but this run directory's records "
+                "never started it: it may belong to another live run given the same name",
+                c->o->run, list[i].id, list[i].itype);
+    pit_err_hint(e, "give this run another --run NAME; if no other run of that name is live, `pitstop run --cleanup %s "
+                    "--checkpoint-dir %s` stops it",
+                 c->o->run, c->o->run_dir);
+    return PIT_ESTATE;
+  }
+  return 0;
+}
+
 int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
   ctl_read_state(c, ps);
   struct pit_runlog log; /* the run's records so far (none: an empty fold) */
@@ -296,7 +323,10 @@ int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
   int rc = c->prov.ops->list(&c->prov, &list, &n, e);
   if (rc == 0)
     close_unlisted(c, &log, list, n);
+  if (rc == 0)
+    rc = foreign_nodes(c, &log, list, n, e);
   if (rc < 0) {
+    free(list);
     pit_runlog_release(&log);
     return rc;
   }

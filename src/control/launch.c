@@ -11,7 +11,7 @@
  *    PITSTOP_MASTER_ADDR, PITSTOP_MASTER_PORT in its environment (through a
  *    remote shell, as ssh runs commands: `env NAME=value... CMD`, each word
  *    quoted for that shell).
- * Every process gets PITSTOP_RUN, PITSTOP_GEN, PITSTOP_CHECKPOINT_DIR,
+ * Every process gets PITSTOP_RUN, PITSTOP_RUN_TAG, PITSTOP_GEN, PITSTOP_CHECKPOINT_DIR,
  * PITSTOP_RESUME, PITSTOP_GRACE_S (and PYTHONUNBUFFERED=1, so a Python script's lines reach the
  * controller as it prints them, not 8 KiB at a time: they are timed by their
  * arrival). Each is started from argv (posix_spawn, own process group),
@@ -323,8 +323,10 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
   const struct pit_run_opts *o = L->o;
   if (g->logfd < 0 && (g->logfd = open(g->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
     return pit_err_errno(e, PIT_EIO, "cannot create the generation's log '%s'", g->log);
-  char env_run[PIT_NAME_MAX + 16], env_gen[32], env_dir[1100], env_resume[1100];
+  char env_run[PIT_NAME_MAX + 16], env_gen[32], env_dir[1100], env_resume[1100], env_tag[32], tag[9];
   snprintf(env_run, sizeof env_run, "PITSTOP_RUN=%s", o->run);
+  pit_run_tag(L->state_dir, tag); /* the run directory's: a release on a host takes this run's processes only */
+  snprintf(env_tag, sizeof env_tag, "PITSTOP_RUN_TAG=%s", tag);
   snprintf(env_gen, sizeof env_gen, "PITSTOP_GEN=%d", L->gen);
   snprintf(env_dir, sizeof env_dir, "PITSTOP_CHECKPOINT_DIR=%s", L->ckpt_dir);
   snprintf(env_resume, sizeof env_resume, "PITSTOP_RESUME=%s", L->resume);
@@ -333,8 +335,8 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
   char env_shrink[1100]; /* where an in-place shrink is asked for (ctl_shrink.c), when it can be */
   snprintf(env_shrink, sizeof env_shrink, "PITSTOP_SHRINK=%s/shrink", L->state_dir);
   int shrinkable = ctl_launch_shrinkable(o, L->prov);
-  char *base[] = {env_run, env_gen, env_dir, env_resume, env_grace, env_shrink};
-  int nbase = shrinkable ? 6 : 5;
+  char *base[] = {env_run, env_tag, env_gen, env_dir, env_resume, env_grace, env_shrink};
+  int nbase = shrinkable ? 7 : 6;
   struct ctl_argv a = {0};
   int rc = 0;
   if (o->launcher == PIT_LAUNCH_MPI) {
@@ -357,7 +359,7 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
     if ((rc = pit_file_write_atomic(hostfile, text, strlen(text), e)) < 0)
       return rc;
     const char *head[] = {"mpirun", "--hostfile", hostfile, "--bind-to", "none", "--mca",
-                          "btl_vader_single_copy_mechanism", "none", "-x", "PITSTOP_RUN", "-x",
+                          "btl_vader_single_copy_mechanism", "none", "-x", "PITSTOP_RUN", "-x", "PITSTOP_RUN_TAG", "-x",
                           "PITSTOP_GEN", "-x", "PITSTOP_CHECKPOINT_DIR", "-x", "PITSTOP_RESUME", "-x", "PITSTOP_GRACE_S"};
     for (size_t i = 0; i < sizeof head / sizeof head[0] && rc == 0; i++)
       rc = argv_push(&a, head[i]);
@@ -417,16 +419,18 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
   for (int i = 0; i < L->nnodes && rc == 0; i++) {
     char env_rank[64];
     snprintf(env_rank, sizeof env_rank, "PITSTOP_NODE_RANK=%d", i);
-    char *add[] = {env_run, env_gen, env_dir, env_resume, env_grace, env_nn, env_ips, env_maddr, env_mport, env_rank};
+    char *add[] = {env_run, env_tag, env_gen, env_dir, env_resume, env_grace, env_nn, env_ips, env_maddr, env_mport,
+                   env_rank};
+    int nadd = (int)(sizeof add / sizeof add[0]);
     if ((rc = push_wrap(L, &L->nodes[i], &a, e)) < 0)
       break;
     int at = a.n;
-    if (workload_argv(L, &L->nodes[i], &a, add, 10) < 0 ||
-        (L->prov->ops->wrap_remote_shell && remote_words(&a, at, add, 10) < 0)) {
+    if (workload_argv(L, &L->nodes[i], &a, add, nadd) < 0 ||
+        (L->prov->ops->wrap_remote_shell && remote_words(&a, at, add, nadd) < 0)) {
       rc = pit_err_set(e, PIT_ENOMEM, "the workload's command line is too long");
       break;
     }
-    rc = spawn_one(g, a.v, add, 10, i, L->nodes[i].id, e);
+    rc = spawn_one(g, a.v, add, nadd, i, L->nodes[i].id, e);
     argv_free(&a);
   }
   argv_free(&a);

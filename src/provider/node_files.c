@@ -13,7 +13,7 @@
 
 #include "provider/provider_impl.h"
 
-void ctl_run_tag(const char *state_dir, char tag[9]) {
+void pit_run_tag(const char *state_dir, char tag[9]) {
   char *real = realpath(state_dir, NULL);
   const char *key = real ? real : state_dir;
   snprintf(tag, 9, "%08lx", crc32(0L, (const Bytef *)key, (uInt)strlen(key)) & 0xffffffffUL);

@@ -223,9 +223,9 @@ static pid_t mpi_daemon_parent(pid_t pid) {
   return strcmp(comm, "orted") == 0 || strcmp(comm, "prted") == 0 ? (pid_t)ppid : 0;
 }
 
-/* Signals every tagged process of this namespace and the MPI daemon it runs
- * under; returns how many. */
-static int signal_tagged(const char *tag, const struct stat *ns, int sig) {
+/* Signals every process of this namespace tagged with tag (and with tag2, when
+ * not NULL) and the MPI daemon it runs under; returns how many. */
+static int signal_tagged(const char *tag, const char *tag2, const struct stat *ns, int sig) {
   DIR *d = opendir("/proc");
   if (!d)
     return 0;
@@ -236,7 +236,7 @@ static int signal_tagged(const char *tag, const struct stat *ns, int sig) {
     if (!isdigit((unsigned char)de->d_name[0]))
       continue;
     pid_t pid = (pid_t)atoi(de->d_name);
-    if (pid == self || !same_netns(pid, ns) || !tagged(pid, tag))
+    if (pid == self || !same_netns(pid, ns) || !tagged(pid, tag) || (tag2 && !tagged(pid, tag2)))
       continue;
     pid_t daemon = mpi_daemon_parent(pid);
     if (daemon > 0 && daemon != self && kill(daemon, sig) == 0)
@@ -248,26 +248,28 @@ static int signal_tagged(const char *tag, const struct stat *ns, int sig) {
   return n;
 }
 
-int pit_node_release(const char *run, double grace_s, int *killed, struct pit_err *e) {
+int pit_node_release(const char *run, const char *run_tag, double grace_s, int *killed, struct pit_err *e) {
   *killed = 0;
   struct stat ns;
   if (stat("/proc/self/ns/net", &ns) < 0)
     return pit_err_errno(e, PIT_EIO, "cannot read this process's network namespace");
-  char tag[PIT_NAME_MAX + 16];
+  char tag[PIT_NAME_MAX + 16], tag2[64];
   snprintf(tag, sizeof tag, "PITSTOP_RUN=%s", run);
-  *killed = signal_tagged(tag, &ns, SIGTERM);
+  snprintf(tag2, sizeof tag2, "PITSTOP_RUN_TAG=%.40s", run_tag ? run_tag : "");
+  const char *t2 = run_tag ? tag2 : NULL;
+  *killed = signal_tagged(tag, t2, &ns, SIGTERM);
   if (*killed == 0)
     return 0;
   for (double w = 0; w < grace_s; w += 0.05) {
     usleep(50000);
-    if (signal_tagged(tag, &ns, 0) == 0)
+    if (signal_tagged(tag, t2, &ns, 0) == 0)
       return 0;
   }
-  signal_tagged(tag, &ns, SIGKILL);
+  signal_tagged(tag, t2, &ns, SIGKILL);
   for (int i = 0; i < 40; i++) {
     usleep(50000);
-    if (signal_tagged(tag, &ns, 0) == 0)
+    if (signal_tagged(tag, t2, &ns, 0) == 0)
       return 0;
   }
-  return pit_err_set(e, PIT_ESTATE, "%d process(es) of run %s survive SIGKILL", signal_tagged(tag, &ns, 0), run);
+  return pit_err_set(e, PIT_ESTATE, "%d process(es) of run %s survive SIGKILL", signal_tagged(tag, t2, &ns, 0), run);
 }

@@ -370,8 +370,9 @@ static int c_list(struct pit_provider *p, struct pit_node **out, int *nout, stru
       continue;
     }
     struct pit_node *x = &v[k++];
-    if (read_node(p, it[i].id, x) < 0) { /* one a crash left before its file: to stop */
+    if (read_node(p, it[i].id, x) < 0) { /* a crash left it before its file, or another run of this name */
       ctl_node_orphan(x, it[i].id, it[i].itype);
+      x->name_only = 1;
       continue;
     }
     x->state = in_states(c->ready, c->nready, it[i].state) ? PIT_NODE_READY : PIT_NODE_LOST;

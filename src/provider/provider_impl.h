@@ -34,10 +34,7 @@ int ctl_node_file_read(const char *state_dir, const char *id, char *buf, size_t 
 int ctl_node_file_remove(const char *state_dir, const char *id, struct pit_err *e);
 /* The ids of every node file (malloc'd array, caller frees). */
 int ctl_node_files(const char *state_dir, struct ctl_node_id **ids, int *n, struct pit_err *e);
-/* tag: 8 hex digits, the CRC-32 of state_dir's real path (as given when it does not
- * exist): what tells two runs of one name in two directories apart where a name is
- * shared by the whole machine or cluster (the local provider's cgroups, Slurm's job
- * names). */
-void ctl_run_tag(const char *state_dir, char tag[9]);
+/* ctl_run_tag: pit_run_tag (provider.h). */
+#define ctl_run_tag pit_run_tag
 
 #endif

@@ -4,8 +4,9 @@
  * passes a health check over ssh (reachable within the time-out, pitstop there
  * and able to run on its CPU — a SIGILL or exec failure is "cannot run there" —,
  * the workload's program there, free disk in the run directory); stop kills
- * what the run left on the host (`pitstop node-check --release RUN` there:
- * processes tagged PITSTOP_RUN=RUN) and releases it; clear kills the same
+ * what the run left on the host (`pitstop node-check --release RUN --run-tag TAG`
+ * there: processes tagged PITSTOP_RUN=RUN and PITSTOP_RUN_TAG=TAG, TAG the run
+ * directory's, pit_run_tag) and releases it; clear kills the same
  * and keeps the claim (before a restarted controller adopts the host). Ranks reach a host
  * through mpirun over ssh (mpi launcher: plm_rsh_agent) or through
  * `ssh HOST -- env PITSTOP_...=... CMD` (per-node launcher).
@@ -309,10 +310,13 @@ static int s_start(struct pit_provider *p, const char *itype, enum pit_market mk
   return PIT_ESTATE;
 }
 
-/* Kills the run's processes on n's host (node-check --release RUN there); the claim stays. */
+/* Kills the run's processes on n's host (node-check --release RUN --run-tag TAG there: this run
+ * directory's only, not those of another run given the same name); the claim stays. */
 static int s_clear(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {
-  const char *w[] = {p->conf.self_exe, "node-check", "--release", p->conf.run};
-  return host_call(p, n->host, w, 4, e);
+  char tag[9];
+  pit_run_tag(p->conf.state_dir, tag);
+  const char *w[] = {p->conf.self_exe, "node-check", "--release", p->conf.run, "--run-tag", tag};
+  return host_call(p, n->host, w, 6, e);
 }
 
 static int s_stop(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {

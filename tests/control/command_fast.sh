@@ -32,6 +32,37 @@ for a in runs:
 assert len([a for a in calls if a[1] == "terminate-instances"]) == 2
 print("2 run-instances tagged with the run (spot for m5.large only), the key as one argv entry, 2 terminated")
 PYEOF
+# A second run given the same --run in another directory while the first runs: the first's node is
+# listed under the name (its tag) with no node file of the second's. The second refuses to start,
+# names the node and --cleanup, and starts, adopts and terminates nothing; the first finishes with
+# its node. Until 2026-11-29 the second terminated it as its own leftover.
+cat > "$T/wait.py" << 'PYEOF'
+import os, sys, time
+i = 0
+while i < 5 or not os.path.exists(sys.argv[1]):
+    print(f"Rank: 0, Epoch: 0, iteration: {i}/100000, It. time: 0.0500s, Elapsed time: {i * 0.05:.4f} s", flush=True)
+    time.sleep(0.05)
+    i += 1
+PYEOF
+"$PITSTOP" "${run[@]}" --nodes c5.large:1 --run tcf10 --checkpoint-dir "$T/r10a" -- "$PY" "$T/wait.py" "$T/go10" \
+  > "$T/r10a.txt" 2> "$T/r10a.err" &
+ctl=$!
+for _ in $(seq 600); do pgrep -f "^$PY $T/wait.py" > /dev/null && break; sleep 0.1; done
+pgrep -f "^$PY $T/wait.py" > /dev/null || fail "the first run's workload did not start: $(cat "$T/r10a.err")"
+nstarts=$(aws_starts tcf10)
+nterm=$(grep -l '"terminate-instances"' "$FAKE_CLOUD"/calls/*.json 2> /dev/null | wc -l)
+if "$PITSTOP" "${run[@]}" --nodes c5.large:1 --run tcf10 --checkpoint-dir "$T/r10b" -- false > "$T/r10b.txt" \
+  2> "$T/r10b.err"; then fail "a second run of one name started beside the first"; fi
+grep -q "may belong to another live run given the same name" "$T/r10b.err" || fail "not said: $(cat "$T/r10b.err")"
+grep -q -- "--cleanup tcf10 --checkpoint-dir $T/r10b" "$T/r10b.err" || fail "no --cleanup hint: $(cat "$T/r10b.err")"
+[ "$(aws_starts tcf10)" = "$nstarts" ] || fail "the second run started a node"
+[ "$(grep -l '"terminate-instances"' "$FAKE_CLOUD"/calls/*.json 2> /dev/null | wc -l)" = "$nterm" ] ||
+  fail "the second run terminated a node"
+touch "$T/go10"
+wait $ctl || fail "the first run failed: $(cat "$T/r10a.err")"
+grep -Eq "steps in [0-9.]+ s, 0 restarts" "$T/r10a.txt" || fail "the first run: $(tail -2 "$T/r10a.txt")"
+echo "one --run in two directories: the second refused ($(grep -m1 "may belong" "$T/r10b.err" | cut -c1-90)...)," \
+  "the first finished with its node"
 echo 99 > "$FAKE_CLOUD/fail_start"
 bad "cannot start a c5.large node: 3 attempts failed" "${run[@]}" --nodes c5.large:1 --run tcf2 \
   --checkpoint-dir "$T/r2" -- false
