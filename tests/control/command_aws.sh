@@ -85,20 +85,12 @@ echo "cleanup: the killed controller's 2 nodes terminated"
 
 # ---- 4. a list that prints garbage while the workload runs: said once, the run goes on
 # (a workload that logs an iteration every 50 ms until the test creates $T/go)
-cat > "$T/wait.py" << 'PYEOF'
-import os, sys, time
-i = 0
-while i < 5 or not os.path.exists(sys.argv[1]):
-    print(f"Rank: 0, Epoch: 0, iteration: {i}/100000, It. time: 0.0500s, Elapsed time: {i * 0.05:.4f} s", flush=True)
-    time.sleep(0.05)
-    i += 1
-PYEOF
 lists() { grep -l '"describe-instances"' "$FAKE_CLOUD"/calls/*.json | wc -l; }
-"$PITSTOP" "${run[@]}" --nodes c5.large:1 --run tca9 --checkpoint-dir "$T/r9" -- "$PY" "$T/wait.py" "$T/go" \
+"$PITSTOP" "${run[@]}" --nodes c5.large:1 --run tca9 --checkpoint-dir "$T/r9" -- "$PY" "$PIT_SOURCE_DIR/tests/control/fake/wait_log.py" "$T/go" \
   > "$T/r9.txt" 2> "$T/r9.err" &
 ctl=$!
-for _ in $(seq 600); do pgrep -f "^$PY $T/wait.py" > /dev/null && break; sleep 0.1; done
-pgrep -f "^$PY $T/wait.py" > /dev/null || fail "the workload did not start: $(cat "$T/r9.err")"
+for _ in $(seq 600); do pgrep -f "^$PY $PIT_SOURCE_DIR/tests/control/fake/wait_log.py $T/go" > /dev/null && break; sleep 0.1; done
+pgrep -f "^$PY $PIT_SOURCE_DIR/tests/control/fake/wait_log.py $T/go" > /dev/null || fail "the workload did not start: $(cat "$T/r9.err")"
 touch "$FAKE_CLOUD/garbage_list"
 n0=$(lists)
 for _ in $(seq 600); do (($(lists) >= n0 + 3)) && break; sleep 0.1; done

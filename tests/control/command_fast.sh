@@ -36,19 +36,11 @@ PYEOF
 # listed under the name (its tag) with no node file of the second's. The second refuses to start,
 # names the node and --cleanup, and starts, adopts and terminates nothing; the first finishes with
 # its node. Until 2026-11-29 the second terminated it as its own leftover.
-cat > "$T/wait.py" << 'PYEOF'
-import os, sys, time
-i = 0
-while i < 5 or not os.path.exists(sys.argv[1]):
-    print(f"Rank: 0, Epoch: 0, iteration: {i}/100000, It. time: 0.0500s, Elapsed time: {i * 0.05:.4f} s", flush=True)
-    time.sleep(0.05)
-    i += 1
-PYEOF
-"$PITSTOP" "${run[@]}" --nodes c5.large:1 --run tcf10 --checkpoint-dir "$T/r10a" -- "$PY" "$T/wait.py" "$T/go10" \
+"$PITSTOP" "${run[@]}" --nodes c5.large:1 --run tcf10 --checkpoint-dir "$T/r10a" -- "$PY" "$PIT_SOURCE_DIR/tests/control/fake/wait_log.py" "$T/go10" \
   > "$T/r10a.txt" 2> "$T/r10a.err" &
 ctl=$!
-for _ in $(seq 600); do pgrep -f "^$PY $T/wait.py" > /dev/null && break; sleep 0.1; done
-pgrep -f "^$PY $T/wait.py" > /dev/null || fail "the first run's workload did not start: $(cat "$T/r10a.err")"
+for _ in $(seq 600); do pgrep -f "^$PY $PIT_SOURCE_DIR/tests/control/fake/wait_log.py $T/go10" > /dev/null && break; sleep 0.1; done
+pgrep -f "^$PY $PIT_SOURCE_DIR/tests/control/fake/wait_log.py $T/go10" > /dev/null || fail "the first run's workload did not start: $(cat "$T/r10a.err")"
 nstarts=$(aws_starts tcf10)
 nterm=$(grep -l '"terminate-instances"' "$FAKE_CLOUD"/calls/*.json 2> /dev/null | wc -l)
 if "$PITSTOP" "${run[@]}" --nodes c5.large:1 --run tcf10 --checkpoint-dir "$T/r10b" -- false > "$T/r10b.txt" \
