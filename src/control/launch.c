@@ -359,8 +359,9 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
     if ((rc = pit_file_write_atomic(hostfile, text, strlen(text), e)) < 0)
       return rc;
     const char *head[] = {"mpirun", "--hostfile", hostfile, "--bind-to", "none", "--mca",
-                          "btl_vader_single_copy_mechanism", "none", "-x", "PITSTOP_RUN", "-x", "PITSTOP_RUN_TAG", "-x",
-                          "PITSTOP_GEN", "-x", "PITSTOP_CHECKPOINT_DIR", "-x", "PITSTOP_RESUME", "-x", "PITSTOP_GRACE_S"};
+                          "btl_vader_single_copy_mechanism", "none", "-x", "PITSTOP_RUN", "-x", "PITSTOP_RUN_TAG",
+                          "-x", "PITSTOP_GEN", "-x", "PITSTOP_CHECKPOINT_DIR", "-x", "PITSTOP_RESUME", "-x",
+                          "PITSTOP_GRACE_S"};
     for (size_t i = 0; i < sizeof head / sizeof head[0] && rc == 0; i++)
       rc = argv_push(&a, head[i]);
     if (rc == 0 && geteuid() == 0)

@@ -11,11 +11,12 @@
  * State: one file per live node in STATE_DIR/nodes/ID.node ("itype cpus quota
  * cgroup price"), written atomically before start returns and removed after
  * the node is stopped, so a restarted controller lists exactly what exists;
- * cgroups are named pitstop.RUN.K.TAG, TAG the run directory's (ctl_run_tag), so one a crash left without its file is listed too (as a node to
- * stop), and two runs given one name (--run) in two directories never share a cgroup: until 2026-11-29 the
- * name had no TAG, both runs' node 0 joined one cgroup, and the first to stop
- * its node killed the other's workload; a cgroup that exists with processes in
- * it is never joined. Without root or a cgroup CPU controller the
+ * cgroups are named pitstop.RUN.K.TAG, TAG the run directory's (ctl_run_tag),
+ * so one a crash left without its file is listed too (as a node to stop), and
+ * two runs given one name (--run) in two directories never share a cgroup
+ * (until 2026-11-29 the name had no TAG: both runs' node 0 joined one cgroup,
+ * and the first to stop its node killed the other's workload); a cgroup that
+ * exists with processes in it is never joined. Without root or a cgroup CPU controller the
  * provider says quotas are unavailable (once) and runs without them. */
 #define _GNU_SOURCE
 #include <dirent.h>

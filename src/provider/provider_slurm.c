@@ -1,7 +1,7 @@
 /* provider_slurm.c — the `slurm` provider: a node is a one-node Slurm
  * allocation. start = `salloc --immediate=S --no-shell -N1 -J pitstop-RUN-TAG
- * [-p PARTITION]` (TAG: the run directory's, ctl_run_tag; never a request that pends: Slurm refuses it unless it can
- * run now), the job id parsed from salloc's "Granted job allocation ID";
+ * [-p PARTITION]` (TAG: the run directory's, ctl_run_tag; never a request
+ * that pends: Slurm refuses it unless it can run now), the job id parsed from salloc's "Granted job allocation ID";
  * stop = `scancel ID`; list = `squeue --name pitstop-RUN-TAG` joined with the
  * node files; health = the allocation's squeue state (RUNNING, or lost:
  * cancelled, preempted, failed, gone); wrap = `srun --jobid=ID -N1 -n1
