@@ -410,6 +410,8 @@ struct pit_runlog_node {
   double price_h;             /* the record's price per hour (NaN: absent) */
   struct pit_rec_itype row;   /* its start record's "catalog" (have 0: absent) */
   int gen;                    /* the generation that started it */
+  int adopted_gen;            /* the generation a restarted controller adopted it in (a second "ready"
+                                 record, of a later generation than its first's); -1: none */
   double t_start, t_ready, t_stop; /* NaN: not (yet) */
   int lost;                   /* 1: it ended with a "lost" record (reclaimed, failed) */
 };

@@ -84,6 +84,7 @@ static int add_node(struct pit_runlog *log, const struct pit_record *r, struct p
     n->price_h = r->price_h;
     n->row = r->row;
     n->gen = r->gen;
+    n->adopted_gen = -1;
     n->t_start = r->t;
     n->t_ready = n->t_stop = NAN;
     log->up[log->nup++] = log->nnodes++;
@@ -94,6 +95,8 @@ static int add_node(struct pit_runlog *log, const struct pit_record *r, struct p
     return 0;
   struct pit_runlog_node *n = &log->nodes[log->up[k]];
   if (strcmp(r->action, "ready") == 0) {
+    if (!isnan(n->t_ready) && r->gen > n->gen) /* ready again, in a later generation: adopted */
+      n->adopted_gen = r->gen;
     n->t_ready = r->t;
   } else if (strcmp(r->action, "stop") == 0 || strcmp(r->action, "lost") == 0) {
     n->t_stop = r->t;

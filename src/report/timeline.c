@@ -18,12 +18,22 @@ void pit_timeline_release(struct pit_timeline *tl) {
   memset(tl, 0, sizeof *tl);
 }
 
+/* 1 when generation g ended by its controller's stop: the next generation's
+ * controller adopted a node of it (a ready record of generation g + 1). A
+ * restart that adopted none (every node stopped) is not told apart. */
+static int gen_ctl_stopped(const struct pit_runlog *log, int g) {
+  for (int i = 0; i < log->nnodes; i++)
+    if (log->nodes[i].adopted_gen == g + 1)
+      return 1;
+  return 0;
+}
+
 /* 1 when generation g of the fold failed: no end record, a later generation,
- * and no decision in it that changed the membership (a resize ends a
- * generation without an end record too; keep, recommend and the batch's
- * shares change nothing). */
+ * not a controller's stop, and no decision in it that changed the membership
+ * (a resize ends a generation without an end record too; keep, recommend and
+ * the batch's shares change nothing). */
 static int gen_failed(const struct pit_runlog *log, int g) {
-  if (log->gens[g].status[0] || g + 1 >= log->ngens)
+  if (log->gens[g].status[0] || g + 1 >= log->ngens || gen_ctl_stopped(log, g))
     return 0;
   for (int i = 0; i < log->ndec; i++) {
     const char *k = log->dec[i].d.kind;
@@ -69,7 +79,10 @@ int pit_timeline_build(const struct pit_runlog *log, struct pit_timeline *tl, st
     s->failed = gen_failed(log, k);
     char mem[PIT_MEMBERSHIP_TEXT_MAX];
     pit_membership_format(&g->m, mem, sizeof mem);
-    snprintf(s->label, sizeof s->label, "gen %d %.60s%s", k, mem, s->failed ? " failed" : "");
+    const char *how = s->failed ? "failed"
+                      : !g->status[0] && k + 1 < log->ngens && gen_ctl_stopped(log, k) ? "(controller stopped)"
+                                                                                        : "";
+    snprintf(s->label, sizeof s->label, "gen %d%s%.60s%s%s", k, mem[0] ? " " : "", mem, how[0] ? " " : "", how);
   }
   return 0;
 }
