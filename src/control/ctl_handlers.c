@@ -37,6 +37,12 @@ static int on_init(struct ctl *c, const struct pit_record *r, struct pit_err *e)
   else if (per > 0 && cJSON_IsNumber(ep) && ep->valuedouble > 0)
     c->total_steps = (int64_t)ep->valuedouble * per;
   cJSON_Delete(o);
+  if (!(c->total_steps > 0) && per > 0 && !c->len_said) { /* a log that gives the epoch's length alone */
+    c->len_said = 1;
+    warn(c, "the job's length is not known: the workload's log gives %lld steps an epoch but not how many epochs, "
+            "so no time or cost left is shown (give pitstop run --epochs N, or --samples S)",
+         (long long)per);
+  }
   const struct pit_policy *pol = &c->o->policy;
   for (int i = 0; c->total_steps > 0 && i < pol->nsched; i++)
     if (pol->sched[i].step >= c->total_steps)

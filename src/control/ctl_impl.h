@@ -136,6 +136,7 @@ struct ctl {
   int64_t out_lines;                /* lines the workload printed on stdout, the whole run */
   struct ctl_progress prog;         /* progress lines timed by arrival (progress.c) */
   int have_prog;
+  int len_said;                     /* the job's length was said to be unknown (on_init, once) */
   int line_protocol;                /* the line being read is a protocol one (PITSTOP or JSON record) */
   int gen_protocol;                 /* this generation's workload speaks the protocol: its other lines
                                        (a script's own progress prints) are logged, not read */

@@ -11,6 +11,9 @@
 # the controller stop the run was continued across ("0 restarts, continued after 1 controller stop
 # (N steps redone)"; before, "0 restarts (N steps redone)" read as a contradiction), and part 1's
 # run, one controller, says none ("0 restarts (0 steps redone)").
+# 3. a command run once per node (below). 4. a log that gives the epoch's length alone (the PyTorch
+# examples' MNIST shape): the unknown length said once, naming --epochs (2026-11-29, from a trial of
+# that script, whose status line showed "? left" with no word why); with --epochs, counted.
 set -euo pipefail
 PY=/usr/bin/python3
 fail() {
@@ -97,3 +100,16 @@ grep -q "warning: the command runs once per node (up to 2 here), and none of its
   fail "$(cat "$T/w2.err")"
 ! grep -q "runs once per node" "$T/w2.err" || fail "warned about a command that names \$PITSTOP_NODE_RANK"
 echo "controller killed at step $redone of a level-1 script ($lines lines in gen-0.log): report '$(grep -o '[0-9]* restarts\?, continued.*steps redone)' "$T/b.out")', 60 steps recorded once"
+
+# 4. a log in the PyTorch examples' MNIST shape gives the epoch's length (30 lines) but not how many
+# epochs: said once, with the options that give it, and no time left shown; with --epochs 1, not
+# said, and the status line counts 30 steps
+"$PITSTOP" run --catalog "$T/cat.tsv" --checkpoint-dir "$T/m1" --run tfm1 \
+  -- "$PY" "$PIT_SOURCE_DIR/tests/control/fake/mnist_log.py" 30 > "$T/m1.out" 2> "$T/m1.err" || fail "$(cat "$T/m1.err")"
+[ "$(grep -c "the job's length is not known: the workload's log gives 30 steps an epoch but not how many epochs" \
+  "$T/m1.err")" = 1 ] || fail "the unknown length not said once: $(cat "$T/m1.err")"
+"$PITSTOP" run --catalog "$T/cat.tsv" --checkpoint-dir "$T/m2" --run tfm2 --epochs 1 \
+  -- "$PY" "$PIT_SOURCE_DIR/tests/control/fake/mnist_log.py" 30 > "$T/m2.out" 2> "$T/m2.err" || fail "$(cat "$T/m2.err")"
+! grep -q "length is not known" "$T/m2.err" || fail "said with --epochs: $(cat "$T/m2.err")"
+tr '\r' '\n' < "$T/m2.err" | grep -q "step 30/30" || fail "no step N/30 with --epochs 1: $(cat "$T/m2.err")"
+echo "a log with the epoch's length alone: '$(grep -m1 "length is not known" "$T/m1.err" | cut -c1-70)...' once; with --epochs 1, 30/30"
