@@ -1,6 +1,7 @@
 /* provider_local.c — the `local` provider: nodes are CPU sets of this machine.
  * A node of type T gets T's `cpus` CPUs (from the catalog; CPUs this process
- * may run on, not used by another node of the run) and, where cgroups can be
+ * may run on, not used by another node of the run, and first those no node of
+ * another run on this machine runs on) and, where cgroups can be
  * written, a cgroup of its own: CPU limit cpus × cpu_quota cores' worth
  * (cpus × 100% for a full-speed type), so a slower instance type is emulated
  * by the kernel's scheduler, never by the workload sleeping, and every node —
@@ -261,6 +262,40 @@ static int l_stop(struct pit_provider *p, const struct pit_node *n, struct pit_e
   return rc;
 }
 
+/* Marks in busy the CPUs the nodes of other runs on this machine run on: the
+ * affinity of the processes in their cgroups (pitstop.RUN.K.TAG of another
+ * TAG; the local provider pins every rank to its node's CPUs). Best effort: a
+ * node of another run with no process yet is not seen. */
+static void others_cpus(const struct local *l, char *busy) {
+  DIR *d = l->cg ? opendir(l->cg == 1 ? CG_V1 : CG_V2) : NULL;
+  if (!d)
+    return;
+  char suffix[16];
+  snprintf(suffix, sizeof suffix, ".%s", l->tag);
+  size_t ls = strlen(suffix);
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    size_t len = strlen(de->d_name);
+    if (strncmp(de->d_name, "pitstop.", 8) != 0 || (len > ls && strcmp(de->d_name + len - ls, suffix) == 0))
+      continue; /* not a node's cgroup, or one of this run's */
+    char procs[600];
+    snprintf(procs, sizeof procs, "%s/%s/cgroup.procs", l->cg == 1 ? CG_V1 : CG_V2, de->d_name);
+    FILE *f = fopen(procs, "re");
+    int pid;
+    while (f && fscanf(f, "%d", &pid) == 1) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      if (sched_getaffinity((pid_t)pid, sizeof set, &set) < 0)
+        continue;
+      for (int c = 0; c < CPU_SETSIZE; c++)
+        busy[c] |= CPU_ISSET(c, &set) != 0;
+    }
+    if (f)
+      fclose(f);
+  }
+  closedir(d);
+}
+
 static int l_start(struct pit_provider *p, const char *itype, enum pit_market mk, struct pit_node *n,
                     struct pit_err *e) {
   (void)mk; /* no spot market: only DEFAULT is asked for */
@@ -292,15 +327,26 @@ static int l_start(struct pit_provider *p, const char *itype, enum pit_market mk
       taken_idx[k] = 1;
   }
   free(live);
+  /* this run's free CPUs, first those no other run's node uses (two runs on one machine spread
+   * out; until 2026-11-29 both took CPU 0), then the rest (shared, as a machine with more nodes
+   * than CPUs must) */
+  char busy[CPU_SETSIZE] = {0}, pick[CPU_SETSIZE] = {0};
+  others_cpus(l, busy);
   char list[64] = "";
   int got = 0;
-  for (int i = 0; i < l->ncpu && got < cpus; i++) {
-    if (used[l->cpu[i]])
-      continue;
-    size_t at = strlen(list);
-    snprintf(list + at, sizeof list - at, "%s%d", got ? "," : "", l->cpu[i]);
-    got++;
-  }
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < l->ncpu && got < cpus; i++) {
+      int c = l->cpu[i];
+      if (used[c] || pick[c] || (pass == 0 && busy[c]))
+        continue;
+      pick[c] = 1;
+      got++;
+    }
+  for (int c = 0, k = 0; c < CPU_SETSIZE && k < got; c++) /* in CPU order */
+    if (pick[c]) {
+      size_t at = strlen(list);
+      snprintf(list + at, sizeof list - at, "%s%d", k++ ? "," : "", c);
+    }
   if (got < cpus) {
     int nfree = 0;
     for (int i = 0; i < l->ncpu; i++)

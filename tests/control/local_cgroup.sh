@@ -27,8 +27,8 @@ for ty in local-1 local-0.4; do
   [ ! -d "$CG$cg" ] || fail "$ty: the cgroup $CG$cg is left behind"
   echo "$ty: cgroup $cg, limit $quota/$period, shares $shares, CPU $cpus; removed after the run"
 done
-# Two runs of ONE run name in two directories at once (two jobs of one script, each with the
-# default name): each node in a cgroup of its own (pitstop.RUN.K.TAG, TAG from the directory).
+# Two runs of ONE run name in two directories at once: each node in a cgroup of its own
+# (pitstop.RUN.K.TAG, TAG from the directory), on a CPU of its own while one is free.
 # Until 2026-11-29 both node 0s joined pitstop.tcgtwin.0, and the first run to stop its node
 # killed the other's workload, which then restarted from step 0 ("1 restart").
 for k in a b; do
@@ -36,7 +36,8 @@ for k in a b; do
     --nodes local-1:1 -- "$PY" "$PIT_SOURCE_DIR/tests/control/fake/dcgan_log.py" 100 "$T/twin-$k.txt" \
     > "$T/twin-$k.out" 2> "$T/twin-$k.err" &
   eval "pid_$k=\$!"
-  sleep 0.2 # the second starts while the first runs (100 steps of 10 ms)
+  # the second starts once the first's workload runs in its node (it writes its cgroup and CPUs first)
+  for _ in $(seq 200); do [ -s "$T/twin-$k.txt" ] && break; sleep 0.05; done
 done
 wait "$pid_a" || fail "twin a failed: $(cat "$T/twin-a.err")"
 wait "$pid_b" || fail "twin b failed: $(cat "$T/twin-b.err")"
@@ -47,5 +48,11 @@ read -r cga _ < "$T/twin-a.txt"
 read -r cgb _ < "$T/twin-b.txt"
 case "$cga" in /pitstop.tcgtwin.0.????????) ;; *) fail "twin a ran in '$cga', not pitstop.tcgtwin.0.TAG" ;; esac
 [ "$cga" != "$cgb" ] || fail "two run directories shared the cgroup $cga"
+# ... and, with a CPU free, not the other's CPU (until 2026-11-29 both took CPU 0)
+read -r _ _ _ _ cpua < "$T/twin-a.txt"
+read -r _ _ _ _ cpub < "$T/twin-b.txt"
+if [ "$(nproc)" -ge 2 ]; then
+  [ "$cpua" != "$cpub" ] || fail "two runs' nodes on one CPU ($cpua) with another free"
+fi
 [ ! -d "$CG$cga" ] && [ ! -d "$CG$cgb" ] || fail "a twin's cgroup is left behind"
-echo "one run name in two directories at once: cgroups $cga and $cgb, both finished without a restart"
+echo "one run name in two directories at once: cgroups $cga and $cgb, CPUs $cpua and $cpub, both finished without a restart"
