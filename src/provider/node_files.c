@@ -2,7 +2,7 @@
  * STATE_DIR/nodes/ID.node per node the provider holds, one line of the
  * provider's own fields, written atomically before start returns and removed
  * after stop, so a restarted controller lists exactly what the run holds; and
- * the run directory's tag (ctl_run_tag). */
+ * the run directory's tag (pit_run_tag). */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>

@@ -34,7 +34,5 @@ int ctl_node_file_read(const char *state_dir, const char *id, char *buf, size_t 
 int ctl_node_file_remove(const char *state_dir, const char *id, struct pit_err *e);
 /* The ids of every node file (malloc'd array, caller frees). */
 int ctl_node_files(const char *state_dir, struct ctl_node_id **ids, int *n, struct pit_err *e);
-/* ctl_run_tag: pit_run_tag (provider.h). */
-#define ctl_run_tag pit_run_tag
 
 #endif

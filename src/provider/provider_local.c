@@ -12,7 +12,7 @@
  * State: one file per live node in STATE_DIR/nodes/ID.node ("itype cpus quota
  * cgroup price"), written atomically before start returns and removed after
  * the node is stopped, so a restarted controller lists exactly what exists;
- * cgroups are named pitstop.RUN.K.TAG, TAG the run directory's (ctl_run_tag),
+ * cgroups are named pitstop.RUN.K.TAG, TAG the run directory's (pit_run_tag),
  * so one a crash left without its file is listed too (as a node to stop), and
  * two runs given one name (--run) in two directories never share a cgroup
  * (until 2026-11-29 the name had no TAG: both runs' node 0 joined one cgroup,
@@ -54,6 +54,12 @@ struct local {
   char wrap_cpus[64], wrap_cg[256];
 };
 
+/* The length of name without ".TAG" when it ends in this run directory's tag, else 0. */
+static size_t own_tag(const struct local *l, const char *name) {
+  size_t len = strlen(name), lt = strlen(l->tag);
+  return len > lt + 1 && name[len - lt - 1] == '.' && strcmp(name + len - lt, l->tag) == 0 ? len - lt - 1 : 0;
+}
+
 static int cg_detect(void) {
   if (geteuid() != 0)
     return 0;
@@ -85,7 +91,7 @@ static int l_open(struct pit_provider *p, struct pit_err *e) {
   int rc = pit_mkdir_p(dir, e);
   if (rc < 0)
     return rc;
-  ctl_run_tag(p->conf.state_dir, l->tag); /* the directory exists: made above */
+  pit_run_tag(p->conf.state_dir, l->tag); /* the directory exists: made above */
   return 0;
 }
 
@@ -166,15 +172,13 @@ static int l_list(struct pit_provider *p, struct pit_node **out, int *nout, stru
   struct local *l = p->impl;
   if (l->cg) {
     const char *root = l->cg == 1 ? CG_V1 : CG_V2;
-    char prefix[PIT_NAME_MAX + 16], suffix[16];
+    char prefix[PIT_NAME_MAX + 16];
     snprintf(prefix, sizeof prefix, "pitstop.%s.", p->conf.run);
-    snprintf(suffix, sizeof suffix, ".%s", l->tag);
-    size_t lp = strlen(prefix), ls = strlen(suffix);
+    size_t lp = strlen(prefix);
     if ((d = opendir(root))) {
       while ((de = readdir(d))) {
-        size_t len = strlen(de->d_name); /* pitstop.RUN.K.TAG of this run's directory only */
-        if (len <= lp + ls || len - ls - 8 >= PIT_NAME_MAX || strncmp(de->d_name, prefix, lp) != 0 ||
-            strcmp(de->d_name + len - ls, suffix) != 0)
+        size_t len = own_tag(l, de->d_name); /* pitstop.RUN.K.TAG of this run's directory only */
+        if (len <= lp || len - 8 >= PIT_NAME_MAX || strncmp(de->d_name, prefix, lp) != 0)
           continue;
         char cg[512];
         snprintf(cg, sizeof cg, "%s/%s", root, de->d_name);
@@ -186,7 +190,7 @@ static int l_list(struct pit_provider *p, struct pit_node **out, int *nout, stru
         if (PIT_GROW(v, n + 1, cap))
           break;
         char id[PIT_NAME_MAX];
-        snprintf(id, sizeof id, "%.*s", (int)(len - ls - 8), de->d_name + 8); /* RUN.K */
+        snprintf(id, sizeof id, "%.*s", (int)(len - 8), de->d_name + 8); /* RUN.K */
         ctl_node_orphan(&v[n], id, NULL);
         snprintf(v[n].cgroup, sizeof v[n].cgroup, "%.255s", cg);
         n++;
@@ -270,13 +274,9 @@ static void others_cpus(const struct local *l, char *busy) {
   DIR *d = l->cg ? opendir(l->cg == 1 ? CG_V1 : CG_V2) : NULL;
   if (!d)
     return;
-  char suffix[16];
-  snprintf(suffix, sizeof suffix, ".%s", l->tag);
-  size_t ls = strlen(suffix);
   struct dirent *de;
   while ((de = readdir(d))) {
-    size_t len = strlen(de->d_name);
-    if (strncmp(de->d_name, "pitstop.", 8) != 0 || (len > ls && strcmp(de->d_name + len - ls, suffix) == 0))
+    if (strncmp(de->d_name, "pitstop.", 8) != 0 || own_tag(l, de->d_name))
       continue; /* not a node's cgroup, or one of this run's */
     char procs[600];
     snprintf(procs, sizeof procs, "%s/%s/cgroup.procs", l->cg == 1 ? CG_V1 : CG_V2, de->d_name);

@@ -1,6 +1,6 @@
 /* provider_slurm.c — the `slurm` provider: a node is a one-node Slurm
  * allocation. start = `salloc --immediate=S --no-shell -N1 -J pitstop-RUN-TAG
- * [-p PARTITION]` (TAG: the run directory's, ctl_run_tag; never a request
+ * [-p PARTITION]` (TAG: the run directory's, pit_run_tag; never a request
  * that pends: Slurm refuses it unless it can run now), the job id parsed from salloc's "Granted job allocation ID";
  * stop = `scancel ID`; list = `squeue --name pitstop-RUN-TAG` joined with the
  * node files; health = the allocation's squeue state (RUNNING, or lost:
@@ -40,7 +40,7 @@ static int sl_open(struct pit_provider *p, struct pit_err *e) {
   if (!s)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   char tag[9];
-  ctl_run_tag(p->conf.state_dir, tag); /* two runs of one name in two directories: two job names */
+  pit_run_tag(p->conf.state_dir, tag); /* two runs of one name in two directories: two job names */
   snprintf(s->jobname, sizeof s->jobname, "pitstop-%s-%s", p->conf.run, tag);
   s->timeout_s = p->conf.timeout_s > 0 ? p->conf.timeout_s : 20;
   p->impl = s;

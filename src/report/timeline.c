@@ -18,10 +18,13 @@ void pit_timeline_release(struct pit_timeline *tl) {
   memset(tl, 0, sizeof *tl);
 }
 
-/* 1 when generation g ended by its controller's stop: the next generation's
- * controller adopted a node of it (a ready record of generation g + 1). A
- * restart that adopted none (every node stopped) is not told apart. */
+/* 1 when generation g ended by its controller's stop: no end record, a later
+ * generation, whose controller adopted a node of g (a ready record of
+ * generation g + 1). A restart that adopted none (every node stopped) is not
+ * told apart. */
 static int gen_ctl_stopped(const struct pit_runlog *log, int g) {
+  if (log->gens[g].status[0] || g + 1 >= log->ngens)
+    return 0;
   for (int i = 0; i < log->nnodes; i++)
     if (log->nodes[i].adopted_gen == g + 1)
       return 1;
@@ -79,9 +82,7 @@ int pit_timeline_build(const struct pit_runlog *log, struct pit_timeline *tl, st
     s->failed = gen_failed(log, k);
     char mem[PIT_MEMBERSHIP_TEXT_MAX];
     pit_membership_format(&g->m, mem, sizeof mem);
-    const char *how = s->failed ? "failed"
-                      : !g->status[0] && k + 1 < log->ngens && gen_ctl_stopped(log, k) ? "(controller stopped)"
-                                                                                        : "";
+    const char *how = s->failed ? "failed" : gen_ctl_stopped(log, k) ? "(controller stopped)" : "";
     snprintf(s->label, sizeof s->label, "gen %d%s%.60s%s%s", k, mem[0] ? " " : "", mem, how[0] ? " " : "", how);
   }
   return 0;
