@@ -93,6 +93,8 @@ struct pit_train_opts {
   const char *val_dir;        /* validation photos (PSNR, sample grid); NULL: the first training images */
   pit_train_progress_fn progress; /* NULL: no progress reports; called on rank 0 only */
   void *progress_ctx;         /* passed to progress; borrowed */
+  int (*stop_poll)(void);     /* NULL: none; else asked at each iteration's start on every rank: 1 = a stop was
+                               * asked (the CLI: a SIGUSR1 taken synchronously, cmd_train.c) */
   double t_process_start;     /* pit_now() at process start (for init_s) */
 };
 

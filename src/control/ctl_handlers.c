@@ -182,7 +182,7 @@ int ctl_on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
     }
     if (c->o->resume_by_restart && r.step >= 0 && r.step < c->step_safe) { /* redone, kept already */
       if (c->gen_iters++ == 0)
-        c->t_first_iter = now;
+        c->t_first_iter = r.t;
       break;
     }
     if (r.step >= 0 && r.step != c->step_next && c->gen_iters == 0)
@@ -193,10 +193,12 @@ int ctl_on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
       if (further)
         ctl_note_reached(c);
     }
+    /* the first iteration's time as its record says (r.t, at most now), not when it was read: the
+     * controller may read a record late under load, and the run log (its replay) has only r.t */
     if (c->gen_iters++ == 0)
-      c->t_first_iter = now;
+      c->t_first_iter = r.t;
     if (isnan(c->first_iter_t))
-      c->first_iter_t = now;
+      c->first_iter_t = r.t;
     if (r.step_s > 0 && !(c->t_is_run && c->prog.span_rest > 0)) { /* a span of steps timed by one
                                                                       line is one measurement */
       c->recent[c->nrecent++ % RECENT] = r.step_s;

@@ -694,6 +694,8 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
     int64_t count;
     double t0 = pit_now(), data_s = 0, loss = NAN, loss_g = NAN;
     pit_sampler_next(&t->smp, &idx, &count, &ep, &it);
+    if (o->stop_poll && o->stop_poll())
+      stop_requested = 1;
     if (cosine && planned > 0)
       for (int i = 0; i < t->nnets; i++)
         t->opt[i].lr = lr0[i] * 0.5 * (1.0 + cos(3.14159265358979323846 * (double)t->step / (double)planned));
