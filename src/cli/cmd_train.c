@@ -5,9 +5,11 @@
  * boundary (after a checkpoint if --out is set): the elastic protocol's signal.
  * It is blocked in every thread before MPI and oneDNN start theirs (they
  * inherit the mask) and taken synchronously at each iteration's start
- * (take_usr1): a handler run at a random moment corrupted the heap of a rank
- * in its first second about once in four tries (mpirun -n 2, cnn-wide, a
- * SIGUSR1 storm; tests/train/stop_signal.sh). The handler stays installed:
+ * (take_usr1): oneDNN's generated GEMM kernels point rsp into the heap, so a
+ * signal delivered while one runs writes its frame there (oneDNN issue 4845,
+ * fixed upstream in 2026; Debian 12's 2.6.3 has it). A stop then aborted a
+ * rank in "free(): invalid pointer" in 7 of 8 single-process SIGUSR1 storms
+ * and in 1 of 6 live resizes under load (tests/train/stop_signal.sh). The handler stays installed:
  * the controller finds the processes that catch SIGUSR1 (/proc SigCgt), and a
  * thread that unblocks it still only sets a flag. */
 #include <errno.h>

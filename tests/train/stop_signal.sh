@@ -5,9 +5,9 @@
 # it) or 0-0.8 s after the first record, SIGUSR1 is sent to both rank processes as fast as python can until
 # mpirun exits. Every run must stop on request at the step the ranks agree on: exit 0, "stopped on
 # request", an end record with status "stopped", and no rank killed.
-# Before the signal was taken synchronously (cmd_train.c), a handler run at a random moment of the
-# first second corrupted a rank's heap ("corrupted size vs. prev_size", abort in oneDNN's free): this
-# test failed 3 times of 3 on that binary (at its run 1, 1 and 3).
+# Before the signal was taken synchronously (cmd_train.c), a handler run while a oneDNN GEMM kernel
+# had rsp in the heap wrote the signal frame there (oneDNN issue 4845) and a rank aborted
+# ("corrupted size vs. prev_size"): this test failed 3 times of 3 on that binary (at its run 1, 1, 3).
 set -euo pipefail
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
 T=$(mktemp -d)
