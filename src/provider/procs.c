@@ -34,8 +34,8 @@ int ctl_read_small(const char *path, char *buf, size_t n) {
   return 0;
 }
 
-/* pgrp of pid from /proc/PID/stat (field 5, after the parenthesised name). */
-static pid_t pgrp_of(pid_t pid) {
+/* pgrp and parent of pid from /proc/PID/stat (fields 4 and 5, after the parenthesised name); -1: gone or a zombie. */
+static pid_t pgrp_of(pid_t pid, pid_t *parent) {
   char path[64], buf[1024];
   snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
   if (ctl_read_small(path, buf, sizeof buf) < 0)
@@ -45,6 +45,7 @@ static pid_t pgrp_of(pid_t pid) {
   char state;
   if (!p || sscanf(p + 1, " %c %d %d", &state, &ppid, &pgrp) != 3 || state == 'Z')
     return -1;
+  *parent = (pid_t)ppid;
   return pgrp;
 }
 
@@ -60,20 +61,49 @@ static int catches(pid_t pid, int sig) {
   return (int)((mask >> (sig - 1)) & 1);
 }
 
+#define CATCHERS_MAX 4096 /* catchers of one group weighed; any more are signalled as top-most */
+
 int ctl_signal_catchers(pid_t pgid, int sig) {
   DIR *d = opendir("/proc");
   if (!d)
     return 0;
-  int n = 0;
+  pid_t pid[CATCHERS_MAX], ppid[CATCHERS_MAX]; /* the group's processes that catch sig (32 KiB) */
+  int m = 0, n = 0;
   struct dirent *de;
   while ((de = readdir(d))) {
     if (!isdigit((unsigned char)de->d_name[0]))
       continue;
-    pid_t pid = (pid_t)atoi(de->d_name);
-    if (pgrp_of(pid) == pgid && catches(pid, sig) && kill(pid, sig) == 0)
+    pid_t p = (pid_t)atoi(de->d_name), pp = 0;
+    if (pgrp_of(p, &pp) != pgid || !catches(p, sig))
+      continue;
+    if (m < CATCHERS_MAX) {
+      pid[m] = p;
+      ppid[m++] = pp;
+    } else if (kill(p, sig) == 0) {
       n++;
+    }
   }
   closedir(d);
+  /* only the top-most: a catcher below another gets it from that one (mpirun forwards to its
+   * ranks; a rank's forked data workers are not the workload), not twice */
+  for (int i = 0; i < m; i++) {
+    int below = 0;
+    for (int up = ppid[i], hops = 0; up > 1 && !below && hops < 64; hops++) {
+      int k = 0;
+      while (k < m && pid[k] != up)
+        k++;
+      if (k < m) {
+        below = 1;
+      } else {
+        pid_t next = 0;
+        if (pgrp_of(up, &next) != pgid)
+          break; /* out of the group: no catcher of it above */
+        up = next;
+      }
+    }
+    if (!below && kill(pid[i], sig) == 0)
+      n++;
+  }
   return n;
 }
 

@@ -16,9 +16,10 @@ void ctl_node_orphan(struct pit_node *n, const char *id, const char *itype);
 /* Reads a whole small file into buf (NUL-terminated); -1 if it cannot. */
 int ctl_read_small(const char *path, char *buf, size_t n);
 /* Sends sig to every process of process group pgid that catches sig (its
- * SigCgt bit is set in /proc/PID/status); returns how many were signalled.
- * A launcher (mpirun) forwards; a torchrun agent, which would die of
- * SIGUSR1, is skipped while its workers, which catch it, get it. */
+ * SigCgt bit is set in /proc/PID/status) and has no catcher of the group
+ * above it; returns how many were signalled. A launcher (mpirun) forwards to
+ * its ranks, which so get it once, not twice; a torchrun agent, which would
+ * die of SIGUSR1, is skipped while its workers, which catch it, get it. */
 int ctl_signal_catchers(pid_t pgid, int sig);
 /* Kills every process whose pid is listed in file (a cgroup.procs): TERM,
  * up to grace_s, then KILL. Returns the number still alive (0 on success). */

@@ -752,8 +752,13 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
       t_epoch0 = pit_now();
     }
     if (stop) {
-      if (stop == 1)
+      if (stop == 1) {
         stop_requested = 0; /* taken: a request after this one is the next generation's (in place) */
+        /* a SIGUSR1 already pending belongs to this stop: the controller signals mpirun, which
+         * forwards it, and the ranks, so each rank gets it twice (as a handler's flag merged them) */
+        if (o->stop_poll)
+          (void)o->stop_poll();
+      }
       res->stopped = stop == 2 ? 2 : 1;
       break;
     }
