@@ -17,11 +17,11 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
-#include <time.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -169,11 +169,11 @@ int pit_cmd_train(int argc, char **argv) {
       fflush(NULL);
       _exit(0);
     }
-    /* a SIGUSR1 that came during the stop, the checkpoint and the split was the stop's own second
-     * copy (mpirun's forward of it): the controller asks the next generation only once it has
-     * read its init record and iterations. Taken and dropped, else that generation stopped at its
-     * first step (3 of 5 runs of bench/decide-hetero's policy ran a 1-step generation 1 and a
-     * relaunch). */
+    /* a SIGUSR1 that came during the stop, the checkpoint and the split was a second copy of the
+     * stop's (mpirun's forward of a signal the ranks got too): the controller asks the next
+     * generation only once it has read its init record and iterations. Taken and dropped, else
+     * that generation stopped at its first step (3 of 5 runs of bench/decide-hetero's policy ran
+     * a 1-step generation 1 and a relaunch while the controller signalled mpirun and the ranks). */
     (void)take_usr1();
     o.resume = resume;
     o.t_process_start = pit_now(); /* this generation's start: its init_s and clock (t goes on from the checkpoint) */

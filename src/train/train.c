@@ -754,8 +754,9 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
     if (stop) {
       if (stop == 1) {
         stop_requested = 0; /* taken: a request after this one is the next generation's (in place) */
-        /* a SIGUSR1 already pending belongs to this stop: the controller signals mpirun, which
-         * forwards it, and the ranks, so each rank gets it twice (as a handler's flag merged them) */
+        /* a SIGUSR1 already pending belongs to this stop, as a handler's flag merged them: a
+         * second copy of one request (mpirun's forward of a signal also sent to the ranks, as the
+         * controller did until 2026-11-29 and a user's `kill` to the group still does) */
         if (o->stop_poll)
           (void)o->stop_poll();
       }
