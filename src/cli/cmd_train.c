@@ -169,11 +169,12 @@ int pit_cmd_train(int argc, char **argv) {
       fflush(NULL);
       _exit(0);
     }
-    /* a SIGUSR1 that came during the stop, the checkpoint and the split was a second copy of the
-     * stop's (mpirun's forward of a signal the ranks got too): the controller asks the next
-     * generation only once it has read its init record and iterations. Taken and dropped, else
-     * that generation stopped at its first step (3 of 5 runs of bench/decide-hetero's policy ran
-     * a 1-step generation 1 and a relaunch while the controller signalled mpirun and the ranks). */
+    /* a SIGUSR1 that came after the stop was taken (during the checkpoint and the split) was a
+     * second copy of it (mpirun's forward of a signal the ranks got too, as the controller sent
+     * it until 2026-11-29 and a user's `kill` to the group still does): the controller asks the
+     * next generation only once it has read its init record and iterations. Taken and dropped
+     * here, the one place before a next generation, else that generation stopped at its first
+     * step (3 of 5 runs of bench/decide-hetero's policy ran a 1-step generation 1 and a relaunch). */
     (void)take_usr1();
     o.resume = resume;
     o.t_process_start = pit_now(); /* this generation's start: its init_s and clock (t goes on from the checkpoint) */

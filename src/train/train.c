@@ -752,14 +752,8 @@ static int run(struct trainer *t, struct pit_train_result *res, struct pit_err *
       t_epoch0 = pit_now();
     }
     if (stop) {
-      if (stop == 1) {
+      if (stop == 1)
         stop_requested = 0; /* taken: a request after this one is the next generation's (in place) */
-        /* a SIGUSR1 already pending belongs to this stop, as a handler's flag merged them: a
-         * second copy of one request (mpirun's forward of a signal also sent to the ranks, as the
-         * controller did until 2026-11-29 and a user's `kill` to the group still does) */
-        if (o->stop_poll)
-          (void)o->stop_poll();
-      }
       res->stopped = stop == 2 ? 2 : 1;
       break;
     }
