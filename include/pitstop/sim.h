@@ -120,6 +120,12 @@ int pit_sim_run(const struct pit_sim_case *c, enum pit_spot_policy p, int keep_p
  * spot_h and od_h are NaN. A case on-demand
  * cannot meet: r->deadline_met 0, cost INFINITY. */
 int pit_sim_optimum(const struct pit_sim_case *c, int keep_path, struct pit_sim_result *r, struct pit_err *e);
+/* The safe optimum: the least cost of a schedule that, at every tick, could still
+ * finish on on-demand if spot went away for good (held spot: slack >= one restart;
+ * after a tick idle: the same; a spot start: two). Every policy that meets the
+ * deadline on every trace keeps that, so none costs less (pitstop's and greedy's
+ * guards are these rules); pit_sim_optimum <= this. Same outputs as pit_sim_optimum. */
+int pit_sim_optimum_safe(const struct pit_sim_case *c, int keep_path, struct pit_sim_result *r, struct pit_err *e);
 
 /* ---------------- 5. many nodes, charts ---------------- */
 

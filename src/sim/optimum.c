@@ -17,6 +17,20 @@
  * Changing instance in the middle of a start overhead is never better than
  * having waited instead (it pays for ticks that give nothing), so the jump
  * over the overhead loses no schedule of least cost.
+ * The safe optimum (pit_sim_optimum_safe) is the same DP with the states a
+ * policy that meets the deadline on every trace cannot be in left out: at a
+ * tick held on spot, and after a tick idle, on-demand started at once must
+ * still finish if spot never comes back:
+ *   S(t,w) runs only if (D − t) − (h − w) >= r   (a reclaim at t leaves an on-demand start);
+ *   I(t,w) waits only if (D − t − 1) − (h − w) >= r;
+ * a start of spot at t then needs (D − t − r) − (h − w) >= r (its first running
+ * tick), i.e. the slack covers two starts. (Running keeps the slack and a wait
+ * below one restart leaves no on-demand start that finishes, so the first rule
+ * alone gives the same values; the others are kept explicit.) An online policy cannot tell the
+ * trace from one where spot goes away for good at the next tick, so one that
+ * never misses a deadline keeps these on every trace, and its cost is at
+ * least the safe optimum's (docs/simulate.md); uniform progress, which can
+ * miss, is not bound by it.
  * Rows t+1..t+r are kept in a ring (memory O(r·h)); ties in cost go to the
  * earlier finish. With keep_path the choice of every state (one byte) is kept
  * and the schedule rebuilt forward.
@@ -79,7 +93,8 @@ static int rebuild(const struct pit_sim_case *c, const struct pit_sim_grid *g, c
   return 0;
 }
 
-int pit_sim_optimum(const struct pit_sim_case *c, int keep_path, struct pit_sim_result *r, struct pit_err *e) {
+static int optimum(const struct pit_sim_case *c, int keep_path, int safe, struct pit_sim_result *r,
+                   struct pit_err *e) {
   struct pit_sim_grid g;
   pit_sim_result_init(r);
   int rc = pit_sim_grid(c, &g, e);
@@ -126,15 +141,16 @@ int pit_sim_optimum(const struct pit_sim_case *c, int keep_path, struct pit_sim_
         i0[w] = s0[w] = o0[w] = (struct cell){0, (int32_t)t};
         continue;
       }
+      int64_t slack = (D - t) - (h - w); /* ticks the job can still lose */
       struct cell runS = INF, runO = {po + o1[w + 1].c, o1[w + 1].f};
-      if (a)
+      if (a && (!safe || slack >= rr))
         runS = (struct cell){ps + s1[w + 1].c, s1[w + 1].f};
-      struct cell best = i1[w], stS = INF, stO = INF;
+      struct cell best = !safe || slack - 1 >= rr ? i1[w] : INF, stS = INF, stO = INF;
       unsigned char k = 0;
       if (rr == 0) {
         stS = runS, stO = runO;
       } else if (sr) {
-        if (startable)
+        if (startable && (!safe || slack - rr >= rr))
           stS = (struct cell){rr * ps + sr[w].c, sr[w].f};
         stO = (struct cell){rr * po + or_[w].c, or_[w].f};
       }
@@ -186,4 +202,12 @@ out:
   if (rc)
     pit_sim_result_release(r);
   return rc;
+}
+
+int pit_sim_optimum(const struct pit_sim_case *c, int keep_path, struct pit_sim_result *r, struct pit_err *e) {
+  return optimum(c, keep_path, 0, r, e);
+}
+
+int pit_sim_optimum_safe(const struct pit_sim_case *c, int keep_path, struct pit_sim_result *r, struct pit_err *e) {
+  return optimum(c, keep_path, 1, r, e);
 }

@@ -3,7 +3,8 @@
  * missing a deadline on-demand could meet (random traces), and the trace
  * readers' errors (truncated, negative count, zero gap), many nodes, and
  * pitstop's hedge when spot has been away (it changes the result), and at a
- * tight deadline its wait for spot to have lasted before leaving on-demand. */
+ * tight deadline its wait for spot to have lasted before leaving on-demand; the
+ * safe optimum (by hand, and never above pitstop's or greedy's cost). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,115 @@ static void test_optimum_lower_bound(void) {
     pit_sim_result_release(&r2);
     pit_trace_release(&t);
   }
+}
+
+static double safe_opt(const struct pit_sim_case *c, struct pit_sim_result *r) {
+  struct pit_err e = {0};
+  CHECK(pit_sim_optimum_safe(c, 1, r, &e) == 0, "safe optimum: %s", e.msg);
+  return r->cost;
+}
+
+/* brute force over every choice of every tick (simulate()'s rules: a reclaim idles the
+ * job, a change of instance starts its restart), keeping only schedules that, at each
+ * tick, could finish on on-demand if spot went away for good; the least cost that
+ * finishes by D */
+struct bf { const char *a; int n, D, h, r; double ps, po, best; };
+static void bf_go(struct bf *b, int t, int mode, int ovl, int w, double cost) {
+  if (w >= b->h) {
+    if (t <= b->D && cost < b->best)
+      b->best = cost;
+    return;
+  }
+  if (t >= b->D || cost >= b->best)
+    return;
+  int avail = b->a[t % b->n] == '1';
+  if (mode == PIT_SPOT_SPOT && !avail)
+    mode = PIT_SPOT_IDLE, ovl = 0;
+  for (int ch = PIT_SPOT_IDLE; ch <= PIT_SPOT_OD; ch++) {
+    if (ch == PIT_SPOT_SPOT && !avail)
+      continue;
+    int m = mode, o = ovl, w2 = w;
+    if (ch != m)
+      m = ch, o = ch == PIT_SPOT_IDLE ? 0 : b->r;
+    int slack = (b->D - t) - (b->h - w);
+    if (m == PIT_SPOT_SPOT && slack - o < b->r) /* reclaimed after its start: on-demand must fit */
+      continue;
+    if (m == PIT_SPOT_IDLE && slack - 1 < b->r)
+      continue;
+    double c = cost + (m == PIT_SPOT_SPOT ? b->ps : m == PIT_SPOT_OD ? b->po : 0);
+    if (m != PIT_SPOT_IDLE) {
+      if (o > 0)
+        o--;
+      else
+        w2++;
+    }
+    bf_go(b, t + 1, m, o, w2, c);
+  }
+}
+
+/* The safe optimum: by hand, a case where the optimum takes a risk no safe policy can
+ * take; on random traces optimum <= safe optimum <= pitstop's and greedy's cost (both
+ * keep the safety guards, so a cost below it would show a guard broken or the DP
+ * wrong), and its schedule costs its value. */
+static void test_safe_optimum(void) {
+  /* spot all along, job 4 h, restart 1 h, deadline 6 h: slack 2 h = two restarts: the
+   * safe optimum may start spot (1 start + a fallback fit): 5 × 0.25 like the optimum */
+  struct pit_trace t = mk("11111111");
+  struct pit_sim_case c = cs(&t, 4, 6, 1);
+  struct pit_sim_result r;
+  CHECK_NEAR(safe_opt(&c, &r), 1.25, 1e-9, "slack of two restarts: spot is safe");
+  pit_sim_result_release(&r);
+  /* deadline 5.5 h (5 ticks): slack 1 restart: spot would risk the deadline if reclaimed
+   * after its start; the optimum knows it is not (1.25), the safe optimum runs on-demand (5) */
+  c.deadline_h = 5;
+  CHECK_NEAR(opt(&c), 1.25, 1e-9, "the optimum takes spot at a slack of one restart");
+  CHECK_NEAR(safe_opt(&c, &r), 5, 1e-9, "the safe optimum does not");
+  CHECK(r.deadline_met && r.od_h > 4.9, "the safe schedule is on-demand");
+  pit_sim_result_release(&r);
+  pit_trace_release(&t);
+  check_rng = 11;
+  int above = 0;
+  for (int k = 0; k < 300; k++) {
+    char s[61];
+    int n = 10 + (int)(check_urand() * 50);
+    for (int i = 0; i < n; i++)
+      s[i] = check_urand() < 0.6 ? '1' : '0';
+    s[n] = '\0';
+    t = mk(s);
+    double job = 2 + (int)(check_urand() * 12), rr = (int)(check_urand() * 3);
+    c = cs(&t, job, job + rr + (int)(check_urand() * 12), rr);
+    c.offset = (int)(check_urand() * n);
+    double o = opt(&c), so = safe_opt(&c, &r);
+    CHECK(so >= o - 1e-9, "safe optimum %.4f below the optimum %.4f on %s", so, o, s);
+    CHECK(isfinite(so) == isfinite(o), "safe optimum feasible exactly when the optimum is (%s)", s);
+    if (isfinite(so)) {
+      CHECK_NEAR(r.spot_h * c.spot_price_h + r.od_h * c.price_h, so, 1e-6, "the safe schedule costs its value");
+      CHECK(r.deadline_met, "the safe schedule meets the deadline");
+    }
+    above += so > o + 1e-9;
+    pit_sim_result_release(&r);
+    if (k < 150) { /* against brute force on the short ones (offset 0, at most 11 ticks) */
+      struct pit_trace t2 = mk(s);
+      t2.n = n < 11 ? n : 11;
+      struct pit_sim_case c2 = cs(&t2, 1 + k % 4, 2 + k % 4 + (k / 4) % 6, (k / 24) % 3);
+      struct bf b = {s, t2.n, (int)c2.deadline_h, (int)c2.job_h, (int)c2.restart_h, c2.spot_price_h, c2.price_h,
+                     INFINITY};
+      bf_go(&b, 0, PIT_SPOT_IDLE, 0, 0, 0);
+      double d = safe_opt(&c2, &r);
+      CHECK(isinf(d) ? isinf(b.best) : fabs(d - b.best) < 1e-9, "safe optimum %.4f, brute force %.4f (%.*s job %g R %g D %g)",
+            d, b.best, t2.n, s, c2.job_h, c2.restart_h, c2.deadline_h);
+      pit_sim_result_release(&r);
+      pit_trace_release(&t2);
+    }
+    for (int p = PIT_SPOT_PITSTOP; p <= PIT_SPOT_GREEDY; p++) {
+      struct pit_sim_result res = run(&c, (enum pit_spot_policy)p);
+      CHECK(res.cost >= so - 1e-9, "%s %.4f below the safe optimum %.4f (%s job %g R %g D %g)",
+            pit_spot_policy_name(p), res.cost, so, s, c.job_h, c.restart_h, c.deadline_h);
+      pit_sim_result_release(&res);
+    }
+    pit_trace_release(&t);
+  }
+  CHECK(above > 10, "the safe optimum is above the optimum in some cases (%d of 300)", above);
 }
 
 /* scripted trace: spot for 3 h, away 4 h, back for the rest; job 5 h, deadline 10 h, no restart */
@@ -287,6 +397,7 @@ int main(void) {
   test_multi();
   test_optimum_by_hand();
   test_optimum_lower_bound();
+  test_safe_optimum();
   test_baselines();
   test_trace_errors();
   return check_done();
