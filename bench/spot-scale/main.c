@@ -29,13 +29,16 @@
  * --max-cells N: the exact limit's size (default 4e6 states, its work up to 40 N steps; the
  * 30-34 s traces' 48 h jobs need about 1e9 for the exact DP, else they get the bound).
  * --single: the single-node cases only (N 1, one zone; to tune the single-node policy quickly).
+ * --oracle (implies --single): per half and deadline, the safe optimum (pit_sim_optimum_safe) and
+ * the Bayes oracle of oracle.h beside pitstop and uniform progress: how far an online policy can get.
+ * --synth SEED: every trace redrawn from its own span model first (oracle_synth; the model's world).
  * Node ranges (the group "fleet, node range"): N = 4 and 16 within --nnodes 1:N and N/2:N with
  * linear throughput (the exact DP where it fits), N/2:N with each zone giving half the nodes the
  * trace scales to (spot for part of the job), and N/2:N under USL sigma 0.05 (the bound); the
  * same jobs, restarts, deadlines, zones and starts. pitstop chooses the count; the baselines hold
  * N (they are defined for one count). --range: these cases only; --no-range: the fixed-count grid only.
  * usage: bench-spot-scale [TRACE_DIR] [--quick] [--single] [--range | --no-range] [--set tune|held_out]
- *                         [--csv FILE] [--chart-dir DIR] [--max-cells N]
+ *                         [--csv FILE] [--chart-dir DIR] [--max-cells N] [--oracle] [--synth SEED]
  *        bench-spot-scale --scale [TRACE_DIR]
  */
 #include <dirent.h>
@@ -45,6 +48,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "oracle.h"
 #include "pitstop/sim.h"
 #include "pitstop/util.h"
 
@@ -202,6 +206,65 @@ static int run_case(const struct pit_sim_study *s, struct pit_fleet_result *res,
   return 0;
 }
 
+/* --oracle: per half and deadline, the safe optimum over every single-node case, and on
+ * the cases whose Bayes oracle fits in memory (oracle.h) its gap beside pitstop's and
+ * uniform progress's on the same cases; all gaps to the exact optimum */
+struct oracle_acc {
+  int n_all, n, missed;
+  double safe_all, safe, pitstop, uniform, bayes;
+};
+
+static int oracle_case(const struct pit_sim_study *s, const struct pit_trace *t, double lim, const double *cost,
+                       struct oracle_acc *a) {
+  struct pit_sim_case c = {.trace = t, .offset = s->offset, .job_h = s->job_h, .deadline_h = s->deadline_h,
+                           .restart_h = s->restart_h, .price_h = s->pools[0].price_h,
+                           .spot_price_h = s->pools[0].spot_price_h, .nodes = 1};
+  struct pit_sim_result so;
+  struct pit_err e = {0};
+  if (pit_sim_optimum_safe(&c, 0, &so, &e)) {
+    fprintf(stderr, "bench-spot-scale: safe optimum: %s\n", e.msg);
+    return -1;
+  }
+  double safe = so.cost / lim - 1;
+  pit_sim_result_release(&so);
+  a->n_all++;
+  a->safe_all += safe;
+  struct oracle_model m;
+  double oc;
+  int om, rc = oracle_fit(&m, t) ? 1 : oracle_run(&c, &m, 1.2e9, &oc, &om);
+  if (rc < 0) {
+    fprintf(stderr, "bench-spot-scale: out of memory for the Bayes oracle\n");
+    return -1;
+  }
+  if (rc == 0) {
+    a->n++;
+    a->safe += safe;
+    a->pitstop += cost[0] / lim - 1;
+    a->uniform += cost[3] / lim - 1;
+    a->bayes += oc / lim - 1;
+    a->missed += !om;
+  }
+  return 0;
+}
+
+static void oracle_print(struct oracle_acc a[2][3], int synth) {
+  static const char *dl[3] = {"1.1x", "1.5x", "2x"};
+  printf("single node, how far an online policy can get%s (mean gap to the exact optimum):\n",
+         synth ? " (traces redrawn from their own span model)" : "");
+  printf("  %-9s %-5s %7s %6s | %5s %8s %8s %8s %8s %7s\n", "set", "dl", "cases", "safe", "where", "safe",
+         "bayes", "pitstop", "uniform", "missed");
+  for (int h = 0; h < 2; h++)
+    for (int d = 0; d < 3; d++) {
+      const struct oracle_acc *x = &a[h][d];
+      if (!x->n_all)
+        continue;
+      double k = x->n ? x->n : NAN;
+      printf("  %-9s %-5s %7d %5.1f%% | %5d %7.1f%% %7.1f%% %7.1f%% %7.1f%% %7d\n", h ? "held_out" : "tune", dl[d],
+             x->n_all, 100 * x->safe_all / x->n_all, x->n, 100 * x->safe / k, 100 * x->bayes / k,
+             100 * x->pitstop / k, 100 * x->uniform / k, x->missed);
+    }
+}
+
 static long rss_kib(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -274,7 +337,8 @@ static int scale(int nodes) {
 
 int main(int argc, char **argv) {
   const char *dir = "../shared/data/skypilot-spot-traces", *csv = NULL, *only = NULL, *chart_dir = NULL;
-  int quick = 0, do_scale = 0, single_only = 0, range_only = 0, no_range = 0;
+  int quick = 0, do_scale = 0, single_only = 0, range_only = 0, no_range = 0, oracle = 0, synth = 0;
+  uint64_t synth_seed = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
       quick = 1;
@@ -294,11 +358,16 @@ int main(int argc, char **argv) {
       chart_dir = argv[++i];
     else if (strcmp(argv[i], "--max-cells") == 0 && i + 1 < argc && (max_cells = atof(argv[++i])) > 0)
       ;
+    else if (strcmp(argv[i], "--oracle") == 0)
+      oracle = single_only = 1;
+    else if (strcmp(argv[i], "--synth") == 0 && i + 1 < argc)
+      synth = 1, synth_seed = strtoull(argv[++i], NULL, 10);
     else if (argv[i][0] != '-')
       dir = argv[i];
     else {
       fprintf(stderr, "usage: bench-spot-scale [TRACE_DIR] [--quick] [--single] [--range | --no-range] "
-                      "[--set tune|held_out] [--csv FILE] [--chart-dir DIR] [--max-cells N] | --scale [TRACE_DIR]\n");
+                      "[--set tune|held_out] [--csv FILE] [--chart-dir DIR] [--max-cells N] [--oracle] [--synth SEED] "
+                      "| --scale [TRACE_DIR]\n");
       return 2;
     }
   }
@@ -321,7 +390,16 @@ int main(int argc, char **argv) {
       fprintf(stderr, "bench-spot-scale: %s\n", e.msg);
       return 1;
     }
+    int rs = synth ? oracle_synth(&raw[i], synth_seed * 1000 + (uint64_t)i) : 0;
+    if (rs < 0) {
+      fprintf(stderr, "bench-spot-scale: out of memory\n");
+      return 1;
+    }
+    if (rs > 0)
+      fprintf(stderr, "bench-spot-scale: %s: no completed span of spot there or away: kept as it is\n", paths[i]);
   }
+  struct oracle_acc orc[2][3];
+  memset(orc, 0, sizeof orc);
   static const double jobs[] = {10, 48}, rs[] = {0.1, 0.5}, dls[] = {1.1, 1.5, 2};
   static const int zs[] = {1, 2, 4};
   /* the fixed-count grid (N = 1, 4, 16, 64 on N nodes), then the node ranges: N = 4 and 16 within
@@ -417,6 +495,8 @@ int main(int argc, char **argv) {
                   gap[p] = lim > 0 ? res[p].cost / lim - 1 : 0;
                 }
                 int single = N == 1 && nz == 1;
+                if (oracle && single && !range && oracle_case(&s, &tr[0], lim, cost, &orc[ho][di]))
+                  return 1;
                 if (range) {
                   acc_add(&acc[ho][5], gap, met, cost, lim, exact);
                   acc_add(&acc[ho][x->group], gap, met, cost, lim, exact);
@@ -471,6 +551,8 @@ int main(int argc, char **argv) {
   for (int h = 0; h < 2; h++)
     for (int g = 0; g < NG; g++)
       acc_print(&acc[h][g]);
+  if (oracle)
+    oracle_print(orc, synth);
   printf("wall %.1f s, peak RSS %ld KiB\n", wall, rss_kib());
   if (cf) {
     if (fclose(cf) || rename(tmp, csv)) {
