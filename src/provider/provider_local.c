@@ -18,15 +18,24 @@
  * (until 2026-11-29 the name had no TAG: both runs' node 0 joined one cgroup,
  * and the first to stop its node killed the other's workload); a cgroup that
  * exists with processes in it is never joined. Without root or a cgroup CPU controller the
- * provider says quotas are unavailable (once) and runs without them. */
+ * provider says quotas are unavailable (once) and runs without them.
+ * The machine's register (REG = $PITSTOP_LOCAL_REGISTRY, else /tmp/pitstop-local-nodes, mode
+ * 1777): one symbolic link per live node of any run, REG/TAG.ID → its state file, made with
+ * the choice of its CPUs under REG/.lock (flock), removed when the node stops; so two runs
+ * starting nodes at one instant see each other's CPUs before any process runs there (until
+ * 2026-11-29 only the processes in other runs' cgroups were seen, and two runs started
+ * together could take one CPU). A link whose state file is gone is stale and removed. The
+ * register is best effort: a start goes on without it (then as before). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -247,6 +256,78 @@ static int make_cgroup(struct local *l, const char *dir, double quota, struct pi
   return rc;
 }
 
+/* ---- the machine's register of local nodes (see the top) ---- */
+
+static const char *reg_dir(void) {
+  const char *d = getenv("PITSTOP_LOCAL_REGISTRY");
+  return d && d[0] ? d : "/tmp/pitstop-local-nodes";
+}
+
+static void reg_link(const struct local *l, const char *id, char *buf, size_t n) {
+  snprintf(buf, n, "%s/%s.%s", reg_dir(), l->tag, id);
+}
+
+/* Takes the register's lock: its fd, or -1 (no register: the start goes on). */
+static int reg_lock(void) {
+  const char *d = reg_dir();
+  if (mkdir(d, 01777) == 0)
+    chmod(d, 01777); /* past the umask: every user's runs share it */
+  char path[600];
+  snprintf(path, sizeof path, "%s/.lock", d);
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd >= 0 && flock(fd, LOCK_EX) < 0) {
+    close(fd);
+    fd = -1;
+  }
+  return fd;
+}
+
+static void reg_unlock(int fd) {
+  if (fd >= 0)
+    close(fd); /* releases the flock */
+}
+
+/* Marks in busy the CPUs of the registered nodes of other runs (their state
+ * files' cpus); removes the links whose state file is gone. */
+static void reg_cpus(const struct local *l, char *busy) {
+  DIR *d = opendir(reg_dir());
+  if (!d)
+    return;
+  size_t lt = strlen(l->tag);
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (de->d_name[0] == '.' || (strncmp(de->d_name, l->tag, lt) == 0 && de->d_name[lt] == '.'))
+      continue; /* the lock, or a node of this run (its own state files say its CPUs) */
+    char link[600], buf[512], itype[64], cpus[64];
+    snprintf(link, sizeof link, "%s/%s", reg_dir(), de->d_name);
+    if (ctl_read_small(link, buf, sizeof buf) < 0) {
+      if (errno == ENOENT)
+        unlink(link); /* its node's file is gone: stale */
+      continue;
+    }
+    if (sscanf(buf, "%63s %63s", itype, cpus) != 2)
+      continue;
+    char *save = NULL;
+    for (char *t = strtok_r(cpus, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+      int c = atoi(t);
+      if (c >= 0 && c < CPU_SETSIZE)
+        busy[c] = 1;
+    }
+  }
+  closedir(d);
+}
+
+/* Registers node id, whose state file is path (best effort). */
+static void reg_add(const struct local *l, const char *id, const char *path) {
+  char link[600], *abs = realpath(path, NULL);
+  if (!abs)
+    return;
+  reg_link(l, id, link, sizeof link);
+  unlink(link);
+  (void)!symlink(abs, link);
+  free(abs);
+}
+
 static int l_stop(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {
   int rc = 0;
   if (n->cgroup[0]) {
@@ -263,14 +344,17 @@ static int l_stop(struct pit_provider *p, const struct pit_node *n, struct pit_e
   node_path(p, n->id, path, sizeof path);
   if (unlink(path) < 0 && errno != ENOENT && rc == 0)
     rc = pit_err_errno(e, PIT_EIO, "cannot remove '%s'", path);
+  reg_link(p->impl, n->id, path, sizeof path);
+  unlink(path);
   return rc;
 }
 
 /* Marks in busy the CPUs the nodes of other runs on this machine run on: the
  * affinity of the processes in their cgroups (pitstop.RUN.K.TAG of another
- * TAG; the local provider pins every rank to its node's CPUs). Best effort: a
- * node of another run with no process yet is not seen. */
+ * TAG; the local provider pins every rank to its node's CPUs), and the CPUs of
+ * the nodes in the machine's register (those with no process yet too). */
 static void others_cpus(const struct local *l, char *busy) {
+  reg_cpus(l, busy);
   DIR *d = l->cg ? opendir(l->cg == 1 ? CG_V1 : CG_V2) : NULL;
   if (!d)
     return;
@@ -296,9 +380,7 @@ static void others_cpus(const struct local *l, char *busy) {
   closedir(d);
 }
 
-static int l_start(struct pit_provider *p, const char *itype, enum pit_market mk, struct pit_node *n,
-                    struct pit_err *e) {
-  (void)mk; /* no spot market: only DEFAULT is asked for */
+static int start_node(struct pit_provider *p, const char *itype, struct pit_node *n, struct pit_err *e) {
   struct local *l = p->impl;
   int cpus = 1;
   double quota = 0, price = 0;
@@ -394,7 +476,18 @@ static int l_start(struct pit_provider *p, const char *itype, enum pit_market mk
       rmdir(n->cgroup);
     return rc;
   }
+  reg_add(l, n->id, path);
   return 0;
+}
+
+/* The CPUs are chosen and the node registered under the register's lock. */
+static int l_start(struct pit_provider *p, const char *itype, enum pit_market mk, struct pit_node *n,
+                   struct pit_err *e) {
+  (void)mk; /* no spot market: only DEFAULT is asked for */
+  int lk = reg_lock();
+  int rc = start_node(p, itype, n, e);
+  reg_unlock(lk);
+  return rc;
 }
 
 static int l_health(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {
