@@ -96,6 +96,10 @@ struct pit_record {
   enum pit_market market;   /* "market": "spot" | "on-demand"; DEFAULT: absent (not known: local nodes) */
   char zone[PIT_NAME_MAX];  /* "zone" the node was started in; "" absent (the provider's default) */
   struct pit_rec_itype row; /* "catalog": its type's catalog row (start records) */
+  int continued;            /* "continued": true (1) on the node records a controller writes in the
+                             * first generation it begins after taking over a run whose controller
+                             * was stopped (killed, or interrupted), not one that ended in an error;
+                             * 0 absent */
 
   /* decision: the whole object is kept as JSON text (controller-defined) */
   char *detail;             /* owned; NULL if absent */
@@ -388,6 +392,8 @@ struct pit_runlog_gen {
   int have_m;
   int m_nodes;                /* m is taken from node records alone: 1 still taken, 2 settled by a lost
                                  record of it; 0 none (or have_m) */
+  int continued;              /* a node record of it says "continued": a controller that took the run
+                                 over after its controller stopped began it */
   int64_t step_first, step_last; /* its iteration records' first and last steps; -1: none yet */
   int64_t niters;             /* its iteration records */
   int ranks;                  /* from its init record; -1 unknown */

@@ -219,6 +219,8 @@ int pit_runlog_add(struct pit_runlog *log, const struct pit_record *r, struct pi
   }
   switch (r->type) {
   case PIT_REC_NODE:
+    if (r->continued)
+      g->continued = 1;
     rc = add_node(log, r, e);
     break;
   case PIT_REC_INIT:
