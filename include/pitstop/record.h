@@ -96,6 +96,10 @@ struct pit_record {
   enum pit_market market;   /* "market": "spot" | "on-demand"; DEFAULT: absent (not known: local nodes) */
   char zone[PIT_NAME_MAX];  /* "zone" the node was started in; "" absent (the provider's default) */
   struct pit_rec_itype row; /* "catalog": its type's catalog row (start records) */
+  int continued;            /* "continued": true (1) on the node records a controller writes in the
+                             * first generation it begins after taking over a run whose controller
+                             * was stopped (killed, or interrupted), not one that ended in an error;
+                             * 0 absent */
 
   /* decision: the whole object is kept as JSON text (controller-defined) */
   char *detail;             /* owned; NULL if absent */
@@ -374,12 +378,22 @@ void pit_follower_release(struct pit_follower *f);
  * Invariants: the fold depends only on the records and their order; node
  * intervals are open (t_stop NaN) until a stop or lost record; a generation's
  * membership is the nodes up at its first init or iteration record (as the
- * controller held them), else its init record's config "membership"; nothing
- * is priced here (catalog/cost.c prices a fold's nodes on billed seconds). */
+ * controller held them), else its init record's config "membership"; before
+ * either (none may come: a kill, a failure before the first iteration, a cut
+ * file), the nodes its node records leave up (m_nodes); nothing is priced
+ * here (catalog/cost.c prices a fold's nodes on billed seconds). */
 struct pit_runlog_gen {
   int gen;
-  struct pit_membership m;    /* n == 0 until its first init or iteration */
+  struct pit_membership m;    /* have_m: its first init or iteration's; else (m_nodes) the nodes up
+                                 after each of its records until its first lost record, which
+                                 settles it (a node set aside after a failure, and its replacement,
+                                 serve the next generation; a lost record that is its first: the
+                                 nodes up before it); n == 0 while neither */
   int have_m;
+  int m_nodes;                /* m is taken from node records alone: 1 still taken, 2 settled by a lost
+                                 record of it; 0 none (or have_m) */
+  int continued;              /* a node record of it says "continued": a controller that took the run
+                                 over after its controller stopped began it */
   int64_t step_first, step_last; /* its iteration records' first and last steps; -1: none yet */
   int64_t niters;             /* its iteration records */
   int ranks;                  /* from its init record; -1 unknown */

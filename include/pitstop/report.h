@@ -175,8 +175,12 @@ int pit_plot_timeline(const char *events, const struct pit_plot_opts *o, struct 
  * at most 16; later ones share the last colour); a span per generation from
  * its launch (init record's t less init_s, else its first record) to its end
  * (its end record, else the next generation's first record, else the last
- * record), labelled "gen K MEMBERSHIP", a failed one (no end record, a later
- * generation, no decision of its own that changed the membership) marked. */
+ * record), labelled "gen K MEMBERSHIP" (the fold's: without an init or
+ * iteration record, the nodes its node records left up), a failed one (no end
+ * record, a later generation, no decision of its own that changed the
+ * membership) marked and labelled "failed", unless its controller was stopped
+ * and a restarted one continued the run (the next generation "continued", or
+ * an adoption of a node of it): "(controller stopped)", not marked. */
 struct pit_timeline {
   double tmax;                       /* the last record's t */
   int nbars;

@@ -66,6 +66,11 @@ struct ctl {
   int nnodes;
   struct pit_membership cur;
   int gen;
+  int continued_gen;                /* the generation this controller began after taking over a run whose
+                                       controller was stopped (killed, interrupted; not one that ended in
+                                       an error): its node records say "continued" (the timeline's
+                                       "(controller stopped)"); 0 none (a run's generation 0 continues
+                                       nothing) */
   double t0;                        /* pit_now() of run time 0 */
   char state_dir[1024], ckpt_dir[1100], events_path[1100];
   char ckpt_held[1100]; /* a second name of c->ckpt the workload's rotation cannot remove, or "" */

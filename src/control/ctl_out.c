@@ -132,6 +132,7 @@ int ctl_node_record(struct ctl *c, const struct pit_node *n, const char *action,
   r.market = n->spot ? PIT_MARKET_SPOT
              : c->prov.ops && c->prov.ops->spot_market ? PIT_MARKET_ON_DEMAND : PIT_MARKET_DEFAULT;
   snprintf(r.zone, sizeof r.zone, "%s", n->zone);
+  r.continued = c->continued_gen > 0 && c->gen == c->continued_gen; /* a run taken over: its first generation */
   if (strcmp(action, "start") == 0 && isfinite(n->t_start)) /* billed from its start, as the provider bills */
     r.t = n->t_start;
   /* its type's catalog row on its start record: a replay prices and bills the run from the records */

@@ -310,6 +310,10 @@ int ctl_reconcile(struct ctl *c, struct prev_state *ps, struct pit_err *e) {
     /* the generation this controller starts: the records written here (an adoption's ready, a
      * stop) carry it, not 0 */
     c->gen = ctl_next_gen(ps);
+    /* its node records say so from here on (close_unlisted's, an adoption's): the generation before
+     * ended by its controller's stop, not a failure of its own, unless that controller ended in an
+     * error (a generation that failed past --max-restarts, a fatal one) */
+    c->continued_gen = ps->failed ? 0 : c->gen;
     /* the previous controller's workload: kill its process groups */
     for (int i = 0; i < ps->npg; i++)
       if (ps->pgids[i] > 1 && ctl_w_kill_group(c->o->world, ps->pgids[i], 0) == 0) {

@@ -242,6 +242,8 @@ int pit_record_format(const struct pit_record *r, char **buf, size_t *cap) {
   num(&b, "price_h", r->price_h);
   str(&b, "market", pit_market_name(r->market));
   str(&b, "zone", r->zone);
+  if (r->continued)
+    sb_printf(&b, ",\"continued\":true");
   if (r->row.have) {
     sb_printf(&b, ",\"catalog\":{\"vcpus\":%d", r->row.vcpus);
     inum(&b, "cpus", r->row.cpus);
@@ -261,14 +263,27 @@ int pit_record_format(const struct pit_record *r, char **buf, size_t *cap) {
 
 /* ---------- parsing ---------- */
 
-static int get_num(const cJSON *o, const char *k, double *out, struct pit_err *e) {
+/* o's field k: NULL when absent or null (*rc 0: the field stays absent); NULL and *rc the error
+ * "field "k" is not WHAT" when is (NULL: any kind) says it is not of its kind. */
+static const cJSON *field(const cJSON *o, const char *k, cJSON_bool (*is)(const cJSON *), const char *what, int *rc,
+                          struct pit_err *e) {
   const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
+  *rc = 0;
   if (!it || cJSON_IsNull(it))
-    return 0;
-  if (!cJSON_IsNumber(it))
-    return pit_err_set(e, PIT_EFORMAT, "field \"%s\" is not a number", k);
-  *out = it->valuedouble;
-  return 0;
+    return NULL;
+  if (is && !is(it)) {
+    *rc = pit_err_set(e, PIT_EFORMAT, "field \"%s\" is not %s", k, what);
+    return NULL;
+  }
+  return it;
+}
+
+static int get_num(const cJSON *o, const char *k, double *out, struct pit_err *e) {
+  int rc;
+  const cJSON *it = field(o, k, cJSON_IsNumber, "a number", &rc, e);
+  if (it)
+    *out = it->valuedouble;
+  return rc;
 }
 
 static int get_int(const cJSON *o, const char *k, int64_t *out, struct pit_err *e) {
@@ -285,26 +300,28 @@ static int get_int(const cJSON *o, const char *k, int64_t *out, struct pit_err *
 }
 
 static int get_str(const cJSON *o, const char *k, char *dst, size_t cap, struct pit_err *e) {
-  const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
-  if (!it || cJSON_IsNull(it))
-    return 0;
-  if (!cJSON_IsString(it))
-    return pit_err_set(e, PIT_EFORMAT, "field \"%s\" is not a string", k);
-  snprintf(dst, cap, "%s", it->valuestring);
-  return 0;
+  int rc;
+  const cJSON *it = field(o, k, cJSON_IsString, "a string", &rc, e);
+  if (it)
+    snprintf(dst, cap, "%s", it->valuestring);
+  return rc;
 }
 
+static int get_bool(const cJSON *o, const char *k, int *dst, struct pit_err *e) {
+  int rc;
+  const cJSON *it = field(o, k, cJSON_IsBool, "true or false", &rc, e);
+  if (it)
+    *dst = cJSON_IsTrue(it);
+  return rc;
+}
+
+/* as_json: the field's JSON text (any kind); else its string. */
 static int get_dup(const cJSON *o, const char *k, char **dst, int as_json, struct pit_err *e) {
-  const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
-  if (!it || cJSON_IsNull(it))
-    return 0;
-  if (as_json) {
-    *dst = pit_json_print(it);
-  } else {
-    if (!cJSON_IsString(it))
-      return pit_err_set(e, PIT_EFORMAT, "field \"%s\" is not a string", k);
-    *dst = strdup(it->valuestring);
-  }
+  int rc;
+  const cJSON *it = field(o, k, as_json ? NULL : cJSON_IsString, "a string", &rc, e);
+  if (!it)
+    return rc;
+  *dst = as_json ? pit_json_print(it) : strdup(it->valuestring);
   return *dst ? 0 : pit_err_set(e, PIT_ENOMEM, "out of memory");
 }
 
@@ -427,6 +444,7 @@ int pit_record_parse(struct pit_record *r, const char *line, size_t len, struct 
       (rc = get_str(o, "itype", r->itype, sizeof r->itype, e)) ||
       (rc = get_num(o, "price_h", &r->price_h, e)) || (rc = get_str(o, "market", market, sizeof market, e)) ||
       (rc = get_str(o, "zone", r->zone, sizeof r->zone, e)) || (rc = pit_market_parse(market, &r->market, e)) ||
+      (rc = get_bool(o, "continued", &r->continued, e)) ||
       (rc = get_row(o, &r->row, e)) || (rc = get_dup(o, "detail", &r->detail, 1, e)))
     goto out;
   if (gen > 1000000000 || rank > 1000000000 || ranks > 1000000000 || nodes > 1000000000) {

@@ -109,25 +109,34 @@ static int add_node(struct pit_runlog *log, const struct pit_record *r, struct p
   return 0;
 }
 
+/* The nodes up now, each once, as a membership. */
+static int up_membership(const struct pit_runlog *log, struct pit_membership *m, struct pit_err *e) {
+  pit_membership_clear(m);
+  for (int k = 0; k < log->nup; k++) {
+    const struct pit_runlog_node *n = &log->nodes[log->up[k]];
+    if (pit_membership_add_on(m, n->base, n->market, 1, -1, e) < 0)
+      return PIT_EFORMAT;
+  }
+  return 0;
+}
+
 /* A generation's membership: the nodes up now (each once), else its config's. */
 static int take_membership(struct pit_runlog *log, struct pit_runlog_gen *g, const struct pit_record *r,
                            struct pit_err *e) {
   if (g->have_m)
     return 0;
-  pit_membership_clear(&g->m);
   if (PIT_GROW(log->gen_nodes, log->ngen_nodes + (size_t)log->nup, log->capgen_nodes))
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   g->node0 = (int64_t)log->ngen_nodes;
   g->nnodes = log->nup;
-  for (int k = 0; k < log->nup; k++) {
+  for (int k = 0; k < log->nup; k++)
     log->gen_nodes[log->ngen_nodes++] = log->up[k];
-    const struct pit_runlog_node *n = &log->nodes[log->up[k]];
-    if (pit_membership_add_on(&g->m, n->base, n->market, 1, -1, e) < 0)
-      return PIT_EFORMAT;
-  }
+  if (up_membership(log, &g->m, e) < 0)
+    return PIT_EFORMAT;
   if (g->m.n == 0 && r->config && pit_membership_from_config(&g->m, r->config, e) < 0)
     return PIT_EFORMAT;
   g->have_m = 1;
+  g->m_nodes = 0;
   return 0;
 }
 
@@ -201,8 +210,17 @@ int pit_runlog_add(struct pit_runlog *log, const struct pit_record *r, struct pi
   if (r->t > log->t_last)
     log->t_last = r->t;
   int rc = 0;
+  /* before its init or iteration records (which may never come), a generation's membership is the
+   * nodes its records leave up (record.h, pit_runlog_gen's m); its first lost record settles it */
+  if (!g->have_m && g->m_nodes != 2 && r->type == PIT_REC_NODE && strcmp(r->action, "lost") == 0) {
+    if (g->m_nodes == 0 && (rc = up_membership(log, &g->m, e)) < 0) /* its first record: the nodes before it */
+      return rc;
+    g->m_nodes = 2;
+  }
   switch (r->type) {
   case PIT_REC_NODE:
+    if (r->continued)
+      g->continued = 1;
     rc = add_node(log, r, e);
     break;
   case PIT_REC_INIT:
@@ -252,6 +270,10 @@ int pit_runlog_add(struct pit_runlog *log, const struct pit_record *r, struct pi
     break;
   default:
     break;
+  }
+  if (rc >= 0 && !g->have_m && g->m_nodes != 2) {
+    rc = up_membership(log, &g->m, e);
+    g->m_nodes = 1;
   }
   return rc < 0 ? rc : 0;
 }

@@ -19,12 +19,16 @@ void pit_timeline_release(struct pit_timeline *tl) {
 }
 
 /* 1 when generation g ended by its controller's stop: no end record, a later
- * generation, whose controller adopted a node of g (a ready record of
- * generation g + 1). A restart that adopted none (every node stopped) is not
- * told apart. */
+ * generation, begun by a controller that took the run over: its node records
+ * say "continued" (written since 2026-11-30, also when it adopted no node), or
+ * it adopted a node of g (a ready record of generation g + 1; older files). A
+ * controller that took over from one that ended in an error writes no
+ * "continued": a generation that failed so stays failed. */
 static int gen_ctl_stopped(const struct pit_runlog *log, int g) {
   if (log->gens[g].status[0] || g + 1 >= log->ngens)
     return 0;
+  if (log->gens[g + 1].continued)
+    return 1;
   for (int i = 0; i < log->nnodes; i++)
     if (log->nodes[i].adopted_gen == g + 1)
       return 1;

@@ -10,7 +10,11 @@
 #     --checkpoint-dir elsewhere, after a kill -9 of a per-node launcher job on 2 nodes: every
 #     process and both cgroups gone; then the same with --checkpoint-dir given;
 #  3. a controller killed while the schedule has 2 nodes starts again on 2, not on the
-#     initial 1 (no node stopped and started again, no extra resize).
+#     initial 1 (no node stopped and started again, no extra resize);
+#  4. a controller killed after a checkpoint and started again on another membership, so it
+#     adopts no node: its node records (the old node's stop, the new one's start and ready),
+#     and only those, say "continued": true, which the timeline reads as generation 0's
+#     controller stop, not a failure (docs/run.md; before 2026-11-30 nothing told them apart).
 set -euo pipefail
 . "$PIT_SOURCE_DIR/tests/control/faults_common.bash"
 
@@ -87,6 +91,31 @@ seq = [x["nodes"] for x in inits]
 runs = [n for i, n in enumerate(seq) if i == 0 or seq[i - 1] != n]
 assert len(inits) >= 4 and runs == [1, 2, 1], f"node counts of the generations: {seq} (the restart should go on with 2)"
 print(f"restart on the schedule's count: generations {[(x['gen'], x['nodes']) for x in inits]}, {len(dec)} decisions")
+PYEOF
+
+# ---- 4. restarted on another membership: no node adopted, the restart said by "continued"
+run4=(run --catalog "$T/cat.tsv" --checkpoint-dir "$T/r4" --run tf4 --quiet "${common[@]}" --max-iters 60
+      --checkpoint-every 20)
+rc=0
+PITSTOP_TEST_KILL=after-ckpt:20 "$PITSTOP" "${run4[@]}" --nodes local-1:1 > /dev/null 2> "$T/r4a.err" || rc=$?
+[ $rc = 137 ] || fail "the test hook after-ckpt:20 did not kill the controller (exit $rc): $(cat "$T/r4a.err")"
+"$PITSTOP" "${run4[@]}" --nodes local-0.4:1 > /dev/null 2> "$T/r4b.err" ||
+  fail "the restarted controller failed: $(cat "$T/r4b.err")"
+grep -q "adopted node" "$T/r4b.err" && fail "the restarted controller adopted a node: $(cat "$T/r4b.err")"
+once "$T/r4/events.jsonl" 60 "after a restart on another membership"
+$PY - "$T/r4/events.jsonl" << 'PYEOF'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+first = min(x["gen"] for x in r if x["type"] == "node" and x.get("continued"))
+assert first > 0 and not any(x["type"] == "end" and x["gen"] == first - 1 for x in r), "the killed generation has an end"
+nodes = [x for x in r if x["type"] == "node"]
+marked = [(x["action"], x["itype"]) for x in nodes if x.get("continued")]
+unmarked = {x["gen"] for x in nodes if not x.get("continued")}
+assert all(x["gen"] == first for x in nodes if x.get("continued")), "a continued record outside its generation"
+assert first not in unmarked, f"a node record of generation {first} without continued: {nodes}"
+assert ("stop", "local-1") in marked and ("start", "local-0.4") in marked and ("ready", "local-0.4") in marked, marked
+assert not any(x["action"] == "ready" and x["itype"] == "local-1" and x["gen"] == first for x in nodes), "adopted"
+print(f"generation {first}, begun by the restarted controller: its node records {marked} say continued")
 PYEOF
 [ "$before" = "$(leftovers)" ] || fail "left behind: $(leftovers)"
 echo "nothing left behind"

@@ -2,7 +2,8 @@
  * are rejected with file:line; absent fields stay absent. A node record's market
  * and zone survive too, and the run log's fold takes them (an old file's
  * TYPE@spot still names the market; a bare type without "market" is DEFAULT), and so
- * does a start record's "catalog" row (absent in old files; out of range: refused). */
+ * does a start record's "catalog" row (absent in old files; out of range: refused)
+ * and a node record's "continued" (written only when true; not a boolean: refused). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,18 @@ static void roundtrip_node(void) {
   pit_record_release(&q);
   const char *bad = "{\"type\":\"node\",\"action\":\"start\",\"node\":\"a\",\"itype\":\"x\",\"market\":\"cheap\"}";
   CHECK(pit_record_parse(&q, bad, strlen(bad), &e) == PIT_EFORMAT && strstr(e.msg, "cheap"), "bad market: %s", e.msg);
+  /* "continued": written only when true (a controller that took the run over), read back */
+  CHECK(!q.continued && !strstr(buf, "continued"), "not continued: %s", buf);
+  r.continued = 1;
+  n = pit_record_format(&r, &buf, &cap);
+  pit_record_release(&q);
+  CHECK(n > 0 && strstr(buf, ",\"continued\":true") && pit_record_parse(&q, buf, (size_t)n - 1, &e) == 0 &&
+            q.continued == 1,
+        "continued read back: %s", buf);
+  pit_record_release(&q);
+  const char *badc = "{\"type\":\"node\",\"action\":\"stop\",\"node\":\"a\",\"itype\":\"x\",\"continued\":1}";
+  CHECK(pit_record_parse(&q, badc, strlen(badc), &e) == PIT_EFORMAT && strstr(e.msg, "continued"),
+        "continued not a boolean: %s", e.msg);
 
   /* the fold: the record's market and zone; an old file's TYPE@spot; a bare type */
   const char *lines[] = {

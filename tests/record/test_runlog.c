@@ -5,7 +5,10 @@
  * two checkpoints; a failed generation (no end record) and a lost node; a
  * truncated last line (a live file) is left for later, a malformed complete one
  * is an error naming file:line; the fold of a file equals the fold of its
- * records added one by one. */
+ * records added one by one; a generation whose init and iteration records are
+ * missing (a kill, a failure before its first iteration, a cut file) takes
+ * the nodes its node records left up as its membership (until 2026-11-30 it
+ * had none), and a node record's "continued" marks its generation. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,8 +162,46 @@ static void synthetic(void) {
   pit_runlog_release(&log);
 }
 
+/* Generations with node records and no init or iteration record: gen 0 started
+ * two nodes, failed before its first iteration, its node s.1 set aside (lost)
+ * and replaced by s.2 in the same generation; gen 1 ran on s.0 and s.2; gen 2
+ * (its controller's resize to one node: s.2 stopped, in gen 2) lost its
+ * records; gen 3 ran on s.0, started by a controller that took the run over. */
+static void no_init(void) {
+  const char *text =
+      "{\"type\":\"node\",\"run\":\"n\",\"gen\":0,\"t\":0.1,\"action\":\"start\",\"node\":\"s.0\",\"itype\":\"c5\",\"price_h\":0.1}\n"
+      "{\"type\":\"node\",\"run\":\"n\",\"gen\":0,\"t\":0.2,\"action\":\"start\",\"node\":\"s.1\",\"itype\":\"m5\",\"price_h\":0.1}\n"
+      "{\"type\":\"node\",\"run\":\"n\",\"gen\":0,\"t\":0.3,\"action\":\"ready\",\"node\":\"s.0\",\"itype\":\"c5\",\"price_h\":0.1}\n"
+      "{\"type\":\"node\",\"run\":\"n\",\"gen\":0,\"t\":0.4,\"action\":\"ready\",\"node\":\"s.1\",\"itype\":\"m5\",\"price_h\":0.1}\n"
+      "{\"type\":\"node\",\"run\":\"n\",\"gen\":0,\"t\":2.0,\"action\":\"lost\",\"node\":\"s.1\",\"itype\":\"m5\",\"price_h\":0.1}\n"
+      "{\"type\":\"node\",\"run\":\"n\",\"gen\":0,\"t\":2.1,\"action\":\"start\",\"node\":\"s.2\",\"itype\":\"c5\",\"price_h\":0.1}\n"
+      "{\"type\":\"node\",\"run\":\"n\",\"gen\":0,\"t\":2.2,\"action\":\"ready\",\"node\":\"s.2\",\"itype\":\"c5\",\"price_h\":0.1}\n"
+      "{\"type\":\"iter\",\"run\":\"n\",\"gen\":1,\"t\":3.0,\"epoch\":0,\"iter\":0,\"step\":0,\"batch\":8,\"step_s\":0.5}\n"
+      "{\"type\":\"decision\",\"run\":\"n\",\"gen\":1,\"t\":3.1,\"detail\":{\"what\":\"remove\",\"step\":1}}\n"
+      "{\"type\":\"node\",\"run\":\"n\",\"gen\":2,\"t\":4.0,\"action\":\"stop\",\"node\":\"s.2\",\"itype\":\"c5\",\"price_h\":0.1}\n"
+      "{\"type\":\"node\",\"run\":\"n\",\"gen\":3,\"t\":9.0,\"action\":\"ready\",\"node\":\"s.0\",\"itype\":\"c5\",\"price_h\":0.1,\"continued\":true}\n"
+      "{\"type\":\"iter\",\"run\":\"n\",\"gen\":3,\"t\":9.5,\"epoch\":0,\"iter\":1,\"step\":1,\"batch\":8,\"step_s\":0.5}\n";
+  struct pit_err e = {0};
+  struct pit_runlog log;
+  CHECK(load_text(&log, "no_init.jsonl", text, &e) == 0, "%s", e.msg);
+  const char *want[4] = {"c5:1+m5:1", "c5:2", "c5:1", "c5:1"};
+  CHECK(log.ngens == 4, "generations %d", log.ngens);
+  for (int g = 0; g < log.ngens && g < 4; g++) {
+    char m[PIT_MEMBERSHIP_TEXT_MAX];
+    pit_membership_format(&log.gens[g].m, m, sizeof m);
+    CHECK(strcmp(m, want[g]) == 0, "gen %d membership '%s', want %s", g, m, want[g]);
+  }
+  /* taken from node records alone: not the membership an init or iteration record fixed */
+  CHECK(!log.gens[0].have_m && log.gens[1].have_m && !log.gens[2].have_m && log.gens[3].have_m, "have_m");
+  CHECK(!log.gens[0].continued && !log.gens[1].continued && !log.gens[2].continued && log.gens[3].continued,
+        "gen 3 continued (its node record says so), no other");
+  CHECK(log.nodes[0].adopted_gen == 3, "s.0 adopted in gen 3: %d", log.nodes[0].adopted_gen);
+  pit_runlog_release(&log);
+}
+
 int main(void) {
   recorded_run();
   synthetic();
+  no_init();
   return check_done();
 }
