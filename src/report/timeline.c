@@ -20,7 +20,7 @@ void pit_timeline_release(struct pit_timeline *tl) {
 
 /* 1 when generation g ended by its controller's stop: no end record, a later
  * generation, begun by a controller that took the run over: its node records
- * say "continued" (written since 2026-11-30, also when it adopted no node), or
+ * say "continued" (written since 2026-11-29, also when it adopted no node), or
  * it adopted a node of g (a ready record of generation g + 1; older files). A
  * controller that took over from one that ended in an error writes no
  * "continued": a generation that failed so stays failed. */

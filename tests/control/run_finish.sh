@@ -14,7 +14,7 @@
 #  4. a controller killed after a checkpoint and started again on another membership, so it
 #     adopts no node: its node records (the old node's stop, the new one's start and ready),
 #     and only those, say "continued": true, which the timeline reads as generation 0's
-#     controller stop, not a failure (docs/run.md; before 2026-11-30 nothing told them apart).
+#     controller stop, not a failure (docs/run.md; before 2026-11-29 nothing told them apart).
 set -euo pipefail
 . "$PIT_SOURCE_DIR/tests/control/faults_common.bash"
 

@@ -7,7 +7,7 @@
  * is an error naming file:line; the fold of a file equals the fold of its
  * records added one by one; a generation whose init and iteration records are
  * missing (a kill, a failure before its first iteration, a cut file) takes
- * the nodes its node records left up as its membership (until 2026-11-30 it
+ * the nodes its node records left up as its membership (until 2026-11-29 it
  * had none), and a node record's "continued" marks its generation. */
 #include <math.h>
 #include <stdlib.h>

@@ -7,11 +7,11 @@
  * 2026-11-29 the chart said "gen 0 failed"), and a generation that failed
  * with no adoption after it still says "failed". Its script's records were
  * held when the kill came, so generation 0 has node records alone: its label
- * names the node up then (until 2026-11-30 it named no membership). (2) A
+ * names the node up then (until 2026-11-29 it named no membership). (2) A
  * restart that adopted no node (the killed controller's node was gone: the
  * restarted one recorded its stop and started another, its node records
  * "continued": true): generation 0 is "(controller stopped)" too (until
- * 2026-11-30 "failed"); the same file without the field (a restart after a
+ * 2026-11-29 "failed"); the same file without the field (a restart after a
  * failure, or a file written before the field) still says "failed". */
 #include <stdio.h>
 #include <stdlib.h>
