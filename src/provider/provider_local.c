@@ -274,7 +274,7 @@ static int reg_lock(void) {
     chmod(d, 01777); /* past the umask: every user's runs share it */
   char path[600];
   snprintf(path, sizeof path, "%s/.lock", d);
-  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0666); /* flock needs no write access: any user's */
   if (fd >= 0 && flock(fd, LOCK_EX) < 0) {
     close(fd);
     fd = -1;
