@@ -256,6 +256,18 @@ static int make_cgroup(struct local *l, const char *dir, double quota, struct pi
   return rc;
 }
 
+/* Sets set[c] for every CPU c of a node's list ("0,2"); others are left. */
+static void mark_cpus(const char *list, char *set) {
+  char tmp[64];
+  snprintf(tmp, sizeof tmp, "%s", list);
+  char *save = NULL;
+  for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    int c = atoi(t);
+    if (c >= 0 && c < CPU_SETSIZE)
+      set[c] = 1;
+  }
+}
+
 /* ---- the machine's register of local nodes (see the top) ---- */
 
 static const char *reg_dir(void) {
@@ -305,14 +317,8 @@ static void reg_cpus(const struct local *l, char *busy) {
         unlink(link); /* its node's file is gone: stale */
       continue;
     }
-    if (sscanf(buf, "%63s %63s", itype, cpus) != 2)
-      continue;
-    char *save = NULL;
-    for (char *t = strtok_r(cpus, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-      int c = atoi(t);
-      if (c >= 0 && c < CPU_SETSIZE)
-        busy[c] = 1;
-    }
+    if (sscanf(buf, "%63s %63s", itype, cpus) == 2)
+      mark_cpus(cpus, busy);
   }
   closedir(d);
 }
@@ -395,14 +401,7 @@ static int start_node(struct pit_provider *p, const char *itype, struct pit_node
   char used[CPU_SETSIZE] = {0};
   int taken_idx[1024] = {0};
   for (int i = 0; i < nlive; i++) {
-    char tmp[64];
-    snprintf(tmp, sizeof tmp, "%s", live[i].cpus);
-    char *save = NULL;
-    for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-      int c = atoi(t);
-      if (c >= 0 && c < CPU_SETSIZE)
-        used[c] = 1;
-    }
+    mark_cpus(live[i].cpus, used);
     const char *dot = strrchr(live[i].id, '.');
     int k = dot ? atoi(dot + 1) : -1;
     if (k >= 0 && k < 1024)
