@@ -19,7 +19,8 @@
  * Prints per half and per group (single node = N 1 and one zone, also at 1.1×
  * and 2× deadlines; many nodes in one zone; 2-4 zones): per policy the mean gap
  * to the limit, the mean of its worst 10%, misses, cost summed, and how many
- * limits were exact. --csv FILE: every case; --chart-dir DIR: one chart per
+ * limits were exact. --csv FILE: every case (with --oracle, the Bayes oracle's cost, gap and met too;
+ * empty where it did not run); --chart-dir DIR: one chart per
  * (region, zones, N) at the first start, 1.5× deadline, 48 h, 0.5 h restart
  * (work against the deadline and nodes by market and zone over time; gnuplot).
  * --scale: 1000 and 500 nodes over 10 zones for 14 days (the traces wrapped; the 8
@@ -32,6 +33,9 @@
  * --oracle (implies --single): per half and deadline, the safe optimum (pit_sim_optimum_safe) and
  * the Bayes oracle of oracle.h beside pitstop and uniform progress: how far an online policy can get.
  * --synth SEED: every trace redrawn from its own span model first (oracle_synth; the model's world).
+ * --oracle-cells N: the Bayes oracle's DP size (states, default 1.2e9: all but the 30-34 s traces' long
+ * jobs; 7e10 takes every 1.1x case, in about N x 20 ns of CPU); --oracle-gb G: its memory (default 2;
+ * beyond it the DP keeps checkpoints and does twice the work). --deadline X: only the X x deadlines.
  * Node ranges (the group "fleet, node range"): N = 4 and 16 within --nnodes 1:N and N/2:N with
  * linear throughput (the exact DP where it fits), N/2:N with each zone giving half the nodes the
  * trace scales to (spot for part of the job), and N/2:N under USL sigma 0.05 (the bound); the
@@ -39,6 +43,7 @@
  * N (they are defined for one count). --range: these cases only; --no-range: the fixed-count grid only.
  * usage: bench-spot-scale [TRACE_DIR] [--quick] [--single] [--range | --no-range] [--set tune|held_out]
  *                         [--csv FILE] [--chart-dir DIR] [--max-cells N] [--oracle] [--synth SEED]
+ *                         [--oracle-cells N] [--oracle-gb G] [--deadline X]
  *        bench-spot-scale --scale [TRACE_DIR]
  */
 #include <dirent.h>
@@ -182,6 +187,7 @@ struct shape {
 };
 
 static double max_cells = 4e6; /* --max-cells: the exact DP's size (states; its work up to 40× that) */
+static double oracle_cells = 1.2e9, oracle_gb = 2; /* --oracle-cells, --oracle-gb */
 
 static int run_case(const struct pit_sim_study *s, struct pit_fleet_result *res, double *lim, int *exact) {
   static const enum pit_fleet_policy pol[NPOL - 1] = {PIT_FLEET_PITSTOP, PIT_FLEET_ON_DEMAND, PIT_FLEET_GREEDY,
@@ -210,12 +216,12 @@ static int run_case(const struct pit_sim_study *s, struct pit_fleet_result *res,
  * the cases whose Bayes oracle fits in memory (oracle.h) its gap beside pitstop's and
  * uniform progress's on the same cases; all gaps to the exact optimum */
 struct oracle_acc {
-  int n_all, n, missed;
+  int n_all, n, missed, checkpointed;
   double safe_all, safe, pitstop, uniform, bayes;
 };
 
 static int oracle_case(const struct pit_sim_study *s, const struct pit_trace *t, double lim, const double *cost,
-                       struct oracle_acc *a) {
+                       struct oracle_acc *a, double *bayes, int *bmet) {
   struct pit_sim_case c = {.trace = t, .offset = s->offset, .job_h = s->job_h, .deadline_h = s->deadline_h,
                            .restart_h = s->restart_h, .price_h = s->pools[0].price_h,
                            .spot_price_h = s->pools[0].spot_price_h, .nodes = 1};
@@ -231,11 +237,13 @@ static int oracle_case(const struct pit_sim_study *s, const struct pit_trace *t,
   a->safe_all += safe;
   struct oracle_model m;
   double oc;
-  int om, rc = oracle_fit(&m, t) ? 1 : oracle_run(&c, &m, 1.2e9, &oc, &om);
+  int om, segs = 1, rc = oracle_fit(&m, t) ? 1 : oracle_run(&c, &m, oracle_cells, oracle_gb * 1e9, &oc, &om, &segs);
   if (rc < 0) {
     fprintf(stderr, "bench-spot-scale: out of memory for the Bayes oracle\n");
     return -1;
   }
+  *bayes = rc == 0 ? oc : NAN;
+  *bmet = rc == 0 && om;
   if (rc == 0) {
     a->n++;
     a->safe += safe;
@@ -243,6 +251,7 @@ static int oracle_case(const struct pit_sim_study *s, const struct pit_trace *t,
     a->uniform += cost[3] / lim - 1;
     a->bayes += oc / lim - 1;
     a->missed += !om;
+    a->checkpointed += segs > 1;
   }
   return 0;
 }
@@ -263,6 +272,11 @@ static void oracle_print(struct oracle_acc a[2][3], int synth) {
              x->n_all, 100 * x->safe_all / x->n_all, x->n, 100 * x->safe / k, 100 * x->bayes / k,
              100 * x->pitstop / k, 100 * x->uniform / k, x->missed);
     }
+  int ck = 0;
+  for (int h = 0; h < 2; h++)
+    for (int d = 0; d < 3; d++)
+      ck += a[h][d].checkpointed;
+  printf("  the oracle's choices were recomputed from checkpoints (--oracle-gb) in %d cases\n", ck);
 }
 
 static long rss_kib(void) {
@@ -339,6 +353,7 @@ int main(int argc, char **argv) {
   const char *dir = "../shared/data/skypilot-spot-traces", *csv = NULL, *only = NULL, *chart_dir = NULL;
   int quick = 0, do_scale = 0, single_only = 0, range_only = 0, no_range = 0, oracle = 0, synth = 0;
   uint64_t synth_seed = 0;
+  double only_dl = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
       quick = 1;
@@ -358,6 +373,12 @@ int main(int argc, char **argv) {
       chart_dir = argv[++i];
     else if (strcmp(argv[i], "--max-cells") == 0 && i + 1 < argc && (max_cells = atof(argv[++i])) > 0)
       ;
+    else if (strcmp(argv[i], "--oracle-cells") == 0 && i + 1 < argc && (oracle_cells = atof(argv[++i])) > 0)
+      ;
+    else if (strcmp(argv[i], "--oracle-gb") == 0 && i + 1 < argc && (oracle_gb = atof(argv[++i])) > 0)
+      ;
+    else if (strcmp(argv[i], "--deadline") == 0 && i + 1 < argc && (only_dl = atof(argv[++i])) > 0)
+      ;
     else if (strcmp(argv[i], "--oracle") == 0)
       oracle = single_only = 1;
     else if (strcmp(argv[i], "--synth") == 0 && i + 1 < argc)
@@ -367,7 +388,7 @@ int main(int argc, char **argv) {
     else {
       fprintf(stderr, "usage: bench-spot-scale [TRACE_DIR] [--quick] [--single] [--range | --no-range] "
                       "[--set tune|held_out] [--csv FILE] [--chart-dir DIR] [--max-cells N] [--oracle] [--synth SEED] "
-                      "| --scale [TRACE_DIR]\n");
+                      "[--oracle-cells N] [--oracle-gb G] [--deadline X] | --scale [TRACE_DIR]\n");
       return 2;
     }
   }
@@ -436,6 +457,8 @@ int main(int argc, char **argv) {
                 "limit_kind");
     for (int p = 0; p < NPOL; p++)
       fprintf(cf, ",%s_cost,%s_gap,%s_met", pname[p], pname[p], pname[p]);
+    if (oracle)
+      fprintf(cf, ",bayes_cost,bayes_gap,bayes_met");
     fprintf(cf, "\n");
   }
   double t0 = pit_now();
@@ -477,6 +500,8 @@ int main(int argc, char **argv) {
           for (int ji = 0; ji < njobs; ji++)
             for (int ri = 0; ri < 2; ri++)
               for (int di = 0; di < 3; di++) {
+                if (only_dl > 0 && fabs(dls[di] - only_dl) > 1e-9)
+                  continue;
                 double job = jobs[ji], r = rs[ri];
                 struct pit_sim_study s = {.pools = pools, .npools = nz, .offset = offset, .job_h = job,
                                           .deadline_h = dls[di] * (job + r), .restart_h = r, .nodes = N,
@@ -495,7 +520,9 @@ int main(int argc, char **argv) {
                   gap[p] = lim > 0 ? res[p].cost / lim - 1 : 0;
                 }
                 int single = N == 1 && nz == 1;
-                if (oracle && single && !range && oracle_case(&s, &tr[0], lim, cost, &orc[ho][di]))
+                double bayes = NAN;
+                int bmet = 0;
+                if (oracle && single && !range && oracle_case(&s, &tr[0], lim, cost, &orc[ho][di], &bayes, &bmet))
                   return 1;
                 if (range) {
                   acc_add(&acc[ho][5], gap, met, cost, lim, exact);
@@ -511,6 +538,10 @@ int main(int argc, char **argv) {
                           exact ? "exact" : "bound");
                   for (int p = 0; p < NPOL; p++)
                     fprintf(cf, ",%.6f,%.6f,%d", cost[p], gap[p], met[p]);
+                  if (oracle && isfinite(bayes))
+                    fprintf(cf, ",%.6f,%.6f,%d", bayes, bayes / lim - 1, bmet);
+                  else if (oracle)
+                    fprintf(cf, ",,,");
                   fprintf(cf, "\n");
                 }
                 if (chart_dir && st == 0 && ji == njobs - 1 && ri == 1 && di == 1) {

@@ -32,10 +32,12 @@ int oracle_fit(struct oracle_model *m, const struct pit_trace *t);
 
 /* Runs case c (one node) under the Bayes oracle of model m, in pit_sim_run's
  * model; the age of the availability at the start is read from the trace before
- * the case's offset (wrapped, as every trace is). *cost, *met as pit_sim_run's. Returns 0, 1 when the DP's
- * choices would take more than max_bytes (nothing run), -1 out of memory. */
-int oracle_run(const struct pit_sim_case *c, const struct oracle_model *m, double max_bytes, double *cost,
-               int *met);
+ * the case's offset (wrapped, as every trace is). *cost, *met as pit_sim_run's;
+ * *segments: how many segments the choices were computed in (1: all at once).
+ * Returns 0; 1 when the DP has more than max_cells states or needs more than
+ * max_bytes even with checkpoints (nothing run); -1 out of memory. */
+int oracle_run(const struct pit_sim_case *c, const struct oracle_model *m, double max_cells, double max_bytes,
+               double *cost, int *met, int *segments);
 
 /* t's counts redrawn in place: spans alternate from a random kind, each length
  * drawn from t's own spans of that kind (with replacement), seeded. 1 when t has
