@@ -35,7 +35,9 @@
  * --synth SEED: every trace redrawn from its own span model first (oracle_synth; the model's world).
  * --oracle-cells N: the Bayes oracle's DP size (states, default 1.2e9: all but the 30-34 s traces' long
  * jobs; 7e10 takes every 1.1x case, in about N x 20 ns of CPU); --oracle-gb G: its memory (default 2;
- * beyond it the DP keeps checkpoints and does twice the work). --deadline X: only the X x deadlines.
+ * beyond it the DP keeps checkpoints and does twice the work). --oracle-prev: the oracle also knows how
+ * a span's length depends on the previous span of its kind (two buckets: above or below the median;
+ * 4 times the states). --deadline X: only the X x deadlines.
  * Node ranges (the group "fleet, node range"): N = 4 and 16 within --nnodes 1:N and N/2:N with
  * linear throughput (the exact DP where it fits), N/2:N with each zone giving half the nodes the
  * trace scales to (spot for part of the job), and N/2:N under USL sigma 0.05 (the bound); the
@@ -43,7 +45,7 @@
  * N (they are defined for one count). --range: these cases only; --no-range: the fixed-count grid only.
  * usage: bench-spot-scale [TRACE_DIR] [--quick] [--single] [--range | --no-range] [--set tune|held_out]
  *                         [--csv FILE] [--chart-dir DIR] [--max-cells N] [--oracle] [--synth SEED]
- *                         [--oracle-cells N] [--oracle-gb G] [--deadline X]
+ *                         [--oracle-cells N] [--oracle-gb G] [--oracle-prev] [--deadline X]
  *        bench-spot-scale --scale [TRACE_DIR]
  */
 #include <dirent.h>
@@ -188,6 +190,7 @@ struct shape {
 
 static double max_cells = 4e6; /* --max-cells: the exact DP's size (states; its work up to 40× that) */
 static double oracle_cells = 1.2e9, oracle_gb = 2; /* --oracle-cells, --oracle-gb */
+static int oracle_prev; /* --oracle-prev */
 
 static int run_case(const struct pit_sim_study *s, struct pit_fleet_result *res, double *lim, int *exact) {
   static const enum pit_fleet_policy pol[NPOL - 1] = {PIT_FLEET_PITSTOP, PIT_FLEET_ON_DEMAND, PIT_FLEET_GREEDY,
@@ -237,7 +240,7 @@ static int oracle_case(const struct pit_sim_study *s, const struct pit_trace *t,
   a->safe_all += safe;
   struct oracle_model m;
   double oc;
-  int om, segs = 1, rc = oracle_fit(&m, t) ? 1 : oracle_run(&c, &m, oracle_cells, oracle_gb * 1e9, &oc, &om, &segs);
+  int om, segs = 1, rc = oracle_fit(&m, t, oracle_prev) ? 1 : oracle_run(&c, &m, oracle_cells, oracle_gb * 1e9, &oc, &om, &segs);
   if (rc < 0) {
     fprintf(stderr, "bench-spot-scale: out of memory for the Bayes oracle\n");
     return -1;
@@ -258,8 +261,9 @@ static int oracle_case(const struct pit_sim_study *s, const struct pit_trace *t,
 
 static void oracle_print(struct oracle_acc a[2][3], int synth) {
   static const char *dl[3] = {"1.1x", "1.5x", "2x"};
-  printf("single node, how far an online policy can get%s (mean gap to the exact optimum):\n",
-         synth ? " (traces redrawn from their own span model)" : "");
+  printf("single node, how far an online policy can get%s%s (mean gap to the exact optimum):\n",
+         synth ? " (traces redrawn from their own span model)" : "",
+         oracle_prev ? " (the oracle knows each span's dependence on the previous one of its kind)" : "");
   printf("  %-9s %-5s %7s %6s | %5s %8s %8s %8s %8s %7s\n", "set", "dl", "cases", "safe", "where", "safe",
          "bayes", "pitstop", "uniform", "missed");
   for (int h = 0; h < 2; h++)
@@ -379,6 +383,8 @@ int main(int argc, char **argv) {
       ;
     else if (strcmp(argv[i], "--deadline") == 0 && i + 1 < argc && (only_dl = atof(argv[++i])) > 0)
       ;
+    else if (strcmp(argv[i], "--oracle-prev") == 0)
+      oracle_prev = 1;
     else if (strcmp(argv[i], "--oracle") == 0)
       oracle = single_only = 1;
     else if (strcmp(argv[i], "--synth") == 0 && i + 1 < argc)
@@ -388,7 +394,7 @@ int main(int argc, char **argv) {
     else {
       fprintf(stderr, "usage: bench-spot-scale [TRACE_DIR] [--quick] [--single] [--range | --no-range] "
                       "[--set tune|held_out] [--csv FILE] [--chart-dir DIR] [--max-cells N] [--oracle] [--synth SEED] "
-                      "[--oracle-cells N] [--oracle-gb G] [--deadline X] | --scale [TRACE_DIR]\n");
+                      "[--oracle-cells N] [--oracle-gb G] [--oracle-prev] [--deadline X] | --scale [TRACE_DIR]\n");
       return 2;
     }
   }

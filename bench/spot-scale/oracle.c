@@ -54,27 +54,47 @@ static int spans(const struct pit_trace *t, int **up, int *nup, int **dn, int *n
   return 0;
 }
 
-int oracle_fit(struct oracle_model *m, const struct pit_trace *t) {
-  int *v[2], n[2];
-  if (spans(t, &v[1], &n[1], &v[0], &n[0]))
-    return -1;
-  int rc = n[0] && n[1] ? 0 : -1;
-  for (int a = 0; a < 2 && !rc; a++) {
+static int cmp_int(const void *x, const void *y) { return (*(const int *)x > *(const int *)y) - (*(const int *)x < *(const int *)y); }
+
+/* p[a][b][1..ORACLE_AGE] from the spans of kind a whose previous span of kind a is in bucket b
+ * (nb 1: every span) */
+static void fit_kind(struct oracle_model *m, int a, const int *v, int n) {
+  for (int b = 0; b < m->nb; b++) {
     double prev = 0.5;
     for (int j = 1; j <= ORACLE_AGE; j++) {
       double reach = 0, more = 0, res = 0;
-      for (int i = 0; i < n[a]; i++)
-        if (v[a][i] >= j) {
+      for (int i = m->nb > 1; i < n; i++)
+        if ((m->nb == 1 || (v[i - 1] >= m->th[a]) == b) && v[i] >= j) {
           reach++;
-          more += v[a][i] > j;
-          res += v[a][i] - j;
+          more += v[i] > j;
+          res += v[i] - j;
         }
       double p = prev; /* no span that long: as the age before */
       if (reach > 0)
         p = j < ORACLE_AGE ? more / reach : (res / reach) / (res / reach + 1);
-      m->p[a][j] = prev = p;
+      m->p[a][b][j] = prev = p;
     }
-    m->p[a][0] = m->p[a][1];
+    m->p[a][b][0] = m->p[a][b][1];
+  }
+}
+
+int oracle_fit(struct oracle_model *m, const struct pit_trace *t, int prev_bucket) {
+  int *v[2], n[2];
+  if (spans(t, &v[1], &n[1], &v[0], &n[0]))
+    return -1;
+  int rc = n[0] && n[1] ? 0 : -1;
+  m->nb = prev_bucket ? 2 : 1;
+  for (int a = 0; a < 2 && !rc; a++) {
+    int *sorted = malloc((size_t)n[a] * sizeof *sorted);
+    if (!sorted) {
+      rc = -1;
+      break;
+    }
+    memcpy(sorted, v[a], (size_t)n[a] * sizeof *sorted);
+    qsort(sorted, (size_t)n[a], sizeof *sorted, cmp_int);
+    m->th[a] = sorted[n[a] / 2] < ORACLE_AGE ? sorted[n[a] / 2] : ORACLE_AGE; /* the median, seen within the ages */
+    free(sorted);
+    fit_kind(m, a, v[a], n[a]);
   }
   free(v[0]);
   free(v[1]);
@@ -105,9 +125,36 @@ int oracle_synth(struct pit_trace *t, uint64_t seed) {
   return rc;
 }
 
+/* a state's place in a work row: instance st, availability a, the buckets of the last
+ * completed span of availability (bu) and of absence (bd), age j */
+#define IX(nb, st, a, bu, bd, j)                                                                              \
+  (((((size_t)(st) * 2 + (size_t)(a)) * (size_t)(nb) + (size_t)(bu)) * (size_t)(nb) + (size_t)(bd)) *          \
+       (ORACLE_AGE + 1) +                                                                                      \
+   (size_t)(j))
+
+/* Tick t's availability: its age (up to ORACLE_AGE) and, with nb 2, the buckets of the last
+ * completed span of each kind before it (the trace read backward, wrapped; 0 when not seen). */
+static void history(const struct pit_sim_case *c, const struct oracle_model *m, int t, int *age, int *bu, int *bd) {
+  int a = pit_sim_avail(c, t), n = c->trace->n, k = 1;
+  while (k < n && pit_sim_avail(c, t - k) == a)
+    k++;
+  *age = k < ORACLE_AGE ? k : ORACLE_AGE;
+  *bu = *bd = 0;
+  if (m->nb < 2)
+    return;
+  int k2 = k, k3;
+  while (k2 < n && pit_sim_avail(c, t - k2) != a)
+    k2++;
+  for (k3 = k2; k3 < n && pit_sim_avail(c, t - k3) == a;)
+    k3++;
+  int other = k2 - k >= m->th[!a] && k2 < n, same = k3 - k2 >= m->th[a] && k3 < n; /* complete spans only */
+  *bu = a ? same : other;
+  *bd = a ? other : same;
+}
+
 struct dp {
   int D, H, r, ns, bw; /* ns states of the instance: 0 idle, 1 + o spot, r + 2 + o on-demand */
-  size_t row;          /* values (or choices) per work row: ns × 2 × (ORACLE_AGE + 1) */
+  size_t row;          /* values (or choices) per work row: ns × 2 × nb² × (ORACLE_AGE + 1) */
   const struct oracle_model *m;
   double ps, po;
 };
@@ -118,9 +165,9 @@ static int hi_of(const struct dp *d, int t) { return t < d->H - 1 ? t : d->H - 1
 /* One tick t backward: cur (values indexed by absolute work row) from nx (tick t + 1's);
  * the choices of tick t into ch (indexed by the row's place in the band), unless NULL. */
 static void tick(const struct dp *d, int t, const double *nx, double *cur, unsigned char *ch) {
-  int H = d->H, r = d->r, ns = d->ns, lo = lo_of(d, t), hi = hi_of(d, t);
+  int H = d->H, r = d->r, ns = d->ns, lo = lo_of(d, t), hi = hi_of(d, t), nb = d->m->nb;
   size_t row = d->row;
-#define V(arr, w, st, a, j) arr[(size_t)(w) * row + ((size_t)(st) * 2 + (size_t)(a)) * (ORACLE_AGE + 1) + (size_t)(j)]
+#define V(arr, w, st, a, bu, bd, j) arr[(size_t)(w) * row + IX(nb, st, a, bu, bd, j)]
   if (lo > 0) /* just below the band: infeasible (read from t - 1); rows further down are never read */
     for (size_t i = 0; i < row; i++)
       cur[(size_t)(lo - 1) * row + i] = INFINITY;
@@ -132,9 +179,13 @@ static void tick(const struct dp *d, int t, const double *nx, double *cur, unsig
       for (int a = 0; a < 2; a++) {
         if (spot && !a)
           continue; /* spot gone at the tick is reclaimed before the choice */
+        for (int bu = 0; bu < nb; bu++)
+        for (int bd = 0; bd < nb; bd++)
         for (int j = 1; j <= ORACLE_AGE; j++) {
-          double stay = d->m->p[a][j], best = INFINITY;
+          double stay = d->m->p[a][a ? bu : bd][j], best = INFINITY;
           int jn = j < ORACLE_AGE ? j + 1 : ORACLE_AGE, pick = PIT_SPOT_OD;
+          int ended = nb > 1 && j >= d->m->th[a]; /* the bucket of this span if it ends now */
+          int bu2 = a ? ended : bu, bd2 = a ? bd : ended;
           for (int c = PIT_SPOT_IDLE; c <= PIT_SPOT_OD; c++) {
             int ok = c == PIT_SPOT_OD || (c == PIT_SPOT_IDLE && S - 1 >= r) ||
                      (c == PIT_SPOT_SPOT && a && (spot ? S - o >= r : od ? S - o >= 2 * r : S >= 2 * r));
@@ -151,16 +202,16 @@ static void tick(const struct dp *d, int t, const double *nx, double *cur, unsig
             int st2 = c == PIT_SPOT_IDLE ? 0 : c == PIT_SPOT_SPOT ? 1 + o2 : r + 2 + o2;
             double v = c == PIT_SPOT_IDLE ? 0 : c == PIT_SPOT_SPOT ? d->ps : d->po;
             if (w2 < H) {
-              double vs = stay > 0 ? V(nx, w2, st2, a, jn) : 0;
-              double vt = stay < 1 ? V(nx, w2, c == PIT_SPOT_SPOT ? 0 : st2, !a, 1) : 0;
+              double vs = stay > 0 ? V(nx, w2, st2, a, bu, bd, jn) : 0;
+              double vt = stay < 1 ? V(nx, w2, c == PIT_SPOT_SPOT ? 0 : st2, !a, bu2, bd2, 1) : 0;
               v += stay * vs + (1 - stay) * vt;
             }
             if (v < best - 1e-12)
               best = v, pick = c;
           }
-          V(cur, w, st, a, j) = best;
+          V(cur, w, st, a, bu, bd, j) = best;
           if (ch)
-            V(ch, w - lo, st, a, j) = (unsigned char)pick;
+            V(ch, w - lo, st, a, bu, bd, j) = (unsigned char)pick;
         }
       }
     }
@@ -237,7 +288,7 @@ int oracle_run(const struct pit_sim_case *c, const struct oracle_model *m, doubl
   struct dp *d = &u.d;
   d->ns = 2 * d->r + 3;
   d->bw = d->D - d->H + 1;
-  d->row = (size_t)d->ns * 2 * (ORACLE_AGE + 1);
+  d->row = (size_t)d->ns * 2 * (size_t)(m->nb * m->nb) * (ORACLE_AGE + 1);
   if (d->bw < 1 || d->H < 1 || d->r < 1) /* no restart: not in the bench's grid */
     return 1;
   d->ps = c->spot_price_h * g.tick_h, d->po = c->price_h * g.tick_h; /* forecast: simulated clock */
@@ -267,9 +318,8 @@ int oracle_run(const struct pit_sim_case *c, const struct oracle_model *m, doubl
   int limit = d->D + d->H + d->r + 1;
   *cost = 0;
   for (t = 0; !rc && t < limit && done < d->H; t++) {
-    int avail = pit_sim_avail(c, t), age = 1;
-    while (age < ORACLE_AGE && pit_sim_avail(c, t - age) == avail)
-      age++;
+    int avail = pit_sim_avail(c, t), age, bu, bd;
+    history(c, m, t, &age, &bu, &bd);
     if (mode == PIT_SPOT_SPOT && !avail)
       mode = PIT_SPOT_IDLE, ovl = 0;
     int ch = PIT_SPOT_OD; /* past the deadline: on-demand */
@@ -278,7 +328,7 @@ int oracle_run(const struct pit_sim_case *c, const struct oracle_model *m, doubl
       if (t / u.K != u.seg)
         segment(&u, t / u.K);
       ch = u.ch[((size_t)(t % u.K) * (size_t)d->bw + (size_t)(done - lo_of(d, t))) * d->row +
-                ((size_t)st * 2 + (size_t)avail) * (ORACLE_AGE + 1) + (size_t)age];
+                IX(m->nb, st, avail, bu, bd, age)];
     } else if (mode != PIT_SPOT_IDLE)
       ch = mode;
     if (ch != mode)

@@ -19,16 +19,21 @@
 
 #define ORACLE_AGE 100
 
-/* p[a][j]: the chance that a span of availability a (0 away, 1 there) that has
+/* p[a][b][j]: the chance that a span of availability a (0 away, 1 there) that has
  * lasted j ticks lasts one more (j = ORACLE_AGE: any older, geometric with the
- * mean residual of the spans that long). */
+ * mean residual of the spans that long), given b, the bucket of the previous
+ * span of the same kind (nb 2: 1 when it lasted at least th[a] ticks, the median
+ * span of that kind capped at ORACLE_AGE; nb 1: one bucket, spans independent). */
 struct oracle_model {
-  double p[2][ORACLE_AGE + 1];
+  int nb, th[2];
+  double p[2][2][ORACLE_AGE + 1];
 };
 
 /* Fits the model to every completed span of t (the first and last, cut by the
- * trace's ends, are left out). -1 when t has no span of one kind. */
-int oracle_fit(struct oracle_model *m, const struct pit_trace *t);
+ * trace's ends, are left out); prev_bucket: two buckets by the previous span of
+ * the kind (the spans' dependence on the one before), else one. -1 when t has no
+ * span of one kind. */
+int oracle_fit(struct oracle_model *m, const struct pit_trace *t, int prev_bucket);
 
 /* Runs case c (one node) under the Bayes oracle of model m, in pit_sim_run's
  * model; the age of the availability at the start is read from the trace before

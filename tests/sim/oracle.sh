@@ -2,10 +2,11 @@
 # ctest: slow
 # oracle.sh — bench-spot-scale --oracle (bench/spot-scale/oracle.c, docs/simulate.md "How far an
 # online policy can get") on its quick grid of the held-out traces (10 h jobs, 72 single-node
-# cases, about 15 s and 0.8 GB): the Bayes oracle runs on most cases and never misses a deadline
+# cases, about 30 s and 0.8 GB): the Bayes oracle runs on most cases and never misses a deadline
 # (it keeps the safety rules), the safe optimum is never below the optimum, the oracle is never
 # below the safe optimum on average (no policy that keeps the rules can be), and it is below
-# uniform progress (it knows each trace's span statistics). Also in the model's world (--synth).
+# uniform progress (it knows each trace's span statistics). Also in the model's world (--synth),
+# and with the oracle that also knows each span's dependence on the one before (--oracle-prev).
 # With --oracle-gb 0.3 the larger cases' choices are recomputed from checkpoints of the values
 # (oracle.c): the same cost in every case run both ways, and some case run that way.
 # Skipped (77) without ../shared's traces.
@@ -18,7 +19,7 @@ fail() {
 }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for extra in "" "--synth 1"; do
+for extra in "" "--synth 1" "--oracle-prev --deadline 1.1"; do
   out=$("$PIT_BINARY_DIR/bench-spot-scale" "$TR" --set held_out --oracle --quick --csv "$tmp/all${extra// /}.csv" $extra 2> /dev/null) ||
     fail "bench-spot-scale --oracle $extra failed"
   rows=$(echo "$out" | grep -E "^  held_out +[0-9.]+x +[0-9]+ ") || fail "no oracle rows ($extra): $out"
