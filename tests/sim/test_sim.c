@@ -25,6 +25,16 @@ static struct pit_trace mk(const char *s) {
   return t;
 }
 
+/* a random trace of 10 to 10 + extra - 1 ticks (extra <= 50), spot there with chance 0.6;
+ * s (61 chars) gets it as text, for the checks' messages */
+static struct pit_trace mk_random(int extra, char *s) {
+  int n = 10 + (int)(check_urand() * extra);
+  for (int i = 0; i < n; i++)
+    s[i] = check_urand() < 0.6 ? '1' : '0';
+  s[n] = '\0';
+  return mk(s);
+}
+
 static struct pit_sim_case cs(const struct pit_trace *t, double job, double dl, double r) {
   return (struct pit_sim_case){.trace = t, .job_h = job, .deadline_h = dl, .restart_h = r, .price_h = 1,
                                .spot_price_h = 0.25, .nodes = 1};
@@ -77,15 +87,11 @@ static void test_optimum_by_hand(void) {
 static void test_optimum_lower_bound(void) {
   check_rng = 7;
   for (int k = 0; k < 200; k++) {
-    char s[41];
-    int n = 10 + (int)(check_urand() * 30);
-    for (int i = 0; i < n; i++)
-      s[i] = check_urand() < 0.6 ? '1' : '0';
-    s[n] = '\0';
-    struct pit_trace t = mk(s);
+    char s[61];
+    struct pit_trace t = mk_random(30, s);
     double job = 2 + (int)(check_urand() * 8), r = (int)(check_urand() * 3);
     struct pit_sim_case c = cs(&t, job, job + r + (int)(check_urand() * 10), r);
-    c.offset = (int)(check_urand() * n);
+    c.offset = (int)(check_urand() * t.n);
     double o = opt(&c);
     for (int p = 0; p < PIT_SPOT_NPOLICIES; p++) {
       struct pit_sim_result res = run(&c, (enum pit_spot_policy)p);
@@ -176,14 +182,10 @@ static void test_safe_optimum(void) {
   int above = 0;
   for (int k = 0; k < 300; k++) {
     char s[61];
-    int n = 10 + (int)(check_urand() * 50);
-    for (int i = 0; i < n; i++)
-      s[i] = check_urand() < 0.6 ? '1' : '0';
-    s[n] = '\0';
-    t = mk(s);
+    t = mk_random(50, s);
     double job = 2 + (int)(check_urand() * 12), rr = (int)(check_urand() * 3);
     c = cs(&t, job, job + rr + (int)(check_urand() * 12), rr);
-    c.offset = (int)(check_urand() * n);
+    c.offset = (int)(check_urand() * t.n);
     double o = opt(&c), so = safe_opt(&c, &r);
     CHECK(so >= o - 1e-9, "safe optimum %.4f below the optimum %.4f on %s", so, o, s);
     CHECK(isfinite(so) == isfinite(o), "safe optimum feasible exactly when the optimum is (%s)", s);
@@ -195,7 +197,7 @@ static void test_safe_optimum(void) {
     pit_sim_result_release(&r);
     if (k < 150) { /* against brute force on the short ones (offset 0, at most 11 ticks) */
       struct pit_trace t2 = mk(s);
-      t2.n = n < 11 ? n : 11;
+      t2.n = t.n < 11 ? t.n : 11;
       struct pit_sim_case c2 = cs(&t2, 1 + k % 4, 2 + k % 4 + (k / 4) % 6, (k / 24) % 3);
       struct bf b = {s, t2.n, (int)c2.deadline_h, (int)c2.job_h, (int)c2.restart_h, c2.spot_price_h, c2.price_h,
                      INFINITY};
