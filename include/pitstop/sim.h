@@ -175,6 +175,7 @@ struct pit_sim_pool {
   const struct pit_trace *trace;
   const struct pit_itype *itype;  /* billing rule; NULL: per second, no minimum */
   double price_h, spot_price_h;   /* US$ per node-hour */
+  int spot_assumed;               /* spot_price_h = 0.3 x on-demand: no spot price given or in the installed catalog */
   double egress_usd_gb;           /* a checkpoint leaving this pool's zone, US$/GB (0: free) */
   double net_gbps;                /* its bandwidth out (<= 0 or NaN: the move takes no time) */
   char zone[PIT_NAME_MAX];

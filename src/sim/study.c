@@ -195,6 +195,13 @@ static int price_pool(const struct pit_study_in *in, int i, int alone, const str
   double mean = pit_trace_mean_spot(tr); /* the CSV's own spot prices, their mean */
   if (!isnan(mean))
     p->spot_price_h = mean;
+  /* as the one-trace form: without --catalog, a type the installed catalog prices on-demand
+   * only (its GPU types), or --price-h alone, gets spot at 0.3 x on-demand, said as assumed;
+   * a catalog the user named without a spot price is refused */
+  if (isnan(p->spot_price_h) && !isnan(p->price_h) && !fp->catalog) {
+    p->spot_price_h = 0.3 * p->price_h;
+    p->spot_assumed = 1;
+  }
   if (isnan(p->price_h) || isnan(p->spot_price_h))
     return pit_err_set(e, PIT_EARG, "trace '%s' (zone %s): no %s price for type '%s'%s%s%s: give --price-h/--spot-price-h",
                        in->path[i], p->zone, isnan(p->price_h) ? "on-demand" : "spot", *want ? want : "?",

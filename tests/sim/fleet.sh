@@ -113,6 +113,21 @@ echo "$out" | grep -Eq "^pitstop, hours held per node count: 4 nodes 40\.[0-9]+ 
   && grep -q "</svg>" "$T/range.svg" && ok "table: hours per node count and the changes; the fleet's chart is drawn" \
   || bad "nnodes table: $out"
 
+# without --catalog: the installed catalog's on-demand price, spot assumed at 0.3 x it and said so
+# (as the one-trace form); a catalog the user names without a spot price is refused (below)
+out=$("$P" simulate --trace "$A" --trace "$B" --nodes 2 --job-hours 6 --deadline-hours 10 --restart-hours 0.2 \
+      --format json) || bad "fleet run with the installed catalog failed: $out"
+echo "$out" | "$PY" -c '
+import json, sys
+j = json.load(sys.stdin)
+for t in j["traces"]:
+    assert t["itype"] == "p3.2xlarge" and t["price_h"] == 3.06 and abs(t["spot_price_h"] - 0.918) < 1e-9, t
+    assert t["spot_assumed"] is True, t
+' && ok "installed catalog: on-demand 3.06 \$/h, spot assumed 0.3 x, flagged in the JSON" || bad "assumed spot: $out"
+out=$("$P" simulate --trace "$A" --trace "$B" --nodes 2 --job-hours 6 --deadline-hours 10 --restart-hours 0.2) \
+  && echo "$out" | grep -q "spot 0.918 \$/h (assumed 0.3 x on-demand" && ok "the table says the spot price is assumed" \
+  || bad "assumed spot, table: $out"
+
 printf 'us-east-1a_v100_1.json\nno-such-zone_v100_1.json\n' > "$T/missing.txt"
 expect_fail "study naming a missing trace" "study '$T/missing.txt':2: trace '$T/no-such-zone_v100_1.json' is missing" \
   "$P" simulate --study "$T/missing.txt" --nodes 2 --job-hours 6 --deadline-hours 10 --restart-hours 0.2
