@@ -1,6 +1,6 @@
 /* bench/spot-scale/oracle.h — what a single-node spot policy could reach if it knew
  * more than it can, to tell how much of its gap to the optimum any online policy
- * could close (docs/simulate.md, "How far an online policy can get"):
+ * could close (docs/spot-limits.md, "How far an online policy can get"):
  *  - the Bayes oracle: the policy that minimises the expected cost under a
  *    semi-Markov model of the trace (spans of availability and of absence drawn
  *    independently from the trace's own span lengths, its whole length known),
