@@ -167,17 +167,14 @@ static int scaled(struct pit_trace *out, const struct pit_trace *t, int k, int d
   out->count = malloc((size_t)t->n * sizeof *out->count);
   if (!out->count)
     return -1;
-  for (int i = 0; i < t->n; i++)
-    out->count[i] = t->count[i] * k / div;
-  return 0;
+  memcpy(out->count, t->count, (size_t)t->n * sizeof *out->count);
+  struct pit_err e = {0};
+  return pit_trace_scale(out, k, div, &e) ? -1 : 0;
 }
 
 static int maxcount(const struct pit_trace *t) {
-  int m = 1;
-  for (int i = 0; i < t->n; i++)
-    if (t->count[i] > m)
-      m = t->count[i];
-  return m;
+  int m = pit_trace_max(t);
+  return m > 1 ? m : 1;
 }
 
 /* a shape of the grid: N nodes, the counts a policy may use, the USL sigma, capacity ÷ cap_div,

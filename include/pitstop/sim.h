@@ -68,6 +68,13 @@ int pit_trace_load_all(const char *path, struct pit_trace **out, int *n, struct 
 const char *pit_trace_kind_itype(const char *path);
 /* Mean count and the share of ticks with a count > 0. */
 void pit_trace_stats(const struct pit_trace *t, double *mean, double *avail_frac);
+/* The largest count of t (0 for a trace that never has spot). */
+int pit_trace_max(const struct pit_trace *t);
+/* Every count of t × mul / div (mul, div >= 1): the capacity read at another
+ * scale (a count of one request read as mul nodes; div 2: a zone gives half), an
+ * ASSUMPTION the caller states. 0, or PIT_EARG (t unchanged) when a count would
+ * pass 10^6 nodes. */
+int pit_trace_scale(struct pit_trace *t, int mul, int div, struct pit_err *e);
 
 /* ---------------- 3. the simulator ---------------- */
 
@@ -176,6 +183,7 @@ struct pit_sim_pool {
   const struct pit_itype *itype;  /* billing rule; NULL: per second, no minimum */
   double price_h, spot_price_h;   /* US$ per node-hour */
   int spot_assumed;               /* spot_price_h = 0.3 x on-demand: no spot price given or in the installed catalog */
+  int count_scale;                /* the trace's counts were read × this (an assumption; 0 or 1: as they are) */
   double egress_usd_gb;           /* a checkpoint leaving this pool's zone, US$/GB (0: free) */
   double net_gbps;                /* its bandwidth out (<= 0 or NaN: the move takes no time) */
   char zone[PIT_NAME_MAX];

@@ -25,6 +25,8 @@ static const struct pit_cli_opt opts[] = {
     {"zone", 1, 'z', "Z", "the zone of the --trace of the same rank (default: from the path)"},
     {"usl", 1, 'u', "SIGMA,KAPPA", "throughput of n nodes n/(1+sigma(n-1)+kappa n(n-1)) (default linear)"},
     {"ckpt-gb", 1, 'g', "G", "checkpoint moved on a change of zone, GB (default 10)"},
+    {"count-scale", 1, 'K', "K|auto", "read each trace's count c as c x K spot nodes (auto: K = ceil(max nodes / "
+                                      "the trace's largest count)); an assumption, default 1"},
     {"seed", 1, 'e', "N", "seed of the randomized baseline (ROSS; default 1)"},
     {"job-hours", 1, 'j', "H", "hours of compute the job needs"},
     {"deadline-hours", 1, 'd', "D", "the job must finish within D hours"},
@@ -51,7 +53,8 @@ static const struct pit_cli_cmd cmd = {
     "                        [--offset-hours X] [--nodes N] [--chart FILE.png|.svg] [--format table|json]\n"
     "       pitstop simulate (--trace Z1 --trace Z2 ... | --study FILE) [--zone Z ...] --nodes N [--nnodes MIN:MAX]\n"
     "                        --job-hours H --deadline-hours D --restart-hours R [--catalog FILE] [--itype T]\n"
-    "                        [--usl SIGMA,KAPPA] [--ckpt-gb G] [--seed N] [--format table|json]\n"
+    "                        [--usl SIGMA,KAPPA] [--count-scale K|auto] [--ckpt-gb G] [--seed N]\n"
+    "                        [--format table|json]\n"
     "       pitstop simulate --replay EVENTS [--catalog FILE] [--types T,...] [--nnodes MIN:MAX]\n"
     "                        [--policy cost|time] [--deadline S] [--budget USD] [--format table|json]\n\n",
     opts, PIT_CLI_NOPTS(opts),
@@ -125,13 +128,43 @@ static const char *default_catalog(void) {
 
 /* pitstop simulate's options, as given and parsed */
 struct sim_args {
-  const char *trace, *catalog, *itype, *chart, *study, *usl, *events, *types, *nnodes, *policy;
+  const char *trace, *catalog, *itype, *chart, *study, *usl, *events, *types, *nnodes, *policy, *count_scale;
   double job, deadline, restart, price, spot, offset, nodes, run_deadline, budget, ckpt_gb, seed;
   int json, nzones;
 };
 
 static const char *const fleet_names[PIT_FLEET_NCOMPARE] = {"pitstop", "on_demand", "greedy", "uniform_progress",
                                                             "skynomad", "ross", "best_fixed"};
+
+/* --count-scale: every trace's counts × K (auto: enough for the job's most nodes at the
+ * trace's largest count), said in the output; without it, a note when no trace ever gives
+ * as many spot nodes as the job may hold (a 1-node trace read for 8 nodes gives spot to 1). */
+static int count_scale(const struct sim_args *a, int nmax, struct pit_trace *tr, struct pit_sim_pool *pool, int nt) {
+  struct pit_err e = {0};
+  long k = 0;
+  if (a->count_scale && strcmp(a->count_scale, "auto") != 0) {
+    char *end;
+    k = strtol(a->count_scale, &end, 10);
+    if (*end || end == a->count_scale || k < 1 || k > 1000000)
+      return pit_cli_usage("--count-scale: '%s' is not auto or a whole number >= 1", a->count_scale);
+  }
+  int most = 0;
+  for (int i = 0; i < nt; i++) {
+    int m = pit_trace_max(&tr[i]), ki = (int)k;
+    if (a->count_scale && !k)
+      ki = m > 0 ? (nmax + m - 1) / m : 1;
+    if (a->count_scale && pit_trace_scale(&tr[i], ki, 1, &e))
+      return pit_cli_fail(&e);
+    pool[i].count_scale = a->count_scale ? ki : 1;
+    m = pit_trace_max(&tr[i]);
+    most = m > most ? m : most;
+  }
+  if (!a->count_scale && most < nmax)
+    pit_cli_note("the traces give at most %d spot node%s at a time and the job may hold %d: spot covers %d of them at "
+                 "most (hint: --count-scale auto reads each count as enough nodes, an assumption)",
+                 most, most == 1 ? "" : "s", nmax, most);
+  return 0;
+}
 
 /* Several traces (zones × types), or many nodes: the fleet model, its policies and its limit. */
 static int fleet(const struct pit_study_in *in, const struct pit_sim_study *study, const struct sim_args *a) {
@@ -146,6 +179,8 @@ static int fleet(const struct pit_study_in *in, const struct pit_sim_study *stud
   struct pit_fleet_prices fp = {&cat, catpath, a->catalog, a->itype, a->price, a->spot};
   if (pit_fleet_pools(in, &fp, tr, pool, &nt, &e))
     rc = pit_cli_fail(&e);
+  if (!rc)
+    rc = count_scale(a, study->nmax, tr, pool, nt);
   struct pit_sim_study st = *study;
   st.pools = pool;
   st.npools = nt;
@@ -300,6 +335,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a, struct pit_stud
       snprintf(in->zone[a->nzones++], sizeof in->zone[0], "%s", optarg);
       break;
     case 'u': a->usl = optarg; break;
+    case 'K': a->count_scale = optarg; break;
     case 'c': a->catalog = optarg; break;
     case 't': a->itype = optarg; break;
     case 'C': a->chart = optarg; break;

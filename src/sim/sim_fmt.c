@@ -228,6 +228,7 @@ int pit_fleet_report_write(FILE *f, const struct pit_fleet_report *r, int json, 
       cJSON_AddNumberToObject(x, "price_h", pool[i].price_h);
       cJSON_AddNumberToObject(x, "spot_price_h", pool[i].spot_price_h);
       cJSON_AddBoolToObject(x, "spot_assumed", pool[i].spot_assumed);
+      cJSON_AddNumberToObject(x, "count_scale", pool[i].count_scale > 1 ? pool[i].count_scale : 1);
       cJSON_AddItemToArray(ta, x);
     }
     cJSON_AddNumberToObject(j, "tick_s", pool[0].trace->gap_s);
@@ -251,11 +252,14 @@ int pit_fleet_report_write(FILE *f, const struct pit_fleet_report *r, int json, 
              "checkpoint %g GB\n",
           nt, pool[0].trace->gap_s, s->job_h, s->nodes, s->nmin, s->nmax, s->sigma, s->kappa, s->deadline_h,
           s->restart_h, s->ckpt_gb);
-  for (int i = 0; i < nt; i++)
-    fprintf(f, "  %-14s %-14s on-demand %g $/h, spot %g $/h%s  (%s)\n", pool[i].zone,
+  for (int i = 0; i < nt; i++) {
+    fprintf(f, "  %-14s %-14s on-demand %g $/h, spot %g $/h%s", pool[i].zone,
             pool[i].itype ? pool[i].itype->name : pool[i].trace->itype, pool[i].price_h, pool[i].spot_price_h,
-            pool[i].spot_assumed ? " (assumed 0.3 x on-demand: no spot price given or in the catalog)" : "",
-            pool[i].trace->path);
+            pool[i].spot_assumed ? " (assumed 0.3 x on-demand: no spot price given or in the catalog)" : "");
+    if (pool[i].count_scale > 1)
+      fprintf(f, ", counts x %d (assumed)", pool[i].count_scale);
+    fprintf(f, "  (%s)\n", pool[i].trace->path);
+  }
   fprintf(f, "limit: %.4f (%s)\n", r->limit, r->limit_kind);
   table_head(f, FLEET);
   for (int i = 0; i < r->n; i++)

@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,24 @@ const char *pit_trace_kind_itype(const char *path) {
     if (strstr(base, kinds[i].kind))
       return kinds[i].itype;
   return NULL;
+}
+
+int pit_trace_max(const struct pit_trace *t) {
+  int m = 0;
+  for (int i = 0; i < t->n; i++)
+    if (t->count[i] > m)
+      m = t->count[i];
+  return m;
+}
+
+int pit_trace_scale(struct pit_trace *t, int mul, int div, struct pit_err *e) {
+  if (mul < 1 || div < 1)
+    return pit_err_set(e, PIT_EARG, "trace '%s': a count scale of %d / %d (both must be >= 1)", t->path, mul, div);
+  if ((int64_t)pit_trace_max(t) * mul / div > 1000000)
+    return pit_err_set(e, PIT_EARG, "trace '%s': its counts x %d pass 10^6 nodes", t->path, mul);
+  for (int i = 0; i < t->n; i++)
+    t->count[i] = (int)((int64_t)t->count[i] * mul / div);
+  return 0;
 }
 
 void pit_trace_stats(const struct pit_trace *t, double *mean, double *avail_frac) {

@@ -4,7 +4,9 @@
 # the six baselines and limit {cost, kind}, nothing below an exact limit;
 # one trace and one node: limit = the optimum (exact), the optimum's row has
 # its hours (not nan), prices from the installed catalog's row by default;
-# --nnodes: the counts pitstop held (hours per count, its changes, the chart);
+# --nnodes: the counts pitstop held (hours per count, its changes, the chart); --count-scale (a note
+# without it when the traces give fewer spot nodes than the job holds); spot assumed at 0.3x on-demand
+# without --catalog;
 # a study file; bad input (a study naming a missing trace, two traces of one
 # zone with different ticks, a zone with no price): one message naming the
 # file, non-zero exit.
@@ -127,6 +129,28 @@ for t in j["traces"]:
 out=$("$P" simulate --trace "$A" --trace "$B" --nodes 2 --job-hours 6 --deadline-hours 10 --restart-hours 0.2) \
   && echo "$out" | grep -q "spot 0.918 \$/h (assumed 0.3 x on-demand" && ok "the table says the spot price is assumed" \
   || bad "assumed spot, table: $out"
+
+# --count-scale: traces of at most 4 spot nodes for an 8-node job: a note says spot covers 4 at most;
+# auto reads each count x 2 (said per trace), and pitstop then holds more spot node-hours
+plain=$("$P" simulate --trace "$A" --trace "$B" --nodes 8 --job-hours 6 --deadline-hours 10 --restart-hours 0.2 \
+        --spot-price-h 0.918 --format json 2> "$T/note.txt") || bad "8 nodes on 4-node traces failed"
+grep -q "the traces give at most 4 spot nodes at a time and the job may hold 8.*--count-scale auto" "$T/note.txt" \
+  && ok "a note when the traces give fewer spot nodes than the job holds" || bad "no count note: $(cat "$T/note.txt")"
+scaled=$("$P" simulate --trace "$A" --trace "$B" --nodes 8 --job-hours 6 --deadline-hours 10 --restart-hours 0.2 \
+         --spot-price-h 0.918 --count-scale auto --format json 2> "$T/note2.txt") || bad "--count-scale auto failed"
+"$PY" - "$plain" "$scaled" <<'PY' && ok "--count-scale auto: counts x 2 on both traces, more spot node-hours" || bad "count scale: $scaled"
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert [t["count_scale"] for t in a["traces"]] == [1, 1], a["traces"]
+assert [t["count_scale"] for t in b["traces"]] == [2, 2], b["traces"]
+assert b["policy"]["spot_node_h"] > a["policy"]["spot_node_h"], (a["policy"], b["policy"])
+PY
+[ ! -s "$T/note2.txt" ] || bad "a note with --count-scale: $(cat "$T/note2.txt")"
+out=$("$P" simulate --trace "$A" --trace "$B" --nodes 8 --job-hours 6 --deadline-hours 10 --restart-hours 0.2 \
+      --spot-price-h 0.918 --count-scale 3) && echo "$out" | grep -q "counts x 3 (assumed)" \
+  && ok "--count-scale 3 said in the table" || bad "count scale table: $out"
+expect_fail "--count-scale 0" "count-scale: '0' is not auto or a whole number >= 1" \
+  "$P" simulate --trace "$A" --trace "$B" --nodes 8 --job-hours 6 --deadline-hours 10 --restart-hours 0.2 --count-scale 0
 
 printf 'us-east-1a_v100_1.json\nno-such-zone_v100_1.json\n' > "$T/missing.txt"
 expect_fail "study naming a missing trace" "study '$T/missing.txt':2: trace '$T/no-such-zone_v100_1.json' is missing" \
