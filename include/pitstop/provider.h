@@ -187,7 +187,9 @@ int pit_node_enter(const char *cpus, const char *cgroup, struct pit_err *e);
  * pit_node_release: kills (TERM, then KILL after grace_s) every process of
  * this network namespace whose environment holds PITSTOP_RUN=run and, when tag
  * is not NULL, PITSTOP_RUN_TAG=tag (pit_run_tag: only the run of that
- * directory, not another given the same name); *killed: how many. */
+ * directory, not another given the same name), and the Open MPI daemon (orted,
+ * prted) each ran under; it returns once none of them is left (a daemon outlives
+ * its ranks for a while); *killed: how many were signalled. */
 int pit_node_check(const char *dir, const char *exe, double min_free_mb, struct pit_err *e);
 int pit_node_release(const char *run, const char *tag, double grace_s, int *killed, struct pit_err *e);
 

@@ -223,9 +223,53 @@ static pid_t mpi_daemon_parent(pid_t pid) {
   return strcmp(comm, "orted") == 0 || strcmp(comm, "prted") == 0 ? (pid_t)ppid : 0;
 }
 
+/* The MPI daemons a release signalled: untagged, they cannot be found again once
+ * their ranks are gone, so the release remembers them and waits for them too. */
+#define DAEMONS_MAX 64
+struct daemons {
+  pid_t pid[DAEMONS_MAX];
+  int n;
+};
+
+static void daemons_add(struct daemons *d, pid_t pid) {
+  for (int i = 0; i < d->n; i++)
+    if (d->pid[i] == pid)
+      return;
+  if (d->n < DAEMONS_MAX)
+    d->pid[d->n++] = pid;
+}
+
+/* pid is still an MPI daemon that has not exited (a zombie has; a reused pid is not one) */
+static int daemon_alive(pid_t pid) {
+  char path[64], buf[256];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "re");
+  if (!f)
+    return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  char state = 0;
+  const char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
+  if (!lp || !rp || sscanf(rp + 1, " %c", &state) != 1)
+    return 0;
+  size_t cl = (size_t)(rp - lp - 1);
+  int mpi = (cl == 5 && memcmp(lp + 1, "orted", 5) == 0) || (cl == 5 && memcmp(lp + 1, "prted", 5) == 0);
+  return mpi && state != 'Z' && state != 'X';
+}
+
+/* signals the daemons of d still alive; returns how many */
+static int signal_daemons(const struct daemons *d, int sig) {
+  int n = 0;
+  for (int i = 0; i < d->n; i++)
+    if (daemon_alive(d->pid[i]) && kill(d->pid[i], sig) == 0)
+      n++;
+  return n;
+}
+
 /* Signals every process of this namespace tagged with tag (and with tag2, when
- * not NULL) and the MPI daemon it runs under; returns how many. */
-static int signal_tagged(const char *tag, const char *tag2, const struct stat *ns, int sig) {
+ * not NULL) and the MPI daemon it runs under (remembered in seen); returns how many. */
+static int signal_tagged(const char *tag, const char *tag2, const struct stat *ns, int sig, struct daemons *seen) {
   DIR *d = opendir("/proc");
   if (!d)
     return 0;
@@ -239,8 +283,10 @@ static int signal_tagged(const char *tag, const char *tag2, const struct stat *n
     if (pid == self || !same_netns(pid, ns) || !tagged(pid, tag) || (tag2 && !tagged(pid, tag2)))
       continue;
     pid_t daemon = mpi_daemon_parent(pid);
-    if (daemon > 0 && daemon != self && kill(daemon, sig) == 0)
+    if (daemon > 0 && daemon != self && kill(daemon, sig) == 0) {
       n++;
+      daemons_add(seen, daemon);
+    }
     if (kill(pid, sig) == 0)
       n++;
   }
@@ -257,19 +303,24 @@ int pit_node_release(const char *run, const char *run_tag, double grace_s, int *
   snprintf(tag, sizeof tag, "PITSTOP_RUN=%s", run);
   snprintf(tag2, sizeof tag2, "PITSTOP_RUN_TAG=%.40s", run_tag ? run_tag : "");
   const char *t2 = run_tag ? tag2 : NULL;
-  *killed = signal_tagged(tag, t2, &ns, SIGTERM);
+  struct daemons d = {{0}, 0};
+  *killed = signal_tagged(tag, t2, &ns, SIGTERM, &d);
   if (*killed == 0)
     return 0;
+  /* the tagged processes and the daemons they ran under, until none is left: an orted
+   * that outlived its ranks held the killed generation's ssh session open on the host
+   * while the next generation ran (sh_control_run_ssh, CI 2026-11-29) */
   for (double w = 0; w < grace_s; w += 0.05) {
     usleep(50000);
-    if (signal_tagged(tag, t2, &ns, 0) == 0)
+    if (signal_tagged(tag, t2, &ns, 0, &d) + signal_daemons(&d, 0) == 0)
       return 0;
   }
-  signal_tagged(tag, t2, &ns, SIGKILL);
+  signal_tagged(tag, t2, &ns, SIGKILL, &d);
+  signal_daemons(&d, SIGKILL);
   for (int i = 0; i < 40; i++) {
     usleep(50000);
-    if (signal_tagged(tag, t2, &ns, 0) == 0)
+    if (signal_tagged(tag, t2, &ns, 0, &d) + signal_daemons(&d, 0) == 0)
       return 0;
   }
-  return pit_err_set(e, PIT_ESTATE, "%d process(es) of run %s survive SIGKILL", signal_tagged(tag, t2, &ns, 0), run);
+  return pit_err_set(e, PIT_ESTATE, "%d process(es) of run %s survive SIGKILL", signal_tagged(tag, t2, &ns, 0, &d), run);
 }

@@ -4,6 +4,9 @@
 # and PITSTOP_RUN_TAG=TAG in their environment) and leaves those of another run given the same name
 # (another TAG); without --run-tag it stops every process of the name (a process started before
 # PITSTOP_RUN_TAG existed has none). Until 2026-11-29 a stop on a host took both runs' processes.
+# The Open MPI daemon a tagged rank runs under (untagged; here a script named orted that takes 1 s
+# to exit on SIGTERM) is gone when the release returns: before, the release returned once the ranks
+# were, and the daemon held the killed generation's ssh session open beside the next one.
 set -euo pipefail
 fail() {
   echo "FAIL: $*" >&2
@@ -32,3 +35,23 @@ out=$("$PITSTOP" node-check --release "$run") || fail "release failed: $out"
 wait "$b" "$u" 2> /dev/null || true
 kill -0 "$o" || fail "another run's process was stopped"
 echo "release with --run-tag: 1 of the name's 3 processes (its directory's); without: the other 2; another name's untouched"
+
+T=$(mktemp -d)
+trap 'cleanup; rm -rf "$T"' EXIT
+cat > "$T/orted" << 'SH'
+#!/bin/bash
+trap 'sleep 1; exit 0' TERM
+env PITSTOP_RUN="$1" PITSTOP_RUN_TAG=0000000c sleep 300 &
+while :; do sleep 0.1; done
+SH
+chmod +x "$T/orted"
+"$T/orted" "$run" &
+d=$!
+pids+=("$d")
+for _ in $(seq 100); do [ -n "$(pgrep -P "$d" -x sleep)" ] && break; sleep 0.05; done
+[ "$(cat /proc/$d/comm)" = orted ] || fail "the fake daemon is $(cat /proc/$d/comm)"
+out=$("$PITSTOP" node-check --release "$run" --run-tag 0000000c) || fail "release failed: $out"
+st=$(awk '{print $3}' "/proc/$d/stat" 2> /dev/null || echo gone)
+[ "$st" = gone ] || [ "$st" = Z ] || fail "the daemon still runs (state $st) when the release returns: $out"
+wait "$d" 2> /dev/null || true
+echo "the rank's daemon (1 s to exit on SIGTERM) gone when the release returns: $out"
