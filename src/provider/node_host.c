@@ -195,32 +195,35 @@ static int tagged(pid_t pid, const char *tag) {
   return found;
 }
 
-/* The parent of pid if it is Open MPI's per-host daemon (orted, prted), else 0.
- * The daemon mpirun started over ssh carries no run tag (its environment is the
- * ssh session's), and it outlives a killed mpirun for a while: it goes with the
- * run's ranks, and its ssh session ends with it. */
-static pid_t mpi_daemon_parent(pid_t pid) {
+/* /proc/PID/stat's state and parent of pid, and whether it is Open MPI's per-host
+ * daemon (orted, prted); 0, or -1 when pid is gone. */
+static int proc_stat(pid_t pid, char *state, int *ppid, int *mpi) {
   char path[64], buf[512];
   snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
   FILE *f = fopen(path, "re");
   if (!f)
-    return 0;
+    return -1;
   size_t n = fread(buf, 1, sizeof buf - 1, f);
   fclose(f);
   buf[n] = 0;
-  const char *rp = strrchr(buf, ')'); /* "pid (comm) state ppid ..." */
-  int ppid = 0;
-  if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1 || ppid <= 1)
+  const char *lp = strchr(buf, '('), *rp = strrchr(buf, ')'); /* "pid (comm) state ppid ..." */
+  if (!lp || !rp || rp < lp || sscanf(rp + 1, " %c %d", state, ppid) != 2)
+    return -1;
+  size_t cl = (size_t)(rp - lp - 1);
+  *mpi = cl == 5 && (memcmp(lp + 1, "orted", 5) == 0 || memcmp(lp + 1, "prted", 5) == 0);
+  return 0;
+}
+
+/* The parent of pid if it is Open MPI's per-host daemon, else 0.
+ * The daemon mpirun started over ssh carries no run tag (its environment is the
+ * ssh session's), and it outlives a killed mpirun for a while: it goes with the
+ * run's ranks, and its ssh session ends with it. */
+static pid_t mpi_daemon_parent(pid_t pid) {
+  char st;
+  int ppid = 0, pp, mpi = 0;
+  if (proc_stat(pid, &st, &ppid, &mpi) < 0 || ppid <= 1)
     return 0;
-  snprintf(path, sizeof path, "/proc/%d/comm", ppid);
-  if (!(f = fopen(path, "re")))
-    return 0;
-  char comm[32] = "";
-  if (!fgets(comm, sizeof comm, f))
-    comm[0] = 0;
-  fclose(f);
-  comm[strcspn(comm, "\n")] = 0;
-  return strcmp(comm, "orted") == 0 || strcmp(comm, "prted") == 0 ? (pid_t)ppid : 0;
+  return proc_stat((pid_t)ppid, &st, &pp, &mpi) == 0 && mpi ? (pid_t)ppid : 0;
 }
 
 /* The MPI daemons a release signalled: untagged, they cannot be found again once
@@ -241,21 +244,9 @@ static void daemons_add(struct daemons *d, pid_t pid) {
 
 /* pid is still an MPI daemon that has not exited (a zombie has; a reused pid is not one) */
 static int daemon_alive(pid_t pid) {
-  char path[64], buf[256];
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  FILE *f = fopen(path, "re");
-  if (!f)
-    return 0;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  char state = 0;
-  const char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
-  if (!lp || !rp || sscanf(rp + 1, " %c", &state) != 1)
-    return 0;
-  size_t cl = (size_t)(rp - lp - 1);
-  int mpi = (cl == 5 && memcmp(lp + 1, "orted", 5) == 0) || (cl == 5 && memcmp(lp + 1, "prted", 5) == 0);
-  return mpi && state != 'Z' && state != 'X';
+  char st = 0;
+  int ppid, mpi = 0;
+  return proc_stat(pid, &st, &ppid, &mpi) == 0 && mpi && st != 'Z' && st != 'X';
 }
 
 /* signals the daemons of d still alive; returns how many */
