@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "control/ctl_impl.h"
+#include "control/said.h"
 
 void pit_run_opts_init(struct pit_run_opts *o) {
   memset(o, 0, sizeof *o);
@@ -111,9 +112,9 @@ static int end_interrupted(struct ctl *c, struct pit_err *e) {
 
 /* ---------------- what a failed generation says ---------------- */
 
-/* What the generation's log says of its failure: the workload's last error line
- * (a "pitstop: " line, else one with "rror" in it, among the log's last 16 KiB:
- * mpirun's own report comes after it), else the log's last lines. */
+/* What the generation's log says of its failure: the line ctl_failure_said picks
+ * among the log's last 16 KiB (mpirun's and torchrun's own reports come after the
+ * workload's error), else the log's last lines. */
 static void failure_detail(const struct ctl *c, char *out, size_t n) {
   char path[1100], *buf = malloc(16385);
   snprintf(path, sizeof path, "%s/gen-%d.log", c->state_dir, c->gen);
@@ -129,36 +130,12 @@ static void failure_detail(const struct ctl *c, char *out, size_t n) {
     k = read(fd, buf, 16384);
     close(fd);
   }
-  const char *best = NULL, *err = NULL;
-  size_t best_n = 0, err_n = 0;
-  for (ssize_t i = 0; k > 0 && i < k;) {
-    ssize_t j = i;
-    while (j < k && buf[j] != '\n')
-      j++;
-    ssize_t at = i; /* past the "[NODE out] " / "[NODE err] " tag gen-N.log puts on each line */
-    if (at < j && buf[at] == '[') {
-      const char *close = memchr(buf + at, ']', (size_t)(j - at));
-      if (close && close + 1 < buf + j && close[1] == ' ')
-        at = close + 2 - buf;
-    }
-    size_t len = (size_t)(j - at);
-    if (len > 9 && memcmp(buf + at, "pitstop: ", 9) == 0) {
-      best = buf + at;
-      best_n = len;
-    } else if (len && buf[at] != '{' && memmem(buf + at, len, "rror", 4)) {
-      err = buf + at;
-      err_n = len;
-    }
-    i = j + 1;
-  }
-  if (!best) {
-    best = err;
-    best_n = err_n;
-  }
-  if (best)
-    snprintf(out, n, "; the workload said: %.*s", (int)(best_n < 600 ? best_n : 600), best);
+  char said[700];
+  ctl_failure_said(buf ? buf : "", k > 0 ? (size_t)k : 0, said, sizeof said);
+  if (said[0])
+    snprintf(out, n, "; the workload said: %s", said);
   free(buf);
-  if (best)
+  if (said[0])
     return;
   char tail[1024];
   log_tail(c, c->gen, tail, sizeof tail);

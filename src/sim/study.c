@@ -199,7 +199,7 @@ static int price_pool(const struct pit_study_in *in, int i, int alone, const str
    * only (its GPU types), or --price-h alone, gets spot at 0.3 x on-demand, said as assumed;
    * a catalog the user named without a spot price is refused */
   if (isnan(p->spot_price_h) && !isnan(p->price_h) && !fp->catalog) {
-    p->spot_price_h = 0.3 * p->price_h;
+    p->spot_price_h = 0.3 * p->price_h; /* rate: the assumed spot price, a share of on-demand's */
     p->spot_assumed = 1;
   }
   if (isnan(p->price_h) || isnan(p->spot_price_h))

@@ -1,0 +1,124 @@
+/* said.c — what a failed generation's log says of the failure: the one line (or,
+ * for torchrun, the root cause its failure report gives) worth quoting in the
+ * controller's error message. A user's script under torchrun fails with the
+ * script's own exception on a "[defaultN]:" line, then torchrun's traceback and
+ * its "ChildFailedError" report; the report's "error_file: <N/A>" has "rror" in
+ * it and was what the message quoted (fault trial 2026-11-29: a rank SIGKILLed
+ * read "the workload said: error_file: <N/A>").
+ * Invariant: pure over the bytes given; out always NUL-terminated. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#include "control/said.h"
+
+struct span {
+  const char *p;
+  size_t n;
+};
+
+static int starts(struct span s, const char *w) {
+  size_t l = strlen(w);
+  return s.n >= l && memcmp(s.p, w, l) == 0;
+}
+
+static int has(struct span s, const char *w) { return memmem(s.p, s.n, w, strlen(w)) != NULL; }
+
+static struct span trim(struct span s) {
+  while (s.n && (*s.p == ' ' || *s.p == '\t'))
+    s.p++, s.n--;
+  while (s.n && (s.p[s.n - 1] == ' ' || s.p[s.n - 1] == '\r'))
+    s.n--;
+  return s;
+}
+
+/* past a leading "[...] " tag (gen-N.log's node and stream), or "[...]:" (torchrun's --tee) */
+static struct span untag(struct span s, char sep, int *found) {
+  *found = 0;
+  if (s.n && s.p[0] == '[') {
+    const char *c = memchr(s.p, ']', s.n);
+    if (c && c + 1 < s.p + s.n && c[1] == sep) {
+      size_t k = (size_t)(c + 2 - s.p);
+      s.p += k, s.n -= k;
+      *found = 1;
+    }
+  }
+  return s;
+}
+
+/* torchrun's report field "NAME : VALUE" (spaces before the colon), its value */
+static int field(struct span s, const char *name, struct span *v) {
+  if (!starts(s, name))
+    return 0;
+  struct span r = {s.p + strlen(name), s.n - strlen(name)};
+  r = trim(r);
+  if (!r.n || *r.p != ':')
+    return 0;
+  r.p++, r.n--;
+  *v = trim(r);
+  return 1;
+}
+
+/* torchrun's root cause: rank, exit code, traceback field */
+struct cause {
+  struct span rank, code, tb;
+};
+
+static void cause_say(const struct cause *c, char *out, size_t n) {
+  struct span tb = c->tb;
+  int show_tb = tb.n && !starts(tb, "To enable traceback") && !starts(tb, "<N/A>");
+  char who[100];
+  if (c->rank.n)
+    snprintf(who, sizeof who, "rank %.*s", (int)(c->rank.n < 80 ? c->rank.n : 80), c->rank.p);
+  else
+    snprintf(who, sizeof who, "a rank");
+  snprintf(out, n, "torchrun: %s exited with code %.*s%s%.*s", who, (int)(c->code.n < 80 ? c->code.n : 80), c->code.p,
+           show_tb ? ": " : "", show_tb ? (int)(tb.n < 400 ? tb.n : 400) : 0, show_tb ? tb.p : "");
+}
+
+void ctl_failure_said(const char *log, size_t len, char *out, size_t n) {
+  struct span pit = {0}, worker = {0}, other = {0}, rank = {0}, v;
+  struct cause last = {0}, sig = {0}, *cur = NULL; /* the last report; the first whose rank a signal ended */
+  out[0] = 0;
+  for (size_t i = 0; i < len;) {
+    size_t j = i;
+    while (j < len && log[j] != '\n')
+      j++;
+    int tagged, w;
+    struct span s = untag((struct span){log + i, j - i}, ' ', &tagged);
+    s = untag(s, ':', &w); /* torchrun --tee: "[default0]:" */
+    struct span t = trim(s);
+    if (starts(s, "pitstop: "))
+      pit = s;
+    else if (w && has(t, "rror"))
+      worker = t;
+    else if (field(t, "rank", &v))
+      rank = v;
+    else if (field(t, "exitcode", &v)) {
+      cur = !sig.code.n && v.n && *v.p == '-' ? &sig : &last;
+      *cur = (struct cause){rank, v, {0}};
+      if (cur == &sig)
+        last = sig;
+    } else if (field(t, "traceback", &v)) {
+      if (cur)
+        cur->tb = v;
+      if (cur == &sig)
+        last.tb = v;
+      cur = NULL;
+    } else if (t.n && *t.p != '{' && has(t, "rror") && !starts(t, "error_file") && !has(t, "ChildFailedError"))
+      other = t;
+    i = j + 1;
+  }
+  /* a pitstop line first; then a rank a signal ended (the others' errors follow from it: "Connection
+   * closed by peer"); then the script's own error; then torchrun's last root cause; then any error line */
+  if (pit.n)
+    snprintf(out, n, "%.*s", (int)(pit.n < 600 ? pit.n : 600), pit.p);
+  else if (sig.code.n)
+    cause_say(&sig, out, n);
+  else if (worker.n)
+    snprintf(out, n, "%.*s", (int)(worker.n < 600 ? worker.n : 600), worker.p);
+  else if (last.code.n)
+    cause_say(&last, out, n);
+  else if (other.n)
+    snprintf(out, n, "%.*s", (int)(other.n < 600 ? other.n : 600), other.p);
+}

@@ -1,0 +1,23 @@
+/* said.h — private to src/control/: what a failed generation's log says of the
+ * failure (said.c), read by the controller for its error message. */
+#ifndef PIT_CONTROL_SAID_H
+#define PIT_CONTROL_SAID_H
+
+#include <stddef.h>
+
+/* The line of log[0..len) (gen-N.log: "[NODE out|err] " tags on each line) that
+ * says best why the workload failed, into out ("" when none):
+ *  1. the last "pitstop: " line (node-exec's own errors);
+ *  2. torchrun's root cause where a signal ended a rank (its ChildFailedError
+ *     report: rank, exit code < 0, the traceback field): the other ranks' errors
+ *     follow from it ("Connection closed by peer");
+ *  3. the last error line the script's processes printed (torchrun's
+ *     "[defaultN]:" prefix: "RuntimeError: ...", "...Error: ...");
+ *  4. torchrun's last root cause (the traceback field unless it is only
+ *     torchrun's advice);
+ *  5. the last other line with "rror" in it, torchrun's report and a
+ *     JSON line aside.
+ * Pure: no I/O. */
+void ctl_failure_said(const char *log, size_t len, char *out, size_t n);
+
+#endif

@@ -1,0 +1,104 @@
+/* test_said.c — ctl_failure_said (src/control/said.c) on generation logs shaped as
+ * the controller writes them ("[NODE err] " tags): torchrun's failure report of a
+ * rank killed by a signal (its root cause, not "error_file: <N/A>", which has "rror"
+ * in it and was quoted before), a script's own exception under torchrun's --tee
+ * ("[default0]:"), two nodes where one rank was killed and the other lost its peer (the
+ * signal is the root cause, in either order), a "pitstop: " line first of all, mpirun's plain error lines,
+ * JSON lines skipped, and nothing to say. The torchrun report is the one Debian's
+ * torch 1.13 printed in a fault trial (2026-11-29: SIGKILL of one rank). */
+#include <string.h>
+
+#include "check.h"
+#include "control/said.h"
+
+static const char *said(const char *log) {
+  static char out[700];
+  ctl_failure_said(log, strlen(log), out, sizeof out);
+  return out;
+}
+
+#define REPORT(code, tb)                                                              \
+  "[r.1 err] torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n" \
+  "[r.1 err] ======================================================\n"            \
+  "[r.1 err] /work/ddp_snapshot.py FAILED\n"                                     \
+  "[r.1 err] ------------------------------------------------------\n"          \
+  "[r.1 err] Failures:\n"                                                        \
+  "[r.1 err]   <NO_OTHER_FAILURES>\n"                                            \
+  "[r.1 err] Root Cause (first observed failure):\n"                             \
+  "[r.1 err] [0]:\n"                                                             \
+  "[r.1 err]   time      : 2026-11-29_22:27:20\n"                                \
+  "[r.1 err]   host      : localhost\n"                                          \
+  "[r.1 err]   rank      : 1 (local_rank: 0)\n"                                  \
+  "[r.1 err]   exitcode  : " code " (pid: 29509)\n"                                    \
+  "[r.1 err]   error_file: <N/A>\n"                                              \
+  "[r.1 err]   traceback : " tb "\n"                                             \
+  "[r.1 err] ======================================================\n"
+
+int main(void) {
+  const char *frames = "[r.1 err] Traceback (most recent call last):\n"
+                       "[r.1 err]   File \"/usr/lib/python3/dist-packages/torch/distributed/launcher/api.py\", "
+                       "line 246, in launch_agent\n"
+                       "[r.1 err]     raise ChildFailedError(\n";
+  char log[4096];
+  snprintf(log, sizeof log, "[r.0 out] [CPU0] Epoch 11 | Batchsize: 32 | Steps: 16\n%s%s", frames,
+           REPORT("-9", "Signal 9 (SIGKILL) received by PID 29509"));
+  const char *s = said(log);
+  CHECK(strcmp(s, "torchrun: rank 1 (local_rank: 0) exited with code -9 (pid: 29509): Signal 9 (SIGKILL) received "
+                  "by PID 29509") == 0,
+        "a killed rank: %s", s);
+
+  /* the script's own exception, then torchrun's report with its advice as the traceback */
+  snprintf(log, sizeof log,
+           "[r.0 err] [default0]:Traceback (most recent call last):\n"
+           "[r.0 err] [default0]:  File \"/work/train.py\", line 3, in <module>\n"
+           "[r.0 err] [default0]:RuntimeError: CUDA error: out of memory\n%s%s",
+           frames, REPORT("1", "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"));
+  s = said(log);
+  CHECK(strcmp(s, "RuntimeError: CUDA error: out of memory") == 0, "the script's exception: %s", s);
+
+  /* the same report without the script's line: the root cause, torchrun's advice left out */
+  snprintf(log, sizeof log, "%s",
+           REPORT("1", "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"));
+  s = said(log);
+  CHECK(strcmp(s, "torchrun: rank 1 (local_rank: 0) exited with code 1 (pid: 29509)") == 0, "advice only: %s", s);
+
+  /* two nodes: the survivor's worker lost its peer and its torchrun reported exit code 1; the
+   * killed rank's torchrun reported SIGKILL: the signal is the root cause, whatever the order */
+  char rep0[2048];
+  snprintf(rep0, sizeof rep0, "%s", REPORT("1", "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"));
+  for (char *q = strstr(rep0, "rank      : 1"); q; q = NULL)
+    q[12] = '0';
+  const char *peer = "[r.0 err] [default0]:RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by "
+                     "peer [127.0.0.1]:45254\n";
+  snprintf(log, sizeof log, "%s%s%s", peer, rep0, REPORT("-9", "Signal 9 (SIGKILL) received by PID 29509"));
+  s = said(log);
+  CHECK(strcmp(s, "torchrun: rank 1 (local_rank: 0) exited with code -9 (pid: 29509): Signal 9 (SIGKILL) received "
+                  "by PID 29509") == 0,
+        "survivor first: %s", s);
+  snprintf(log, sizeof log, "%s%s%s", REPORT("-9", "Signal 9 (SIGKILL) received by PID 29509"), peer, rep0);
+  s = said(log);
+  CHECK(strncmp(s, "torchrun: rank 1 (local_rank: 0) exited with code -9", 52) == 0, "killed rank first: %s", s);
+  snprintf(log, sizeof log, "%s%s", peer, rep0);
+  s = said(log);
+  CHECK(strncmp(s, "RuntimeError: [./gloo", 21) == 0, "no signal: the script's error: %s", s);
+
+  /* a pitstop line wins over everything */
+  snprintf(log, sizeof log, "[r.0 err] pitstop: node-exec: cannot run '/nonexistent/train.py'\n%s",
+           REPORT("-9", "Signal 9 (SIGKILL) received by PID 1"));
+  s = said(log);
+  CHECK(strcmp(s, "pitstop: node-exec: cannot run '/nonexistent/train.py'") == 0, "pitstop line: %s", s);
+
+  /* mpirun's plain error lines (no torchrun): the last line with "rror"; a JSON line is not quoted */
+  s = said("[r.0 out] {\"type\":\"iter\",\"error\":0}\n[r.0 err] ValueError: bad shape\n"
+           "[r.0 err] {\"type\":\"end\",\"error\":\"x\"}\n");
+  CHECK(strcmp(s, "ValueError: bad shape") == 0, "plain error: %s", s);
+
+  s = said("[r.0 out] step 1\n[r.0 out] step 2\n");
+  CHECK(s[0] == 0, "nothing to say: %s", s);
+  s = said("");
+  CHECK(s[0] == 0, "empty log: %s", s);
+  /* a log cut in the middle of a line (the last 16 KiB) */
+  s = said("ror: half\n[r.0 err] OSError: [Errno 28] No space left on device");
+  CHECK(strcmp(s, "OSError: [Errno 28] No space left on device") == 0, "unterminated last line: %s", s);
+  return check_done();
+}
