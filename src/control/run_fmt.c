@@ -111,7 +111,7 @@ void pit_run_result_write(FILE *f, const struct pit_run_result *r, const char *r
     else
       fprintf(f, "No checkpoint: the job starts again from step 0 when run again.\n");
   }
-  if (r->by_restart)
+  if (r->by_restart && (nresized > 0 || r->refused > 0)) /* nothing to say of a run no resize was asked of */
     fprintf(f, "\nResized by restart (--resume-by-restart): each resize right after a snapshot, the steps since "
            "it redone;\n%d resize%s refused (the next snapshot not due before the job's end; the reasons are above "
            "and in the decision records).\n",
