@@ -22,7 +22,7 @@ reference's sample digest at every step, final parameters within 1e-4 of the ref
 whether they are bit-identical: a trial whose ranks were the reference's at every step must be;
 under load a schedule's resize can be agreed a step later than the reference's, which is printed),
 nothing left behind (processes tagged PITSTOP_RUN, cgroups pitstop.RUN.*, node files, the run's
-lock held), no hang (a run not done within --timeout seconds). A trial that ends in an
+lock held), no hang (a controller not done within --timeout seconds of its start). A trial that ends in an
 error must name its cause (a `pitstop: ` line that says more than the exit status). A failing
 trial prints its replay command. The summary ends with the figures.
 Exit 0 when every trial passed.
@@ -213,91 +213,129 @@ def cause_of(errfile):
     return lines[-1] if lines else ""
 
 
+def drive(res, ctl, timeout, reached, fire):
+    """One trial's faults against a running controller: each fault of res["plan"], in order, fires
+    once reached(f) holds, after its delay, through fire(f, ctl), which returns (the controller now
+    running: a new one after a controller kill, the kind that fired), or None when nothing could be
+    fired; res["fired"] lists the kinds. A controller not done within timeout s of its start is a
+    hang (killed; said in res["why"]). Returns the last controller's exit status."""
+    t_inv = time.monotonic()
+    pending = list(res["plan"])
+    while True:
+        rc = ctl.poll()
+        if rc is not None:
+            return rc
+        if time.monotonic() - t_inv > timeout:
+            res["why"].append(f"hang: not done after {timeout} s")
+            ctl.kill()
+            ctl.wait()
+            return -9
+        if pending and reached(pending[0]):
+            f = pending.pop(0)
+            time.sleep(f["delay"])
+            if ctl.poll() is None:
+                got = fire(f, ctl)
+                if got is not None:
+                    if got[0] is not ctl:
+                        t_inv = time.monotonic()
+                    ctl = got[0]
+                    res["fired"].append(got[1])
+        time.sleep(0.05)
+
+
+def reap(res, run, d):
+    """What a trial left behind (after a moment for the last processes to be reaped): said in
+    res["why"], its processes killed and its cgroups removed."""
+    left = []
+    for _ in range(40):
+        left = leftovers(run, d)
+        if not left:
+            break
+        time.sleep(0.25)
+    if left:
+        res["why"].append("left behind: " + "; ".join(left))
+        for p, _ in procs_of(run):
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        for cg in glob.glob(f"/sys/fs/cgroup/cpu/pitstop.{run}.*"):
+            try:
+                os.rmdir(cg)
+            except OSError:
+                pass
+
+
 def trial(args, seed, ref, pitstop, cat, tmp):
     run = f"soak{seed}"
     d = os.path.join(tmp, run)
     cmd = run_cmd(pitstop, cat, d, run, args.steps, args.nodes)
     plan = plan_of(seed, args.steps)
     res = {"seed": seed, "plan": plan, "fired": [], "restarts": 0, "ok": True, "why": [], "errors": []}
-    k = 0
-    ctl, errf = start(cmd, d, k)
-    errfiles = [errf]
+    errfiles = []
+
+    def launch():
+        ctl, errf = start(cmd, d, len(errfiles))
+        errfiles.append(errf)
+        return ctl
+
     t0 = time.monotonic()
     ev = os.path.join(d, "events.jsonl")
-    pending = list(plan)
-    rc = None
-    while True:
-        rc = ctl.poll()
-        if rc is not None:
-            break
-        if time.monotonic() - t0 > args.timeout:
-            res["why"].append(f"hang: not done after {args.timeout} s")
+
+    def fire(f, ctl):
+        kind = f["kind"]
+        if kind in ("kill-controller", "kill-ckpt"):
             ctl.kill()
             ctl.wait()
-            rc = -9
-            break
-        if pending and last_ckpt_step(ev) >= pending[0]["at"]:
-            f = pending.pop(0)
-            time.sleep(f["delay"])
-            if ctl.poll() is not None:
-                continue
-            kind = f["kind"]
-            if kind in ("kill-controller", "kill-ckpt"):
-                ctl.kill()
-                ctl.wait()
-                finished = "end done" in open(os.path.join(d, "state")).read() if os.path.exists(
-                    os.path.join(d, "state")) else False
-                if kind == "kill-ckpt" and finished:
-                    kind = "kill-controller"  # the job is done: its final checkpoint is the result, not a resume
-                if kind == "kill-ckpt":
-                    # the workload the killed controller left is stopped first (as the restarted
-                    # controller would), so the damage is not overwritten by its next checkpoint
-                    for p, _ in procs_of(run):
-                        try:
-                            os.kill(p, signal.SIGKILL)
-                        except OSError:
-                            pass
-                    time.sleep(0.3)
-                    if f["all"]:
-                        seen = set()
-                        for p in glob.glob(os.path.join(d, "held-*.ckpt")) + glob.glob(
-                                os.path.join(d, "checkpoints", "checkpoint-*.pit")):
-                            st = os.stat(p)
-                            if (st.st_dev, st.st_ino) not in seen:
-                                seen.add((st.st_dev, st.st_ino))
-                                damage(p, f["how"])
-                    else:
-                        t = resume_target(d)
-                        if t:
-                            damage(t, f["how"])
-                k += 1
-                ctl, errf = start(cmd, d, k)
-                errfiles.append(errf)
-                res["restarts"] += 1
-            elif kind in ("kill-rank", "stop-rank"):
+            finished = "end done" in open(os.path.join(d, "state")).read() if os.path.exists(
+                os.path.join(d, "state")) else False
+            if kind == "kill-ckpt" and finished:
+                kind = "kill-controller"  # the job is done: its final checkpoint is the result, not a resume
+            if kind == "kill-ckpt":
+                # the workload the killed controller left is stopped first (as the restarted
+                # controller would), so the damage is not overwritten by its next checkpoint
+                for p, _ in procs_of(run):
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                    except OSError:
+                        pass
+                time.sleep(0.3)
+                if f["all"]:
+                    seen = set()
+                    for p in glob.glob(os.path.join(d, "held-*.ckpt")) + glob.glob(
+                            os.path.join(d, "checkpoints", "checkpoint-*.pit")):
+                        st = os.stat(p)
+                        if (st.st_dev, st.st_ino) not in seen:
+                            seen.add((st.st_dev, st.st_ino))
+                            damage(p, f["how"])
+                else:
+                    t = resume_target(d)
+                    if t:
+                        damage(t, f["how"])
+            res["restarts"] += 1
+            return launch(), kind
+        try:
+            if kind in ("kill-rank", "stop-rank"):
                 rs = ranks_of(run)
                 if not rs:
-                    continue
+                    return None
                 p = rs[int(f["pick"] * len(rs)) % len(rs)]
-                try:
-                    if kind == "kill-rank":
-                        os.kill(p, signal.SIGKILL)
-                    else:
-                        os.kill(p, signal.SIGSTOP)
-                        time.sleep(f["pause"])
-                        os.kill(p, signal.SIGCONT)
-                except OSError:
-                    continue
+                if kind == "kill-rank":
+                    os.kill(p, signal.SIGKILL)
+                else:
+                    os.kill(p, signal.SIGSTOP)
+                    time.sleep(f["pause"])
+                    os.kill(p, signal.SIGCONT)
             elif kind == "kill-mpirun":
                 ms = mpirun_of(run)
                 if not ms:
-                    continue
-                try:
-                    os.kill(ms[0], signal.SIGKILL)
-                except OSError:
-                    continue
-            res["fired"].append(kind)
-        time.sleep(0.05)
+                    return None
+                os.kill(ms[0], signal.SIGKILL)
+        except OSError:
+            return None
+        return ctl, kind
+
+    rc = drive(res, launch(), args.timeout, lambda f: last_ckpt_step(ev) >= f["at"], fire)
     res["s"] = round(time.monotonic() - t0, 1)
     res["rc"] = rc
     if rc != 0:
@@ -339,25 +377,7 @@ def trial(args, seed, ref, pitstop, cat, tmp):
             res["identical"] = same.returncode == 0
             if res.get("same_ranks") and not res["identical"]:
                 res["why"].append("the reference's ranks at every step, yet parameters not bit-identical")
-    # leftovers: a moment for the last processes to be reaped
-    left = []
-    for _ in range(20):
-        left = leftovers(run, d)
-        if not left:
-            break
-        time.sleep(0.25)
-    if left:
-        res["why"].append("left behind: " + "; ".join(left))
-        for p, _ in procs_of(run):
-            try:
-                os.kill(p, signal.SIGKILL)
-            except OSError:
-                pass
-        for cg in glob.glob(f"/sys/fs/cgroup/cpu/pitstop.{run}.*"):
-            try:
-                os.rmdir(cg)
-            except OSError:
-                pass
+    reap(res, run, d)
     failed = [w for w in res["why"] if not w.startswith("ended in error")]
     res["ok"] = not failed
     res["errfiles"] = errfiles

@@ -76,7 +76,7 @@ static void cause_say(const struct cause *c, char *out, size_t n) {
            show_tb ? ": " : "", show_tb ? (int)(tb.n < 400 ? tb.n : 400) : 0, show_tb ? tb.p : "");
 }
 
-void ctl_failure_said(const char *log, size_t len, char *out, size_t n) {
+int ctl_failure_said(const char *log, size_t len, char *out, size_t n) {
   struct span pit = {0}, worker = {0}, other = {0}, rank = {0}, v;
   struct cause last = {0}, sig = {0}, *cur = NULL; /* the last report; the first whose rank a signal ended */
   out[0] = 0;
@@ -105,20 +105,32 @@ void ctl_failure_said(const char *log, size_t len, char *out, size_t n) {
       if (cur == &sig)
         last.tb = v;
       cur = NULL;
-    } else if (t.n && *t.p != '{' && has(t, "rror") && !starts(t, "error_file") && !has(t, "ChildFailedError"))
+    } else if (t.n && *t.p != '{' && has(t, "rror") && !starts(t, "error_file") && !has(t, "ChildFailedError") &&
+               !starts(t, "File \"")) /* a traceback's frame names a file, not the error */
       other = t;
     i = j + 1;
   }
   /* a pitstop line first; then a rank a signal ended (the others' errors follow from it: "Connection
    * closed by peer"); then the script's own error; then torchrun's last root cause; then any error line */
-  if (pit.n)
+  if (pit.n) {
     snprintf(out, n, "%.*s", (int)(pit.n < 600 ? pit.n : 600), pit.p);
-  else if (sig.code.n)
+    return CTL_SAID_PITSTOP;
+  }
+  if (sig.code.n) {
     cause_say(&sig, out, n);
-  else if (worker.n)
+    return CTL_SAID_SIGNAL;
+  }
+  if (worker.n) {
     snprintf(out, n, "%.*s", (int)(worker.n < 600 ? worker.n : 600), worker.p);
-  else if (last.code.n)
+    return CTL_SAID_SCRIPT;
+  }
+  if (last.code.n) {
     cause_say(&last, out, n);
-  else if (other.n)
+    return CTL_SAID_TORCHRUN;
+  }
+  if (other.n) {
     snprintf(out, n, "%.*s", (int)(other.n < 600 ? other.n : 600), other.p);
+    return CTL_SAID_OTHER;
+  }
+  return CTL_SAID_NONE;
 }

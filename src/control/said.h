@@ -17,7 +17,9 @@
  *     torchrun's advice);
  *  5. the last other line with "rror" in it, torchrun's report and a
  *     JSON line aside.
- * Pure: no I/O. */
-void ctl_failure_said(const char *log, size_t len, char *out, size_t n);
+ * A traceback's frame lines ("File \"...\", line N") are never quoted. Returns
+ * which of the above it found (CTL_SAID_NONE: nothing, out ""). Pure: no I/O. */
+enum ctl_said { CTL_SAID_NONE, CTL_SAID_PITSTOP, CTL_SAID_SIGNAL, CTL_SAID_SCRIPT, CTL_SAID_TORCHRUN, CTL_SAID_OTHER };
+int ctl_failure_said(const char *log, size_t len, char *out, size_t n);
 
 #endif

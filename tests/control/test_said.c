@@ -4,7 +4,7 @@
  * in it and was quoted before), a script's own exception under torchrun's --tee
  * ("[default0]:"), two nodes where one rank was killed and the other lost its peer (the
  * signal is the root cause, in either order), a "pitstop: " line first of all, mpirun's plain error lines,
- * JSON lines skipped, and nothing to say. The torchrun report is the one Debian's
+ * JSON lines skipped, a traceback's frames never quoted (a SIGKILLed torchrun's survivor), and nothing to say. The torchrun report is the one Debian's
  * torch 1.13 printed in a fault trial (2026-11-29: SIGKILL of one rank). */
 #include <string.h>
 
@@ -92,6 +92,22 @@ int main(void) {
   s = said("[r.0 out] {\"type\":\"iter\",\"error\":0}\n[r.0 err] ValueError: bad shape\n"
            "[r.0 err] {\"type\":\"end\",\"error\":\"x\"}\n");
   CHECK(strcmp(s, "ValueError: bad shape") == 0, "plain error: %s", s);
+
+  /* the survivor of a torchrun SIGKILLed on the other node, stopped by pitstop: a traceback whose
+   * frames name torch's errors/ package, and no error of its own: nothing to quote */
+  char out[700];
+  const char *agent = "[r.0 err] WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, "
+                      "shutting down workers\n"
+                      "[r.0 err] Traceback (most recent call last):\n"
+                      "[r.0 err]   File \"/usr/lib/python3/dist-packages/torch/distributed/elastic/multiprocessing/"
+                      "errors/__init__.py\", line 346, in wrapper\n"
+                      "[r.0 err]     return f(*args, **kwargs)\n"
+                      "[r.0 err] torch.distributed.elastic.multiprocessing.api.SignalException: Process 32104 got "
+                      "signal: 15\n";
+  int kind = ctl_failure_said(agent, strlen(agent), out, sizeof out);
+  CHECK(kind == CTL_SAID_NONE && out[0] == 0, "a traceback's frame quoted: %d %s", kind, out);
+  kind = ctl_failure_said(log, strlen(log), out, sizeof out);
+  CHECK(kind == CTL_SAID_PITSTOP, "the pitstop line's kind: %d", kind);
 
   s = said("[r.0 out] step 1\n[r.0 out] step 2\n");
   CHECK(s[0] == 0, "nothing to say: %s", s);

@@ -1,0 +1,229 @@
+#!/usr/bin/python3
+"""bench/fault-soak/own.py — a live fault soak of `pitstop run` driving a user's own PyTorch script,
+unchanged, under torchrun (docs/own-script.md, level 3: resizable by restart).
+
+  own.py [--trials N] [--seed S] [--epochs E] [--build-dir DIR] [--keep] [--timeout S]
+  own.py --replay SEED [...]      one trial, the plan of SEED again (what a failing trial prints)
+
+The job: examples/pytorch/ddp_snapshot.py (the DDP tutorial's snapshot pattern: a snapshot after every
+epoch, resumed from when started again) on 2 local nodes through the per-node launcher, one torchrun
+per node, `--resume-by-restart`. Trial k (seed S+k) draws a plan of 1-3 faults from
+random.Random(seed), each fired once the run's events file holds a drawn number of steps (plus a
+drawn delay):
+
+  kill-controller   SIGKILL of `pitstop run`, then the same command again
+  kill-worker       SIGKILL of one node's training process (the script)
+  kill-agent        SIGKILL of one node's torchrun
+  stop-worker       SIGSTOP of one node's training process, SIGCONT a drawn 0.5-3 s later
+
+(at most two of the kinds that fail a generation, kill-worker and kill-agent: pitstop restarts a
+failed generation 3 times, then gives up, and says so). Each trial is checked:
+- the last command exits 0, or ends with an error that names its cause (more than an exit status;
+  never torchrun's "error_file: <N/A>");
+- the script's snapshot says every epoch done;
+- the events file records every step of the job exactly once (a step is recorded when its epoch's
+  snapshot line arrives, so nothing recorded is redone);
+- nothing is left behind (processes tagged PITSTOP_RUN, node files, the run's lock held);
+- no hang (a controller not done within --timeout seconds of its start).
+A failing trial prints its replay command. Exit 0 when every trial passed.
+Skips (exit 77) without Debian's python3-torch.
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from soak import CATALOG, SRC, drive, procs_of, reap, records  # noqa: E402
+
+TORCH_PY = "/usr/bin/python3"
+SCRIPT = os.path.join(SRC, "examples", "pytorch", "ddp_snapshot.py")
+KINDS = ["kill-controller", "kill-worker", "kill-agent", "stop-worker"]
+FAILING = ("kill-worker", "kill-agent")
+STEPS_PER_EPOCH = 16  # 1024 samples, batch 32 per process, 2 processes
+
+
+def run_cmd(pitstop, cat, d, run, epochs):
+    return [pitstop, "run", "--catalog", cat, "--checkpoint-dir", d, "--run", run, "--quiet",
+            "--launcher", "per-node", "--nodes", "2", "--resume-by-restart", "--epochs", str(epochs), "--",
+            TORCH_PY, "-m", "torch.distributed.run", "--nnodes=$PITSTOP_NUM_NODES", "--node_rank=$PITSTOP_NODE_RANK",
+            "--nproc_per_node=1", "--master_addr=$PITSTOP_MASTER_ADDR", "--master_port=$PITSTOP_MASTER_PORT",
+            "--redirects", "2", "--tee", "2", SCRIPT, "--epochs", str(epochs), "--save-every", "1",
+            "--snapshot", os.path.join(d + ".snap", "snap.pt"), "--step-sleep", "0.03"]
+
+
+def plan_of(seed, total):
+    rng = random.Random(seed)
+    plan, failing = [], 0
+    for _ in range(rng.randint(1, 3)):
+        kind = rng.choice(KINDS)
+        if kind in FAILING:
+            if failing == 2:
+                kind = "stop-worker"
+            failing += kind in FAILING
+        f = {"kind": kind, "at": rng.randrange(STEPS_PER_EPOCH, total - STEPS_PER_EPOCH),
+             "delay": round(rng.uniform(0, 2.0), 2), "pick": rng.random()}
+        if kind == "stop-worker":
+            f["pause"] = round(rng.uniform(0.5, 3.0), 2)
+        plan.append(f)
+    plan.sort(key=lambda f: f["at"])
+    return plan
+
+
+def cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def workers(run):
+    """the training processes (the script under torchrun) and the torchrun agents of the run"""
+    w, a = [], []
+    for p, _ in procs_of(run):
+        c = cmdline(p)
+        if "torch.distributed.run" in c:
+            a.append(p)
+        elif "ddp_snapshot.py" in c:
+            w.append(p)
+    return sorted(w), sorted(a)
+
+
+def steps_recorded(ev):
+    return sum(1 for x in records(ev) if x.get("type") == "iter")
+
+
+def snapshot_epochs(path):
+    if not os.path.exists(path):
+        return None
+    out = subprocess.run([TORCH_PY, "-c", "import sys, torch; print(torch.load(sys.argv[1])['epochs_done'])", path],
+                         capture_output=True, text=True)
+    return int(out.stdout.strip()) if out.returncode == 0 else None
+
+
+def said_of(errfile):
+    lines = [l.strip() for l in open(errfile) if l.startswith("pitstop: ") and "hint:" not in l]
+    return lines
+
+
+def trial(args, seed, pitstop, cat, tmp):
+    run = f"own{seed}"
+    d = os.path.join(tmp, run)
+    os.makedirs(d + ".snap", exist_ok=True)
+    total = args.epochs * STEPS_PER_EPOCH
+    cmd = run_cmd(pitstop, cat, d, run, args.epochs)
+    plan = plan_of(seed, total)
+    res = {"seed": seed, "plan": plan, "fired": [], "ok": True, "why": [], "errors": []}
+    errfiles = []
+
+    def start():
+        err = open(os.path.join(tmp, f"{run}.ctl{len(errfiles)}.err"), "w")
+        errfiles.append(err.name)
+        return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+
+    t0 = time.monotonic()
+    ev = os.path.join(d, "events.jsonl")
+
+    def fire(f, ctl):
+        kind = f["kind"]
+        if kind == "kill-controller":
+            ctl.kill()
+            ctl.wait()
+            return start(), kind
+        w, a = workers(run)
+        ps = a if kind == "kill-agent" else w
+        if not ps:
+            return None
+        p = ps[int(f["pick"] * len(ps)) % len(ps)]
+        try:
+            if kind == "stop-worker":
+                os.kill(p, signal.SIGSTOP)
+                time.sleep(f["pause"])
+                os.kill(p, signal.SIGCONT)
+            else:
+                os.kill(p, signal.SIGKILL)
+        except OSError:
+            return None
+        return ctl, kind
+
+    rc = drive(res, start(), args.timeout, lambda f: steps_recorded(ev) >= f["at"], fire)
+    res["s"] = round(time.monotonic() - t0, 1)
+    res["rc"] = rc
+    said = [l for e in errfiles for l in said_of(e)]
+    res["said"] = [l for l in said if "failed" in l]
+    if any("error_file" in l for l in said):
+        res["why"].append("a message quotes torchrun's error_file field: " + [l for l in said if "error_file" in l][0])
+    if rc != 0:
+        last = said_of(errfiles[-1])
+        c = last[-1] if last else ""
+        res["errors"].append(c or f"exit {rc}, no message")
+        if not c or ("said:" not in c and "last words" not in c and "gave up" not in c):
+            res["why"].append(f"error without its cause: {c!r}")
+        else:
+            res["why"].append(f"ended in error: {c}")
+    if rc == 0:
+        steps = [x["step"] for x in records(ev) if x.get("type") == "iter"]
+        if steps != list(range(total)):
+            res["why"].append(f"steps not each once: {len(steps)} records, {len(set(steps))} distinct of {total}")
+        e = snapshot_epochs(os.path.join(d + ".snap", "snap.pt"))
+        if e != args.epochs:
+            res["why"].append(f"the snapshot says {e} epochs done, not {args.epochs}")
+    reap(res, run, d)
+    res["ok"] = not [w for w in res["why"] if not w.startswith("ended in error")]
+    res["errfiles"] = errfiles
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--trials", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--epochs", type=int, default=12)
+    ap.add_argument("--timeout", type=float, default=240)
+    ap.add_argument("--build-dir", default=os.path.join(SRC, "build"))
+    ap.add_argument("--keep", action="store_true", help="keep the trials' directories")
+    ap.add_argument("--replay", type=int, help="one trial with this seed")
+    args = ap.parse_args()
+    if subprocess.run([TORCH_PY, "-c", "import torch"], capture_output=True).returncode != 0:
+        print("skipped: no python3-torch at /usr/bin/python3")
+        return 77
+    pitstop = os.path.join(os.path.abspath(args.build_dir), "pitstop")
+    tmp = tempfile.mkdtemp(prefix="pit-own-soak-")
+    cat = os.path.join(tmp, "cat.tsv")
+    with open(cat, "w") as f:
+        f.write(CATALOG)
+    seeds = [args.replay] if args.replay is not None else [args.seed + k for k in range(args.trials)]
+    results = []
+    for s in seeds:
+        r = trial(args, s, pitstop, cat, tmp)
+        results.append(r)
+        tag = "ok  " if r["ok"] else "FAIL"
+        fired = ",".join(r["fired"]) or "none fired"
+        print(f"{tag} seed {s}: {fired}; {r['s']} s; exit {r['rc']}" +
+              (f"; {r['why'][0]}" if r["why"] else "") +
+              (f"\n     said: {r['said'][0]}" if r["said"] else ""), flush=True)
+        if not r["ok"]:
+            print(f"     plan {json.dumps(r['plan'])}\n     replay: {sys.argv[0]} --replay {s}"
+                  f" --epochs {args.epochs} --keep; logs {' '.join(r['errfiles'])}", flush=True)
+    passed = sum(r["ok"] for r in results)
+    fired = [k for r in results for k in r["fired"]]
+    counts = {k: fired.count(k) for k in KINDS}
+    errors = sum(1 for r in results if r["rc"] != 0)
+    print(f"{passed}/{len(results)} trials passed; faults fired {len(fired)} ({counts}); "
+          f"{errors} ended in a named error; wall {sum(r['s'] for r in results):.0f} s")
+    if args.keep or passed != len(results):
+        print(f"trial directories kept in {tmp}")
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

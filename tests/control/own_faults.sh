@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# ctest: slow
+# own_faults.sh — a user's PyTorch script under torchrun, unchanged, through faults at random moments
+# (bench/fault-soak/own.py, docs/own-script.md "When it fails"): two seeded trials of
+# examples/pytorch/ddp_snapshot.py on 2 local nodes with --resume-by-restart, whose plans fire one
+# node's script SIGKILLed (seed 22) and one node's torchrun SIGKILLed (seed 41). Each must finish with every epoch in the snapshot, every step recorded once,
+# nothing left behind, and the failure's message quoting torchrun's root cause (the killed rank)
+# or, for a killed torchrun, nothing of the survivor's after-effects. Skips (77) without Debian's
+# python3-torch.
+set -euo pipefail
+/usr/bin/python3 -c "import torch" 2> /dev/null || { echo "skipped: no python3-torch"; exit 77; }
+soak() {
+  /usr/bin/python3 "$PIT_SOURCE_DIR/bench/fault-soak/own.py" --replay "$1" --build-dir "$PIT_BINARY_DIR"
+}
+out=$(soak 22) || { echo "FAIL: $out" >&2; exit 1; }
+echo "$out"
+grep -q "^ok   seed 22: kill-worker;" <<< "$out" || { echo "FAIL: seed 22 fired other faults" >&2; exit 1; }
+grep -q "the workload said: torchrun: rank [01] (local_rank: 0) exited with code -9 (pid: [0-9]*): Signal 9 (SIGKILL)" \
+  <<< "$out" || { echo "FAIL: the killed rank is not the quoted cause" >&2; exit 1; }
+out=$(soak 41) || { echo "FAIL: $out" >&2; exit 1; }
+echo "$out"
+grep -q "^ok   seed 41: kill-agent[;,]" <<< "$out" || { echo "FAIL: seed 41 did not kill a torchrun first" >&2; exit 1; }
+grep -A1 "^ok   seed 41" <<< "$out" | grep -q "killed by signal 9): it restarts from the checkpoint at step [0-9]* ([^)]*), 0 steps since it redone; restart 1 of 3$" \
+  || { echo "FAIL: a killed torchrun's message quotes more than its cause" >&2; exit 1; }
