@@ -60,6 +60,7 @@ price = {l.split()[0]: float(l.split()[4]) for l in open(sys.argv[4]).read().spl
 def mem(text):  # "a:1+b:2" -> {"a": 1, "b": 2}
     return {x.split(":")[0]: int(x.split(":")[1]) for x in text.split("+")}
 nodes, gm, dts, last, resizes = [], {}, {}, {}, []
+last_iter = last_stop = 0.0
 start, prev_t = {}, 0.0  # a membership's start as its first generation measured it: the end of the one before → its first iteration
 for l in open(sys.argv[2]):
     r = json.loads(l)
@@ -81,10 +82,14 @@ for l in open(sys.argv[2]):
         last[g] = r["t"]
     elif r["type"] == "decision" and isinstance(d, dict) and d.get("action") == "resize":
         resizes.append((r["step"], d["why"]))
+    # the latest times, not the last records' (the file is not in time order: an iteration's t can be
+    # earlier than a record written before it). A CI run (2026-11-29, under load, the run that removed
+    # local-0.4) estimated 25 s for local-1:1's fixed 13.5 s; its cause was not found (not reproduced in
+    # 15 loaded runs): the estimate's parts are printed when it fails
     if r["type"] == "iter":
-        last_iter = r["t"]
+        last_iter = max(last_iter, r["t"])
     if r["type"] == "node" and r["action"] in ("stop", "lost"):
-        last_stop = r["t"]
+        last_stop = max(last_stop, r["t"])
 assert "\ndecisions (" in out, "no decisions section"
 for step, reason in resizes:  # each resize on the timeline with its reason
     line = [l for l in out.splitlines() if re.match(r"^ +[0-9.]+s +step +%d +\S+ \u2192 " % step, l)]
@@ -94,7 +99,8 @@ assert set(fixed) == set(dts), (set(fixed), set(dts))  # every membership the ru
 for m, f in fixed.items():
     secs = j["steps"] * sum(dts[m]) / len(dts[m]) + start[m] + max(0, last_stop - last_iter)
     est = sum(price[t] * n for t, n in m) * math.ceil(secs) / 3600
-    assert f["complete"] and 0.9 <= f["cost"] / est <= 1.1, (m, f, est)
+    assert f["complete"] and 0.9 <= f["cost"] / est <= 1.1, (m, f, est, "mean step", sum(dts[m]) / len(dts[m]),
+                                                             "start", start[m], "tail", last_stop - last_iter)
 best = min(j["fixed"], key=lambda f: f["cost"])
 assert best["best"] and sum(f["best"] for f in j["fixed"]) == 1, j["fixed"]
 assert re.search(r"^  fixed %s +%.6f .*<- best fixed$" % (re.escape(best["membership"]), best["cost"]), out, re.M), out
