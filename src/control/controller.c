@@ -115,12 +115,12 @@ static int end_interrupted(struct ctl *c, struct pit_err *e) {
 /* What the generation's log says of its failure: the line ctl_failure_said picks
  * among the log's last 16 KiB (mpirun's and torchrun's own reports come after the
  * workload's error), else the log's last lines. A node's process killed from outside
- * (why: SIGKILL, SIGTERM) has its cause said: only a pitstop line or torchrun's
+ * (gen_fail_sig: SIGKILL, SIGTERM) has its cause said: only a pitstop line or torchrun's
  * report of a rank a signal ended add to it, not the survivors' after-effects (a
  * torchrun SIGKILLed on one node read "the workload said: File \".../errors/
  * __init__.py\", line 346, in wrapper", or the other rank's "Connection closed by
  * peer"). A process that aborted or faulted (SIGABRT, SIGSEGV) keeps its words. */
-static void failure_detail(const struct ctl *c, const char *why, char *out, size_t n) {
+static void failure_detail(const struct ctl *c, char *out, size_t n) {
   char path[1100], *buf = malloc(16385);
   snprintf(path, sizeof path, "%s/gen-%d.log", c->state_dir, c->gen);
   out[0] = 0;
@@ -138,8 +138,7 @@ static void failure_detail(const struct ctl *c, const char *why, char *out, size
   char said[700];
   int kind = ctl_failure_said(buf ? buf : "", k > 0 ? (size_t)k : 0, said, sizeof said);
   free(buf);
-  const char *ks = strstr(why, "killed by signal ");
-  int outside = ks && (atoi(ks + 17) == SIGKILL || atoi(ks + 17) == SIGTERM); /* not its own abort or fault */
+  int outside = c->gen_fail_sig == SIGKILL || c->gen_fail_sig == SIGTERM; /* not its own abort or fault */
   if (outside && kind != CTL_SAID_PITSTOP && kind != CTL_SAID_SIGNAL)
     return;
   if (said[0]) {
@@ -520,7 +519,7 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
   ctl_gen_entry(c, "failed");
   if (c->gen_iters == 0 && c->gen == 0 && !c->ckpt[0]) {
     char said[1100]; /* its own error line (node-exec's "cannot run 'X'") before mpirun's report, else the tail */
-    failure_detail(c, why, said, sizeof said);
+    failure_detail(c, said, sizeof said);
     rc = pit_err_set(e, PIT_ESTATE, "%s before its first iteration%s", why, said);
     pit_err_hint(e, "the whole output is in %s/gen-0.log", c->state_dir);
     return rc;
@@ -535,7 +534,7 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
   }
   if (res->restarts >= o->max_restarts) {
     char detail[1100];
-    failure_detail(c, why, detail, sizeof detail);
+    failure_detail(c, detail, sizeof detail);
     rc = pit_err_set(e, PIT_ESTATE, "generation %d failed (%s) and --max-restarts %d is used up%s", c->gen, why,
                      o->max_restarts, detail);
     pit_err_hint(e, "its output is in %s/gen-%d.log", c->state_dir, c->gen);
@@ -545,7 +544,7 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
   res->restarts++;
   (*consecutive_fail)++;
   char said[1100];
-  failure_detail(c, why, said, sizeof said);
+  failure_detail(c, said, sizeof said);
   if (c->ckpt[0])
     warn(c, "generation %d failed (%s): it restarts from the checkpoint at step %lld (%s), %lld step%s since "
             "it redone; restart %d of %d%s",

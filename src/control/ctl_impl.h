@@ -98,6 +98,7 @@ struct ctl {
   int gen_have_offset;
   int64_t gen_step0;
   int gen_iters;
+  int gen_fail_sig;                 /* the signal that ended the generation's failed process (0: none) */
   double t_launch, t_first_iter, t_stop_req;
   double t_last_out;                /* run seconds of the workload's last stdout line (a hang: none for long) */
   int stop_requested;

@@ -174,6 +174,7 @@ void ctl_gen_fields_reset(struct ctl *c) {
   ctl_shrink_clear(c);
   c->gen_have_offset = 0;
   c->gen_iters = 0;
+  c->gen_fail_sig = 0;
   ctl_obs_gen(&c->obs);
   c->gen_step0 = c->step_safe;
   c->step_next = c->step_safe;
@@ -310,6 +311,7 @@ static void gen_judge(struct ctl *c, struct gen_pass *p, double t, char *why, si
   }
   if (!p->failed && p->bad >= 0) {
     struct ctl_proc *q = &c->g->proc[p->bad];
+    c->gen_fail_sig = q->status > 128 ? q->status - 128 : 0;
     if (q->status > 128)
       snprintf(why, nwhy, "the workload%s was killed by signal %d", q->node >= 0 ? " on a node" : "",
                q->status - 128);

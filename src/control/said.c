@@ -76,6 +76,12 @@ static void cause_say(const struct cause *c, char *out, size_t n) {
            show_tb ? ": " : "", show_tb ? (int)(tb.n < 400 ? tb.n : 400) : 0, show_tb ? tb.p : "");
 }
 
+/* the line s into out (at most 600 characters); returns kind */
+static int quote(struct span s, int kind, char *out, size_t n) {
+  snprintf(out, n, "%.*s", (int)(s.n < 600 ? s.n : 600), s.p);
+  return kind;
+}
+
 int ctl_failure_said(const char *log, size_t len, char *out, size_t n) {
   struct span pit = {0}, worker = {0}, other = {0}, rank = {0}, v;
   struct cause last = {0}, sig = {0}, *cur = NULL; /* the last report; the first whose rank a signal ended */
@@ -112,25 +118,19 @@ int ctl_failure_said(const char *log, size_t len, char *out, size_t n) {
   }
   /* a pitstop line first; then a rank a signal ended (the others' errors follow from it: "Connection
    * closed by peer"); then the script's own error; then torchrun's last root cause; then any error line */
-  if (pit.n) {
-    snprintf(out, n, "%.*s", (int)(pit.n < 600 ? pit.n : 600), pit.p);
-    return CTL_SAID_PITSTOP;
-  }
+  if (pit.n)
+    return quote(pit, CTL_SAID_PITSTOP, out, n);
   if (sig.code.n) {
     cause_say(&sig, out, n);
     return CTL_SAID_SIGNAL;
   }
-  if (worker.n) {
-    snprintf(out, n, "%.*s", (int)(worker.n < 600 ? worker.n : 600), worker.p);
-    return CTL_SAID_SCRIPT;
-  }
+  if (worker.n)
+    return quote(worker, CTL_SAID_SCRIPT, out, n);
   if (last.code.n) {
     cause_say(&last, out, n);
     return CTL_SAID_TORCHRUN;
   }
-  if (other.n) {
-    snprintf(out, n, "%.*s", (int)(other.n < 600 ? other.n : 600), other.p);
-    return CTL_SAID_OTHER;
-  }
+  if (other.n)
+    return quote(other, CTL_SAID_OTHER, out, n);
   return CTL_SAID_NONE;
 }
