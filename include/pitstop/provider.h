@@ -142,6 +142,13 @@ struct pit_provider_ops {
    * ranks of the nodes removed leave, the others go on (docs/run.md), and the
    * leaving nodes are stopped once their processes are gone. */
   int (*busy)(struct pit_provider *p, const struct pit_node *n);
+  /* May be NULL (the processes the controller started are the workload, and a
+   * signal to their process groups reaches it). Sends sig to the run's
+   * processes on n (catchers_only: the top-most of them that catch it) where
+   * the per-node launcher's command runs under a remote shell (ssh): a signal
+   * to the local client would end the session, not tell the workload, and
+   * lose what it prints after. Returns how many were signalled, or < 0. */
+  int (*signal)(struct pit_provider *p, const struct pit_node *n, int sig, int catchers_only, struct pit_err *e);
 };
 
 struct pit_provider {
@@ -178,6 +185,17 @@ void pit_run_tag(const char *run_dir, char tag[9]);
  * process to cpus, joins cgroup (if not ""), then the caller execs. */
 int pit_node_enter(const char *cpus, const char *cgroup, struct pit_err *e);
 
+/* The ssh provider's per-node wrapper (pitstop node-exec --addr HOST): the
+ * up, non-loopback interface of this host that the other nodes reach it
+ * through, into name: the one holding an address of host (the hostfile's name
+ * for this host, resolved here), else the one holding the address ssh came in
+ * by ($SSH_CONNECTION), else the one the routes toward host leave by. The
+ * launcher sets GLOO_SOCKET_IFNAME to it (unless set): gloo would otherwise
+ * bind to what the host's own name resolves to, a loopback address on a
+ * Debian host (127.0.1.1) or one no resolver knows (src/provider/node_iface.c).
+ * PIT_ENOTFOUND when none. */
+int pit_node_iface(const char *host, char *name, size_t cap, struct pit_err *e);
+
 /* The ssh provider's host side (pitstop node-check, run on the host over
  * ssh). pit_node_check: 0 when this CPU has every instruction-set extension
  * the binary was compiled to use outside run-time dispatch (a -march=native
@@ -192,5 +210,10 @@ int pit_node_enter(const char *cpus, const char *cgroup, struct pit_err *e);
  * its ranks for a while); *killed: how many were signalled. */
 int pit_node_check(const char *dir, const char *exe, double min_free_mb, struct pit_err *e);
 int pit_node_release(const char *run, const char *tag, double grace_s, int *killed, struct pit_err *e);
+/* pit_node_signal (node-check --signal N): sends sig to those same processes
+ * (no daemon, no wait), or with catchers_only to the top-most of them that
+ * catch it (a torchrun agent, which SIGUSR1 would kill, skipped while its
+ * workers get it); *n: how many. */
+int pit_node_signal(const char *run, const char *tag, int sig, int catchers_only, int *n, struct pit_err *e);
 
 #endif

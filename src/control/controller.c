@@ -163,6 +163,18 @@ static void disk_hint(const struct ctl *c, const char *detail, struct pit_err *e
                c->ckpt_dir, free_kib, ck_kib);
 }
 
+/* gloo's ranks on several nodes connecting to loopback addresses: each bound to what its node's own
+ * name resolves to, a loopback address on a stock Debian host (127.0.1.1), unless GLOO_SOCKET_IFNAME
+ * names an interface (the ssh provider's node-exec sets it; a cloud's wrap or Slurm does not) */
+static void loopback_hint(const struct ctl *c, const char *detail, struct pit_err *e) {
+  if (!strstr(detail, "connect [127.") || c->nnodes < 2)
+    return;
+  pit_err_hint(e, "a rank connected to a loopback address: on several nodes gloo needs GLOO_SOCKET_IFNAME set to "
+               "the network interface they share, where a node's own name resolves to 127.0.1.1 or to nothing "
+               "(the output is in %s/gen-%d.log)",
+               c->state_dir, c->gen);
+}
+
 /* ---------------- pit_run ---------------- */
 
 /* The types the cost/time policies may use: --types, else the initial
@@ -539,6 +551,7 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
                      o->max_restarts, detail);
     pit_err_hint(e, "its output is in %s/gen-%d.log", c->state_dir, c->gen);
     disk_hint(c, detail, e);
+    loopback_hint(c, detail, e);
     return rc;
   }
   res->restarts++;

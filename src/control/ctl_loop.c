@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "control/ctl_impl.h"
+#include "control/said.h"
 
 /* The provider's news about the nodes (a reclaim notice, a node gone):
  * a notice stops the generation at a checkpoint and replaces the node;
@@ -295,6 +296,9 @@ static void gen_watch(struct ctl *c, struct gen_pass *p, char *why, size_t nwhy,
   }
 }
 
+/* Seconds a torchrun that said a worker failed is given to exit on its own (its report) */
+#define WORKER_FAILED_GRACE_S 30.0
+
 /* The generation judged at run seconds t: the end record's aftermath, a failed
  * process, the start and stop time-outs. */
 static void gen_judge(struct ctl *c, struct gen_pass *p, double t, char *why, size_t nwhy) {
@@ -318,6 +322,24 @@ static void gen_judge(struct ctl *c, struct gen_pass *p, double t, char *why, si
     else
       snprintf(why, nwhy, "the workload exited with status %d", q->status);
     p->failed = 1;
+  }
+  /* a torchrun left no restarts of its own that said a worker failed waits at its exit barrier (300 s)
+   * for the other nodes' agents; their workers may hang (gloo connecting to an address nobody
+   * listens at) rather than fail: after WORKER_FAILED_GRACE_S the generation is failed here, not at
+   * the start or hang time-out (a trial over two ssh hosts waited 120 s per generation) */
+  for (int i = 0; !p->failed && !p->stopping && !c->end_status[0] && c->o->cmd && i < c->g->nproc; i++) {
+    struct ctl_proc *q = &c->g->proc[i];
+    if (!q->worker_failed || q->exited || ctl_said_torchrun_restarts(c->o->cmd) != 0)
+      continue;
+    if (q->t_worker_failed <= 0)
+      q->t_worker_failed = t;
+    else if (t - q->t_worker_failed > WORKER_FAILED_GRACE_S) {
+      snprintf(why, nwhy,
+               "torchrun on %s said a worker failed and was still there %.0f s later, waiting for the other "
+               "nodes at its exit barrier",
+               q->node >= 0 ? q->label : "the head", t - q->t_worker_failed);
+      p->failed = 1;
+    }
   }
   if (!p->failed && !p->stopping && c->gen_iters == 0 && t - c->t_launch > c->o->start_timeout_s) {
     snprintf(why, nwhy, "the workload sent no iteration within %.0f s of its start", c->o->start_timeout_s);

@@ -145,13 +145,13 @@ int ctl_request_stop(struct ctl *c, const struct pit_choice *ch, const char *pol
   int n = 0;
   for (int i = 0; node >= 0 && i < c->g->nproc; i++)
     if (!c->g->proc[i].exited && c->g->proc[i].node == node)
-      n += ctl_w_signal_catchers(c->o->world, c->g->proc[i].pid, SIGTERM);
+      n += ctl_w_signal_proc(c->o->world, &c->g->proc[i], SIGTERM, 1);
   if (n > 0)
     warn(c, "SIGTERM to %d process%s of node %s: checkpoint within the grace period", n, n == 1 ? "" : "es",
          c->nodes[node].id);
   for (int i = 0; n == 0 && i < c->g->nproc; i++)
     if (!c->g->proc[i].exited)
-      n += ctl_w_signal_catchers(c->o->world, c->g->proc[i].pid, SIGUSR1);
+      n += ctl_w_signal_proc(c->o->world, &c->g->proc[i], SIGUSR1, 1);
   if (n == 0)
     warn(c, "no process of the workload catches SIGUSR1: it will be stopped at the time-out");
   return 0;
@@ -167,8 +167,8 @@ void ctl_restart_stop(struct ctl *c) {
   c->t_stop_req = now_t(c);
   int k = 0;
   for (int i = 0; i < c->g->nproc; i++)
-    if (!c->g->proc[i].exited && ctl_w_kill_group(c->o->world, c->g->proc[i].pid, SIGTERM) == 0)
-      k++;
+    if (!c->g->proc[i].exited)
+      k += ctl_w_signal_proc(c->o->world, &c->g->proc[i], SIGTERM, 0);
   warn(c, "resize by restart: the snapshot at step %lld was just saved; SIGTERM to the workload (%d process "
           "group%s), restarted on the new membership",
        (long long)c->step_safe, k, k == 1 ? "" : "s");

@@ -26,8 +26,10 @@ void ctl_w_kill_gen(struct ctl_world *w, struct ctl_gen *g, double grace_s) {
     ctl_gen_kill(g, grace_s);
 }
 
-int ctl_w_signal_catchers(struct ctl_world *w, pid_t pgid, int sig) {
-  return w ? w->ops->signal_catchers(w, pgid, sig) : ctl_signal_catchers(pgid, sig);
+int ctl_w_signal_proc(struct ctl_world *w, struct ctl_proc *p, int sig, int catchers_only) {
+  if (!w)
+    return ctl_proc_signal(p, sig, catchers_only);
+  return catchers_only ? w->ops->signal_catchers(w, p->pid, sig) : w->ops->kill_group(w, p->pid, sig) == 0;
 }
 
 int ctl_w_kill_group(struct ctl_world *w, pid_t pgid, int sig) {

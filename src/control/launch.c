@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "control/launch.h"
+#include "control/said.h"
 
 static int argv_push(struct ctl_argv *a, const char *s) {
   if (a->n + 2 > CTL_ARGV_MAX)
@@ -142,13 +143,15 @@ int ctl_proc_drain(struct pit_follower *f, int *fd, int final, ctl_line_fn on_li
 
 struct err_line {
   struct ctl_gen *g;
-  const struct ctl_proc *p;
+  struct ctl_proc *p;
 };
 
 static int log_err_line(void *ctx, const char *s, size_t n, struct pit_err *e) {
   const struct err_line *x = ctx;
   (void)e;
   ctl_proc_log(x->g, x->p, s, n, 1);
+  if (ctl_said_worker_failed(s, n))
+    x->p->worker_failed = 1;
   return 0;
 }
 
@@ -172,10 +175,27 @@ int ctl_proc_poll(struct ctl_proc *p) {
   return 0;
 }
 
+int ctl_proc_signal(struct ctl_proc *p, int sig, int catchers_only) {
+  if (p->remote && p->remote->ops->signal) {
+    struct pit_err e = {0};
+    int n = p->remote->ops->signal(p->remote, &p->rnode, sig, catchers_only, &e);
+    if (n >= 0)
+      return catchers_only ? n : n > 0;
+    if (catchers_only) /* the host did not answer: nothing else would take a checkpoint request */
+      return 0;
+  }
+  if (catchers_only)
+    return ctl_signal_catchers(p->pid, sig);
+  return kill(-p->pid, sig) == 0;
+}
+
 void ctl_gen_kill(struct ctl_gen *g, double grace_s) {
-  for (int i = 0; i < g->nproc; i++)
+  int was_running[CTL_PROCS_MAX];
+  for (int i = 0; i < g->nproc; i++) {
+    was_running[i] = !g->proc[i].exited;
     if (!g->proc[i].exited)
-      kill(-g->proc[i].pid, SIGTERM);
+      ctl_proc_signal(&g->proc[i], SIGTERM, 0);
+  }
   for (double w = 0; w < grace_s; w += 0.02) {
     int alive = 0;
     for (int i = 0; i < g->nproc; i++)
@@ -191,6 +211,9 @@ void ctl_gen_kill(struct ctl_gen *g, double grace_s) {
     if (pit_child_kill(&p->ch, 0, &st, NULL) == 0 && !p->exited)
       p->status = st;
     p->exited = 1;
+    struct pit_err e = {0};
+    if (was_running[i] && p->remote && p->remote->ops->clear)
+      p->remote->ops->clear(p->remote, &p->rnode, &e); /* best effort: a host that does not answer is cleared at its stop */
   }
 }
 
@@ -432,6 +455,11 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
       break;
     }
     rc = spawn_one(g, a.v, add, nadd, i, L->nodes[i].id, e);
+    if (rc == 0 && L->prov->ops->wrap_remote_shell && L->prov->ops->signal) {
+      /* its workload runs on the host under the remote shell: signals go there (ctl_proc_signal) */
+      g->proc[g->nproc - 1].remote = L->prov;
+      g->proc[g->nproc - 1].rnode = L->nodes[i];
+    }
     argv_free(&a);
   }
   argv_free(&a);

@@ -24,6 +24,10 @@ struct ctl_proc {
   int efd;                        /* its stderr (non-blocking), -1 once closed */
   struct pit_follower err;        /* the lines of efd (borrowed) */
   char label[PIT_NAME_MAX];       /* its node's id in the log ("mpirun" for the mpi launcher) */
+  struct pit_provider *remote;    /* per-node under a remote shell (ssh): signals go through it */
+  struct pit_node rnode;          /* the node it runs on, for remote */
+  int worker_failed;              /* it said a worker of its failed (torchrun: said.h) */
+  double t_worker_failed;         /* run seconds the controller first saw that; 0: not yet */
 };
 
 struct ctl_gen {
@@ -61,8 +65,16 @@ int ctl_proc_drain(struct pit_follower *f, int *fd, int final, ctl_line_fn on_li
 /* Every complete line p's stderr holds now into the log; final: p is gone,
  * its unfinished last line counts. The stderr is closed once it has ended. */
 int ctl_proc_drain_err(struct ctl_gen *g, struct ctl_proc *p, int final, struct pit_err *e);
-/* TERM to every process group, up to grace_s, then KILL; reaps. */
+/* TERM to every process group, up to grace_s, then KILL; reaps. A remote
+ * process's TERM goes to its host (ctl_proc_signal), and once its local client
+ * is killed its host is cleared of the run's processes (the provider's clear:
+ * TERM, KILL after 2 s), so no generation runs on a host beside the next. */
 void ctl_gen_kill(struct ctl_gen *g, double grace_s);
+/* sig to p's workload: its process group here (catchers_only: the top-most of
+ * its processes that catch sig, ctl_signal_catchers), or for a remote p the
+ * run's processes on its host (the provider's signal). Returns how many were
+ * signalled: groups, or catchers. */
+int ctl_proc_signal(struct ctl_proc *p, int sig, int catchers_only);
 /* Reaps p if it exited; 1 when it has, 0 while it runs. */
 int ctl_proc_poll(struct ctl_proc *p);
 void ctl_gen_release(struct ctl_gen *g);

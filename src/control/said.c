@@ -5,9 +5,13 @@
  * its "ChildFailedError" report; the report's "error_file: <N/A>" has "rror" in
  * it and was what the message quoted (fault trial 2026-11-29: a rank SIGKILLed
  * read "the workload said: error_file: <N/A>").
+ * Also: torchrun's line saying one of its workers failed, and the restarts a
+ * command line gives torchrun (the controller stops waiting for a torchrun that
+ * has given up: ctl_loop.c).
  * Invariant: pure over the bytes given; out always NUL-terminated. */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "control/said.h"
@@ -94,7 +98,9 @@ int ctl_failure_said(const char *log, size_t len, char *out, size_t n) {
     struct span s = untag((struct span){log + i, j - i}, ' ', &tagged);
     s = untag(s, ':', &w); /* torchrun --tee: "[default0]:" */
     struct span t = trim(s);
-    if (starts(s, "pitstop: "))
+    if (starts(s, "pitstop: warning: "))
+      ; /* node-exec's note, of what the workload may not need (GLOO_SOCKET_IFNAME) */
+    else if (starts(s, "pitstop: "))
       pit = s;
     else if (w && has(t, "rror"))
       worker = t;
@@ -133,4 +139,36 @@ int ctl_failure_said(const char *log, size_t len, char *out, size_t n) {
   if (other.n)
     return quote(other, CTL_SAID_OTHER, out, n);
   return CTL_SAID_NONE;
+}
+
+int ctl_said_worker_failed(const char *line, size_t len) {
+  struct span s = {line, len};
+  return has(s, "failed (exitcode: ") && has(s, " local_rank: ");
+}
+
+int ctl_said_torchrun_restarts(char *const *argv) {
+  int at = -1;
+  for (int i = 0; argv && argv[i] && at < 0; i++) {
+    const char *base = strrchr(argv[i], '/');
+    base = base ? base + 1 : argv[i];
+    if (!strcmp(base, "torchrun") || !strcmp(argv[i], "torch.distributed.run") ||
+        !strcmp(argv[i], "torch.distributed.launch"))
+      at = i + 1;
+  }
+  if (at < 0)
+    return -1;
+  int restarts = 0;
+  for (int i = at; argv[i]; i++) {
+    const char *a = argv[i], *prev = argv[i - 1];
+    size_t l = strlen(a);
+    /* torchrun's options end at the script: a name ending in .py, or a word that is no option's value */
+    if ((l > 3 && !strcmp(a + l - 3, ".py")) || (a[0] != '-' && (i == at || prev[0] != '-' || strchr(prev, '='))))
+      break;
+    if (!strncmp(a, "--max_restarts", 14) || !strncmp(a, "--max-restarts", 14)) {
+      const char *v = a[14] == '=' ? a + 15 : a[14] == 0 ? argv[i + 1] : NULL;
+      if (v)
+        restarts = atoi(v);
+    }
+  }
+  return restarts;
 }

@@ -44,8 +44,8 @@ const char *ctl_stop_signame(int sig) {
 static int signal_groups(struct ctl_gen *g, int sig) {
   int n = 0;
   for (int i = 0; i < g->nproc; i++)
-    if (!g->proc[i].exited && kill(-g->proc[i].pid, sig) == 0)
-      n++;
+    if (!g->proc[i].exited)
+      n += ctl_proc_signal(&g->proc[i], sig, 0);
   return n;
 }
 
@@ -69,7 +69,7 @@ int ctl_stop_step(struct ctl_stop *s, const struct pit_run_stop *st, double grac
     } else if (can_agree && g) {
       for (int i = 0; i < g->nproc; i++)
         if (!g->proc[i].exited)
-          k += ctl_signal_catchers(g->proc[i].pid, SIGUSR1);
+          k += ctl_proc_signal(&g->proc[i], SIGUSR1, 1);
     }
     if (s->how == CTL_STOP_NONE && k > 0) {
       s->how = CTL_STOP_AGREED;

@@ -61,7 +61,8 @@ int ctl_effect(struct ctl_world *w, const char *what);
 int ctl_w_launch(struct ctl_world *w, const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e);
 int ctl_w_poll(struct ctl_world *w, struct ctl_proc *p);
 void ctl_w_kill_gen(struct ctl_world *w, struct ctl_gen *g, double grace_s);
-int ctl_w_signal_catchers(struct ctl_world *w, pid_t pgid, int sig);
+/* sig to p's workload (ctl_proc_signal): how many were signalled. */
+int ctl_w_signal_proc(struct ctl_world *w, struct ctl_proc *p, int sig, int catchers_only);
 int ctl_w_kill_group(struct ctl_world *w, pid_t pgid, int sig);
 
 #endif

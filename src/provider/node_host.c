@@ -4,7 +4,9 @@
  * disk in the run directory, the workload's program runnable) and a release
  * (kill every process the run left on this host: those whose environment
  * holds PITSTOP_RUN=RUN, which the launchers give every workload process, and
- * the Open MPI daemon each runs under).
+ * the Open MPI daemon each runs under), and a signal to those processes (the
+ * per-node launcher's stop and checkpoint requests, which a signal to the
+ * local ssh client would not carry: it would only end the session).
  *
  * Invariant: a release touches only processes of the calling process's
  * network namespace (its "host": network-namespace hosts share one PID space)
@@ -23,6 +25,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "provider/procs.h"
 #include "provider/provider_impl.h"
 
 static int runnable(const char *exe) {
@@ -283,6 +286,43 @@ static int signal_tagged(const char *tag, const char *tag2, const struct stat *n
   }
   closedir(d);
   return n;
+}
+
+struct tags {
+  const char *tag, *tag2;
+  struct stat ns;
+  pid_t self;
+};
+
+static int is_tagged(pid_t pid, void *ctx) {
+  const struct tags *t = ctx;
+  return pid != t->self && same_netns(pid, &t->ns) && tagged(pid, t->tag) && (!t->tag2 || tagged(pid, t->tag2));
+}
+
+int pit_node_signal(const char *run, const char *run_tag, int sig, int catchers_only, int *n, struct pit_err *e) {
+  *n = 0;
+  struct tags t = {.self = getpid()};
+  if (stat("/proc/self/ns/net", &t.ns) < 0)
+    return pit_err_errno(e, PIT_EIO, "cannot read this process's network namespace");
+  char tag[PIT_NAME_MAX + 16], tag2[64];
+  snprintf(tag, sizeof tag, "PITSTOP_RUN=%s", run);
+  snprintf(tag2, sizeof tag2, "PITSTOP_RUN_TAG=%.40s", run_tag ? run_tag : "");
+  t.tag = tag;
+  t.tag2 = run_tag ? tag2 : NULL;
+  if (catchers_only) {
+    *n = ctl_signal_catchers_of(is_tagged, &t, sig);
+    return 0;
+  }
+  DIR *d = opendir("/proc");
+  if (!d)
+    return pit_err_errno(e, PIT_EIO, "cannot list /proc");
+  struct dirent *de;
+  while ((de = readdir(d)))
+    if (isdigit((unsigned char)de->d_name[0]) && is_tagged((pid_t)atoi(de->d_name), &t) &&
+        kill((pid_t)atoi(de->d_name), sig) == 0)
+      (*n)++;
+  closedir(d);
+  return 0;
 }
 
 int pit_node_release(const char *run, const char *run_tag, double grace_s, int *killed, struct pit_err *e) {

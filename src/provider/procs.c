@@ -63,18 +63,18 @@ static int catches(pid_t pid, int sig) {
 
 #define CATCHERS_MAX 4096 /* catchers of one group weighed; any more are signalled as top-most */
 
-int ctl_signal_catchers(pid_t pgid, int sig) {
+int ctl_signal_catchers_of(int (*member)(pid_t pid, void *ctx), void *ctx, int sig) {
   DIR *d = opendir("/proc");
   if (!d)
     return 0;
-  pid_t pid[CATCHERS_MAX], ppid[CATCHERS_MAX]; /* the group's processes that catch sig (32 KiB) */
+  pid_t pid[CATCHERS_MAX], ppid[CATCHERS_MAX]; /* the members that catch sig (32 KiB) */
   int m = 0, n = 0;
   struct dirent *de;
   while ((de = readdir(d))) {
     if (!isdigit((unsigned char)de->d_name[0]))
       continue;
     pid_t p = (pid_t)atoi(de->d_name), pp = 0;
-    if (pgrp_of(p, &pp) != pgid || !catches(p, sig))
+    if (pgrp_of(p, &pp) < 0 || !member(p, ctx) || !catches(p, sig))
       continue;
     if (m < CATCHERS_MAX) {
       pid[m] = p;
@@ -96,8 +96,8 @@ int ctl_signal_catchers(pid_t pgid, int sig) {
         below = 1;
       } else {
         pid_t next = 0;
-        if (pgrp_of(up, &next) != pgid)
-          break; /* out of the group: no catcher of it above */
+        if (pgrp_of(up, &next) < 0 || !member(up, ctx))
+          break; /* out of the members: no catcher of them above */
         up = next;
       }
     }
@@ -106,6 +106,13 @@ int ctl_signal_catchers(pid_t pgid, int sig) {
   }
   return n;
 }
+
+static int in_group(pid_t pid, void *ctx) {
+  pid_t parent;
+  return pgrp_of(pid, &parent) == *(const pid_t *)ctx;
+}
+
+int ctl_signal_catchers(pid_t pgid, int sig) { return ctl_signal_catchers_of(in_group, &pgid, sig); }
 
 static int kill_listed_once(const char *file, int sig) {
   char buf[65536];

@@ -21,6 +21,9 @@ int ctl_read_small(const char *path, char *buf, size_t n);
  * its ranks, which so get it once, not twice; a torchrun agent, which would
  * die of SIGUSR1, is skipped while its workers, which catch it, get it. */
 int ctl_signal_catchers(pid_t pgid, int sig);
+/* The same over the processes member(pid, ctx) says are the workload's (the
+ * ssh provider's host side: those tagged with the run, pit_node_signal). */
+int ctl_signal_catchers_of(int (*member)(pid_t pid, void *ctx), void *ctx, int sig);
 /* Kills every process whose pid is listed in file (a cgroup.procs): TERM,
  * up to grace_s, then KILL. Returns the number still alive (0 on success). */
 int ctl_kill_listed(const char *procs_file, double grace_s);

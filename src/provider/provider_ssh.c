@@ -45,6 +45,7 @@ struct ssh {
   char timeout_opt[64];
   char agent[2200];             /* mpirun's plm_rsh_agent */
   char wrap_host[128];
+  char wrap_words[4][1100];     /* node-exec's words after ssh's, quoted for the remote shell */
   double timeout_s;
 };
 
@@ -137,7 +138,7 @@ static void s_close(struct pit_provider *p) {
 /* argv of `ssh OPTS HOST -- WORDS...` with each word quoted for the remote shell. */
 struct remote {
   char *argv[SSH_OPTS_MAX + 24];
-  char words[8][1100];
+  char words[10][1100];
 };
 
 /* `ssh -o BatchMode=yes -o ConnectTimeout=N OPTS HOST --` into argv; entries. */
@@ -158,7 +159,7 @@ static int ssh_prefix(struct ssh *s, const char *host, const char **argv) {
 static int remote_argv(struct ssh *s, const char *host, const char *const *words, int nwords, struct remote *r,
                        struct pit_err *e) {
   int k = ssh_prefix(s, host, (const char **)r->argv);
-  for (int i = 0; i < nwords && i < 8; i++) {
+  for (int i = 0; i < nwords && i < 10; i++) {
     if (ctl_shell_quote(words[i], r->words[i], sizeof r->words[i]) < 0)
       return pit_err_set(e, PIT_EARG, "'%s' is too long for a remote command", words[i]);
     r->argv[k++] = r->words[i];
@@ -174,17 +175,20 @@ static int remote_argv(struct ssh *s, const char *host, const char *const *words
   return 0;
 }
 
-/* Runs `pitstop node-check ...` on host; 0 when it says the host is fine. */
-static int host_call(struct pit_provider *p, const char *host, const char *const *words, int nwords,
-                     struct pit_err *e) {
+/* Runs `pitstop node-check ...` on host; 0 when it says the host is fine (its
+ * stdout in out, when not NULL). */
+static int host_call_out(struct pit_provider *p, const char *host, const char *const *words, int nwords,
+                         char *out, size_t nout, struct pit_err *e) {
   struct ssh *s = p->impl;
   struct remote r;
   int rc = remote_argv(s, host, words, nwords, &r, e);
   if (rc < 0)
     return rc;
-  char out[512], err[1024];
+  char own[512], err[1024];
+  if (!out)
+    out = own, nout = sizeof own;
   int st = 0;
-  if ((rc = pit_child_capture(r.argv, s->timeout_s, out, sizeof out, err, sizeof err, &st, e)) < 0) {
+  if ((rc = pit_child_capture(r.argv, s->timeout_s, out, nout, err, sizeof err, &st, e)) < 0) {
     pit_err_set(e, PIT_ESTATE, "host %s: no answer over ssh within %.0f s", host, s->timeout_s);
     return PIT_ESTATE;
   }
@@ -210,6 +214,11 @@ static int host_call(struct pit_provider *p, const char *host, const char *const
                                             "from another CPU? -DPIT_NATIVE=OFF runs on every x86-64 node)"
                                           : "");
   return pit_err_set(e, PIT_ESTATE, "%s", *why ? why : "the host check failed");
+}
+
+static int host_call(struct pit_provider *p, const char *host, const char *const *words, int nwords,
+                     struct pit_err *e) {
+  return host_call_out(p, host, words, nwords, NULL, 0, e);
 }
 
 static int check_host(struct pit_provider *p, const char *host, struct pit_err *e) {
@@ -319,6 +328,22 @@ static int s_clear(struct pit_provider *p, const struct pit_node *n, struct pit_
   return host_call(p, n->host, w, 6, e);
 }
 
+/* sig to the run's processes on n's host (catchers_only: the top-most that catch it): the per-node
+ * launcher's workload runs there under a remote shell, and a signal to the local ssh client would
+ * only end the session, the workload not told and its last lines lost. Returns how many. */
+static int s_signal(struct pit_provider *p, const struct pit_node *n, int sig, int catchers_only, struct pit_err *e) {
+  char tag[9], num[16], out[512];
+  pit_run_tag(p->conf.state_dir, tag);
+  snprintf(num, sizeof num, "%d", sig);
+  const char *w[] = {p->conf.self_exe, "node-check", "--release", p->conf.run, "--run-tag", tag, "--signal", num,
+                     "--catchers"};
+  int rc = host_call_out(p, n->host, w, catchers_only ? 9 : 8, out, sizeof out, e);
+  if (rc < 0)
+    return rc;
+  int k = 0;
+  return sscanf(out, "%d", &k) == 1 ? k : 0;
+}
+
 static int s_stop(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {
   int rc = s_clear(p, n, e);
   if (rc < 0)
@@ -336,10 +361,23 @@ static int s_wrap(struct pit_provider *p, const struct pit_node *n, const char *
   *nout = 0;
   if (p->conf.launcher == PIT_LAUNCH_MPI)
     return 0; /* mpirun reaches the host itself (mpi_args) */
-  if (cap < s->nopt + 9)
-    return pit_err_set(e, PIT_EARG, "%s:%d: wrap needs %d slots", __FILE__, __LINE__, s->nopt + 9);
+  if (cap < s->nopt + 14)
+    return pit_err_set(e, PIT_EARG, "%s:%d: wrap needs %d slots", __FILE__, __LINE__, s->nopt + 14);
   snprintf(s->wrap_host, sizeof s->wrap_host, "%s", n->host);
-  *nout = ssh_prefix(s, s->wrap_host, argv);
+  int k = ssh_prefix(s, s->wrap_host, argv);
+  /* per node: node-exec on the host sets GLOO_SOCKET_IFNAME to the interface that holds the address
+   * the other nodes reach it by (this host name), unless the host's environment sets it: gloo would
+   * bind to what the host's own name resolves to, a loopback address on a stock Debian host */
+  const char *w[] = {p->conf.self_exe, "--addr", n->host};
+  for (int i = 0; i < 3; i++)
+    if (ctl_shell_quote(w[i], s->wrap_words[i], sizeof s->wrap_words[i]) < 0)
+      return pit_err_set(e, PIT_EARG, "'%s' is too long for a remote command", w[i]);
+  argv[k++] = s->wrap_words[0];
+  argv[k++] = "node-exec";
+  argv[k++] = s->wrap_words[1];
+  argv[k++] = s->wrap_words[2];
+  argv[k++] = "--";
+  *nout = k;
   return 0;
 }
 
@@ -360,4 +398,5 @@ const struct pit_provider_ops pit_provider_ssh = {
     .mpi_args = s_mpi_args,
     .wrap_remote_shell = 1,
     .clear = s_clear,
+    .signal = s_signal,
 };

@@ -88,6 +88,11 @@ int main(void) {
   s = said(log);
   CHECK(strcmp(s, "pitstop: node-exec: cannot run '/nonexistent/train.py'") == 0, "pitstop line: %s", s);
 
+  /* node-exec's warning (no interface for GLOO_SOCKET_IFNAME) is not the failure: the script's error is */
+  s = said("[r.0 err] pitstop: warning: node-exec: GLOO_SOCKET_IFNAME not set: no network interface of this host "
+           "other than loopback holds 'h1'\n[r.0 err] [default0]:ValueError: bad shape\n");
+  CHECK(strcmp(s, "ValueError: bad shape") == 0, "a warning is not the cause: %s", s);
+
   /* mpirun's plain error lines (no torchrun): the last line with "rror"; a JSON line is not quoted */
   s = said("[r.0 out] {\"type\":\"iter\",\"error\":0}\n[r.0 err] ValueError: bad shape\n"
            "[r.0 err] {\"type\":\"end\",\"error\":\"x\"}\n");
@@ -116,5 +121,29 @@ int main(void) {
   /* a log cut in the middle of a line (the last 16 KiB) */
   s = said("ror: half\n[r.0 err] OSError: [Errno 28] No space left on device");
   CHECK(strcmp(s, "OSError: [Errno 28] No space left on device") == 0, "unterminated last line: %s", s);
+
+  /* torchrun's line that a worker failed (torch 1.13's logging, and a later torch's glog-style prefix) */
+  const char *wf = "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: "
+                   "29015) of binary: /usr/bin/python3";
+  CHECK(ctl_said_worker_failed(wf, strlen(wf)), "torchrun's worker failure not seen");
+  const char *wf2 = "E1130 00:23:09.123 29015 torch/distributed/elastic/multiprocessing/api.py:826] failed "
+                    "(exitcode: -9) local_rank: 1 (pid: 7) of binary: /usr/bin/python3";
+  CHECK(ctl_said_worker_failed(wf2, strlen(wf2)), "a later torch's worker failure not seen");
+  const char *nf = "[default0]:RuntimeError: the job failed (exitcode: see above)";
+  CHECK(!ctl_said_worker_failed(nf, strlen(nf)), "a script's own error taken for torchrun's report");
+  CHECK(!ctl_said_worker_failed(wf, 40), "a line cut before its local_rank taken for the report");
+
+  /* the restarts a command gives torchrun (its options before the script); -1 without torchrun */
+  char *c1[] = {"torchrun", "--nnodes=2", "train.py", NULL};
+  char *c2[] = {"/usr/bin/python3", "-m", "torch.distributed.run", "--max_restarts=3", "train.py", NULL};
+  char *c3[] = {"/usr/local/bin/torchrun", "--max-restarts", "2", "train.py", NULL};
+  char *c4[] = {"python3", "train.py", "--max-restarts=5", NULL};
+  char *c5[] = {"torchrun", "--nnodes", "2", "train.py", "--max_restarts=3", NULL}; /* the script's option */
+  CHECK(ctl_said_torchrun_restarts(c1) == 0, "torchrun without restarts: %d", ctl_said_torchrun_restarts(c1));
+  CHECK(ctl_said_torchrun_restarts(c2) == 3, "python -m torch.distributed.run --max_restarts=3: %d",
+        ctl_said_torchrun_restarts(c2));
+  CHECK(ctl_said_torchrun_restarts(c3) == 2, "--max-restarts 2: %d", ctl_said_torchrun_restarts(c3));
+  CHECK(ctl_said_torchrun_restarts(c4) == -1, "no torchrun: %d", ctl_said_torchrun_restarts(c4));
+  CHECK(ctl_said_torchrun_restarts(c5) == 0, "the script's own --max_restarts: %d", ctl_said_torchrun_restarts(c5));
   return check_done();
 }
