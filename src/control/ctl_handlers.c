@@ -143,6 +143,35 @@ static int own_init(struct ctl *c, double now, struct pit_err *e) {
   return rc;
 }
 
+/* A generation resumed by restart at r->step, past the last snapshot the controller saw
+ * (step_safe): the steps between were done and saved by a workload it no longer heard (a killed
+ * controller's orphan before the next controller stopped it; a workload that went on after its
+ * stop signal while its lines were lost). The script's own snapshot covers them, so they are
+ * recorded at once, without a step time (none was measured), and the snapshot is where a restart
+ * resumes. Before (2026-11-30, the DDP example over ssh) they were never recorded. */
+static int unseen_steps(struct ctl *c, const struct pit_record *r, struct pit_err *e) {
+  int64_t from = c->step_safe, n = r->step - from;
+  warn(c, "generation %d resumed at step %lld, past the last snapshot this controller saw (step %lld): the %lld "
+          "step%s between were done and saved unseen (recorded without a time)",
+       c->gen, (long long)r->step, (long long)from, (long long)n, n == 1 ? "" : "s");
+  int rc = 0;
+  for (int64_t s = from; s < r->step && rc == 0; s++) {
+    struct pit_record u;
+    pit_record_init(&u);
+    u.type = PIT_REC_ITER;
+    snprintf(u.run, sizeof u.run, "%s", r->run);
+    u.gen = r->gen;
+    u.t = r->t;
+    u.step = s;
+    u.batch = r->batch;
+    rc = ctl_out_record(c, &u, e);
+  }
+  if (rc == 0)
+    rc = ctl_out_flush(c, e);
+  c->step_safe = c->step_next = r->step;
+  return rc;
+}
+
 int ctl_on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
   struct ctl *c = ctx;
   int rc = 0;
@@ -180,6 +209,8 @@ int ctl_on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
       warn(c, "generation %d resumed at step %lld: the %lld step%s since its snapshot are redone", c->gen,
            (long long)r.step, (long long)redo, redo == 1 ? "" : "s");
     }
+    if (c->o->resume_by_restart && c->gen_iters == 0 && r.step > c->step_safe && (rc = unseen_steps(c, &r, e)) < 0)
+      break;
     if (c->o->resume_by_restart && r.step >= 0 && r.step < c->step_safe) { /* redone, kept already */
       if (c->gen_iters++ == 0)
         c->t_first_iter = r.t;

@@ -11,7 +11,10 @@
 #     address), every host released, nothing of the run left on either;
 #  2. the same command with GLOO_SOCKET_IFNAME=lo forced: one node's worker fails, the other's hangs,
 #     and torchrun waits at its exit barrier (300 s): the controller ends the generation itself,
-#     saying so and quoting the script's error, with a hint naming GLOO_SOCKET_IFNAME; nothing left.
+#     saying so and quoting the script's error, with a hint naming GLOO_SOCKET_IFNAME; nothing left;
+#  3. the controller SIGKILLed on two hosts, its orphaned script left to save another snapshot, the
+#     same command run again: both hosts adopted, the steps the orphan did unseen said and recorded
+#     once, every step of the job once, nothing left.
 # Needs root (namespaces, sshd) and Debian's python3-torch: exit 77 (skipped) otherwise.
 set -euo pipefail
 : "${PIT_SOURCE_DIR:?}" "${PITSTOP:?}"
@@ -44,7 +47,9 @@ tagged() { # the processes of run $1 on this machine (both hosts: one PID space)
 }
 cleanup() {
   local p
-  for p in $(tagged tt1$tag | cut -d' ' -f1) $(tagged tt2$tag | cut -d' ' -f1); do kill -9 "$p" 2> /dev/null || true; done
+  for p in $(tagged tt1$tag | cut -d' ' -f1) $(tagged tt2$tag | cut -d' ' -f1) $(tagged tt3$tag | cut -d' ' -f1); do
+    kill -9 "$p" 2> /dev/null || true
+  done
   netns_sshd_down
   [ -n "${KEEP:-}" ] && echo "kept $T" || rm -rf "$T"
 }
@@ -61,37 +66,48 @@ itype   vcpus  price_h  billing_s  min_s
 host    1      0.10     1          0
 CAT
 printf '%s slots=1\n%s slots=1\n' $net.1 $net.2 > "$T/hostfile"
-# run RUN SCHEDULE [PITSTOP OPTIONS] -- [PREFIX...]: the script under torchrun, its stderr in $T/RUN.err
-run() {
-  local r=$1 sched=$2
-  shift 2
+# cmd RUN [PITSTOP OPTIONS] -- [PREFIX...]: into C, the command of run RUN: the script under
+# torchrun, 8 epochs, a snapshot after each; run ...: it, its stdout and stderr in $T/RUN.out, .err
+cmd() {
+  local r=$1
+  shift
   local opts=()
   while [ "$1" != -- ]; do opts+=("$1"); shift; done
   shift
-  (cd "$T" && timeout 300 "${ON_H1[@]}" "$PITSTOP" run --provider ssh --hostfile "$T/hostfile" --catalog "$T/cat.tsv" \
-    --itype host --launcher per-node --nodes 1 --resume-by-restart --epochs 8 --schedule "$sched" \
-    --checkpoint-dir "$T/$r" --run "$r" "${opts[@]}" -- "$@" "$PY" -m torch.distributed.run \
-    '--nnodes=$PITSTOP_NUM_NODES' '--node_rank=$PITSTOP_NODE_RANK' --nproc_per_node=1 \
-    '--master_addr=$PITSTOP_MASTER_ADDR' '--master_port=$PITSTOP_MASTER_PORT' --redirects 2 --tee 2 \
-    "$PIT_SOURCE_DIR/examples/pytorch/ddp_snapshot.py" --epochs 8 --save-every 1 --snapshot "$T/$r.pt" \
-    --step-sleep 0.02) > "$T/$r.out" 2> "$T/$r.err"
+  C=("${ON_H1[@]}" "$PITSTOP" run --provider ssh --hostfile "$T/hostfile" --catalog "$T/cat.tsv" --itype host
+     --launcher per-node --resume-by-restart --epochs 8 --checkpoint-dir "$T/$r" --run "$r" "${opts[@]}"
+     -- "$@" "$PY" -m torch.distributed.run '--nnodes=$PITSTOP_NUM_NODES' '--node_rank=$PITSTOP_NODE_RANK'
+     --nproc_per_node=1 '--master_addr=$PITSTOP_MASTER_ADDR' '--master_port=$PITSTOP_MASTER_PORT' --redirects 2
+     --tee 2 "$PIT_SOURCE_DIR/examples/pytorch/ddp_snapshot.py" --epochs 8 --save-every 1 --snapshot "$T/$r.pt"
+     --step-sleep 0.02)
+}
+run() {
+  cmd "$@"
+  (cd "$T" && timeout 300 "${C[@]}") > "$T/$1.out" 2> "$T/$1.err"
+}
+# steps RUN TOTAL: every step of the events file once, 0..TOTAL-1, and the run done
+steps() {
+  "$PY" - "$T/$1/events.jsonl" "$2" << 'PYEOF'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+steps = sorted(x["step"] for x in r if x["type"] == "iter")
+assert steps == list(range(int(sys.argv[2]))), f"steps {steps[:3]}..{steps[-3:]} ({len(steps)}, {len(set(steps))} distinct)"
+ends = [x.get("status") for x in r if x["type"] == "end"]
+assert ends and ends[-1] == "done", ends
+PYEOF
 }
 before=$(leftovers)
 
 # ---- 1. resized 1 → 2 → 1 across the two hosts
 r=tt1$tag
-run $r 16:2,40:1 -- || fail "the run failed: $(grep pitstop: "$T/$r.err"; tail -20 "$T/$r"/gen-*.log)"
-"$PY" - "$T/$r/events.jsonl" << 'PYEOF' || fail "steps or generations"
+run $r --nodes 1 --schedule 16:2,40:1 -- || fail "the run failed: $(grep pitstop: "$T/$r.err"; tail -20 "$T/$r"/gen-*.log)"
+steps $r 256 || fail "steps"
+"$PY" - "$T/$r/events.jsonl" << 'PYEOF' || fail "generations"
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
-its = [x for x in r if x["type"] == "iter"]
-steps = sorted(x["step"] for x in its)
-assert steps == list(range(steps[0], 256)) and steps[0] <= 1, f"steps {steps[:3]}..{steps[-3:]} ({len(steps)})"
 nodes = {x["gen"]: x["config"]["nodes"] for x in r if x["type"] == "init"}
 assert nodes == {0: 1, 1: 2, 2: 1}, nodes
-ends = [x.get("status") for x in r if x["type"] == "end"]
-assert ends and ends[-1] == "done", ends
-print(f"across two ssh hosts: {len(steps)} steps each once, generations on {nodes[0]}, {nodes[1]}, {nodes[2]} nodes")
+print(f"across two ssh hosts: 256 steps each once, generations on {nodes[0]}, {nodes[1]}, {nodes[2]} nodes")
 PYEOF
 for n in 0 1; do
   grep -q "^\[$r.h$n err\] \[default0\]:" "$T/$r/gen-1.log" || grep -q "^\[$r.h$n out\]" "$T/$r/gen-1.log" ||
@@ -104,13 +120,37 @@ echo "2-node generation: ranks on both hosts, no loopback connect; nothing left"
 
 # ---- 2. GLOO_SOCKET_IFNAME=lo forced: a worker fails, the other hangs, torchrun waits at its barrier
 r=tt2$tag
-if run $r 16:2 --max-restarts 0 -- env GLOO_SOCKET_IFNAME=lo; then fail "a run whose ranks bind to lo finished"; fi
+if run $r --nodes 1 --schedule 16:2 --max-restarts 0 -- env GLOO_SOCKET_IFNAME=lo; then fail "a run whose ranks bind to lo finished"; fi
 grep -q "generation 1 failed (torchrun on $r.h[01] said a worker failed and was still there [0-9]* s later, waiting for the other nodes at its exit barrier)" "$T/$r.err" ||
   fail "not ended by the controller: $(grep pitstop: "$T/$r.err")"
 grep -q "the workload said: RuntimeError: .*connect \[127.0.0.1\]" "$T/$r.err" || fail "the script's error not quoted: $(grep pitstop: "$T/$r.err")"
 grep -q "hint: .*GLOO_SOCKET_IFNAME" "$T/$r.err" || fail "no hint: $(grep pitstop: "$T/$r.err")"
 echo "bound to lo: $(grep -m1 'generation 1 failed' "$T/$r.err" | cut -c1-200)..."
 echo "  $(grep -m1 'hint:' "$T/$r.err" | cut -c1-160)..."
+[ -z "$(ls "$T/$r/nodes")" ] || fail "hosts still claimed: $(ls "$T/$r/nodes")"
+[ -z "$(tagged $r)" ] || fail "left running: $(tagged $r)"
+
+# ---- 3. the controller SIGKILLed on 2 hosts; its orphaned script saves another snapshot before the
+# same command, run again, stops it: the steps it did unseen are recorded once (without a time)
+r=tt3$tag
+cmd $r --nodes 2 --
+(cd "$T" && exec "${C[@]}") > "$T/$r.out" 2> "$T/$r.err" &
+ctl=$!
+for _ in $(seq 600); do grep -q '"checkpoint"' "$T/$r/events.jsonl" 2> /dev/null && break; sleep 0.1; done
+grep -q '"checkpoint"' "$T/$r/events.jsonl" || fail "no checkpoint within 60 s: $(cat "$T/$r.err")"
+[ "$(cat /proc/$ctl/comm)" = pitstop ] || fail "pid $ctl is not the controller"
+kill -9 $ctl
+wait $ctl 2> /dev/null || true
+known=$(grep '"checkpoint"' "$T/$r/events.jsonl" | tail -1 | sed 's/.*"step":\([0-9]*\).*/\1/')
+m0=$(stat -c %Y.%y "$T/$r.pt")
+for _ in $(seq 300); do [ "$(stat -c %Y.%y "$T/$r.pt")" != "$m0" ] && break; sleep 0.05; done
+[ "$(stat -c %Y.%y "$T/$r.pt")" != "$m0" ] || fail "the orphaned script saved no snapshot in 15 s"
+(cd "$T" && timeout 300 "${C[@]}") > "$T/$r.out2" 2> "$T/$r.err2" || fail "the second controller failed: $(cat "$T/$r.err2")"
+grep -q "adopted node $r.h0" "$T/$r.err2" && grep -q "adopted node $r.h1" "$T/$r.err2" || fail "not adopted: $(cat "$T/$r.err2")"
+grep -q "resumed at step [0-9]*, past the last snapshot this controller saw (step $known)" "$T/$r.err2" ||
+  fail "the unseen steps not said: $(grep pitstop: "$T/$r.err2")"
+steps $r 128 || fail "steps after the controller's kill"
+echo "controller killed after the snapshot at step $known, the orphan saved more: $(grep -m1 'past the last' "$T/$r.err2" | cut -c10-)"
 [ -z "$(ls "$T/$r/nodes")" ] || fail "hosts still claimed: $(ls "$T/$r/nodes")"
 [ -z "$(tagged $r)" ] || fail "left running: $(tagged $r)"
 after=$(leftovers)
