@@ -4,6 +4,8 @@ unchanged, under torchrun (docs/own-script.md, level 3: resizable by restart).
 
   own.py [--trials N] [--seed S] [--epochs E] [--build-dir DIR] [--keep] [--timeout S]
   own.py --replay SEED [...]      one trial, the plan of SEED again (what a failing trial prints)
+  own-ssh.sh [own.py's options]    the same on two ssh hosts (network namespaces with their own sshd,
+                                   as tests/control/run_ssh_torch.sh): own.py --hostfile F --prefix JSON
 
 The job: examples/pytorch/ddp_snapshot.py (the DDP tutorial's snapshot pattern: a snapshot after every
 epoch, resumed from when started again) on 2 local nodes through the per-node launcher, one torchrun
@@ -49,8 +51,9 @@ FAILING = ("kill-worker", "kill-agent")
 STEPS_PER_EPOCH = 16  # 1024 samples, batch 32 per process, 2 processes
 
 
-def run_cmd(pitstop, cat, d, run, epochs):
-    return [pitstop, "run", "--catalog", cat, "--checkpoint-dir", d, "--run", run, "--quiet",
+def run_cmd(pitstop, cat, d, run, epochs, hostfile=None, prefix=()):
+    where = ["--provider", "ssh", "--hostfile", hostfile, "--itype", "host"] if hostfile else []
+    return list(prefix) + [pitstop, "run", "--catalog", cat, "--checkpoint-dir", d, "--run", run, "--quiet"] + where + [
             "--launcher", "per-node", "--nodes", "2", "--resume-by-restart", "--epochs", str(epochs), "--",
             TORCH_PY, "-m", "torch.distributed.run", "--nnodes=$PITSTOP_NUM_NODES", "--node_rank=$PITSTOP_NODE_RANK",
             "--nproc_per_node=1", "--master_addr=$PITSTOP_MASTER_ADDR", "--master_port=$PITSTOP_MASTER_PORT",
@@ -118,7 +121,7 @@ def trial(args, seed, pitstop, cat, tmp):
     d = os.path.join(tmp, run)
     os.makedirs(d + ".snap", exist_ok=True)
     total = args.epochs * STEPS_PER_EPOCH
-    cmd = run_cmd(pitstop, cat, d, run, args.epochs)
+    cmd = run_cmd(pitstop, cat, d, run, args.epochs, args.hostfile, json.loads(args.prefix) if args.prefix else ())
     plan = plan_of(seed, total)
     res = {"seed": seed, "plan": plan, "fired": [], "ok": True, "why": [], "errors": []}
     errfiles = []
@@ -190,6 +193,8 @@ def main():
     ap.add_argument("--build-dir", default=os.path.join(SRC, "build"))
     ap.add_argument("--keep", action="store_true", help="keep the trials' directories")
     ap.add_argument("--replay", type=int, help="one trial with this seed")
+    ap.add_argument("--hostfile", help="the ssh provider on these hosts (own-ssh.sh sets them up)")
+    ap.add_argument("--prefix", help="a JSON list: the argv prefix `pitstop run` runs under (a host's namespace)")
     args = ap.parse_args()
     if subprocess.run([TORCH_PY, "-c", "import torch"], capture_output=True).returncode != 0:
         print("skipped: no python3-torch at /usr/bin/python3")
@@ -198,7 +203,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="pit-own-soak-")
     cat = os.path.join(tmp, "cat.tsv")
     with open(cat, "w") as f:
-        f.write(CATALOG)
+        f.write(CATALOG + ("host       1      1     -          0.10     1          0\n" if args.hostfile else ""))
     seeds = [args.replay] if args.replay is not None else [args.seed + k for k in range(args.trials)]
     results = []
     for s in seeds:

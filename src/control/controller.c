@@ -435,6 +435,8 @@ static int run_begin(struct ctl *c, const struct pit_run_opts *o, char *resume, 
     snprintf(resume, nres, "%s", ps.ckpt);
     warn(c, "run %s continues after a controller stop: generation %d from step %lld", o->run, c->gen,
          (long long)c->step_safe);
+    if (c->total_steps <= 0) /* the job's length as the killed controller's init records gave it */
+      c->total_steps = ctl_events_planned(c);
     redone_after_stop(c);
   }
   /* a new run's state before its first node starts: a kill in its first start leaves the run's
@@ -458,7 +460,10 @@ static int run_done(struct ctl *c, struct pit_err *e) {
   /* a workload without end records (one that speaks no protocol) finished: its steps are done */
   if ((rc = ctl_release_held(c, -1, e)) < 0)
     return rc;
-  if (!c->end_status[0] && !isnan(c->first_iter_t)) {
+  /* every step recorded: those of a job an orphan finished unseen too (its resumed script printed
+   * no progress, only that it resumed at the end: ctl_loop.c) */
+  int all = c->total_steps > 0 && c->step_next >= c->total_steps && c->o->resume_by_restart;
+  if (!c->end_status[0] && (!isnan(c->first_iter_t) || all)) {
     /* it exited 0 after progress pitstop read and wrote no end record: the controller writes it,
      * saying so (detail "by": "controller"), so the run log, status and the store say the job is
      * done, not "stopped", and pitstop predict takes the job for what it ran (docs/own-script.md) */
@@ -480,7 +485,7 @@ static int run_done(struct ctl *c, struct pit_err *e) {
   if ((rc = ctl_write_state(c, e)) < 0)
     return rc;
   ctl_test_kill_point("after-done-state");
-  if (isnan(c->first_iter_t)) { /* it ended without one progress line pitstop reads: nothing measured */
+  if (isnan(c->first_iter_t) && !all) { /* it ended without one progress line pitstop reads: nothing measured */
     res->no_progress = 1;
     res->out_lines = c->out_lines;
     ctl_gen_entry(c, "no progress");

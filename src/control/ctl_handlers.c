@@ -149,26 +149,28 @@ static int own_init(struct ctl *c, double now, struct pit_err *e) {
  * stop signal while its lines were lost). The script's own snapshot covers them, so they are
  * recorded at once, without a step time (none was measured), and the snapshot is where a restart
  * resumes. Before (2026-11-30, the DDP example over ssh) they were never recorded. */
-static int unseen_steps(struct ctl *c, const struct pit_record *r, struct pit_err *e) {
-  int64_t from = c->step_safe, n = r->step - from;
+int ctl_unseen_steps(struct ctl *c, int64_t step, double t, int64_t batch, struct pit_err *e) {
+  int64_t from = c->step_safe, n = step - from;
   warn(c, "generation %d resumed at step %lld, past the last snapshot this controller saw (step %lld): the %lld "
           "step%s between were done and saved unseen (recorded without a time)",
-       c->gen, (long long)r->step, (long long)from, (long long)n, n == 1 ? "" : "s");
+       c->gen, (long long)step, (long long)from, (long long)n, n == 1 ? "" : "s");
   int rc = 0;
-  for (int64_t s = from; s < r->step && rc == 0; s++) {
+  for (int64_t s = from; s < step && rc == 0; s++) {
     struct pit_record u;
     pit_record_init(&u);
     u.type = PIT_REC_ITER;
-    snprintf(u.run, sizeof u.run, "%s", r->run);
-    u.gen = r->gen;
-    u.t = r->t;
+    snprintf(u.run, sizeof u.run, "%s", c->o->run);
+    u.gen = c->gen;
+    u.t = t;
     u.step = s;
-    u.batch = r->batch;
+    u.batch = batch;
     rc = ctl_out_record(c, &u, e);
   }
   if (rc == 0)
     rc = ctl_out_flush(c, e);
-  c->step_safe = c->step_next = r->step;
+  c->step_safe = c->step_next = step;
+  if (rc == 0)
+    ctl_note_reached(c);
   return rc;
 }
 
@@ -209,7 +211,8 @@ int ctl_on_record(void *ctx, const struct pit_record *in, struct pit_err *e) {
       warn(c, "generation %d resumed at step %lld: the %lld step%s since its snapshot are redone", c->gen,
            (long long)r.step, (long long)redo, redo == 1 ? "" : "s");
     }
-    if (c->o->resume_by_restart && c->gen_iters == 0 && r.step > c->step_safe && (rc = unseen_steps(c, &r, e)) < 0)
+    if (c->o->resume_by_restart && c->gen_iters == 0 && r.step > c->step_safe &&
+        (rc = ctl_unseen_steps(c, r.step, r.t, r.batch, e)) < 0)
       break;
     if (c->o->resume_by_restart && r.step >= 0 && r.step < c->step_safe) { /* redone, kept already */
       if (c->gen_iters++ == 0)

@@ -230,6 +230,12 @@ int ctl_write_state(struct ctl *c, struct pit_err *e);
 void ctl_hold_ckpt(struct ctl *c, int64_t step);
 void ctl_unhold_older(struct ctl *c);
 int ctl_events_last_ckpt(const struct ctl *c, int64_t *step, char *path, size_t n);
+/* The job's length an init record of the events file gives (planned_iters); -1 when none. */
+int64_t ctl_events_planned(const struct ctl *c);
+/* A generation resumed by restart at step, past step_safe (the last snapshot the controller saw):
+ * the steps between, done and saved by a workload it no longer heard, said and recorded once
+ * without a time (ctl_handlers.c); step_safe and step_next move to step. */
+int ctl_unseen_steps(struct ctl *c, int64_t step, double t, int64_t batch, struct pit_err *e);
 void ctl_read_state(struct ctl *c, struct prev_state *ps);
 /* RUN_DIR/reached: the generation running and one past the last step it recorded, rewritten in
  * place at each step (no rename: a pwrite, which a kill of the controller does not undo), so the

@@ -111,6 +111,12 @@ static int on_out_line(void *ctx, const char *s, size_t n, struct pit_err *e) {
   } else if ((rc = pit_parser_line(c->parser, s, n, e)) < 0) {
     return rc;
   }
+  /* it says it resumes at the job's last epoch: an orphan of a killed controller (or a generation
+   * whose last lines were lost) finished the job unseen, and it will print no progress now */
+  int64_t at = c->have_snap && c->gen_iters == 0 && c->o->job_epochs > 0 ? ctl_snap_resume_epoch(&c->snap, s, n) : -1;
+  if (at >= c->o->job_epochs && c->total_steps > 0 && c->step_safe < c->total_steps &&
+      (rc = ctl_unseen_steps(c, c->total_steps, now_t(c), -1, e)) < 0)
+    return rc;
   int64_t epoch;
   if (c->have_snap && (rc = ctl_snap_line(&c->snap, s, n, now_t(c), &epoch)) != 0) {
     if ((rc = ctl_on_snapshot(c, epoch, e)) < 0)

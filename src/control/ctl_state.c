@@ -103,6 +103,15 @@ void ctl_unhold_older(struct ctl *c) {
   closedir(d);
 }
 
+int64_t ctl_events_planned(const struct ctl *c) {
+  struct pit_runlog log;
+  struct pit_err e2 = {0};
+  pit_runlog_init(&log);
+  int64_t n = pit_runlog_load(&log, c->events_path, &e2) == 0 ? log.planned_iters : -1;
+  pit_runlog_release(&log);
+  return n > 0 ? n : -1;
+}
+
 /* The newest checkpoint record of the events file (the durable log, which a
  * kill between its flush and the state's write leaves ahead of the state):
  * 1 with *step and its path (held link if there, else the workload's), 0 if none. */

@@ -321,6 +321,13 @@ static int remote_words(struct ctl_argv *a, int at, char *const *env, int nenv) 
     rc = ctl_shell_quote(env[i], q, sizeof q) < 0 ? -1 : argv_push(a, q);
   for (int i = 0; i < cmd.n && rc == 0; i++)
     rc = ctl_shell_quote(cmd.v[i], q, sizeof q) < 0 ? -1 : argv_push(a, q);
+  /* the remote shell would exec a lone command in its own place; one killed by a signal then ends
+   * the session with ssh's 255, read here as "killed by signal 127" (fault soak over ssh,
+   * 2026-11-30). After `|| exit $?` the shell waits and exits 128 + the signal, as it does for
+   * node-check (provider_ssh.c) */
+  const char *tail[] = {"||", "exit", "$?"};
+  for (int i = 0; i < 3 && rc == 0; i++)
+    rc = argv_push(a, tail[i]);
   argv_free(&cmd);
   return rc;
 }

@@ -45,14 +45,32 @@ int ctl_snap_init(struct ctl_snap *s, const char *path) {
   }
   if (regcomp(&s->re, "^(Epoch ([0-9]+) \\| )?.*[Ss]napshot saved at ([^ ]+)", REG_EXTENDED) != 0)
     return -1;
+  if (regcomp(&s->re_resume, "[Rr]esum[a-z]* .*[Ss]napshot.* [Ee]poch ([0-9]+)", REG_EXTENDED) != 0) {
+    regfree(&s->re);
+    return -1;
+  }
   s->compiled = 1;
   return 0;
 }
 
 void ctl_snap_release(struct ctl_snap *s) {
-  if (s->compiled)
+  if (s->compiled) {
     regfree(&s->re);
+    regfree(&s->re_resume);
+  }
   s->compiled = 0;
+}
+
+int64_t ctl_snap_resume_epoch(const struct ctl_snap *s, const char *line, size_t n) {
+  if (!s->compiled || n == 0 || n > 2000)
+    return -1;
+  char buf[2048];
+  memcpy(buf, line, n);
+  buf[n] = 0;
+  regmatch_t m[2];
+  if (regexec(&s->re_resume, buf, 2, m, 0) != 0 || m[1].rm_so < 0)
+    return -1;
+  return strtoll(buf + m[1].rm_so, NULL, 10);
 }
 
 static void saved(struct ctl_snap *s, double t) {

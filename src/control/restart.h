@@ -15,6 +15,7 @@ struct ctl_snap {
   double t_save, t_prev;     /* the last two saves (NaN: none) */
   int nsaves;
   regex_t re;
+  regex_t re_resume;         /* "Resuming training from snapshot at Epoch N" (the tutorial's) */
   int compiled;
 };
 
@@ -25,6 +26,10 @@ void ctl_snap_release(struct ctl_snap *s);
  * and no file is watched; *epoch the epoch a "snapshot saved" line follows
  * (also with a file watched), -1 when none. */
 int ctl_snap_line(struct ctl_snap *s, const char *line, size_t n, double t, int64_t *epoch);
+/* The epoch a line says the workload resumes at ("Resuming training from
+ * snapshot at Epoch N", the DDP tutorial's; "resumed ... snapshot ... epoch N"),
+ * -1 when it says none. Pure. */
+int64_t ctl_snap_resume_epoch(const struct ctl_snap *s, const char *line, size_t n);
 /* The watched file at t: 1 when a change has held still for settle_s (a save). */
 int ctl_snap_poll(struct ctl_snap *s, double t, double settle_s);
 /* A generation starts: the intervals are measured within it (a restart is no save). */

@@ -14,7 +14,11 @@
 #     saying so and quoting the script's error, with a hint naming GLOO_SOCKET_IFNAME; nothing left;
 #  3. the controller SIGKILLed on two hosts, its orphaned script left to save another snapshot, the
 #     same command run again: both hosts adopted, the steps the orphan did unseen said and recorded
-#     once, every step of the job once, nothing left.
+#     once, every step of the job once, nothing left;
+#  4. the controller SIGKILLed in the job's last epoch, its orphan left to finish the job: the
+#     script run again prints only that it resumes at the last epoch and exits; the run is said
+#     finished, the steps the orphan did recorded once (before, they were missing and the run had
+#     no end record: fault soak over ssh, 2026-11-30).
 # Needs root (namespaces, sshd) and Debian's python3-torch: exit 77 (skipped) otherwise.
 set -euo pipefail
 : "${PIT_SOURCE_DIR:?}" "${PITSTOP:?}"
@@ -47,7 +51,8 @@ tagged() { # the processes of run $1 on this machine (both hosts: one PID space)
 }
 cleanup() {
   local p
-  for p in $(tagged tt1$tag | cut -d' ' -f1) $(tagged tt2$tag | cut -d' ' -f1) $(tagged tt3$tag | cut -d' ' -f1); do
+  for p in $(tagged tt1$tag | cut -d' ' -f1) $(tagged tt2$tag | cut -d' ' -f1) $(tagged tt3$tag | cut -d' ' -f1) \
+    $(tagged tt4$tag | cut -d' ' -f1); do
     kill -9 "$p" 2> /dev/null || true
   done
   netns_sshd_down
@@ -153,6 +158,29 @@ steps $r 128 || fail "steps after the controller's kill"
 echo "controller killed after the snapshot at step $known, the orphan saved more: $(grep -m1 'past the last' "$T/$r.err2" | cut -c10-)"
 [ -z "$(ls "$T/$r/nodes")" ] || fail "hosts still claimed: $(ls "$T/$r/nodes")"
 [ -z "$(tagged $r)" ] || fail "left running: $(tagged $r)"
+
+# ---- 4. the controller SIGKILLed in the job's last epoch: its orphan finishes the job unseen, and the
+# script run again only says it resumes at epoch 8 and exits: the run is done, every step once
+r=tt4$tag
+cmd $r --nodes 2 --
+(cd "$T" && exec "${C[@]}") > "$T/$r.out" 2> "$T/$r.err" &
+ctl=$!
+for _ in $(seq 1200); do grep -q '"checkpoint".*"step":112,' "$T/$r/events.jsonl" 2> /dev/null && break; sleep 0.05; done
+grep -q '"checkpoint".*"step":112,' "$T/$r/events.jsonl" || fail "no checkpoint at step 112 within 60 s: $(cat "$T/$r.err")"
+kill -9 $ctl
+wait $ctl 2> /dev/null || true
+for _ in $(seq 300); do [ -z "$(tagged $r)" ] && break; sleep 0.1; done
+[ -z "$(tagged $r)" ] || fail "the orphaned workload still runs 30 s after its controller's kill: $(tagged $r)"
+known=$(grep '"checkpoint"' "$T/$r/events.jsonl" | tail -1 | sed 's/.*"step":\([0-9]*\).*/\1/')
+[ "$known" -lt 128 ] || fail "the killed controller saw the last snapshot: the case did not happen"
+(cd "$T" && timeout 300 "${C[@]}") > "$T/$r.out2" 2> "$T/$r.err2" || fail "the second controller failed: $(cat "$T/$r.err2")"
+grep -q "resumed at step 128, past the last snapshot this controller saw (step $known)" "$T/$r.err2" ||
+  fail "the job finished unseen not said: $(grep pitstop: "$T/$r.err2")"
+steps $r 128 || fail "steps after the orphan finished the job"
+"$PITSTOP" status "$T/$r" | grep -q ": finished$" || fail "not finished: $("$PITSTOP" status "$T/$r" 2>&1 | head -3)"
+echo "controller killed in the last epoch (last snapshot seen: step $known), the orphan finished the job; run again:" \
+  "$(grep -m1 'past the last' "$T/$r.err2" | cut -c10-90)...; finished, 128 steps once"
+[ -z "$(ls "$T/$r/nodes")" ] || fail "hosts still claimed: $(ls "$T/$r/nodes")"
 after=$(leftovers)
 [ "$before" = "$after" ] || fail "left behind: $after"
 echo "nothing left behind"
