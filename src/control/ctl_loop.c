@@ -321,8 +321,11 @@ static void gen_judge(struct ctl *c, struct gen_pass *p, double t, char *why, si
   }
   if (!p->failed && p->bad >= 0) {
     struct ctl_proc *q = &c->g->proc[p->bad];
-    c->gen_fail_sig = q->status > 128 ? q->status - 128 : 0;
-    if (q->status > 128)
+    c->gen_fail_sig = q->status > 128 && !(q->status == 255 && q->rnode.host[0]) ? q->status - 128 : 0;
+    if (q->status == 255 && q->rnode.host[0]) /* the remote shell reports 128 + a signal: 255 is ssh's own */
+      snprintf(why, nwhy, "the ssh session to %s (node %s) ended with 255: the host went silent or unreachable",
+               q->rnode.host, q->label);
+    else if (q->status > 128)
       snprintf(why, nwhy, "the workload%s was killed by signal %d", q->node >= 0 ? " on a node" : "",
                q->status - 128);
     else

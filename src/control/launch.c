@@ -181,7 +181,10 @@ int ctl_proc_signal(struct ctl_proc *p, int sig, int catchers_only) {
     int n = p->remote->ops->signal(p->remote, &p->rnode, sig, catchers_only, &e);
     if (n >= 0)
       return catchers_only ? n : n > 0;
-    if (catchers_only) /* the host did not answer: nothing else would take a checkpoint request */
+    /* the host did not answer (ssh's time-out each call): not asked again, nor cleared at a kill;
+     * its stop clears it, or says it cannot */
+    p->remote = NULL;
+    if (catchers_only) /* nothing else would take a checkpoint request */
       return 0;
   }
   if (catchers_only)

@@ -120,8 +120,8 @@ static int s_open(struct pit_provider *p, struct pit_err *e) {
   int ct = (int)(s->timeout_s / 2);
   snprintf(s->timeout_opt, sizeof s->timeout_opt, "ConnectTimeout=%d", ct > 0 ? ct : 1);
   /* mpirun splits its agent at blanks itself */
-  snprintf(s->agent, sizeof s->agent, "ssh -o BatchMode=yes -o %s%s%s", s->timeout_opt, opts && *opts ? " " : "",
-           opts ? opts : "");
+  snprintf(s->agent, sizeof s->agent, "ssh -o BatchMode=yes -o %s%s%s -o ServerAliveInterval=5 -o ServerAliveCountMax=3",
+           s->timeout_opt, opts && *opts ? " " : "", opts ? opts : "");
   if (rc < 0) {
     free(s);
     return rc;
@@ -137,7 +137,7 @@ static void s_close(struct pit_provider *p) {
 
 /* argv of `ssh OPTS HOST -- WORDS...` with each word quoted for the remote shell. */
 struct remote {
-  char *argv[SSH_OPTS_MAX + 24];
+  char *argv[SSH_OPTS_MAX + 32];
   char words[10][1100];
 };
 
@@ -151,6 +151,14 @@ static int ssh_prefix(struct ssh *s, const char *host, const char **argv) {
   argv[k++] = s->timeout_opt;
   for (int i = 0; i < s->nopt; i++)
     argv[k++] = s->opt[i];
+  /* after the user's options (ssh keeps the first value it is given for an option): a host that
+   * goes silent (down, cut off) ends the session within 15 s, exit 255, instead of the workload's
+   * session hanging until gloo's own 30-minute time-out (a host's link taken down mid-run,
+   * 2026-11-30) */
+  argv[k++] = "-o";
+  argv[k++] = "ServerAliveInterval=5";
+  argv[k++] = "-o";
+  argv[k++] = "ServerAliveCountMax=3";
   argv[k++] = host;
   argv[k++] = "--";
   return k;
@@ -361,8 +369,8 @@ static int s_wrap(struct pit_provider *p, const struct pit_node *n, const char *
   *nout = 0;
   if (p->conf.launcher == PIT_LAUNCH_MPI)
     return 0; /* mpirun reaches the host itself (mpi_args) */
-  if (cap < s->nopt + 14)
-    return pit_err_set(e, PIT_EARG, "%s:%d: wrap needs %d slots", __FILE__, __LINE__, s->nopt + 14);
+  if (cap < s->nopt + 18)
+    return pit_err_set(e, PIT_EARG, "%s:%d: wrap needs %d slots", __FILE__, __LINE__, s->nopt + 18);
   snprintf(s->wrap_host, sizeof s->wrap_host, "%s", n->host);
   int k = ssh_prefix(s, s->wrap_host, argv);
   /* per node: node-exec on the host sets GLOO_SOCKET_IFNAME to the interface that holds the address

@@ -18,7 +18,9 @@
 #  4. the controller SIGKILLed in the job's last epoch, its orphan left to finish the job: the
 #     script run again prints only that it resumes at the last epoch and exits; the run is said
 #     finished, the steps the orphan did recorded once (before, they were missing and the run had
-#     no end record: fault soak over ssh, 2026-11-30).
+#     no end record: fault soak over ssh, 2026-11-30);
+#  5. a host cut off mid-run (its link down): the generation fails within about 25 s naming the
+#     host, which is set aside with its claim kept, and the run ends saying no host is left.
 # Needs root (namespaces, sshd) and Debian's python3-torch: exit 77 (skipped) otherwise.
 set -euo pipefail
 : "${PIT_SOURCE_DIR:?}" "${PITSTOP:?}"
@@ -52,7 +54,7 @@ tagged() { # the processes of run $1 on this machine (both hosts: one PID space)
 cleanup() {
   local p
   for p in $(tagged tt1$tag | cut -d' ' -f1) $(tagged tt2$tag | cut -d' ' -f1) $(tagged tt3$tag | cut -d' ' -f1) \
-    $(tagged tt4$tag | cut -d' ' -f1); do
+    $(tagged tt4$tag | cut -d' ' -f1) $(tagged tt5$tag | cut -d' ' -f1); do
     kill -9 "$p" 2> /dev/null || true
   done
   netns_sshd_down
@@ -181,6 +183,28 @@ steps $r 128 || fail "steps after the orphan finished the job"
 echo "controller killed in the last epoch (last snapshot seen: step $known), the orphan finished the job; run again:" \
   "$(grep -m1 'past the last' "$T/$r.err2" | cut -c10-90)...; finished, 128 steps once"
 [ -z "$(ls "$T/$r/nodes")" ] || fail "hosts still claimed: $(ls "$T/$r/nodes")"
+
+# ---- 5. a host goes silent mid-run (h2's link down; the test's last section: h2 stays cut off):
+# its ssh session ends within ServerAliveInterval x CountMax, the generation fails naming the host,
+# the host is set aside, its claim kept (it cannot be released), and with no host left the run ends
+# saying so, instead of the session hanging until gloo's 30-minute time-out
+r=tt5$tag
+cmd $r --nodes 2 --max-restarts 1 --
+(cd "$T" && exec "${C[@]}") > "$T/$r.out" 2> "$T/$r.err" &
+ctl=$!
+for _ in $(seq 600); do grep -q '"checkpoint"' "$T/$r/events.jsonl" 2> /dev/null && break; sleep 0.1; done
+grep -q '"checkpoint"' "$T/$r/events.jsonl" || fail "no checkpoint within 60 s: $(cat "$T/$r.err")"
+ip -n "$ns2" link set "${tag}b" down
+if timeout 120 tail --pid=$ctl -f /dev/null; then :; else fail "the controller still runs 120 s after h2 went silent"; fi
+wait $ctl && fail "the run finished without its second host"
+grep -q "generation 0 failed (the ssh session to $net.2 (node $r.h1) ended with 255: the host went silent or unreachable)" \
+  "$T/$r.err" || fail "the lost host not named: $(grep pitstop: "$T/$r.err")"
+grep -q "node $r.h1 set aside: host $net.2: unreachable over ssh" "$T/$r.err" || fail "not set aside: $(grep pitstop: "$T/$r.err")"
+grep -q "node $r.h1 could not be stopped (.*): its claim stays" "$T/$r.err" || fail "the failed stop not said: $(grep pitstop: "$T/$r.err")"
+tail -2 "$T/$r.err" | grep -q "cannot start a node of type host" || fail "the run's end not said: $(tail -3 "$T/$r.err")"
+[ "$(ls "$T/$r/nodes")" = "$r.h1.node" ] || fail "claims left: $(ls "$T/$r/nodes")"
+echo "h2 cut off mid-run: $(grep -m1 'ssh session to' "$T/$r.err" | cut -c10-130)...; set aside, its claim kept;" \
+  "the run ended: $(tail -2 "$T/$r.err" | head -1 | cut -c10-90)..."
 after=$(leftovers)
 [ "$before" = "$after" ] || fail "left behind: $after"
 echo "nothing left behind"
