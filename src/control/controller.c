@@ -523,18 +523,6 @@ static int run_resized(struct ctl *c, char *resume, size_t nres, struct pit_err 
   return 0;
 }
 
-/* Node i, set aside, stopped as lost. A stop that fails (an ssh host that went silent: its release
- * cannot reach it) is said and does not end the run: the node is out of the membership either way,
- * and its claim (node file) stays for `pitstop run --cleanup`. Before (2026-11-30, a host's link
- * taken down mid-run) the run ended on that stop's error instead of starting a replacement. */
-static void lost_stop(struct ctl *c, int i) {
-  char id[PIT_NAME_MAX];
-  snprintf(id, sizeof id, "%s", c->nodes[i].id);
-  struct pit_err e3 = {0};
-  if (ctl_stop_node_at(c, i, "lost", &e3) < 0)
-    warn(c, "node %s could not be stopped (%s): its claim stays; `pitstop run --cleanup` tries again", id, e3.msg);
-}
-
 /* A generation failed (why): its uncovered steps dropped; an error when it never
  * started, or --max-restarts is used up; else a restart from the last checkpoint,
  * nodes that fail a health check (or after two failures in a row, all) replaced. */
@@ -600,11 +588,11 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
         ctl_zones_spot_down(c, c->nodes[i].zone, 1);
         ctl_spot_down(&c->spot, now_t(c), ctl_spot_retry_s(c));
         spot_lost = 1;
-        lost_stop(c, i);
+        if ((rc = ctl_stop_node_at(c, i, "lost", e)) < 0) /* a stop that cannot reach it is said, not fatal */
+          break;
         continue;
       }
-      lost_stop(c, i);
-      if ((rc = ctl_start_node(c, itype, mk, why2, e)) < 0)
+      if ((rc = ctl_stop_node_at(c, i, "lost", e)) < 0 || (rc = ctl_start_node(c, itype, mk, why2, e)) < 0)
         break;
     }
   }

@@ -262,6 +262,7 @@ void ctl_registry_note(const struct ctl *c);
 
 /* ctl_nodes.c: nodes started and stopped, their bill, the live nodes reshaped to a membership, the report's node and generation lines */
 int ctl_start_node(struct ctl *c, const char *itype, enum pit_market mk, const char *why, struct pit_err *e);
+/* With action "lost", a stop that fails is said (the claim stays) and returns 0. */
 int ctl_stop_node_at(struct ctl *c, int i, const char *action, struct pit_err *e);
 void ctl_stop_all_nodes(struct ctl *c);
 /* A node's bill to until (its stop, if it stopped), through the catalog (catalog/cost.c). */
