@@ -103,6 +103,15 @@ ends = [x.get("status") for x in r if x["type"] == "end"]
 assert ends and ends[-1] == "done", ends
 PYEOF
 }
+# start_until RUN PATTERN SECONDS: the command in C started in the background (its pid in ctl),
+# until the events file has a line matching PATTERN
+start_until() {
+  (cd "$T" && exec "${C[@]}") > "$T/$1.out" 2> "$T/$1.err" &
+  ctl=$!
+  local i
+  for ((i = 0; i < $3 * 20; i++)); do grep -q "$2" "$T/$1/events.jsonl" 2> /dev/null && return 0; sleep 0.05; done
+  fail "no '$2' in the events within $3 s: $(cat "$T/$1.err")"
+}
 before=$(leftovers)
 
 # ---- 1. resized 1 → 2 → 1 across the two hosts
@@ -141,10 +150,7 @@ echo "  $(grep -m1 'hint:' "$T/$r.err" | cut -c1-160)..."
 # same command, run again, stops it: the steps it did unseen are recorded once (without a time)
 r=tt3$tag
 cmd $r --nodes 2 --
-(cd "$T" && exec "${C[@]}") > "$T/$r.out" 2> "$T/$r.err" &
-ctl=$!
-for _ in $(seq 600); do grep -q '"checkpoint"' "$T/$r/events.jsonl" 2> /dev/null && break; sleep 0.1; done
-grep -q '"checkpoint"' "$T/$r/events.jsonl" || fail "no checkpoint within 60 s: $(cat "$T/$r.err")"
+start_until $r '"checkpoint"' 60
 [ "$(cat /proc/$ctl/comm)" = pitstop ] || fail "pid $ctl is not the controller"
 kill -9 $ctl
 wait $ctl 2> /dev/null || true
@@ -165,10 +171,7 @@ echo "controller killed after the snapshot at step $known, the orphan saved more
 # script run again only says it resumes at epoch 8 and exits: the run is done, every step once
 r=tt4$tag
 cmd $r --nodes 2 --
-(cd "$T" && exec "${C[@]}") > "$T/$r.out" 2> "$T/$r.err" &
-ctl=$!
-for _ in $(seq 1200); do grep -q '"checkpoint".*"step":112,' "$T/$r/events.jsonl" 2> /dev/null && break; sleep 0.05; done
-grep -q '"checkpoint".*"step":112,' "$T/$r/events.jsonl" || fail "no checkpoint at step 112 within 60 s: $(cat "$T/$r.err")"
+start_until $r '"checkpoint".*"step":112,' 60
 kill -9 $ctl
 wait $ctl 2> /dev/null || true
 for _ in $(seq 300); do [ -z "$(tagged $r)" ] && break; sleep 0.1; done
@@ -190,10 +193,7 @@ echo "controller killed in the last epoch (last snapshot seen: step $known), the
 # saying so, instead of the session hanging until gloo's 30-minute time-out
 r=tt5$tag
 cmd $r --nodes 2 --max-restarts 1 --
-(cd "$T" && exec "${C[@]}") > "$T/$r.out" 2> "$T/$r.err" &
-ctl=$!
-for _ in $(seq 600); do grep -q '"checkpoint"' "$T/$r/events.jsonl" 2> /dev/null && break; sleep 0.1; done
-grep -q '"checkpoint"' "$T/$r/events.jsonl" || fail "no checkpoint within 60 s: $(cat "$T/$r.err")"
+start_until $r '"checkpoint"' 60
 ip -n "$ns2" link set "${tag}b" down
 if timeout 120 tail --pid=$ctl -f /dev/null; then :; else fail "the controller still runs 120 s after h2 went silent"; fi
 wait $ctl && fail "the run finished without its second host"
