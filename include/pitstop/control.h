@@ -81,7 +81,9 @@ struct pit_run_result {
   int reclaims;                     /* nodes the provider took back (a notice, or gone) */
   double waste_s, waste_usd;        /* billed by start attempts that failed or hung */
   int64_t steps;
-  int restarts;
+  int restarts;                     /* generations restarted after a failure, node_restarts included */
+  int node_restarts;                /* of them, after a node was lost past a checkpoint of its generation:
+                                       not counted against --max-restarts */
   int continued;                    /* controller stops (killed, or stopped by a signal) the run was
                                        continued across by the same command again: DIR/state's count,
                                        one more for each controller that took a stopped run over;

@@ -175,6 +175,17 @@ static void loopback_hint(const struct ctl *c, const char *detail, struct pit_er
                c->state_dir, c->gen);
 }
 
+/* torchrun's default --redirects 0 fails at once on Debian's torch 1.13 under Python 3.11
+ * (Std.from_str("0") finds no member: IntFlag's iteration skips 0), so a user's plain torchrun
+ * line fails before its first step: the cure is named (detail: failure_detail's quote). */
+static void redirects_hint(const struct ctl *c, const char *detail, struct pit_err *e) {
+  if (!strstr(detail, "'NoneType' object has no attribute 'get'") || ctl_said_torchrun_restarts(c->o->cmd) < 0)
+    return;
+  pit_err_hint(e, "torchrun's default --redirects 0 fails this way with Debian's torch 1.13 on Python 3.11: give "
+               "torchrun --redirects 2 --tee 2 (docs/own-script.md; the output is in %s/gen-%d.log)",
+               c->state_dir, c->gen);
+}
+
 /* ---------------- pit_run ---------------- */
 
 /* The types the cost/time policies may use: --types, else the initial
@@ -427,6 +438,7 @@ static int run_begin(struct ctl *c, const struct pit_run_opts *o, char *resume, 
     c->gen = ctl_next_gen(&ps);
     /* restarts spent by a controller that ended with an error are not held against this one */
     res->restarts = ps.failed ? 0 : ps.restarts;
+    res->node_restarts = ps.failed ? 0 : ps.node_restarts;
     res->continued = ps.stops + 1;
     int done_ev;
     ctl_events_scan(c, &c->step_written, &done_ev);
@@ -525,7 +537,13 @@ static int run_resized(struct ctl *c, char *resume, size_t nres, struct pit_err 
 
 /* A generation failed (why): its uncovered steps dropped; an error when it never
  * started, or --max-restarts is used up; else a restart from the last checkpoint,
- * nodes that fail a health check (or after two failures in a row, all) replaced. */
+ * nodes that fail a health check (or after two failures in a row, all) replaced.
+ * The health checks come first: a node lost is named as the cause, and when the
+ * generation had saved a checkpoint of its own before, the restart is the
+ * infrastructure's (a reclaim without notice, an allocation cancelled, a host gone
+ * silent): counted in res->node_restarts, not against --max-restarts, and no
+ * "failure in a row" (before, a run of 16 spot nodes ended at the 4th node lost
+ * over days, and at the 2nd every healthy node was replaced too). */
 static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres, int *consecutive_fail,
                       struct pit_err *e) {
   struct pit_run_result *res = c->res;
@@ -539,6 +557,7 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
     failure_detail(c, said, sizeof said);
     rc = pit_err_set(e, PIT_ESTATE, "%s before its first iteration%s", why, said);
     pit_err_hint(e, "the whole output is in %s/gen-0.log", c->state_dir);
+    redirects_hint(c, said, e);
     return rc;
   }
   struct pit_err ce = {0};
@@ -549,53 +568,83 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
     c->gen++;
     return 0;
   }
-  if (res->restarts >= o->max_restarts) {
+  struct pit_err *health = calloc((size_t)(c->nnodes > 0 ? c->nnodes : 1), sizeof *health);
+  char lost_at[MAX_NODES] = {0}; /* 1: node i failed its health check */
+  if (!health)
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  int nlost = 0, first = -1;
+  for (int i = 0; i < c->nnodes; i++)
+    if (c->prov.ops->health(&c->prov, &c->nodes[i], &health[i]) < 0) {
+      if (!health[i].msg[0])
+        snprintf(health[i].msg, sizeof health[i].msg, "its health check failed");
+      lost_at[i] = 1;
+      nlost++;
+      first = first < 0 ? i : first;
+    }
+  int by_node = nlost > 0 && c->step_safe > c->gen_step0;
+  char cause[1200];
+  if (nlost > 0 && !strstr(why, c->nodes[first].id)) /* else the cause names it already (gone, ssh 255) */
+    snprintf(cause, sizeof cause, "node %s lost%s, then %s", c->nodes[first].id,
+             nlost > 1 ? " with others" : "", why);
+  else
+    snprintf(cause, sizeof cause, "%s", why);
+  if (!by_node && res->restarts - res->node_restarts >= o->max_restarts) {
     char detail[1100];
     failure_detail(c, detail, sizeof detail);
-    rc = pit_err_set(e, PIT_ESTATE, "generation %d failed (%s) and --max-restarts %d is used up%s", c->gen, why,
+    rc = pit_err_set(e, PIT_ESTATE, "generation %d failed (%s) and --max-restarts %d is used up%s", c->gen, cause,
                      o->max_restarts, detail);
     pit_err_hint(e, "its output is in %s/gen-%d.log", c->state_dir, c->gen);
     disk_hint(c, detail, e);
     loopback_hint(c, detail, e);
+    redirects_hint(c, detail, e);
+    free(health);
     return rc;
   }
   res->restarts++;
-  (*consecutive_fail)++;
-  char said[1100];
+  if (by_node)
+    res->node_restarts++;
+  else
+    (*consecutive_fail)++;
+  char said[1100], count[160];
   failure_detail(c, said, sizeof said);
+  if (by_node)
+    snprintf(count, sizeof count, "a node lost after a checkpoint of this generation: not counted against "
+                                  "--max-restarts (%d of %d used)",
+             res->restarts - res->node_restarts, o->max_restarts);
+  else
+    snprintf(count, sizeof count, "restart %d of %d", res->restarts - res->node_restarts, o->max_restarts);
   if (c->ckpt[0])
     warn(c, "generation %d failed (%s): it restarts from the checkpoint at step %lld (%s), %lld step%s since "
-            "it redone; restart %d of %d%s",
-         c->gen, why, (long long)c->step_safe, c->ckpt, (long long)lost, lost == 1 ? "" : "s", res->restarts,
-         o->max_restarts, said);
+            "it redone; %s%s",
+         c->gen, cause, (long long)c->step_safe, c->ckpt, (long long)lost, lost == 1 ? "" : "s", count, said);
   else
     warn(c, "generation %d failed (%s): there is no checkpoint or snapshot, so the job starts again from step "
-            "0 (%lld step%s redone); restart %d of %d%s",
-         c->gen, why, (long long)lost, lost == 1 ? "" : "s", res->restarts, o->max_restarts, said);
+            "0 (%lld step%s redone); %s%s",
+         c->gen, cause, (long long)lost, lost == 1 ? "" : "s", count, said);
   /* nodes that fail a health check are replaced (on their market; a spot node
    * gone with the spot layer on: the spot policy chooses the market) */
   int spot_lost = 0;
   for (int i = c->nnodes - 1; i >= 0; i--) {
-    struct pit_err e2 = {0};
-    if (c->prov.ops->health(&c->prov, &c->nodes[i], &e2) < 0 || *consecutive_fail >= 2) {
-      char itype[PIT_NAME_MAX];
-      snprintf(itype, sizeof itype, "%s", c->nodes[i].itype);
-      enum pit_market mk = c->nodes[i].spot ? PIT_MARKET_SPOT : PIT_MARKET_ON_DEMAND;
-      warn(c, "node %s set aside: %s", c->nodes[i].id, e2.msg[0] ? e2.msg : "it failed twice in a row");
-      char why2[96];
-      snprintf(why2, sizeof why2, "replaces %.40s (set aside)", c->nodes[i].id);
-      if (c->spot.on && c->nodes[i].spot) {
-        ctl_zones_spot_down(c, c->nodes[i].zone, 1);
-        ctl_spot_down(&c->spot, now_t(c), ctl_spot_retry_s(c));
-        spot_lost = 1;
-        if ((rc = ctl_stop_node_at(c, i, "lost", e)) < 0) /* a stop that cannot reach it is said, not fatal */
-          break;
-        continue;
-      }
-      if ((rc = ctl_stop_node_at(c, i, "lost", e)) < 0 || (rc = ctl_start_node(c, itype, mk, why2, e)) < 0)
+    if (!lost_at[i] && *consecutive_fail < 2)
+      continue;
+    char itype[PIT_NAME_MAX];
+    snprintf(itype, sizeof itype, "%s", c->nodes[i].itype);
+    enum pit_market mk = c->nodes[i].spot ? PIT_MARKET_SPOT : PIT_MARKET_ON_DEMAND;
+    warn(c, "node %s set aside: %s", c->nodes[i].id, lost_at[i] ? health[i].msg : "it failed twice in a row");
+    char why2[96];
+    snprintf(why2, sizeof why2, "replaces %.40s (set aside)", c->nodes[i].id);
+    if (c->spot.on && c->nodes[i].spot) {
+      ctl_zones_spot_down(c, c->nodes[i].zone, 1);
+      ctl_spot_down(&c->spot, now_t(c), ctl_spot_retry_s(c));
+      spot_lost = 1;
+      if ((rc = ctl_stop_node_at(c, i, "lost", e)) < 0) /* a stop that cannot reach it is said, not fatal */
         break;
+      continue;
     }
+    if ((rc = ctl_stop_node_at(c, i, "lost", e)) < 0 || (rc = ctl_start_node(c, itype, mk, why2, e)) < 0)
+      break;
   }
+  free(health);
   if (rc == 0 && spot_lost)
     rc = ctl_spot_reshape(c, &c->cur, PIT_SPOT_IDLE, "replaces a spot node gone", e);
   if (rc < 0)

@@ -199,6 +199,7 @@ static inline void warn(const struct ctl *c, const char *fmt, ...) {
 struct prev_state {
   int found, gen, restarts;
   int stops;        /* controller stops the run was continued across before (0: none said) */
+  int node_restarts; /* of restarts, those after a node lost (not held against --max-restarts) */
   int done, failed; /* the controller that wrote it finished the job, or ended with an error */
   int64_t step;
   char ckpt[1100];

@@ -40,7 +40,8 @@ int ctl_write_state(struct ctl *c, struct pit_err *e) {
     if (!c->g->proc[i].exited)
       at += snprintf(text + at, sizeof text - (size_t)at, " %d", (int)c->g->proc[i].pid);
   /* run time 0 on the monotonic clock; the controller stops the run was continued across */
-  at += snprintf(text + at, sizeof text - (size_t)at, "\nt0 %.9f\nstops %d", c->t0, c->res->continued);
+  at += snprintf(text + at, sizeof text - (size_t)at, "\nt0 %.9f\nstops %d\nnode_restarts %d", c->t0,
+                 c->res->continued, c->res->node_restarts);
   snprintf(text + at, sizeof text - (size_t)at, "\n%s", c->finished ? "end done\n" : c->failed_exit ? "end failed\n" : "");
   int fx = ctl_fx(c, "write state");
   if (fx < 0)
@@ -159,6 +160,8 @@ void ctl_read_state(struct ctl *c, struct prev_state *ps) {
     ps->have_m = pit_membership_parse(&ps->m, mtext, NULL) == 0;
   const char *stops = strstr(text, "\nstops "); /* absent in a state written before it: 0 */
   ps->stops = stops ? atoi(stops + 7) : 0;
+  const char *nr = strstr(text, "\nnode_restarts "); /* absent before it: 0 */
+  ps->node_restarts = nr ? atoi(nr + 15) : 0;
   ps->done = strstr(text, "\nend done") != NULL;
   ps->failed = strstr(text, "\nend failed") != NULL;
   char *p = strstr(text, "pgids");

@@ -121,7 +121,10 @@ void pit_run_result_write(FILE *f, const struct pit_run_result *r, const char *r
   if (r->continued > 0)
     snprintf(continued, sizeof continued, ", continued after %d controller stop%s", r->continued,
              r->continued == 1 ? "" : "s");
-  fprintf(f, "\n%lld steps in %.1f s, %d restart%s%s (%lld steps redone), cost $%.4f\nrecords: %s\n",
-         (long long)r->steps, r->total_s, r->restarts, r->restarts == 1 ? "" : "s", continued,
+  char by_node[64] = "";
+  if (r->node_restarts > 0)
+    snprintf(by_node, sizeof by_node, " (%d after a node lost)", r->node_restarts);
+  fprintf(f, "\n%lld steps in %.1f s, %d restart%s%s%s (%lld steps redone), cost $%.4f\nrecords: %s\n",
+         (long long)r->steps, r->total_s, r->restarts, r->restarts == 1 ? "" : "s", by_node, continued,
          (long long)r->lost_steps, r->cost, r->events);
 }

@@ -118,7 +118,8 @@ int ctl_failure_said(const char *log, size_t len, char *out, size_t n) {
         last.tb = v;
       cur = NULL;
     } else if (t.n && *t.p != '{' && has(t, "rror") && !starts(t, "error_file") && !has(t, "ChildFailedError") &&
-               !starts(t, "File \"")) /* a traceback's frame names a file, not the error */
+               !starts(t, "File \"") && /* a traceback's frame names a file, not the error */
+               !(starts(t, "srun: error: ") && has(t, ": task "))) /* srun restating a task's exit */
       other = t;
     i = j + 1;
   }

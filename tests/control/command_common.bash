@@ -37,12 +37,14 @@ PYEOF
 
 # check_run EVENTS NITERS RUN GRACE: contiguous steps, every sample of each whole epoch once,
 # a reclaim decision followed by a checkpoint within GRACE s (GRACE 0: a node gone without
-# notice, no reclaim decision), every node started was stopped, one of them lost
+# notice, no reclaim decision), every node started was stopped, NLOST of them lost (5th argument,
+# default 1)
 check_run() {
   $PY - "$@" << 'PYEOF'
 import json, os, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
 niters, run, grace = int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+nlost = int(sys.argv[5]) if len(sys.argv) > 5 else 1
 ri = [x for x in r if x["type"] == "iter"]
 steps = [x["step"] for x in ri]
 assert steps == list(range(niters)), f"steps not contiguous: {len(steps)} {steps[:3]}..{steps[-3:]}"
@@ -70,11 +72,11 @@ starts = [x["node"] for x in nodes if x["action"] == "start"]
 ends = [x["node"] for x in nodes if x["action"] in ("stop", "lost")]
 assert sorted(starts) == sorted(ends) and len(set(starts)) == len(starts), (starts, ends)
 lost = [x["node"] for x in nodes if x["action"] == "lost"]
-assert len(lost) == 1, lost
+assert len(lost) == nlost, lost
 gens = sorted({x["gen"] for x in ri})
 print(f"{'reclaim' if grace > 0 else 'node gone'}: {niters} contiguous steps over generations {gens}, "
       f"{len(full)} whole epochs each using every sample once; {how}; "
-      f"{len(starts)} nodes started, all stopped ({lost[0]} reclaimed and replaced)")
+      f"{len(starts)} nodes started, all stopped ({', '.join(lost)} {'reclaimed' if grace > 0 else 'lost'} and replaced)")
 PYEOF
 }
 

@@ -12,6 +12,10 @@
 #     file and the store agree on the node records, and Slurm lists no allocation of the run;
 #     the same under the per-node launcher with a workload that outlives its srun: its steps
 #     killed before the allocations are adopted, generation 1's workload once per node;
+#  3c. a user's torch script (examples/pytorch/ddp_snapshot.py) under torchrun per allocation:
+#     resized 1 → 2 → 1 by restart, every step once; one of two allocations scancelled after a
+#     snapshot: the lost allocation said as the cause, the restart not held against
+#     --max-restarts, every step once, nothing left (skipped without Debian's python3-torch);
 #  4. bad input: more nodes than Slurm has (salloc --immediate refused), a partition Slurm does
 #     not have: one message, bounded time, non-zero exit, no allocation, salloc or node file left.
 # Needs root and Debian's slurmctld, slurmd, slurm-client, munge: exit 77 (skipped) otherwise.
@@ -116,13 +120,17 @@ mpirun_local 2 "$PITSTOP" train "${common[@]}" --max-iters 200 --out "$T/u2" --q
   --nodes 2 "${common[@]}" --max-iters 200 --checkpoint-every 50 > "$T/r2.txt" 2> "$T/r2.err" &
 ctl=$!
 pids+=("$ctl")
-for _ in $(seq 600); do grep -q '"checkpoint"' "$T/r2/events.jsonl" 2> /dev/null && break; sleep 0.1; done
-victim=$(squeue -h -o '%i %j' | awk '$2 ~ /^pitstop-tsl2-[0-9a-f]+$/ { print $1 }' | tail -1)
-[ -n "$victim" ] || fail "no allocation of run tsl2"
-scancel "$victim"
-echo "scancel $victim"
+# scancel_after RUN DIR: once DIR's events hold a checkpoint, RUN's last allocation scancelled (its id in victim)
+scancel_after() {
+  for _ in $(seq 1200); do grep -q '"checkpoint"' "$2/events.jsonl" 2> /dev/null && break; sleep 0.1; done
+  victim=$(squeue -h -o '%i %j' | awk -v r="$1" '$2 ~ "^pitstop-" r "-[0-9a-f]+$" { print $1 }' | tail -1)
+  [ -n "$victim" ] || fail "no allocation of run $1"
+  scancel "$victim"
+  echo "scancel $victim"
+}
+scancel_after tsl2 "$T/r2"
 wait $ctl || { cat "$T/r2.err"; fail "the run did not survive the scancel of an allocation"; }
-grep -q "restart 1 of" "$T/r2.err" || fail "no restart said: $(cat "$T/r2.err")"
+grep -q "node tsl2.j$victim lost.*not counted against --max-restarts" "$T/r2.err" || fail "no restart said: $(cat "$T/r2.err")"
 grep -q "allocation $victim is gone" "$T/r2.err" || fail "the lost allocation is not named: $(cat "$T/r2.err")"
 $PY - "$T/r2/events.jsonl" 200 "$victim" << 'PYEOF'
 import json, sys
@@ -219,12 +227,62 @@ $PY "$PIT_SOURCE_DIR/tests/control/crash_check.py" "$T/r4/events.jsonl" 0 tsl6 "
 [ -z "$(allocs tsl6 "$T/r4")$(procs tsl6)" ] || fail "left: $(allocs tsl6 "$T/r4") $(procs tsl6)"
 echo "per-node controller crash: no allocation or process of the run left"
 
-# ---- 4. bad input: three nodes of a partition that has two; a partition Slurm does not have
-# slurm_left RUN: allocations of RUN, node files, salloc/srun processes naming it
+# slurm_left RUN DIR: allocations of RUN, node files, salloc/srun processes naming it
 slurm_left() {
-  { squeue -h --name="pitstop-$1" -o '%i %j %T'; find "$T/$2" -name "*.node" 2> /dev/null
+  { squeue -h -o '%i %j %T' | awk -v p="pitstop-$1-" 'index($2, p) == 1'; find "$T/$2" -name "*.node" 2> /dev/null
     pgrep -af "pitstop-$1" | grep -v pgrep; } || true
 }
+# ---- 3c. a user's own torch script (examples/pytorch/ddp_snapshot.py) under torchrun, one per
+# allocation (--launcher per-node, --resume-by-restart): resized 1 -> 2 -> 1 and every step recorded
+# once; then on 2 allocations, one scancelled after the first snapshot: the lost allocation named as
+# the cause, the restart not held against --max-restarts 1 (a node lost after a snapshot of its
+# generation), every step once, nothing left
+if $PY -c 'import torch' 2> /dev/null; then
+  torch_run() { # RUN [PITSTOP OPTIONS]: the command, in T8
+    local r=$1
+    shift
+    T8=("$PITSTOP" run --provider slurm --catalog "$T/cat.tsv" --itype node --launcher per-node --resume-by-restart
+        --epochs 8 --checkpoint-dir "$T/$r" --run "$r" --quiet "$@"
+        -- "$PY" -m torch.distributed.run '--nnodes=$PITSTOP_NUM_NODES' '--node_rank=$PITSTOP_NODE_RANK'
+        --nproc_per_node=1 '--master_addr=$PITSTOP_MASTER_ADDR' '--master_port=$PITSTOP_MASTER_PORT' --redirects 2 --tee 2
+        "$PIT_SOURCE_DIR/examples/pytorch/ddp_snapshot.py" --epochs 8 --save-every 1 --snapshot "$T/$r.pt"
+        --step-sleep 0.04)
+  }
+  torch_steps() { # EVENTS TOTAL: every step once, the run done
+    $PY - "$1" "$2" << 'PYEOF'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+steps = sorted(x["step"] for x in r if x["type"] == "iter")
+assert steps == list(range(int(sys.argv[2]))), f"steps {steps[:3]}..{steps[-3:]} ({len(steps)}, {len(set(steps))} distinct)"
+ends = [x.get("status") for x in r if x["type"] == "end"]
+assert ends and ends[-1] == "done", ends
+gens = sorted({x["gen"] for x in r if x["type"] == "iter"})
+print(f"{len(steps)} steps once over generations {gens}")
+PYEOF
+  }
+  torch_run tsl7 --nodes 1 --schedule 16:2,40:1
+  OMP_NUM_THREADS=1 timeout 300 "${T8[@]}" > /dev/null 2> "$T/r7.err" ||
+    fail "the torch run failed: $(cat "$T/r7.err"; tail -20 "$T"/tsl7/gen-*.log)"
+  torch_steps "$T/tsl7/events.jsonl" 256 > "$T/r7.steps" || fail "steps"
+  echo "torch per-node, resized by restart: $(cat "$T/r7.steps")"
+  [ "$(grep -c "resize by restart" "$T/r7.err")" = 2 ] || fail "not resized twice: $(cat "$T/r7.err")"
+  torch_run tsl8 --nodes 2 --max-restarts 1
+  (OMP_NUM_THREADS=1 exec "${T8[@]}") > /dev/null 2> "$T/r8.err" &
+  ctl=$!
+  pids+=("$ctl")
+  scancel_after tsl8 "$T/tsl8" > /dev/null
+  wait $ctl || fail "the torch run did not survive a scancel: $(cat "$T/r8.err")"
+  grep -q "failed (node tsl8.j$victim lost, then .*not counted against --max-restarts (0 of 1 used)" "$T/r8.err" ||
+    fail "the lost allocation not said as the cause: $(cat "$T/r8.err")"
+  torch_steps "$T/tsl8/events.jsonl" 128 > "$T/r8.steps" || fail "steps" # 16 steps an epoch on 2 nodes
+  echo "torch per-node, allocation $victim scancelled: $(cat "$T/r8.steps")"
+  [ -z "$(slurm_left tsl8 tsl8)$(pgrep -f "ddp_snapshot.py .*$T/tsl" || true)" ] ||
+    fail "left: $(slurm_left tsl8 tsl8) $(pgrep -af "ddp_snapshot.py .*$T/tsl")"
+else
+  echo "torch per-node: skipped (Debian's python3-torch not installed)"
+fi
+
+# ---- 4. bad input: three nodes of a partition that has two; a partition Slurm does not have
 t0=$(date +%s)
 if "$PITSTOP" run --provider slurm --catalog "$T/cat.tsv" --itype node --checkpoint-dir "$T/b" --run tsl3 --quiet \
   --nodes 3 "${common[@]}" --max-iters 10 > /dev/null 2> "$T/b.err"; then

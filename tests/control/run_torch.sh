@@ -4,7 +4,8 @@
 # (examples/pytorch/dist_dcgan.py, docs/protocol.md) under torchrun through the per-node
 # launcher, resized 1 → 2 → 1 nodes by a schedule, against the same job on one node without a
 # resize: contiguous steps, one checkpoint per change, the same samples at every step, the same
-# losses. Skips (77) without Debian's python3-torch.
+# losses; torchrun without --redirects (failing on Debian's torch 1.13 under Python 3.11): the
+# exception quoted and a hint naming the cure. Skips (77) without Debian's python3-torch.
 set -euo pipefail
 . "$PIT_SOURCE_DIR/tests/protocol/common.bash"
 cat > "$T/cat.tsv" << 'CAT'
@@ -51,3 +52,19 @@ print(f"torch DCGAN under pitstop run: 40 contiguous steps over generations {gen
       f"({len(nodes2)} nodes started), one checkpoint per change, the same samples at every step, "
       f"losses within {worst:.2g} of the 1-node run")
 PYEOF
+
+# torchrun as many users write it, without --redirects: on Debian's torch 1.13 under Python 3.11
+# it fails before its first step (AttributeError in to_map): one message quoting that, and a hint
+# naming the cure; a torch without the bug runs it
+plain=("${cmd[@]:0:3}" "${cmd[@]:7}") # cmd without its "--redirects 2 --tee 2"
+[ "${cmd[3]} ${cmd[5]}" = "--redirects --tee" ] || fail "cmd changed: ${cmd[*]}"
+if "$PITSTOP" run --catalog "$T/cat.tsv" --launcher per-node --checkpoint-dir "$T/p" --run tp --quiet \
+  -- "${plain[@]}" > "$T/p.txt" 2> "$T/p.err"; then
+  echo "torchrun without --redirects runs with this torch"
+else
+  grep -q "before its first iteration; the workload said: AttributeError: 'NoneType' object has no attribute 'get'" \
+    "$T/p.err" || fail "the failure not quoted: $(cat "$T/p.err")"
+  grep -q "^pitstop: hint: torchrun's default --redirects 0 fails .*give torchrun --redirects 2 --tee 2" "$T/p.err" ||
+    fail "no hint: $(cat "$T/p.err")"
+  echo "torchrun without --redirects: $(tail -1 "$T/p.err")"
+fi

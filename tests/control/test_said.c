@@ -4,7 +4,8 @@
  * in it and was quoted before), a script's own exception under torchrun's --tee
  * ("[default0]:"), two nodes where one rank was killed and the other lost its peer (the
  * signal is the root cause, in either order), a "pitstop: " line first of all, mpirun's plain error lines,
- * JSON lines skipped, a traceback's frames never quoted (a SIGKILLed torchrun's survivor), and nothing to say. The torchrun report is the one Debian's
+ * JSON lines skipped, a traceback's frames never quoted (a SIGKILLed torchrun's survivor), srun's line
+ * restating a task's exit skipped for the exception before it, and nothing to say. The torchrun report is the one Debian's
  * torch 1.13 printed in a fault trial (2026-11-29: SIGKILL of one rank). */
 #include <string.h>
 
@@ -113,6 +114,15 @@ int main(void) {
   CHECK(kind == CTL_SAID_NONE && out[0] == 0, "a traceback's frame quoted: %d %s", kind, out);
   kind = ctl_failure_said(log, strlen(log), out, sizeof out);
   CHECK(kind == CTL_SAID_PITSTOP, "the pitstop line's kind: %d", kind);
+
+  /* srun's line restating a task's exit (the slurm provider's per-node step) is not the cause: the
+   * exception before it is (torchrun's own failure under Debian's torch 1.13 on Python 3.11) */
+  s = said("[r.j1 err]     map[i] = val_or_map.get(i, Std.NONE)\n"
+           "[r.j1 err] AttributeError: 'NoneType' object has no attribute 'get'\n"
+           "[r.j1 err] srun: error: n1: task 0: Exited with exit code 1\n");
+  CHECK(strcmp(s, "AttributeError: 'NoneType' object has no attribute 'get'") == 0, "srun's exit line: %s", s);
+  s = said("[r.j1 err] srun: error: Unable to create step for job 7: Job/step already completing or completed\n");
+  CHECK(strncmp(s, "srun: error: Unable to create step", 34) == 0, "srun's own error: %s", s);
 
   s = said("[r.0 out] step 1\n[r.0 out] step 2\n");
   CHECK(s[0] == 0, "nothing to say: %s", s);
