@@ -119,10 +119,6 @@ struct pit_provider_ops {
   /* Optional (NULL: none): options mpirun needs to reach the nodes (ssh:
    * plm_rsh_agent), owned as wrap's. */
   int (*mpi_args)(struct pit_provider *p, const char **argv, int cap, int *n_out, struct pit_err *e);
-  /* 1: the wrap runs the command through a remote shell that does not carry
-   * the environment (ssh): the launcher appends `env NAME=value...` and the
-   * command, each word quoted for that shell. */
-  int wrap_remote_shell;
   /* May be NULL. Called at every turn of the controller's loop (the provider
    * limits how often it asks its cloud): fills up to cap events about the
    * run's nodes, each reported once. */
@@ -161,6 +157,11 @@ struct pit_provider {
   int nzones;
   char zones[PIT_ZONES_MAX][PIT_ZONE_MAX];
   char zone[PIT_ZONE_MAX];
+  /* 1 (set at open): the wrap runs the command through a remote shell that does not carry the
+   * environment (ssh; the command provider's wrap when it is an ssh or says "wrap_shell"): the
+   * launcher appends `env NAME=value...` and the command, each word quoted for that shell, and
+   * sends the workload's signals through the provider's signal op */
+  int wrap_shell;
 };
 
 /* The provider registry: "local" (this machine's CPUs, cgroup quotas),

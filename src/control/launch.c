@@ -460,12 +460,12 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
       break;
     int at = a.n;
     if (workload_argv(L, &L->nodes[i], &a, add, nadd) < 0 ||
-        (L->prov->ops->wrap_remote_shell && remote_words(&a, at, add, nadd) < 0)) {
+        (L->prov->wrap_shell && remote_words(&a, at, add, nadd) < 0)) {
       rc = pit_err_set(e, PIT_ENOMEM, "the workload's command line is too long");
       break;
     }
     rc = spawn_one(g, a.v, add, nadd, i, L->nodes[i].id, e);
-    if (rc == 0 && L->prov->ops->wrap_remote_shell && L->prov->ops->signal) {
+    if (rc == 0 && L->prov->wrap_shell && L->prov->ops->signal) {
       /* its workload runs on the host under the remote shell: signals go there (ctl_proc_signal) */
       g->proc[g->nproc - 1].remote = L->prov;
       g->proc[g->nproc - 1].rnode = L->nodes[i];

@@ -25,7 +25,11 @@
  *    run that no file names) is stopped, and its billed seconds are counted
  *    as waste (p->waste_s, p->waste_usd, the node's waste_s);
  *  - output that cannot be read (not JSON, lines no pattern matches) is an
- *    error naming the command, never a guess. */
+ *    error naming the command, never a guess;
+ *  - a wrap that is a remote shell (an ssh, or "wrap_shell": p->wrap_shell) runs
+ *    pitstop's node-exec there, and every signal for the workload, and the
+ *    clearing of what the run left on a node, goes through it as
+ *    `pitstop node-check` (as the ssh provider's): never to the local client. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -190,7 +194,70 @@ static int stop_id(struct pit_provider *p, const char *id, struct pit_err *e) {
   return 0;
 }
 
+static int gone(const struct cmdp *c, const char *id) {
+  for (int i = 0; i < c->nreported; i++)
+    if (strcmp(c->reported[i], id) == 0 && c->reported_kind[i] == PIT_NODE_GONE)
+      return 1;
+  return 0;
+}
+
+/* Through a remote-shell wrap: `WRAP... PITSTOP node-check --release RUN --run-tag TAG [--signal N
+ * [--catchers]]` on n, each word of pitstop's quoted for that shell (as the ssh provider's calls):
+ * the number it prints (processes signalled or killed), or < 0. */
+static int node_check(struct pit_provider *p, const struct pit_node *n, int sig, int catchers_only,
+                      struct pit_err *e) {
+  struct cmdp *c = p->impl;
+  char tag[9], num[16], q[9][1100];
+  pit_run_tag(p->conf.state_dir, tag);
+  snprintf(num, sizeof num, "%d", sig);
+  const char *w[] = {p->conf.self_exe, "node-check", "--release", p->conf.run, "--run-tag", tag, "--signal", num,
+                     "--catchers"};
+  int nw = sig ? (catchers_only ? 9 : 8) : 6;
+  const char *more[9];
+  for (int i = 0; i < nw; i++) {
+    if (ctl_shell_quote(w[i], q[i], sizeof q[i]) < 0)
+      return pit_err_set(e, PIT_EARG, "'%s' is too long for a remote command", w[i]);
+    more[i] = q[i];
+  }
+  struct subst s = {.run = p->conf.run, .id = n->id, .host = n->host, .itype = n->itype, .count = "1"};
+  char *out = NULL, argv0[64];
+  int st = 0;
+  double tmo = c->list_timeout_s < 20 ? c->list_timeout_s : 20;
+  int rc = ctl_cmd_run_tmpl_more(p, TK_WRAP, &s, n->spot, more, nw, tmo, &out, &st, argv0, e);
+  if (rc < 0)
+    return rc;
+  int k = 0;
+  if (st != 0)
+    rc = pit_err_set(e, PIT_ESTATE, "node %s: %s (node-check) %s", n->id, argv0,
+                     st < 0 ? "did not answer in time" : st == 255 ? "could not reach it (255)" : "failed");
+  else
+    rc = sscanf(out, "%d", &k) == 1 ? k : 0;
+  free(out);
+  return rc;
+}
+
+/* A remote-shell wrap's workload runs on the node under that shell: a signal to the local client
+ * would only end the session (provider.h signal). */
+static int c_signal(struct pit_provider *p, const struct pit_node *n, int sig, int catchers_only, struct pit_err *e) {
+  struct cmdp *c = p->impl;
+  if (!c->wrap_shell)
+    return 0;
+  return node_check(p, n, sig, catchers_only, e);
+}
+
+/* What the run left running on n (a killed controller's workload), killed there through the
+ * remote-shell wrap; nothing to do without one (the ranks ran here). */
+static int c_clear(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {
+  struct cmdp *c = p->impl;
+  if (!c->wrap_shell || gone(c, n->id))
+    return 0;
+  int rc = node_check(p, n, 0, 0, e);
+  return rc < 0 ? rc : 0;
+}
+
 static int c_stop(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {
+  struct pit_err e2 = {0};
+  c_clear(p, n, &e2); /* best effort: the cloud's stop ends whatever it leaves */
   return stop_id(p, n->id, e);
 }
 
@@ -481,10 +548,8 @@ static int poll_cloud(struct pit_provider *p, struct pit_node_event *ev, int cap
 }
 
 static int c_health(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {
-  struct cmdp *c = p->impl;
-  for (int i = 0; i < c->nreported; i++)
-    if (strcmp(c->reported[i], n->id) == 0 && c->reported_kind[i] == PIT_NODE_GONE)
-      return pit_err_set(e, PIT_ESTATE, "node %s is gone (the cloud no longer lists it running)", n->id);
+  if (gone(p->impl, n->id))
+    return pit_err_set(e, PIT_ESTATE, "node %s is gone (the cloud no longer lists it running)", n->id);
   return 0;
 }
 
@@ -505,6 +570,18 @@ static int c_wrap(struct pit_provider *p, const struct pit_node *n, const char *
     argv[k] = c->wrapbuf[k];
   }
   ctl_cmd_argv_release(v);
+  if (c->wrap_shell) {
+    /* as the ssh provider's: node-exec there sets GLOO_SOCKET_IFNAME to the interface holding the
+     * node's address (gloo binds to what the node's own name resolves to, often loopback) */
+    if (k + 5 > cap || k + 5 > T_ARGS)
+      return pit_err_set(e, PIT_EARG, "the wrap template is too long (at most %d words)", T_ARGS - 5);
+    const char *w[] = {p->conf.self_exe, "node-exec", "--addr", n->host, "--"};
+    for (int i = 0; i < 5; i++, k++) {
+      if (ctl_shell_quote(w[i], c->wrapbuf[k], sizeof c->wrapbuf[k]) < 0)
+        return pit_err_set(e, PIT_EARG, "'%s' is too long for a remote command", w[i]);
+      argv[k] = c->wrapbuf[k];
+    }
+  }
   *nout = k;
   return 0;
 }
@@ -513,5 +590,7 @@ const struct pit_provider_ops pit_provider_command = {
     PIT_PROVIDER_OPS(c, "command",
                      "any cloud through its CLI: start/stop/list argv templates (presets aws, clap)"),
     .poll = c_poll,
+    .clear = c_clear,
+    .signal = c_signal,
     .spot_market = 1,
 };

@@ -52,7 +52,9 @@ struct cmdp {
   struct pit_err poll_err;      /* the last poll's error (code 0: it answered), repeated until the next */
   char reported[MAX_ITEMS][PIT_NAME_MAX]; /* ids already reported by poll (each once) */
   int reported_kind[MAX_ITEMS], nreported;
-  char wrapbuf[T_ARGS][256];    /* wrap's expanded entries (valid until the next call) */
+  char wrapbuf[T_ARGS][1100];   /* wrap's expanded entries (valid until the next call) */
+  int wrap_shell;               /* "wrap_shell": the wrap is a remote shell (ssh); -1 unset: an ssh
+                                   wrap is one (provider.h wrap_shell) */
 };
 
 /* The values a template's placeholders take. */
@@ -68,6 +70,10 @@ void ctl_cmd_argv_release(char **v);
 /* Runs template k with a time-out: 0 and *status, or < 0 when it could not run (provider_command_conf.c). */
 int ctl_cmd_run_tmpl(struct pit_provider *p, enum tmpl_kind k, const struct subst *s, int spot, double timeout_s,
                      char **out, int *status, char *argv0, struct pit_err *e);
+/* The same for template k followed by the words more[0..nmore) (a remote shell's command). */
+int ctl_cmd_run_tmpl_more(struct pit_provider *p, enum tmpl_kind k, const struct subst *s, int spot,
+                          const char *const *more, int nmore, double timeout_s, char **out, int *status,
+                          char *argv0, struct pit_err *e);
 /* The items a command's output holds, read with fmt (JSON paths or a line regex). */
 int ctl_cmd_parse_items(const struct outfmt *f, const char *text, const char *what, struct item *it, int cap,
                         int *nit, struct pit_err *e);

@@ -225,6 +225,13 @@ static int apply(struct cmdp *c, const cJSON *o, struct pit_err *e) {
       return cfg_err(c, e, "\"%s\" must be a host name", "host", NULL);
     snprintf(c->host, sizeof c->host, "%s", h->valuestring);
   }
+  const cJSON *ws = cJSON_GetObjectItemCaseSensitive(o, "wrap_shell");
+  if (rc == 0 && ws) {
+    if (!cJSON_IsBool(ws))
+      return cfg_err(c, e, "\"%s\" must be true or false (whether the wrap is a remote shell, as ssh is)",
+                     "wrap_shell", NULL);
+    c->wrap_shell = cJSON_IsTrue(ws);
+  }
   const cJSON *sp = cJSON_GetObjectItemCaseSensitive(o, "spot");
   if (rc == 0 && sp) {
     if (!cJSON_IsArray(sp) || cJSON_GetArraySize(sp) > 16)
@@ -328,6 +335,7 @@ int ctl_cmd_open_config(struct pit_provider *p, struct cmdp *c, struct pit_err *
     *duration(c, i) = durations[i].def;
   c->start_retries = 2;
   c->last_poll = -1e9;
+  c->wrap_shell = -1;
   p->impl = c;
   if (!p->conf.config) {
     pit_err_set(e, PIT_EARG, "the command provider needs --provider-config FILE");
@@ -378,6 +386,12 @@ int ctl_cmd_open_config(struct pit_provider *p, struct cmdp *c, struct pit_err *
     return cfg_err(c, e, "no \"%s\" (the states of a node ready to run ranks)", "ready_states", NULL);
   p->nzones = c->nzones;
   memcpy(p->zones, c->zones, sizeof p->zones);
+  if (c->wrap_shell < 0) { /* an ssh wrap is a remote shell: it runs one line, without our environment */
+    const char *w0 = c->t[TK_WRAP][0], *base = w0 ? strrchr(w0, '/') : NULL;
+    c->wrap_shell = w0 && strcmp(base ? base + 1 : w0, "ssh") == 0;
+  }
+  c->wrap_shell = c->wrap_shell && c->t[TK_WRAP][0];
+  p->wrap_shell = c->wrap_shell;
   char dir[1100];
   snprintf(dir, sizeof dir, "%s/cloud", p->conf.state_dir);
   return pit_mkdir_p(dir, e);
@@ -461,12 +475,29 @@ void ctl_cmd_argv_release(char **v) {
  * not run at all. */
 int ctl_cmd_run_tmpl(struct pit_provider *p, enum tmpl_kind k, const struct subst *s, int spot, double timeout_s,
                      char **out, int *status, char *argv0, struct pit_err *e) {
+  return ctl_cmd_run_tmpl_more(p, k, s, spot, NULL, 0, timeout_s, out, status, argv0, e);
+}
+
+int ctl_cmd_run_tmpl_more(struct pit_provider *p, enum tmpl_kind k, const struct subst *s, int spot,
+                          const char *const *more, int nmore, double timeout_s, char **out, int *status,
+                          char *argv0, struct pit_err *e) {
   struct cmdp *c = p->impl;
   char *argv[T_ARGS];
   *out = NULL;
   int rc = ctl_cmd_expand(c, k, s, spot, argv, e);
   if (rc < 0)
     return rc;
+  int n = 0;
+  while (argv[n])
+    n++;
+  for (int i = 0; i < nmore && rc == 0; i++)
+    if (n + 1 >= T_ARGS || !(argv[n++] = strdup(more[i])))
+      rc = pit_err_set(e, PIT_ENOMEM, "the %s command is too long", tk_name[k]);
+  argv[n] = NULL;
+  if (rc < 0) {
+    ctl_cmd_argv_release(argv);
+    return rc;
+  }
   snprintf(argv0, 64, "%s", argv[0]);
   char outp[1100], logp[1100];
   snprintf(outp, sizeof outp, "%s/cloud/%s.out", p->conf.state_dir, tk_name[k]);
@@ -484,13 +515,13 @@ int ctl_cmd_run_tmpl(struct pit_provider *p, enum tmpl_kind k, const struct subs
   char *text = malloc(cap), err[4096];
   if (!text) {
     ctl_cmd_argv_release(argv);
-                         return pit_err_set(e, PIT_ENOMEM, "out of memory");
-                         }
-                         int st = 0;
-                         struct pit_err e2 = {0};
-                         rc = pit_child_capture(argv, timeout_s, text, cap, err, sizeof err, &st, &e2);
-                         ctl_cmd_argv_release(argv);
-                         if (rc == PIT_ENOTFOUND || rc == PIT_ENOMEM || rc == PIT_EIO) {
+    return pit_err_set(e, PIT_ENOMEM, "out of memory");
+  }
+  int st = 0;
+  struct pit_err e2 = {0};
+  rc = pit_child_capture(argv, timeout_s, text, cap, err, sizeof err, &st, &e2);
+  ctl_cmd_argv_release(argv);
+  if (rc == PIT_ENOTFOUND || rc == PIT_ENOMEM || rc == PIT_EIO) {
     free(text);
     *e = e2;
     return rc;

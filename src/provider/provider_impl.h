@@ -14,7 +14,7 @@ extern const struct pit_provider_ops pit_provider_command;
 
 /* One way to declare a provider: the operations every provider has, named
  * <prefix>_open, _start, _stop, _list, _health, _wrap, _close in its file.
- * The optional ones (mpi_args, poll, clear, signal, wrap_remote_shell) follow the macro in
+ * The optional ones (mpi_args, poll, clear, signal) follow the macro in
  * the initializer:
  *   const struct pit_provider_ops pit_provider_x = {PIT_PROVIDER_OPS(x, "x", "help")};
  */

@@ -127,6 +127,7 @@ static int s_open(struct pit_provider *p, struct pit_err *e) {
     return rc;
   }
   p->impl = s;
+  p->wrap_shell = 1;
   return 0;
 }
 
@@ -404,7 +405,6 @@ const struct pit_provider_ops pit_provider_ssh = {
     PIT_PROVIDER_OPS(s, "ssh",
                      "nodes are hosts of a hostfile, reached over ssh"),
     .mpi_args = s_mpi_args,
-    .wrap_remote_shell = 1,
     .clear = s_clear,
     .signal = s_signal,
 };
