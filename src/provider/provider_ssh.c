@@ -315,6 +315,14 @@ static int s_start(struct pit_provider *p, const char *itype, enum pit_market mk
     free(live);
     return ctl_node_file_write(p->conf.state_dir, n->id, text, e);
   }
+  /* the hosts this run holds (its node files), named: one set aside whose stop could not reach it
+   * is among them, its claim kept */
+  char held[600] = "";
+  for (int j = 0; j < nlive; j++) {
+    size_t at = strlen(held);
+    if (at + 2 < sizeof held)
+      snprintf(held + at, sizeof held - at, "%s%s (node %s)", at ? ", " : "", live[j].host, live[j].id);
+  }
   free(live);
   if (tried)
     pit_err_set(e, PIT_ESTATE, "the ssh provider cannot start a node of type %s: no host of '%s' passed its check: %s",
@@ -322,9 +330,10 @@ static int s_start(struct pit_provider *p, const char *itype, enum pit_market mk
   else
     pit_err_set(e, PIT_ESTATE,
                 "the ssh provider cannot start a node of type %s: every host of '%s' that serves it (with %d slot%s) "
-                "is in use",
-                itype, p->conf.hostfile, want, want == 1 ? "" : "s");
-  pit_err_hint(e, "fewer nodes, or more hosts in the hostfile");
+                "is held by this run already%s%s",
+                itype, p->conf.hostfile, want, want == 1 ? "" : "s", held[0] ? ": " : "", held);
+  pit_err_hint(e, "fewer nodes, or more hosts in the hostfile; a host set aside that could not be reached stays held "
+                  "until `pitstop run --cleanup` stops it");
   return PIT_ESTATE;
 }
 

@@ -201,7 +201,8 @@ grep -q "generation 0 failed (the ssh session to $net.2 (node $r.h1) ended with 
   "$T/$r.err" || fail "the lost host not named: $(grep pitstop: "$T/$r.err")"
 grep -q "node $r.h1 set aside: host $net.2: unreachable over ssh" "$T/$r.err" || fail "not set aside: $(grep pitstop: "$T/$r.err")"
 grep -q "node $r.h1 could not be stopped (.*): its claim stays" "$T/$r.err" || fail "the failed stop not said: $(grep pitstop: "$T/$r.err")"
-tail -2 "$T/$r.err" | grep -q "cannot start a node of type host" || fail "the run's end not said: $(tail -3 "$T/$r.err")"
+tail -2 "$T/$r.err" | grep -q "cannot start a node of type host: every host .* is held by this run already: .*$net.2 (node $r.h1)" ||
+  fail "the run's end not said: $(tail -3 "$T/$r.err")"
 [ "$(ls "$T/$r/nodes")" = "$r.h1.node" ] || fail "claims left: $(ls "$T/$r/nodes")"
 echo "h2 cut off mid-run: $(grep -m1 'ssh session to' "$T/$r.err" | cut -c10-130)...; set aside, its claim kept;" \
   "the run ended: $(tail -2 "$T/$r.err" | head -1 | cut -c10-90)..."
