@@ -1,8 +1,9 @@
 /* cmd_node.c — the commands pitstop runs on a node, not a user:
  * `pitstop node-exec`, the node wrapper (the local provider's: enter the
- * node's CPUs and cgroup; the ssh provider's per-node launcher: --addr HOST,
+ * node's CPUs and cgroup; a remote shell's per-node launcher (ssh): --addr HOST,
  * GLOO_SOCKET_IFNAME set to the interface the other nodes reach this host
- * through unless it is set; then exec the command), and `pitstop node-check`,
+ * through unless it is set, --cd DIR, the controller's directory entered where it exists;
+ * then exec the command), and `pitstop node-check`,
  * what the ssh provider runs on a host (check it can run pitstop, or release a
  * run's processes). Library: pit_node_enter, pit_node_iface, pit_node_check,
  * pit_node_release.
@@ -18,7 +19,7 @@
 #include "pitstop/control.h"
 
 int pit_cmd_node_exec(int argc, char **argv) {
-  const char *cpus = NULL, *cgroup = NULL, *addr = NULL;
+  const char *cpus = NULL, *cgroup = NULL, *addr = NULL, *cd = NULL;
   int i = 1;
   for (; i < argc; i++) {
     if (!strcmp(argv[i], "--")) {
@@ -31,9 +32,11 @@ int pit_cmd_node_exec(int argc, char **argv) {
       cgroup = argv[++i];
     else if (!strcmp(argv[i], "--addr") && i + 1 < argc)
       addr = argv[++i];
+    else if (!strcmp(argv[i], "--cd") && i + 1 < argc)
+      cd = argv[++i];
     else
       return pit_cli_usage("node-exec: unknown option '%s' (usage: node-exec [--cpus L] [--cgroup DIR] [--addr HOST] "
-                           "-- CMD...)",
+                           "[--cd DIR] -- CMD...)",
                            argv[i]);
   }
   if (i >= argc)
@@ -49,6 +52,12 @@ int pit_cmd_node_exec(int argc, char **argv) {
     else /* the workload may not use gloo at all: said, not fatal */
       fprintf(stderr, "pitstop: warning: node-exec: GLOO_SOCKET_IFNAME not set: %s\n", e.msg);
   }
+  /* --cd: the controller's directory, where a remote shell would otherwise start the command in
+   * the login's home (as mpirun does: the same directory on every node, where it exists) */
+  char here[1024];
+  if (cd && chdir(cd) < 0)
+    fprintf(stderr, "pitstop: warning: node-exec: cannot enter '%s' on this host (%s): the command runs in '%s'\n", cd,
+            strerror(errno), getcwd(here, sizeof here) ? here : "?");
   execvp(argv[i], argv + i);
   fprintf(stderr, "pitstop: node-exec: cannot run '%s': %s\n", argv[i], strerror(errno));
   return 127;

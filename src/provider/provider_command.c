@@ -573,10 +573,12 @@ static int c_wrap(struct pit_provider *p, const struct pit_node *n, const char *
   if (c->wrap_shell) {
     /* as the ssh provider's: node-exec there sets GLOO_SOCKET_IFNAME to the interface holding the
      * node's address (gloo binds to what the node's own name resolves to, often loopback) */
-    if (k + 5 > cap || k + 5 > T_ARGS)
-      return pit_err_set(e, PIT_EARG, "the wrap template is too long (at most %d words)", T_ARGS - 5);
-    const char *w[] = {p->conf.self_exe, "node-exec", "--addr", n->host, "--"};
-    for (int i = 0; i < 5; i++, k++) {
+    char cwd[1024]; /* and the command runs in this directory there, not the login's home */
+    const char *w[] = {p->conf.self_exe, "node-exec", "--addr", n->host, "--cd", getcwd(cwd, sizeof cwd) ? cwd : "/",
+                       "--"};
+    if (k + 7 > cap || k + 7 > T_ARGS)
+      return pit_err_set(e, PIT_EARG, "the wrap template is too long (at most %d words)", T_ARGS - 7);
+    for (int i = 0; i < 7; i++, k++) {
       if (ctl_shell_quote(w[i], c->wrapbuf[k], sizeof c->wrapbuf[k]) < 0)
         return pit_err_set(e, PIT_EARG, "'%s' is too long for a remote command", w[i]);
       argv[k] = c->wrapbuf[k];

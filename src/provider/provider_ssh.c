@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "provider/provider_impl.h"
 
@@ -45,7 +46,7 @@ struct ssh {
   char timeout_opt[64];
   char agent[2200];             /* mpirun's plm_rsh_agent */
   char wrap_host[128];
-  char wrap_words[4][1100];     /* node-exec's words after ssh's, quoted for the remote shell */
+  char wrap_words[5][1100];     /* node-exec's words after ssh's, quoted for the remote shell */
   double timeout_s;
 };
 
@@ -386,14 +387,17 @@ static int s_wrap(struct pit_provider *p, const struct pit_node *n, const char *
   /* per node: node-exec on the host sets GLOO_SOCKET_IFNAME to the interface that holds the address
    * the other nodes reach it by (this host name), unless the host's environment sets it: gloo would
    * bind to what the host's own name resolves to, a loopback address on a stock Debian host */
-  const char *w[] = {p->conf.self_exe, "--addr", n->host};
-  for (int i = 0; i < 3; i++)
+  /* and runs the command in this directory there (the login's home otherwise: a relative path of
+   * the user's, `python3 train.py`, would not be found) */
+  char cwd[1024];
+  const char *w[] = {p->conf.self_exe, "--addr", n->host, "--cd", getcwd(cwd, sizeof cwd) ? cwd : "/"};
+  for (int i = 0; i < 5; i++)
     if (ctl_shell_quote(w[i], s->wrap_words[i], sizeof s->wrap_words[i]) < 0)
       return pit_err_set(e, PIT_EARG, "'%s' is too long for a remote command", w[i]);
   argv[k++] = s->wrap_words[0];
   argv[k++] = "node-exec";
-  argv[k++] = s->wrap_words[1];
-  argv[k++] = s->wrap_words[2];
+  for (int i = 1; i < 5; i++)
+    argv[k++] = s->wrap_words[i];
   argv[k++] = "--";
   *nout = k;
   return 0;

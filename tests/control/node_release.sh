@@ -7,6 +7,7 @@
 # The Open MPI daemon a tagged rank runs under (untagged; here a script named orted that takes 1 s
 # to exit on SIGTERM) is gone when the release returns: before, the release returned once the ranks
 # were, and the daemon held the killed generation's ssh session open beside the next one.
+# node-exec --cd DIR: the command runs in DIR; a DIR the host lacks is said and the command runs in place.
 set -euo pipefail
 fail() {
   echo "FAIL: $*" >&2
@@ -55,3 +56,15 @@ st=$(awk '{print $3}' "/proc/$d/stat" 2> /dev/null || echo gone)
 [ "$st" = gone ] || [ "$st" = Z ] || fail "the daemon still runs (state $st) when the release returns: $out"
 wait "$d" 2> /dev/null || true
 echo "the rank's daemon (1 s to exit on SIGTERM) gone when the release returns: $out"
+
+# node-exec --cd DIR (a remote shell's per-node launch): the command runs in DIR, the controller's
+# directory, where the login would start it in its home; a DIR the host lacks is said, and the
+# command runs where it stands
+d=$(mktemp -d)
+[ "$(cd / && "$PITSTOP" node-exec --cd "$d" -- pwd)" = "$d" ] || fail "node-exec --cd did not enter $d"
+w=$(cd / && "$PITSTOP" node-exec --cd "$d/none" -- pwd 2> "$d/err") || fail "node-exec with a missing --cd failed"
+[ "$w" = / ] || fail "ran in $w"
+grep -q "^pitstop: warning: node-exec: cannot enter '$d/none' on this host (No such file or directory): the command runs in '/'$" \
+  "$d/err" || fail "not said: $(cat "$d/err")"
+rm -rf "$d"
+echo "node-exec --cd: entered; a missing one said, the command run in place"

@@ -8,7 +8,8 @@
 # Connection refused" (tried 2026-11-30: 4 generations of 120 s, then the run failed).
 #  1. the run finishes: every step once and in order, generations on 1, 2, 1 nodes, ranks on both
 #     hosts in the middle one (node-exec set GLOO_SOCKET_IFNAME to the interface holding the host's
-#     address), every host released, nothing of the run left on either;
+#     address), the script named by a relative path found on the hosts (the command runs in the
+#     controller's directory there), every host released, nothing of the run left on either;
 #  2. the same command with GLOO_SOCKET_IFNAME=lo forced: one node's worker fails, the other's hangs,
 #     and torchrun waits at its exit barrier (300 s): the controller ends the generation itself,
 #     saying so and quoting the script's error, with a hint naming GLOO_SOCKET_IFNAME; nothing left;
@@ -73,6 +74,9 @@ itype   vcpus  price_h  billing_s  min_s
 host    1      0.10     1          0
 CAT
 printf '%s slots=1\n%s slots=1\n' $net.1 $net.2 > "$T/hostfile"
+# the script named as a user in its directory does, relative ("ddp_snapshot.py"): each run starts in
+# $T, and on the hosts the command runs there too (node-exec --cd), not in the ssh login's home
+ln -s "$PIT_SOURCE_DIR/examples/pytorch/ddp_snapshot.py" "$T/ddp_snapshot.py"
 # cmd RUN [PITSTOP OPTIONS] -- [PREFIX...]: into C, the command of run RUN: the script under
 # torchrun, 8 epochs, a snapshot after each; run ...: it, its stdout and stderr in $T/RUN.out, .err
 cmd() {
@@ -85,7 +89,7 @@ cmd() {
      --launcher per-node --resume-by-restart --epochs 8 --checkpoint-dir "$T/$r" --run "$r" "${opts[@]}"
      -- "$@" "$PY" -m torch.distributed.run '--nnodes=$PITSTOP_NUM_NODES' '--node_rank=$PITSTOP_NODE_RANK'
      --nproc_per_node=1 '--master_addr=$PITSTOP_MASTER_ADDR' '--master_port=$PITSTOP_MASTER_PORT' --redirects 2
-     --tee 2 "$PIT_SOURCE_DIR/examples/pytorch/ddp_snapshot.py" --epochs 8 --save-every 1 --snapshot "$T/$r.pt"
+     --tee 2 ddp_snapshot.py --epochs 8 --save-every 1 --snapshot "$T/$r.pt"
      --step-sleep 0.02)
 }
 run() {
