@@ -72,15 +72,23 @@ static int free_port(void) {
   return port;
 }
 
+/* A Python script's lines reach the controller as it prints them, not 8 KiB at a time: they are
+ * timed by their arrival. Through a remote shell it must travel with the command's environment
+ * (until 2026-11-30 it did not: a client's steps over ssh read 9 µs, its lines arriving in bursts). */
+#define PY_UNBUFFERED "PYTHONUNBUFFERED=1"
+
 static int spawn_one(struct ctl_gen *g, char *const argv[], char *const *add, int nadd, int node,
                      const char *label, struct pit_err *e) {
   if (g->nproc == CTL_PROCS_MAX)
     return pit_err_set(e, PIT_EARG, "more than %d workload processes", CTL_PROCS_MAX);
   char *env[17];
-  int ne = 0;
-  for (int i = 0; i < nadd && ne < 15; i++)
+  int ne = 0, unbuf = 0;
+  for (int i = 0; i < nadd && ne < 15; i++) {
     env[ne++] = add[i];
-  env[ne++] = "PYTHONUNBUFFERED=1";
+    unbuf |= strcmp(add[i], PY_UNBUFFERED) == 0;
+  }
+  if (!unbuf)
+    env[ne++] = PY_UNBUFFERED;
   env[ne] = NULL;
   struct ctl_proc *p = &g->proc[g->nproc];
   memset(p, 0, sizeof *p);
@@ -394,7 +402,7 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
     const char *head[] = {"mpirun", "--hostfile", hostfile, "--bind-to", "none", "--mca",
                           "btl_vader_single_copy_mechanism", "none", "-x", "PITSTOP_RUN", "-x", "PITSTOP_RUN_TAG",
                           "-x", "PITSTOP_GEN", "-x", "PITSTOP_CHECKPOINT_DIR", "-x", "PITSTOP_RESUME", "-x",
-                          "PITSTOP_GRACE_S"};
+                          "PITSTOP_GRACE_S", "-x", "PYTHONUNBUFFERED"};
     for (size_t i = 0; i < sizeof head / sizeof head[0] && rc == 0; i++)
       rc = argv_push(&a, head[i]);
     if (rc == 0 && geteuid() == 0)
@@ -454,7 +462,7 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
     char env_rank[64];
     snprintf(env_rank, sizeof env_rank, "PITSTOP_NODE_RANK=%d", i);
     char *add[] = {env_run, env_tag, env_gen, env_dir, env_resume, env_grace, env_nn, env_ips, env_maddr, env_mport,
-                   env_rank};
+                   env_rank, PY_UNBUFFERED};
     int nadd = (int)(sizeof add / sizeof add[0]);
     if ((rc = push_wrap(L, &L->nodes[i], &a, e)) < 0)
       break;

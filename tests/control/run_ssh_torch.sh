@@ -21,7 +21,9 @@
 #     finished, the steps the orphan did recorded once (before, they were missing and the run had
 #     no end record: fault soak over ssh, 2026-11-30);
 #  5. a host cut off mid-run (its link down): the generation fails within about 25 s naming the
-#     host, which is set aside with its claim kept, and the run ends saying no host is left.
+#     host, which is set aside with its claim kept, and the run ends saying no host is left;
+#  6. a plain Python script printing a line every 0.1 s without flushing, on h1: its steps timed
+#     0.1 s apart (PYTHONUNBUFFERED=1 goes with the command over ssh).
 # Needs root (namespaces, sshd) and Debian's python3-torch: exit 77 (skipped) otherwise.
 set -euo pipefail
 : "${PIT_SOURCE_DIR:?}" "${PITSTOP:?}"
@@ -55,7 +57,7 @@ tagged() { # the processes of run $1 on this machine (both hosts: one PID space)
 cleanup() {
   local p
   for p in $(tagged tt1$tag | cut -d' ' -f1) $(tagged tt2$tag | cut -d' ' -f1) $(tagged tt3$tag | cut -d' ' -f1) \
-    $(tagged tt4$tag | cut -d' ' -f1) $(tagged tt5$tag | cut -d' ' -f1); do
+    $(tagged tt4$tag | cut -d' ' -f1) $(tagged tt5$tag | cut -d' ' -f1) $(tagged tt6$tag | cut -d' ' -f1); do
     kill -9 "$p" 2> /dev/null || true
   done
   netns_sshd_down
@@ -210,6 +212,31 @@ tail -2 "$T/$r.err" | grep -q "cannot start a node of type host: every host .* i
 [ "$(ls "$T/$r/nodes")" = "$r.h1.node" ] || fail "claims left: $(ls "$T/$r/nodes")"
 echo "h2 cut off mid-run: $(grep -m1 'ssh session to' "$T/$r.err" | cut -c10-130)...; set aside, its claim kept;" \
   "the run ended: $(tail -2 "$T/$r.err" | head -1 | cut -c10-90)..."
+# ---- 6. a plain Python script's lines over ssh (h1 only: h2 is cut off): it prints an iteration line
+# every 0.1 s in the DCGAN example's shape, without a time and without flushing. Its steps are timed
+# by the lines' arrival, so they must arrive as printed: PYTHONUNBUFFERED=1 travels with the
+# command's environment (before 2026-11-30 it did not: Python kept them until exit, and a client's
+# steps read 9 µs)
+r=tt6$tag
+printf '%s slots=1\n' $net.1 > "$T/hostfile1"
+cat > "$T/plain.py" << 'EOF'
+import time
+for i in range(30):
+    time.sleep(0.1)
+    print(f"[0/1][{i}/30] Loss_D: 1.0 Loss_G: 1.0 D(x): 0.5 D(G(z)): 0.5 / 0.5")
+EOF
+(cd "$T" && timeout 120 "${ON_H1[@]}" "$PITSTOP" run --provider ssh --hostfile "$T/hostfile1" --catalog "$T/cat.tsv" \
+  --itype host --checkpoint-dir "$T/$r" --run $r --quiet -- "$PY" plain.py) > "$T/$r.out" 2> "$T/$r.err" ||
+  fail "the plain script's run failed: $(cat "$T/$r.err")"
+"$PY" - "$T/$r/events.jsonl" << 'PYEOF' || fail "steps not timed as printed"
+import json, statistics, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+dt = [x["step_s"] for x in r if x["type"] == "iter" and x.get("step_s") is not None]
+med = statistics.median(dt) if dt else 0
+assert len(dt) >= 25 and 0.07 < med < 0.15, f"{len(dt)} timed steps, median {med:.6f} s (printed every 0.1 s)"
+print(f"a plain script's lines over ssh: {len(dt)} steps timed, median {med:.3f} s (printed every 0.1 s)")
+PYEOF
+
 after=$(leftovers)
 [ "$before" = "$after" ] || fail "left behind: $after"
 echo "nothing left behind"
