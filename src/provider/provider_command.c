@@ -242,6 +242,8 @@ static int c_signal(struct pit_provider *p, const struct pit_node *n, int sig, i
   struct cmdp *c = p->impl;
   if (!c->wrap_shell)
     return 0;
+  if (gone(c, n->id)) /* not asked: a remote shell to a node the cloud took waits out its time-out */
+    return pit_err_set(e, PIT_ESTATE, "node %s is gone", n->id);
   return node_check(p, n, sig, catchers_only, e);
 }
 
