@@ -6,6 +6,9 @@ unchanged, under torchrun (docs/own-script.md, level 3: resizable by restart).
   own.py --replay SEED [...]      one trial, the plan of SEED again (what a failing trial prints)
   own-ssh.sh [own.py's options]    the same on two ssh hosts (network namespaces with their own sshd,
                                    as tests/control/run_ssh_torch.sh): own.py --hostfile F --prefix JSON
+  own.py --cloud [...]             the same on nodes of the fake cloud (tests/control/fake: `clapp`,
+                                   each node at its own loopback address) reached through a user's
+                                   ssh wrap (fake_ssh.py), with two more kinds of fault, below
 
 The job: examples/pytorch/ddp_snapshot.py (the DDP tutorial's snapshot pattern: a snapshot after every
 epoch, resumed from when started again) on 2 local nodes through the per-node launcher, one torchrun
@@ -19,13 +22,20 @@ drawn delay):
   stop-worker       SIGSTOP of one node's training process, SIGCONT a drawn 0.5-3 s later
 
 (at most two of the kinds that fail a generation, kill-worker and kill-agent: pitstop restarts a
-failed generation 3 times, then gives up, and says so). Each trial is checked:
+failed generation 3 times, then gives up, and says so). With --cloud also:
+
+  vanish            a node of the run goes without notice (what ran on it dies with it)
+  reclaim           a node of the run gets a reclaim notice and goes 10 s later
+
+(not limited: a node lost after a checkpoint of its generation spends no restart). Each trial is
+checked:
 - the last command exits 0, or ends with an error that names its cause (more than an exit status;
   never torchrun's "error_file: <N/A>");
 - the script's snapshot says every epoch done;
 - the events file records every step of the job exactly once (a step is recorded when its epoch's
   snapshot line arrives, so nothing recorded is redone);
-- nothing is left behind (processes tagged PITSTOP_RUN, node files, the run's lock held);
+- nothing is left behind (processes tagged PITSTOP_RUN, node files, the run's lock held; with
+  --cloud, a node of the run the fake cloud still runs);
 - no hang (a controller not done within --timeout seconds of its start).
 A failing trial prints its replay command. Exit 0 when every trial passed.
 Skips (exit 77) without Debian's python3-torch.
@@ -47,12 +57,16 @@ from soak import CATALOG, SRC, drive, procs_of, reap, records  # noqa: E402
 TORCH_PY = "/usr/bin/python3"
 SCRIPT = os.path.join(SRC, "examples", "pytorch", "ddp_snapshot.py")
 KINDS = ["kill-controller", "kill-worker", "kill-agent", "stop-worker"]
+CLOUD_KINDS = ["vanish", "reclaim"]
+FAKE = os.path.join(SRC, "tests", "control", "fake")
 FAILING = ("kill-worker", "kill-agent")
 STEPS_PER_EPOCH = 16  # 1024 samples, batch 32 per process, 2 processes
 
 
-def run_cmd(pitstop, cat, d, run, epochs, hostfile=None, prefix=()):
+def run_cmd(pitstop, cat, d, run, epochs, hostfile=None, prefix=(), cloud=None):
     where = ["--provider", "ssh", "--hostfile", hostfile, "--itype", "host"] if hostfile else []
+    if cloud:
+        where = ["--provider", "command", "--provider-config", cloud, "--itype", "c5.large"]
     return list(prefix) + [pitstop, "run", "--catalog", cat, "--checkpoint-dir", d, "--run", run, "--quiet"] + where + [
             "--launcher", "per-node", "--nodes", "2", "--resume-by-restart", "--epochs", str(epochs), "--",
             TORCH_PY, "-m", "torch.distributed.run", "--nnodes=$PITSTOP_NUM_NODES", "--node_rank=$PITSTOP_NODE_RANK",
@@ -61,11 +75,11 @@ def run_cmd(pitstop, cat, d, run, epochs, hostfile=None, prefix=()):
             "--snapshot", os.path.join(d + ".snap", "snap.pt"), "--step-sleep", "0.03"]
 
 
-def plan_of(seed, total):
+def plan_of(seed, total, kinds=KINDS):
     rng = random.Random(seed)
     plan, failing = [], 0
     for _ in range(rng.randint(1, 3)):
-        kind = rng.choice(KINDS)
+        kind = rng.choice(kinds)
         if kind in FAILING:
             if failing == 2:
                 kind = "stop-worker"
@@ -116,20 +130,52 @@ def said_of(errfile):
     return lines
 
 
+def cloud_setup(tmp, seed):
+    """the fake cloud of one trial: its directory, the provider config, the environment"""
+    fc = os.path.join(tmp, f"cloud{seed}")
+    os.makedirs(os.path.join(tmp, "bin"), exist_ok=True)
+    link = os.path.join(tmp, "bin", "ssh")
+    if not os.path.exists(link):
+        os.symlink(os.path.join(FAKE, "fake_ssh.py"), link)
+    os.makedirs(fc, exist_ok=True)
+    for name, text in (("ip_per_node", "1"), ("boot_s", "1"), ("grace_s", "10")):
+        with open(os.path.join(fc, name), "w") as f:
+            f.write(text)
+    cfg = os.path.join(tmp, f"cloud{seed}.json")
+    with open(cfg, "w") as f:
+        json.dump({"preset": "clap", "poll_s": 0.5, "retry_wait_s": 0.2, "start_timeout_s": 20, "grace_s": 10,
+                   "wrap": [link, "{host}"]}, f)
+    env = dict(os.environ, FAKE_CLOUD=fc, PATH=FAKE + ":" + os.environ["PATH"])
+    return fc, cfg, env
+
+
+def cloud_nodes(fc, run, live_only=True):
+    """the run's nodes in the fake cloud (ids), those not gone when live_only"""
+    try:
+        db = json.load(open(os.path.join(fc, "nodes.json")))
+    except (OSError, ValueError):
+        return []
+    now = time.time()
+    return [n["id"] for n in db["nodes"] if n["tags"].get("pitstop-run") == run and
+            not (live_only and n.get("gone_at") and n["gone_at"] <= now) and not n.get("notice_at")]
+
+
 def trial(args, seed, pitstop, cat, tmp):
     run = f"own{seed}"
     d = os.path.join(tmp, run)
     os.makedirs(d + ".snap", exist_ok=True)
     total = args.epochs * STEPS_PER_EPOCH
-    cmd = run_cmd(pitstop, cat, d, run, args.epochs, args.hostfile, json.loads(args.prefix) if args.prefix else ())
-    plan = plan_of(seed, total)
+    fc, cfg, env = cloud_setup(tmp, seed) if args.cloud else (None, None, None)
+    cmd = run_cmd(pitstop, cat, d, run, args.epochs, args.hostfile, json.loads(args.prefix) if args.prefix else (),
+                  cfg)
+    plan = plan_of(seed, total, KINDS + CLOUD_KINDS if args.cloud else KINDS)
     res = {"seed": seed, "plan": plan, "fired": [], "ok": True, "why": [], "errors": []}
     errfiles = []
 
     def start():
         err = open(os.path.join(tmp, f"{run}.ctl{len(errfiles)}.err"), "w")
         errfiles.append(err.name)
-        return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
 
     t0 = time.monotonic()
     ev = os.path.join(d, "events.jsonl")
@@ -140,6 +186,13 @@ def trial(args, seed, pitstop, cat, tmp):
             ctl.kill()
             ctl.wait()
             return start(), kind
+        if kind in CLOUD_KINDS:
+            live = cloud_nodes(fc, run)
+            if not live:
+                return None
+            with open(os.path.join(fc, kind), "w") as fh:
+                fh.write(live[int(f["pick"] * len(live)) % len(live)])
+            return ctl, kind
         w, a = workers(run)
         ps = a if kind == "kill-agent" else w
         if not ps:
@@ -178,6 +231,11 @@ def trial(args, seed, pitstop, cat, tmp):
         e = snapshot_epochs(os.path.join(d + ".snap", "snap.pt"))
         if e != args.epochs:
             res["why"].append(f"the snapshot says {e} epochs done, not {args.epochs}")
+    if args.cloud:
+        time.sleep(1)  # the stop's list call takes the node away
+        left = cloud_nodes(fc, run)
+        if left:
+            res["why"].append("nodes the cloud still runs: " + " ".join(left))
     reap(res, run, d)
     res["ok"] = not [w for w in res["why"] if not w.startswith("ended in error")]
     res["errfiles"] = errfiles
@@ -195,6 +253,8 @@ def main():
     ap.add_argument("--replay", type=int, help="one trial with this seed")
     ap.add_argument("--hostfile", help="the ssh provider on these hosts (own-ssh.sh sets them up)")
     ap.add_argument("--prefix", help="a JSON list: the argv prefix `pitstop run` runs under (a host's namespace)")
+    ap.add_argument("--cloud", action="store_true", help="nodes of the fake cloud through an ssh wrap, vanish "
+                    "and reclaim faults too")
     args = ap.parse_args()
     if subprocess.run([TORCH_PY, "-c", "import torch"], capture_output=True).returncode != 0:
         print("skipped: no python3-torch at /usr/bin/python3")
@@ -203,7 +263,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="pit-own-soak-")
     cat = os.path.join(tmp, "cat.tsv")
     with open(cat, "w") as f:
-        f.write(CATALOG + ("host       1      1     -          0.10     1          0\n" if args.hostfile else ""))
+        f.write(CATALOG + ("host       1      1     -          0.10     1          0\n" if args.hostfile else "") +
+                ("c5.large   2      2     -          0.085    1          0\n" if args.cloud else ""))
     seeds = [args.replay] if args.replay is not None else [args.seed + k for k in range(args.trials)]
     results = []
     for s in seeds:
@@ -219,7 +280,7 @@ def main():
                   f" --epochs {args.epochs} --keep; logs {' '.join(r['errfiles'])}", flush=True)
     passed = sum(r["ok"] for r in results)
     fired = [k for r in results for k in r["fired"]]
-    counts = {k: fired.count(k) for k in KINDS}
+    counts = {k: fired.count(k) for k in KINDS + (CLOUD_KINDS if args.cloud else [])}
     errors = sum(1 for r in results if r["rc"] != 0)
     print(f"{passed}/{len(results)} trials passed; faults fired {len(fired)} ({counts}); "
           f"{errors} ended in a named error; wall {sum(r['s'] for r in results):.0f} s")

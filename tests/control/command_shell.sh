@@ -20,14 +20,7 @@ PY=/usr/bin/python3
 RUNP=tcs
 . "$PIT_SOURCE_DIR/tests/control/command_common.bash"
 mkdir -p "$T/bin"
-cat > "$T/bin/ssh" << 'EOF'
-#!/bin/sh
-# ssh HOST WORDS...: what ssh does with a command, on this machine: the words joined with blanks
-# and run by a shell in a new session (not this client's process group); this client waits for it
-shift
-exec setsid --wait sh -c "$*"
-EOF
-chmod +x "$T/bin/ssh"
+ln -s "$PIT_SOURCE_DIR/tests/control/fake/fake_ssh.py" "$T/bin/ssh" # what ssh does with a command, here
 cat > "$T/clap.json" << EOF2
 {"preset": "clap", "host": "localhost", "poll_s": 0.5, "retry_wait_s": 0.2, "start_timeout_s": 20, "grace_s": 30,
  "wrap": ["$T/bin/ssh", "{host}"]}

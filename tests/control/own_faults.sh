@@ -5,8 +5,10 @@
 # examples/pytorch/ddp_snapshot.py on 2 local nodes with --resume-by-restart, whose plans fire one
 # node's script SIGKILLed (seed 22) and one node's torchrun SIGKILLed (seed 41). Each must finish with every epoch in the snapshot, every step recorded once,
 # nothing left behind, and the failure's message quoting torchrun's root cause (the killed rank)
-# or, for a killed torchrun, nothing of the survivor's after-effects. Skips (77) without Debian's
-# python3-torch.
+# or, for a killed torchrun, nothing of the survivor's after-effects. Then one trial on nodes of the
+# fake cloud reached through a user's ssh wrap (own.py --cloud, seed 110): a node vanishes without
+# notice after a snapshot (named as the cause, its restart not held against --max-restarts), then
+# another gets a reclaim notice. Skips (77) without Debian's python3-torch.
 set -euo pipefail
 /usr/bin/python3 -c "import torch" 2> /dev/null || { echo "skipped: no python3-torch"; exit 77; }
 soak() {
@@ -22,3 +24,9 @@ echo "$out"
 grep -q "^ok   seed 41: kill-agent[;,]" <<< "$out" || { echo "FAIL: seed 41 did not kill a torchrun first" >&2; exit 1; }
 grep -A1 "^ok   seed 41" <<< "$out" | grep -q "killed by signal 9): it restarts from the checkpoint at step [0-9]* ([^)]*), 0 steps since it redone; restart 1 of 3$" \
   || { echo "FAIL: a killed torchrun's message quotes more than its cause" >&2; exit 1; }
+out=$(/usr/bin/python3 "$PIT_SOURCE_DIR/bench/fault-soak/own.py" --cloud --replay 110 --build-dir "$PIT_BINARY_DIR") ||
+  { echo "FAIL: $out" >&2; exit 1; }
+echo "$out"
+grep -q "^ok   seed 110: vanish,reclaim;" <<< "$out" || { echo "FAIL: seed 110 did not fire a vanish, then a reclaim" >&2; exit 1; }
+grep -A1 "^ok   seed 110" <<< "$out" | grep -q "failed (node i-[0-9a-f]* is gone): .*not counted against --max-restarts (0 of 3 used)" ||
+  { echo "FAIL: the vanished node not said as the cause, or its restart counted" >&2; exit 1; }

@@ -19,9 +19,13 @@ Switches (files in $FAKE_CLOUD, read at each call):
   no_spot_ZONE    present (aws): no spot capacity in ZONE (the --placement AvailabilityZone=ZONE
                   of run-instances; a start without one is in zone "default")
   spot_cap_ZONE   N (aws): ZONE runs at most N spot nodes at once; one more fails as no_spot's
+  ip_per_node     present (clap): each node listed at its own loopback address, 127.0.0.(2 + its
+                  number), and what runs "on" it dies with it: once a node is gone (stopped,
+                  vanished, reclaimed after its grace) the sessions tests/control/fake/fake_ssh.py registered
+                  for its address ($FAKE_CLOUD/sessions/ADDR/SID) are killed (SIGKILL to each session)
 Each aws node has its zone (describe-instances: Placement.AvailabilityZone).
 """
-import fcntl, json, os, sys, time
+import fcntl, json, os, signal, sys, time
 
 D = os.environ["FAKE_CLOUD"]
 os.makedirs(os.path.join(D, "calls"), exist_ok=True)
@@ -85,6 +89,27 @@ def reclaim_check(pred):
                 n["gone_at"] = now + (grace if name == "reclaim" else 0)
                 os.unlink(os.path.join(D, name))
                 return
+
+
+def ip_of(n):
+    return "127.0.0.%d" % (2 + db["nodes"].index(n)) if sw("ip_per_node") else "127.0.0.1"
+
+
+def kill_gone():  # ip_per_node: the sessions of the nodes gone die with them
+    if not sw("ip_per_node"):
+        return
+    for n in db["nodes"]:
+        if state(n) != "gone" or n.get("killed"):
+            continue
+        n["killed"] = True
+        d = os.path.join(D, "sessions", ip_of(n))
+        for f in os.listdir(d) if os.path.isdir(d) else []:
+            sid = int(f)
+            try:
+                if os.getsid(sid) == sid:
+                    os.killpg(sid, signal.SIGKILL)
+            except OSError:
+                pass
 
 
 def spot_full(zone):  # no spot capacity left in zone
@@ -184,8 +209,8 @@ elif prog == "clapp":
 
     def line(n):
         tags = ",".join("%s=%s" % kv for kv in n["tags"].items())
-        return "* Node: %s, config: %s, nickname: n%s, status: %s, ip: 127.0.0.1, tags: %s" % (
-            n["id"], n["itype"], n["id"][-2:], CL[state(n)], tags.replace(",", ";"))
+        return "* Node: %s, config: %s, nickname: n%s, status: %s, ip: %s, tags: %s" % (
+            n["id"], n["itype"], n["id"][-2:], CL[state(n)], ip_of(n), tags.replace(",", ";"))
     if a[:2] == ["node", "start"]:
         if take("fail_start"):
             fail("[ERROR] Error starting nodes: capacity", 1)
@@ -219,4 +244,6 @@ elif prog == "clapp":
         print("Stopped 1 node")
     else:
         fail("clapp: unknown command " + " ".join(a), 2)
+now = time.time()
+kill_gone()
 save()
