@@ -4,6 +4,7 @@ unchanged, under torchrun (docs/own-script.md, level 3: resizable by restart).
 
   own.py [--trials N] [--seed S] [--epochs E] [--build-dir DIR] [--keep] [--timeout S]
   own.py --replay SEED [...]      one trial, the plan of SEED again (what a failing trial prints)
+  own.py --kinds K,K --faults N    only these kinds of fault, N of them in each trial
   own-ssh.sh [own.py's options]    the same on two ssh hosts (network namespaces with their own sshd,
                                    as tests/control/run_ssh_torch.sh): own.py --hostfile F --prefix JSON
   own.py --cloud [...]             the same on nodes of the fake cloud (tests/control/fake: `clapp`,
@@ -75,10 +76,10 @@ def run_cmd(pitstop, cat, d, run, epochs, hostfile=None, prefix=(), cloud=None):
             "--snapshot", os.path.join(d + ".snap", "snap.pt"), "--step-sleep", "0.03"]
 
 
-def plan_of(seed, total, kinds=KINDS):
+def plan_of(seed, total, kinds=KINDS, nfaults=0):
     rng = random.Random(seed)
     plan, failing = [], 0
-    for _ in range(rng.randint(1, 3)):
+    for _ in range(nfaults or rng.randint(1, 3)):
         kind = rng.choice(kinds)
         if kind in FAILING:
             if failing == 2:
@@ -168,7 +169,8 @@ def trial(args, seed, pitstop, cat, tmp):
     fc, cfg, env = cloud_setup(tmp, seed) if args.cloud else (None, None, None)
     cmd = run_cmd(pitstop, cat, d, run, args.epochs, args.hostfile, json.loads(args.prefix) if args.prefix else (),
                   cfg)
-    plan = plan_of(seed, total, KINDS + CLOUD_KINDS if args.cloud else KINDS)
+    kinds = args.kinds.split(",") if args.kinds else KINDS + CLOUD_KINDS if args.cloud else KINDS
+    plan = plan_of(seed, total, kinds, args.faults)
     res = {"seed": seed, "plan": plan, "fired": [], "ok": True, "why": [], "errors": []}
     errfiles = []
 
@@ -253,6 +255,8 @@ def main():
     ap.add_argument("--replay", type=int, help="one trial with this seed")
     ap.add_argument("--hostfile", help="the ssh provider on these hosts (own-ssh.sh sets them up)")
     ap.add_argument("--prefix", help="a JSON list: the argv prefix `pitstop run` runs under (a host's namespace)")
+    ap.add_argument("--kinds", help="the kinds of fault drawn, comma-separated (default: every kind)")
+    ap.add_argument("--faults", type=int, default=0, help="faults per trial (default: 1-3 drawn)")
     ap.add_argument("--cloud", action="store_true", help="nodes of the fake cloud through an ssh wrap, vanish "
                     "and reclaim faults too")
     args = ap.parse_args()

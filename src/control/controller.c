@@ -71,18 +71,24 @@ static void log_tail(const struct ctl *c, int gen, char *out, size_t n) {
   out[0] = 0;
   if (ctl_read_small(path, buf, sizeof buf) < 0)
     return;
-  size_t len = strlen(buf);
-  while (len && buf[len - 1] == '\n')
-    buf[--len] = 0;
-  int lines = 0;
-  size_t i = len;
-  while (i > 0 && lines < 3)
-    if (buf[--i] == '\n')
-      lines++;
-  snprintf(out, n, "%s", buf + (i ? i + 1 : 0));
-  for (char *p = out; *p; p++)
-    if (*p == '\n')
-      *p = '|';
+  /* the last 3 lines, node-exec's warnings left out (of what the workload may not need: the
+   * GLOO_SOCKET_IFNAME it could not set), '|' between them */
+  const char *pick[3];
+  int npick = 0;
+  for (char *end = buf + strlen(buf); end > buf && npick < 3;) {
+    while (end > buf && end[-1] == '\n')
+      *--end = 0;
+    char *start = end;
+    while (start > buf && start[-1] != '\n')
+      start--;
+    if (start < end && !strstr(start, "pitstop: warning: "))
+      pick[npick++] = start;
+    end = start;
+  }
+  for (int k = npick - 1; k >= 0; k--) {
+    size_t at = strlen(out);
+    snprintf(out + at, n - at, "%s%s", at ? "|" : "", pick[k]);
+  }
 }
 
 /* The run stopped by the user's signal: the records a checkpoint covers are

@@ -347,12 +347,20 @@ static int start_once(struct pit_provider *p, const char *itype, int spot, struc
     if (st != 0)
       return pit_err_set(e, PIT_ESTATE, "%s (tag %s with the run id) failed", argv0, n->id);
   }
-  /* boot: until the cloud lists it in a ready state */
-  for (;;) {
+  /* boot: until the cloud lists it in a ready state. A node listed, then missing from two lists
+   * in a row, went away while it booted (a list that drops gone nodes, as clapp's does): before,
+   * the attempt waited out boot_timeout_s (600 s; fault soak --cloud, 2026-11-30) */
+  for (int seen = 0, missing = 0;;) {
     struct item L[MAX_ITEMS];
-    int nl = 0;
+    int nl = 0, found = 0;
     if ((rc = cloud_list(p, L, MAX_ITEMS, &nl, e)) < 0)
       return rc;
+    for (int i = 0; i < nl; i++)
+      found |= strcmp(L[i].id, n->id) == 0;
+    seen |= found;
+    missing = found ? 0 : missing + seen;
+    if (missing >= 2)
+      return pit_err_set(e, PIT_ESTATE, "node %s was listed, then no longer, while it booted (gone)", n->id);
     for (int i = 0; i < nl; i++) {
       if (strcmp(L[i].id, n->id) != 0)
         continue;
