@@ -5,7 +5,8 @@
 # says, every call without a shell; a start that always fails, a list that prints
 # garbage, a template placeholder without a value, a bad regex, no config: one clear
 # message, non-zero exit, no node and no CLI process left; a start that always fails or
-# always hangs is called 3 times (bounded retries).
+# always hangs is called 3 times (bounded retries); a node gone while it boots fails that attempt at
+# once (clapp).
 set -euo pipefail
 RUNP=tcf
 . "$PIT_SOURCE_DIR/tests/control/command_common.bash"
@@ -86,6 +87,22 @@ bad "unknown preset 'gcp'" run --provider command --provider-config "$T/c4.json"
   --catalog "$T/cat.tsv" --nodes c5.large:1 --run tcf8 --checkpoint-dir "$T/r8" -- false
 bad "needs --provider-config" run --provider command --catalog "$T/cat.tsv" --nodes c5.large:1 --run tcf9 \
   --checkpoint-dir "$T/r9" -- false
+# A node that goes while it boots (listed as started, then no longer listed, as clapp drops a gone
+# node): that start attempt fails at once and the next one starts another node. Until 2026-11-30
+# the attempt waited for it until boot_timeout_s (600 s): found by a fault soak (own.py --cloud)
+echo 1 > "$FAKE_CLOUD/boot_s"
+echo '{"preset": "clap", "host": "localhost", "poll_s": 0.2, "retry_wait_s": 0.1, "start_timeout_s": 20}' > "$T/clap.json"
+nid=$($PY -c 'import json, sys; print("i-%08x" % (0xf00 + json.load(open(sys.argv[1]))["next"] + 1))' "$FAKE_CLOUD/nodes.json")
+echo "$nid" > "$FAKE_CLOUD/vanish"
+t0=$(date +%s)
+bad "exited with status 1 before its first iteration" run --provider command --provider-config "$T/clap.json" \
+  --catalog "$T/cat.tsv" --nodes c5.large:1 --run tcf11 --checkpoint-dir "$T/r11" --max-restarts 0 -- false
+grep -q "start of a c5.large node failed (attempt 1 of 3): node $nid was listed, then no longer, while it booted (gone)" \
+  "$T/bad.err" || fail "the node gone while it booted not said: $(cat "$T/bad.err")"
+(($(date +%s) - t0 < 60)) || fail "a node gone while it booted took $(($(date +%s) - t0)) s"
+echo "a node gone while it booted: that attempt failed at once, the next started another ($(($(date +%s) - t0)) s)"
+echo 0 > "$FAKE_CLOUD/boot_s"
+
 after=$(leftovers)
 [ "$before" = "$after" ] || fail "left behind: $after"
 echo "nothing left behind (processes, nodes)"
