@@ -150,15 +150,16 @@ def cloud_setup(tmp, seed):
     return fc, cfg, env
 
 
-def cloud_nodes(fc, run, live_only=True):
-    """the run's nodes in the fake cloud (ids), those not gone when live_only"""
+def cloud_nodes(fc, run, noticed=True):
+    """the run's nodes the fake cloud still runs (ids); without those under a reclaim notice
+    when not noticed (a fault's target)"""
     try:
         db = json.load(open(os.path.join(fc, "nodes.json")))
     except (OSError, ValueError):
         return []
     now = time.time()
     return [n["id"] for n in db["nodes"] if n["tags"].get("pitstop-run") == run and
-            not (live_only and n.get("gone_at") and n["gone_at"] <= now) and not n.get("notice_at")]
+            not (n.get("gone_at") and n["gone_at"] <= now) and (noticed or not n.get("notice_at"))]
 
 
 def trial(args, seed, pitstop, cat, tmp):
@@ -189,7 +190,7 @@ def trial(args, seed, pitstop, cat, tmp):
             ctl.wait()
             return start(), kind
         if kind in CLOUD_KINDS:
-            live = cloud_nodes(fc, run)
+            live = cloud_nodes(fc, run, noticed=False)
             if not live:
                 return None
             with open(os.path.join(fc, kind), "w") as fh:

@@ -574,16 +574,17 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
     c->gen++;
     return 0;
   }
+  /* health[i].code != 0: node i failed its health check (health[i].msg says how) */
   struct pit_err *health = calloc((size_t)(c->nnodes > 0 ? c->nnodes : 1), sizeof *health);
-  char lost_at[MAX_NODES] = {0}; /* 1: node i failed its health check */
   if (!health)
     return pit_err_set(e, PIT_ENOMEM, "out of memory");
   int nlost = 0, first = -1;
   for (int i = 0; i < c->nnodes; i++)
     if (c->prov.ops->health(&c->prov, &c->nodes[i], &health[i]) < 0) {
+      if (!health[i].code)
+        health[i].code = PIT_ESTATE;
       if (!health[i].msg[0])
         snprintf(health[i].msg, sizeof health[i].msg, "its health check failed");
-      lost_at[i] = 1;
       nlost++;
       first = first < 0 ? i : first;
     }
@@ -631,12 +632,12 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
    * gone with the spot layer on: the spot policy chooses the market) */
   int spot_lost = 0;
   for (int i = c->nnodes - 1; i >= 0; i--) {
-    if (!lost_at[i] && *consecutive_fail < 2)
+    if (!health[i].code && *consecutive_fail < 2)
       continue;
     char itype[PIT_NAME_MAX];
     snprintf(itype, sizeof itype, "%s", c->nodes[i].itype);
     enum pit_market mk = c->nodes[i].spot ? PIT_MARKET_SPOT : PIT_MARKET_ON_DEMAND;
-    warn(c, "node %s set aside: %s", c->nodes[i].id, lost_at[i] ? health[i].msg : "it failed twice in a row");
+    warn(c, "node %s set aside: %s", c->nodes[i].id, health[i].code ? health[i].msg : "it failed twice in a row");
     char why2[96];
     snprintf(why2, sizeof why2, "replaces %.40s (set aside)", c->nodes[i].id);
     if (c->spot.on && c->nodes[i].spot) {

@@ -82,13 +82,9 @@ static int spawn_one(struct ctl_gen *g, char *const argv[], char *const *add, in
   if (g->nproc == CTL_PROCS_MAX)
     return pit_err_set(e, PIT_EARG, "more than %d workload processes", CTL_PROCS_MAX);
   char *env[17];
-  int ne = 0, unbuf = 0;
-  for (int i = 0; i < nadd && ne < 15; i++) {
+  int ne = 0;
+  for (int i = 0; i < nadd && ne < 16; i++)
     env[ne++] = add[i];
-    unbuf |= strcmp(add[i], PY_UNBUFFERED) == 0;
-  }
-  if (!unbuf)
-    env[ne++] = PY_UNBUFFERED;
   env[ne] = NULL;
   struct ctl_proc *p = &g->proc[g->nproc];
   memset(p, 0, sizeof *p);
@@ -376,8 +372,8 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
   char env_shrink[1100]; /* where an in-place shrink is asked for (ctl_shrink.c), when it can be */
   snprintf(env_shrink, sizeof env_shrink, "PITSTOP_SHRINK=%s/shrink", L->state_dir);
   int shrinkable = ctl_launch_shrinkable(o, L->prov);
-  char *base[] = {env_run, env_tag, env_gen, env_dir, env_resume, env_grace, env_shrink};
-  int nbase = shrinkable ? 7 : 6;
+  char *base[] = {env_run, env_tag, env_gen, env_dir, env_resume, env_grace, PY_UNBUFFERED, env_shrink};
+  int nbase = shrinkable ? 8 : 7;
   struct ctl_argv a = {0};
   int rc = 0;
   if (o->launcher == PIT_LAUNCH_MPI) {

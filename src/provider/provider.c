@@ -1,9 +1,11 @@
 /* provider.c — the provider registry: one table of the implementations
- * (`local`, `ssh`, `slurm`, `command`; the simulator's fits the same ops).
+ * (`local`, `ssh`, `slurm`, `command`; the simulator's fits the same ops), and the
+ * words the remote-shell providers (ssh, command with an ssh wrap) run on a node.
  * Invariant: a provider is used only between a successful open and close. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "provider/provider_impl.h"
 
@@ -62,4 +64,21 @@ void pit_provider_close(struct pit_provider *p) {
   if (p->ops && p->ops->close)
     p->ops->close(p);
   p->ops = NULL;
+}
+
+void ctl_node_exec_words(const struct pit_provider *p, const char *host, struct ctl_node_words *nw) {
+  if (!getcwd(nw->cwd, sizeof nw->cwd))
+    snprintf(nw->cwd, sizeof nw->cwd, "/");
+  const char *w[] = {p->conf.self_exe, "node-exec", "--addr", host, "--cd", nw->cwd, "--"};
+  nw->n = 7;
+  memcpy(nw->w, w, sizeof w);
+}
+
+void ctl_node_check_words(const struct pit_provider *p, int sig, int catchers_only, struct ctl_node_words *nw) {
+  pit_run_tag(p->conf.state_dir, nw->tag);
+  snprintf(nw->num, sizeof nw->num, "%d", sig);
+  const char *w[] = {p->conf.self_exe, "node-check", "--release", p->conf.run, "--run-tag", nw->tag, "--signal",
+                     nw->num, "--catchers"};
+  nw->n = sig ? (catchers_only ? 9 : 8) : 6;
+  memcpy(nw->w, w, sizeof w);
 }

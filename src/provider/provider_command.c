@@ -207,23 +207,20 @@ static int gone(const struct cmdp *c, const char *id) {
 static int node_check(struct pit_provider *p, const struct pit_node *n, int sig, int catchers_only,
                       struct pit_err *e) {
   struct cmdp *c = p->impl;
-  char tag[9], num[16], q[9][1100];
-  pit_run_tag(p->conf.state_dir, tag);
-  snprintf(num, sizeof num, "%d", sig);
-  const char *w[] = {p->conf.self_exe, "node-check", "--release", p->conf.run, "--run-tag", tag, "--signal", num,
-                     "--catchers"};
-  int nw = sig ? (catchers_only ? 9 : 8) : 6;
+  struct ctl_node_words nw;
+  ctl_node_check_words(p, sig, catchers_only, &nw);
+  char q[9][1100];
   const char *more[9];
-  for (int i = 0; i < nw; i++) {
-    if (ctl_shell_quote(w[i], q[i], sizeof q[i]) < 0)
-      return pit_err_set(e, PIT_EARG, "'%s' is too long for a remote command", w[i]);
+  for (int i = 0; i < nw.n; i++) {
+    if (ctl_shell_quote(nw.w[i], q[i], sizeof q[i]) < 0)
+      return pit_err_set(e, PIT_EARG, "'%s' is too long for a remote command", nw.w[i]);
     more[i] = q[i];
   }
   struct subst s = {.run = p->conf.run, .id = n->id, .host = n->host, .itype = n->itype, .count = "1"};
   char *out = NULL, argv0[64];
   int st = 0;
   double tmo = c->list_timeout_s < 20 ? c->list_timeout_s : 20;
-  int rc = ctl_cmd_run_tmpl_more(p, TK_WRAP, &s, n->spot, more, nw, tmo, &out, &st, argv0, e);
+  int rc = ctl_cmd_run_tmpl_more(p, TK_WRAP, &s, n->spot, more, nw.n, tmo, &out, &st, argv0, e);
   if (rc < 0)
     return rc;
   int k = 0;
@@ -239,10 +236,7 @@ static int node_check(struct pit_provider *p, const struct pit_node *n, int sig,
 /* A remote-shell wrap's workload runs on the node under that shell: a signal to the local client
  * would only end the session (provider.h signal). */
 static int c_signal(struct pit_provider *p, const struct pit_node *n, int sig, int catchers_only, struct pit_err *e) {
-  struct cmdp *c = p->impl;
-  if (!c->wrap_shell)
-    return 0;
-  if (gone(c, n->id)) /* not asked: a remote shell to a node the cloud took waits out its time-out */
+  if (gone(p->impl, n->id)) /* not asked: a remote shell to a node the cloud took waits out its time-out */
     return pit_err_set(e, PIT_ESTATE, "node %s is gone", n->id);
   return node_check(p, n, sig, catchers_only, e);
 }
@@ -580,17 +574,14 @@ static int c_wrap(struct pit_provider *p, const struct pit_node *n, const char *
     argv[k] = c->wrapbuf[k];
   }
   ctl_cmd_argv_release(v);
-  if (c->wrap_shell) {
-    /* as the ssh provider's: node-exec there sets GLOO_SOCKET_IFNAME to the interface holding the
-     * node's address (gloo binds to what the node's own name resolves to, often loopback) */
-    char cwd[1024]; /* and the command runs in this directory there, not the login's home */
-    const char *w[] = {p->conf.self_exe, "node-exec", "--addr", n->host, "--cd", getcwd(cwd, sizeof cwd) ? cwd : "/",
-                       "--"};
-    if (k + 7 > cap || k + 7 > T_ARGS)
-      return pit_err_set(e, PIT_EARG, "the wrap template is too long (at most %d words)", T_ARGS - 7);
-    for (int i = 0; i < 7; i++, k++) {
-      if (ctl_shell_quote(w[i], c->wrapbuf[k], sizeof c->wrapbuf[k]) < 0)
-        return pit_err_set(e, PIT_EARG, "'%s' is too long for a remote command", w[i]);
+  if (c->wrap_shell) { /* as the ssh provider's: node-exec there (GLOO_SOCKET_IFNAME, this directory) */
+    struct ctl_node_words nw;
+    ctl_node_exec_words(p, n->host, &nw);
+    if (k + nw.n > cap || k + nw.n > T_ARGS)
+      return pit_err_set(e, PIT_EARG, "the wrap template is too long (at most %d words)", T_ARGS - nw.n);
+    for (int i = 0; i < nw.n; i++, k++) {
+      if (ctl_shell_quote(nw.w[i], c->wrapbuf[k], sizeof c->wrapbuf[k]) < 0)
+        return pit_err_set(e, PIT_EARG, "'%s' is too long for a remote command", nw.w[i]);
       argv[k] = c->wrapbuf[k];
     }
   }

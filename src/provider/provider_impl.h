@@ -24,6 +24,21 @@ extern const struct pit_provider_ops pit_provider_command;
 
 /* ctl_node_orphan: procs.h (the controller's reconcile uses it too). */
 
+/* The words pitstop runs on a node through a remote shell (the ssh provider's, a command
+ * provider's ssh wrap), unquoted: w[0..n) point into the struct's own buffers or p's strings. */
+struct ctl_node_words {
+  const char *w[9];
+  int n;
+  char tag[9], num[16], cwd[1024];
+};
+/* `PITSTOP node-exec --addr HOST --cd DIR --`, the per-node command's prefix there: node-exec sets
+ * GLOO_SOCKET_IFNAME to the interface holding HOST's address and enters DIR, this process's
+ * directory (the login's home otherwise: a user's relative `python3 train.py` is not found). */
+void ctl_node_exec_words(const struct pit_provider *p, const char *host, struct ctl_node_words *nw);
+/* `PITSTOP node-check --release RUN --run-tag TAG [--signal N [--catchers]]` (sig 0: no signal):
+ * the run's processes there (this run directory's only) killed, or sent sig; it prints how many. */
+void ctl_node_check_words(const struct pit_provider *p, int sig, int catchers_only, struct ctl_node_words *nw);
+
 /* Node files (node_files.c): STATE_DIR/nodes/ID.node, one line each. */
 struct ctl_node_id {
   char id[PIT_NAME_MAX];

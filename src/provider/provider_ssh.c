@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "provider/provider_impl.h"
 
@@ -46,7 +45,7 @@ struct ssh {
   char timeout_opt[64];
   char agent[2200];             /* mpirun's plm_rsh_agent */
   char wrap_host[128];
-  char wrap_words[5][1100];     /* node-exec's words after ssh's, quoted for the remote shell */
+  char wrap_words[7][1100];     /* node-exec's words after ssh's, quoted for the remote shell */
   double timeout_s;
 };
 
@@ -341,22 +340,19 @@ static int s_start(struct pit_provider *p, const char *itype, enum pit_market mk
 /* Kills the run's processes on n's host (node-check --release RUN --run-tag TAG there: this run
  * directory's only, not those of another run given the same name); the claim stays. */
 static int s_clear(struct pit_provider *p, const struct pit_node *n, struct pit_err *e) {
-  char tag[9];
-  pit_run_tag(p->conf.state_dir, tag);
-  const char *w[] = {p->conf.self_exe, "node-check", "--release", p->conf.run, "--run-tag", tag};
-  return host_call(p, n->host, w, 6, e);
+  struct ctl_node_words nw;
+  ctl_node_check_words(p, 0, 0, &nw);
+  return host_call(p, n->host, nw.w, nw.n, e);
 }
 
 /* sig to the run's processes on n's host (catchers_only: the top-most that catch it): the per-node
  * launcher's workload runs there under a remote shell, and a signal to the local ssh client would
  * only end the session, the workload not told and its last lines lost. Returns how many. */
 static int s_signal(struct pit_provider *p, const struct pit_node *n, int sig, int catchers_only, struct pit_err *e) {
-  char tag[9], num[16], out[512];
-  pit_run_tag(p->conf.state_dir, tag);
-  snprintf(num, sizeof num, "%d", sig);
-  const char *w[] = {p->conf.self_exe, "node-check", "--release", p->conf.run, "--run-tag", tag, "--signal", num,
-                     "--catchers"};
-  int rc = host_call_out(p, n->host, w, catchers_only ? 9 : 8, out, sizeof out, e);
+  char out[512];
+  struct ctl_node_words nw;
+  ctl_node_check_words(p, sig, catchers_only, &nw);
+  int rc = host_call_out(p, n->host, nw.w, nw.n, out, sizeof out, e);
   if (rc < 0)
     return rc;
   int k = 0;
@@ -384,21 +380,15 @@ static int s_wrap(struct pit_provider *p, const struct pit_node *n, const char *
     return pit_err_set(e, PIT_EARG, "%s:%d: wrap needs %d slots", __FILE__, __LINE__, s->nopt + 18);
   snprintf(s->wrap_host, sizeof s->wrap_host, "%s", n->host);
   int k = ssh_prefix(s, s->wrap_host, argv);
-  /* per node: node-exec on the host sets GLOO_SOCKET_IFNAME to the interface that holds the address
-   * the other nodes reach it by (this host name), unless the host's environment sets it: gloo would
-   * bind to what the host's own name resolves to, a loopback address on a stock Debian host */
-  /* and runs the command in this directory there (the login's home otherwise: a relative path of
-   * the user's, `python3 train.py`, would not be found) */
-  char cwd[1024];
-  const char *w[] = {p->conf.self_exe, "--addr", n->host, "--cd", getcwd(cwd, sizeof cwd) ? cwd : "/"};
-  for (int i = 0; i < 5; i++)
-    if (ctl_shell_quote(w[i], s->wrap_words[i], sizeof s->wrap_words[i]) < 0)
-      return pit_err_set(e, PIT_EARG, "'%s' is too long for a remote command", w[i]);
-  argv[k++] = s->wrap_words[0];
-  argv[k++] = "node-exec";
-  for (int i = 1; i < 5; i++)
-    argv[k++] = s->wrap_words[i];
-  argv[k++] = "--";
+  /* per node: node-exec on the host sets GLOO_SOCKET_IFNAME (gloo would bind to what the host's own
+   * name resolves to, a loopback address on a stock Debian host) and enters this directory */
+  struct ctl_node_words nw;
+  ctl_node_exec_words(p, n->host, &nw);
+  for (int i = 0; i < nw.n; i++, k++) {
+    if (ctl_shell_quote(nw.w[i], s->wrap_words[i], sizeof s->wrap_words[i]) < 0)
+      return pit_err_set(e, PIT_EARG, "'%s' is too long for a remote command", nw.w[i]);
+    argv[k] = s->wrap_words[i];
+  }
   *nout = k;
   return 0;
 }
