@@ -216,5 +216,9 @@ int pit_node_release(const char *run, const char *tag, double grace_s, int *kill
  * catch it (a torchrun agent, which SIGUSR1 would kill, skipped while its
  * workers get it); *n: how many. */
 int pit_node_signal(const char *run, const char *tag, int sig, int catchers_only, int *n, struct pit_err *e);
+/* pit_node_free_port (node-check --free-port): a TCP port free on every address of this host now
+ * (bound to port 0, then released: the kernel's choice from its ephemeral range), for the
+ * per-node launcher's rendezvous (PITSTOP_MASTER_PORT), which node 0's host must be able to listen on. */
+int pit_node_free_port(int *port, struct pit_err *e);
 
 #endif

@@ -5,7 +5,8 @@
  * through unless it is set, --cd DIR, the controller's directory entered where it exists;
  * then exec the command), and `pitstop node-check`,
  * what the ssh provider runs on a host (check it can run pitstop, or release a
- * run's processes). Library: pit_node_enter, pit_node_iface, pit_node_check,
+ * run's processes), and what the per-node launcher asks node 0's host for (--free-port: a TCP port
+ * free there, for the rendezvous). Library: pit_node_enter, pit_node_iface, pit_node_check,
  * pit_node_release.
  * Invariant: options + library calls; node-exec returns only on failure. */
 #define _GNU_SOURCE
@@ -64,12 +65,16 @@ int pit_cmd_node_exec(int argc, char **argv) {
 }
 
 /* pitstop node-check [--dir DIR] [--exe PROG] [--min-free-mb N] | --release RUN [--run-tag TAG]
- * [--signal N [--catchers]] */
+ * [--signal N [--catchers]] | --free-port */
 int pit_cmd_node_check(int argc, char **argv) {
   const char *dir = NULL, *exe = NULL, *release = NULL, *run_tag = NULL;
   double min_mb = 0, sig = 0;
-  int catchers = 0;
+  int catchers = 0, free_port = 0;
   for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--free-port")) {
+      free_port = 1;
+      continue;
+    }
     if (i + 1 < argc && !strcmp(argv[i], "--dir"))
       dir = argv[++i];
     else if (i + 1 < argc && !strcmp(argv[i], "--exe"))
@@ -87,13 +92,22 @@ int pit_cmd_node_check(int argc, char **argv) {
       catchers = 1;
     else
       return pit_cli_usage("node-check: unknown option '%s' (usage: node-check [--dir DIR] [--exe PROG] "
-                           "[--min-free-mb N] | --release RUN [--run-tag TAG] [--signal N [--catchers]])",
+                           "[--min-free-mb N] | --release RUN [--run-tag TAG] [--signal N [--catchers]] | "
+                           "--free-port)",
                            argv[i]);
   }
   if ((sig || catchers) && !release)
     return pit_cli_usage("node-check: --signal and --catchers need --release RUN");
+  if (free_port && (release || dir || exe || min_mb))
+    return pit_cli_usage("node-check: --free-port takes no other option");
   struct pit_err e = {0};
   int n = 0, rc;
+  if (free_port) {
+    if ((rc = pit_node_free_port(&n, &e)) < 0)
+      return pit_cli_fail(&e);
+    printf("%d\n", n);
+    return 0;
+  }
   if (release && sig)
     rc = pit_node_signal(release, run_tag, (int)sig, catchers, &n, &e);
   else if (release)

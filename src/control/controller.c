@@ -118,6 +118,22 @@ static int end_interrupted(struct ctl *c, struct pit_err *e) {
 
 /* ---------------- what a failed generation says ---------------- */
 
+/* The last 16 KiB of this generation's log into buf (16385 bytes): how many bytes (0: none). */
+static size_t gen_log_tail(const struct ctl *c, char *buf) {
+  char path[1100];
+  snprintf(path, sizeof path, "%s/gen-%d.log", c->state_dir, c->gen);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t k = 0;
+  if (fd >= 0) {
+    off_t size = lseek(fd, 0, SEEK_END);
+    lseek(fd, size > 16384 ? size - 16384 : 0, SEEK_SET);
+    k = read(fd, buf, 16384);
+    close(fd);
+  }
+  buf[k > 0 ? k : 0] = 0;
+  return k > 0 ? (size_t)k : 0;
+}
+
 /* What the generation's log says of its failure: the line ctl_failure_said picks
  * among the log's last 16 KiB (mpirun's and torchrun's own reports come after the
  * workload's error), else the log's last lines. A node's process killed from outside
@@ -127,22 +143,11 @@ static int end_interrupted(struct ctl *c, struct pit_err *e) {
  * __init__.py\", line 346, in wrapper", or the other rank's "Connection closed by
  * peer"). A process that aborted or faulted (SIGABRT, SIGSEGV) keeps its words. */
 static void failure_detail(const struct ctl *c, char *out, size_t n) {
-  char path[1100], *buf = malloc(16385);
-  snprintf(path, sizeof path, "%s/gen-%d.log", c->state_dir, c->gen);
+  char *buf = malloc(16385);
   out[0] = 0;
-  int fd = buf ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-  ssize_t k = 0;
-  if (fd >= 0) {
-    off_t size = lseek(fd, 0, SEEK_END);
-    if (size > 16384)
-      lseek(fd, size - 16384, SEEK_SET);
-    else
-      lseek(fd, 0, SEEK_SET);
-    k = read(fd, buf, 16384);
-    close(fd);
-  }
+  size_t k = buf ? gen_log_tail(c, buf) : 0;
   char said[700];
-  int kind = ctl_failure_said(buf ? buf : "", k > 0 ? (size_t)k : 0, said, sizeof said);
+  int kind = ctl_failure_said(buf ? buf : "", k, said, sizeof said);
   free(buf);
   int outside = c->gen_fail_sig == SIGKILL || c->gen_fail_sig == SIGTERM; /* not its own abort or fault */
   if (outside && kind != CTL_SAID_PITSTOP && kind != CTL_SAID_SIGNAL)
@@ -155,6 +160,23 @@ static void failure_detail(const struct ctl *c, char *out, size_t n) {
   log_tail(c, c->gen, tail, sizeof tail);
   if (tail[0])
     snprintf(out, n, "; its last words: %s", tail);
+}
+
+/* 1: the per-node launcher's generation failed before its first step because the rendezvous port
+ * was taken on node 0's host between its choice and torch's bind (torch: "failed to bind to
+ * [::]:PORT (errno: 98 - Address already in use)"): the next generation gets another port. */
+static int port_taken(const struct ctl *c) {
+  if (c->o->launcher != PIT_LAUNCH_PER_NODE || c->gen_iters > 0 || c->g->port <= 0)
+    return 0;
+  char *buf = malloc(16385);
+  if (!buf)
+    return 0;
+  gen_log_tail(c, buf);
+  char at[32];
+  snprintf(at, sizeof at, ":%d ", c->g->port); /* the bind of this port, not one of the script's own */
+  int taken = strstr(buf, "Address already in use") && strstr(buf, at);
+  free(buf);
+  return taken;
 }
 
 static void disk_hint(const struct ctl *c, const char *detail, struct pit_err *e) {
@@ -558,6 +580,17 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
   int64_t lost = ctl_drop_held(c);
   res->lost_steps += lost;
   ctl_gen_entry(c, "failed");
+  if (c->port_retries < 3 && port_taken(c)) {
+    /* not the workload's fault nor a node's: no restart spent, no node set aside */
+    c->port_retries++;
+    warn(c, "generation %d failed (%s): its rendezvous port %d was taken on node %s's host before torch could "
+            "listen on it (Address already in use); it starts again with another port, not counted against "
+            "--max-restarts",
+         c->gen, why, c->g->port, c->nodes[0].id);
+    c->gen++;
+    ctl_status(c, "restarting", 1);
+    return 0;
+  }
   if (c->gen_iters == 0 && c->gen == 0 && !c->ckpt[0]) {
     char said[1100]; /* its own error line (node-exec's "cannot run 'X'") before mpirun's report, else the tail */
     failure_detail(c, said, sizeof said);

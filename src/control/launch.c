@@ -55,23 +55,6 @@ static void argv_free(struct ctl_argv *a) {
   a->v[0] = NULL;
 }
 
-/* A TCP port free on this machine now (bound to port 0, then released). */
-static int free_port(void) {
-  int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (s < 0)
-    return 29500;
-  struct sockaddr_in a;
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = 29500;
-  if (bind(s, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(s, (struct sockaddr *)&a, &len) == 0)
-    port = ntohs(a.sin_port);
-  close(s);
-  return port;
-}
-
 /* A Python script's lines reach the controller as it prints them, not 8 KiB at a time: they are
  * timed by their arrival. Through a remote shell it must travel with the command's environment
  * (until 2026-11-30 it did not: a client's steps over ssh read 9 µs, its lines arriving in bursts). */
@@ -352,6 +335,45 @@ static int push_wrap(const struct ctl_launch *L, const struct pit_node *n, struc
   return 0;
 }
 
+/* The rendezvous port (PITSTOP_MASTER_PORT): one free on node 0's host, where torchrun's store
+ * listens. A node on another machine is asked through its own wrap (`WRAP... PITSTOP node-check
+ * --free-port`: over ssh, as a Slurm job step, through a cloud's remote shell), a local one here; a
+ * node that cannot be asked (no pitstop there, no answer in 15 s) gets one free here, said in the
+ * generation's log. A port taken between this choice and the store's bind fails the generation
+ * before its first step: the controller starts it again with another (controller.c, port_taken). */
+static int node0_port(const struct ctl_launch *L, struct ctl_gen *g) {
+  const struct pit_node *n = &L->nodes[0];
+  int port = 0;
+  struct pit_err e = {0};
+  if (strcmp(n->host, "localhost") != 0 && strncmp(n->host, "127.", 4) != 0) {
+    struct ctl_argv a = {0};
+    const char *w[] = {L->o->self_exe, "node-check", "--free-port"};
+    char q[1100], out[64] = "", err[1024] = "";
+    int rc = push_wrap(L, n, &a, &e), st = -1;
+    for (int i = 0; i < 3 && rc == 0; i++)
+      rc = L->prov->wrap_shell ? (ctl_shell_quote(w[i], q, sizeof q) < 0 ? -1 : argv_push(&a, q)) : argv_push(&a, w[i]);
+    if (rc == 0 && pit_child_capture(a.v, 15, out, sizeof out, err, sizeof err, &st, &e) == 0 && st == 0 &&
+        sscanf(out, "%d", &port) == 1 && port > 0 && port < 65536) {
+      argv_free(&a);
+      return port;
+    }
+    argv_free(&a);
+    port = 0;
+    char line[1400];
+    size_t k = strlen(err);
+    while (k && (err[k - 1] == '\n' || err[k - 1] == '\r'))
+      err[--k] = 0;
+    int m = snprintf(line, sizeof line, "[pitstop] node %s was not asked for a free port (%s): one free on the "
+                     "controller's machine is used\n", n->id,
+                     err[0] ? err : e.msg[0] ? e.msg : st > 0 ? "node-check failed" : "no answer in 15 s");
+    if (g->logfd >= 0 && m > 0)
+      (void)!write(g->logfd, line, (size_t)m < sizeof line ? (size_t)m : sizeof line - 1);
+  }
+  if (pit_node_free_port(&port, &e) < 0)
+    port = 29500;
+  return port;
+}
+
 int ctl_launch_shrinkable(const struct pit_run_opts *o, const struct pit_provider *p) {
   return o->launcher == PIT_LAUNCH_MPI && !o->cmd && !o->world && p->ops->busy;
 }
@@ -453,7 +475,8 @@ int ctl_launch(const struct ctl_launch *L, struct ctl_gen *g, struct pit_err *e)
   snprintf(env_ips, sizeof env_ips, "PITSTOP_NODE_IPS=%s", ips);
   snprintf(env_maddr, sizeof env_maddr, "PITSTOP_MASTER_ADDR=%s",
            strcmp(L->nodes[0].host, "localhost") == 0 ? "127.0.0.1" : L->nodes[0].host);
-  snprintf(env_mport, sizeof env_mport, "PITSTOP_MASTER_PORT=%d", free_port());
+  g->port = node0_port(L, g);
+  snprintf(env_mport, sizeof env_mport, "PITSTOP_MASTER_PORT=%d", g->port);
   for (int i = 0; i < L->nnodes && rc == 0; i++) {
     char env_rank[64];
     snprintf(env_rank, sizeof env_rank, "PITSTOP_NODE_RANK=%d", i);

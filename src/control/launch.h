@@ -35,6 +35,7 @@ struct ctl_gen {
   int nproc;
   char log[1100];                 /* stdout and stderr of every process (the generation's log) */
   int logfd;                      /* log, open for appending while the generation runs; -1 */
+  int port;                       /* per-node: its PITSTOP_MASTER_PORT (0: none) */
 };
 
 struct ctl_launch {

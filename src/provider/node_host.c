@@ -6,7 +6,8 @@
  * holds PITSTOP_RUN=RUN, which the launchers give every workload process, and
  * the Open MPI daemon each runs under), and a signal to those processes (the
  * per-node launcher's stop and checkpoint requests, which a signal to the
- * local ssh client would not carry: it would only end the session).
+ * local ssh client would not carry: it would only end the session), and a TCP
+ * port free here (the per-node launcher's rendezvous port, chosen on node 0's host).
  *
  * Invariant: a release touches only processes of the calling process's
  * network namespace (its "host": network-namespace hosts share one PID space)
@@ -21,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -354,4 +357,32 @@ int pit_node_release(const char *run, const char *run_tag, double grace_s, int *
       return 0;
   }
   return pit_err_set(e, PIT_ESTATE, "%d process(es) of run %s survive SIGKILL", signal_tagged(tag, t2, &ns, 0, &d), run);
+}
+
+/* Binds a stream socket of family fam to its wildcard address, port 0: the port the kernel gave, or -1. */
+static int bound_port(int fam) {
+  int s = socket(fam, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    return -1;
+  struct sockaddr_storage a;
+  memset(&a, 0, sizeof a);
+  a.ss_family = (sa_family_t)fam;
+  socklen_t len = fam == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+  int port = -1;
+  if (bind(s, (struct sockaddr *)&a, len) == 0 && getsockname(s, (struct sockaddr *)&a, &len) == 0)
+    port = ntohs(fam == AF_INET6 ? ((struct sockaddr_in6 *)&a)->sin6_port : ((struct sockaddr_in *)&a)->sin_port);
+  close(s);
+  return port;
+}
+
+int pit_node_free_port(int *port, struct pit_err *e) {
+  /* IPv6's wildcard takes IPv4's too (unless the host sets bindv6only): free on every address, as
+   * torch's store listens ([::] and 0.0.0.0); a host without IPv6 has only IPv4's */
+  int p = bound_port(AF_INET6);
+  if (p <= 0)
+    p = bound_port(AF_INET);
+  if (p <= 0)
+    return pit_err_errno(e, PIT_EIO, "cannot bind a socket to a free port");
+  *port = p;
+  return 0;
 }

@@ -20,6 +20,8 @@
 #     script run again prints only that it resumes at the last epoch and exits; the run is said
 #     finished, the steps the orphan did recorded once (before, they were missing and the run had
 #     no end record: fault soak over ssh, 2026-11-30);
+#  4b. the controller on h1, its node on h2: PITSTOP_MASTER_PORT is a port free on h2 (its kernel's
+#     range, set apart from h1's), asked there;
 #  5. a host cut off mid-run (its link down): the generation fails within about 25 s naming the
 #     host, which is set aside with its claim kept, and the run ends saying no host is left;
 #  6. a plain Python script printing a line every 0.1 s without flushing, on h1: its steps timed
@@ -57,7 +59,8 @@ tagged() { # the processes of run $1 on this machine (both hosts: one PID space)
 cleanup() {
   local p
   for p in $(tagged tt1$tag | cut -d' ' -f1) $(tagged tt2$tag | cut -d' ' -f1) $(tagged tt3$tag | cut -d' ' -f1) \
-    $(tagged tt4$tag | cut -d' ' -f1) $(tagged tt5$tag | cut -d' ' -f1) $(tagged tt6$tag | cut -d' ' -f1); do
+    $(tagged tt4$tag | cut -d' ' -f1) $(tagged tt5$tag | cut -d' ' -f1) $(tagged tt6$tag | cut -d' ' -f1) \
+    $(tagged tt7$tag | cut -d' ' -f1); do
     kill -9 "$p" 2> /dev/null || true
   done
   netns_sshd_down
@@ -192,6 +195,30 @@ steps $r 128 || fail "steps after the orphan finished the job"
 echo "controller killed in the last epoch (last snapshot seen: step $known), the orphan finished the job; run again:" \
   "$(grep -m1 'past the last' "$T/$r.err2" | cut -c10-90)...; finished, 128 steps once"
 [ -z "$(ls "$T/$r/nodes")" ] || fail "hosts still claimed: $(ls "$T/$r/nodes")"
+
+# ---- 4b. the rendezvous port is one free on node 0's host, asked there (node-check --free-port over
+# ssh), not on the controller's machine, where another program may hold what is free here: the
+# controller on h1, its one node on h2, each host's kernel choosing free ports from its own range
+r=tt7$tag
+printf '%s slots=1\n' $net.2 > "$T/hostfile2"
+cat > "$T/port.py" << 'EOF'
+import sys, time
+print(f"port={sys.argv[1]}")
+for i in range(5):
+    time.sleep(0.05)
+    print(f"[0/1][{i}/5] Loss_D: 1.0 Loss_G: 1.0 D(x): 0.5 D(G(z)): 0.5 / 0.5")
+EOF
+ip netns exec "$ns1" sysctl -q -w net.ipv4.ip_local_port_range="50000 60999"
+ip netns exec "$ns2" sysctl -q -w net.ipv4.ip_local_port_range="40100 40199"
+(cd "$T" && timeout 120 "${ON_H1[@]}" "$PITSTOP" run --provider ssh --hostfile "$T/hostfile2" --catalog "$T/cat.tsv" \
+  --itype host --launcher per-node --checkpoint-dir "$T/$r" --run $r --quiet -- "$PY" port.py '$PITSTOP_MASTER_PORT') \
+  > "$T/$r.out" 2> "$T/$r.err" || fail "the port run failed: $(cat "$T/$r.err")"
+ip netns exec "$ns1" sysctl -q -w net.ipv4.ip_local_port_range="32768 60999"
+ip netns exec "$ns2" sysctl -q -w net.ipv4.ip_local_port_range="32768 60999"
+port=$(sed -n 's/^\[.* out\] port=\([0-9]*\)$/\1/p' "$T/$r/gen-0.log")
+[ -n "$port" ] && [ "$port" -ge 40100 ] && [ "$port" -le 40199 ] ||
+  fail "PITSTOP_MASTER_PORT '$port' is not one of node 0's host (h2: 40100-40199): $(cat "$T/$r/gen-0.log")"
+echo "rendezvous port chosen on node 0's host: $port (h2 gives 40100-40199, the controller's h1 50000-60999)"
 
 # ---- 5. a host goes silent mid-run (h2's link down; the test's last section: h2 stays cut off):
 # its ssh session ends within ServerAliveInterval x CountMax, the generation fails naming the host,

@@ -68,3 +68,43 @@ else
     fail "no hint: $(cat "$T/p.err")"
   echo "torchrun without --redirects: $(tail -1 "$T/p.err")"
 fi
+
+# the rendezvous port taken on node 0's host between pitstop's choice and torch's bind (another
+# program took it): torch fails before its first step ("failed to bind to [::]:PORT (errno: 98 -
+# Address already in use)"). Generation 0 is started again with another port, no restart spent,
+# and the job finishes (until 2026-11-30 the run ended there: "failed before its first iteration").
+# hold.py takes the port in generation 0 (a child that keeps it listening), then runs torchrun.
+cat > "$T/hold.py" << 'PYEOF'
+import os, socket, sys, time
+port, gen = int(sys.argv[1]), sys.argv[2]
+if gen == "0":
+    r, w = os.pipe()
+    if os.fork() == 0:
+        s = socket.socket(socket.AF_INET6)
+        s.bind(("::", port))
+        s.listen()
+        null = os.open(os.devnull, os.O_RDWR)
+        for f in (0, 1, 2):
+            os.dup2(null, f)
+        os.write(w, b"1")
+        time.sleep(20)
+        os._exit(0)
+    os.read(r, 1)
+os.execv(sys.argv[3], sys.argv[3:])
+PYEOF
+"$PITSTOP" run --catalog "$T/cat.tsv" --launcher per-node --checkpoint-dir "$T/k" --run tk --max-restarts 0 \
+  --quiet -- "$PY" "$T/hold.py" '$PITSTOP_MASTER_PORT' '$PITSTOP_GEN' "${cmd[@]}" > "$T/k.txt" 2> "$T/k.err" ||
+  fail "the run whose port was taken failed: $(cat "$T/k.err")"
+grep -q "^pitstop: generation 0 failed (.*): its rendezvous port [0-9]* was taken on node .* host before torch could listen on it (Address already in use); it starts again with another port, not counted against --max-restarts" \
+  "$T/k.err" || fail "the taken port not said: $(cat "$T/k.err")"
+grep -q "failed to bind to .*Address already in use" "$T/k/gen-0.log" || fail "torch's bind did not fail: $(tail -5 "$T/k/gen-0.log")"
+"$PY" - "$T/k/events.jsonl" << 'PYEOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+steps = [x["step"] for x in ev if x["type"] == "iter"]
+assert steps == list(range(40)), f"steps: {steps}"
+gens = sorted({x["gen"] for x in ev if x["type"] == "iter"})
+assert gens == [1], gens
+PYEOF
+pgrep -f "$T/hold.py" > /dev/null && fail "hold.py left running"
+echo "rendezvous port taken: $(grep -o 'its rendezvous port [0-9]* was taken[^;]*' "$T/k.err"); 40 steps once, in generation 1"
