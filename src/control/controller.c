@@ -621,7 +621,9 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
       nlost++;
       first = first < 0 ? i : first;
     }
-  int by_node = nlost > 0 && c->step_safe > c->gen_step0;
+  /* the infrastructure's doing: a node lost, or the network to one (its ssh session ended with 255,
+   * the host answering again by now: a link down for 20 s, tried 2026-11-30) */
+  int by_node = (nlost > 0 || c->gen_link_lost) && c->step_safe > c->gen_step0;
   char cause[1200];
   if (nlost > 0 && !strstr(why, c->nodes[first].id)) /* else the cause names it already (gone, ssh 255) */
     snprintf(cause, sizeof cause, "node %s lost%s, then %s", c->nodes[first].id,
@@ -648,9 +650,9 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
   char said[1100], count[160];
   failure_detail(c, said, sizeof said);
   if (by_node)
-    snprintf(count, sizeof count, "a node lost after a checkpoint of this generation: not counted against "
+    snprintf(count, sizeof count, "a node%s lost after a checkpoint of this generation: not counted against "
                                   "--max-restarts (%d of %d used)",
-             res->restarts - res->node_restarts, o->max_restarts);
+             nlost ? "" : "'s network", res->restarts - res->node_restarts, o->max_restarts);
   else
     snprintf(count, sizeof count, "restart %d of %d", res->restarts - res->node_restarts, o->max_restarts);
   if (c->ckpt[0])

@@ -99,6 +99,8 @@ struct ctl {
   int64_t gen_step0;
   int gen_iters;
   int gen_fail_sig;                 /* the signal that ended the generation's failed process (0: none) */
+  int gen_link_lost;                /* the generation failed because a remote shell's session was lost (ssh's 255:
+                                     * the network or the host, not the workload) */
   int port_retries;                 /* generations started again because their rendezvous port was taken */
   double t_launch, t_first_iter, t_stop_req;
   double t_last_out;                /* run seconds of the workload's last stdout line (a hang: none for long) */

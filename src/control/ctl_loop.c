@@ -182,6 +182,7 @@ void ctl_gen_fields_reset(struct ctl *c) {
   c->gen_have_offset = 0;
   c->gen_iters = 0;
   c->gen_fail_sig = 0;
+  c->gen_link_lost = 0;
   ctl_obs_gen(&c->obs);
   c->gen_step0 = c->step_safe;
   c->step_next = c->step_safe;
@@ -322,7 +323,8 @@ static void gen_judge(struct ctl *c, struct gen_pass *p, double t, char *why, si
   if (!p->failed && p->bad >= 0) {
     struct ctl_proc *q = &c->g->proc[p->bad];
     c->gen_fail_sig = q->status > 128 && !(q->status == 255 && q->rnode.host[0]) ? q->status - 128 : 0;
-    if (q->status == 255 && q->rnode.host[0]) /* the remote shell reports 128 + a signal: 255 is ssh's own */
+    c->gen_link_lost = q->status == 255 && q->rnode.host[0];
+    if (c->gen_link_lost) /* the remote shell reports 128 + a signal: 255 is ssh's own */
       snprintf(why, nwhy, "the ssh session to %s (node %s) ended with 255: the host went silent or unreachable",
                q->rnode.host, q->label);
     else if (q->status > 128)

@@ -22,6 +22,8 @@
 #     no end record: fault soak over ssh, 2026-11-30);
 #  4b. the controller on h1, its node on h2: PITSTOP_MASTER_PORT is a port free on h2 (its kernel's
 #     range, set apart from h1's), asked there;
+#  4c. h2's link down until its ssh session ends, then up: the restart is the network's, not
+#     counted against --max-restarts 0, and the run finishes, every step once;
 #  5. a host cut off mid-run (its link down): the generation fails within about 25 s naming the
 #     host, which is set aside with its claim kept, and the run ends saying no host is left;
 #  6. a plain Python script printing a line every 0.1 s without flushing, on h1: its steps timed
@@ -60,7 +62,7 @@ cleanup() {
   local p
   for p in $(tagged tt1$tag | cut -d' ' -f1) $(tagged tt2$tag | cut -d' ' -f1) $(tagged tt3$tag | cut -d' ' -f1) \
     $(tagged tt4$tag | cut -d' ' -f1) $(tagged tt5$tag | cut -d' ' -f1) $(tagged tt6$tag | cut -d' ' -f1) \
-    $(tagged tt7$tag | cut -d' ' -f1); do
+    $(tagged tt7$tag | cut -d' ' -f1) $(tagged tt8$tag | cut -d' ' -f1); do
     kill -9 "$p" 2> /dev/null || true
   done
   netns_sshd_down
@@ -219,6 +221,32 @@ port=$(sed -n 's/^\[.* out\] port=\([0-9]*\)$/\1/p' "$T/$r/gen-0.log")
 [ -n "$port" ] && [ "$port" -ge 40100 ] && [ "$port" -le 40199 ] ||
   fail "PITSTOP_MASTER_PORT '$port' is not one of node 0's host (h2: 40100-40199): $(cat "$T/$r/gen-0.log")"
 echo "rendezvous port chosen on node 0's host: $port (h2 gives 40100-40199, the controller's h1 50000-60999)"
+
+# ---- 4c. h2's link down long enough for its ssh session to end (ServerAliveInterval 5 x CountMax 3),
+# then up again: the network's doing, not the workload's. The generation fails naming the session
+# lost and restarts from its snapshot on the same two hosts, not counted against --max-restarts
+# (0 here; before 2026-11-30 it was counted and this run ended there)
+r=tt8$tag
+cmd $r --nodes 2 --max-restarts 0 --
+start_until $r '"checkpoint"' 60
+sess="ssh .*$net.2 .*node-exec.*PITSTOP_RUN=$r"
+pgrep -f "$sess" > /dev/null || fail "no ssh session to h2 found: $(pgrep -af "ssh .*$net.2")"
+ip -n "$ns2" link set "${tag}b" down
+for ((i = 0; i < 600; i++)); do
+  pgrep -f "$sess" > /dev/null || break
+  sleep 0.1
+done
+ip -n "$ns2" link set "${tag}b" up
+[ "$i" -lt 600 ] || fail "the ssh session to h2 outlived its link by 60 s"
+if timeout 180 tail --pid=$ctl -f /dev/null; then :; else fail "the controller still runs 180 s after h2's link came back"; fi
+wait $ctl || fail "the run failed after h2's link came back: $(grep pitstop: "$T/$r.err")"
+grep -q "generation 0 failed (the ssh session to $net.2 (node $r.h1) ended with 255: the host went silent or unreachable): it restarts from the checkpoint at step [0-9]* .*a node's network lost after a checkpoint of this generation: not counted against --max-restarts (0 of 0 used)" \
+  "$T/$r.err" || fail "the lost session not said as the network's: $(grep pitstop: "$T/$r.err")"
+steps $r 128 || fail "steps"
+[ -z "$(ls "$T/$r/nodes")" ] || fail "hosts still claimed: $(ls "$T/$r/nodes")"
+[ -z "$(tagged $r)" ] || fail "left running: $(tagged $r)"
+echo "h2's link down for $((i / 10)) s, then up: the generation failed on its lost ssh session and restarted from" \
+  "its snapshot, $(grep -m1 -o "not counted against --max-restarts ([^)]*)" "$T/$r.err"); 128 steps once (2 nodes)"
 
 # ---- 5. a host goes silent mid-run (h2's link down; the test's last section: h2 stays cut off):
 # its ssh session ends within ServerAliveInterval x CountMax, the generation fails naming the host,
