@@ -552,6 +552,10 @@ static int run_resized(struct ctl *c, char *resume, size_t nres, struct pit_err 
   ge->exit_s = t_exit - c->t_stop_req;
   struct pit_membership want = c->pending.act == PIT_ACT_RESIZE ? c->pending.to : c->cur;
   c->gen++;
+  /* the next generation starts at the checkpoint: what the market's decisions weigh from now on (a
+   * script that cannot resume, reclaimed at step 152 of 200, starts again at 0: the spot policy
+   * weighed 2.4 s of work left where 10 s were, and waited for spot with the slack that was not there) */
+  c->step_next = c->step_safe;
   if (c->spot.on && c->reclaim_stop) /* the job restarts without the reclaimed node: which market now */
     rc = ctl_stop_reclaimed(c, e) < 0 ? e->code : ctl_spot_reshape(c, &want, PIT_SPOT_IDLE, c->pending.reason, e);
   else
@@ -663,6 +667,10 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
     warn(c, "generation %d failed (%s): there is no checkpoint or snapshot, so the job starts again from step "
             "0 (%lld step%s redone); %s%s",
          c->gen, cause, (long long)lost, lost == 1 ? "" : "s", count, said);
+  /* the next generation starts at the checkpoint, or at step 0 without one: what the market's
+   * decisions below weigh */
+  c->step_safe = c->ckpt[0] ? c->step_safe : 0;
+  c->step_next = c->step_safe;
   /* nodes that fail a health check are replaced (on their market; a spot node
    * gone with the spot layer on: the spot policy chooses the market) */
   int spot_lost = 0;
@@ -692,7 +700,6 @@ static int run_failed(struct ctl *c, const char *why, char *resume, size_t nres,
   if (rc < 0)
     return rc;
   snprintf(resume, nres, "%s", c->ckpt);
-  c->step_safe = c->ckpt[0] ? c->step_safe : 0;
   c->gen++;
   ctl_status(c, "restarting", 1);
   return 0;

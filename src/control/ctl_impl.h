@@ -162,6 +162,7 @@ struct ctl {
   int restart_pending;              /* a resize waits for the next snapshot */
   int restart_refused;              /* a resize was refused: not asked again before the next snapshot */
   int restart_stopping;             /* this generation is stopped for a resize by restart */
+  int unresumable_gen;              /* the generation a job that cannot resume was last weighed on spot in (+1) */
   int64_t redo_below;               /* the steps the generation before had done (a step below is redone) */
   int in_snapshot;                  /* taking a snapshot's steps: the policy asks after its checkpoint */
   int64_t snap_step;                /* the step of this generation's last snapshot (-1: none yet) */
@@ -289,6 +290,7 @@ int ctl_spot_reshape(struct ctl *c, const struct pit_membership *want, enum pit_
                  struct pit_err *e);
 int ctl_reshape_market(struct ctl *c, const struct pit_membership *want, const char *why, struct pit_err *e);
 int ctl_spot_initial(struct ctl *c, struct pit_err *e);
+int ctl_spot_unresumable(struct ctl *c, struct pit_choice *ch, struct pit_err *e);
 double ctl_restart_seconds(const struct ctl *c);
 /* The PIT time measured on bare (the observer's; NaN: none), and the same with the recent steps' median
  * where none is. */

@@ -64,6 +64,7 @@ static void policy_state(const struct ctl *c, struct pit_policy_state *s) {
 }
 
 static int restart_decide(struct ctl *c, const struct pit_choice *ch, const char *policy, struct pit_err *e);
+static int stop_to_restart(struct ctl *c);
 
 int ctl_decide(struct ctl *c, struct pit_err *e) {
   if (c->stop_requested || c->restart_pending || c->restart_refused || c->in_snapshot)
@@ -72,7 +73,19 @@ int ctl_decide(struct ctl *c, struct pit_err *e) {
   struct pit_choice ch = {0};
   policy_state(c, &s);
   const char *pol = pit_policy_name(&c->o->policy);
-  int rc = pit_policy_decide(&c->o->policy, &s, &ch, e); /* its alternatives on the markets they would run on */
+  int rc = 0;
+  if (c->spot.on && !s.resizable && !c->zn.on && (rc = ctl_spot_unresumable(c, &ch, e)) != 0) {
+    if (rc < 0) /* else on-demand now: the job starts again at step 0 there (SIGTERM, SIGKILL after the grace) */
+      return rc;
+    c->pending = ch;
+    if ((rc = ctl_decision_record(c, &ch, "spot", e)) < 0)
+      return rc;
+    warn(c, "%s", ch.reason);
+    stop_to_restart(c);
+    return 0;
+  }
+  memset(&ch, 0, sizeof ch);
+  rc = pit_policy_decide(&c->o->policy, &s, &ch, e); /* its alternatives on the markets they would run on */
   if (rc == 0 && c->spot.on && ch.decided && s.resizable && (rc = ctl_spot_point(c, &ch, e)) == 1)
     return ctl_request_stop(c, &ch, c->zn.on ? "zones" : "spot", -1, e);
   if (rc == 0 && ch.act == PIT_ACT_RESIZE && c->o->resume_by_restart && !c->resizable)
@@ -160,7 +173,7 @@ int ctl_request_stop(struct ctl *c, const struct pit_choice *ch, const char *pol
 /* The resize by restart now: SIGTERM to every process group of the
  * workload (right after a snapshot), SIGKILL after the grace; the next
  * generation is the same command on the new membership. */
-void ctl_restart_stop(struct ctl *c) {
+static int stop_to_restart(struct ctl *c) {
   c->restart_pending = 0;
   c->restart_stopping = 1;
   c->stop_requested = 1;
@@ -169,6 +182,11 @@ void ctl_restart_stop(struct ctl *c) {
   for (int i = 0; i < c->g->nproc; i++)
     if (!c->g->proc[i].exited)
       k += ctl_w_signal_proc(c->o->world, &c->g->proc[i], SIGTERM, 0);
+  return k;
+}
+
+void ctl_restart_stop(struct ctl *c) {
+  int k = stop_to_restart(c);
   warn(c, "resize by restart: the snapshot at step %lld was just saved; SIGTERM to the workload (%d process "
           "group%s), restarted on the new membership",
        (long long)c->step_safe, k, k == 1 ? "" : "s");
