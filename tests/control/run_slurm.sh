@@ -26,22 +26,17 @@ if [[ $(id -u) -ne 0 ]]; then
   echo "run_slurm: needs root (slurmd, munged): skipped"
   exit 77
 fi
-for t in /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/munged salloc srun squeue scancel mpirun; do
+. "$PIT_SOURCE_DIR/tests/control/slurm_up.bash"
+for t in $(slurm_missing) mpirun; do
   command -v "$t" > /dev/null || { echo "run_slurm: $t not installed: skipped"; exit 77; }
 done
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
 T=$(mktemp -d)
-chmod 755 "$T"
 pids=()
 cleanup() {
   local p
-  # the runs' allocations (job names pitstop-RUN-TAG, TAG from the run directory)
-  [ -n "${SLURM_CONF:-}" ] && squeue -h -o '%i %j' 2> /dev/null | awk '$2 ~ /^pitstop-tsl[0-9]+-/ { print $1 }' |
-    xargs -r scancel 2> /dev/null || true
-  for f in "$T"/ctld.pid "$T"/slurmd-n1.pid "$T"/slurmd-n2.pid "$T"/munge/munged.pid; do
-    [ -f "$f" ] && pids+=("$(cat "$f")")
-  done
   for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
+  slurm_down "$T"
   for p in "${pids[@]}"; do
     for _ in $(seq 30); do kill -0 "$p" 2> /dev/null || break; sleep 0.1; done
     kill -9 "$p" 2> /dev/null || true
@@ -51,47 +46,7 @@ cleanup() {
 trap cleanup EXIT
 
 # ---- munge (own socket), slurmctld, slurmd n1 and n2
-mkdir -p "$T/munge" "$T/state" "$T/spool"
-chown munge:munge "$T/munge"
-runuser -u munge -- /usr/sbin/munged --socket="$T/munge/sock" --pid-file="$T/munge/munged.pid" \
-  --log-file="$T/munge/log" --seed-file="$T/munge/seed"
-base=$((17100 + $$ % 800 * 3))
-cat > "$T/slurm.conf" << CONF
-ClusterName=pit
-SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=$base
-SlurmUser=root
-AuthType=auth/munge
-AuthInfo=socket=$T/munge/sock
-CredType=cred/munge
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-MpiDefault=none
-ReturnToService=2
-StateSaveLocation=$T/state
-SlurmdSpoolDir=$T/spool/%n
-SlurmctldPidFile=$T/ctld.pid
-SlurmdPidFile=$T/slurmd-%n.pid
-SlurmctldLogFile=$T/ctld.log
-SlurmdLogFile=$T/slurmd-%n.log
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-SchedulerType=sched/backfill
-NodeName=n1 NodeHostname=$(hostname) NodeAddr=127.0.0.1 CPUs=1 Port=$((base + 1))
-NodeName=n2 NodeHostname=$(hostname) NodeAddr=127.0.0.1 CPUs=1 Port=$((base + 2))
-PartitionName=node Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
-CONF
-export SLURM_CONF=$T/slurm.conf
-/usr/sbin/slurmctld -i
-/usr/sbin/slurmd -N n1
-/usr/sbin/slurmd -N n2
-for _ in $(seq 100); do
-  [ "$(sinfo -h -o '%t' 2> /dev/null | sort -u)" = "idle" ] && break
-  sleep 0.1
-done
-[ "$(sinfo -h -o '%t' | sort -u)" = "idle" ] || { sinfo; cat "$T"/*.log; fail "Slurm nodes not idle"; }
+slurm_up "$T" || fail "Slurm nodes not idle"
 echo "slurm up: $(sinfo -h -o '%P %D %t')"
 
 cat > "$T/cat.tsv" << 'CAT'
