@@ -15,8 +15,8 @@ unchanged, under torchrun (docs/own-script.md, level 3: resizable by restart).
                                    own.py --slurm (SLURM_CONF set), two more kinds of fault, below
 
 The job: examples/pytorch/ddp_snapshot.py (the DDP tutorial's snapshot pattern: a snapshot after every
-epoch, resumed from when started again) on 2 local nodes through the per-node launcher, one torchrun
-per node, `--resume-by-restart`. Trial k (seed S+k) draws a plan of 1-3 faults from
+epoch, resumed from when started again) on 2 nodes (local ones, ssh hosts, cloud nodes or Slurm
+allocations) through the per-node launcher, one torchrun per node, `--resume-by-restart`. Trial k (seed S+k) draws a plan of 1-3 faults from
 random.Random(seed), each fired once the run's events file holds a drawn number of steps (plus a
 drawn delay):
 
