@@ -119,7 +119,10 @@ int ctl_failure_said(const char *log, size_t len, char *out, size_t n) {
       cur = NULL;
     } else if (t.n && *t.p != '{' && has(t, "rror") && !starts(t, "error_file") && !has(t, "ChildFailedError") &&
                !starts(t, "File \"") && /* a traceback's frame names a file, not the error */
-               !(starts(t, "srun: error: ") && has(t, ": task "))) /* srun restating a task's exit */
+               !(starts(t, "srun: error: ") && has(t, ": task ")) && /* srun restating a task's exit */
+               /* slurmstepd's record of a step cancelled without a reason (its node's allocation
+                * cancelled, or its srun ended by pitstop's stop): pitstop names the cause */
+               !(starts(t, "slurmstepd") && has(t, "*** STEP ") && has(t, " CANCELLED AT ") && !has(t, " DUE TO ")))
       other = t;
     i = j + 1;
   }

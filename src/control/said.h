@@ -15,8 +15,9 @@
  *     "[defaultN]:" prefix: "RuntimeError: ...", "...Error: ...");
  *  4. torchrun's last root cause (the traceback field unless it is only
  *     torchrun's advice);
- *  5. the last other line with "rror" in it, torchrun's report and a
- *     JSON line aside.
+ *  5. the last other line with "rror" in it, torchrun's report, a JSON
+ *     line and Slurm's after-effects aside (srun restating a task's exit,
+ *     slurmstepd's "*** STEP N.M ON NODE CANCELLED AT T ***" without a reason).
  * A traceback's frame lines ("File \"...\", line N") are never quoted. Returns
  * which of the above it found (CTL_SAID_NONE: nothing, out ""). Pure: no I/O. */
 enum ctl_said { CTL_SAID_NONE, CTL_SAID_PITSTOP, CTL_SAID_SIGNAL, CTL_SAID_SCRIPT, CTL_SAID_TORCHRUN, CTL_SAID_OTHER };

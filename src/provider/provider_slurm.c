@@ -4,7 +4,11 @@
  * that pends: Slurm refuses it unless it can run now), the job id parsed from salloc's "Granted job allocation ID";
  * stop = `scancel ID`; list = `squeue --name pitstop-RUN-TAG` joined with the
  * node files; health = the allocation's squeue state (RUNNING, or lost:
- * cancelled, preempted, failed, gone); wrap = `srun --jobid=ID -N1 -n1
+ * cancelled, preempted, failed, gone); poll = the same squeue every
+ * SL_POLL_S: an allocation of a node file no longer RUNNING is reported gone
+ * (its srun may have exited 0: srun says "Node failure" and exits 0 when
+ * Slurm sets the node DOWN, and a surviving torchrun waits 300 s at its exit
+ * barrier for it); wrap = `srun --jobid=ID -N1 -n1
  * --overlap --` (ranks and per-node commands are job steps of the
  * allocation; srun passes the environment on); clear = SIGKILL to the
  * allocation's job steps (what a killed controller's srun left running). An instance type maps to a
@@ -29,10 +33,19 @@
 
 #include "provider/provider_impl.h"
 
+/* Seconds between two polls' squeue (a lost allocation is told within this) */
+#define SL_POLL_S 2.0
+/* Allocations a poll reports gone, each once */
+#define SL_REPORTED_MAX 64
+
 struct slurm {
   char jobname[PIT_NAME_MAX + 16];
   double timeout_s;
   char wrap_job[64];
+  double last_poll;                          /* pit_now() of the last poll's squeue */
+  struct pit_err poll_err;                   /* its error, repeated until the next squeue */
+  char reported[SL_REPORTED_MAX][PIT_NAME_MAX]; /* node ids reported gone */
+  int nreported;
 };
 
 static int sl_open(struct pit_provider *p, struct pit_err *e) {
@@ -158,14 +171,30 @@ static const char *job_of(const char *id) {
   return j && j[1] == 'j' ? j + 2 : "";
 }
 
+/* The run's allocations as squeue lists them: "ID STATE" lines into jobs. */
+static int run_jobs(struct slurm *s, char *jobs, size_t n, struct pit_err *e) {
+  char name[PIT_NAME_MAX + 32];
+  snprintf(name, sizeof name, "--name=%s", s->jobname);
+  char *argv[] = {"squeue", "-h", name, "-o", "%i %T", NULL};
+  return slurm_cmd(s, argv, jobs, n, e);
+}
+
+/* 1 when run_jobs' lines list job RUNNING. */
+static int job_running(const char *jobs, const char *job) {
+  char pat[80];
+  snprintf(pat, sizeof pat, "%s RUNNING", job);
+  for (const char *at = strstr(jobs, pat); at; at = strstr(at + 1, pat))
+    if ((at == jobs || at[-1] == '\n') && (at[strlen(pat)] == '\n' || !at[strlen(pat)]))
+      return 1;
+  return 0;
+}
+
 static int sl_list(struct pit_provider *p, struct pit_node **out, int *nout, struct pit_err *e) {
   struct slurm *s = p->impl;
   *out = NULL;
   *nout = 0;
-  char name[PIT_NAME_MAX + 32], jobs[8192];
-  snprintf(name, sizeof name, "--name=%s", s->jobname);
-  char *argv[] = {"squeue", "-h", name, "-o", "%i %T", NULL};
-  int rc = slurm_cmd(s, argv, jobs, sizeof jobs, e);
+  char jobs[8192];
+  int rc = run_jobs(s, jobs, sizeof jobs, e);
   if (rc < 0)
     return rc;
   struct ctl_node_id *ids;
@@ -184,11 +213,7 @@ static int sl_list(struct pit_provider *p, struct pit_node **out, int *nout, str
     char job[64];
     if (read_node(p, ids[i].id, &v[n], job, sizeof job) < 0)
       continue;
-    char pat[80];
-    snprintf(pat, sizeof pat, "%s RUNNING", job);
-    const char *at = strstr(jobs, pat);
-    int running = at && (at == jobs || at[-1] == '\n');
-    v[n].state = running ? PIT_NODE_READY : PIT_NODE_LOST;
+    v[n].state = job_running(jobs, job) ? PIT_NODE_READY : PIT_NODE_LOST;
     n++;
   }
   /* allocations of the run that no node file names (a crash between salloc and the file) */
@@ -210,6 +235,48 @@ static int sl_list(struct pit_provider *p, struct pit_node **out, int *nout, str
   free(ids);
   *out = v;
   *nout = n;
+  return 0;
+}
+
+/* ops->poll: every SL_POLL_S, the allocations of the node files that squeue no longer lists
+ * RUNNING (cancelled, NODE_FAIL, preempted, ended), each reported gone once; between two squeues
+ * the last one's error stands. */
+static int sl_poll(struct pit_provider *p, struct pit_node_event *ev, int cap, int *nev, struct pit_err *e) {
+  struct slurm *s = p->impl;
+  *nev = 0;
+  if (pit_now() - s->last_poll < SL_POLL_S) {
+    if (s->poll_err.code && e)
+      *e = s->poll_err;
+    return s->poll_err.code;
+  }
+  s->last_poll = pit_now();
+  pit_err_clear(&s->poll_err);
+  char jobs[8192];
+  struct ctl_node_id *ids = NULL;
+  int nid = 0;
+  if (run_jobs(s, jobs, sizeof jobs, &s->poll_err) < 0 ||
+      ctl_node_files(p->conf.state_dir, &ids, &nid, &s->poll_err) < 0) {
+    if (e)
+      *e = s->poll_err;
+    return s->poll_err.code;
+  }
+  for (int i = 0; i < nid && *nev < cap; i++) {
+    struct pit_node n;
+    char job[64];
+    if (read_node(p, ids[i].id, &n, job, sizeof job) < 0 || job_running(jobs, job))
+      continue;
+    int k = 0;
+    while (k < s->nreported && strcmp(s->reported[k], n.id) != 0)
+      k++;
+    if (k < s->nreported)
+      continue;
+    if (s->nreported < SL_REPORTED_MAX)
+      snprintf(s->reported[s->nreported++], PIT_NAME_MAX, "%s", n.id);
+    memset(&ev[*nev], 0, sizeof ev[*nev]);
+    snprintf(ev[*nev].id, sizeof ev[*nev].id, "%s", n.id);
+    ev[(*nev)++].kind = PIT_NODE_GONE;
+  }
+  free(ids);
   return 0;
 }
 
@@ -381,5 +448,6 @@ static int sl_wrap(struct pit_provider *p, const struct pit_node *n, const char 
 const struct pit_provider_ops pit_provider_slurm = {
     PIT_PROVIDER_OPS(sl, "slurm",
                      "nodes are Slurm allocations (salloc --immediate), ranks srun steps"),
+    .poll = sl_poll,
     .clear = sl_clear,
 };

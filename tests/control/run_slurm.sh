@@ -16,6 +16,8 @@
 #     resized 1 → 2 → 1 by restart, every step once; one of two allocations scancelled after a
 #     snapshot: the lost allocation said as the cause, the restart not held against
 #     --max-restarts, every step once, nothing left (skipped without Debian's python3-torch);
+#  3d. the Slurm node of an allocation set DOWN under a per-node workload (its srun exits 0):
+#     the provider's poll names the allocation gone within seconds, the run restarts and ends;
 #  4. bad input: more nodes than Slurm has (salloc --immediate refused), a partition Slurm does
 #     not have: one message, bounded time, non-zero exit, no allocation, salloc or node file left.
 # Needs root and Debian's slurmctld, slurmd, slurm-client, munge: exit 77 (skipped) otherwise.
@@ -26,22 +28,17 @@ if [[ $(id -u) -ne 0 ]]; then
   echo "run_slurm: needs root (slurmd, munged): skipped"
   exit 77
 fi
-for t in /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/munged salloc srun squeue scancel mpirun; do
+. "$PIT_SOURCE_DIR/tests/control/slurm_up.bash"
+for t in $(slurm_missing) mpirun; do
   command -v "$t" > /dev/null || { echo "run_slurm: $t not installed: skipped"; exit 77; }
 done
 . "$PIT_SOURCE_DIR/tests/train/mpi_env.bash"
 T=$(mktemp -d)
-chmod 755 "$T"
 pids=()
 cleanup() {
   local p
-  # the runs' allocations (job names pitstop-RUN-TAG, TAG from the run directory)
-  [ -n "${SLURM_CONF:-}" ] && squeue -h -o '%i %j' 2> /dev/null | awk '$2 ~ /^pitstop-tsl[0-9]+-/ { print $1 }' |
-    xargs -r scancel 2> /dev/null || true
-  for f in "$T"/ctld.pid "$T"/slurmd-n1.pid "$T"/slurmd-n2.pid "$T"/munge/munged.pid; do
-    [ -f "$f" ] && pids+=("$(cat "$f")")
-  done
   for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
+  slurm_down "$T"
   for p in "${pids[@]}"; do
     for _ in $(seq 30); do kill -0 "$p" 2> /dev/null || break; sleep 0.1; done
     kill -9 "$p" 2> /dev/null || true
@@ -51,47 +48,7 @@ cleanup() {
 trap cleanup EXIT
 
 # ---- munge (own socket), slurmctld, slurmd n1 and n2
-mkdir -p "$T/munge" "$T/state" "$T/spool"
-chown munge:munge "$T/munge"
-runuser -u munge -- /usr/sbin/munged --socket="$T/munge/sock" --pid-file="$T/munge/munged.pid" \
-  --log-file="$T/munge/log" --seed-file="$T/munge/seed"
-base=$((17100 + $$ % 800 * 3))
-cat > "$T/slurm.conf" << CONF
-ClusterName=pit
-SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=$base
-SlurmUser=root
-AuthType=auth/munge
-AuthInfo=socket=$T/munge/sock
-CredType=cred/munge
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-MpiDefault=none
-ReturnToService=2
-StateSaveLocation=$T/state
-SlurmdSpoolDir=$T/spool/%n
-SlurmctldPidFile=$T/ctld.pid
-SlurmdPidFile=$T/slurmd-%n.pid
-SlurmctldLogFile=$T/ctld.log
-SlurmdLogFile=$T/slurmd-%n.log
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-SchedulerType=sched/backfill
-NodeName=n1 NodeHostname=$(hostname) NodeAddr=127.0.0.1 CPUs=1 Port=$((base + 1))
-NodeName=n2 NodeHostname=$(hostname) NodeAddr=127.0.0.1 CPUs=1 Port=$((base + 2))
-PartitionName=node Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
-CONF
-export SLURM_CONF=$T/slurm.conf
-/usr/sbin/slurmctld -i
-/usr/sbin/slurmd -N n1
-/usr/sbin/slurmd -N n2
-for _ in $(seq 100); do
-  [ "$(sinfo -h -o '%t' 2> /dev/null | sort -u)" = "idle" ] && break
-  sleep 0.1
-done
-[ "$(sinfo -h -o '%t' | sort -u)" = "idle" ] || { sinfo; cat "$T"/*.log; fail "Slurm nodes not idle"; }
+slurm_up "$T" || fail "Slurm nodes not idle"
 echo "slurm up: $(sinfo -h -o '%P %D %t')"
 
 cat > "$T/cat.tsv" << 'CAT'
@@ -130,7 +87,7 @@ scancel_after() {
 }
 scancel_after tsl2 "$T/r2"
 wait $ctl || { cat "$T/r2.err"; fail "the run did not survive the scancel of an allocation"; }
-grep -q "node tsl2.j$victim lost.*not counted against --max-restarts" "$T/r2.err" || fail "no restart said: $(cat "$T/r2.err")"
+grep -q "node tsl2.j$victim \(lost\|is gone\).*not counted against --max-restarts" "$T/r2.err" || fail "no restart said: $(cat "$T/r2.err")"
 grep -q "allocation $victim is gone" "$T/r2.err" || fail "the lost allocation is not named: $(cat "$T/r2.err")"
 $PY - "$T/r2/events.jsonl" 200 "$victim" << 'PYEOF'
 import json, sys
@@ -272,7 +229,8 @@ PYEOF
   pids+=("$ctl")
   scancel_after tsl8 "$T/tsl8" > /dev/null
   wait $ctl || fail "the torch run did not survive a scancel: $(cat "$T/r8.err")"
-  grep -q "failed (node tsl8.j$victim lost, then .*not counted against --max-restarts (0 of 1 used)" "$T/r8.err" ||
+  grep -q "failed (node tsl8.j$victim \(lost, then .*\|is gone\)): .*not counted against --max-restarts (0 of 1 used)" \
+    "$T/r8.err" ||
     fail "the lost allocation not said as the cause: $(cat "$T/r8.err")"
   torch_steps "$T/tsl8/events.jsonl" 128 > "$T/r8.steps" || fail "steps" # 16 steps an epoch on 2 nodes
   echo "torch per-node, allocation $victim scancelled: $(cat "$T/r8.steps")"
@@ -281,6 +239,32 @@ PYEOF
 else
   echo "torch per-node: skipped (Debian's python3-torch not installed)"
 fi
+
+# ---- 3d. the Slurm node of one of two allocations set DOWN while the per-node workload runs: Slurm
+# ends that allocation (NODE_FAIL), its srun says "Node failure" and exits 0, and the other node's
+# workload goes on (as a torchrun at its exit barrier does, 300 s): only Slurm knows the node is
+# lost. The provider's poll says so within seconds: the generation fails naming the allocation and
+# restarts on a new one (before, the controller waited on the survivor: own-slurm.sh, seed 102)
+run9=(run --provider slurm --catalog "$T/cat.tsv" --itype node --checkpoint-dir "$T/r9" --run tsl9 --quiet --nodes 2
+      --launcher per-node -- "$PY" "$PIT_SOURCE_DIR/tests/control/survivor.py" "$T/go9")
+"$PITSTOP" "${run9[@]}" > /dev/null 2> "$T/r9.err" &
+ctl=$!
+pids+=("$ctl")
+for _ in $(seq 600); do [ "$(pyprocs tsl9)" = "2 0 python3" ] && break; sleep 0.1; done
+[ "$(pyprocs tsl9)" = "2 0 python3" ] || fail "the per-node workload did not start: $(cat "$T/r9.err")"
+read -r victim vnode <<< "$(squeue -h --name="$(jobname tsl9 "$T/r9")" -o '%i %N' | sort -n | tail -1)"
+scontrol update nodename="$vnode" state=down reason=run_slurm
+t0=$(date +%s.%N)
+for _ in $(seq 150); do grep -q "failed (node tsl9.j$victim is gone)" "$T/r9.err" && break; sleep 0.1; done
+t1=$(date +%s.%N)
+touch "$T/go9"
+scontrol update nodename="$vnode" state=resume 2> /dev/null || true # ReturnToService=2 may have taken it back
+grep -q "failed (node tsl9.j$victim is gone)" "$T/r9.err" ||
+  fail "allocation $victim's node $vnode set DOWN: no failure said within 15 s: $(cat "$T/r9.err")"
+wait $ctl || fail "the run did not survive a node set DOWN: $(cat "$T/r9.err")"
+echo "node $vnode set DOWN: allocation $victim said gone after $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s:" \
+  "$(grep -m1 -o "failed (node tsl9.j$victim is gone)" "$T/r9.err")"
+[ -z "$(slurm_left tsl9 r9)$(procs tsl9)" ] || fail "left: $(slurm_left tsl9 r9) $(procs tsl9)"
 
 # ---- 4. bad input: three nodes of a partition that has two; a partition Slurm does not have
 t0=$(date +%s)

@@ -123,6 +123,17 @@ int main(void) {
   CHECK(strcmp(s, "AttributeError: 'NoneType' object has no attribute 'get'") == 0, "srun's exit line: %s", s);
   s = said("[r.j1 err] srun: error: Unable to create step for job 7: Job/step already completing or completed\n");
   CHECK(strncmp(s, "srun: error: Unable to create step", 34) == 0, "srun's own error: %s", s);
+  /* slurmstepd's record of a step cancelled (the other node's step, ended by pitstop's own stop after
+   * the node was lost) is an after-effect: srun's word on the lost node is the cause (own-slurm.sh
+   * seed 102 read "the workload said: slurmstepd-n1: error: *** STEP 1.0 ON n1 CANCELLED AT ...",
+   * the node that went DOWN being n2) */
+  s = said("[r.j2 err] srun: error: Node failure on n2\n"
+           "[r.j1 err] slurmstepd-n1: error: *** STEP 1.0 ON n1 CANCELLED AT 2026-11-30T07:05:37 ***\n"
+           "[r.j1 err] srun: error: n1: task 0: Terminated\n");
+  CHECK(strcmp(s, "srun: error: Node failure on n2") == 0, "slurmstepd's cancel record quoted: %s", s);
+  /* but a cancel with its reason is a cause */
+  s = said("[r.j1 err] slurmstepd-n1: error: *** JOB 7 ON n1 CANCELLED AT 2026-11-30T07:05:37 DUE TO TIME LIMIT ***\n");
+  CHECK(strstr(s, "DUE TO TIME LIMIT") != NULL, "a time limit not quoted: %s", s);
 
   s = said("[r.0 out] step 1\n[r.0 out] step 2\n");
   CHECK(s[0] == 0, "nothing to say: %s", s);
