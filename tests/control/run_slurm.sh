@@ -222,6 +222,8 @@ PYEOF
     fail "the torch run failed: $(cat "$T/r7.err"; tail -20 "$T"/tsl7/gen-*.log)"
   torch_steps "$T/tsl7/events.jsonl" 256 > "$T/r7.steps" || fail "steps"
   echo "torch per-node, resized by restart: $(cat "$T/r7.steps")"
+  # the rendezvous port was asked on node 0's allocation (node-check --free-port as a job step there)
+  ! grep -h "was not asked for a free port" "$T"/tsl7/gen-*.log || fail "node 0 not asked for its port"
   [ "$(grep -c "resize by restart" "$T/r7.err")" = 2 ] || fail "not resized twice: $(cat "$T/r7.err")"
   torch_run tsl8 --nodes 2 --max-restarts 1
   (OMP_NUM_THREADS=1 exec "${T8[@]}") > /dev/null 2> "$T/r8.err" &
