@@ -52,6 +52,7 @@ struct pit_kv {
   double clock;       /* the line's own timestamp ("2024-05-01 10:00:02,500"), seconds; NaN none */
   double bare_s;      /* a time with a unit and no key ("- 5s 2ms/step"): the epoch's on a complete count */
   int epoch_alone;    /* the line is "Epoch e/N" and nothing else: an epoch begins, counted as printed */
+  int epoch_from1;    /* the epoch was written "Epoch [e]" (mmcv), counted from 1 */
   int samples;        /* iter/iters count samples ("[n/N (p%)]"), not iterations */
   int ambiguous_time; /* a bare "time"/"took" whose meaning the line does not settle */
   double time;        /* its value (seconds) */

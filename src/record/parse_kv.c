@@ -38,6 +38,7 @@ enum kf {
   F_BATCH,
   F_GBATCH, /* the global batch: "global batch size" (Megatron), "train_batch_size" (DeepSpeed) */
   F_SRATE,  /* samples per second of the step: "CurrSamplesPerSec" (DeepSpeed) */
+  F_RATE,   /* steps per second: fairseq's "ups" (updates per second) */
   F_TIME, /* "time", "took": iteration or epoch, as the line says */
   F_ITIME,
   F_ETIME,
@@ -74,6 +75,7 @@ static const struct kw words[] = {
     {"timeperiteration", F_ITIME}, /* Megatron's "elapsed time per iteration (ms)" */
     {"globalbatchsize", F_GBATCH}, {"trainbatchsize", F_GBATCH}, {"currsamplespersec", F_SRATE},
     {"runningavgsamplespersec", F_METRIC}, /* DeepSpeed's mean since the start: not this step's */
+    {"numupdates", F_STEP},    {"ups", F_RATE},            {"wall", F_ELAPSED}, /* fairseq */
 };
 
 static enum kf lookup(const char *k) {
@@ -225,6 +227,8 @@ struct scan_st {
   int nbare, bare_pct;
   int saw_save, saw_ckpt, saw_resume;   /* "saved"/"snapshot", "checkpoint", "resuming": a line about one */
   double kscale;                        /* seconds per unit a key names in parentheses ("(ms)"), 0 none */
+  int kcounter;                         /* the key is written "time/<word>" (Composer's "time/batch: 15"):
+                                           with a plain integer it counts progress, it is no duration */
 };
 
 /* A word at *qp: a word of a key, a key with its value
@@ -306,7 +310,10 @@ static int scan_word(struct scan_st *st, const char *s, const char *end, const c
   if (st->k.n == 0) {
     st->k.start = (w > s && w[-1] == '[') ? w - 1 : w;
     st->kscale = 0;
+    st->kcounter = 0;
   }
+  if (we - w > 5 && (w[0] | 0x20) == 't' && word_is(w, w + 4, "time") && w[4] == '/')
+    st->kcounter = 1;
   memcpy(st->k.w[st->k.n++], norm, n + 1);
   *qp = q;
   return 0;
@@ -333,8 +340,11 @@ static int scan_number(struct scan_st *st, const char *s, const char *end, const
   }
   kv->nnums++;
   int64_t total = -1;
-  if (q + 1 < end && *q == '/') { /* "i/L"; Megatron pads L: "100/  500000" (an integer i only) */
-    const char *a = q + 1;
+  const char *sl = q;
+  if (sl + 2 < end && *sl == ' ' && sl[1] == '/' && sl[2] == ' ' && v == floor(v) && !memchr(num, '.', (size_t)(q - num)))
+    sl++; /* fairseq's "100 / 1000" */
+  if (sl + 1 < end && *sl == '/') { /* "i/L"; Megatron pads L: "100/  500000" (an integer i only) */
+    const char *a = sl + 1;
     if (a < end && *a == ' ' && v == floor(v) && !memchr(num, '.', (size_t)(q - num)))
       pl_ws(&a, end);
     if (a < end && pl_isdigit(*a) && pl_i64(&a, end, &total))
@@ -350,6 +360,9 @@ static int scan_number(struct scan_st *st, const char *s, const char *end, const
     q++;
   double scale = 1;
   enum kf f = key_field(&st->k, &scale);
+  if (st->kcounter && !has_unit && !per_iter && !rate && !memchr(num, '.', (size_t)(q - num)) &&
+      (f == F_ITIME || f == F_ETIME || f == F_TIME))
+    f = F_METRIC; /* Composer's "Train time/batch: 15", "time/epoch: 0": counts, not seconds */
   if (has_unit && !per_iter && !rate)
     scale = sec;
   else if (!has_unit && st->kscale > 0) /* "elapsed time per iteration (ms): 250.0" */
@@ -416,6 +429,10 @@ static int scan_number(struct scan_st *st, const char *s, const char *end, const
       kv->loss = v;
     kv->nkeys++;
   } else if (f == F_METRIC) {
+    kv->nkeys++;
+  } else if (f == F_RATE) {
+    if (v > 0 && isnan(kv->step_s))
+      kv->step_s = 1 / v;
     kv->nkeys++;
   } else if (f == F_SRATE) {
     if (v > 0 && isnan(kv->srate))
@@ -492,6 +509,24 @@ static int scan(const char *s, const char *end, struct pit_kv *kv, const char **
       if (un > 0 && !per_iter && !rate && q + 1 + un < end && q[1 + un] == ')') {
         st.kscale = sec;
         q += un + 2;
+        continue;
+      }
+    }
+    /* "Epoch [1][50/7330]" (mmcv's, counting epochs from 1): the epoch's number in brackets */
+    if (c == '[' && st.k.n > 0 && q + 1 < end && pl_isdigit(q[1])) {
+      const char *a = q + 1;
+      int64_t v;
+      double scale;
+      if (pl_i64(&a, end, &v) && a < end && *a == ']' && key_field(&st.k, &scale) == F_EPOCH) {
+        if (!set_pos(&kv->epoch, v)) {
+          *glue = st.k.start;
+          return 1;
+        }
+        kv->epoch_from1 = 1;
+        kv->nkeys++;
+        kv->nnums++;
+        st.k.n = 0;
+        q = a + 1;
         continue;
       }
     }
@@ -607,6 +642,8 @@ int pit_pl_kv_put(struct pit_parser *p, const struct pit_kv *kv, struct pit_err 
     base = k.epoch >= p->kv_epoch_base ? p->kv_epoch_base : 0;
     k.epoch -= base;
   }
+  if (k.epoch_from1 && k.epoch >= 1) /* mmcv's "Epoch [1]" is the first: recorded from 0 */
+    k.epoch--;
   if (k.epoch < 0 && k.iter >= 0 && k.step < 0) {
     /* an iteration that names no epoch after a line said an epoch begins (Keras' "1875/1875 [===]"
      * after "Epoch 2/10"): that epoch's */
