@@ -4,7 +4,9 @@
  * with synonyms for rank, epoch, iteration, batch size, iteration time and epoch
  * time, units s/ms (sec, secs, seconds, msec), "i/L" and "e/N" counts, rates
  * ("9.5it/s", "5ms/step", "45.1 ms/batch"), PyTorch examples' "[e/N][i/L]" and
- * "Train Epoch: e [n/N (p%)]", and turns what a line says into records
+ * "Train Epoch: e [n/N (p%)]", frameworks' shapes (Megatron's "(ms)" after a key and
+ * global batch, Keras' lone "Epoch e/N" counted from 1, DeepSpeed's timestamps and
+ * samples/s, mmcv's "Epoch [e]", fairseq's "i / L"), and turns what a line says into records
  * (pit_pl_kv_put, shared with --pattern): an iteration (with its time, or
  * progress only), an epoch, a validation, a checkpoint, or context.
  *
@@ -12,7 +14,9 @@
  * gives a record only when it names an iteration, an epoch or a time whose meaning
  * it settles; a line with a repeated position key (a second "step=" or "epoch")
  * holds a second line glued to it: p->next is set where it starts. Lines it does
- * not read get a reason in p->reason ("no number", "no known key", ...).
+ * not read get a reason in p->reason ("no number", "no known key", ...). Epochs a
+ * dialect counts from 1 are recorded from 0; a line's timestamp times only a line
+ * that has no time of its own.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -707,18 +711,6 @@ int pit_pl_kv_put(struct pit_parser *p, const struct pit_kv *kv, struct pit_err 
                   : p->batch_per_rank > 0 && p->world > 0 ? p->batch_per_rank * p->world : -1;
     if (isnan(k.step_s) && !isnan(k.srate) && batch > 0) /* DeepSpeed's CurrSamplesPerSec: global samples/s */
       k.step_s = (double)batch / k.srate;
-    double t = k.t;
-    if (isnan(k.step_s) && !isnan(k.clock) && step >= 0 && rs) {
-      /* a line with no time of its own but its clock (a timestamp): t from the stream's first one,
-       * and the clock since the rank's last such record spread evenly over the steps between, as
-       * pitstop run times progress lines by their arrival (src/control/progress.c) */
-      if (isnan(t))
-        t = k.clock - p->kv_clock0;
-      if (!isnan(rs->kv_clock) && step > rs->kv_clock_step && k.clock >= rs->kv_clock)
-        k.step_s = (k.clock - rs->kv_clock) / (double)(step - rs->kv_clock_step);
-      rs->kv_clock = k.clock;
-      rs->kv_clock_step = step;
-    }
     if (step >= 0 && p->have_pend && q->type == PIT_REC_ITER && (p->pend_kinds & (1u << K_KV)) && q->step == step &&
         (q->rank == rank || q->rank < 0 || rank < 0) && (q->epoch == k.epoch || q->epoch < 0 || k.epoch < 0) &&
         (isnan(q->step_s) || isnan(k.step_s))) {
@@ -734,7 +726,7 @@ int pit_pl_kv_put(struct pit_parser *p, const struct pit_kv *kv, struct pit_err 
       if (isnan(q->data_s))
         q->data_s = k.data_s;
       if (isnan(q->t))
-        q->t = t;
+        q->t = !isnan(k.t) ? k.t : !isnan(k.clock) ? k.clock - p->kv_clock0 : NAN;
       if (isnan(q->loss) && q->nlosses == 0)
         q->loss = k.loss;
       if (q->batch < 0)
@@ -742,7 +734,23 @@ int pit_pl_kv_put(struct pit_parser *p, const struct pit_kv *kv, struct pit_err 
       if (was_progress && !isnan(q->step_s) && p->st.progress > 0)
         p->st.progress--; /* the held record was counted as progress only; now it has a time */
       p->have_times |= !isnan(q->step_s);
+      if (!isnan(k.clock) && rs && (isnan(rs->kv_clock) || step > rs->kv_clock_step)) {
+        rs->kv_clock = k.clock; /* this rank's clock was at this step too */
+        rs->kv_clock_step = step;
+      }
       return PL_MERGED;
+    }
+    double t = k.t;
+    if (isnan(k.step_s) && !isnan(k.clock) && step >= 0 && rs) {
+      /* a line with no time of its own but its clock (a timestamp): t from the stream's first one,
+       * and the clock since the rank's last such record spread evenly over the steps between, as
+       * pitstop run times progress lines by their arrival (src/control/progress.c) */
+      if (isnan(t))
+        t = k.clock - p->kv_clock0;
+      if (!isnan(rs->kv_clock) && step > rs->kv_clock_step && k.clock >= rs->kv_clock)
+        k.step_s = (k.clock - rs->kv_clock) / (double)(step - rs->kv_clock_step);
+      rs->kv_clock = k.clock;
+      rs->kv_clock_step = step;
     }
     pit_pl_new(p, PIT_REC_ITER, rank);
     p->cur->epoch = k.epoch;
