@@ -72,7 +72,7 @@ struct pit_pl_rank *pit_pl_rank(struct pit_parser *p, int rank) {
     if (PIT_GROW(p->ranks, i + 1, n))
       return NULL;
     for (size_t k = (size_t)p->nranks; k < n; k++)
-      p->ranks[k] = (struct pit_pl_rank){-1, 0, -1};
+      p->ranks[k] = (struct pit_pl_rank){-1, 0, -1, NAN, -1};
     p->nranks = (int)n;
   }
   return &p->ranks[i];
@@ -225,6 +225,9 @@ int pit_parser_new(struct pit_parser **pp, enum pit_parse_format f, const char *
   p->epochs = -1;
   p->seg_rank = -1;
   p->kv_epoch_start = -1;
+  p->kv_epoch_base = -1;
+  p->kv_gbatch = -1;
+  p->kv_clock0 = NAN;
   *pp = p;
   return 0;
 }
@@ -392,6 +395,8 @@ generic:
   if (cr) { /* tqdm's updates of one line, '\r' between */
     p->next = cr + 1;
     end = cr;
+    while (end > s && end[-1] == '\b') /* Keras 2 erases its bar with backspaces before the '\r' */
+      end--;
   } else if (q) {
     p->next = q;
     p->next_glued = 1;

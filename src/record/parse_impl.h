@@ -38,13 +38,21 @@ struct pit_pl_rank {
   int64_t per_epoch;  /* iterations per epoch, -1 unknown */
   int64_t next_step;  /* step of the next new iteration when per_epoch is unknown */
   int64_t kv_epoch;   /* parse_kv.c: the last epoch an epoch-start line began, -1 none */
+  double kv_clock;    /* parse_kv.c: the clock (a line's timestamp) of the rank's last record timed by it, NaN none */
+  int64_t kv_clock_step; /* its step */
 };
 
 /* What a key/value line or a --pattern match said (-1 / NaN: not said). */
 struct pit_kv {
   int rank;
   int64_t epoch, epochs, iter, iters, step, batch;
+  int64_t gbatch;     /* the global batch ("global batch size", "train_batch_size") */
   double step_s, epoch_s, val_s, data_s, t, loss;
+  double srate;       /* samples per second of this step ("CurrSamplesPerSec"): a time with the global batch */
+  double clock;       /* the line's own timestamp ("2024-05-01 10:00:02,500"), seconds; NaN none */
+  double bare_s;      /* a time with a unit and no key ("- 5s 2ms/step"): the epoch's on a complete count */
+  int epoch_alone;    /* the line is "Epoch e/N" and nothing else: an epoch begins, counted as printed */
+  int epoch_from1;    /* the epoch was written "Epoch [e]" (mmcv), counted from 1 */
   int samples;        /* iter/iters count samples ("[n/N (p%)]"), not iterations */
   int ambiguous_time; /* a bare "time"/"took" whose meaning the line does not settle */
   double time;        /* its value (seconds) */
@@ -84,6 +92,9 @@ struct pit_parser {
   int seg_rank;            /* rank a tag before the text names ([GPU1], [default1]:, [0,1]<stdout>:), -1 */
   char kv_path[2][512];    /* parse_kv.c: a checkpoint's path, one per slot (not owned by the record) */
   int64_t kv_epoch_start;  /* parse_kv.c: the segment says this epoch begins; -1 not */
+  int kv_epoch_base;       /* parse_kv.c: lone "Epoch e/N" lines count from 1 (Keras) or 0; -1 not known */
+  int64_t kv_gbatch;       /* parse_kv.c: the global batch the log said last, -1 none */
+  double kv_clock0;        /* parse_kv.c: the first timestamp of the stream (records' t counts from it), NaN */
   char info[160];          /* what a context segment taught (explain only) */
   pit_parse_explain_fn explain;
   void *explain_ctx;

@@ -4,7 +4,9 @@
  * with synonyms for rank, epoch, iteration, batch size, iteration time and epoch
  * time, units s/ms (sec, secs, seconds, msec), "i/L" and "e/N" counts, rates
  * ("9.5it/s", "5ms/step", "45.1 ms/batch"), PyTorch examples' "[e/N][i/L]" and
- * "Train Epoch: e [n/N (p%)]", and turns what a line says into records
+ * "Train Epoch: e [n/N (p%)]", frameworks' shapes (Megatron's "(ms)" after a key and
+ * global batch, Keras' lone "Epoch e/N" counted from 1, DeepSpeed's timestamps and
+ * samples/s, mmcv's "Epoch [e]", fairseq's "i / L"), and turns what a line says into records
  * (pit_pl_kv_put, shared with --pattern): an iteration (with its time, or
  * progress only), an epoch, a validation, a checkpoint, or context.
  *
@@ -12,7 +14,9 @@
  * gives a record only when it names an iteration, an epoch or a time whose meaning
  * it settles; a line with a repeated position key (a second "step=" or "epoch")
  * holds a second line glued to it: p->next is set where it starts. Lines it does
- * not read get a reason in p->reason ("no number", "no known key", ...).
+ * not read get a reason in p->reason ("no number", "no known key", ...). Epochs a
+ * dialect counts from 1 are recorded from 0; a line's timestamp times only a line
+ * that has no time of its own.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +26,9 @@
 void pit_kv_clear(struct pit_kv *kv) {
   memset(kv, 0, sizeof *kv);
   kv->rank = -1;
-  kv->epoch = kv->epochs = kv->iter = kv->iters = kv->step = kv->batch = -1;
+  kv->epoch = kv->epochs = kv->iter = kv->iters = kv->step = kv->batch = kv->gbatch = -1;
   kv->step_s = kv->epoch_s = kv->val_s = kv->data_s = kv->t = kv->loss = kv->time = NAN;
+  kv->srate = kv->clock = kv->bare_s = NAN;
 }
 
 enum kf {
@@ -35,6 +40,9 @@ enum kf {
   F_ITERS,
   F_STEP, /* a global step */
   F_BATCH,
+  F_GBATCH, /* the global batch: "global batch size" (Megatron), "train_batch_size" (DeepSpeed) */
+  F_SRATE,  /* samples per second of the step: "CurrSamplesPerSec" (DeepSpeed) */
+  F_RATE,   /* steps per second: fairseq's "ups" (updates per second) */
   F_TIME, /* "time", "took": iteration or epoch, as the line says */
   F_ITIME,
   F_ETIME,
@@ -68,6 +76,10 @@ static const struct kw words[] = {
     {"accuracy", F_METRIC},    {"top1", F_METRIC},         {"top5", F_METRIC},          {"ppl", F_METRIC},
     {"perplexity", F_METRIC},  {"gradnorm", F_METRIC},     {"seed", F_METRIC},          {"lossd", F_METRIC},
     {"lossg", F_METRIC},       {"worldsize", F_METRIC},    {"eta", F_METRIC},
+    {"timeperiteration", F_ITIME}, /* Megatron's "elapsed time per iteration (ms)" */
+    {"globalbatchsize", F_GBATCH}, {"trainbatchsize", F_GBATCH}, {"currsamplespersec", F_SRATE},
+    {"runningavgsamplespersec", F_METRIC}, /* DeepSpeed's mean since the start: not this step's */
+    {"numupdates", F_STEP},    {"ups", F_RATE},            {"wall", F_ELAPSED}, /* fairseq */
 };
 
 static enum kf lookup(const char *k) {
@@ -218,6 +230,9 @@ struct scan_st {
   int64_t bare[4];                      /* counts "n/N" with no key: "[e/N][i/L]", "10/100" */
   int nbare, bare_pct;
   int saw_save, saw_ckpt, saw_resume;   /* "saved"/"snapshot", "checkpoint", "resuming": a line about one */
+  double kscale;                        /* seconds per unit a key names in parentheses ("(ms)"), 0 none */
+  int kcounter;                         /* the key is written "time/<word>" (Composer's "time/batch: 15"):
+                                           with a plain integer it counts progress, it is no duration */
 };
 
 /* A word at *qp: a word of a key, a key with its value
@@ -296,8 +311,13 @@ static int scan_word(struct scan_st *st, const char *s, const char *end, const c
     memmove(st->k.w[0], st->k.w[1], sizeof st->k.w[0] * (MAXW - 1));
     st->k.n--;
   }
-  if (st->k.n == 0)
+  if (st->k.n == 0) {
     st->k.start = (w > s && w[-1] == '[') ? w - 1 : w;
+    st->kscale = 0;
+    st->kcounter = 0;
+  }
+  if (we - w > 5 && (w[0] | 0x20) == 't' && word_is(w, w + 4, "time") && w[4] == '/')
+    st->kcounter = 1;
   memcpy(st->k.w[st->k.n++], norm, n + 1);
   *qp = q;
   return 0;
@@ -324,9 +344,14 @@ static int scan_number(struct scan_st *st, const char *s, const char *end, const
   }
   kv->nnums++;
   int64_t total = -1;
-  if (q + 1 < end && *q == '/' && pl_isdigit(q[1])) {
-    const char *a = q + 1;
-    if (pl_i64(&a, end, &total))
+  const char *sl = q;
+  if (sl + 2 < end && *sl == ' ' && sl[1] == '/' && sl[2] == ' ' && v == floor(v) && !memchr(num, '.', (size_t)(q - num)))
+    sl++; /* fairseq's "100 / 1000" */
+  if (sl + 1 < end && *sl == '/') { /* "i/L"; Megatron pads L: "100/  500000" (an integer i only) */
+    const char *a = sl + 1;
+    if (a < end && *a == ' ' && v == floor(v) && !memchr(num, '.', (size_t)(q - num)))
+      pl_ws(&a, end);
+    if (a < end && pl_isdigit(*a) && pl_i64(&a, end, &total))
       q = a;
   }
   double sec = 1;
@@ -339,8 +364,13 @@ static int scan_number(struct scan_st *st, const char *s, const char *end, const
     q++;
   double scale = 1;
   enum kf f = key_field(&st->k, &scale);
+  if (st->kcounter && !has_unit && !per_iter && !rate && !memchr(num, '.', (size_t)(q - num)) &&
+      (f == F_ITIME || f == F_ETIME || f == F_TIME))
+    f = F_METRIC; /* Composer's "Train time/batch: 15", "time/epoch: 0": counts, not seconds */
   if (has_unit && !per_iter && !rate)
     scale = sec;
+  else if (!has_unit && st->kscale > 0) /* "elapsed time per iteration (ms): 250.0" */
+    scale = st->kscale;
   int integral = v >= 0 && v == floor(v) && v < 1e15 && !memchr(num, '.', (size_t)(q - num));
   if (per_iter || rate) {
     if (v > 0 || per_iter) {
@@ -360,9 +390,11 @@ static int scan_number(struct scan_st *st, const char *s, const char *end, const
     if (st->k.n == 0 && total >= 0 && integral && st->nbare < 4) { /* "[e/N][i/L]", "10/100" */
       st->bare[st->nbare++] = (int64_t)v;
       st->bare[st->nbare++] = total;
+    } else if (st->k.n == 0 && has_unit && v >= 0 && isnan(kv->bare_s)) { /* Keras' "- 5s 2ms/step" */
+      kv->bare_s = sec == 1e-3 ? v / 1000 : v * sec;
     }
   } else if (f == F_RANK || f == F_EPOCH || f == F_ITER || f == F_STEP || f == F_EPOCHS || f == F_ITERS ||
-             f == F_BATCH) {
+             f == F_BATCH || f == F_GBATCH) {
     if (integral) {
       int ok = 1;
       if (f == F_RANK) {
@@ -384,6 +416,9 @@ static int scan_number(struct scan_st *st, const char *s, const char *end, const
         kv->epochs = (int64_t)v;
       } else if (f == F_ITERS) {
         kv->iters = (int64_t)v;
+      } else if (f == F_GBATCH) {
+        if (v > 0)
+          kv->gbatch = (int64_t)v;
       } else if (v > 0) {
         kv->batch = (int64_t)v;
       }
@@ -399,6 +434,14 @@ static int scan_number(struct scan_st *st, const char *s, const char *end, const
     kv->nkeys++;
   } else if (f == F_METRIC) {
     kv->nkeys++;
+  } else if (f == F_RATE) {
+    if (v > 0 && isnan(kv->step_s))
+      kv->step_s = 1 / v;
+    kv->nkeys++;
+  } else if (f == F_SRATE) {
+    if (v > 0 && isnan(kv->srate))
+      kv->srate = v;
+    kv->nkeys++;
   } else if (v >= 0) { /* times */
     double x = scale == 1e-3 ? v / 1000 : v * scale;
     double *dst = f == F_ITIME ? &kv->step_s : f == F_ETIME ? &kv->epoch_s : f == F_VTIME ? &kv->val_s
@@ -410,6 +453,7 @@ static int scan_number(struct scan_st *st, const char *s, const char *end, const
     kv->nkeys++;
   }
   st->k.n = 0;
+  st->kscale = 0;
   *qp = q;
   return 0;
 }
@@ -431,6 +475,13 @@ static void scan_end(struct scan_st *st, struct pit_kv *kv) {
     }
     kv->nkeys++;
   }
+  /* a count complete ("1875/1875") with a bare time beside it: Keras' end-of-epoch summary, whose
+   * "5s" is the epoch's time (its "2ms/step" the step's) */
+  if (kv->iter > 0 && kv->iter == kv->iters && !isnan(kv->bare_s) && isnan(kv->epoch_s))
+    kv->epoch_s = kv->bare_s;
+  /* "Epoch 2/10" and nothing else: an epoch begins (Keras counts them from 1) */
+  kv->epoch_alone = kv->epoch >= 0 && kv->epochs > 0 && kv->iter < 0 && kv->step < 0 && kv->nnums == 1 &&
+                    isnan(kv->step_s) && isnan(kv->time);
   int pos = kv->epoch >= 0 || kv->iter >= 0 || kv->step >= 0;
   kv->ckpt = st->saw_save && st->saw_ckpt && pos; /* "Epoch 4 | Training snapshot saved at PATH" */
   kv->resume = st->saw_resume && !kv->ckpt && pos;
@@ -454,6 +505,35 @@ static int scan(const char *s, const char *end, struct pit_kv *kv, const char **
       continue;
     }
 
+    /* a unit in parentheses after a key: "elapsed time per iteration (ms): 250.0" (Megatron) */
+    if (c == '(' && st.k.n > 0 && q + 1 < end && is_alpha(q[1])) {
+      double sec = 1;
+      int per_iter = 0, rate = 0;
+      size_t un = unit(q + 1, end, &sec, &per_iter, &rate);
+      if (un > 0 && !per_iter && !rate && q + 1 + un < end && q[1 + un] == ')') {
+        st.kscale = sec;
+        q += un + 2;
+        continue;
+      }
+    }
+    /* "Epoch [1][50/7330]" (mmcv's, counting epochs from 1): the epoch's number in brackets */
+    if (c == '[' && st.k.n > 0 && q + 1 < end && pl_isdigit(q[1])) {
+      const char *a = q + 1;
+      int64_t v;
+      double scale;
+      if (pl_i64(&a, end, &v) && a < end && *a == ']' && key_field(&st.k, &scale) == F_EPOCH) {
+        if (!set_pos(&kv->epoch, v)) {
+          *glue = st.k.start;
+          return 1;
+        }
+        kv->epoch_from1 = 1;
+        kv->nkeys++;
+        kv->nnums++;
+        st.k.n = 0;
+        q = a + 1;
+        continue;
+      }
+    }
     /* separators: a key lives across blanks, ':', '=', ',' and '.', not across '|', brackets, ';' */
     if (c == '|' || c == '[' || c == ']' || c == '(' || c == ')' || c == ';' || c == '{' || c == '}' || c == '<' ||
         c == '>')
@@ -462,6 +542,56 @@ static int scan(const char *s, const char *end, struct pit_kv *kv, const char **
   }
   scan_end(&st, kv);
   return 0;
+}
+
+/* n digits at *q as a number; *q moves past them. */
+static int digits(const char **q, const char *end, int n, int *out) {
+  int v = 0;
+  for (int i = 0; i < n; i++, (*q)++) {
+    if (*q >= end || !pl_isdigit(**q))
+      return 0;
+    v = v * 10 + (**q - '0');
+  }
+  *out = v;
+  return 1;
+}
+
+/* The byte at *q is a or b; *q moves past it. */
+static int sep_is(const char **q, const char *end, char a, char b) {
+  if (*q >= end || (**q != a && **q != b))
+    return 0;
+  (*q)++;
+  return 1;
+}
+
+/* The timestamp a line starts with, as Python's logging writes it (DeepSpeed's
+ * "[2024-05-01 10:00:02,500] ...", mmcv's "2024-05-01 10:00:00,000 - ..."; also
+ * ISO's 'T' and '.'): seconds since 1970 in the timestamp's own zone, NaN if the
+ * line starts otherwise. Only differences are used. */
+static double line_clock(const char *s, const char *end) {
+  const char *q = s;
+  if (q < end && *q == '[')
+    q++;
+  int y, mo, d, h, mi, se;
+  if (!digits(&q, end, 4, &y) || !sep_is(&q, end, '-', '-') || !digits(&q, end, 2, &mo) ||
+      !sep_is(&q, end, '-', '-') || !digits(&q, end, 2, &d) || !sep_is(&q, end, ' ', 'T') ||
+      !digits(&q, end, 2, &h) || !sep_is(&q, end, ':', ':') || !digits(&q, end, 2, &mi) ||
+      !sep_is(&q, end, ':', ':') || !digits(&q, end, 2, &se))
+    return NAN;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+    return NAN;
+  double frac = 0, scale = 0.1;
+  if (q + 1 < end && (*q == ',' || *q == '.') && pl_isdigit(q[1]))
+    for (q++; q < end && pl_isdigit(*q); q++, scale /= 10)
+      frac += (*q - '0') * scale;
+  /* days from the civil date (Howard Hinnant's algorithm) */
+  int yy = y - (mo <= 2);
+  int era = yy / 400;
+  int yoe = yy - era * 400;
+  int doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  double days = (double)era * 146097 + doe - 719468;
+  return days * 86400 + h * 3600 + mi * 60 + se + frac;
 }
 
 /* ---- records ---- */
@@ -505,6 +635,28 @@ int pit_pl_kv_put(struct pit_parser *p, const struct pit_kv *kv, struct pit_err 
     }
     k.samples = 0;
   }
+  if (k.gbatch > 0) /* the global batch: its line's records' and the lines' after */
+    p->kv_gbatch = k.gbatch;
+  int base = 0;
+  if (k.epoch_alone) {
+    /* lone "Epoch e/N" lines count from 1 when the first says 1 or more (Keras prints epoch + 1):
+     * recorded from 0, as pitstop's own records and the other dialects count */
+    if (p->kv_epoch_base < 0)
+      p->kv_epoch_base = k.epoch >= 1;
+    base = k.epoch >= p->kv_epoch_base ? p->kv_epoch_base : 0;
+    k.epoch -= base;
+  }
+  if (k.epoch_from1 && k.epoch >= 1) /* mmcv's "Epoch [1]" is the first: recorded from 0 */
+    k.epoch--;
+  if (k.epoch < 0 && k.iter >= 0 && k.step < 0) {
+    /* an iteration that names no epoch after a line said an epoch begins (Keras' "1875/1875 [===]"
+     * after "Epoch 2/10"): that epoch's */
+    struct pit_pl_rank *rs = pit_pl_rank(p, rank);
+    if (rs && rs->kv_epoch >= 0)
+      k.epoch = rs->kv_epoch;
+  }
+  if (!isnan(k.clock) && isnan(p->kv_clock0))
+    p->kv_clock0 = k.clock;
   set_context(p, &k, rank);
   if (k.resume) {
     snprintf(p->info, sizeof p->info, "a resume notice%s", k.epoch >= 0 ? " (epoch named)" : "");
@@ -532,8 +684,10 @@ int pit_pl_kv_put(struct pit_parser *p, const struct pit_kv *kv, struct pit_err 
       k.epoch_s = k.time;
   }
   int made = 0;
-  if (p->have_times && isnan(k.step_s) && isnan(k.epoch_s) && isnan(k.val_s) && (has_pos || k.epoch >= 0)) {
-    /* where a log has its own times, they win: progress alone adds nothing */
+  if (p->have_times && isnan(k.step_s) && isnan(k.epoch_s) && isnan(k.val_s) && has_pos && isnan(k.clock) &&
+      isnan(k.srate)) {
+    /* where a log has its own times, they win: progress alone adds nothing (a line with a clock or a
+     * rate may give its time, below; a line that only says an epoch begins is context, below) */
     snprintf(p->reason, sizeof p->reason, "progress only, and the log has its own times");
     return PL_UNKNOWN;
   }
@@ -544,23 +698,69 @@ int pit_pl_kv_put(struct pit_parser *p, const struct pit_kv *kv, struct pit_err 
       snprintf(p->reason, sizeof p->reason, "duplicate of the line before (same iteration, no time)");
       return PL_UNKNOWN;
     }
+    struct pit_pl_rank *rs = pit_pl_rank(p, rank);
+    int64_t L = rs && rs->per_epoch > 0 ? rs->per_epoch : p->per_epoch;
+    int64_t step = -1;
+    if (k.step >= 0)
+      step = k.step;
+    else if (k.epoch < 0 && k.iter >= 0)
+      step = k.iter; /* no epochs: the count is the job's */
+    else if (k.epoch >= 0 && k.iter >= 0 && L > 0)
+      step = k.epoch * L + k.iter; /* the rank's i/L, else any rank's */
+    int64_t batch = k.gbatch > 0 ? k.gbatch : p->kv_gbatch > 0 ? p->kv_gbatch
+                  : p->batch_per_rank > 0 && p->world > 0 ? p->batch_per_rank * p->world : -1;
+    if (isnan(k.step_s) && !isnan(k.srate) && batch > 0) /* DeepSpeed's CurrSamplesPerSec: global samples/s */
+      k.step_s = (double)batch / k.srate;
+    if (step >= 0 && p->have_pend && q->type == PIT_REC_ITER && (p->pend_kinds & (1u << K_KV)) && q->step == step &&
+        (q->rank == rank || q->rank < 0 || rank < 0) && (q->epoch == k.epoch || q->epoch < 0 || k.epoch < 0) &&
+        (isnan(q->step_s) || isnan(k.step_s))) {
+      /* two lines of one step, each saying part of it (DeepSpeed's "[Rank 0] step=10, ..." and
+       * "epoch=0/micro_step=10/global_step=10, ..."): one record */
+      int was_progress = isnan(q->step_s);
+      if (q->rank < 0)
+        q->rank = rank;
+      if (q->epoch < 0)
+        q->epoch = k.epoch;
+      if (isnan(q->step_s))
+        q->step_s = k.step_s;
+      if (isnan(q->data_s))
+        q->data_s = k.data_s;
+      if (isnan(q->t))
+        q->t = !isnan(k.t) ? k.t : !isnan(k.clock) ? k.clock - p->kv_clock0 : NAN;
+      if (isnan(q->loss) && q->nlosses == 0)
+        q->loss = k.loss;
+      if (q->batch < 0)
+        q->batch = batch;
+      if (was_progress && !isnan(q->step_s) && p->st.progress > 0)
+        p->st.progress--; /* the held record was counted as progress only; now it has a time */
+      p->have_times |= !isnan(q->step_s);
+      if (!isnan(k.clock) && rs && (isnan(rs->kv_clock) || step > rs->kv_clock_step)) {
+        rs->kv_clock = k.clock; /* this rank's clock was at this step too */
+        rs->kv_clock_step = step;
+      }
+      return PL_MERGED;
+    }
+    double t = k.t;
+    if (isnan(k.step_s) && !isnan(k.clock) && step >= 0 && rs) {
+      /* a line with no time of its own but its clock (a timestamp): t from the stream's first one,
+       * and the clock since the rank's last such record spread evenly over the steps between, as
+       * pitstop run times progress lines by their arrival (src/control/progress.c) */
+      if (isnan(t))
+        t = k.clock - p->kv_clock0;
+      if (!isnan(rs->kv_clock) && step > rs->kv_clock_step && k.clock >= rs->kv_clock)
+        k.step_s = (k.clock - rs->kv_clock) / (double)(step - rs->kv_clock_step);
+      rs->kv_clock = k.clock;
+      rs->kv_clock_step = step;
+    }
     pit_pl_new(p, PIT_REC_ITER, rank);
     p->cur->epoch = k.epoch;
     p->cur->iter = k.iter >= 0 ? k.iter : k.step;
-    struct pit_pl_rank *rs = pit_pl_rank(p, rank);
-    int64_t L = rs && rs->per_epoch > 0 ? rs->per_epoch : p->per_epoch;
-    if (k.step >= 0)
-      p->cur->step = k.step;
-    else if (k.epoch < 0 && k.iter >= 0)
-      p->cur->step = k.iter; /* no epochs: the count is the job's */
-    else if (k.epoch >= 0 && k.iter >= 0 && L > 0)
-      p->cur->step = k.epoch * L + k.iter; /* the rank's i/L, else any rank's */
+    p->cur->step = step;
     p->cur->step_s = k.step_s;
     p->cur->data_s = k.data_s;
-    p->cur->t = k.t;
+    p->cur->t = t;
     p->cur->loss = k.loss;
-    if (p->batch_per_rank > 0 && p->world > 0)
-      p->cur->batch = p->batch_per_rank * p->world;
+    p->cur->batch = batch;
     if (isnan(k.step_s))
       p->st.progress++;
     int rc = pit_pl_put(p, K_KV, 9, e);
@@ -601,9 +801,12 @@ int pit_pl_kv_put(struct pit_parser *p, const struct pit_kv *kv, struct pit_err 
     }
     rs->kv_epoch = k.epoch;
     p->kv_epoch_start = k.epoch;
-    if (prev < 0 || k.epoch < prev) { /* the first epoch this rank prints: nothing done yet */
+    if (prev < 0 || k.epoch < prev || p->have_times) {
+      /* the first epoch this rank prints: nothing done yet; or the log has its own times, and the
+       * records of the epoch before said where it ended */
       size_t n = strlen(p->info);
-      snprintf(p->info + n, sizeof p->info - n, "%sepoch %lld begins", n ? "; " : "", (long long)k.epoch);
+      snprintf(p->info + n, sizeof p->info - n, "%sepoch %lld begins%s", n ? "; " : "", (long long)k.epoch,
+               base ? " (printed from 1)" : "");
       return PL_INFO;
     }
     /* progress: the last iteration of the epoch before is done */
@@ -637,6 +840,8 @@ int pit_pl_kv(struct pit_parser *p, const char *s, const char *end, struct pit_e
   struct pit_kv kv;
   pit_kv_clear(&kv);
   const char *glue = NULL;
+  if (s < end && (pl_isdigit(*s) || *s == '['))
+    kv.clock = line_clock(s, end);
   if (scan(s, end, &kv, &glue) && glue && glue > s) {
     p->next = glue;
     p->next_glued = 1;

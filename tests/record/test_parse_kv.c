@@ -347,7 +347,74 @@ static void test_pattern(void) {
   col_free(&c);
 }
 
+/* Frameworks' own shapes (docs/parse.md, "Any dialect"): what each line says, exact. */
+static void test_frameworks(void) {
+  struct col c = {0};
+  /* Megatron-LM: a unit in parentheses after the key, the global batch, a padded total */
+  struct pit_parse_stats st =
+      parse(" iteration      100/  500000 | consumed samples:        51200 | elapsed time per iteration (ms): 250.0 | "
+            "learning rate: 1.000E-04 | global batch size:   512 | lm loss: 5.000000E+00 | loss scale: 65536.0 |\n",
+            &c);
+  EQ(c.n, 1);
+  iter_is(&c, 0, -1, -1, 100, 100, 0.25);
+  CHECK(c.n == 1 && c.r[0].batch == 512 && c.r[0].loss == 5, "Megatron batch %lld loss %g", c.n ? (long long)c.r[0].batch : -1LL,
+        c.n ? c.r[0].loss : 0);
+  EQ(st.progress, 0);
+  /* Keras: "Epoch e/N" begins epoch e (printed from 1), the bar after it is that epoch's; its
+   * partial updates ('\b's then '\r') and the summary's "5s" (the epoch's time) */
+  static const char keras[] =
+      "Epoch 1/10\n 100/1875 [>.............................] - ETA: 1:23 - loss: 0.5000\b\b\b\b\r"
+      "1875/1875 [==============================] - 5s 2ms/step - loss: 0.2950 - accuracy: 0.9151\nEpoch 2/10\n"
+      "1875/1875 [==============================] - 4s 2ms/step - loss: 0.1420 - accuracy: 0.9577\n";
+  st = parse(keras, &c);
+  EQ(c.n, 5);
+  iter_is(&c, 0, -1, 0, 100, 100, NAN);
+  iter_is(&c, 1, -1, 0, 1875, 1875, 0.002);
+  CHECK(c.n == 5 && c.r[2].type == PIT_REC_EPOCH && c.r[2].epoch == 0 && c.r[2].epoch_s == 5, "epoch 0's time");
+  iter_is(&c, 3, -1, 1, 1875, 3750, 0.002);
+  CHECK(c.n == 5 && c.r[4].type == PIT_REC_EPOCH && c.r[4].epoch == 1 && c.r[4].epoch_s == 4, "epoch 1's time");
+  CHECK(c.nx >= 1 && c.x[0].use == PIT_USE_CONTEXT && c.x[0].epoch_start && strstr(c.x[0].info, "epoch 0 begins"),
+        "Epoch 1/10: %s", c.nx ? c.x[0].info : "");
+  EQ(st.skipped, 0);
+  /* DeepSpeed: two lines of one step are one record; the timestamps time the steps between */
+  static const char ds[] =
+      "[2024-05-01 10:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, lr=[0.0001]\n"
+      "[2024-05-01 10:00:00,000] [INFO] [timer.py:260:stop] epoch=0/micro_step=10/global_step=10, "
+      "RunningAvgSamplesPerSec=128.5, CurrSamplesPerSec=130.1, MemAllocated=1.2GB\n"
+      "[2024-05-01 10:00:02,500] [INFO] [timer.py:260:stop] epoch=0/micro_step=20/global_step=20, "
+      "RunningAvgSamplesPerSec=128.9, CurrSamplesPerSec=128.0, MemAllocated=1.2GB\n";
+  st = parse(ds, &c);
+  EQ(c.n, 2);
+  iter_is(&c, 0, 0, 0, 10, 10, NAN);
+  iter_is(&c, 1, -1, 0, 20, 20, 0.25);
+  CHECK(c.n == 2 && c.r[0].t == 0 && c.r[1].t == 2.5, "clock");
+  EQ(st.merged, 1);
+  /* with the global batch (DeepSpeed's config dump): samples/s give the step's own time */
+  char buf[1024];
+  snprintf(buf, sizeof buf, "[2024-05-01 09:59:58,000] [INFO] [config.py:988:print]   train_batch_size ..... 32\n%s", ds);
+  parse(buf, &c);
+  EQ(c.n, 2);
+  iter_is(&c, 1, -1, 0, 20, 20, 32 / 128.0);
+  CHECK(c.n == 2 && c.r[1].batch == 32, "global batch");
+  /* mmcv's "Epoch [e][i/L]" counts epochs from 1 */
+  parse("2024-05-01 10:00:00,000 - mmdet - INFO - Epoch [2][50/7330]\tlr: 1.988e-03, time: 0.5, data_time: 0.05, loss: 1.5\n",
+        &c);
+  iter_is(&c, 0, -1, 1, 50, 7380, 0.5);
+  /* Composer's "time/batch: 15" is a count, not 15 seconds */
+  parse("[epoch=1][batch=16/469]:\n\t Train time/epoch: 0\n\t Train time/batch: 15\n", &c);
+  EQ(c.n, 1);
+  iter_is(&c, 0, -1, 1, 16, 485, NAN);
+  /* fairseq: "i / L", num_updates, ups, wall */
+  parse("2024-05-01 10:00:31 | INFO | train_inner | epoch 001:    100 / 1000 loss=9.5, ppl=724.08, wps=12345.6, "
+        "ups=3.2, wpb=3857.5, bsz=128, num_updates=100, lr=0.0005, train_wall=31, wall=31\n",
+        &c);
+  iter_is(&c, 0, -1, 1, 100, 100, 1 / 3.2);
+  CHECK(c.n == 1 && c.r[0].t == 31, "wall");
+  col_free(&c);
+}
+
 int main(void) {
+  test_frameworks();
   test_glued();
   test_dialect();
   test_clients();
