@@ -21,4 +21,5 @@ netns_sshd_up
 export PITSTOP_SSH_OPTS=$ssh_opts OMP_NUM_THREADS=1
 printf '%s slots=1\n%s slots=1\n' $net.1 $net.2 > "$tmp/hostfile"
 prefix=$(printf '["ip", "netns", "exec", "%s", "unshare", "--uts", "sh", "-c", "hostname h1; exec \\"$@\\"", "sh"]' "$ns1")
-/usr/bin/python3 "$here/bench/fault-soak/own.py" --hostfile "$tmp/hostfile" --prefix "$prefix" "$@"
+/usr/bin/python3 "$here/bench/fault-soak/own.py" --hostfile "$tmp/hostfile" --prefix "$prefix" \
+  --link "$ns2:${tag}b" "$@"

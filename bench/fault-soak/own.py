@@ -25,6 +25,10 @@ drawn delay):
   kill-agent        SIGKILL of one node's torchrun
   stop-worker       SIGSTOP of one node's training process, SIGCONT a drawn 0.5-3 s later
 
+(own-ssh.sh also: flap, the second host's link down for a drawn 2-30 s, then up: under ssh's
+ServerAlive 15 s nothing is noticed, past it the ssh session is lost and the generation restarts,
+not counted against --max-restarts when a snapshot of its own was saved)
+
 (at most two of the kinds that fail a generation, kill-worker and kill-agent: pitstop restarts a
 failed generation 3 times, then gives up, and says so). With --cloud also:
 
@@ -75,6 +79,7 @@ SCRIPT = os.path.join(SRC, "examples", "pytorch", "ddp_snapshot.py")
 KINDS = ["kill-controller", "kill-worker", "kill-agent", "stop-worker"]
 CLOUD_KINDS = ["vanish", "reclaim"]
 SLURM_KINDS = ["scancel", "down"]
+SSH_KINDS = ["flap"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAKE = os.path.join(SRC, "tests", "control", "fake")
 FAILING = ("kill-worker", "kill-agent")
@@ -110,6 +115,8 @@ def plan_of(seed, total, kinds=KINDS, nfaults=0):
             f["pause"] = round(rng.uniform(0.5, 3.0), 2)
         if kind == "down":
             f["pause"] = round(rng.uniform(1.0, 5.0), 2)
+        if kind == "flap":  # under ssh's ServerAlive 15 s (unnoticed), or past it (the session lost)
+            f["pause"] = round(rng.uniform(2.0, 30.0), 1)
         plan.append(f)
     plan.sort(key=lambda f: f["at"])
     return plan
@@ -274,6 +281,14 @@ def trial(args, seed, pitstop, cat, tmp):
             # ReturnToService=2 may have taken it back already (then Slurm refuses the resume)
             subprocess.run(["scontrol", "update", f"nodename={node}", "state=resume"], capture_output=True)
             return ctl, kind
+        if kind == "flap":
+            ns, dev = args.link.split(":")
+            subprocess.run(["ip", "-n", ns, "link", "set", dev, "down"], check=True)
+            try:
+                time.sleep(f["pause"])
+            finally:
+                subprocess.run(["ip", "-n", ns, "link", "set", dev, "up"], check=True)
+            return ctl, kind
         w, a = workers(run)
         ps = a if kind == "kill-agent" else w
         if not ps:
@@ -344,7 +359,7 @@ def trial(args, seed, pitstop, cat, tmp):
 
 
 def extra_kinds(args):
-    return CLOUD_KINDS if args.cloud else SLURM_KINDS if args.slurm else []
+    return CLOUD_KINDS if args.cloud else SLURM_KINDS if args.slurm else SSH_KINDS if args.link else []
 
 
 def main():
@@ -358,6 +373,8 @@ def main():
     ap.add_argument("--replay", type=int, help="one trial with this seed")
     ap.add_argument("--hostfile", help="the ssh provider on these hosts (own-ssh.sh sets them up)")
     ap.add_argument("--prefix", help="a JSON list: the argv prefix `pitstop run` runs under (a host's namespace)")
+    ap.add_argument("--link", help="NS:DEV, the second host's network namespace and link (own-ssh.sh): flap "
+                    "faults too")
     ap.add_argument("--kinds", help="the kinds of fault drawn, comma-separated (default: every kind)")
     ap.add_argument("--faults", type=int, default=0, help="faults per trial (default: 1-3 drawn)")
     ap.add_argument("--cloud", action="store_true", help="nodes of the fake cloud through an ssh wrap, vanish "
@@ -380,7 +397,8 @@ def main():
                 ("node       1      1     -          0.10     1          0\n" if args.slurm else ""))
     seeds = [args.replay] if args.replay is not None else [args.seed + k for k in range(args.trials)]
     # what replays a trial: its mode (own-slurm.sh for --slurm) and whatever changes its plan
-    replay = os.path.join(HERE, "own-slurm.sh") if args.slurm else sys.argv[0] + " --cloud" * args.cloud
+    replay = (os.path.join(HERE, "own-slurm.sh") if args.slurm else os.path.join(HERE, "own-ssh.sh") if args.link
+              else sys.argv[0] + " --cloud" * args.cloud)
     replay += f" --kinds {args.kinds}" * bool(args.kinds) + f" --faults {args.faults}" * bool(args.faults)
     results = []
     for s in seeds:

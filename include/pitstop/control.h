@@ -151,6 +151,8 @@ struct pit_run_opts {
   int64_t start_steps;              /* with a prior and no total_steps: the job's length an earlier run of the
                                        same model, data and batch planned, for the choice at the start (-1 none) */
   double start_timeout_s;           /* no record this long after a launch: the generation failed */
+  double lost_wait_s;               /* a start that fails waits this long for a node set aside whose stop could
+                                     * not reach it to answer again (its host the one left) */
   double stop_timeout_s;            /* a stop request not honoured this long: killed */
   double hang_timeout_s;            /* a workload past its first iteration that prints nothing this long (and
                                        100 of its steps) has hung: the generation failed (default 1800; <= 0: never) */

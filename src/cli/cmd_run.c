@@ -23,7 +23,8 @@
 struct run_args {
   const char *provider, *provider_config, *hostfile, *ssh_opts, *partition, *catalog, *nodes, *itype, *nnodes;
   const char *ranks;
-  const char *policy, *schedule, *launcher, *restarts, *dir, *run, *db, *events, *start_timeout, *cleanup;
+  const char *policy, *schedule, *launcher, *restarts, *dir, *run, *db, *events, *start_timeout, *cleanup,
+      *lost_wait;
   const char *deadline, *budget, *types;
   const char *mirror, *on_lost; /* checkpoints that cannot all be lost */
   const char *grace, *iters, *samples, *restart, *snapshot, *vary;
@@ -70,6 +71,9 @@ static const struct pit_cli_opt run_opts[] = {
     {"events", 1, A(events), "FILE", "JSON Lines of every record (default DIR/events.jsonl)"},
     {"start-timeout", 1, A(start_timeout), "S",
      "a generation without an iteration this long has failed (default 120)"},
+    {"lost-wait", 1, A(lost_wait), "S",
+     "a node set aside that its stop could not reach (an ssh host gone silent) is waited for this long to "
+     "answer again when no other node can start (default 120)"},
     {"iters", 1, A(iters), "N",
      "-- COMMAND: the job is N iterations (also --epochs E, or --samples S; steps per epoch and samples per step "
      "come from its progress lines)"},
@@ -340,6 +344,8 @@ static int job_opts(struct pit_run_opts *o, const struct run_args *ra, struct tr
     return pit_cli_usage("run: --grace '%s' is not a number of seconds >= 0", ra->grace);
   if (ra->start_timeout && (pit_parse_f64(ra->start_timeout, &o->start_timeout_s) < 0 || !(o->start_timeout_s > 0)))
     return pit_cli_usage("run: --start-timeout '%s' is not a positive number of seconds", ra->start_timeout);
+  if (ra->lost_wait && (pit_parse_f64(ra->lost_wait, &o->lost_wait_s) < 0 || !(o->lost_wait_s >= 0)))
+    return pit_cli_usage("run: --lost-wait '%s' is not a number of seconds >= 0", ra->lost_wait);
   o->ckpt_mirror = ra->mirror;
   o->ckpt_check = pit_ckpt_check; /* the controller checks a checkpoint before it resumes from it */
   if (ra->on_lost && strcmp(ra->on_lost, "restart") != 0 && strcmp(ra->on_lost, "fail") != 0)

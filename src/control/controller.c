@@ -59,6 +59,7 @@ void pit_run_opts_init(struct pit_run_opts *o) {
   o->total_steps = -1;
   o->start_steps = -1;
   o->start_timeout_s = 120;
+  o->lost_wait_s = 120;
   o->stop_timeout_s = 60;
   o->hang_timeout_s = 1800;
   o->grace_s = 30;

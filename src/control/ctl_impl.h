@@ -63,6 +63,9 @@ struct ctl {
   struct pit_catalog cat;
   int have_cat;
   struct pit_node nodes[MAX_NODES]; /* live nodes, in start order */
+  struct pit_node stuck[8];         /* nodes set aside whose stop could not reach them (claims kept): stopped
+                                     * again when a start fails (ctl_start_node) */
+  int nstuck;
   int nnodes;
   struct pit_membership cur;
   int gen;

@@ -9,16 +9,33 @@
  *  - a node's cost is its price × its billed seconds (the catalog's minimum and
  *    increment; raw seconds for a type the catalog lacks);
  *  - every node this controller started is stopped before pit_run returns
- *    (ctl_stop_all_nodes at tear-down). */
+ *    (ctl_stop_all_nodes at tear-down), or said to keep its claim when its stop
+ *    cannot reach it (c->stuck: stopped again when a later start fails). */
 #define _GNU_SOURCE
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "control/ctl_impl.h"
 
 /* One node of type itype on market mk (a membership entry's); a provider
  * without a spot market is asked for its default. A spot start that fails
  * sets c->spot_failed (no capacity, for the spot policy). */
+/* The nodes set aside whose stop failed, stopped again: how many are released now (their hosts free). */
+static int release_stuck(struct ctl *c) {
+  int k = 0;
+  for (int i = c->nstuck - 1; i >= 0; i--) {
+    struct pit_err e2 = {0};
+    if (c->prov.ops->stop(&c->prov, &c->stuck[i], &e2) < 0)
+      continue;
+    warn(c, "node %s answers again: stopped, its claim released", c->stuck[i].id);
+    memmove(&c->stuck[i], &c->stuck[i + 1], (size_t)(c->nstuck - i - 1) * sizeof c->stuck[0]);
+    c->nstuck--;
+    k++;
+  }
+  return k;
+}
+
 int ctl_start_node(struct ctl *c, const char *itype, enum pit_market mk, const char *why, struct pit_err *e) {
   if (c->nnodes == MAX_NODES)
     return pit_err_set(e, PIT_EARG, "more than %d nodes", MAX_NODES);
@@ -26,6 +43,28 @@ int ctl_start_node(struct ctl *c, const char *itype, enum pit_market mk, const c
   double t = now_t(c);
   snprintf(c->prov.zone, sizeof c->prov.zone, "%s", c->zn.on && c->zn.want >= 0 ? c->zn.z[c->zn.want].name : "");
   int rc = c->prov.ops->start(&c->prov, itype, c->prov.ops->spot_market ? mk : PIT_MARKET_DEFAULT, n, e);
+  /* a node set aside whose stop could not reach it may hold what this start needs (an ssh host):
+   * it is stopped again, and without a spot market to decide instead, waited for up to --lost-wait
+   * (a link down for 27.6 s, longer than ssh's ServerAlive, ended a two-host run with "every host is
+   * held by this run already"; fault soak over ssh, 2026-11-30) */
+  int said = 0;
+  for (double t0 = now_t(c); rc < 0 && c->nstuck > 0 && !ctl_stop_signal(c->o->stop);) {
+    if (release_stuck(c) > 0) {
+      pit_err_clear(e);
+      rc = c->prov.ops->start(&c->prov, itype, c->prov.ops->spot_market ? mk : PIT_MARKET_DEFAULT, n, e);
+      continue;
+    }
+    if (c->prov.ops->spot_market || c->o->world || now_t(c) - t0 >= c->o->lost_wait_s)
+      break; /* (a simulated world's clock does not move while this sleeps: no wait there) */
+    if (!said++)
+      warn(c, "no node of type %s can start now (%s): waiting up to %.0f s (--lost-wait) for node %s, set aside, "
+              "to answer again",
+           itype, e->msg, c->o->lost_wait_s, c->stuck[0].id);
+    for (int k = 0; k < 50 && !ctl_stop_signal(c->o->stop); k++) { /* 5 s, a stop signal heard within 0.1 s */
+      ctl_status(c, "waiting", 0);
+      usleep(100000);
+    }
+  }
   if (rc < 0) {
     c->spot_failed = mk == PIT_MARKET_SPOT && rc == PIT_ESTATE;
     return rc;
@@ -83,6 +122,8 @@ int ctl_stop_node_at(struct ctl *c, int i, const char *action, struct pit_err *e
     warn(c, "node %s could not be stopped (%s): its claim stays; `pitstop run --cleanup` tries again", n->id, e->msg);
     pit_err_clear(e);
     rc = 0;
+    if (c->nstuck < (int)(sizeof c->stuck / sizeof c->stuck[0]))
+      c->stuck[c->nstuck++] = *n; /* stopped again when a start fails (ctl_start_node) */
   }
   n->t_stop = now_t(c);
   c->res->cost += ctl_node_cost(c, n, n->t_stop);
@@ -94,6 +135,7 @@ int ctl_stop_node_at(struct ctl *c, int i, const char *action, struct pit_err *e
 }
 
 void ctl_stop_all_nodes(struct ctl *c) {
+  release_stuck(c); /* a node set aside that answers again by now leaves no claim */
   while (c->nnodes > 0) {
     struct pit_err e2 = {0};
     if (ctl_stop_node_at(c, c->nnodes - 1, "stop", &e2) < 0)

@@ -24,8 +24,11 @@
 #     range, set apart from h1's), asked there;
 #  4c. h2's link down until its ssh session ends, then up: the restart is the network's, not
 #     counted against --max-restarts 0, and the run finishes, every step once;
+#  4d. h2's link down past the health check (set aside, its claim kept), up again while the
+#     replacement start waits for a host (--lost-wait): released and used again, every step once;
 #  5. a host cut off mid-run (its link down): the generation fails within about 25 s naming the
-#     host, which is set aside with its claim kept, and the run ends saying no host is left;
+#     host, which is set aside with its claim kept; the replacement waits --lost-wait (10 s) for it,
+#     and the run ends saying no host is left;
 #  6. a plain Python script printing a line every 0.1 s without flushing, on h1: its steps timed
 #     0.1 s apart (PYTHONUNBUFFERED=1 goes with the command over ssh).
 # Needs root (namespaces, sshd) and Debian's python3-torch: exit 77 (skipped) otherwise.
@@ -62,7 +65,8 @@ cleanup() {
   local p
   for p in $(tagged tt1$tag | cut -d' ' -f1) $(tagged tt2$tag | cut -d' ' -f1) $(tagged tt3$tag | cut -d' ' -f1) \
     $(tagged tt4$tag | cut -d' ' -f1) $(tagged tt5$tag | cut -d' ' -f1) $(tagged tt6$tag | cut -d' ' -f1) \
-    $(tagged tt7$tag | cut -d' ' -f1) $(tagged tt8$tag | cut -d' ' -f1); do
+    $(tagged tt7$tag | cut -d' ' -f1) $(tagged tt8$tag | cut -d' ' -f1) \
+    $(tagged tt9$tag | cut -d' ' -f1); do
     kill -9 "$p" 2> /dev/null || true
   done
   netns_sshd_down
@@ -248,15 +252,43 @@ steps $r 128 || fail "steps"
 echo "h2's link down for $((i / 10)) s, then up: the generation failed on its lost ssh session and restarted from" \
   "its snapshot, $(grep -m1 -o "not counted against --max-restarts ([^)]*)" "$T/$r.err"); 128 steps once (2 nodes)"
 
+# ---- 4d. h2's link down past the health check (the host set aside, its stop unable to reach it, its
+# claim kept), up again while the replacement waits for a host (--lost-wait): h2 answers, is released
+# and started again; the run finishes with every step once and no claim left (before 2026-11-30 it
+# ended at once: "every host ... is held by this run already"; fault soak over ssh, a 27.6 s flap)
+r=tt9$tag
+cmd $r --nodes 2 --max-restarts 1 --
+start_until $r '"checkpoint"' 60
+ip -n "$ns2" link set "${tag}b" down
+for ((i = 0; i < 1200; i++)); do
+  grep -q "waiting up to 120 s (--lost-wait) for node $r.h1" "$T/$r.err" && break
+  kill -0 $ctl 2> /dev/null || break
+  sleep 0.1
+done
+ip -n "$ns2" link set "${tag}b" up
+[ "$i" -lt 1200 ] || fail "no wait for the set-aside host within 120 s: $(grep pitstop: "$T/$r.err")"
+if timeout 240 tail --pid=$ctl -f /dev/null; then :; else fail "the controller still runs 240 s after h2's link came back"; fi
+wait $ctl || fail "the run failed after h2's link came back: $(grep pitstop: "$T/$r.err")"
+grep -q "node $r.h1 set aside: host $net.2: unreachable over ssh" "$T/$r.err" || fail "not set aside: $(grep pitstop: "$T/$r.err")"
+grep -q "node $r.h1 answers again: stopped, its claim released" "$T/$r.err" ||
+  fail "the host's return not said: $(grep pitstop: "$T/$r.err")"
+steps $r 128 || fail "steps"
+[ -z "$(ls "$T/$r/nodes")" ] || fail "hosts still claimed: $(ls "$T/$r/nodes")"
+[ -z "$(tagged $r)" ] || fail "left running: $(tagged $r)"
+echo "h2 set aside while its link was down ($((i / 10)) s to the wait), back during the wait: released, started" \
+  "again, 128 steps once (2 nodes), no claim left"
+
 # ---- 5. a host goes silent mid-run (h2's link down; the test's last section: h2 stays cut off):
 # its ssh session ends within ServerAliveInterval x CountMax, the generation fails naming the host,
 # the host is set aside, its claim kept (it cannot be released), and with no host left the run ends
 # saying so, instead of the session hanging until gloo's 30-minute time-out
 r=tt5$tag
-cmd $r --nodes 2 --max-restarts 1 --
+cmd $r --nodes 2 --max-restarts 1 --lost-wait 10 --
 start_until $r '"checkpoint"' 60
 ip -n "$ns2" link set "${tag}b" down
 if timeout 120 tail --pid=$ctl -f /dev/null; then :; else fail "the controller still runs 120 s after h2 went silent"; fi
+grep -q "waiting up to 10 s (--lost-wait) for node $r.h1, set aside, to answer again" "$T/$r.err" ||
+  fail "no wait for the host said: $(grep pitstop: "$T/$r.err")"
 wait $ctl && fail "the run finished without its second host"
 grep -q "generation 0 failed (the ssh session to $net.2 (node $r.h1) ended with 255: the host went silent or unreachable)" \
   "$T/$r.err" || fail "the lost host not named: $(grep pitstop: "$T/$r.err")"
