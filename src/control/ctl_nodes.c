@@ -18,9 +18,6 @@
 
 #include "control/ctl_impl.h"
 
-/* One node of type itype on market mk (a membership entry's); a provider
- * without a spot market is asked for its default. A spot start that fails
- * sets c->spot_failed (no capacity, for the spot policy). */
 /* The nodes set aside whose stop failed, stopped again: how many are released now (their hosts free). */
 static int release_stuck(struct ctl *c) {
   int k = 0;
@@ -36,6 +33,9 @@ static int release_stuck(struct ctl *c) {
   return k;
 }
 
+/* One node of type itype on market mk (a membership entry's); a provider
+ * without a spot market is asked for its default. A spot start that fails
+ * sets c->spot_failed (no capacity, for the spot policy). */
 int ctl_start_node(struct ctl *c, const char *itype, enum pit_market mk, const char *why, struct pit_err *e) {
   if (c->nnodes == MAX_NODES)
     return pit_err_set(e, PIT_EARG, "more than %d nodes", MAX_NODES);

@@ -21,15 +21,12 @@
  * Invariant: on failure nothing started is left running (the processes
  * already spawned are killed and reaped before the error returns). */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -363,9 +360,11 @@ static int node0_port(const struct ctl_launch *L, struct ctl_gen *g) {
     size_t k = strlen(err);
     while (k && (err[k - 1] == '\n' || err[k - 1] == '\r'))
       err[--k] = 0;
+    const char *last = strrchr(err, '\n'); /* its last line: the one that says why */
+    last = last ? last + 1 : err;
     int m = snprintf(line, sizeof line, "[pitstop] node %s was not asked for a free port (%s): one free on the "
                      "controller's machine is used\n", n->id,
-                     err[0] ? err : e.msg[0] ? e.msg : st > 0 ? "node-check failed" : "no answer in 15 s");
+                     last[0] ? last : e.msg[0] ? e.msg : st > 0 ? "node-check failed" : "no answer in 15 s");
     if (g->logfd >= 0 && m > 0)
       (void)!write(g->logfd, line, (size_t)m < sizeof line ? (size_t)m : sizeof line - 1);
   }
