@@ -518,13 +518,17 @@ static int scan(const char *s, const char *end, struct pit_kv *kv, const char **
         continue;
       }
     }
-    /* "Epoch(train) [1][50/7330]" (mmengine's): the phase in parentheses after the key keeps the
-     * key; "(val)"/"(test)" says the line is a validation iteration, not a training one */
-    if (c == '(' && st.k.n > 0 && q + 1 < end && is_alpha(q[1])) {
+    /* "Epoch(train) [1][50/7330]" (mmengine's): the phase in parentheses glued to an epoch or
+     * iteration key keeps the key; "(val)"/"(test)" there says the line is a validation iteration,
+     * not a training one ("loss (val): 0.6" is only a metric: its line stays a training line) */
+    if (c == '(' && st.k.n > 0 && q > s && is_alpha(q[-1]) && q + 1 < end && is_alpha(q[1])) {
       const char *a = q + 1, *b = a;
       while (b < end && is_alpha(*b))
         b++;
-      if (b < end && *b == ')' && (word_is(a, b, "train") || word_is(a, b, "val") || word_is(a, b, "test"))) {
+      double scale;
+      enum kf f = key_field(&st.k, &scale);
+      if (b < end && *b == ')' && (f == F_EPOCH || f == F_ITER) &&
+          (word_is(a, b, "train") || word_is(a, b, "val") || word_is(a, b, "test"))) {
         kv->val_line |= !word_is(a, b, "train");
         q = b + 1;
         continue;

@@ -410,6 +410,10 @@ static void test_frameworks(void) {
   iter_is(&c, 0, -1, 1, 50, 7380, 0.5);
   EQ(st.skipped, 0);
   EQ(st.unrecognised, 0);
+  /* "(val)" after a metric's key is only the metric's: the line is still a training iteration */
+  parse("epoch 3 | step 10/100 | loss(val): 0.6 | time 12s\n", &c);
+  EQ(c.n, 1);
+  iter_is(&c, 0, -1, 3, 10, 310, 12);
   /* torchtune's "E|S|Loss: X" tqdm description: epoch (from 1) and global step */
   parse("2|1020|Loss: 1.7654321:   2%|\xe2\x96\x8f         | 20/1000 [00:10<08:10,  2.00it/s]\n", &c);
   EQ(c.n, 1);
