@@ -52,7 +52,9 @@ struct pit_kv {
   double clock;       /* the line's own timestamp ("2024-05-01 10:00:02,500"), seconds; NaN none */
   double bare_s;      /* a time with a unit and no key ("- 5s 2ms/step"): the epoch's on a complete count */
   int epoch_alone;    /* the line is "Epoch e/N" and nothing else: an epoch begins, counted as printed */
-  int epoch_from1;    /* the epoch was written "Epoch [e]" (mmcv), counted from 1 */
+  int epoch_from1;    /* the epoch was written "Epoch [e]" (mmcv) or "E|S|" (torchtune), counted from 1 */
+  int val_line;       /* "Epoch(val)", "Iter(test)" (mmengine): a validation iteration, not a training one */
+  double total_s;     /* the run's training time ("train_runtime", HF Trainer's summary): an end record */
   int samples;        /* iter/iters count samples ("[n/N (p%)]"), not iterations */
   int ambiguous_time; /* a bare "time"/"took" whose meaning the line does not settle */
   double time;        /* its value (seconds) */

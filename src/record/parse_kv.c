@@ -28,7 +28,7 @@ void pit_kv_clear(struct pit_kv *kv) {
   kv->rank = -1;
   kv->epoch = kv->epochs = kv->iter = kv->iters = kv->step = kv->batch = kv->gbatch = -1;
   kv->step_s = kv->epoch_s = kv->val_s = kv->data_s = kv->t = kv->loss = kv->time = NAN;
-  kv->srate = kv->clock = kv->bare_s = NAN;
+  kv->srate = kv->clock = kv->bare_s = kv->total_s = NAN;
 }
 
 enum kf {
@@ -49,6 +49,7 @@ enum kf {
   F_VTIME,
   F_DTIME,
   F_ELAPSED,
+  F_TOTAL, /* the whole training's time: HF Trainer's "train_runtime" */
   F_LOSS,
   F_METRIC /* known, not used (lr, accuracy, ...) */
 };
@@ -80,6 +81,7 @@ static const struct kw words[] = {
     {"globalbatchsize", F_GBATCH}, {"trainbatchsize", F_GBATCH}, {"currsamplespersec", F_SRATE},
     {"runningavgsamplespersec", F_METRIC}, /* DeepSpeed's mean since the start: not this step's */
     {"numupdates", F_STEP},    {"ups", F_RATE},            {"wall", F_ELAPSED}, /* fairseq */
+    {"trainruntime", F_TOTAL}, {"evalruntime", F_VTIME}, /* HF Trainer's summary and evaluation dicts */
 };
 
 static enum kf lookup(const char *k) {
@@ -445,7 +447,7 @@ static int scan_number(struct scan_st *st, const char *s, const char *end, const
   } else if (v >= 0) { /* times */
     double x = scale == 1e-3 ? v / 1000 : v * scale;
     double *dst = f == F_ITIME ? &kv->step_s : f == F_ETIME ? &kv->epoch_s : f == F_VTIME ? &kv->val_s
-                : f == F_DTIME ? &kv->data_s : f == F_ELAPSED ? &kv->t : &kv->time;
+                : f == F_DTIME ? &kv->data_s : f == F_ELAPSED ? &kv->t : f == F_TOTAL ? &kv->total_s : &kv->time;
     if (isnan(*dst))
       *dst = x;
     if (f == F_TIME)
@@ -516,6 +518,22 @@ static int scan(const char *s, const char *end, struct pit_kv *kv, const char **
         continue;
       }
     }
+    /* "Epoch(train) [1][50/7330]" (mmengine's): the phase in parentheses glued to an epoch or
+     * iteration key keeps the key; "(val)"/"(test)" there says the line is a validation iteration,
+     * not a training one ("loss (val): 0.6" is only a metric: its line stays a training line) */
+    if (c == '(' && st.k.n > 0 && q > s && is_alpha(q[-1]) && q + 1 < end && is_alpha(q[1])) {
+      const char *a = q + 1, *b = a;
+      while (b < end && is_alpha(*b))
+        b++;
+      double scale;
+      enum kf f = key_field(&st.k, &scale);
+      if (b < end && *b == ')' && (f == F_EPOCH || f == F_ITER) &&
+          (word_is(a, b, "train") || word_is(a, b, "val") || word_is(a, b, "test"))) {
+        kv->val_line |= !word_is(a, b, "train");
+        q = b + 1;
+        continue;
+      }
+    }
     /* "Epoch [1][50/7330]" (mmcv's, counting epochs from 1): the epoch's number in brackets */
     if (c == '[' && st.k.n > 0 && q + 1 < end && pl_isdigit(q[1])) {
       const char *a = q + 1;
@@ -566,15 +584,18 @@ static int sep_is(const char **q, const char *end, char a, char b) {
 
 /* The timestamp a line starts with, as Python's logging writes it (DeepSpeed's
  * "[2024-05-01 10:00:02,500] ...", mmcv's "2024-05-01 10:00:00,000 - ..."; also
- * ISO's 'T' and '.'): seconds since 1970 in the timestamp's own zone, NaN if the
- * line starts otherwise. Only differences are used. */
-static double line_clock(const char *s, const char *end) {
+ * ISO's 'T' and '.', and mmengine's "2024/05/01 10:00:00 - ..."): seconds since 1970
+ * in the timestamp's own zone, NaN if the line starts otherwise. Only differences
+ * are used. *slash_end is set past a timestamp whose date is written with '/', whose
+ * "2024/05" would otherwise read as a count; else left alone. */
+static double line_clock(const char *s, const char *end, const char **slash_end) {
   const char *q = s;
   if (q < end && *q == '[')
     q++;
   int y, mo, d, h, mi, se;
-  if (!digits(&q, end, 4, &y) || !sep_is(&q, end, '-', '-') || !digits(&q, end, 2, &mo) ||
-      !sep_is(&q, end, '-', '-') || !digits(&q, end, 2, &d) || !sep_is(&q, end, ' ', 'T') ||
+  const char ds = q + 4 < end && q[4] == '/' ? '/' : '-'; /* the date's separator, both times */
+  if (!digits(&q, end, 4, &y) || !sep_is(&q, end, ds, ds) || !digits(&q, end, 2, &mo) || !sep_is(&q, end, ds, ds) ||
+      !digits(&q, end, 2, &d) || !sep_is(&q, end, ' ', 'T') ||
       !digits(&q, end, 2, &h) || !sep_is(&q, end, ':', ':') || !digits(&q, end, 2, &mi) ||
       !sep_is(&q, end, ':', ':') || !digits(&q, end, 2, &se))
     return NAN;
@@ -584,6 +605,8 @@ static double line_clock(const char *s, const char *end) {
   if (q + 1 < end && (*q == ',' || *q == '.') && pl_isdigit(q[1]))
     for (q++; q < end && pl_isdigit(*q); q++, scale /= 10)
       frac += (*q - '0') * scale;
+  if (ds == '/')
+    *slash_end = q;
   /* days from the civil date (Howard Hinnant's algorithm) */
   int yy = y - (mo <= 2);
   int era = yy / 400;
@@ -625,6 +648,13 @@ static void set_context(struct pit_parser *p, const struct pit_kv *kv, int rank)
 int pit_pl_kv_put(struct pit_parser *p, const struct pit_kv *kv, struct pit_err *e) {
   int rank = kv->rank >= 0 ? kv->rank : p->seg_rank;
   struct pit_kv k = *kv;
+  if (k.val_line) {
+    /* mmengine's "Epoch(val) [1][50/500] ... time: 0.1": one validation iteration's time, which no
+     * record kind holds (a validation record is a whole validation's): known, no record, and its
+     * counts are not the training's iterations per epoch */
+    snprintf(p->info, sizeof p->info, "a validation iteration, not a training one (no record)");
+    return PL_INFO;
+  }
   /* "[n/N (p%)]" counts samples: iterations when the batch size is known */
   if (k.samples && k.iter >= 0) {
     if (p->batch_per_rank > 0) {
@@ -672,6 +702,13 @@ int pit_pl_kv_put(struct pit_parser *p, const struct pit_kv *kv, struct pit_err 
       buf[n] = 0;
       p->cur->path = buf;
     }
+    int rc = pit_pl_put(p, K_KV, 9, e);
+    return rc < 0 ? rc : PL_RECORD;
+  }
+  if (!isnan(k.total_s)) { /* HF Trainer's "{'train_runtime': 123.4, ...}": the training's time */
+    pit_pl_new(p, PIT_REC_END, rank);
+    p->cur->total_s = k.total_s;
+    p->cur->t = k.t;
     int rc = pit_pl_put(p, K_KV, 9, e);
     return rc < 0 ? rc : PL_RECORD;
   }
@@ -841,7 +878,20 @@ int pit_pl_kv(struct pit_parser *p, const char *s, const char *end, struct pit_e
   pit_kv_clear(&kv);
   const char *glue = NULL;
   if (s < end && (pl_isdigit(*s) || *s == '['))
-    kv.clock = line_clock(s, end);
+    kv.clock = line_clock(s, end, &s);
+  /* torchtune's "1|20|Loss: 2.34:  2%|...| 20/1000 [...]": a tqdm bar whose description starts
+   * with the epoch (printed from 1) and the global step; the bar's count is the epoch's iteration */
+  const char *a = s;
+  int64_t ep, gs;
+  if (a < end && pl_isdigit(*a) && pl_i64(&a, end, &ep) && a < end && *a == '|' && ++a < end && pl_isdigit(*a) &&
+      pl_i64(&a, end, &gs) && a + 1 < end && *a == '|' && is_alpha(a[1])) {
+    kv.epoch = ep;
+    kv.epoch_from1 = 1;
+    kv.step = gs;
+    kv.nkeys += 2;
+    kv.nnums += 2;
+    s = a + 1;
+  }
   if (scan(s, end, &kv, &glue) && glue && glue > s) {
     p->next = glue;
     p->next_glued = 1;

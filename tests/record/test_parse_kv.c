@@ -400,6 +400,32 @@ static void test_frameworks(void) {
   parse("2024-05-01 10:00:00,000 - mmdet - INFO - Epoch [2][50/7330]\tlr: 1.988e-03, time: 0.5, data_time: 0.05, loss: 1.5\n",
         &c);
   iter_is(&c, 0, -1, 1, 50, 7380, 0.5);
+  /* mmengine's "Epoch(train) [e][i/L]" counts from 1 too, after a '/' date; "Epoch(val)" lines are
+   * validation iterations: no record, and their 500 is not the epoch's length */
+  st = parse("2024/05/01 10:00:00 - mmengine - INFO - Epoch(val)  [1][ 50/500]    eta: 0:00:16  time: 0.1000\n"
+             "2024/05/02 10:00:00 - mmengine - INFO - Epoch(train)  [2][  50/7330]  lr: 1.9880e-03  time: 0.5000  "
+             "data_time: 0.0510  loss: 1.5000\n",
+             &c);
+  EQ(c.n, 1);
+  iter_is(&c, 0, -1, 1, 50, 7380, 0.5);
+  EQ(st.skipped, 0);
+  EQ(st.unrecognised, 0);
+  /* "(val)" after a metric's key is only the metric's: the line is still a training iteration */
+  parse("epoch 3 | step 10/100 | loss(val): 0.6 | time 12s\n", &c);
+  EQ(c.n, 1);
+  iter_is(&c, 0, -1, 3, 10, 310, 12);
+  /* torchtune's "E|S|Loss: X" tqdm description: epoch (from 1) and global step */
+  parse("2|1020|Loss: 1.7654321:   2%|\xe2\x96\x8f         | 20/1000 [00:10<08:10,  2.00it/s]\n", &c);
+  EQ(c.n, 1);
+  iter_is(&c, 0, -1, 1, 20, 1020, 0.5);
+  CHECK(c.n == 1 && c.r[0].loss == 1.7654321, "torchtune loss");
+  /* HF Trainer's final summary dict: an end record with the training's time */
+  st = parse("{'train_runtime': 123.4567, 'train_samples_per_second': 25.9, 'train_steps_per_second': 3.24, "
+             "'train_loss': 1.2345, 'epoch': 3.0}\n",
+             &c);
+  EQ(c.n, 1);
+  CHECK(c.n == 1 && c.r[0].type == PIT_REC_END && c.r[0].total_s == 123.4567, "HF train_runtime");
+  EQ(st.unrecognised, 0);
   /* Composer's "time/batch: 15" is a count, not 15 seconds */
   parse("[epoch=1][batch=16/469]:\n\t Train time/epoch: 0\n\t Train time/batch: 15\n", &c);
   EQ(c.n, 1);
