@@ -20,6 +20,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "record/parse_impl.h"
 
@@ -607,14 +608,8 @@ static double line_clock(const char *s, const char *end, const char **slash_end)
       frac += (*q - '0') * scale;
   if (ds == '/')
     *slash_end = q;
-  /* days from the civil date (Howard Hinnant's algorithm) */
-  int yy = y - (mo <= 2);
-  int era = yy / 400;
-  int yoe = yy - era * 400;
-  int doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  double days = (double)era * 146097 + doe - 719468;
-  return days * 86400 + h * 3600 + mi * 60 + se + frac;
+  struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h, .tm_min = mi, .tm_sec = se};
+  return (double)timegm(&tm) + frac; /* the zone does not matter: only differences are used */
 }
 
 /* ---- records ---- */
